@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Holdfast needs to build, test and serve.
+# Idempotent: asks dpkg first and runs apt-get only for packages that are missing.
+# Usage: scripts/install-deps.sh [build|test|bench]   (default: test)
+set -euo pipefail
+
+profile="${1:-test}"
+
+build_pkgs=(
+  build-essential cmake ninja-build pkg-config g++
+  libboost1.81-dev libboost-json1.81-dev libtomlplusplus-dev libcli11-dev
+  libspdlog-dev libre2-dev libssl-dev libpq-dev libmariadb-dev
+  libgtest-dev libgmock-dev
+)
+test_pkgs=(
+  clang libclang-rt-14-dev python3 curl procps psmisc
+  redis-tools redis-server postgresql mariadb-server
+)
+bench_pkgs=(libbenchmark-dev etcd-server etcd-client gnuplot-nox)
+
+wanted=("${build_pkgs[@]}")
+case "$profile" in
+  build) ;;
+  test) wanted+=("${test_pkgs[@]}") ;;
+  bench) wanted+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (build|test|bench)" >&2; exit 2 ;;
+esac
+
+missing=()
+for pkg in "${wanted[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
+  [ "$status" = "installed" ] || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages and not root; install them with: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+# Package servers started by their postinst are not wanted: tests start their own.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod +x /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

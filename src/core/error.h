@@ -1,0 +1,83 @@
+// The one error type shared by every module: a code from SPEC section 5, a one-line
+// human message, and named details. Exceptions appear only at the public client API.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace holdfast {
+
+enum class ErrorCode : std::uint8_t {
+  kLockTimeout,
+  kLockAccessDenied,
+  kForbidden,
+  kRateLimited,
+  kUnauthenticated,
+  kInvalidArgument,
+  kLockHeld,
+  kLockNotHolder,
+  kRulesetConflict,
+  kUnavailable,
+  kNotFound,          // HTTP only: unknown route
+  kMethodNotAllowed,  // HTTP only: wrong method
+  kInternal,
+};
+
+// The wire name, e.g. "LOCK_TIMEOUT".
+std::string_view code_name(ErrorCode code);
+// The HTTP status of SPEC section 5, e.g. 409 for LOCK_TIMEOUT.
+int http_status(ErrorCode code);
+
+// A detail value is an integer or a string; renderers quote strings where the wire needs it.
+using DetailValue = std::variant<std::int64_t, std::string>;
+
+struct Error {
+  ErrorCode code;
+  std::string message;
+  std::vector<std::pair<std::string, DetailValue>> details;
+
+  Error(ErrorCode c, std::string msg) : code(c), message(std::move(msg)) {}
+  Error& with(std::string name, DetailValue value) {
+    details.emplace_back(std::move(name), std::move(value));
+    return *this;
+  }
+};
+
+inline Error invalid_argument(std::string message) {
+  return Error(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+// Result<T>: a value or an Error (std::expected is C++23).
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}      // NOLINT: implicit by design
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  const Error& error() const& { return std::get<1>(v_); }
+  Error&& error() && { return std::get<1>(std::move(v_)); }
+
+ private:
+  std::variant<T, Error> v_;
+};
+
+struct Ok {};
+using Status = Result<Ok>;
+inline Status ok_status() { return Ok{}; }
+
+}  // namespace holdfast

@@ -1,0 +1,80 @@
+// The durable description of a hold and the changes the lock table reports to its store.
+// These are the records of SPEC section 2 "Durability": the store persists them, recovery
+// rebuilds the table from them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/handle.h"
+
+namespace holdfast {
+
+enum class Scope : std::uint8_t { kLease = 0, kSession = 1 };
+enum class HoldKind : std::uint8_t { kHandle = 0, kAssigned = 1 };
+
+inline std::string_view scope_name(Scope s) { return s == Scope::kSession ? "session" : "lease"; }
+inline std::string_view kind_name(HoldKind k) {
+  return k == HoldKind::kAssigned ? "assigned" : "handle";
+}
+
+// A hold as stored and as shown to the caller who made it.
+struct HoldState {
+  std::string key;
+  Handle handle;              // null for assigned holds
+  std::uint64_t token = 0;    // fencing token
+  std::string held_by;        // "user:<id>" | "function:<name>"
+  std::string owner;          // empty: no owner
+  std::string holder_id;      // assigned holds: the holder id
+  Millis acquired_at = 0;
+  Millis lease_expires_at = kNever;  // kNever: an assigned hold without TTL
+  Scope scope = Scope::kLease;
+  HoldKind kind = HoldKind::kHandle;
+
+  bool operator==(const HoldState&) const = default;
+};
+
+// What the store must make durable before the reply that reports it leaves.
+struct Granted {  // a new hold on key (acquire, re-take, hand-off, assign, transfer)
+  HoldState hold;
+};
+struct Renewed {  // the hold with this token now ends at lease_expires_at
+  std::string key;
+  std::uint64_t token = 0;
+  Millis lease_expires_at = 0;
+};
+struct Released {  // the hold with this token is gone (release, unassign, session end)
+  std::string key;
+  std::uint64_t token = 0;
+};
+struct RuleSetPut {  // the lock rule set, as pushed (TOML text)
+  std::string name;
+  std::string toml;
+};
+struct RuleSetDeleted {
+  std::string name;
+};
+// Expiry is not a change: a lease that ended is ended on recovery too (absolute expiry).
+
+using Change = std::variant<Granted, Renewed, Released, RuleSetPut, RuleSetDeleted>;
+
+// Everything that survives a restart.
+struct DurableState {
+  std::uint64_t last_token = 0;       // tokens after a restart start above this
+  std::vector<HoldState> holds;       // live lease-scoped holds (session holds never survive)
+  std::optional<RuleSetPut> rule_set;
+};
+
+// Receives every change the lock table makes, in order, on the loop thread.
+class ChangeSink {
+ public:
+  virtual ~ChangeSink() = default;
+  virtual void on_change(const Change& change) = 0;
+};
+
+}  // namespace holdfast

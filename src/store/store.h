@@ -1,0 +1,58 @@
+// The Store: what the lock server needs from durability, named by the lock table's needs, not
+// by files. The embedded write-ahead log (store/wal) and the PostgreSQL store implement it.
+//
+// Lifecycle:
+//  1. recover() once at start-up: the durable state (live holds, token high-water mark, rule set).
+//  2. append(change) for every change, on the loop thread, in order. It never waits for the disk;
+//     it returns the change's sequence number.
+//  3. A reply that reports a change (or was computed after it) is sent only once
+//     durable_sequence() has reached that change's number. The store calls the on_durable
+//     callback (from its own thread) whenever the durable sequence advances.
+//  4. The store may ask the state source for a snapshot of the live state (on the loop thread,
+//     from inside append) to compact its log.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/error.h"
+#include "core/hold.h"
+
+namespace holdfast {
+
+struct StoreStats {
+  std::uint64_t appended = 0;        // changes appended
+  std::uint64_t syncs = 0;           // fdatasync calls (or commits)
+  std::uint64_t sync_nanos = 0;      // total time spent in syncs
+  std::uint64_t snapshots = 0;       // snapshots written
+  std::uint64_t log_bytes = 0;       // bytes in the live log
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Reads what survived the last run. An error means the data is unreadable (corruption in
+  // the middle of the log, a bad snapshot, a lock held by another server): refuse to start.
+  virtual Result<DurableState> recover() = 0;
+
+  // Queues a change; returns its sequence number (strictly increasing from 1).
+  virtual std::uint64_t append(const Change& change) = 0;
+
+  // The highest sequence number that is durable. Thread-safe.
+  virtual std::uint64_t durable_sequence() const = 0;
+
+  // fn(durable) is called from the store's thread when the durable sequence advances.
+  virtual void set_on_durable(std::function<void(std::uint64_t)> fn) = 0;
+
+  // The live state, for snapshots. Called on the loop thread.
+  virtual void set_state_source(std::function<DurableState()> source) = 0;
+
+  virtual StoreStats stats() const = 0;
+
+  // Flushes what was appended and stops background work. Idempotent.
+  virtual void close() = 0;
+};
+
+}  // namespace holdfast
