@@ -43,14 +43,10 @@ TEST_F(Sessions, AWaiterWhoseClientIsKilledLeavesTheQueue) {
   Child cli = Child::start({REDIS_CLI_BIN, "-p", std::to_string(server.port()), "LOCK.ACQUIRE", "k", "TTL",
                             "1000", "TIMEOUT", "60000"});
   auto watcher = server.client();
-  for (int i = 0; i < 2000 && watcher.call({"LOCK.STATUS", "k"}).number("waiters") != 1; ++i) {
-  }
-  ASSERT_EQ(watcher.call({"LOCK.STATUS", "k"}).number("waiters"), 1);
+  ASSERT_TRUE(await_waiters(watcher, "k", 1));
   cli.signal(SIGKILL);
   cli.wait();
-  for (int i = 0; i < 2000 && watcher.call({"LOCK.STATUS", "k"}).number("waiters") != 0; ++i) {
-  }
-  EXPECT_EQ(watcher.call({"LOCK.STATUS", "k"}).number("waiters"), 0);
+  EXPECT_TRUE(await_waiters(watcher, "k", 0));
   // The released key goes to nobody: the dead waiter is not granted it.
   EXPECT_EQ(holder.call({"LOCK.RELEASE", "k", h.text("handle")}).number("released"), 1);
   EXPECT_EQ(watcher.call({"LOCK.STATUS", "k"}).number("held"), 0);

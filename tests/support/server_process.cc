@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <stdexcept>
 
 namespace holdfast::testing {
@@ -49,6 +50,14 @@ std::string ServerProcess::drain_output(int timeout_ms) {
   std::string out, line;
   while (child_.read_line(&line, timeout_ms)) out += line + "\n";
   return out;
+}
+
+bool await_waiters(RespClient& client, const std::string& key, std::int64_t n) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (client.call({"LOCK.STATUS", key}).number("waiters") == n) return true;
+  }
+  return false;
 }
 
 }  // namespace holdfast::testing

@@ -43,4 +43,7 @@ class ServerProcess {
   Child child_;
 };
 
+// Polls LOCK.STATUS until `key` has `n` waiters (the server queued them); false after ~2 s.
+bool await_waiters(RespClient& client, const std::string& key, std::int64_t n);
+
 }  // namespace holdfast::testing
