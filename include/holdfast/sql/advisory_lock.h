@@ -118,7 +118,7 @@ struct AdvisoryLockOptions {
   // unchanged, and the release failure is handed to this function (called on the caller's
   // thread, before fn's exception continues; exceptions it throws are ignored). Empty: one line
   // is written to std::clog instead, so the failure is never silent.
-  std::function<void(const AdvisoryLockReleaseFailed&)> on_suppressed_release_failure;
+  std::function<void(const AdvisoryLockReleaseFailed&)> on_suppressed_release_failure = {};
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -11,6 +11,15 @@ namespace holdfast::sql {
 LocalLockTable::Guard::Guard(Guard&& other) noexcept
     : table_(std::exchange(other.table_, nullptr)), name_(std::move(other.name_)) {}
 
+LocalLockTable::Guard& LocalLockTable::Guard::operator=(Guard&& other) noexcept {
+  if (this != &other) {
+    if (table_ != nullptr) table_->release(name_);
+    table_ = std::exchange(other.table_, nullptr);
+    name_ = std::move(other.name_);
+  }
+  return *this;
+}
+
 LocalLockTable::Guard::~Guard() {
   if (table_ != nullptr) table_->release(name_);
 }

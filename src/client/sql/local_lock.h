@@ -34,7 +34,7 @@ class LocalLockTable {
   class Guard {
    public:
     Guard(Guard&& other) noexcept;
-    Guard& operator=(Guard&&) = delete;
+    Guard& operator=(Guard&& other) noexcept;
     Guard(const Guard&) = delete;
     ~Guard();
 
