@@ -108,7 +108,10 @@ void SqlServersEnvironment::TearDown() {
 
 PgConnection connect_postgres(const std::string& url) {
   try {
-    return PgConnection(url);
+    PgConnection conn(url);
+    // Expected NOTICEs and WARNINGs (e.g. "you don't own a lock") would only clutter the log.
+    PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);
+    return conn;
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what();
     throw;
