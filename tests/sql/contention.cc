@@ -51,6 +51,11 @@ std::vector<Interval> run_workload(const Workload& w) {
   MysqlConnection my;
   if (w.database == Database::kPostgres) {
     pg.emplace(w.postgres_url);
+    // The hard case for transaction mode: a REPEATABLE READ snapshot taken before the lock was
+    // granted would hide the previous holder's commit and lose increments.
+    if (w.transaction) {
+      pg_value(pg->get(), "SET default_transaction_isolation = 'repeatable read'");
+    }
   } else {
     my = connect_mariadb(w.mariadb_port);
   }

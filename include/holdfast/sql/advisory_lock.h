@@ -109,7 +109,8 @@ struct AdvisoryLockOptions {
   //   caller's own transactions). The connection must not be inside a transaction on entry.
   // true: the lock, fn's queries and the release share one transaction on the connection, so
   //   fn's writes commit only while the lock is held, and roll back when fn throws.
-  //   PostgreSQL: BEGIN, pg_advisory_xact_lock, fn, COMMIT (ROLLBACK when fn throws).
+  //   PostgreSQL: wait for the lock, BEGIN, pg_advisory_xact_lock, fn, COMMIT (ROLLBACK when
+  //   fn throws); the wait happens before BEGIN so REPEATABLE READ snapshots are fresh.
   //   MariaDB/MySQL: GET_LOCK, START TRANSACTION, fn, COMMIT/ROLLBACK, RELEASE_LOCK.
   //   Not available on SQLite (UnsupportedDatabase).
   bool transaction = false;
@@ -248,10 +249,12 @@ std::invoke_result_t<Fn> call_keeping_result(Fn&& fn, Run&& run) {
 //     AdvisoryLockReleaseFailed (fn's result is dropped).
 
 // PostgreSQL. REQUIRES: conn is idle (not inside a transaction block, not in pipeline mode).
-// Session mode: SET LOCAL lock_timeout + pg_advisory_lock(advisory_key(name)) in one implicit
-// transaction (the caller's lock_timeout is untouched), pg_advisory_unlock checked afterwards.
-// If fn leaves a failed transaction open, it is rolled back so the lock can be released.
-// Transaction mode: COMMIT failing (the transaction rolled back) throws DatabaseError.
+// Waits with SET LOCAL lock_timeout + pg_advisory_lock(advisory_key(name)) in one implicit
+// transaction, so the caller's lock_timeout is untouched. Session mode: pg_advisory_unlock must
+// answer true; a failed transaction fn left open is rolled back first so the unlock can run.
+// Transaction mode: the session hold becomes a pg_advisory_xact_lock inside BEGIN; fn must
+// leave the transaction open; COMMIT failing (the transaction rolled back, the lock released)
+// or a statement that failed inside fn without fn throwing, throw DatabaseError.
 template <typename Fn>
 std::invoke_result_t<Fn> with_advisory_lock(PGconn* conn, std::string_view name, Fn&& fn,
                                             const AdvisoryLockOptions& options = {}) {

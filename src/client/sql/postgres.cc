@@ -9,9 +9,14 @@
 //            open, it is rolled back first (it could not commit anyway, and the unlock cannot
 //            run inside it).
 // Transaction mode (options.transaction = true):
-//   acquire: "BEGIN; SELECT current_setting('lock_timeout')", then
-//            "SET LOCAL lock_timeout = 'Nms'; SELECT pg_advisory_xact_lock(K)", then the
-//            caller's lock_timeout is put back for fn's own statements (set_config(..., true)).
+//   acquire: wait exactly as in session mode, then in one simple query
+//            "BEGIN; SELECT pg_advisory_xact_lock(K); SELECT pg_advisory_unlock(K)": the
+//            transaction lock is granted at once (this session already holds K), and dropping
+//            the session hold leaves only the transaction lock. Waiting *before* BEGIN matters:
+//            under REPEATABLE READ or SERIALIZABLE the transaction's snapshot is taken by its
+//            first statement, so waiting inside the transaction would freeze a snapshot from
+//            before the previous holder committed. Nothing is SET inside the caller's
+//            transaction, so fn's statements run with the caller's own settings.
 //   finish:  the transaction must still be open (else fn ended it, and the lock with it, early);
 //            COMMIT (ROLLBACK when fn threw) ends it and so releases the lock.
 //
@@ -47,7 +52,9 @@ class PgAdvisoryLock final : public DatabaseLock {
 
   bool acquire(std::chrono::milliseconds wait) override {
     check_idle();
-    return transaction_ ? acquire_in_transaction(wait) : acquire_for_session(wait);
+    if (!acquire_for_session(wait)) return false;
+    if (transaction_) move_into_transaction();
+    return true;
   }
 
   std::optional<std::string> finish(bool fn_succeeded) override {
@@ -76,44 +83,27 @@ class PgAdvisoryLock final : public DatabaseLock {
     }
   }
 
-  static std::string timeout_setting(std::chrono::milliseconds wait) {
-    // lock_timeout = 0 would mean "wait forever"; the budget is always >= 1 s.
-    return "SET LOCAL lock_timeout = '" + std::to_string(wait.count()) + "ms'";
-  }
-
   bool acquire_for_session(std::chrono::milliseconds wait) {
-    PgResult r = pg_exec(conn_, timeout_setting(wait) + "; SELECT pg_advisory_lock(" + key_ + ")");
+    // lock_timeout = 0 would mean "wait forever"; the budget is always >= 1 s.
+    PgResult r = pg_exec(conn_, "SET LOCAL lock_timeout = '" + std::to_string(wait.count()) +
+                                    "ms'; SELECT pg_advisory_lock(" + key_ + ")");
     if (pg_succeeded(r.get())) return true;
     if (pg_sqlstate(r.get()) == kLockNotAvailable) return false;
     throw_pg_error(conn_, r.get(), "pg_advisory_lock(" + key_ + ")");
   }
 
-  bool acquire_in_transaction(std::chrono::milliseconds wait) {
-    PgResult begin = pg_exec(conn_, "BEGIN; SELECT current_setting('lock_timeout')");
-    if (!pg_succeeded(begin.get())) fail_in_transaction(begin.get(), "BEGIN");
-    const std::string callers_timeout = pg_single_value(begin.get()).value_or("0");
-
-    PgResult lock = pg_exec(conn_, timeout_setting(wait) + "; SELECT pg_advisory_xact_lock(" +
-                                       key_ + ")");
-    if (!pg_succeeded(lock.get())) {
-      if (pg_sqlstate(lock.get()) == kLockNotAvailable) {
-        rollback_quietly();
-        return false;
-      }
-      fail_in_transaction(lock.get(), "pg_advisory_xact_lock(" + key_ + ")");
-    }
-    PgResult restore = pg_exec(conn_, "SELECT set_config('lock_timeout', $1, true)",
-                               {callers_timeout});
-    if (!pg_succeeded(restore.get())) fail_in_transaction(restore.get(), "restoring lock_timeout");
-    return true;
-  }
-
-  // Rolls back our transaction (which also drops an acquired transaction lock), then throws.
-  [[noreturn]] void fail_in_transaction(const PGresult* failed, const std::string& what) {
-    const std::string message = what + ": " + pg_error_message(conn_, failed);
-    const std::string sqlstate = pg_sqlstate(failed);
+  // Trades the session hold for a transaction-scoped one inside a new transaction.
+  void move_into_transaction() {
+    PgResult r = pg_exec(conn_, "BEGIN; SELECT pg_advisory_xact_lock(" + key_ +
+                                    "); SELECT pg_advisory_unlock(" + key_ + ")");
+    if (pg_succeeded(r.get()) && pg_single_value(r.get()) == "t") return;
+    const std::string message = "BEGIN with pg_advisory_xact_lock(" + key_ +
+                                "): " + pg_error_message(conn_, r.get());
+    const std::string sqlstate = pg_sqlstate(r.get());
     rollback_quietly();
     if (PQstatus(conn_) != CONNECTION_OK) throw ConnectionError("PostgreSQL: " + message);
+    // The statement failed before the unlock ran: drop the session hold we still have.
+    pg_exec(conn_, "SELECT pg_advisory_unlock(" + key_ + ")");
     throw DatabaseError(kPostgres, sqlstate, "PostgreSQL: " + message);
   }
 
