@@ -104,6 +104,18 @@ TEST_F(PostgresLock, CallersLockTimeoutSettingIsUntouched) {
   EXPECT_EQ(pg_value(conn_.get(), "SHOW lock_timeout"), "7s");
 }
 
+TEST_F(PostgresLock, NormalPathSendsTheClientNoWarningsInEitherMode) {
+  int notices = 0;
+  PQsetNoticeReceiver(
+      conn_.get(), [](void* count, const PGresult*) { ++*static_cast<int*>(count); }, &notices);
+  with_advisory_lock(conn_, name_, [] {});
+  with_advisory_lock(conn_, name_, [] {}, {.transaction = true});
+  EXPECT_THROW(with_advisory_lock(conn_, name_, [] { throw std::runtime_error("x"); },
+                                  {.transaction = true}),
+               std::runtime_error);
+  EXPECT_EQ(notices, 0);
+}
+
 TEST_F(PostgresLock, RefusesAConnectionInsideATransaction) {
   pg_value(conn_.get(), "BEGIN");
   bool ran = false;

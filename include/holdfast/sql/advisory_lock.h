@@ -252,9 +252,10 @@ std::invoke_result_t<Fn> call_keeping_result(Fn&& fn, Run&& run) {
 // Waits with SET LOCAL lock_timeout + pg_advisory_lock(advisory_key(name)) in one implicit
 // transaction, so the caller's lock_timeout is untouched. Session mode: pg_advisory_unlock must
 // answer true; a failed transaction fn left open is rolled back first so the unlock can run.
-// Transaction mode: the session hold becomes a pg_advisory_xact_lock inside BEGIN; fn must
-// leave the transaction open; COMMIT failing (the transaction rolled back, the lock released)
-// or a statement that failed inside fn without fn throwing, throw DatabaseError.
+// Transaction mode: the same wait in a throw-away transaction, then BEGIN, where the session
+// hold becomes a pg_advisory_xact_lock (all in one round trip). fn must leave the transaction
+// open. A failing COMMIT (the transaction rolled back, the lock released), or a statement that
+// failed inside fn without fn throwing (rolled back), throws DatabaseError.
 template <typename Fn>
 std::invoke_result_t<Fn> with_advisory_lock(PGconn* conn, std::string_view name, Fn&& fn,
                                             const AdvisoryLockOptions& options = {}) {

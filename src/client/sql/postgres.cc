@@ -9,13 +9,16 @@
 //            open, it is rolled back first (it could not commit anyway, and the unlock cannot
 //            run inside it).
 // Transaction mode (options.transaction = true):
-//   acquire: wait exactly as in session mode, then in one simple query
-//            "BEGIN; SELECT pg_advisory_xact_lock(K); SELECT pg_advisory_unlock(K)": the
-//            transaction lock is granted at once (this session already holds K), and dropping
-//            the session hold leaves only the transaction lock. Waiting *before* BEGIN matters:
-//            under REPEATABLE READ or SERIALIZABLE the transaction's snapshot is taken by its
-//            first statement, so waiting inside the transaction would freeze a snapshot from
-//            before the previous holder committed. Nothing is SET inside the caller's
+//   acquire: one simple query (so a transaction-pooling PgBouncer keeps it on one server
+//            connection):
+//              BEGIN; SET LOCAL lock_timeout = 'Nms'; SELECT pg_advisory_lock(K); COMMIT;
+//              BEGIN; SELECT pg_advisory_xact_lock(K); SELECT pg_advisory_unlock(K)
+//            It waits with a session lock in a throw-away transaction, then opens fn's
+//            transaction, where the transaction lock is granted at once (this session already
+//            holds K), and drops the session hold, leaving only the transaction lock. Waiting
+//            *before* fn's BEGIN matters: under REPEATABLE READ or SERIALIZABLE a transaction's
+//            snapshot is taken by its first statement, so waiting inside it would freeze a
+//            snapshot from before the previous holder committed. Nothing is SET inside fn's
 //            transaction, so fn's statements run with the caller's own settings.
 //   finish:  the transaction must still be open (else fn ended it, and the lock with it, early);
 //            COMMIT (ROLLBACK when fn threw) ends it and so releases the lock.
@@ -52,9 +55,7 @@ class PgAdvisoryLock final : public DatabaseLock {
 
   bool acquire(std::chrono::milliseconds wait) override {
     check_idle();
-    if (!acquire_for_session(wait)) return false;
-    if (transaction_) move_into_transaction();
-    return true;
+    return transaction_ ? acquire_in_transaction(wait) : acquire_for_session(wait);
   }
 
   std::optional<std::string> finish(bool fn_succeeded) override {
@@ -83,26 +84,30 @@ class PgAdvisoryLock final : public DatabaseLock {
     }
   }
 
-  bool acquire_for_session(std::chrono::milliseconds wait) {
+  static std::string timeout_setting(std::chrono::milliseconds wait) {
     // lock_timeout = 0 would mean "wait forever"; the budget is always >= 1 s.
-    PgResult r = pg_exec(conn_, "SET LOCAL lock_timeout = '" + std::to_string(wait.count()) +
-                                    "ms'; SELECT pg_advisory_lock(" + key_ + ")");
+    return "SET LOCAL lock_timeout = '" + std::to_string(wait.count()) + "ms'";
+  }
+
+  bool acquire_for_session(std::chrono::milliseconds wait) {
+    PgResult r = pg_exec(conn_, timeout_setting(wait) + "; SELECT pg_advisory_lock(" + key_ + ")");
     if (pg_succeeded(r.get())) return true;
     if (pg_sqlstate(r.get()) == kLockNotAvailable) return false;
     throw_pg_error(conn_, r.get(), "pg_advisory_lock(" + key_ + ")");
   }
 
-  // Trades the session hold for a transaction-scoped one inside a new transaction.
-  void move_into_transaction() {
-    PgResult r = pg_exec(conn_, "BEGIN; SELECT pg_advisory_xact_lock(" + key_ +
-                                    "); SELECT pg_advisory_unlock(" + key_ + ")");
-    if (pg_succeeded(r.get()) && pg_single_value(r.get()) == "t") return;
-    const std::string message = "BEGIN with pg_advisory_xact_lock(" + key_ +
-                                "): " + pg_error_message(conn_, r.get());
+  bool acquire_in_transaction(std::chrono::milliseconds wait) {
+    PgResult r = pg_exec(conn_, "BEGIN; " + timeout_setting(wait) + "; SELECT pg_advisory_lock(" +
+                                    key_ + "); COMMIT; BEGIN; SELECT pg_advisory_xact_lock(" +
+                                    key_ + "); SELECT pg_advisory_unlock(" + key_ + ")");
+    if (pg_succeeded(r.get()) && pg_single_value(r.get()) == "t") return true;
     const std::string sqlstate = pg_sqlstate(r.get());
+    const std::string message = "pg_advisory_lock(" + key_ + ") then pg_advisory_xact_lock(" +
+                                key_ + "): " + pg_error_message(conn_, r.get());
     rollback_quietly();
+    if (sqlstate == kLockNotAvailable) return false;
     if (PQstatus(conn_) != CONNECTION_OK) throw ConnectionError("PostgreSQL: " + message);
-    // The statement failed before the unlock ran: drop the session hold we still have.
+    // The failure may have come after the session hold was taken: drop it.
     pg_exec(conn_, "SELECT pg_advisory_unlock(" + key_ + ")");
     throw DatabaseError(kPostgres, sqlstate, "PostgreSQL: " + message);
   }
