@@ -68,8 +68,8 @@ int main(int argc, char** argv) {
               << "\n";
 
     const auto by_a = holdfast::sql::fenced_update(db.get(), record_result("done by A"), token_a);
-    std::cout << "A (token " << token_a << ", stale): "
-              << (by_a.outcome == FenceOutcome::kStale ? "refused" : "NOT refused")
+    std::cout << "A (token " << token_a
+              << ", stale): " << (by_a.outcome == FenceOutcome::kStale ? "refused" : "NOT refused")
               << ", row fence is " << by_a.current_fence.value_or(-1) << "\n";
 
     const std::string status = query_one(db.get(), "SELECT status FROM jobs WHERE id = 'job-7'");

@@ -43,8 +43,8 @@ std::vector<Interval> run_workload(const Workload& w) {
                                     .transaction = w.transaction};
   const std::string select = "SELECT value FROM counters WHERE name = " + quoted(w.lock_name);
   const auto update = [&](std::int64_t v) {
-    return "UPDATE counters SET value = " + std::to_string(v) + " WHERE name = " +
-           quoted(w.lock_name);
+    return "UPDATE counters SET value = " + std::to_string(v) +
+           " WHERE name = " + quoted(w.lock_name);
   };
 
   std::optional<PgConnection> pg;

@@ -11,8 +11,8 @@
 namespace holdfast::sql::testing {
 
 struct ScenarioResult {
-  std::vector<Interval> intervals;  // every critical section of every worker
-  std::int64_t counter = 0;         // the shared counter at the end
+  std::vector<Interval> intervals;    // every critical section of every worker
+  std::int64_t counter = 0;           // the shared counter at the end
   std::vector<std::string> failures;  // errors of threads or children (empty when all ran)
 };
 

@@ -70,15 +70,15 @@ TEST_F(MariaDbLock, FnThatThrowsStillReleases) {
 
 TEST_F(MariaDbLock, LongNamesAreHashedToALockNameOperatorsCanCompute) {
   const std::string long_name = name_ + std::string(80, 'z');
-  with_advisory_lock(conn_.get(), long_name, [&] {
-    EXPECT_EQ(holder_of(long_name), id_of(conn_.get()));
-  });
+  with_advisory_lock(conn_.get(), long_name,
+                     [&] { EXPECT_EQ(holder_of(long_name), id_of(conn_.get())); });
   // The documented SQL form gives the same lock name, also for non-ASCII names.
   std::string accented;
   for (int i = 0; i < 70; ++i) accented += "\xC3\xA9";
   for (const std::string& n : {long_name, accented, std::string(64, 'q')}) {
-    const std::string sql = "SELECT IF(CHAR_LENGTH(@n) <= 64, @n, CONCAT(LEFT(@n, 31), '~', "
-                            "LEFT(SHA2(@n, 256), 32)))";
+    const std::string sql =
+        "SELECT IF(CHAR_LENGTH(@n) <= 64, @n, CONCAT(LEFT(@n, 31), '~', "
+        "LEFT(SHA2(@n, 256), 32)))";
     mysql_value(observer_.get(), "SET @n = '" + n + "'");
     EXPECT_EQ(mysql_value(observer_.get(), sql), mysql_lock_name(n)) << n;
   }
@@ -108,7 +108,8 @@ TEST(MariaDbExclusion, ThreadsAndProcessesNeverOverlapAndTheCounterIsExact) {
   const auto result = testing::run_threads_and_processes(w, threads, processes);
   ASSERT_TRUE(result.failures.empty()) << result.failures.front();
   EXPECT_EQ(result.counter, (threads + processes) * w.iterations);
-  ASSERT_EQ(result.intervals.size(), static_cast<std::size_t>((threads + processes) * w.iterations));
+  ASSERT_EQ(result.intervals.size(),
+            static_cast<std::size_t>((threads + processes) * w.iterations));
   EXPECT_FALSE(testing::find_overlap(result.intervals).has_value());
 }
 
@@ -207,10 +208,15 @@ TEST_F(MariaDbLock, LostConnectionIsReportedAndTheServerFreesTheLock) {
   options.on_suppressed_release_failure = [&](const AdvisoryLockReleaseFailed& f) {
     reported = f.what();
   };
-  EXPECT_THROW(with_advisory_lock(conn_.get(), name_, [&] {
-    mysql_value(observer_.get(), "KILL CONNECTION " + id_of(conn_.get()));
-    mysql_value(conn_.get(), "SELECT 1");  // fails: fn sees the broken connection and throws
-  }, options), std::runtime_error);
+  EXPECT_THROW(with_advisory_lock(
+                   conn_.get(), name_,
+                   [&] {
+                     mysql_value(observer_.get(), "KILL CONNECTION " + id_of(conn_.get()));
+                     mysql_value(conn_.get(),
+                                 "SELECT 1");  // fails: fn sees the broken connection and throws
+                   },
+                   options),
+               std::runtime_error);
   ASSERT_TRUE(reported.has_value());
   EXPECT_NE(reported->find("connection was lost"), std::string::npos) << *reported;
   // The server frees the lock of the dead session: another session gets it within its wait.
@@ -228,37 +234,47 @@ class MariaDbTransaction : public MariaDbLock {
     mysql_value(conn_.get(), "DELETE FROM tx_rows WHERE name = '" + name_ + "'");
   }
   std::string count_rows() {
-    return mysql_value(observer_.get(),
-                       "SELECT COUNT(*) FROM tx_rows WHERE name = '" + name_ + "'").value();
+    return mysql_value(observer_.get(), "SELECT COUNT(*) FROM tx_rows WHERE name = '" + name_ + "'")
+        .value();
   }
   const AdvisoryLockOptions tx_ = {.timeout = 5s, .transaction = true};
 };
 
 TEST_F(MariaDbTransaction, FnsWritesCommitWhileTheLockIsHeld) {
-  with_advisory_lock(conn_.get(), name_, [&] {
-    mysql_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
-    EXPECT_EQ(count_rows(), "0");  // not committed yet
-    EXPECT_EQ(holder_of(name_), id_of(conn_.get()));
-  }, tx_);
+  with_advisory_lock(
+      conn_.get(), name_,
+      [&] {
+        mysql_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
+        EXPECT_EQ(count_rows(), "0");  // not committed yet
+        EXPECT_EQ(holder_of(name_), id_of(conn_.get()));
+      },
+      tx_);
   EXPECT_EQ(count_rows(), "1");
   EXPECT_TRUE(free_at_database(name_));
 }
 
 TEST_F(MariaDbTransaction, ThrowingFnRollsBackAndTheLockIsFreeAfterwards) {
-  EXPECT_THROW(with_advisory_lock(conn_.get(), name_, [&] {
-    mysql_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
-    throw std::runtime_error("fn failed");
-  }, tx_), std::runtime_error);
+  EXPECT_THROW(with_advisory_lock(
+                   conn_.get(), name_,
+                   [&] {
+                     mysql_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
+                     throw std::runtime_error("fn failed");
+                   },
+                   tx_),
+               std::runtime_error);
   EXPECT_EQ(count_rows(), "0");
   EXPECT_TRUE(free_at_database(name_));
 }
 
 TEST_F(MariaDbTransaction, WritesAreRolledBackWhenTheLockWasLostBeforeCommit) {
   try {
-    with_advisory_lock(conn_.get(), name_, [&] {
-      mysql_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
-      mysql_value(conn_.get(), "SELECT RELEASE_LOCK(" + literal(name_) + ")");
-    }, tx_);
+    with_advisory_lock(
+        conn_.get(), name_,
+        [&] {
+          mysql_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
+          mysql_value(conn_.get(), "SELECT RELEASE_LOCK(" + literal(name_) + ")");
+        },
+        tx_);
     FAIL() << "no exception";
   } catch (const AdvisoryLockReleaseFailed& e) {
     EXPECT_EQ(e.name(), name_);
@@ -270,7 +286,9 @@ TEST_F(MariaDbTransaction, WritesAreRolledBackWhenTheLockWasLostBeforeCommit) {
 TEST_F(MariaDbTransaction, RefusesAConnectionAlreadyInATransaction) {
   mysql_value(conn_.get(), "START TRANSACTION");
   mysql_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
-  EXPECT_THROW(with_advisory_lock(conn_.get(), name_, [] {}, tx_), InvalidArgumentError);
+  EXPECT_THROW(with_advisory_lock(
+                   conn_.get(), name_, [] {}, tx_),
+               InvalidArgumentError);
   mysql_value(conn_.get(), "ROLLBACK");
   EXPECT_EQ(count_rows(), "0");  // the caller's transaction was not committed behind its back
 }

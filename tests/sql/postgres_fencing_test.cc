@@ -85,14 +85,16 @@ TEST_F(PostgresFencing, NullValuesAndFenceOnlyUpdatesWork) {
 }
 
 TEST_F(PostgresFencing, ValuesAreParametersNotSql) {
-  ASSERT_TRUE(fenced_update(conn_.get(), update("'); DROP TABLE \"Fenced Jobs\"; --"), 2).applied());
+  ASSERT_TRUE(
+      fenced_update(conn_.get(), update("'); DROP TABLE \"Fenced Jobs\"; --"), 2).applied());
   EXPECT_EQ(row("status"), "'); DROP TABLE \"Fenced Jobs\"; --");
 }
 
 TEST_F(PostgresFencing, RejectsTokensBeyondBigintAndBadColumnLists) {
-  EXPECT_THROW(fenced_update(conn_.get(), update("x"),
-                             static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1),
-               InvalidArgumentError);
+  EXPECT_THROW(
+      fenced_update(conn_.get(), update("x"),
+                    static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + 1),
+      InvalidArgumentError);
   FencedUpdate twice = update("x");
   twice.set.push_back({"status", "y"});
   EXPECT_THROW(fenced_update(conn_.get(), twice, 1), InvalidArgumentError);

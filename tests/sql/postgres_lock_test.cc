@@ -95,12 +95,15 @@ TEST_F(PostgresLock, FnThatThrowsStillReleases) {
 
 TEST_F(PostgresLock, CallersLockTimeoutSettingIsUntouched) {
   pg_value(conn_.get(), "SET lock_timeout = '7s'");
-  with_advisory_lock(conn_, name_, [&] {
-    EXPECT_EQ(pg_value(conn_.get(), "SHOW lock_timeout"), "7s");
-  }, {.timeout = 2s});
-  with_advisory_lock(conn_, name_, [&] {
-    EXPECT_EQ(pg_value(conn_.get(), "SHOW lock_timeout"), "7s");  // fn's statements see it too
-  }, {.timeout = 2s, .transaction = true});
+  with_advisory_lock(conn_, name_,
+                     [&] { EXPECT_EQ(pg_value(conn_.get(), "SHOW lock_timeout"), "7s"); },
+                     {.timeout = 2s});
+  with_advisory_lock(conn_, name_,
+                     [&] {
+                       EXPECT_EQ(pg_value(conn_.get(), "SHOW lock_timeout"),
+                                 "7s");  // fn's statements see it too
+                     },
+                     {.timeout = 2s, .transaction = true});
   EXPECT_EQ(pg_value(conn_.get(), "SHOW lock_timeout"), "7s");
 }
 
@@ -150,7 +153,8 @@ TEST(PostgresExclusion, ThreadsAndProcessesNeverOverlapAndTheCounterIsExact) {
   const auto result = testing::run_threads_and_processes(w, threads, processes);
   ASSERT_TRUE(result.failures.empty()) << result.failures.front();
   EXPECT_EQ(result.counter, (threads + processes) * w.iterations);
-  ASSERT_EQ(result.intervals.size(), static_cast<std::size_t>((threads + processes) * w.iterations));
+  ASSERT_EQ(result.intervals.size(),
+            static_cast<std::size_t>((threads + processes) * w.iterations));
   EXPECT_FALSE(testing::find_overlap(result.intervals).has_value());
 }
 
@@ -294,10 +298,13 @@ TEST_F(PostgresLock, FnsExceptionWinsOverAnUnconfirmedRelease) {
     reported = f.name();
   };
   try {
-    with_advisory_lock(conn_, name_, [&] {
-      pg_value(conn_.get(), "SELECT pg_advisory_unlock(" + key_of(name_) + ")");
-      throw std::domain_error("fn failed");
-    }, options);
+    with_advisory_lock(
+        conn_, name_,
+        [&] {
+          pg_value(conn_.get(), "SELECT pg_advisory_unlock(" + key_of(name_) + ")");
+          throw std::domain_error("fn failed");
+        },
+        options);
     FAIL() << "no exception";
   } catch (const std::domain_error& e) {
     EXPECT_STREQ(e.what(), "fn failed");
@@ -311,7 +318,8 @@ TEST_F(PostgresLock, LostConnectionIsReportedAndTheServerFreesTheLock) {
     with_advisory_lock(conn_, name_, [&] {
       // Waits until the backend has exited (PostgreSQL 14+ timeout argument).
       ASSERT_EQ(pg_value(observer_.get(),
-                         "SELECT pg_terminate_backend(" + std::to_string(pid) + ", 5000)"), "t");
+                         "SELECT pg_terminate_backend(" + std::to_string(pid) + ", 5000)"),
+                "t");
     });
     FAIL() << "no exception";
   } catch (const AdvisoryLockReleaseFailed& e) {
@@ -346,24 +354,31 @@ class PostgresTransaction : public PostgresLock {
 };
 
 TEST_F(PostgresTransaction, FnsWritesCommitTogetherWithTheLock) {
-  with_advisory_lock(conn_, name_, [&] {
-    pg_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
-    EXPECT_EQ(count_rows(), "0");  // not committed yet
-    const auto rows = sessions_on(observer_.get(), name_);
-    ASSERT_EQ(rows.size(), 1u);
-    EXPECT_EQ(rows[0].pid, PQbackendPID(conn_.get()));
-    EXPECT_EQ(PQtransactionStatus(conn_.get()), PQTRANS_INTRANS);
-  }, tx_);
+  with_advisory_lock(
+      conn_, name_,
+      [&] {
+        pg_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
+        EXPECT_EQ(count_rows(), "0");  // not committed yet
+        const auto rows = sessions_on(observer_.get(), name_);
+        ASSERT_EQ(rows.size(), 1u);
+        EXPECT_EQ(rows[0].pid, PQbackendPID(conn_.get()));
+        EXPECT_EQ(PQtransactionStatus(conn_.get()), PQTRANS_INTRANS);
+      },
+      tx_);
   EXPECT_EQ(count_rows(), "1");
   EXPECT_TRUE(free_at_database(observer_.get(), name_));
   EXPECT_EQ(PQtransactionStatus(conn_.get()), PQTRANS_IDLE);
 }
 
 TEST_F(PostgresTransaction, ThrowingFnRollsBackAndTheLockIsFreeAfterwards) {
-  EXPECT_THROW(with_advisory_lock(conn_, name_, [&] {
-    pg_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
-    throw std::runtime_error("fn failed");
-  }, tx_), std::runtime_error);
+  EXPECT_THROW(with_advisory_lock(
+                   conn_, name_,
+                   [&] {
+                     pg_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
+                     throw std::runtime_error("fn failed");
+                   },
+                   tx_),
+               std::runtime_error);
   EXPECT_EQ(count_rows(), "0");
   EXPECT_TRUE(free_at_database(observer_.get(), name_));
   EXPECT_EQ(PQtransactionStatus(conn_.get()), PQTRANS_IDLE);
@@ -371,7 +386,8 @@ TEST_F(PostgresTransaction, ThrowingFnRollsBackAndTheLockIsFreeAfterwards) {
 
 TEST_F(PostgresTransaction, FnEndingTheTransactionItselfIsAnUnconfirmedRelease) {
   try {
-    with_advisory_lock(conn_, name_, [&] { pg_value(conn_.get(), "COMMIT"); }, tx_);
+    with_advisory_lock(
+        conn_, name_, [&] { pg_value(conn_.get(), "COMMIT"); }, tx_);
     FAIL() << "no exception";
   } catch (const AdvisoryLockReleaseFailed& e) {
     EXPECT_EQ(e.name(), name_);
@@ -380,10 +396,14 @@ TEST_F(PostgresTransaction, FnEndingTheTransactionItselfIsAnUnconfirmedRelease) 
 }
 
 TEST_F(PostgresTransaction, FailedStatementSwallowedByFnRollsBackAndThrowsDatabaseError) {
-  EXPECT_THROW(with_advisory_lock(conn_, name_, [&] {
-    pg_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
-    EXPECT_THROW(pg_value(conn_.get(), "SELECT 1/0"), std::runtime_error);
-  }, tx_), DatabaseError);
+  EXPECT_THROW(with_advisory_lock(
+                   conn_, name_,
+                   [&] {
+                     pg_value(conn_.get(), "INSERT INTO tx_rows VALUES ('" + name_ + "', 1)");
+                     EXPECT_THROW(pg_value(conn_.get(), "SELECT 1/0"), std::runtime_error);
+                   },
+                   tx_),
+               DatabaseError);
   EXPECT_EQ(count_rows(), "0");
   EXPECT_TRUE(free_at_database(observer_.get(), name_));
 }
@@ -394,9 +414,12 @@ TEST_F(PostgresTransaction, FailedCommitThrowsDatabaseErrorAndReleases) {
            "CREATE TABLE IF NOT EXISTS tx_child (parent int REFERENCES tx_parent(id) "
            "DEFERRABLE INITIALLY DEFERRED)");
   try {
-    with_advisory_lock(conn_, name_, [&] {
-      pg_value(conn_.get(), "INSERT INTO tx_child VALUES (-1)");  // checked only at COMMIT
-    }, tx_);
+    with_advisory_lock(
+        conn_, name_,
+        [&] {
+          pg_value(conn_.get(), "INSERT INTO tx_child VALUES (-1)");  // checked only at COMMIT
+        },
+        tx_);
     FAIL() << "no exception";
   } catch (const DatabaseError& e) {
     EXPECT_EQ(e.sqlstate(), "23503");  // foreign_key_violation
@@ -422,7 +445,8 @@ TEST_F(PostgresLock, SqlFormOfTheKeyMatchesAdvisoryKey) {
     const std::string sql =
         "SELECT ('x' || left(encode(sha256(convert_to($1, 'UTF8')), 'hex'), 16))::bit(64)::bigint";
     const char* params[] = {name.c_str()};
-    PGresult* r = PQexecParams(observer_.get(), sql.c_str(), 1, nullptr, params, nullptr, nullptr, 0);
+    PGresult* r =
+        PQexecParams(observer_.get(), sql.c_str(), 1, nullptr, params, nullptr, nullptr, 0);
     ASSERT_EQ(PQresultStatus(r), PGRES_TUPLES_OK) << PQresultErrorMessage(r);
     EXPECT_EQ(std::string(PQgetvalue(r, 0, 0)), key_of(name)) << name;
     PQclear(r);

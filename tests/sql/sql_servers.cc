@@ -65,11 +65,10 @@ void SqlServersEnvironment::SetUp() {
   ASSERT_NE(mkdtemp(pattern.data()), nullptr);
   dir_ = pattern;
   // mkdtemp makes the folder 0700; the server runs as user 'postgres' when we are root.
-  std::filesystem::permissions(dir_, std::filesystem::perms::owner_all |
-                                         std::filesystem::perms::group_read |
-                                         std::filesystem::perms::group_exec |
-                                         std::filesystem::perms::others_read |
-                                         std::filesystem::perms::others_exec);
+  std::filesystem::permissions(
+      dir_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                std::filesystem::perms::others_exec);
   // A port found free can be taken by someone else before the server binds it: retry.
   for (int attempt = 0; postgres_ && !postgres_started_ && attempt < 3; ++attempt) {
     const int port = free_loopback_port();
@@ -110,7 +109,8 @@ PgConnection connect_postgres(const std::string& url) {
   try {
     PgConnection conn(url);
     // Expected NOTICEs and WARNINGs (e.g. "you don't own a lock") would only clutter the log.
-    PQsetNoticeProcessor(conn.get(), [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(
+        conn.get(), [](void*, const char*) {}, nullptr);
     return conn;
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what();
@@ -121,8 +121,8 @@ PgConnection connect_postgres(const std::string& url) {
 MysqlConnection connect_mariadb(int port, const char* database) {
   MysqlConnection conn(mysql_init(nullptr));
   mysql_options(conn.get(), MYSQL_SET_CHARSET_NAME, "utf8mb4");
-  if (mysql_real_connect(conn.get(), "127.0.0.1", "root", "", database,
-                         static_cast<unsigned>(port), nullptr, 0) == nullptr) {
+  if (mysql_real_connect(conn.get(), "127.0.0.1", "root", "", database, static_cast<unsigned>(port),
+                         nullptr, 0) == nullptr) {
     const std::string message = mysql_error(conn.get());
     ADD_FAILURE() << "MariaDB connect failed: " << message;
     throw std::runtime_error(message);

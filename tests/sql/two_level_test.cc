@@ -135,7 +135,8 @@ TEST(TwoLevel, FnExceptionWinsAndTheReleaseFailureGoesToTheCallback) {
   options.on_suppressed_release_failure = [&](const AdvisoryLockReleaseFailed& f) {
     reported = f.name() + ": " + f.what();
   };
-  EXPECT_THROW(run(table, db, [] { throw std::logic_error("fn failed"); }, options),
+  EXPECT_THROW(run(
+                   table, db, [] { throw std::logic_error("fn failed"); }, options),
                std::logic_error);
   EXPECT_EQ(db.finished_after_success, false);
   ASSERT_TRUE(reported.has_value());
@@ -164,7 +165,8 @@ TEST(TwoLevel, AThrowingReleaseOrCallbackCannotReplaceFnsException) {
     reported = std::string(f.what()).find("finish exploded") != std::string::npos;
     throw std::runtime_error("callback exploded too");
   };
-  EXPECT_THROW(run(table, db, [] { throw std::logic_error("fn failed"); }, options),
+  EXPECT_THROW(run(
+                   table, db, [] { throw std::logic_error("fn failed"); }, options),
                std::logic_error);
   EXPECT_TRUE(reported);
 }
@@ -174,8 +176,12 @@ TEST(TwoLevel, ConfirmedReleaseAfterFnThrewReportsNothing) {
   FakeDatabase db;
   bool reported = false;
   AdvisoryLockOptions options;
-  options.on_suppressed_release_failure = [&](const AdvisoryLockReleaseFailed&) { reported = true; };
-  EXPECT_THROW(run(table, db, [] { throw 42; }, options), int);
+  options.on_suppressed_release_failure = [&](const AdvisoryLockReleaseFailed&) {
+    reported = true;
+  };
+  EXPECT_THROW(run(
+                   table, db, [] { throw 42; }, options),
+               int);
   EXPECT_FALSE(reported);
   EXPECT_EQ(db.finishes, 1);
 }
@@ -185,7 +191,8 @@ TEST(TwoLevel, InProcessLockIsHeldUntilTheDatabaseReleaseIsDone) {
   FakeDatabase db;
   bool free_during_release = true;
   db.on_finish = [&] {
-    std::thread probe([&] { free_during_release = table.acquire("job", steady_clock::now()).has_value(); });
+    std::thread probe(
+        [&] { free_during_release = table.acquire("job", steady_clock::now()).has_value(); });
     probe.join();
   };
   run(table, db, [] {});

@@ -271,11 +271,12 @@ std::invoke_result_t<Fn> with_advisory_lock(PgConnection& conn, std::string_view
 }
 
 // MariaDB/MySQL. REQUIRES: mysql_library_init() has run before threads use the library;
-// in transaction mode, conn is not inside a transaction. Waits with GET_LOCK(
-// mysql_lock_name(name), seconds) (fractional seconds on MariaDB; MySQL rounds to whole
-// seconds); RELEASE_LOCK must answer 1. Transaction mode commits only after checking that this
-// session still holds the lock (else rolls back and throws AdvisoryLockReleaseFailed), and
-// releases after COMMIT so the lock covers the commit.
+// in transaction mode, conn is not inside a transaction. Waits with
+// GET_LOCK(mysql_lock_name(name), seconds) (fractional seconds on MariaDB 10.1.2+; other
+// servers may round to whole seconds); RELEASE_LOCK must answer 1. Transaction mode: GET_LOCK,
+// START TRANSACTION, fn; commits only after checking that this session still holds the lock
+// (else rolls back and throws AdvisoryLockReleaseFailed), and releases after COMMIT so the
+// lock covers the commit.
 template <typename Fn>
 std::invoke_result_t<Fn> with_advisory_lock(MYSQL* conn, std::string_view name, Fn&& fn,
                                             const AdvisoryLockOptions& options = {}) {

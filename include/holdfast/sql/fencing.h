@@ -35,7 +35,7 @@ struct FencedUpdate {
   std::string table;
   std::string key_column;  // the row is WHERE key_column = key_value
   std::string key_value;
-  std::string fence_column;  // bigint: the highest token that wrote the row, or NULL
+  std::string fence_column;      // bigint: the highest token that wrote the row, or NULL
   std::vector<ColumnValue> set;  // may be empty: then only the fence moves
 };
 

@@ -41,9 +41,8 @@ void check(const FencedUpdate& update, std::uint64_t token) {
   std::set<std::string> seen{update.fence_column};
   for (const ColumnValue& c : update.set) {
     if (!seen.insert(c.column).second) {
-      throw InvalidArgumentError("INVALID_ARGUMENT",
-                                 "fenced_update sets column '" + c.column +
-                                     "' twice or sets the fence column itself");
+      throw InvalidArgumentError("INVALID_ARGUMENT", "fenced_update sets column '" + c.column +
+                                                         "' twice or sets the fence column itself");
     }
   }
 }
@@ -70,10 +69,10 @@ FencedWriteResult fenced_update(PGconn* conn, const FencedUpdate& update, std::u
   const std::string key_param = "$" + std::to_string(params.size());
 
   // The token is compared as bigint explicitly, so PostgreSQL never guesses its type.
-  const std::string sql = "UPDATE " + table + " SET " + assignments + fence + " = " +
-                          token_param + "::bigint WHERE " + key + " = " + key_param + " AND (" +
-                          fence + " IS NULL OR " + fence + " < " + token_param +
-                          "::bigint) RETURNING " + fence;
+  const std::string sql = "UPDATE " + table + " SET " + assignments + fence + " = " + token_param +
+                          "::bigint WHERE " + key + " = " + key_param + " AND (" + fence +
+                          " IS NULL OR " + fence + " < " + token_param + "::bigint) RETURNING " +
+                          fence;
   PgResult updated = pg_exec(conn, sql, params);
   if (!pg_succeeded(updated.get())) throw_pg_error(conn, updated.get(), "fenced UPDATE");
   if (PQntuples(updated.get()) == 1) {

@@ -81,8 +81,8 @@ class MysqlAdvisoryLock final : public DatabaseLock {
     }
     const std::string lock_name = mysql_lock_name(name);
     std::string escaped(lock_name.size() * 2 + 1, '\0');
-    escaped.resize(mysql_real_escape_string(conn_, escaped.data(), lock_name.data(),
-                                            lock_name.size()));
+    escaped.resize(
+        mysql_real_escape_string(conn_, escaped.data(), lock_name.data(), lock_name.size()));
     literal_ = "'" + escaped + "'";
   }
 
@@ -136,7 +136,8 @@ class MysqlAdvisoryLock final : public DatabaseLock {
       if (released) return *released + "; COMMIT also failed: " + commit.message;
       throw DatabaseError(kMariaDb, commit.sqlstate,
                           "MariaDB/MySQL: COMMIT failed, fn's writes were rolled back (the lock "
-                          "is released): " + commit.message);
+                          "is released): " +
+                              commit.message);
     }
     return released;
   }
@@ -159,7 +160,8 @@ class MysqlAdvisoryLock final : public DatabaseLock {
     if (released.value == "0") {
       return "RELEASE_LOCK(" + literal_ + ") returned 0: another session holds the lock";
     }
-    return "RELEASE_LOCK(" + literal_ + ") returned NULL: nobody held the lock (released behind "
+    return "RELEASE_LOCK(" + literal_ +
+           ") returned NULL: nobody held the lock (released behind "
            "the helper's back?)";
   }
 

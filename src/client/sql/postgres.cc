@@ -172,7 +172,8 @@ class PgAdvisoryLock final : public DatabaseLock {
       // A failed COMMIT ends the transaction (rolled back), and the lock with it.
       throw DatabaseError(kPostgres, pg_sqlstate(commit.get()),
                           "PostgreSQL: COMMIT failed, fn's writes were rolled back (the lock is "
-                          "released): " + pg_error_message(conn_, commit.get()));
+                          "released): " +
+                              pg_error_message(conn_, commit.get()));
     }
     return std::nullopt;
   }

@@ -18,8 +18,7 @@ void report_suppressed(const AdvisoryLockOptions& options,
     if (options.on_suppressed_release_failure) {
       options.on_suppressed_release_failure(failure);
     } else {
-      std::clog << "holdfast::sql: " << failure.what()
-                << " (while fn's exception propagates)\n";
+      std::clog << "holdfast::sql: " << failure.what() << " (while fn's exception propagates)\n";
     }
   } catch (...) {
     // fn's exception is the one the caller must see; a failing reporter cannot replace it.
@@ -39,16 +38,14 @@ void check_arguments(std::string_view name, const AdvisoryLockOptions& options) 
     throw InvalidArgumentError("INVALID_ARGUMENT", "advisory lock name must not be empty");
   }
   if (options.timeout < milliseconds::zero()) {
-    throw InvalidArgumentError("INVALID_ARGUMENT",
-                               "advisory lock '" + std::string(name) +
-                                   "': timeout must be >= 0 ms, got " +
-                                   std::to_string(options.timeout.count()));
+    throw InvalidArgumentError("INVALID_ARGUMENT", "advisory lock '" + std::string(name) +
+                                                       "': timeout must be >= 0 ms, got " +
+                                                       std::to_string(options.timeout.count()));
   }
 }
 
-void run_two_level(LocalLockTable& local, std::string_view name,
-                   const AdvisoryLockOptions& options, DatabaseLock& database,
-                   detail::FunctionRef body) {
+void run_two_level(LocalLockTable& local, std::string_view name, const AdvisoryLockOptions& options,
+                   DatabaseLock& database, detail::FunctionRef body) {
   check_arguments(name, options);
   const std::string lock_name(name);
   const auto deadline = steady_clock::now() + options.timeout;
@@ -66,8 +63,9 @@ void run_two_level(LocalLockTable& local, std::string_view name,
     throw LockTimeoutError(lock_name, options.timeout,
                            "advisory lock '" + lock_name + "' (" + database.database() + " " +
                                database.describe() + "): not acquired within " +
-                               std::to_string(options.timeout.count()) + " ms (the database waited " +
-                               std::to_string(budget.count()) + " ms; held by another session)");
+                               std::to_string(options.timeout.count()) +
+                               " ms (the database waited " + std::to_string(budget.count()) +
+                               " ms; held by another session)");
   }
 
   try {

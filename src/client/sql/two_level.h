@@ -59,9 +59,8 @@ inline constexpr std::chrono::milliseconds kMinDatabaseWait = std::chrono::secon
 
 // Runs body under both levels; see the top of this file. `local` is passed in (rather than
 // always the process-wide table) so tests can use a private table.
-void run_two_level(LocalLockTable& local, std::string_view name,
-                   const AdvisoryLockOptions& options, DatabaseLock& database,
-                   detail::FunctionRef body);
+void run_two_level(LocalLockTable& local, std::string_view name, const AdvisoryLockOptions& options,
+                   DatabaseLock& database, detail::FunctionRef body);
 
 // Throws InvalidArgumentError unless name is non-empty and options.timeout >= 0.
 void check_arguments(std::string_view name, const AdvisoryLockOptions& options);
