@@ -185,7 +185,7 @@ TEST_F(PostgresLock, WaiterBehindAnotherSessionTimesOutAfterTheTimeoutNotBefore)
   } catch (const LockTimeoutError& e) {
     const auto waited = steady_clock::now() - start;
     EXPECT_GE(waited, 1500ms);
-    EXPECT_LT(waited, 2500ms);
+    EXPECT_LT(waited, 3000ms);  // "about timeout": generous for loaded CI machines
     EXPECT_EQ(e.key(), name_);
     EXPECT_EQ(e.timeout(), 1500ms);
   }
@@ -270,7 +270,7 @@ TEST_F(PostgresLock, TimeSpentQueueingLocallyIsTakenFromTheDatabaseWait) {
   const auto waited = steady_clock::now() - start;
   holder.join();
   EXPECT_GE(waited, 2000ms);
-  EXPECT_LT(waited, 2700ms);
+  EXPECT_LT(waited, 2900ms);  // the full timeout again at the database would take 3 s
   while (PGresult* r = PQgetResult(observer_.get())) PQclear(r);  // the other session's grant
   pg_value(observer_.get(), "SELECT pg_advisory_unlock(" + key_of(name_) + ")");
 }
