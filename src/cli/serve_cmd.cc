@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "auth/credentials.h"
 #include "cli/commands.h"
 #include "server/config.h"
 #include "server/server.h"
@@ -32,8 +33,27 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     return kExitUsage;
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  std::unique_ptr<CredentialStore> credentials;
+  if (!config->credentials.empty()) {
+    auto opened = CredentialStore::open(config->credentials);
+    if (!opened.ok()) {
+      std::cerr << "holdfast serve: " << opened.error().message << "\n";
+      return kExitUsage;
+    }
+    credentials = std::move(*opened);
+    spdlog::info("credentials: {} entries from {}", credentials->size(), config->credentials);
+  }
   MemoryStore store;
-  Server server(*config, store, nullptr);
+  Server server(*config, store, credentials.get());
+  if (credentials) {
+    server.on_reload([&credentials] {
+      if (auto st = credentials->reload(); st.ok()) {
+        spdlog::info("SIGHUP: reloaded {} credentials from {}", credentials->size(), credentials->path());
+      } else {
+        spdlog::error("SIGHUP: keeping the previous credentials: {}", st.error().message);
+      }
+    });
+  }
   if (auto st = server.start(); !st.ok()) {
     std::cerr << "holdfast serve: " << st.error().message << "\n";
     return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitUnreachable;
