@@ -145,6 +145,25 @@ void FakeFileSystem::drop_unsynced() {
   for (auto& [path, file] : files_) file.data.resize(file.synced);
 }
 
+std::unique_ptr<FakeFileSystem> FakeFileSystem::image_after(Crash crash) const {
+  auto image = std::make_unique<FakeFileSystem>();
+  std::lock_guard lock(mu_);
+  image->dirs_ = dirs_;
+  for (const auto& [path, file] : files_) {
+    File copy = file;
+    switch (crash) {
+      case Crash::kKill:
+        copy.synced = copy.data.size();
+        break;
+      case Crash::kPowerLoss:
+        copy.data.resize(copy.synced);
+        break;
+    }
+    image->files_.emplace(path, std::move(copy));
+  }
+  return image;
+}
+
 void FakeFileSystem::block_syncs() {
   std::lock_guard lock(mu_);
   syncs_blocked_ = true;

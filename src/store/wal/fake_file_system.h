@@ -45,6 +45,14 @@ class FakeFileSystem final : public FileSystem {
   // A power loss: every file goes back to what its last sync made durable.
   void drop_unsynced();
 
+  enum class Crash : std::uint8_t {
+    kKill,       // kill -9: everything written survives (it is in the page cache)
+    kPowerLoss,  // only what was synced survives
+  };
+  // The disk as a new process would find it after `crash`, while this one (and a store using
+  // it) goes on untouched. Locks are not copied: they die with the crashed process.
+  std::unique_ptr<FakeFileSystem> image_after(Crash crash) const;
+
   // --- syncs ---
   // While blocked, every WritableFile::sync waits (after counting itself as blocked).
   void block_syncs();
