@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include "store/wal/snapshot.h"
 #include "wal_store_fixture.h"
 
 namespace holdfast::wal {
@@ -241,6 +242,42 @@ TEST_F(RecoveryTest, EmptyNewestSegmentLeftByACrashIsReused) {
   append_all(*store, {Granted{make_hold("b", 2)}});
   store->close();
   expect_restart_sees_model();
+}
+
+TEST_F(RecoveryTest, MillionHoldSnapshotWithALogTailRecoversExactly) {
+  constexpr std::uint64_t kHolds = 1'000'000;
+  DurableState snapshot;
+  snapshot.last_token = kHolds;
+  snapshot.holds.reserve(kHolds);
+  for (std::uint64_t i = 0; i < kHolds; ++i)  // odd ones have ended by the restart
+    snapshot.holds.push_back(make_hold("key/" + std::to_string(i), i + 1,
+                                       i % 2 == 0 ? kStart + 60'000 : kStart - 1));
+  ASSERT_TRUE(write_snapshot(fs_, kDir, 1, snapshot).ok());
+  snapshot = DurableState{};
+  auto store = open();
+  ASSERT_EQ(recovered_.holds.size(), kHolds / 2);
+  EXPECT_EQ(recovered_.last_token, kHolds);
+  const std::uint64_t t = 2 * kHolds;
+  append_all(*store, {Released{"key/0", 1}, Granted{make_hold("key/2", t)},
+                      Renewed{"key/4", 5, kStart + 99'000}, Granted{make_hold("new", t + 1)},
+                      Granted{make_hold("key/1", t + 2)}, Released{"key/7", 8},
+                      Granted{make_hold("key/6", 3)} /* stale: key/6 holds token 7 */});
+  store->close();
+
+  Result<DurableState> state = restart();
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  EXPECT_EQ(state->last_token, t + 2);
+  ASSERT_EQ(state->holds.size(), kHolds / 2 + 1);
+  std::map<std::string, HoldState> by_key;
+  for (HoldState& h : state->holds) by_key.emplace(h.key, std::move(h));
+  EXPECT_FALSE(by_key.contains("key/0"));
+  EXPECT_EQ(by_key.at("key/2").token, t);
+  EXPECT_EQ(by_key.at("key/4").lease_expires_at, kStart + 99'000);
+  EXPECT_EQ(by_key.at("new").token, t + 1);
+  EXPECT_EQ(by_key.at("key/1").token, t + 2);
+  EXPECT_EQ(by_key.at("key/6").token, 7u);
+  EXPECT_FALSE(by_key.contains("key/3"));
+  EXPECT_EQ(by_key.at("key/999998"), make_hold("key/999998", 999'999, kStart + 60'000));
 }
 
 }  // namespace

@@ -66,11 +66,11 @@ Result<std::vector<std::string>> FakeFileSystem::list_dir(const std::string& dir
   return names;
 }
 
-Result<std::string> FakeFileSystem::read_file(const std::string& path) {
+Result<FileContents> FakeFileSystem::read_file(const std::string& path) {
   std::lock_guard lock(mu_);
   const auto it = files_.find(path);
   if (it == files_.end()) return fake_error("no such file", path);
-  return it->second.data;
+  return FileContents(it->second.data);
 }
 
 Result<std::unique_ptr<WritableFile>> FakeFileSystem::create_file(const std::string& path) {

@@ -29,7 +29,7 @@ class FakeFileSystem final : public FileSystem {
   // --- FileSystem ---
   Status create_dir(const std::string& dir) override;
   Result<std::vector<std::string>> list_dir(const std::string& dir) override;
-  Result<std::string> read_file(const std::string& path) override;
+  Result<FileContents> read_file(const std::string& path) override;
   Result<std::unique_ptr<WritableFile>> create_file(const std::string& path) override;
   Status truncate_file(const std::string& path, std::uint64_t size) override;
   Status rename_file(const std::string& from, const std::string& to) override;

@@ -33,6 +33,26 @@ class WritableFile {
   virtual Status close() = 0;
 };
 
+// The bytes of a whole file, read-only. The POSIX file system maps the file (no copy: a
+// million-hold snapshot is read at page-cache speed); the fake hands out a string. Valid as
+// long as this object lives, and as long as nobody shrinks the file meanwhile (the data dir
+// lock sees to that).
+class FileContents {
+ public:
+  FileContents() = default;
+  explicit FileContents(std::string bytes) : owned_(std::move(bytes)) {}
+  // Bytes that live elsewhere (a mapping); destroying the last copy of `keeper` releases them.
+  FileContents(std::string_view bytes, std::shared_ptr<const void> keeper)
+      : borrowed_(bytes), keeper_(std::move(keeper)) {}
+
+  std::string_view data() const { return keeper_ ? borrowed_ : std::string_view(owned_); }
+
+ private:
+  std::string owned_;
+  std::string_view borrowed_;
+  std::shared_ptr<const void> keeper_;
+};
+
 // An exclusive lock on a file, released when this object is destroyed.
 class FileLock {
  public:
@@ -56,7 +76,7 @@ class FileSystem {
   virtual Result<std::vector<std::string>> list_dir(const std::string& dir) = 0;
 
   // The whole contents of a file.
-  virtual Result<std::string> read_file(const std::string& path) = 0;
+  virtual Result<FileContents> read_file(const std::string& path) = 0;
 
   // Creates (or empties) a file and opens it for appending.
   virtual Result<std::unique_ptr<WritableFile>> create_file(const std::string& path) = 0;

@@ -48,9 +48,9 @@ Result<Plan> plan_replay(FileSystem& fs, const std::string& dir, const DirListin
   std::optional<Error> newest_bad;
   for (auto it = listing.snapshots.rbegin(); it != listing.snapshots.rend(); ++it) {
     const std::string path = join_path(dir, snapshot_file_name(*it));
-    Result<std::string> data = fs.read_file(path);
-    Result<Snapshot> snapshot =
-        data ? decode_snapshot(*data, path, *it) : Result<Snapshot>(std::move(data).error());
+    Result<FileContents> data = fs.read_file(path);
+    Result<Snapshot> snapshot = data ? decode_snapshot(data->data(), path, *it)
+                                     : Result<Snapshot>(std::move(data).error());
     if (!snapshot) {
       if (!newest_bad) newest_bad = std::move(snapshot).error();
       continue;
@@ -105,12 +105,13 @@ Result<RecoveredLog> recover_log(FileSystem& fs, const std::string& dir, Millis 
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const std::uint64_t number = segments[i];
     const std::string path = join_path(dir, segment_file_name(number));
-    Result<std::string> data = fs.read_file(path);
+    Result<FileContents> data = fs.read_file(path);
     if (!data) return std::move(data).error();
     const bool newest = i + 1 == segments.size();
     Result<SegmentScan> scan =
-        read_segment(*data, path, newest ? SegmentPosition::kNewest : SegmentPosition::kOlder,
+        read_segment(data->data(), path, newest ? SegmentPosition::kNewest : SegmentPosition::kOlder,
                      [&replay](Change&& change) { replay.apply(change); });
+    data = FileContents();  // unmapped before a truncation shrinks the file
     if (!scan) return refuse(std::move(scan).error());
     out.records_replayed += scan->records;
     if (scan->torn_tail) {

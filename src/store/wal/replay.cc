@@ -1,9 +1,10 @@
-// Replay. The index maps a key (a view of the key string inside the hold it names) to the
-// hold; when a hold is replaced the entry is removed first and re-added after, because the
-// replacement moves a new string into the slot and the old view would dangle.
+// Replay. A released hold stays in place with alive_ cleared, so its key keeps its index slot
+// and a later grant on the same key reuses it: the index grows with distinct keys, not with
+// the length of the log, and needs no deletion.
 #include "store/wal/replay.h"
 
 #include <algorithm>
+#include <functional>
 #include <type_traits>
 
 namespace holdfast::wal {
@@ -12,40 +13,72 @@ namespace {
 template <class>
 inline constexpr bool kAlwaysFalse = false;
 
+std::uint32_t hash_key(std::string_view key) {
+  const std::size_t h = std::hash<std::string_view>{}(key);
+  return static_cast<std::uint32_t>(h ^ (h >> 32));
+}
+
 }  // namespace
 
 ReplayState::ReplayState(DurableState base)
-    : last_token_(base.last_token),
-      base_holds_(std::move(base.holds)),
-      rule_set_(std::move(base.rule_set)) {
-  for (const HoldState& hold : base_holds_) last_token_ = std::max(last_token_, hold.token);
-}
+    : last_token_(base.last_token), base_(std::move(base.holds)), rule_set_(std::move(base.rule_set)) {}
 
 void ReplayState::build_index() {
-  index_.reserve(base_holds_.size() + 1024);
-  for (HoldState& hold : base_holds_) index_.emplace(hold.key, &hold);
+  std::size_t size = 1024;
+  while (size * 7 < (base_.size() + 1024) * 10) size *= 2;
+  slots_.assign(size, Slot{});
+  alive_.assign(base_.size(), true);
+  for (Position p = 0; p < base_.size(); ++p) insert(hash_key(base_[p].key), p);
   indexed_ = true;
 }
 
-HoldState* ReplayState::find(std::string_view key) {
-  const auto it = index_.find(key);
-  return it == index_.end() ? nullptr : it->second;
+std::optional<ReplayState::Position> ReplayState::find(std::string_view key, std::uint32_t hash) {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.position_plus_one == 0) return std::nullopt;
+    if (slot.hash == hash && at(slot.position_plus_one - 1).key == key)
+      return slot.position_plus_one - 1;
+  }
 }
 
-void ReplayState::put(HoldState&& hold) {
-  if (HoldState* slot = find(hold.key)) {
-    index_.erase(std::string_view(slot->key));
-    *slot = std::move(hold);
-    index_.emplace(slot->key, slot);
+void ReplayState::insert(std::uint32_t hash, Position position) {
+  if ((used_slots_ + 1) * 10 > slots_.size() * 7) grow();
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash & mask;
+  while (slots_[i].position_plus_one != 0) i = (i + 1) & mask;
+  slots_[i] = Slot{hash, position + 1};
+  ++used_slots_;
+}
+
+void ReplayState::grow() {
+  std::vector<Slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  const std::size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.position_plus_one == 0) continue;
+    std::size_t i = slot.hash & mask;
+    while (slots_[i].position_plus_one != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
+
+HoldState* ReplayState::live(std::string_view key) {
+  const std::optional<Position> p = find(key, hash_key(key));
+  return p && alive_[*p] ? &at(*p) : nullptr;
+}
+
+void ReplayState::put(const HoldState& hold) {
+  const std::uint32_t hash = hash_key(hold.key);
+  if (const std::optional<Position> p = find(hold.key, hash)) {
+    at(*p) = hold;
+    alive_[*p] = true;
     return;
   }
-  HoldState& slot = added_holds_.emplace_back(std::move(hold));
-  index_.emplace(slot.key, &slot);
-}
-
-void ReplayState::erase(HoldState& hold) {
-  index_.erase(std::string_view(hold.key));
-  hold.key.clear();
+  const auto position = static_cast<Position>(base_.size() + added_.size());
+  added_.push_back(hold);
+  alive_.push_back(true);
+  insert(hash, position);
 }
 
 void ReplayState::apply(const Change& change) {
@@ -55,16 +88,16 @@ void ReplayState::apply(const Change& change) {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, Granted>) {
           last_token_ = std::max(last_token_, c.hold.token);
-          const HoldState* current = find(c.hold.key);
+          const HoldState* current = live(c.hold.key);
           if (current != nullptr && current->token > c.hold.token) return;  // stale
-          put(HoldState(c.hold));
+          put(c.hold);
         } else if constexpr (std::is_same_v<T, Renewed>) {
-          HoldState* current = find(c.key);
+          HoldState* current = live(c.key);
           if (current != nullptr && current->token == c.token)
             current->lease_expires_at = c.lease_expires_at;
         } else if constexpr (std::is_same_v<T, Released>) {
-          HoldState* current = find(c.key);
-          if (current != nullptr && current->token == c.token) erase(*current);
+          const std::optional<Position> p = find(c.key, hash_key(c.key));
+          if (p && alive_[*p] && at(*p).token == c.token) alive_[*p] = false;
         } else if constexpr (std::is_same_v<T, RuleSetPut>) {
           rule_set_ = c;
         } else if constexpr (std::is_same_v<T, RuleSetDeleted>) {
@@ -78,16 +111,26 @@ void ReplayState::apply(const Change& change) {
 
 DurableState ReplayState::finish(Millis now) && {
   const auto survives = [now](const HoldState& hold) {
-    return !hold.key.empty() && hold.scope == Scope::kLease && hold.lease_expires_at > now;
+    return hold.scope == Scope::kLease && hold.lease_expires_at > now;
   };
-  index_.clear();  // its views point into the holds about to move
   DurableState state;
-  state.last_token = last_token_;
   state.rule_set = std::move(rule_set_);
-  state.holds = std::move(base_holds_);
-  std::erase_if(state.holds, [&](const HoldState& hold) { return !survives(hold); });
-  for (HoldState& hold : added_holds_)
-    if (survives(hold)) state.holds.push_back(std::move(hold));
+  state.holds = std::move(base_);
+  // One pass over the snapshot's holds: the token high-water mark, and compaction in place.
+  std::vector<HoldState>& holds = state.holds;
+  const std::size_t base_count = holds.size();
+  std::size_t kept = 0;
+  for (std::size_t p = 0; p < base_count; ++p) {
+    last_token_ = std::max(last_token_, holds[p].token);
+    if ((!indexed_ || alive_[p]) && survives(holds[p])) {
+      if (kept != p) holds[kept] = std::move(holds[p]);
+      ++kept;
+    }
+  }
+  holds.erase(holds.begin() + static_cast<std::ptrdiff_t>(kept), holds.end());
+  for (std::size_t j = 0; j < added_.size(); ++j)
+    if (alive_[base_count + j] && survives(added_[j])) holds.push_back(std::move(added_[j]));
+  state.last_token = last_token_;
   return state;
 }
 

@@ -124,7 +124,9 @@ Result<Snapshot> decode_snapshot(std::string_view data, const std::string& path,
   // A count the remaining bytes cannot hold is damage, not a reason for a huge reserve().
   if (!in.ok() || hold_count > in.remaining() / kMinHoldSize)
     return snapshot_error(path, "bad header");
-  snapshot.state.holds.reserve(hold_count);
+  // Headroom for the holds a log tail adds: untouched capacity costs address space, not
+  // memory, while growing a vector of a million holds later would move all of them.
+  snapshot.state.holds.reserve(hold_count + hold_count / 4 + 1024);
   for (std::uint64_t i = 0; i < hold_count && in.ok(); ++i)
     snapshot.state.holds.push_back(read_hold(in));
   const std::uint8_t has_rule_set = in.u8();
