@@ -14,6 +14,7 @@
 // then writes the snapshot, so replies never wait for a snapshot to be written.
 #include "store/wal/wal_store.h"
 
+#include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -88,6 +89,7 @@ Result<DurableState> WalStore::open() {
 }
 
 std::uint64_t WalStore::append(const Change& change) {
+  assert(phase_ == Phase::kOpen && "append() before recover() or after close()");
   const std::uint64_t sequence = ++last_sequence_;
   if (const auto* granted = std::get_if<Granted>(&change))
     max_token_ = std::max(max_token_, granted->hold.token);

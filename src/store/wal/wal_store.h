@@ -48,8 +48,8 @@ struct WalOptions {
   std::uint64_t snapshot_threshold_bytes = kDefaultSnapshotThresholdBytes;
   // A segment that has grown past this is closed and the next one started.
   std::uint64_t segment_bytes = kDefaultSegmentBytes;
-  // Called once, from the syncer thread, when writing or syncing fails. After that nothing
-  // more becomes durable (a partly written frame must stay the end of the log), so the server
+  // Called once, from the syncer thread, when writing, syncing or writing a snapshot fails
+  // (or from close(), when closing the segment does). After that nothing more becomes durable (a partly written frame must stay the end of the log), so the server
   // cannot keep its promise and must stop. Default: print the error to stderr and abort(),
   // as etcd does on a failed WAL sync.
   std::function<void(const Error&)> on_fatal;
@@ -74,7 +74,7 @@ class WalStore final : public Store {
 
   std::uint64_t durable_sequence() const override;
 
-  // REQUIRES: set before the first append (it is read by the syncer thread).
+  // Thread-safe; fn runs on the syncer thread and must not call set_on_durable.
   void set_on_durable(std::function<void(std::uint64_t)> fn) override;
 
   // The source must return every hold the table has, including the effects of every change
