@@ -49,9 +49,10 @@ struct WalOptions {
   // A segment that has grown past this is closed and the next one started.
   std::uint64_t segment_bytes = kDefaultSegmentBytes;
   // Called once, from the syncer thread, when writing, syncing or writing a snapshot fails
-  // (or from close(), when closing the segment does). After that nothing more becomes durable (a partly written frame must stay the end of the log), so the server
-  // cannot keep its promise and must stop. Default: print the error to stderr and abort(),
-  // as etcd does on a failed WAL sync.
+  // (or from close(), when closing the segment does). After that nothing more becomes
+  // durable (a partly written frame must stay the end of the log), so the server cannot keep
+  // its promise and must stop. Default: print the error to stderr and abort(), as etcd does
+  // on a failed WAL sync.
   std::function<void(const Error&)> on_fatal;
 };
 
