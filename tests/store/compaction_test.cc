@@ -81,7 +81,8 @@ TEST_F(CompactionTest, CompactionRemovesOldSegmentsAndARestartSeesTheSameState) 
   const DirListing files = listing();
   ASSERT_EQ(files.snapshots.size(), 1u);
   ASSERT_FALSE(files.segments.empty());
-  EXPECT_GE(files.segments.front(), files.snapshots.front()) << "segments before the snapshot remain";
+  EXPECT_GE(files.segments.front(), files.snapshots.front())
+      << "segments before the snapshot remain";
   EXPECT_TRUE(files.temp_files.empty());
 
   expect_restart_sees_model();

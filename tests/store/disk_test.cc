@@ -28,7 +28,9 @@ class DiskTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  std::unique_ptr<WalStore> make() { return std::make_unique<WalStore>(options_, clock_, posix_file_system()); }
+  std::unique_ptr<WalStore> make() {
+    return std::make_unique<WalStore>(options_, clock_, posix_file_system());
+  }
 
   std::string dir_;
   WalOptions options_;

@@ -31,7 +31,9 @@ class GroupCommitTest : public WalStoreTest {
   std::vector<std::uint64_t> reported_;
 };
 
-Change grant(std::uint64_t token) { return Granted{make_hold("k/" + std::to_string(token), token)}; }
+Change grant(std::uint64_t token) {
+  return Granted{make_hold("k/" + std::to_string(token), token)};
+}
 
 TEST_F(GroupCommitTest, AppendsMadeWhileASyncIsBlockedShareTheNextSync) {
   constexpr std::uint64_t kN = 1000;
@@ -72,7 +74,8 @@ TEST_F(GroupCommitTest, DurableSequenceAndOnDurableAdvanceInOrderUpToTheLastAppe
     seen_durable = durable;
   }
   ASSERT_TRUE(testing::wait_durable(*store, last));
-  ASSERT_TRUE(testing::eventually([&] { return !reported().empty() && reported().back() == last; }));
+  ASSERT_TRUE(
+      testing::eventually([&] { return !reported().empty() && reported().back() == last; }));
   const std::vector<std::uint64_t> calls = reported();
   for (std::size_t i = 1; i < calls.size(); ++i) EXPECT_LT(calls[i - 1], calls[i]);
   EXPECT_LT(calls.size(), 3000u);

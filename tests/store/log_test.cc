@@ -78,7 +78,8 @@ TEST(Log, EveryChangeKindRoundTrips) {
   EXPECT_EQ(r.scan->records, changes.size() + 1);
   EXPECT_EQ(r.scan->valid_bytes, w.bytes.size());
   ASSERT_EQ(r.changes.size(), changes.size() + 1);
-  for (std::size_t i = 0; i < changes.size(); ++i) EXPECT_TRUE(same_change(r.changes[i], changes[i]));
+  for (std::size_t i = 0; i < changes.size(); ++i)
+    EXPECT_TRUE(same_change(r.changes[i], changes[i]));
   EXPECT_TRUE(same_change(r.changes.back(), changes[0]));
 }
 
@@ -163,7 +164,8 @@ TEST(Log, FlippedByteInTheLastCompleteFrameIsCorruptionNotATornTail) {
 
 TEST(Log, TornTailInAnOlderSegmentIsCorruption) {
   const Written w = write_batches(three_batches());
-  const Read r = read(std::string_view(w.bytes).substr(0, w.bytes.size() - 1), SegmentPosition::kOlder);
+  const Read r =
+      read(std::string_view(w.bytes).substr(0, w.bytes.size() - 1), SegmentPosition::kOlder);
   ASSERT_FALSE(r.scan.ok());
   EXPECT_NE(r.scan.error().message.find("not the newest"), std::string::npos);
   EXPECT_FALSE(read("", SegmentPosition::kOlder).scan.ok());

@@ -55,7 +55,8 @@ TEST(Record, ExtraBytesAfterTheFieldsAreAnError) {
   append_record(buffer, Released{"k", 3});
   buffer += "x";
   EXPECT_FALSE(
-      decode_record(RecordType::kReleased, std::string_view(buffer).substr(kRecordHeaderSize)).ok());
+      decode_record(RecordType::kReleased, std::string_view(buffer).substr(kRecordHeaderSize))
+          .ok());
 }
 
 TEST(Record, UnknownTypeIsAnError) {

@@ -45,11 +45,11 @@ TEST_F(RecoveryTest, EveryChangeKindSurvivesARestart) {
 
 TEST_F(RecoveryTest, SessionHoldsAndEndedLeasesAreDroppedButTheirTokensCount) {
   auto store = open();
-  append_all(*store, {Granted{make_hold("long", 1, kStart + 60'000)},
-                      Granted{make_hold("short", 2, kStart + 10'000)},
-                      Granted{make_assigned("forever", 3)},
-                      Granted{make_hold("session", 9, kStart + 60'000, Scope::kSession)},
-                      Granted{make_hold("released", 12)}, Released{"released", 12}});
+  append_all(*store,
+             {Granted{make_hold("long", 1, kStart + 60'000)},
+              Granted{make_hold("short", 2, kStart + 10'000)}, Granted{make_assigned("forever", 3)},
+              Granted{make_hold("session", 9, kStart + 60'000, Scope::kSession)},
+              Granted{make_hold("released", 12)}, Released{"released", 12}});
   store->close();
   clock_.advance(20'000);
   Result<DurableState> state = restart();
@@ -174,13 +174,15 @@ TEST_F(RecoveryTest, MissingSegmentRefusesToStart) {
 TEST_F(RecoveryTest, KillDuringASyncKeepsWhatWasWrittenAndPowerLossKeepsWhatWasSynced) {
   auto store = open();
   std::vector<Change> first;
-  for (std::uint64_t t = 1; t <= 10; ++t) first.push_back(Granted{make_hold("k" + std::to_string(t), t)});
+  for (std::uint64_t t = 1; t <= 10; ++t)
+    first.push_back(Granted{make_hold("k" + std::to_string(t), t)});
   append_all(*store, first);
   const DurableState durable = model_.after_restart(kStart);
 
   fs_.block_syncs();
   std::uint64_t last = 0;
-  for (std::uint64_t t = 11; t <= 15; ++t) last = append(*store, Granted{make_hold("k" + std::to_string(t), t)});
+  for (std::uint64_t t = 11; t <= 15; ++t)
+    last = append(*store, Granted{make_hold("k" + std::to_string(t), t)});
   ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
   EXPECT_LT(store->durable_sequence(), last);
 
@@ -216,7 +218,8 @@ TEST_F(RecoveryTest, SecondServerOnTheSameDataDirRefuses) {
 TEST_F(RecoveryTest, DestructorReleasesTheLockAndCommitsPendingChanges) {
   {
     auto store = open();
-    for (std::uint64_t t = 1; t <= 100; ++t) append(*store, Granted{make_hold("k" + std::to_string(t), t)});
+    for (std::uint64_t t = 1; t <= 100; ++t)
+      append(*store, Granted{make_hold("k" + std::to_string(t), t)});
   }
   expect_restart_sees_model();
 }
@@ -250,8 +253,8 @@ TEST_F(RecoveryTest, MillionHoldSnapshotWithALogTailRecoversExactly) {
   snapshot.last_token = kHolds;
   snapshot.holds.reserve(kHolds);
   for (std::uint64_t i = 0; i < kHolds; ++i)  // odd ones have ended by the restart
-    snapshot.holds.push_back(make_hold("key/" + std::to_string(i), i + 1,
-                                       i % 2 == 0 ? kStart + 60'000 : kStart - 1));
+    snapshot.holds.push_back(
+        make_hold("key/" + std::to_string(i), i + 1, i % 2 == 0 ? kStart + 60'000 : kStart - 1));
   ASSERT_TRUE(write_snapshot(fs_, kDir, 1, snapshot).ok());
   snapshot = DurableState{};
   auto store = open();

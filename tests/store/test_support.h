@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <optional>
-#include <cstdint>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -72,12 +72,16 @@ inline bool same_change(const Change& a, const Change& b) {
       [&b](const auto& x) {
         using T = std::decay_t<decltype(x)>;
         const T& y = std::get<T>(b);
-        if constexpr (std::is_same_v<T, Granted>) return x.hold == y.hold;
+        if constexpr (std::is_same_v<T, Granted>)
+          return x.hold == y.hold;
         else if constexpr (std::is_same_v<T, Renewed>)
           return x.key == y.key && x.token == y.token && x.lease_expires_at == y.lease_expires_at;
-        else if constexpr (std::is_same_v<T, Released>) return x.key == y.key && x.token == y.token;
-        else if constexpr (std::is_same_v<T, RuleSetPut>) return x.name == y.name && x.toml == y.toml;
-        else return x.name == y.name;
+        else if constexpr (std::is_same_v<T, Released>)
+          return x.key == y.key && x.token == y.token;
+        else if constexpr (std::is_same_v<T, RuleSetPut>)
+          return x.name == y.name && x.toml == y.toml;
+        else
+          return x.name == y.name;
       },
       a);
 }
@@ -100,7 +104,9 @@ inline bool wait_durable(const Store& store, std::uint64_t sequence) {
 inline WalOptions fake_options() {
   WalOptions o;
   o.data_dir = kDir;
-  o.on_fatal = [](const Error& e) { ADD_FAILURE() << "unexpected fatal store error: " << e.message; };
+  o.on_fatal = [](const Error& e) {
+    ADD_FAILURE() << "unexpected fatal store error: " << e.message;
+  };
   return o;
 }
 

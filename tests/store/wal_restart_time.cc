@@ -65,8 +65,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const Seconds write_time = std::chrono::steady_clock::now() - start;
-  const auto snapshot_bytes =
-      std::filesystem::file_size(holdfast::wal::join_path(dir, holdfast::wal::snapshot_file_name(1)));
+  const auto snapshot_bytes = std::filesystem::file_size(
+      holdfast::wal::join_path(dir, holdfast::wal::snapshot_file_name(1)));
   state = DurableState{};
 
   holdfast::wal::WalOptions options;

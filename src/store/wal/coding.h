@@ -30,7 +30,9 @@ inline void put_u64(std::string& out, std::uint64_t v) {
   put_u32(out, static_cast<std::uint32_t>(v >> 32));
 }
 
-inline void put_i64(std::string& out, std::int64_t v) { put_u64(out, static_cast<std::uint64_t>(v)); }
+inline void put_i64(std::string& out, std::int64_t v) {
+  put_u64(out, static_cast<std::uint64_t>(v));
+}
 
 // REQUIRES: s.size() < 4 GiB (keys are at most 1 KiB; rule sets are small texts).
 inline void put_str(std::string& out, std::string_view s) {
@@ -53,7 +55,8 @@ inline std::uint32_t load_u32(const char* p) {
 }
 
 inline std::uint64_t load_u64(const char* p) {
-  return static_cast<std::uint64_t>(load_u32(p)) | (static_cast<std::uint64_t>(load_u32(p + 4)) << 32);
+  return static_cast<std::uint64_t>(load_u32(p)) |
+         (static_cast<std::uint64_t>(load_u32(p + 4)) << 32);
 }
 
 class Decoder {

@@ -3,8 +3,8 @@
 // synced length of each file.
 #include "store/wal/fake_file_system.h"
 
-#include <thread>
 #include <unistd.h>
+#include <thread>
 
 namespace holdfast::wal {
 namespace {

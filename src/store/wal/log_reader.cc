@@ -68,8 +68,7 @@ Result<SegmentScan> read_segment(std::string_view data, const std::string& path,
     const std::uint32_t body_length = load_u32(rest.data() + 4);
     const std::uint32_t body_crc = load_u32(rest.data() + 8);
     const std::uint32_t record_count = load_u32(rest.data() + 12);
-    if (body_length > rest.size() - kFrameHeaderSize)
-      return torn(offset, "incomplete frame");
+    if (body_length > rest.size() - kFrameHeaderSize) return torn(offset, "incomplete frame");
     std::string_view body = rest.substr(kFrameHeaderSize, body_length);
     if (crc32c::unmask(body_crc) != crc32c::value(body))
       return corruption_error(path, offset, "frame body checksum mismatch");

@@ -40,8 +40,7 @@ Result<std::unique_ptr<LogWriter>> LogWriter::create(FileSystem& fs, const std::
     if (Status s = (*file)->sync(); !s) return std::move(s).error();
     if (Status s = fs.sync_dir(dir); !s) return std::move(s).error();
   }
-  return std::unique_ptr<LogWriter>(
-      new LogWriter(std::move(*file), path, kSegmentHeaderSize));
+  return std::unique_ptr<LogWriter>(new LogWriter(std::move(*file), path, kSegmentHeaderSize));
 }
 
 Status LogWriter::add_records(std::string_view records) {
@@ -69,7 +68,8 @@ Status LogWriter::add_records(std::string_view records) {
     frames_.push_back({rest.substr(0, length), count});
     rest.remove_prefix(length);
   }
-  for (const Frame& frame : frames_) headers_.push_back(encode_frame_header(frame.body, frame.records));
+  for (const Frame& frame : frames_)
+    headers_.push_back(encode_frame_header(frame.body, frame.records));
   for (std::size_t i = 0; i < frames_.size(); ++i) {
     pieces_.emplace_back(headers_[i].data(), headers_[i].size());
     pieces_.push_back(frames_[i].body);

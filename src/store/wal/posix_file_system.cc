@@ -22,8 +22,7 @@ namespace holdfast::wal {
 namespace {
 
 Error io_error(std::string_view what, const std::string& path, int err) {
-  return Error(ErrorCode::kInternal,
-               std::string(what) + " " + path + ": " + std::strerror(err))
+  return Error(ErrorCode::kInternal, std::string(what) + " " + path + ": " + std::strerror(err))
       .with("path", path);
 }
 
@@ -120,7 +119,7 @@ class PosixFileSystem final : public FileSystem {
  public:
   Status create_dir(const std::string& dir) override {
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) return io_error("mkdir", dir, errno);
-    struct stat st{};
+    struct stat st {};
     if (::stat(dir.c_str(), &st) != 0) return io_error("stat", dir, errno);
     if (!S_ISDIR(st.st_mode)) return io_error("mkdir", dir, ENOTDIR);
     return ok_status();
@@ -146,15 +145,14 @@ class PosixFileSystem final : public FileSystem {
   Result<FileContents> read_file(const std::string& path) override {
     FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return io_error("open", path, errno);
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return io_error("stat", path, errno);
     const auto size = static_cast<std::size_t>(st.st_size);
     if (size == 0) return FileContents();
     void* addr = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd.get(), 0);
     if (addr == MAP_FAILED) return io_error("mmap", path, errno);
-    std::shared_ptr<const void> keeper(addr, [size](const void* p) {
-      ::munmap(const_cast<void*>(p), size);
-    });
+    std::shared_ptr<const void> keeper(
+        addr, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
     return FileContents(std::string_view(static_cast<const char*>(addr), size), std::move(keeper));
   }
 
@@ -167,7 +165,8 @@ class PosixFileSystem final : public FileSystem {
   Status truncate_file(const std::string& path, std::uint64_t size) override {
     FileDescriptor fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
     if (fd.get() < 0) return io_error("open", path, errno);
-    if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0) return io_error("truncate", path, errno);
+    if (::ftruncate(fd.get(), static_cast<off_t>(size)) != 0)
+      return io_error("truncate", path, errno);
     if (::fsync(fd.get()) != 0) return io_error("fsync", path, errno);
     return ok_status();
   }

@@ -48,23 +48,34 @@ RecordType record_type_of(const Change& change) {
   return std::visit(
       [](const auto& c) {
         using T = std::decay_t<decltype(c)>;
-        if constexpr (std::is_same_v<T, Granted>) return RecordType::kGranted;
-        else if constexpr (std::is_same_v<T, Renewed>) return RecordType::kRenewed;
-        else if constexpr (std::is_same_v<T, Released>) return RecordType::kReleased;
-        else if constexpr (std::is_same_v<T, RuleSetPut>) return RecordType::kRuleSetPut;
-        else if constexpr (std::is_same_v<T, RuleSetDeleted>) return RecordType::kRuleSetDeleted;
-        else static_assert(kAlwaysFalse<T>, "every Change needs a record type");
+        if constexpr (std::is_same_v<T, Granted>)
+          return RecordType::kGranted;
+        else if constexpr (std::is_same_v<T, Renewed>)
+          return RecordType::kRenewed;
+        else if constexpr (std::is_same_v<T, Released>)
+          return RecordType::kReleased;
+        else if constexpr (std::is_same_v<T, RuleSetPut>)
+          return RecordType::kRuleSetPut;
+        else if constexpr (std::is_same_v<T, RuleSetDeleted>)
+          return RecordType::kRuleSetDeleted;
+        else
+          static_assert(kAlwaysFalse<T>, "every Change needs a record type");
       },
       change);
 }
 
 std::string_view record_type_name(RecordType type) {
   switch (type) {
-    case RecordType::kGranted: return "Granted";
-    case RecordType::kRenewed: return "Renewed";
-    case RecordType::kReleased: return "Released";
-    case RecordType::kRuleSetPut: return "RuleSetPut";
-    case RecordType::kRuleSetDeleted: return "RuleSetDeleted";
+    case RecordType::kGranted:
+      return "Granted";
+    case RecordType::kRenewed:
+      return "Renewed";
+    case RecordType::kReleased:
+      return "Released";
+    case RecordType::kRuleSetPut:
+      return "RuleSetPut";
+    case RecordType::kRuleSetDeleted:
+      return "RuleSetDeleted";
   }
   return "unknown";
 }

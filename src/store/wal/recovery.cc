@@ -30,8 +30,8 @@ struct Plan {
 };
 
 // Segments from `first` on must be first, first+1, ... (or none at all).
-std::optional<Error> check_consecutive(const std::string& dir, const std::vector<std::uint64_t>& all,
-                                       std::uint64_t first) {
+std::optional<Error> check_consecutive(const std::string& dir,
+                                       const std::vector<std::uint64_t>& all, std::uint64_t first) {
   std::uint64_t expected = first;
   for (const std::uint64_t n : all) {
     if (n < first) continue;
@@ -49,8 +49,8 @@ Result<Plan> plan_replay(FileSystem& fs, const std::string& dir, const DirListin
   for (auto it = listing.snapshots.rbegin(); it != listing.snapshots.rend(); ++it) {
     const std::string path = join_path(dir, snapshot_file_name(*it));
     Result<FileContents> data = fs.read_file(path);
-    Result<Snapshot> snapshot = data ? decode_snapshot(data->data(), path, *it)
-                                     : Result<Snapshot>(std::move(data).error());
+    Result<Snapshot> snapshot =
+        data ? decode_snapshot(data->data(), path, *it) : Result<Snapshot>(std::move(data).error());
     if (!snapshot) {
       if (!newest_bad) newest_bad = std::move(snapshot).error();
       continue;
@@ -108,9 +108,9 @@ Result<RecoveredLog> recover_log(FileSystem& fs, const std::string& dir, Millis 
     Result<FileContents> data = fs.read_file(path);
     if (!data) return std::move(data).error();
     const bool newest = i + 1 == segments.size();
-    Result<SegmentScan> scan =
-        read_segment(data->data(), path, newest ? SegmentPosition::kNewest : SegmentPosition::kOlder,
-                     [&replay](Change&& change) { replay.apply(change); });
+    Result<SegmentScan> scan = read_segment(
+        data->data(), path, newest ? SegmentPosition::kNewest : SegmentPosition::kOlder,
+        [&replay](Change&& change) { replay.apply(change); });
     data = FileContents();  // unmapped before a truncation shrinks the file
     if (!scan) return refuse(std::move(scan).error());
     out.records_replayed += scan->records;

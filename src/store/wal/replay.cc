@@ -21,7 +21,9 @@ std::uint32_t hash_key(std::string_view key) {
 }  // namespace
 
 ReplayState::ReplayState(DurableState base)
-    : last_token_(base.last_token), base_(std::move(base.holds)), rule_set_(std::move(base.rule_set)) {}
+    : last_token_(base.last_token),
+      base_(std::move(base.holds)),
+      rule_set_(std::move(base.rule_set)) {}
 
 void ReplayState::build_index() {
   std::size_t size = 1024;

@@ -41,9 +41,7 @@ class ReplayState {
     Position position_plus_one = 0;  // 0: empty slot
   };
 
-  HoldState& at(Position p) {
-    return p < base_.size() ? base_[p] : added_[p - base_.size()];
-  }
+  HoldState& at(Position p) { return p < base_.size() ? base_[p] : added_[p - base_.size()]; }
   std::optional<Position> find(std::string_view key, std::uint32_t hash);
   void insert(std::uint32_t hash, Position position);
   void grow();

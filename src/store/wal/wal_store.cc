@@ -103,7 +103,8 @@ std::uint64_t WalStore::append(const Change& change) {
   }
   if (wake) wake_.notify_one();
   appended_.fetch_add(1, std::memory_order_relaxed);
-  if (options_.fsync == FsyncMode::kNever) durable_sequence_.store(sequence, std::memory_order_release);
+  if (options_.fsync == FsyncMode::kNever)
+    durable_sequence_.store(sequence, std::memory_order_release);
 
   bytes_since_cut_ += bytes;
   if (bytes_since_cut_ >= options_.snapshot_threshold_bytes && state_source_ &&
@@ -216,9 +217,9 @@ Status WalStore::write_and_sync(std::string_view records) {
   if (options_.fsync == FsyncMode::kNever) return ok_status();
   const auto start = std::chrono::steady_clock::now();
   Status s = log_->sync();
-  const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::steady_clock::now() - start)
-                         .count();
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
   syncs_.fetch_add(1, std::memory_order_relaxed);
   sync_nanos_.fetch_add(static_cast<std::uint64_t>(nanos), std::memory_order_relaxed);
   return s;
