@@ -10,7 +10,7 @@ namespace {
 
 // Keeps exhaustiveness in std::visit: a new Change alternative fails to compile here.
 template <class>
-inline constexpr bool kAlwaysFalse = false;
+struct AlwaysFalse : std::false_type {};
 
 void append_payload(std::string& out, const Change& change) {
   std::visit(
@@ -31,7 +31,7 @@ void append_payload(std::string& out, const Change& change) {
         } else if constexpr (std::is_same_v<T, RuleSetDeleted>) {
           put_str(out, c.name);
         } else {
-          static_assert(kAlwaysFalse<T>, "every Change needs a record encoding");
+          static_assert(AlwaysFalse<T>::value, "every Change needs a record encoding");
         }
       },
       change);
@@ -59,7 +59,7 @@ RecordType record_type_of(const Change& change) {
         else if constexpr (std::is_same_v<T, RuleSetDeleted>)
           return RecordType::kRuleSetDeleted;
         else
-          static_assert(kAlwaysFalse<T>, "every Change needs a record type");
+          static_assert(AlwaysFalse<T>::value, "every Change needs a record type");
       },
       change);
 }

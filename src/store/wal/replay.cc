@@ -11,7 +11,7 @@ namespace holdfast::wal {
 namespace {
 
 template <class>
-inline constexpr bool kAlwaysFalse = false;
+struct AlwaysFalse : std::false_type {};
 
 std::uint32_t hash_key(std::string_view key) {
   const std::size_t h = std::hash<std::string_view>{}(key);
@@ -105,7 +105,7 @@ void ReplayState::apply(const Change& change) {
         } else if constexpr (std::is_same_v<T, RuleSetDeleted>) {
           if (rule_set_ && rule_set_->name == c.name) rule_set_.reset();
         } else {
-          static_assert(kAlwaysFalse<T>, "every Change needs a replay rule");
+          static_assert(AlwaysFalse<T>::value, "every Change needs a replay rule");
         }
       },
       change);
