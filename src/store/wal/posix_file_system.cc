@@ -21,8 +21,15 @@
 namespace holdfast::wal {
 namespace {
 
+// strerror_r (the GNU form, which returns the message), since the syncer thread and the loop
+// thread may report errors at the same time.
+std::string error_text(int err) {
+  char buffer[256];
+  return ::strerror_r(err, buffer, sizeof buffer);
+}
+
 Error io_error(std::string_view what, const std::string& path, int err) {
-  return Error(ErrorCode::kInternal, std::string(what) + " " + path + ": " + std::strerror(err))
+  return Error(ErrorCode::kInternal, std::string(what) + " " + path + ": " + error_text(err))
       .with("path", path);
 }
 
@@ -130,7 +137,8 @@ class PosixFileSystem final : public FileSystem {
     if (d == nullptr) return io_error("opendir", dir, errno);
     std::vector<std::string> names;
     errno = 0;
-    while (const dirent* e = ::readdir(d)) {
+    // readdir is safe here: the stream is this call's own (glibc locks per DIR).
+    while (const dirent* e = ::readdir(d)) {  // NOLINT(concurrency-mt-unsafe)
       const std::string_view name = e->d_name;
       if (name != "." && name != "..") names.emplace_back(name);
     }
