@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <type_traits>
 
 #include "store/wal/data_dir.h"
 #include "store/wal/record.h"
