@@ -8,7 +8,7 @@
 #include "cli/commands.h"
 #include "server/config.h"
 #include "server/server.h"
-#include "store/memory_store.h"
+#include "store/wal/wal_store.h"
 
 namespace holdfast::cli {
 namespace {
@@ -43,7 +43,18 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     credentials = std::move(*opened);
     spdlog::info("credentials: {} entries from {}", credentials->size(), config->credentials);
   }
-  MemoryStore store;
+  SystemClock clock;
+  wal::WalOptions wal_options;
+  wal_options.data_dir = config->data_dir;
+  wal_options.fsync = config->fsync == FsyncMode::kAlways ? wal::FsyncMode::kAlways : wal::FsyncMode::kNever;
+  wal_options.on_fatal = [](const Error& e) {
+    // Nothing more can be made durable, so nothing more may be answered: stop at once, as etcd
+    // does. Clients see their connections drop; a restart recovers what was acknowledged.
+    spdlog::critical("the write-ahead log failed: {}; exiting", e.message);
+    spdlog::shutdown();
+    std::_Exit(70);
+  };
+  wal::WalStore store(wal_options, clock);
   Server server(*config, store, credentials.get());
   if (credentials) {
     server.on_reload([&credentials] {
@@ -56,7 +67,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   }
   if (auto st = server.start(); !st.ok()) {
     std::cerr << "holdfast serve: " << st.error().message << "\n";
-    return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitUnreachable;
+    return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : 1;
   }
   server.run();
   return kExitOk;
