@@ -1,0 +1,262 @@
+/* Evaluator core: dispatch, names, selection and indexing, literals, logic, operators.
+ * See eval.h for the evaluation rules.
+ */
+#include "cel/eval.h"
+
+#include <cmath>
+#include <optional>
+
+#include "cel/format.h"
+#include "cel/operators.h"
+
+namespace holdfast::cel {
+namespace {
+
+// Rough bytes a freshly built value occupies, for the byte budget.
+constexpr std::uint64_t kBytesPerElement = sizeof(Value);
+constexpr std::uint64_t kBytesPerEntry = 2 * sizeof(Value);
+
+std::string kind_of(const Value& v) { return std::string(kind_name(v.kind())); }
+
+}  // namespace
+
+Result<Value> Evaluator::located(const Node& node, Result<Value> result) const {
+  if (result.ok()) return result;
+  return error_at(node, result.error().message);
+}
+
+bool Evaluator::charge_bytes(std::uint64_t bytes) {
+  if (bytes > bytes_left_) {
+    bytes_left_ = 0;
+    return false;
+  }
+  bytes_left_ -= bytes;
+  return true;
+}
+
+Error Evaluator::budget_error(const Node& node, std::string_view what) const {
+  return error_at(node, "evaluation exceeded its " + std::string(what) + " limit");
+}
+
+Result<Value> Evaluator::eval(const Node& node) {
+  if (steps_left_ == 0) return budget_error(node, "step");
+  --steps_left_;
+  switch (node.kind) {
+    case NodeKind::kLiteral: return node.value;
+    case NodeKind::kIdent: return identifier(node);
+    case NodeKind::kSelect: return select(node);
+    case NodeKind::kHas: return has(node);
+    case NodeKind::kIndex: return index(node);
+    case NodeKind::kList: return list(node);
+    case NodeKind::kMap: return map(node);
+    case NodeKind::kNot:
+    case NodeKind::kNegate: return unary(node);
+    case NodeKind::kAnd: return logical(node, true);
+    case NodeKind::kOr: return logical(node, false);
+    case NodeKind::kConditional: return conditional(node);
+    case NodeKind::kBinary: return binary(node);
+    case NodeKind::kAdd: return add(node);
+    case NodeKind::kBuiltin: return builtin(node);
+    case NodeKind::kHostCall: return host_call(node);
+    case NodeKind::kUnknownMethod: return unknown_method(node);
+    case NodeKind::kComprehension: return comprehension(node);
+  }
+  return error_at(node, "internal: unknown node");
+}
+
+Result<Value> Evaluator::identifier(const Node& node) {
+  if (node.slot >= 0) return *locals_[static_cast<std::size_t>(node.slot)];
+  if (const Value* value = activation_.find_variable(node.name)) return *value;
+  return error_at(node, "undeclared reference to '" + node.name + "'");
+}
+
+Result<Value> Evaluator::select(const Node& node) {
+  auto operand = eval(*node.args[0]);
+  if (!operand.ok()) return operand;
+  if (!operand->is(ValueKind::kMap)) {
+    return error_at(node, "type '" + kind_of(*operand) + "' does not support field selection");
+  }
+  if (const Value* field = operand->as_map().find(node.name)) return *field;
+  return error_at(node, "no such key: '" + node.name + "'");
+}
+
+Result<Value> Evaluator::has(const Node& node) {
+  auto operand = eval(*node.args[0]);
+  if (!operand.ok()) return operand;
+  if (!operand->is(ValueKind::kMap)) {
+    return error_at(node, "has() needs a map, got '" + kind_of(*operand) + "'");
+  }
+  return Value::from_bool(operand->as_map().find(node.name) != nullptr);
+}
+
+Result<Value> Evaluator::index(const Node& node) {
+  auto container = eval(*node.args[0]);
+  if (!container.ok()) return container;
+  auto key = eval(*node.args[1]);
+  if (!key.ok()) return key;
+  if (container->is(ValueKind::kMap)) {
+    switch (key->kind()) {
+      case ValueKind::kInt: case ValueKind::kUint: case ValueKind::kDouble:
+      case ValueKind::kBool: case ValueKind::kString:
+        break;
+      default:
+        return error_at(node, "unsupported map key type '" + kind_of(*key) + "'");
+    }
+    if (const Value* value = container->as_map().find(*key)) return *value;
+    return error_at(node, "no such key: " + format_value(*key));
+  }
+  if (!container->is(ValueKind::kList)) {
+    return error_at(node, "type '" + kind_of(*container) + "' does not support indexing");
+  }
+  const auto items = container->as_list();
+  // An index is an int, a uint, or a double holding a whole number (CEL's numeric equality).
+  std::optional<std::uint64_t> position;
+  switch (key->kind()) {
+    case ValueKind::kInt:
+      if (key->as_int() >= 0) position = static_cast<std::uint64_t>(key->as_int());
+      else position = std::numeric_limits<std::uint64_t>::max();
+      break;
+    case ValueKind::kUint: position = key->as_uint(); break;
+    case ValueKind::kDouble: {
+      const double d = key->as_double();
+      if (std::trunc(d) != d) return error_at(node, "list index " + format_value(*key) + " is not a whole number");
+      position = d >= 0 && d < 18446744073709551616.0 ? static_cast<std::uint64_t>(d) : std::numeric_limits<std::uint64_t>::max();
+      break;
+    }
+    default:
+      return error_at(node, "no matching overload for list[" + kind_of(*key) + "]");
+  }
+  if (*position >= items.size()) {
+    return error_at(node, "index " + format_value(*key) + " out of range for a list of size " + std::to_string(items.size()));
+  }
+  return items[*position];
+}
+
+Result<Value> Evaluator::list(const Node& node) {
+  if (node.args.empty()) return Value::from_list({});
+  if (!charge_bytes(node.args.size() * kBytesPerElement)) return budget_error(node, "memory");
+  std::vector<Value> items;
+  items.reserve(node.args.size());
+  for (const auto& arg : node.args) {
+    auto item = eval(*arg);
+    if (!item.ok()) return item;
+    items.push_back(std::move(item).value());
+  }
+  return Value::from_list(std::move(items));
+}
+
+Result<Value> Evaluator::map(const Node& node) {
+  if (!charge_bytes(node.args.size() / 2 * kBytesPerEntry)) return budget_error(node, "memory");
+  std::vector<std::pair<Value, Value>> entries;
+  entries.reserve(node.args.size() / 2);
+  for (std::size_t i = 0; i + 1 < node.args.size(); i += 2) {
+    auto key = eval(*node.args[i]);
+    if (!key.ok()) return key;
+    auto value = eval(*node.args[i + 1]);
+    if (!value.ok()) return value;
+    entries.emplace_back(std::move(key).value(), std::move(value).value());
+  }
+  return located(node, Value::from_map(std::move(entries)));
+}
+
+Result<Value> Evaluator::logical(const Node& node, bool is_and) {
+  // `decisive` is the operand value that settles the result on its own: false for &&, true
+  // for ||. Anything else that is not a bool is remembered and reported only if no operand
+  // turns out to be decisive.
+  const bool decisive = !is_and;
+  std::optional<Error> pending;
+  for (const auto& arg : node.args) {
+    auto operand = eval(*arg);
+    if (operand.ok() && operand->is(ValueKind::kBool)) {
+      if (operand->as_bool() == decisive) return Value::from_bool(decisive);
+      continue;
+    }
+    if (pending) continue;
+    if (operand.ok()) {
+      pending = error_at(*arg, std::string("no matching overload: ") + (is_and ? "&&" : "||") +
+                                   " needs bool operands, got '" + kind_of(*operand) + "'");
+    } else {
+      pending = std::move(operand).error();
+    }
+  }
+  if (pending) return std::move(*pending);
+  return Value::from_bool(!decisive);
+}
+
+Result<Value> Evaluator::conditional(const Node& node) {
+  auto condition = eval(*node.args[0]);
+  if (!condition.ok()) return condition;
+  if (!condition->is(ValueKind::kBool)) {
+    return error_at(node, "no matching overload: the condition of ?: must be a bool, got '" + kind_of(*condition) + "'");
+  }
+  return eval(*node.args[condition->as_bool() ? 1 : 2]);
+}
+
+Result<Value> Evaluator::unary(const Node& node) {
+  auto operand = eval(*node.args[0]);
+  if (!operand.ok()) return operand;
+  return located(node, node.kind == NodeKind::kNot ? not_value(*operand) : negate_value(*operand));
+}
+
+Result<Value> Evaluator::binary(const Node& node) {
+  auto lhs = eval(*node.args[0]);
+  if (!lhs.ok()) return lhs;
+  auto rhs = eval(*node.args[1]);
+  if (!rhs.ok()) return rhs;
+  return located(node, apply_binary(node.op, *lhs, *rhs));
+}
+
+Result<Value> Evaluator::add(const Node& node) {
+  // Chains are short; keep their operands on the stack.
+  constexpr std::size_t kInline = 8;
+  std::array<Value, kInline> inline_operands;
+  std::vector<Value> heap_operands;
+  std::span<Value> operands;
+  if (node.args.size() <= kInline) {
+    operands = std::span<Value>(inline_operands.data(), node.args.size());
+  } else {
+    heap_operands.resize(node.args.size());
+    operands = heap_operands;
+  }
+  for (std::size_t i = 0; i < node.args.size(); ++i) {
+    auto operand = eval(*node.args[i]);
+    if (!operand.ok()) return operand;
+    operands[i] = std::move(operand).value();
+  }
+  return add_evaluated(node, operands);
+}
+
+Result<Value> Evaluator::add_evaluated(const Node& node, std::span<const Value> operands) {
+  // All strings (or all bytes): size the result once instead of once per '+'.
+  const ValueKind kind = operands[0].kind();
+  if (kind == ValueKind::kString || kind == ValueKind::kBytes) {
+    bool uniform = true;
+    std::size_t total = 0;
+    for (const Value& v : operands) {
+      if (v.kind() != kind) {
+        uniform = false;
+        break;
+      }
+      total += kind == ValueKind::kString ? v.as_string().size() : v.as_bytes().size();
+    }
+    if (uniform) {
+      if (!charge_bytes(total)) return budget_error(node, "memory");
+      std::string joined;
+      joined.reserve(total);
+      for (const Value& v : operands) joined.append(kind == ValueKind::kString ? v.as_string() : v.as_bytes());
+      return kind == ValueKind::kString ? Value::from_string(std::move(joined)) : Value::from_bytes(std::move(joined));
+    }
+  }
+  Value sum = operands[0];
+  for (std::size_t i = 1; i < operands.size(); ++i) {
+    auto next = add_values(sum, operands[i]);
+    if (!next.ok()) return error_at(node, next.error().message);
+    sum = std::move(next).value();
+    if (sum.is(ValueKind::kList) && !charge_bytes(sum.as_list().size() * kBytesPerElement)) {
+      return budget_error(node, "memory");
+    }
+  }
+  return sum;
+}
+
+}  // namespace holdfast::cel
