@@ -27,7 +27,10 @@ Result<Value> Evaluator::located(const Node& node, Result<Value> result) const {
 
 bool Evaluator::charge_bytes(std::uint64_t bytes) {
   if (bytes > bytes_left_) {
+    // A spent budget ends the evaluation: with no steps left every pending operand fails
+    // too, so || and && cannot absorb the overrun into a result.
     bytes_left_ = 0;
+    steps_left_ = 0;
     return false;
   }
   bytes_left_ -= bytes;

@@ -13,7 +13,8 @@
  *   - Identifiers are macro variables (resolved at compile time to a slot) or Activation
  *     variables; an unbound name is an evaluation error.
  *   - Every node evaluated and every macro iteration costs one step of the EvalLimits budget;
- *     every string, bytes, list or map built costs its size in bytes.
+ *     every string, bytes, list or map built costs its size in bytes. Running out of either
+ *     ends the evaluation with an error that || and && do not absorb.
  *
  * The evaluator is split by concept: eval.cc (dispatch, names, selection, logic, literals),
  * eval_calls.cc (standard and host functions), eval_macros.cc (all/exists/exists_one/map/filter).

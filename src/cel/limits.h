@@ -24,7 +24,7 @@ inline constexpr int kMaxNestingDepth = 128;
 // Per-evaluation budget. A step is one syntax node evaluated or one macro iteration; bytes
 // count every string, bytes, list and map built during the evaluation. Exceeding either is
 // an evaluation error ("evaluation exceeded its step limit"). Typical access rules use tens
-// of steps and no bytes.
+// of steps and no bytes. Running out ends the evaluation: the error is not absorbed by || or &&.
 struct EvalLimits {
   std::uint64_t max_steps = 1'000'000;
   std::uint64_t max_bytes = 16u * 1024 * 1024;
