@@ -3,6 +3,7 @@
  */
 #include "cel/eval.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -34,6 +35,16 @@ bool Evaluator::charge_bytes(std::uint64_t bytes) {
     return false;
   }
   bytes_left_ -= bytes;
+  return true;
+}
+
+bool Evaluator::charge_work(std::uint64_t units) {
+  const std::uint64_t steps = units / kWorkUnitsPerStep;
+  if (steps >= steps_left_ && steps > 0) {
+    steps_left_ = 0;
+    return false;
+  }
+  steps_left_ -= steps;
   return true;
 }
 
@@ -206,6 +217,20 @@ Result<Value> Evaluator::binary(const Node& node) {
   if (!lhs.ok()) return lhs;
   auto rhs = eval(*node.args[1]);
   if (!rhs.ok()) return rhs;
+  // Comparisons walk both operands; `in` walks the list (or one key of the map).
+  std::uint64_t work = 0;
+  switch (node.op) {
+    case BinaryOp::kEqual: case BinaryOp::kNotEqual: case BinaryOp::kLess:
+    case BinaryOp::kLessEqual: case BinaryOp::kGreater: case BinaryOp::kGreaterEqual:
+      work = std::min(lhs->weight(), rhs->weight());
+      break;
+    case BinaryOp::kIn:
+      work = rhs->is(ValueKind::kList) ? rhs->weight() : lhs->weight();
+      break;
+    default:
+      break;
+  }
+  if (!charge_work(work)) return budget_error(node, "step");
   return located(node, apply_binary(node.op, *lhs, *rhs));
 }
 

@@ -50,8 +50,10 @@ class Evaluator {
   Error error_at(const Node& node, std::string_view message) const { return map_.error_at(node.offset, message); }
   // Adds `node`'s position to an error from a position-free helper (operators, conversions).
   Result<Value> located(const Node& node, Result<Value> result) const;
-  // Deducts from the byte budget; false (after which the caller fails) when it runs out.
+  // Deduct from the byte budget, or from the step budget at kWorkUnitsPerStep units per step;
+  // false (after which the caller fails with budget_error) when the budget runs out.
   bool charge_bytes(std::uint64_t bytes);
+  bool charge_work(std::uint64_t units);
   Error budget_error(const Node& node, std::string_view what) const;
 
   Result<Value> identifier(const Node& node);

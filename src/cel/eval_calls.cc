@@ -6,6 +6,7 @@
  * strings that fits in a small stack buffer, it is assembled there and never becomes a Value.
  */
 #include <algorithm>
+#include <limits>
 #include <array>
 #include <vector>
 
@@ -98,6 +99,17 @@ Result<Value> Evaluator::string_predicate(const Node& node) {
   }
   const std::string_view text = receiver->as_string();
   const std::string_view arg = argument.text;
+  // Cost model of the language definition: contains() may compare every position of the
+  // text with the whole argument; the others are linear (RE2 guarantees it for matches).
+  std::uint64_t work = arg.size();
+  if (node.builtin == Builtin::kContains) {
+    work = arg.empty() || text.size() <= std::numeric_limits<std::uint64_t>::max() / arg.size()
+               ? text.size() * arg.size()
+               : std::numeric_limits<std::uint64_t>::max();
+  } else if (node.builtin == Builtin::kMatches) {
+    work = text.size() + arg.size();
+  }
+  if (!charge_work(work)) return budget_error(node, "step");
   switch (node.builtin) {
     case Builtin::kStartsWith: return Value::from_bool(text.substr(0, arg.size()) == arg);
     case Builtin::kEndsWith:
@@ -124,6 +136,8 @@ Result<Value> Evaluator::builtin(const Node& node) {
   }
   auto operand = eval(*node.args[0]);
   if (!operand.ok()) return operand;
+  // size() counts code points; conversions parse, validate or copy their argument.
+  if (!charge_work(operand->weight())) return budget_error(node, "step");
   if (node.builtin != Builtin::kSize) return located(node, convert(node.builtin, *operand));
   switch (operand->kind()) {
     case ValueKind::kString:

@@ -21,10 +21,15 @@ inline constexpr std::size_t kMaxSourceBytes = 64 * 1024;
 // evaluator's recursion, so it is what keeps hostile input from exhausting the stack.
 inline constexpr int kMaxNestingDepth = 128;
 
-// Per-evaluation budget. A step is one syntax node evaluated or one macro iteration; bytes
-// count every string, bytes, list and map built during the evaluation. Exceeding either is
-// an evaluation error ("evaluation exceeded its step limit"). Typical access rules use tens
-// of steps and no bytes. Running out ends the evaluation: the error is not absorbed by || or &&.
+// Per-evaluation budget. A step is one syntax node evaluated, one macro iteration, or
+// kWorkUnitsPerStep units of work inside an operation (comparing, scanning or searching
+// values, charged by Value::weight and, for contains(), by the product of the two lengths as
+// the language definition's cost model says); bytes count every string, bytes, list and map
+// built during the evaluation. Exceeding either is an evaluation error ("evaluation exceeded
+// its step limit") that ends the evaluation: || and && do not absorb it. Typical access
+// rules use tens of steps and no bytes.
+inline constexpr std::uint64_t kWorkUnitsPerStep = 16;
+
 struct EvalLimits {
   std::uint64_t max_steps = 1'000'000;
   std::uint64_t max_bytes = 16u * 1024 * 1024;

@@ -28,9 +28,9 @@ Result<std::shared_ptr<const re2::RE2>> compile_regex(std::string_view pattern);
 // Whether `regex` matches anywhere in `text`.
 bool regex_search(const re2::RE2& regex, std::string_view text);
 
-// Compiled patterns by text, shared by all evaluations of one call site. Holds at most
-// kCapacity patterns; when full it starts over, which is simple and bounds memory (a rule whose
-// pattern changes on every evaluation gains nothing from caching anyway).
+// Compiled patterns (and rejected ones) by text, shared by all evaluations of one call site.
+// Holds at most kCapacity patterns; when full it starts over, which is simple and bounds
+// memory (a rule whose pattern changes on every evaluation gains nothing from caching anyway).
 class RegexCache {
  public:
   static constexpr std::size_t kCapacity = 32;

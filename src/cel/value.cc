@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace holdfast::cel {
 namespace {
@@ -76,6 +77,12 @@ std::optional<MapKey> to_key(const Value& key, bool allow_double) {
   return std::nullopt;
 }
 
+// Weights saturate rather than wrap; they only ever feed a budget.
+std::uint64_t add_weight(std::uint64_t a, std::uint64_t b) {
+  const std::uint64_t sum = a + b;
+  return sum < a ? std::numeric_limits<std::uint64_t>::max() : sum;
+}
+
 }  // namespace
 
 std::string_view kind_name(ValueKind kind) {
@@ -102,8 +109,13 @@ Value Value::from_bytes(std::string bytes) {
 }
 
 Value Value::from_list(std::vector<Value> elements) {
-  std::shared_ptr<const std::vector<Value>> list;
-  if (!elements.empty()) list = std::make_shared<const std::vector<Value>>(std::move(elements));
+  std::shared_ptr<const ListData> list;
+  if (!elements.empty()) {
+    auto data = std::make_shared<ListData>();
+    for (const Value& item : elements) data->weight = add_weight(data->weight, item.weight());
+    data->items = std::move(elements);
+    list = std::move(data);
+  }
   return Value(Rep(std::in_place_index<7>, std::move(list)));
 }
 
@@ -135,6 +147,7 @@ Result<Value> Value::from_map(std::vector<std::pair<Value, Value>> entries) {
     }
     map->sorted_ = std::move(order);
   }
+  for (const auto& [key, value] : entries) map->weight_ = add_weight(map->weight_, add_weight(key.weight(), value.weight()));
   map->entries_ = std::move(entries);
   return Value(Rep(std::in_place_index<8>, std::shared_ptr<const MapValue>(std::move(map))));
 }
@@ -146,7 +159,20 @@ std::string_view Value::as_bytes() const { return *std::get<6>(rep_).data; }
 std::span<const Value> Value::as_list() const {
   const auto& list = std::get<7>(rep_);
   if (!list) return {};
-  return *list;
+  return list->items;
+}
+
+std::uint64_t Value::weight() const {
+  switch (kind()) {
+    case ValueKind::kString: return as_string().size() + 1;
+    case ValueKind::kBytes: return as_bytes().size() + 1;
+    case ValueKind::kList: {
+      const auto& list = std::get<7>(rep_);
+      return list ? list->weight : 1;
+    }
+    case ValueKind::kMap: return as_map().weight();
+    default: return 1;
+  }
 }
 
 const MapValue& Value::as_map() const {

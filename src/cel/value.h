@@ -11,6 +11,11 @@
  * and a lookup with the double 1.0 finds the key 1. Entries keep their insertion order (for
  * display); maps larger than a few entries also keep a sorted index for O(log n) lookups.
  *
+ * Every value has a weight, an upper bound on the work of comparing or scanning it: 1 for a
+ * scalar, its length for string and bytes, the sum of its parts for lists and maps (computed
+ * once, when the list or map is built). The evaluator charges operations by weight, so a rule
+ * cannot hide quadratic work behind a single step.
+ *
  * Equality and ordering follow the CEL definition: values of different kinds are unequal
  * except int/uint/double, which compare by numeric value (int with uint exactly; an integer
  * with a double after converting the integer to double, as the conformance suite specifies);
@@ -70,7 +75,11 @@ class Value {
   std::span<const Value> as_list() const;
   const MapValue& as_map() const;
 
+  // The work bound described above; at least 1.
+  std::uint64_t weight() const;
+
  private:
+  struct ListData;
   struct StringRep {
     std::shared_ptr<const std::string> text;
   };
@@ -79,12 +88,16 @@ class Value {
   };
   // A null list or map pointer is the empty list or map, so `[]` and `{}` never allocate.
   using Rep = std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, StringRep,
-                           BytesRep, std::shared_ptr<const std::vector<Value>>,
-                           std::shared_ptr<const MapValue>>;
+                           BytesRep, std::shared_ptr<const ListData>, std::shared_ptr<const MapValue>>;
 
   explicit Value(Rep rep) : rep_(std::move(rep)) {}
 
   Rep rep_;
+};
+
+struct Value::ListData {
+  std::vector<Value> items;
+  std::uint64_t weight = 1;
 };
 
 class MapValue {
@@ -93,6 +106,7 @@ class MapValue {
 
   std::span<const Entry> entries() const { return entries_; }
   std::size_t size() const { return entries_.size(); }
+  std::uint64_t weight() const { return weight_; }
 
   // The value stored under `key`, or nullptr when absent. Numeric keys match across int, uint
   // and double (3.0 finds 3 and 3u; 3.5 finds nothing); keys of other kinds match nothing.
@@ -103,6 +117,7 @@ class MapValue {
   friend class Value;
   std::vector<Entry> entries_;
   std::vector<std::uint32_t> sorted_;  // entry indexes ordered by key; empty for small maps
+  std::uint64_t weight_ = 1;
 };
 
 // CEL equality (`==`): never fails; values of different kinds are unequal except numbers.

@@ -70,6 +70,29 @@ TEST(Limits, RepeatedDoublingHitsTheMemoryLimit) {
   EXPECT_NE(outcome.find("evaluation exceeded its memory limit"), std::string::npos) << outcome.substr(0, 80);
 }
 
+TEST(Limits, ContainsIsChargedByTheProductOfLengths) {
+  // Half-megabyte strings: a naive substring search would take seconds.
+  std::string expr = "['a']";
+  for (int i = 0; i < 19; ++i) expr += ".map(s, s + s)";
+  expr += ".map(s, (s + s + 'b').contains(s + 'b'))";
+  const std::string outcome = run(expr);
+  EXPECT_NE(outcome.find("evaluation exceeded its step limit"), std::string::npos) << outcome.substr(0, 80);
+}
+
+TEST(Limits, ComparingLargeValuesIsChargedByTheirWeight) {
+  std::vector<Value> big(10000, Value::from_int(1));
+  std::vector<Value> range(10000, Value::from_int(0));
+  Activation activation;
+  activation.bind("big", Value::from_list(big));
+  activation.bind("r", Value::from_list(range));
+  // 10^4 iterations, each comparing 10^4 elements.
+  EXPECT_NE(run("r.all(i, big == big)", activation).find("step limit"), std::string::npos);
+  EXPECT_NE(run("r.all(i, 2 in big || true)", activation).find("step limit"), std::string::npos);
+  // The same loop over cheap comparisons is well within budget.
+  EXPECT_EQ(run("r.all(i, i == 0)", activation), "true");
+  EXPECT_EQ(run("r.size() == big.size() && big == big", activation), "true");
+}
+
 TEST(Limits, MemoryLimitIsConfigurable) {
   const auto program = compile("'abc' + 'def'");
   ASSERT_TRUE(program.ok());
