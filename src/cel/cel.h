@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "cel/activation.h"
+#include "cel/format.h"
 #include "cel/limits.h"
 #include "cel/value.h"
 #include "core/error.h"

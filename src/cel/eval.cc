@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "cel/format.h"
@@ -53,14 +54,23 @@ Error Evaluator::budget_error(const Node& node, std::string_view what) const {
 }
 
 Result<Value> Evaluator::eval(const Node& node) {
-  if (steps_left_ == 0) return budget_error(node, "step");
-  --steps_left_;
   switch (node.kind) {
-    case NodeKind::kLiteral: return node.value;
-    case NodeKind::kIdent: return identifier(node);
-    case NodeKind::kSelect: return select(node);
+    case NodeKind::kLiteral:
+    case NodeKind::kIdent:
+    case NodeKind::kSelect:
+    case NodeKind::kIndex: {
+      Value scratch;
+      auto ref = eval_ref(node, scratch);
+      if (!ref.ok()) return std::move(ref).error();
+      if (ref.value() == &scratch) return scratch;
+      return *ref.value();
+    }
+    default:
+      break;
+  }
+  if (!take_step()) return budget_error(node, "step");
+  switch (node.kind) {
     case NodeKind::kHas: return has(node);
-    case NodeKind::kIndex: return index(node);
     case NodeKind::kList: return list(node);
     case NodeKind::kMap: return map(node);
     case NodeKind::kNot:
@@ -74,76 +84,109 @@ Result<Value> Evaluator::eval(const Node& node) {
     case NodeKind::kHostCall: return host_call(node);
     case NodeKind::kUnknownMethod: return unknown_method(node);
     case NodeKind::kComprehension: return comprehension(node);
+    case NodeKind::kLiteral:
+    case NodeKind::kIdent:
+    case NodeKind::kSelect:
+    case NodeKind::kIndex: break;  // handled above
   }
   return error_at(node, "internal: unknown node");
 }
 
-Result<Value> Evaluator::identifier(const Node& node) {
-  if (node.slot >= 0) return *locals_[static_cast<std::size_t>(node.slot)];
-  if (const Value* value = activation_.find_variable(node.name)) return *value;
+Result<const Value*> Evaluator::eval_ref(const Node& node, Value& scratch) {
+  switch (node.kind) {
+    case NodeKind::kLiteral:
+      if (!take_step()) return budget_error(node, "step");
+      return &node.value;
+    case NodeKind::kIdent:
+      if (!take_step()) return budget_error(node, "step");
+      return identifier(node);
+    case NodeKind::kSelect:
+      if (!take_step()) return budget_error(node, "step");
+      return select(node, scratch);
+    case NodeKind::kIndex:
+      if (!take_step()) return budget_error(node, "step");
+      return index(node, scratch);
+    default: {
+      auto value = eval(node);
+      if (!value.ok()) return std::move(value).error();
+      scratch = std::move(value).value();
+      return &scratch;
+    }
+  }
+}
+
+Result<const Value*> Evaluator::identifier(const Node& node) {
+  if (node.slot >= 0) return locals_[static_cast<std::size_t>(node.slot)];
+  if (const Value* value = activation_.find_variable(node.name)) return value;
   return error_at(node, "undeclared reference to '" + node.name + "'");
 }
 
-Result<Value> Evaluator::select(const Node& node) {
-  auto operand = eval(*node.args[0]);
+Result<const Value*> Evaluator::select(const Node& node, Value& scratch) {
+  auto operand = eval_ref(*node.args[0], scratch);
   if (!operand.ok()) return operand;
-  if (!operand->is(ValueKind::kMap)) {
-    return error_at(node, "type '" + kind_of(*operand) + "' does not support field selection");
+  const Value& base = *operand.value();
+  if (!base.is(ValueKind::kMap)) {
+    return error_at(node, "type '" + kind_of(base) + "' does not support field selection");
   }
-  if (const Value* field = operand->as_map().find(node.name)) return *field;
+  if (const Value* field = base.as_map().find(node.name)) return field;
   return error_at(node, "no such key: '" + node.name + "'");
 }
 
 Result<Value> Evaluator::has(const Node& node) {
-  auto operand = eval(*node.args[0]);
-  if (!operand.ok()) return operand;
-  if (!operand->is(ValueKind::kMap)) {
-    return error_at(node, "has() needs a map, got '" + kind_of(*operand) + "'");
+  Value scratch;
+  auto operand = eval_ref(*node.args[0], scratch);
+  if (!operand.ok()) return std::move(operand).error();
+  const Value& base = *operand.value();
+  if (!base.is(ValueKind::kMap)) {
+    return error_at(node, "has() needs a map, got '" + kind_of(base) + "'");
   }
-  return Value::from_bool(operand->as_map().find(node.name) != nullptr);
+  return Value::from_bool(base.as_map().find(node.name) != nullptr);
 }
 
-Result<Value> Evaluator::index(const Node& node) {
-  auto container = eval(*node.args[0]);
-  if (!container.ok()) return container;
-  auto key = eval(*node.args[1]);
-  if (!key.ok()) return key;
-  if (container->is(ValueKind::kMap)) {
-    switch (key->kind()) {
+Result<const Value*> Evaluator::index(const Node& node, Value& scratch) {
+  auto container_ref = eval_ref(*node.args[0], scratch);
+  if (!container_ref.ok()) return container_ref;
+  Value key_scratch;
+  auto key_ref = eval_ref(*node.args[1], key_scratch);
+  if (!key_ref.ok()) return key_ref;
+  const Value& container = *container_ref.value();
+  const Value& key = *key_ref.value();
+  if (container.is(ValueKind::kMap)) {
+    switch (key.kind()) {
       case ValueKind::kInt: case ValueKind::kUint: case ValueKind::kDouble:
       case ValueKind::kBool: case ValueKind::kString:
         break;
       default:
-        return error_at(node, "unsupported map key type '" + kind_of(*key) + "'");
+        return error_at(node, "unsupported map key type '" + kind_of(key) + "'");
     }
-    if (const Value* value = container->as_map().find(*key)) return *value;
-    return error_at(node, "no such key: " + format_value(*key));
+    if (const Value* value = container.as_map().find(key)) return value;
+    return error_at(node, "no such key: " + format_value(key));
   }
-  if (!container->is(ValueKind::kList)) {
-    return error_at(node, "type '" + kind_of(*container) + "' does not support indexing");
+  if (!container.is(ValueKind::kList)) {
+    return error_at(node, "type '" + kind_of(container) + "' does not support indexing");
   }
-  const auto items = container->as_list();
+  const auto items = container.as_list();
   // An index is an int, a uint, or a double holding a whole number (CEL's numeric equality).
-  std::optional<std::uint64_t> position;
-  switch (key->kind()) {
+  constexpr std::uint64_t kBeyond = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t position = kBeyond;
+  switch (key.kind()) {
     case ValueKind::kInt:
-      if (key->as_int() >= 0) position = static_cast<std::uint64_t>(key->as_int());
-      else position = std::numeric_limits<std::uint64_t>::max();
+      if (key.as_int() >= 0) position = static_cast<std::uint64_t>(key.as_int());
       break;
-    case ValueKind::kUint: position = key->as_uint(); break;
+    case ValueKind::kUint: position = key.as_uint(); break;
     case ValueKind::kDouble: {
-      const double d = key->as_double();
-      if (std::trunc(d) != d) return error_at(node, "list index " + format_value(*key) + " is not a whole number");
-      position = d >= 0 && d < 18446744073709551616.0 ? static_cast<std::uint64_t>(d) : std::numeric_limits<std::uint64_t>::max();
+      const double d = key.as_double();
+      if (std::trunc(d) != d) return error_at(node, "list index " + format_value(key) + " is not a whole number");
+      if (d >= 0 && d < 18446744073709551616.0) position = static_cast<std::uint64_t>(d);
       break;
     }
     default:
-      return error_at(node, "no matching overload for list[" + kind_of(*key) + "]");
+      return error_at(node, "no matching overload for list[" + kind_of(key) + "]");
   }
-  if (*position >= items.size()) {
-    return error_at(node, "index " + format_value(*key) + " out of range for a list of size " + std::to_string(items.size()));
+  if (position >= items.size()) {
+    return error_at(node, "index " + format_value(key) + " out of range for a list of size " + std::to_string(items.size()));
   }
-  return items[*position];
+  return &items[position];
 }
 
 Result<Value> Evaluator::list(const Node& node) {
@@ -180,15 +223,16 @@ Result<Value> Evaluator::logical(const Node& node, bool is_and) {
   const bool decisive = !is_and;
   std::optional<Error> pending;
   for (const auto& arg : node.args) {
-    auto operand = eval(*arg);
-    if (operand.ok() && operand->is(ValueKind::kBool)) {
-      if (operand->as_bool() == decisive) return Value::from_bool(decisive);
+    Value scratch;
+    auto operand = eval_ref(*arg, scratch);
+    if (operand.ok() && operand.value()->is(ValueKind::kBool)) {
+      if (operand.value()->as_bool() == decisive) return Value::from_bool(decisive);
       continue;
     }
     if (pending) continue;
     if (operand.ok()) {
       pending = error_at(*arg, std::string("no matching overload: ") + (is_and ? "&&" : "||") +
-                                   " needs bool operands, got '" + kind_of(*operand) + "'");
+                                   " needs bool operands, got '" + kind_of(*operand.value()) + "'");
     } else {
       pending = std::move(operand).error();
     }
@@ -198,86 +242,95 @@ Result<Value> Evaluator::logical(const Node& node, bool is_and) {
 }
 
 Result<Value> Evaluator::conditional(const Node& node) {
-  auto condition = eval(*node.args[0]);
-  if (!condition.ok()) return condition;
-  if (!condition->is(ValueKind::kBool)) {
-    return error_at(node, "no matching overload: the condition of ?: must be a bool, got '" + kind_of(*condition) + "'");
+  Value scratch;
+  auto condition = eval_ref(*node.args[0], scratch);
+  if (!condition.ok()) return std::move(condition).error();
+  if (!condition.value()->is(ValueKind::kBool)) {
+    return error_at(node, "no matching overload: the condition of ?: must be a bool, got '" +
+                              kind_of(*condition.value()) + "'");
   }
-  return eval(*node.args[condition->as_bool() ? 1 : 2]);
+  return eval(*node.args[condition.value()->as_bool() ? 1 : 2]);
 }
 
 Result<Value> Evaluator::unary(const Node& node) {
-  auto operand = eval(*node.args[0]);
-  if (!operand.ok()) return operand;
-  return located(node, node.kind == NodeKind::kNot ? not_value(*operand) : negate_value(*operand));
+  Value scratch;
+  auto operand = eval_ref(*node.args[0], scratch);
+  if (!operand.ok()) return std::move(operand).error();
+  return located(node, node.kind == NodeKind::kNot ? not_value(*operand.value()) : negate_value(*operand.value()));
 }
 
 Result<Value> Evaluator::binary(const Node& node) {
-  auto lhs = eval(*node.args[0]);
-  if (!lhs.ok()) return lhs;
-  auto rhs = eval(*node.args[1]);
-  if (!rhs.ok()) return rhs;
+  Value lhs_scratch, rhs_scratch;
+  auto lhs_ref = eval_ref(*node.args[0], lhs_scratch);
+  if (!lhs_ref.ok()) return std::move(lhs_ref).error();
+  auto rhs_ref = eval_ref(*node.args[1], rhs_scratch);
+  if (!rhs_ref.ok()) return std::move(rhs_ref).error();
+  const Value& lhs = *lhs_ref.value();
+  const Value& rhs = *rhs_ref.value();
   // Comparisons walk both operands; `in` walks the list (or one key of the map).
   std::uint64_t work = 0;
   switch (node.op) {
     case BinaryOp::kEqual: case BinaryOp::kNotEqual: case BinaryOp::kLess:
     case BinaryOp::kLessEqual: case BinaryOp::kGreater: case BinaryOp::kGreaterEqual:
-      work = std::min(lhs->weight(), rhs->weight());
+      work = std::min(lhs.weight(), rhs.weight());
       break;
     case BinaryOp::kIn:
-      work = rhs->is(ValueKind::kList) ? rhs->weight() : lhs->weight();
+      work = rhs.is(ValueKind::kList) ? rhs.weight() : lhs.weight();
       break;
     default:
       break;
   }
   if (!charge_work(work)) return budget_error(node, "step");
-  return located(node, apply_binary(node.op, *lhs, *rhs));
+  return located(node, apply_binary(node.op, lhs, rhs));
 }
 
 Result<Value> Evaluator::add(const Node& node) {
   // Chains are short; keep their operands on the stack.
   constexpr std::size_t kInline = 8;
-  std::array<Value, kInline> inline_operands;
-  std::vector<Value> heap_operands;
-  std::span<Value> operands;
-  if (node.args.size() <= kInline) {
-    operands = std::span<Value>(inline_operands.data(), node.args.size());
-  } else {
-    heap_operands.resize(node.args.size());
-    operands = heap_operands;
+  std::array<Value, kInline> inline_scratch;
+  std::array<const Value*, kInline> inline_refs;
+  std::vector<Value> heap_scratch;
+  std::vector<const Value*> heap_refs;
+  std::span<Value> scratch(inline_scratch.data(), std::min(node.args.size(), kInline));
+  std::span<const Value*> refs(inline_refs.data(), scratch.size());
+  if (node.args.size() > kInline) {
+    heap_scratch.resize(node.args.size());
+    heap_refs.resize(node.args.size());
+    scratch = heap_scratch;
+    refs = heap_refs;
   }
   for (std::size_t i = 0; i < node.args.size(); ++i) {
-    auto operand = eval(*node.args[i]);
-    if (!operand.ok()) return operand;
-    operands[i] = std::move(operand).value();
+    auto operand = eval_ref(*node.args[i], scratch[i]);
+    if (!operand.ok()) return std::move(operand).error();
+    refs[i] = operand.value();
   }
-  return add_evaluated(node, operands);
+  return add_evaluated(node, refs);
 }
 
-Result<Value> Evaluator::add_evaluated(const Node& node, std::span<const Value> operands) {
+Result<Value> Evaluator::add_evaluated(const Node& node, std::span<const Value* const> operands) {
   // All strings (or all bytes): size the result once instead of once per '+'.
-  const ValueKind kind = operands[0].kind();
+  const ValueKind kind = operands[0]->kind();
   if (kind == ValueKind::kString || kind == ValueKind::kBytes) {
     bool uniform = true;
     std::size_t total = 0;
-    for (const Value& v : operands) {
-      if (v.kind() != kind) {
+    for (const Value* v : operands) {
+      if (v->kind() != kind) {
         uniform = false;
         break;
       }
-      total += kind == ValueKind::kString ? v.as_string().size() : v.as_bytes().size();
+      total += kind == ValueKind::kString ? v->as_string().size() : v->as_bytes().size();
     }
     if (uniform) {
       if (!charge_bytes(total)) return budget_error(node, "memory");
       std::string joined;
       joined.reserve(total);
-      for (const Value& v : operands) joined.append(kind == ValueKind::kString ? v.as_string() : v.as_bytes());
+      for (const Value* v : operands) joined.append(kind == ValueKind::kString ? v->as_string() : v->as_bytes());
       return kind == ValueKind::kString ? Value::from_string(std::move(joined)) : Value::from_bytes(std::move(joined));
     }
   }
-  Value sum = operands[0];
+  Value sum = *operands[0];
   for (std::size_t i = 1; i < operands.size(); ++i) {
-    auto next = add_values(sum, operands[i]);
+    auto next = add_values(sum, *operands[i]);
     if (!next.ok()) return error_at(node, next.error().message);
     sum = std::move(next).value();
     if (sum.is(ValueKind::kList) && !charge_bytes(sum.as_list().size() * kBytesPerElement)) {

@@ -43,6 +43,18 @@ class Evaluator {
   Result<Value> eval(const Node& node);
 
  private:
+  // Evaluates `node` without copying when its value already exists: a literal, a variable, or
+  // an element reached from one of those by selection or indexing. Any other result is stored
+  // in `scratch`. The pointer stays valid while `scratch` is left alone (and the program and
+  // activation live). Copying a Value is cheap but not free (an atomic reference count), and
+  // rules mostly read bindings, so the hot paths take references.
+  Result<const Value*> eval_ref(const Node& node, Value& scratch);
+  bool take_step() {
+    if (steps_left_ == 0) return false;
+    --steps_left_;
+    return true;
+  }
+
   // A string operand that may be assembled in a stack buffer instead of a new Value: used when
   // a concatenation feeds straight into startsWith/endsWith/contains/matches.
   struct StringOperand;
@@ -56,10 +68,10 @@ class Evaluator {
   bool charge_work(std::uint64_t units);
   Error budget_error(const Node& node, std::string_view what) const;
 
-  Result<Value> identifier(const Node& node);
-  Result<Value> select(const Node& node);
+  Result<const Value*> identifier(const Node& node);
+  Result<const Value*> select(const Node& node, Value& scratch);
+  Result<const Value*> index(const Node& node, Value& scratch);
   Result<Value> has(const Node& node);
-  Result<Value> index(const Node& node);
   Result<Value> list(const Node& node);
   Result<Value> map(const Node& node);
   Result<Value> logical(const Node& node, bool is_and);
@@ -67,7 +79,7 @@ class Evaluator {
   Result<Value> unary(const Node& node);
   Result<Value> binary(const Node& node);
   Result<Value> add(const Node& node);
-  Result<Value> add_evaluated(const Node& node, std::span<const Value> operands);
+  Result<Value> add_evaluated(const Node& node, std::span<const Value* const> operands);
 
   // eval_calls.cc
   Result<Value> builtin(const Node& node);
@@ -86,7 +98,8 @@ class Evaluator {
   std::uint64_t bytes_left_;
   // The current element of each enclosing macro, by slot (macro nesting level). Macro nesting
   // is bounded by the tree depth, hence by kMaxNestingDepth.
-  std::array<const Value*, kMaxNestingDepth> locals_{};
+  // Not initialised: a slot is always written by its macro before any identifier reads it.
+  std::array<const Value*, kMaxNestingDepth> locals_;
 };
 
 }  // namespace holdfast::cel

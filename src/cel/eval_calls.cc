@@ -48,36 +48,38 @@ struct Evaluator::StringOperand {
 
 Result<Ok> Evaluator::string_argument(const Node& node, StringOperand& out) {
   if (node.kind == NodeKind::kAdd && node.args.size() <= Operands::kInline) {
-    if (steps_left_ == 0) return budget_error(node, "step");
-    --steps_left_;
+    if (!take_step()) return budget_error(node, "step");
     Operands operands(node.args.size());
-    auto values = operands.values();
+    auto scratch = operands.values();
+    std::array<const Value*, Operands::kInline> refs{};
     std::size_t total = 0;
     bool all_strings = true;
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      auto operand = eval(*node.args[i]);
+    for (std::size_t i = 0; i < scratch.size(); ++i) {
+      auto operand = eval_ref(*node.args[i], scratch[i]);
       if (!operand.ok()) return std::move(operand).error();
-      values[i] = std::move(operand).value();
-      all_strings = all_strings && values[i].is(ValueKind::kString);
-      if (all_strings) total += values[i].as_string().size();
+      refs[i] = operand.value();
+      all_strings = all_strings && refs[i]->is(ValueKind::kString);
+      if (all_strings) total += refs[i]->as_string().size();
     }
+    const std::span<const Value* const> operand_refs(refs.data(), scratch.size());
     if (all_strings && total <= out.scratch.size()) {
       char* cursor = out.scratch.data();
-      for (const Value& v : values) cursor = std::copy(v.as_string().begin(), v.as_string().end(), cursor);
+      for (const Value* v : operand_refs) cursor = std::copy(v->as_string().begin(), v->as_string().end(), cursor);
       out.kind = ValueKind::kString;
       out.text = std::string_view(out.scratch.data(), total);
       return Ok{};
     }
-    auto sum = add_evaluated(node, values);
+    auto sum = add_evaluated(node, operand_refs);
     if (!sum.ok()) return std::move(sum).error();
     out.holder = std::move(sum).value();
-  } else {
-    auto value = eval(node);
-    if (!value.ok()) return std::move(value).error();
-    out.holder = std::move(value).value();
+    out.kind = out.holder.kind();
+    if (out.kind == ValueKind::kString) out.text = out.holder.as_string();
+    return Ok{};
   }
-  out.kind = out.holder.kind();
-  if (out.kind == ValueKind::kString) out.text = out.holder.as_string();
+  auto value = eval_ref(node, out.holder);
+  if (!value.ok()) return std::move(value).error();
+  out.kind = value.value()->kind();
+  if (out.kind == ValueKind::kString) out.text = value.value()->as_string();
   return Ok{};
 }
 
@@ -89,15 +91,16 @@ Result<bool> Evaluator::matches(const Node& node, std::string_view text, std::st
 }
 
 Result<Value> Evaluator::string_predicate(const Node& node) {
-  auto receiver = eval(*node.args[0]);
-  if (!receiver.ok()) return receiver;
+  Value receiver_scratch;
+  auto receiver = eval_ref(*node.args[0], receiver_scratch);
+  if (!receiver.ok()) return std::move(receiver).error();
   StringOperand argument;
   if (auto status = string_argument(*node.args[1], argument); !status.ok()) return std::move(status).error();
-  if (!receiver->is(ValueKind::kString) || argument.kind != ValueKind::kString) {
-    return error_at(node, "no matching overload for " + kind_of(*receiver) + "." + node.name + "(" +
+  if (!receiver.value()->is(ValueKind::kString) || argument.kind != ValueKind::kString) {
+    return error_at(node, "no matching overload for " + kind_of(*receiver.value()) + "." + node.name + "(" +
                               std::string(kind_name(argument.kind)) + ")");
   }
-  const std::string_view text = receiver->as_string();
+  const std::string_view text = receiver.value()->as_string();
   const std::string_view arg = argument.text;
   // Cost model of the language definition: contains() may compare every position of the
   // text with the whole argument; the others are linear (RE2 guarantees it for matches).
@@ -134,18 +137,20 @@ Result<Value> Evaluator::builtin(const Node& node) {
     default:
       break;
   }
-  auto operand = eval(*node.args[0]);
-  if (!operand.ok()) return operand;
+  Value scratch;
+  auto operand_ref = eval_ref(*node.args[0], scratch);
+  if (!operand_ref.ok()) return std::move(operand_ref).error();
+  const Value& operand = *operand_ref.value();
   // size() counts code points; conversions parse, validate or copy their argument.
-  if (!charge_work(operand->weight())) return budget_error(node, "step");
-  if (node.builtin != Builtin::kSize) return located(node, convert(node.builtin, *operand));
-  switch (operand->kind()) {
+  if (!charge_work(operand.weight())) return budget_error(node, "step");
+  if (node.builtin != Builtin::kSize) return located(node, convert(node.builtin, operand));
+  switch (operand.kind()) {
     case ValueKind::kString:
-      return Value::from_int(static_cast<std::int64_t>(count_code_points(operand->as_string())));
-    case ValueKind::kBytes: return Value::from_int(static_cast<std::int64_t>(operand->as_bytes().size()));
-    case ValueKind::kList: return Value::from_int(static_cast<std::int64_t>(operand->as_list().size()));
-    case ValueKind::kMap: return Value::from_int(static_cast<std::int64_t>(operand->as_map().size()));
-    default: return error_at(node, "no matching overload for size(" + kind_of(*operand) + ")");
+      return Value::from_int(static_cast<std::int64_t>(count_code_points(operand.as_string())));
+    case ValueKind::kBytes: return Value::from_int(static_cast<std::int64_t>(operand.as_bytes().size()));
+    case ValueKind::kList: return Value::from_int(static_cast<std::int64_t>(operand.as_list().size()));
+    case ValueKind::kMap: return Value::from_int(static_cast<std::int64_t>(operand.as_map().size()));
+    default: return error_at(node, "no matching overload for size(" + kind_of(operand) + ")");
   }
 }
 

@@ -36,8 +36,10 @@ std::string_view macro_name(Macro macro) {
 }  // namespace
 
 Result<Value> Evaluator::comprehension(const Node& node) {
-  auto range = eval(*node.args[0]);
-  if (!range.ok()) return range;
+  Value range_scratch;
+  auto range_ref = eval_ref(*node.args[0], range_scratch);
+  if (!range_ref.ok()) return std::move(range_ref).error();
+  const Value* range = range_ref.value();
   const bool is_list = range->is(ValueKind::kList);
   if (!is_list && !range->is(ValueKind::kMap)) {
     return error_at(node, std::string(macro_name(node.macro)) + "() needs a list or a map, got '" +
@@ -66,8 +68,7 @@ Result<Value> Evaluator::comprehension(const Node& node) {
   std::vector<Value> built;      // map/filter
   if (builds_list) built.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
-    if (steps_left_ == 0) return budget_error(node, "step");
-    --steps_left_;
+    if (!take_step()) return budget_error(node, "step");
     const Value& element = is_list ? elements[i] : entries[i].first;
     locals_[slot] = &element;
     switch (macro) {
