@@ -69,6 +69,11 @@ TEST(Strings, InvalidLiteralPatternIsACompileError) {
   EXPECT_EQ(run("'a'.matches('(')"), "compile error: 1:13: invalid regular expression: missing ): (");
 }
 
+TEST(Strings, HugeRepeatCountsAreRejectedByRe2) {
+  EXPECT_EQ(run("'a'.matches('a{100000}')"), "compile error: 1:13: invalid regular expression: invalid repetition size: {100000}");
+  EXPECT_TRUE(is_compile_error(run("'a'.matches('((a{1000}){1000}){1000}')")));
+}
+
 TEST(Strings, InvalidComputedPatternIsAnEvaluationError) {
   Activation activation;
   activation.bind("p", Value::from_string("("));
