@@ -6,8 +6,8 @@
  * strings that fits in a small stack buffer, it is assembled there and never becomes a Value.
  */
 #include <algorithm>
-#include <limits>
 #include <array>
+#include <limits>
 #include <vector>
 
 #include "cel/conversions.h"
