@@ -117,7 +117,17 @@ Status Service::recover() {
   auto state = store_.recover();
   if (!state.ok()) return std::move(state).error();
   table_.restore(*state, now());
-  store_.set_state_source([this] { return table_.snapshot(now()); });
+  if (state->rule_set) {
+    auto rules = parse_rule_set(state->rule_set->toml);
+    if (!rules.ok())
+      return Error(ErrorCode::kInternal, "the stored rule set no longer compiles: " + rules.error().message);
+    rules_ = std::move(*rules);
+  }
+  store_.set_state_source([this] {
+    DurableState s = table_.snapshot(now());
+    if (rules_) s.rule_set = RuleSetPut{rules_->name, rules_->toml};
+    return s;
+  });
   return ok_status();
 }
 
@@ -134,6 +144,7 @@ Result<AcquireOutcome> Service::acquire(const Caller& caller, const AcquireArgs&
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
+  if (auto denied = gate(caller, LockOperation::kAcquire, args.key)) return std::move(*denied);
   if (limiter_.cap() > 0) {
     // Validate first: a malformed request is refused without counting against the cap.
     if (auto err = check_key(args.key)) return std::move(*err);
@@ -165,8 +176,9 @@ Result<AcquireOutcome> Service::acquire(const Caller& caller, const AcquireArgs&
   return out;
 }
 
-Result<RenewOutcome> Service::renew(const Caller&, std::string_view key, std::string_view handle,
+Result<RenewOutcome> Service::renew(const Caller& caller, std::string_view key, std::string_view handle,
                                     Millis ttl_ms) {
+  if (auto denied = gate(caller, LockOperation::kRenew, key)) return std::move(*denied);
   return table_.renew(key, handle, ttl_ms, now());
 }
 
@@ -195,6 +207,7 @@ Result<AcquireOutcome> Service::assign(const Caller& caller, const AssignArgs& a
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
+  if (auto denied = gate(caller, LockOperation::kAssign, args.key)) return std::move(*denied);
   if (limiter_.cap() > 0) {
     if (auto err = check_key(args.key)) return std::move(*err);
     if (auto err = check_label(args.holder_id, "holderId")) return std::move(*err);
@@ -221,16 +234,48 @@ Result<AcquireOutcome> Service::assign(const Caller& caller, const AssignArgs& a
 
 Result<HoldState> Service::transfer(const Caller& caller, std::string_view key,
                                     std::string_view to_id, std::string_view from_id) {
+  if (auto denied = gate(caller, LockOperation::kTransfer, key)) return std::move(*denied);
   return table_.transfer(key, to_id, from_id, caller.principal->held_by(), now());
 }
 
-Result<ReleaseOutcome> Service::unassign(const Caller&, std::string_view key,
+Result<ReleaseOutcome> Service::unassign(const Caller& caller, std::string_view key,
                                          std::optional<std::string_view> holder_id) {
+  if (auto denied = gate(caller, LockOperation::kUnassign, key)) return std::move(*denied);
   return table_.unassign(key, holder_id, now());
 }
 
 Result<HolderView> Service::holder(const Caller&, std::string_view key) {
   return table_.holder(key, now());
+}
+
+Result<bool> Service::set_rule_set(const Caller& caller, std::string_view toml) {
+  if (!caller.principal->is_privileged())
+    return Error(ErrorCode::kForbidden, "changing the rule set needs the admin or owner role");
+  auto parsed = parse_rule_set(toml);
+  if (!parsed.ok()) return std::move(parsed).error();
+  if (rules_ && rules_->name != parsed->name)
+    return Error(ErrorCode::kRulesetConflict, "a lock rule set is already installed; delete it first")
+        .with("installed", rules_->name);
+  const bool replaced = rules_.has_value();
+  rules_ = std::move(*parsed);
+  last_sequence_ = store_.append(RuleSetPut{rules_->name, rules_->toml});
+  return replaced;
+}
+
+Result<const RuleSet*> Service::get_rule_set(const Caller& caller) const {
+  if (!caller.principal->is_privileged())
+    return Error(ErrorCode::kForbidden, "reading the rule set needs the admin or owner role");
+  return rules_ ? &*rules_ : nullptr;
+}
+
+Status Service::delete_rule_set(const Caller& caller, std::string_view name) {
+  if (!caller.principal->is_privileged())
+    return Error(ErrorCode::kForbidden, "changing the rule set needs the admin or owner role");
+  if (!rules_ || rules_->name != name)
+    return Error(ErrorCode::kNotFound, "no rule set named " + std::string(name) + " is installed");
+  rules_.reset();
+  last_sequence_ = store_.append(RuleSetDeleted{std::string(name)});
+  return ok_status();
 }
 
 void Service::cancel_waiter(WaiterId waiter) {

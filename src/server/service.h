@@ -23,6 +23,7 @@
 #include "core/clock.h"
 #include "core/lock_table.h"
 #include "auth/rate_limiter.h"
+#include "auth/rule_set.h"
 #include "core/principal.h"
 #include "store/store.h"
 
@@ -87,6 +88,13 @@ class Service final : private ChangeSink {
                                   std::optional<std::string_view> holder_id);
   Result<HolderView> holder(const Caller& caller, std::string_view key);
 
+  // The lock rule set (admins, owners and functions only; members get FORBIDDEN). set answers
+  // whether an installed set of the same name was replaced; a different name is
+  // RULESET_CONFLICT. delete of a name that is not installed is NOT_FOUND.
+  Result<bool> set_rule_set(const Caller& caller, std::string_view toml);
+  Result<const RuleSet*> get_rule_set(const Caller& caller) const;
+  Status delete_rule_set(const Caller& caller, std::string_view name);
+
   // The waiter's client no longer wants the outcome.
   void cancel_waiter(WaiterId waiter);
   // The connection is gone: its waiters leave, its session holds are released.
@@ -132,10 +140,15 @@ class Service final : private ChangeSink {
   void run_deferred(Millis now);
   bool cancel_deferred(WaiterId id);
 
+  std::optional<Error> gate(const Caller& caller, LockOperation op, std::string_view key) const {
+    return check_access(rules_ ? &*rules_ : nullptr, *caller.principal, op, key);
+  }
+
   const Clock& clock_;
   Store& store_;
   LockTable table_;
   RateLimiter limiter_;
+  std::optional<RuleSet> rules_;
   std::uint64_t last_sequence_ = 0;
   std::unordered_map<WaiterId, WaiterClient*> waiting_;
   std::multimap<Millis, Deferred> deferred_;              // by when to run (or time out)
