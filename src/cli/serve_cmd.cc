@@ -7,6 +7,7 @@
 #include "auth/credentials.h"
 #include "cli/commands.h"
 #include "server/config.h"
+#include "server/embedded_service.h"
 #include "server/server.h"
 #include "store/wal/wal_store.h"
 
@@ -55,7 +56,10 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     std::_Exit(70);
   };
   wal::WalStore store(wal_options, clock);
-  Server server(*config, store, credentials.get());
+  EmbeddedService service(clock, store,
+                          ServiceOptions{LockTableOptions{config->max_lease_ms, kMaxLeaseMs},
+                                         credentials ? config->acquire_per_user_per_hour : 0});
+  Server server(*config, service, &service, credentials.get());
   if (credentials) {
     server.on_reload([&credentials] {
       if (auto st = credentials->reload(); st.ok()) {

@@ -5,25 +5,26 @@
 
 namespace holdfast {
 
-LoopDriver::LoopDriver(boost::asio::io_context& io, Service& service)
-    : io_(io), service_(service), timer_(io) {}
+LoopDriver::LoopDriver(boost::asio::io_context& io, EmbeddedService* embedded)
+    : io_(io), service_(embedded), timer_(io) {}
 
 void LoopDriver::after_event() {
-  service_.dispatch_outcomes();
+  if (service_ == nullptr) return;
+  service_->dispatch_outcomes();
   if (stopped_) return;
-  auto next = service_.next_deadline();
+  auto next = service_->next_deadline();
   if (next && (!armed_ || *next < *armed_)) arm(*next);
 }
 
 void LoopDriver::arm(Millis at) {
   armed_ = at;
-  Millis delay = at - service_.clock().now_ms();
+  Millis delay = at - service_->clock().now_ms();
   if (delay < 0) delay = 0;
   timer_.expires_after(std::chrono::milliseconds(delay));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;  // re-armed or stopped
     armed_.reset();
-    service_.advance();
+    service_->advance();
     after_event();
   });
 }
@@ -31,7 +32,7 @@ void LoopDriver::arm(Millis at) {
 void LoopDriver::wait_durable(std::function<void()> fn) {
   durable_waiters_.push_back(std::move(fn));
   // The store may have advanced between the caller's check and now.
-  if (service_.store().durable_sequence() >= service_.last_sequence()) store_advanced();
+  if (service_ == nullptr || service_->durable_sequence() >= service_->last_sequence()) store_advanced();
 }
 
 void LoopDriver::store_advanced() {

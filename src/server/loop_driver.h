@@ -19,13 +19,15 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "server/service.h"
+#include "server/embedded_service.h"
 
 namespace holdfast {
 
 class LoopDriver {
  public:
-  LoopDriver(boost::asio::io_context& io, Service& service);
+  // `embedded` is null when the locks live elsewhere (PostgreSQL): then there is no table to
+  // drive, and every reply is durable when made.
+  LoopDriver(boost::asio::io_context& io, EmbeddedService* embedded);
 
   void after_event();
   // fn runs on the loop after the store's durable sequence next advances.
@@ -39,7 +41,7 @@ class LoopDriver {
   void run_durable_waiters();
 
   boost::asio::io_context& io_;
-  Service& service_;
+  EmbeddedService* service_;
   boost::asio::steady_timer timer_;
   std::optional<Millis> armed_;
   std::vector<std::function<void()>> durable_waiters_;

@@ -41,14 +41,15 @@ void Metrics::observe(std::size_t command, std::chrono::nanoseconds elapsed) {
   h.sum_nanos += static_cast<std::uint64_t>(elapsed.count());
 }
 
-std::string Metrics::render(const LockTable& table, const StoreStats& store, const Gauges& gauges) const {
+std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) const {
   std::string out;
   out.reserve(8192);
-  const auto& c = table.counters();
+  const auto& c = stats.counters;
+  const auto& store = stats.store;
   line(out, "holdfast_locks_held", "gauge", "Keys held right now.");
-  value(out, "holdfast_locks_held", static_cast<double>(table.held_count()));
+  value(out, "holdfast_locks_held", static_cast<double>(stats.held));
   line(out, "holdfast_waiters", "gauge", "Blocking acquires and assigns waiting in a queue.");
-  value(out, "holdfast_waiters", static_cast<double>(table.waiter_count()));
+  value(out, "holdfast_waiters", static_cast<double>(stats.waiters));
   line(out, "holdfast_grants_total", "counter", "Holds granted (acquire, re-take, hand-off, assign, transfer).");
   value(out, "holdfast_grants_total", static_cast<double>(c.grants));
   line(out, "holdfast_releases_total", "counter", "Holds ended by release, unassign or the end of a session.");

@@ -10,8 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/lock_table.h"
-#include "store/store.h"
+#include "server/lock_service.h"
 
 namespace holdfast {
 
@@ -28,7 +27,7 @@ class Metrics {
   struct Gauges {
     std::size_t connections = 0;
   };
-  std::string render(const LockTable& table, const StoreStats& store, const Gauges& gauges) const;
+  std::string render(const ServiceStats& stats, const Gauges& gauges) const;
 
  private:
   struct Histogram {

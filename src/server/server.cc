@@ -29,13 +29,13 @@ constexpr const char* kVersion = "0.1.0";
 
 }  // namespace
 
-Server::Server(const ServerConfig& config, Store& store, const Authenticator* auth)
+Server::Server(const ServerConfig& config, LockService& service, EmbeddedService* embedded,
+               const Authenticator* auth)
     : config_(config),
       auth_(auth),
-      service_(clock_, store,
-               ServiceOptions{LockTableOptions{config.max_lease_ms, 86'400'000},
-                              auth != nullptr ? config.acquire_per_user_per_hour : 0}),
-      loop_(io_, service_),
+      service_(service),
+      embedded_(embedded),
+      loop_(io_, embedded),
       hub_{io_, service_, loop_, resp::ServerInfo{kVersion, auth != nullptr}, auth, &metrics_, {}, {}, 0},
       http_hub_{io_, service_, loop_, auth, {}, &metrics_, 0, &hub_.last_id, {}},
       signals_(io_, SIGINT, SIGTERM),
@@ -45,7 +45,7 @@ Server::Server(const ServerConfig& config, Store& store, const Authenticator* au
   http_hub_.first_metric = resp::command_table().size();
   for (const auto& r : http::route_table()) metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
   http_hub_.view.metrics = [this] {
-    return metrics_.render(service_.table(), service_.store().stats(), Metrics::Gauges{connection_count()});
+    return metrics_.render(service_.stats(), Metrics::Gauges{connection_count()});
   };
   http_hub_.view.ready = [this] { return !stopping_; };
 }
@@ -147,8 +147,10 @@ Status Server::start() {
   fs::create_directories(config_.data_dir, fs_ec);
   if (fs_ec) return invalid_argument("cannot create data dir " + config_.data_dir + ": " + fs_ec.message());
   if (!config_.unix_path.empty()) fs::create_directories(fs::path(config_.unix_path).parent_path(), fs_ec);
-  if (auto st = service_.recover(); !st.ok()) return st;
-  service_.store().set_on_durable([this](std::uint64_t) { loop_.store_advanced(); });
+  if (embedded_ != nullptr) {
+    if (auto st = embedded_->recover(); !st.ok()) return st;
+    embedded_->store().set_on_durable([this](std::uint64_t) { loop_.store_advanced(); });
+  }
   if (auto st = bind_tcp(); !st.ok()) return st;
   if (auto st = bind_unix(); !st.ok()) return st;
   if (auto st = bind_http(); !st.ok()) return st;
@@ -168,8 +170,10 @@ Status Server::start() {
   if (!http_address_.empty()) line += " http=" + http_address_;
   line += std::string(" mode=") + (auth_ != nullptr ? "auth" : "open");
   std::cout << line << std::endl;
-  spdlog::info("{} ({} holds recovered, next token {})", line, service_.table().held_count(),
-               service_.table().last_token() + 1);
+  if (embedded_ != nullptr) {
+    spdlog::info("{} ({} holds recovered, next token {})", line, embedded_->table().held_count(),
+                 embedded_->table().last_token() + 1);
+  }
   return ok_status();
 }
 
@@ -257,7 +261,7 @@ void Server::drain(std::chrono::steady_clock::time_point deadline) {
 
 void Server::run() {
   io_.run();
-  service_.store().close();
+  if (embedded_ != nullptr) embedded_->store().close();
   spdlog::info("stopped");
 }
 

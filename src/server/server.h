@@ -26,13 +26,16 @@
 #include "server/metrics.h"
 #include "server/loop_driver.h"
 #include "server/resp/connection.h"
-#include "server/service.h"
+#include "server/embedded_service.h"
+#include "server/lock_service.h"
 
 namespace holdfast {
 
 class Server {
  public:
-  Server(const ServerConfig& config, Store& store, const Authenticator* auth);
+  // `embedded` is the service when it is the in-process table (it is recovered in start() and
+  // driven by the loop); null when `service` keeps its locks elsewhere.
+  Server(const ServerConfig& config, LockService& service, EmbeddedService* embedded, const Authenticator* auth);
   ~Server();
 
   Status start();
@@ -44,7 +47,7 @@ class Server {
   const std::string& resp_address() const { return resp_address_; }
   const std::string& http_address() const { return http_address_; }
 
-  Service& service() { return service_; }
+  LockService& service() { return service_; }
   boost::asio::io_context& io() { return io_; }
   std::size_t connection_count() const { return hub_.live.size() + http_hub_.live.size(); }
 
@@ -64,8 +67,8 @@ class Server {
   ServerConfig config_;
   const Authenticator* auth_;
   boost::asio::io_context io_{1};
-  SystemClock clock_;
-  Service service_;
+  LockService& service_;
+  EmbeddedService* embedded_;
   LoopDriver loop_;
   Metrics metrics_;
   resp::ConnectionHub hub_;

@@ -229,7 +229,7 @@ Outcome get_rule_sets(RouteContext& ctx, const Request&, Response& res) {
   auto current = ctx.service.get_rule_set(ctx.caller);
   if (!current.ok()) return fail(current.error(), res);
   json::array sets;
-  if (*current != nullptr) sets.push_back(json::object{{"name", (*current)->name}, {"toml", (*current)->toml}});
+  if (*current) sets.push_back(json::object{{"name", (**current).name}, {"toml", (**current).toml}});
   json_response({{"ruleSets", std::move(sets)}}, res);
   return Outcome::kDone;
 }

@@ -1,5 +1,5 @@
 // The HTTP/JSON API's routes (SPEC section 6): a table of method, path and handler, like the
-// RESP command table. Handlers parse with BodyReader, call the Service, and fill a Response;
+// RESP command table. Handlers parse with BodyReader, call the LockService, and fill a Response;
 // a blocking acquire or assign answers kBlocked and its response comes with the waiter's
 // outcome (waiter_response()).
 #pragma once
@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "core/lock_table.h"
-#include "server/service.h"
+#include "server/lock_service.h"
 
 namespace holdfast::http {
 
@@ -27,14 +27,14 @@ struct Response {
   std::string body;
 };
 
-// What routes may ask of the server beyond the Service.
+// What routes may ask of the server beyond the LockService.
 struct ServerView {
   std::function<std::string()> metrics;  // Prometheus text
   std::function<bool()> ready;           // serving and the store is usable
 };
 
 struct RouteContext {
-  Service& service;
+  LockService& service;
   Caller caller;
   WaiterClient* client;
   const ServerView& server;

@@ -142,12 +142,12 @@ void Session::send(Response r) {
   response_.keep_alive(keep_alive_ && !stopping_);
   response_.body() = std::move(r.body);
   response_.prepare_payload();
-  if (hub_.service.store().durable_sequence() < hub_.service.last_sequence()) {
+  if (hub_.service.durable_sequence() < hub_.service.last_sequence()) {
     const std::uint64_t need = hub_.service.last_sequence();
     auto self = shared_from_this();
     auto retry = std::make_shared<std::function<void()>>();
     *retry = [self, need, retry] {
-      if (self->hub_.service.store().durable_sequence() < need) {
+      if (self->hub_.service.durable_sequence() < need) {
         self->hub_.loop.wait_durable(*retry);
       } else {
         self->write_now();

@@ -20,7 +20,7 @@
 #include "server/http/routes.h"
 #include "server/loop_driver.h"
 #include "server/metrics.h"
-#include "server/service.h"
+#include "server/lock_service.h"
 
 namespace holdfast {
 class Authenticator;
@@ -32,7 +32,7 @@ class Session;
 
 struct HttpHub {
   boost::asio::io_context& io;
-  Service& service;
+  LockService& service;
   LoopDriver& loop;
   const Authenticator* auth;  // null: local open mode
   ServerView view;

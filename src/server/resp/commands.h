@@ -9,7 +9,7 @@
 
 #include "core/principal.h"
 #include "server/resp/codec.h"
-#include "server/service.h"
+#include "server/lock_service.h"
 
 namespace holdfast {
 class Authenticator;
@@ -38,7 +38,7 @@ enum class Flow {
 };
 
 struct CommandContext {
-  Service& service;
+  LockService& service;
   ConnectionState& conn;
   ReplyWriter& out;
   WaiterClient* client;  // told the outcome of a queued waiter

@@ -126,7 +126,7 @@ void Connection::flush() {
     if (closing_ && !blocked_) close();
     return;
   }
-  if (hub_.service.store().durable_sequence() < need_sequence_) {
+  if (hub_.service.durable_sequence() < need_sequence_) {
     if (!durable_wait_) {
       durable_wait_ = true;
       hub_.loop.wait_durable([self = shared_from_this()] {

@@ -23,7 +23,7 @@
 #include "server/metrics.h"
 #include "server/resp/codec.h"
 #include "server/resp/commands.h"
-#include "server/service.h"
+#include "server/lock_service.h"
 
 namespace holdfast::resp {
 
@@ -32,7 +32,7 @@ class Connection;
 // What every connection shares: the loop, the service and the registry of live connections.
 struct ConnectionHub {
   boost::asio::io_context& io;
-  Service& service;
+  LockService& service;
   LoopDriver& loop;
   ServerInfo info;
   const Authenticator* auth = nullptr;

@@ -1,4 +1,4 @@
-// LOCK.* command handlers: parse arguments, call the Service, render the result.
+// LOCK.* command handlers: parse arguments, call the LockService, render the result.
 #include <string>
 
 #include "server/resp/commands.h"

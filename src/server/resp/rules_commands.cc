@@ -12,7 +12,7 @@ Flow cmd_rules_set(CommandContext& ctx, std::span<const std::string_view> args) 
   }
   auto current = ctx.service.get_rule_set(Caller{&ctx.conn.principal, ctx.conn.id});
   ctx.out.map(2);
-  ctx.out.field("name", (*current)->name);
+  ctx.out.field("name", current.ok() && *current ? (**current).name : std::string());
   ctx.out.field("replaced", *replaced ? 1 : 0);
   return Flow::kContinue;
 }
@@ -21,12 +21,12 @@ Flow cmd_rules_get(CommandContext& ctx, std::span<const std::string_view>) {
   auto current = ctx.service.get_rule_set(Caller{&ctx.conn.principal, ctx.conn.id});
   if (!current.ok()) {
     write_error(ctx.out, current.error());
-  } else if (*current == nullptr) {
+  } else if (!*current) {
     ctx.out.null();
   } else {
     ctx.out.map(2);
-    ctx.out.field("name", (*current)->name);
-    ctx.out.field("toml", (*current)->toml);
+    ctx.out.field("name", (**current).name);
+    ctx.out.field("toml", (**current).toml);
   }
   return Flow::kContinue;
 }

@@ -1,6 +1,5 @@
-// Service: the one place that combines who is calling, what they may do, the lock table and
-// the store. The RESP and HTTP front ends parse and render; everything they do to locks goes
-// through here, so both speak with one voice (same checks, same errors, same durability).
+// EmbeddedService: the LockService of a single node: who is calling, what they may do, the
+// in-memory lock table and the write-ahead log, all on the event loop thread.
 //
 // Durability contract: every change the table makes is appended to the store as it happens
 // (this class is the table's ChangeSink). last_sequence() is the store sequence a reply must
@@ -25,36 +24,10 @@
 #include "auth/rate_limiter.h"
 #include "auth/rule_set.h"
 #include "core/principal.h"
+#include "server/lock_service.h"
 #include "store/store.h"
 
 namespace holdfast {
-
-class WaiterClient {
- public:
-  virtual ~WaiterClient() = default;
-  virtual void on_waiter_outcome(const WaiterOutcome& outcome) = 0;
-};
-
-// Who is calling, on which connection.
-struct Caller {
-  const Principal* principal = nullptr;
-  SessionId session = 0;
-};
-
-struct AcquireArgs {
-  std::string_view key;
-  Millis ttl_ms = 0;
-  Millis timeout_ms = 0;  // 0: one attempt
-  std::optional<std::string_view> owner;
-  bool session_scoped = false;
-};
-
-struct AssignArgs {
-  std::string_view key;
-  std::string_view holder_id;
-  std::optional<Millis> ttl_ms;
-  std::optional<Millis> timeout_ms;
-};
 
 struct ServiceOptions {
   LockTableOptions table;
@@ -63,49 +36,52 @@ struct ServiceOptions {
   std::int64_t acquire_per_user_per_hour = 0;
 };
 
-class Service final : private ChangeSink {
+class EmbeddedService final : public LockService, private ChangeSink {
  public:
-  Service(const Clock& clock, Store& store, ServiceOptions options = {});
-  Service(const Service&) = delete;
-  Service& operator=(const Service&) = delete;
+  EmbeddedService(const Clock& clock, Store& store, ServiceOptions options = {});
+  EmbeddedService(const EmbeddedService&) = delete;
+  EmbeddedService& operator=(const EmbeddedService&) = delete;
 
   // Loads what the store kept. Must be called once before serving.
   Status recover();
 
   // acquire (args.timeout_ms > 0 may queue: `client` is told the outcome later) and
   // tryAcquire (timeout 0). kContended answers nil for try and LOCK_TIMEOUT for acquire.
-  Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args, WaiterClient* client);
+  Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args, WaiterClient* client) override;
   Result<RenewOutcome> renew(const Caller& caller, std::string_view key, std::string_view handle,
-                             Millis ttl_ms);
-  Result<ReleaseOutcome> release(const Caller& caller, std::string_view key, std::string_view handle);
-  Result<StatusView> status(const Caller& caller, std::string_view key);
+                             Millis ttl_ms) override;
+  Result<ReleaseOutcome> release(const Caller& caller, std::string_view key, std::string_view handle) override;
+  Result<StatusView> status(const Caller& caller, std::string_view key) override;
   Result<ListPage> list(const Caller& caller, std::string_view match, std::string_view cursor,
-                        std::size_t count);
-  Result<AcquireOutcome> assign(const Caller& caller, const AssignArgs& args, WaiterClient* client);
+                        std::size_t count) override;
+  Result<AcquireOutcome> assign(const Caller& caller, const AssignArgs& args, WaiterClient* client) override;
   Result<HoldState> transfer(const Caller& caller, std::string_view key, std::string_view to_id,
-                             std::string_view from_id);
+                             std::string_view from_id) override;
   Result<ReleaseOutcome> unassign(const Caller& caller, std::string_view key,
-                                  std::optional<std::string_view> holder_id);
-  Result<HolderView> holder(const Caller& caller, std::string_view key);
+                                  std::optional<std::string_view> holder_id) override;
+  Result<HolderView> holder(const Caller& caller, std::string_view key) override;
 
   // The lock rule set (admins, owners and functions only; members get FORBIDDEN). set answers
   // whether an installed set of the same name was replaced; a different name is
   // RULESET_CONFLICT. delete of a name that is not installed is NOT_FOUND.
-  Result<bool> set_rule_set(const Caller& caller, std::string_view toml);
-  Result<const RuleSet*> get_rule_set(const Caller& caller) const;
-  Status delete_rule_set(const Caller& caller, std::string_view name);
+  Result<bool> set_rule_set(const Caller& caller, std::string_view toml) override;
+  Result<std::optional<RuleSetPut>> get_rule_set(const Caller& caller) override;
+  Status delete_rule_set(const Caller& caller, std::string_view name) override;
 
   // The waiter's client no longer wants the outcome.
-  void cancel_waiter(WaiterId waiter);
+  void cancel_waiter(WaiterId waiter) override;
   // The connection is gone: its waiters leave, its session holds are released.
-  void end_session(SessionId session);
+  void end_session(SessionId session) override;
   // Processes lease ends and waiter timeouts that are due.
   void advance();
   // Delivers waiter outcomes to their clients. Returns how many were delivered.
   std::size_t dispatch_outcomes();
   std::optional<Millis> next_deadline() const;
 
-  std::uint64_t last_sequence() const { return last_sequence_; }
+  bool blocking() const override { return false; }
+  std::uint64_t last_sequence() const override { return last_sequence_; }
+  std::uint64_t durable_sequence() const override { return store_.durable_sequence(); }
+  ServiceStats stats() const override;
   Store& store() { return store_; }
   const LockTable& table() const { return table_; }
   const Clock& clock() const { return clock_; }

@@ -1,4 +1,4 @@
-#include "server/service.h"
+#include "server/embedded_service.h"
 
 #include <algorithm>
 
@@ -6,10 +6,10 @@
 
 namespace holdfast {
 
-Service::Service(const Clock& clock, Store& store, ServiceOptions options)
+EmbeddedService::EmbeddedService(const Clock& clock, Store& store, ServiceOptions options)
     : clock_(clock), store_(store), table_(options.table, this), limiter_(options.acquire_per_user_per_hour) {}
 
-std::optional<Millis> Service::over_limit(const Principal& principal) {
+std::optional<Millis> EmbeddedService::over_limit(const Principal& principal) {
   if (limiter_.cap() <= 0 || principal.is_function()) return std::nullopt;
   auto d = limiter_.consume(principal.id, now());
   if (d.allowed) return std::nullopt;
@@ -24,7 +24,7 @@ Error rate_limited(Millis retry_after_ms) {
 
 }  // namespace
 
-Result<AcquireOutcome> Service::defer(Deferred d, Millis retry_after_ms) {
+Result<AcquireOutcome> EmbeddedService::defer(Deferred d, Millis retry_after_ms) {
   d.id = kDeferredBit | ++last_deferred_;
   const Millis at = std::min(now() + retry_after_ms, d.deadline);
   WaiterId id = d.id;
@@ -35,7 +35,7 @@ Result<AcquireOutcome> Service::defer(Deferred d, Millis retry_after_ms) {
   return out;
 }
 
-void Service::run_deferred(Millis now_ms) {
+void EmbeddedService::run_deferred(Millis now_ms) {
   while (!deferred_.empty() && deferred_.begin()->first <= now_ms) {
     Deferred d = std::move(deferred_.begin()->second);
     deferred_.erase(deferred_.begin());
@@ -97,7 +97,7 @@ void Service::run_deferred(Millis now_ms) {
   }
 }
 
-bool Service::cancel_deferred(WaiterId id) {
+bool EmbeddedService::cancel_deferred(WaiterId id) {
   for (auto it = deferred_.begin(); it != deferred_.end(); ++it) {
     if (it->second.id == id) {
       deferred_.erase(it);
@@ -107,13 +107,13 @@ bool Service::cancel_deferred(WaiterId id) {
   return false;
 }
 
-std::optional<Millis> Service::next_deadline() const {
+std::optional<Millis> EmbeddedService::next_deadline() const {
   auto at = table_.next_deadline();
   if (!deferred_.empty() && (!at || deferred_.begin()->first < *at)) at = deferred_.begin()->first;
   return at;
 }
 
-Status Service::recover() {
+Status EmbeddedService::recover() {
   auto state = store_.recover();
   if (!state.ok()) return std::move(state).error();
   table_.restore(*state, now());
@@ -131,9 +131,9 @@ Status Service::recover() {
   return ok_status();
 }
 
-void Service::on_change(const Change& change) { last_sequence_ = store_.append(change); }
+void EmbeddedService::on_change(const Change& change) { last_sequence_ = store_.append(change); }
 
-Result<AcquireOutcome> Service::acquire(const Caller& caller, const AcquireArgs& args,
+Result<AcquireOutcome> EmbeddedService::acquire(const Caller& caller, const AcquireArgs& args,
                                         WaiterClient* client) {
   AcquireRequest r;
   r.key = args.key;
@@ -176,28 +176,28 @@ Result<AcquireOutcome> Service::acquire(const Caller& caller, const AcquireArgs&
   return out;
 }
 
-Result<RenewOutcome> Service::renew(const Caller& caller, std::string_view key, std::string_view handle,
+Result<RenewOutcome> EmbeddedService::renew(const Caller& caller, std::string_view key, std::string_view handle,
                                     Millis ttl_ms) {
   if (auto denied = gate(caller, LockOperation::kRenew, key)) return std::move(*denied);
   return table_.renew(key, handle, ttl_ms, now());
 }
 
-Result<ReleaseOutcome> Service::release(const Caller&, std::string_view key, std::string_view handle) {
+Result<ReleaseOutcome> EmbeddedService::release(const Caller&, std::string_view key, std::string_view handle) {
   return table_.release(key, handle, now());
 }
 
-Result<StatusView> Service::status(const Caller&, std::string_view key) {
+Result<StatusView> EmbeddedService::status(const Caller&, std::string_view key) {
   return table_.status(key, now());
 }
 
-Result<ListPage> Service::list(const Caller& caller, std::string_view match, std::string_view cursor,
+Result<ListPage> EmbeddedService::list(const Caller& caller, std::string_view match, std::string_view cursor,
                                std::size_t count) {
   if (!caller.principal->is_privileged())
     return Error(ErrorCode::kForbidden, "listing locks needs the admin or owner role");
   return table_.list(match, cursor, count, now());
 }
 
-Result<AcquireOutcome> Service::assign(const Caller& caller, const AssignArgs& args,
+Result<AcquireOutcome> EmbeddedService::assign(const Caller& caller, const AssignArgs& args,
                                        WaiterClient* client) {
   AssignRequest r;
   r.key = args.key;
@@ -232,23 +232,23 @@ Result<AcquireOutcome> Service::assign(const Caller& caller, const AssignArgs& a
   return out;
 }
 
-Result<HoldState> Service::transfer(const Caller& caller, std::string_view key,
+Result<HoldState> EmbeddedService::transfer(const Caller& caller, std::string_view key,
                                     std::string_view to_id, std::string_view from_id) {
   if (auto denied = gate(caller, LockOperation::kTransfer, key)) return std::move(*denied);
   return table_.transfer(key, to_id, from_id, caller.principal->held_by(), now());
 }
 
-Result<ReleaseOutcome> Service::unassign(const Caller& caller, std::string_view key,
+Result<ReleaseOutcome> EmbeddedService::unassign(const Caller& caller, std::string_view key,
                                          std::optional<std::string_view> holder_id) {
   if (auto denied = gate(caller, LockOperation::kUnassign, key)) return std::move(*denied);
   return table_.unassign(key, holder_id, now());
 }
 
-Result<HolderView> Service::holder(const Caller&, std::string_view key) {
+Result<HolderView> EmbeddedService::holder(const Caller&, std::string_view key) {
   return table_.holder(key, now());
 }
 
-Result<bool> Service::set_rule_set(const Caller& caller, std::string_view toml) {
+Result<bool> EmbeddedService::set_rule_set(const Caller& caller, std::string_view toml) {
   if (!caller.principal->is_privileged())
     return Error(ErrorCode::kForbidden, "changing the rule set needs the admin or owner role");
   auto parsed = parse_rule_set(toml);
@@ -262,13 +262,19 @@ Result<bool> Service::set_rule_set(const Caller& caller, std::string_view toml) 
   return replaced;
 }
 
-Result<const RuleSet*> Service::get_rule_set(const Caller& caller) const {
+Result<std::optional<RuleSetPut>> EmbeddedService::get_rule_set(const Caller& caller) {
   if (!caller.principal->is_privileged())
     return Error(ErrorCode::kForbidden, "reading the rule set needs the admin or owner role");
-  return rules_ ? &*rules_ : nullptr;
+  std::optional<RuleSetPut> out;
+  if (rules_) out = RuleSetPut{rules_->name, rules_->toml};
+  return out;
 }
 
-Status Service::delete_rule_set(const Caller& caller, std::string_view name) {
+ServiceStats EmbeddedService::stats() const {
+  return ServiceStats{table_.held_count(), table_.waiter_count(), table_.counters(), store_.stats()};
+}
+
+Status EmbeddedService::delete_rule_set(const Caller& caller, std::string_view name) {
   if (!caller.principal->is_privileged())
     return Error(ErrorCode::kForbidden, "changing the rule set needs the admin or owner role");
   if (!rules_ || rules_->name != name)
@@ -278,7 +284,7 @@ Status Service::delete_rule_set(const Caller& caller, std::string_view name) {
   return ok_status();
 }
 
-void Service::cancel_waiter(WaiterId waiter) {
+void EmbeddedService::cancel_waiter(WaiterId waiter) {
   if (waiter & kDeferredBit) {
     if (cancel_deferred(waiter)) return;
     // Decided but not yet delivered: nobody is left to tell.
@@ -298,7 +304,7 @@ void Service::cancel_waiter(WaiterId waiter) {
   table_.cancel_waiter(waiter, now());
 }
 
-void Service::end_session(SessionId session) {
+void EmbeddedService::end_session(SessionId session) {
   for (auto it = deferred_.begin(); it != deferred_.end();) {
     if (it->second.session == session) {
       it = deferred_.erase(it);
@@ -314,13 +320,13 @@ void Service::end_session(SessionId session) {
   table_.end_session(session, now());
 }
 
-void Service::advance() {
+void EmbeddedService::advance() {
   const Millis t = now();
   table_.advance(t);
   run_deferred(t);
 }
 
-std::size_t Service::dispatch_outcomes() {
+std::size_t EmbeddedService::dispatch_outcomes() {
   std::size_t delivered = 0;
   while (!deferred_outcomes_.empty()) {
     auto outcomes = std::move(deferred_outcomes_);
@@ -348,7 +354,7 @@ std::size_t Service::dispatch_outcomes() {
 }
 
 // A grant whose waiter has nobody left to tell: free the key again at once.
-void Service::release_orphan(const WaiterOutcome& o) {
+void EmbeddedService::release_orphan(const WaiterOutcome& o) {
   if (o.hold.kind == HoldKind::kAssigned) {
     (void)table_.unassign(o.key, o.hold.holder_id, now());
   } else {
