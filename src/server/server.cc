@@ -36,8 +36,8 @@ Server::Server(const ServerConfig& config, LockService& service, EmbeddedService
       service_(service),
       embedded_(embedded),
       loop_(io_, embedded),
-      hub_{io_, service_, loop_, resp::ServerInfo{kVersion, auth != nullptr}, auth, &metrics_, {}, {}, 0},
-      http_hub_{io_, service_, loop_, auth, {}, &metrics_, 0, &hub_.last_id, {}},
+      hub_{io_, service_, loop_, resp::ServerInfo{kVersion, auth != nullptr}, auth, &metrics_, nullptr, {}, {}, 0},
+      http_hub_{io_, service_, loop_, auth, {}, &metrics_, nullptr, 0, &hub_.last_id, {}},
       signals_(io_, SIGINT, SIGTERM),
       reload_signal_(io_, SIGHUP),
       shutdown_deadline_(io_) {
@@ -48,6 +48,11 @@ Server::Server(const ServerConfig& config, LockService& service, EmbeddedService
     return metrics_.render(service_.stats(), Metrics::Gauges{connection_count()});
   };
   http_hub_.view.ready = [this] { return !stopping_; };
+  if (service_.blocking()) {
+    offload_ = std::make_unique<BlockingExecutor>();
+    hub_.offload = offload_.get();
+    http_hub_.offload = offload_.get();
+  }
 }
 
 Server::~Server() {

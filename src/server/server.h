@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 
+#include "server/blocking_executor.h"
 #include "server/config.h"
 #include "server/http/session.h"
 #include "server/metrics.h"
@@ -71,6 +72,7 @@ class Server {
   EmbeddedService* embedded_;
   LoopDriver loop_;
   Metrics metrics_;
+  std::unique_ptr<BlockingExecutor> offload_;
   resp::ConnectionHub hub_;
   http::HttpHub http_hub_;
   std::optional<boost::asio::ip::tcp::acceptor> tcp_;

@@ -93,6 +93,18 @@ void Session::handle() {
     }
     principal_ = std::move(*who);
   }
+  if (hub_.offload != nullptr) {
+    stream_.expires_never();  // a blocking acquire may wait long inside the call
+    hub_.offload->submit([self = shared_from_this(), route, request] {
+      Response response;
+      RouteContext ctx{self->hub_.service, Caller{&self->principal_, self->id_}, self.get(), self->hub_.view};
+      route->handler(ctx, request, response);
+      boost::asio::post(self->hub_.io, [self, response = std::move(response)]() mutable {
+        if (!self->closed_) self->send(std::move(response));
+      });
+    });
+    return;
+  }
   RouteContext ctx{hub_.service, Caller{&principal_, id_}, this, hub_.view};
   auto start = std::chrono::steady_clock::now();
   Outcome outcome = route->handler(ctx, request, response);
@@ -194,7 +206,11 @@ void Session::close() {
     hub_.service.cancel_waiter(waiter_);
     waiting_ = false;
   }
-  hub_.service.end_session(id_);
+  if (hub_.offload != nullptr) {
+    hub_.offload->submit([&service = hub_.service, id = id_] { service.end_session(id); });
+  } else {
+    hub_.service.end_session(id_);
+  }
   hub_.live.erase(id_);
   boost::system::error_code ignored;
   stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "server/http/routes.h"
+#include "server/blocking_executor.h"
 #include "server/loop_driver.h"
 #include "server/metrics.h"
 #include "server/lock_service.h"
@@ -37,6 +38,7 @@ struct HttpHub {
   const Authenticator* auth;  // null: local open mode
   ServerView view;
   Metrics* metrics = nullptr;
+  BlockingExecutor* offload = nullptr;  // set when the service's calls block
   std::size_t first_metric = 0;  // metric id of route 0; route i is first_metric + i
   SessionId* last_id;            // shared with the RESP hub: one id space for sessions
   std::unordered_map<SessionId, std::weak_ptr<Session>> live;

@@ -85,8 +85,16 @@ void Connection::process() {
       closing_ = true;
       break;
     }
+    if (parser_.args().empty()) {
+      in_begin_ += consumed;
+      continue;
+    }
+    if (hub_.offload != nullptr) {
+      run_offloaded();
+      in_begin_ += consumed;
+      break;
+    }
     in_begin_ += consumed;
-    if (parser_.args().empty()) continue;
     CommandContext ctx{hub_.service, state_, writer, this, hub_.info, hub_.auth, hub_.metrics};
     Flow flow = execute(ctx, parser_.args());
     if (flow == Flow::kBlock) {
@@ -101,6 +109,26 @@ void Connection::process() {
   need_sequence_ = hub_.service.last_sequence();
   flush();
   hub_.loop.after_event();
+}
+
+void Connection::run_offloaded() {
+  std::vector<std::string> args(parser_.args().begin(), parser_.args().end());
+  blocked_ = true;
+  hub_.offload->submit([self = shared_from_this(), args = std::move(args)] {
+    std::vector<std::string_view> views(args.begin(), args.end());
+    std::string out;
+    ReplyWriter writer(out, self->state_.proto);
+    CommandContext ctx{self->hub_.service, self->state_, writer, self.get(), self->hub_.info, self->hub_.auth, nullptr};
+    Flow flow = execute(ctx, views);
+    boost::asio::post(self->hub_.io, [self, out = std::move(out), flow]() mutable {
+      if (self->closed_) return;
+      self->out_ += out;
+      self->blocked_ = false;
+      if (flow == Flow::kClose) self->closing_ = true;
+      self->process();
+      self->read();
+    });
+  });
 }
 
 void Connection::on_waiter_outcome(const WaiterOutcome& outcome) {
@@ -173,7 +201,11 @@ void Connection::close() {
   closed_ = true;
   if (blocked_) hub_.service.cancel_waiter(blocked_on_);
   blocked_ = false;
-  hub_.service.end_session(state_.id);
+  if (hub_.offload != nullptr) {
+    hub_.offload->submit([&service = hub_.service, id = state_.id] { service.end_session(id); });
+  } else {
+    hub_.service.end_session(state_.id);
+  }
   hub_.live.erase(state_.id);
   boost::system::error_code ignored;
   socket_.close(ignored);

@@ -9,6 +9,8 @@
 //     pauses while too much output is waiting for a slow reader.
 //  3. flush(): once the store has made durable everything the replies depend on, the whole
 //     output buffer leaves in one write: one syscall per batch of pipelined replies.
+//     With a service whose calls block (the PostgreSQL node), each command runs on the
+//     offload executor instead, one at a time per connection, and its reply is posted back.
 //  4. close(): on EOF, an error, QUIT or a protocol error. Its waiter leaves the queue and its
 //     session-scoped holds are released at once.
 #pragma once
@@ -19,6 +21,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/blocking_executor.h"
 #include "server/loop_driver.h"
 #include "server/metrics.h"
 #include "server/resp/codec.h"
@@ -37,6 +40,7 @@ struct ConnectionHub {
   ServerInfo info;
   const Authenticator* auth = nullptr;
   Metrics* metrics = nullptr;
+  BlockingExecutor* offload = nullptr;  // set when the service's calls block: run them there
   ParserLimits limits;
   std::unordered_map<SessionId, std::weak_ptr<Connection>> live;
   SessionId last_id = 0;
@@ -60,6 +64,8 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void process();
+  // Runs one command on the offload executor; the reply comes back through the loop.
+  void run_offloaded();
   void flush();
   void close();
   bool congested() const { return out_.size() + writing_.size() > kMaxPendingOutput; }
