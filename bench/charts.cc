@@ -81,8 +81,8 @@ std::string draw_charts(const SuiteResults& results, const std::filesystem::path
   };
 
   std::ofstream g(script);
-  g << "set terminal pngcairo size 1400,560 font 'sans,10'\n"
-    << "set logscale x 2\nset logscale y 10\nset grid\nset key outside right top\n"
+  g << "set terminal pngcairo size 1400,640 font 'sans,10'\n"
+    << "set logscale x 2\nset logscale y 10\nset grid\nset key outside bottom center horizontal maxrows 3\n"
     << "set xlabel 'connections'\n"
     << "set xtics (" << xtics << ")\n"
     << "set xrange [" << std::max(0.7, results.options.connections.front() * 0.7) << ":"

@@ -21,7 +21,11 @@ class RedisTarget final : public Target {
     return persistence_ == RedisPersistence::kNone ? "redis" : "redis-aof";
   }
   std::string description() const override {
-    const std::string version = command_first_line({"redis-server", "--version"});
+    // "Redis server v=7.0.15 sha=..." -> "Redis 7.0.15"
+    std::string version = command_first_line({"redis-server", "--version"});
+    if (const auto v = version.find("v="); v != std::string::npos) {
+      version = "Redis " + version.substr(v + 2, version.find(' ', v) - v - 2);
+    }
     return version + (persistence_ == RedisPersistence::kNone
                           ? "; --save '' --appendonly no"
                           : "; --appendonly yes --appendfsync always");
