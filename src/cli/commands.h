@@ -1,0 +1,20 @@
+// The subcommands of the holdfast binary. Each adds itself to the CLI11 app and returns the
+// exit code through a shared slot (SPEC section 8: 0 done, 1 not acquired, 2 usage error,
+// 3 authentication or access error, 4 server unreachable).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace holdfast::cli {
+
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitNotAcquired = 1,
+  kExitUsage = 2,
+  kExitAccess = 3,
+  kExitUnreachable = 4,
+};
+
+void add_serve_command(CLI::App& app, int& exit_code);
+
+}  // namespace holdfast::cli

@@ -1,0 +1,62 @@
+// holdfast serve: runs the lock server.
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "server/config.h"
+#include "server/server.h"
+#include "store/memory_store.h"
+
+namespace holdfast::cli {
+namespace {
+
+struct ServeFlags {
+  std::string config;
+  ConfigOverrides overrides;
+  std::string listen, http, unix_path, data_dir, fsync, store;
+};
+
+int serve(const ServeFlags& f, CLI::App& cmd) {
+  ConfigOverrides o;
+  if (cmd.count("--listen")) o.listen = f.listen;
+  if (cmd.count("--http")) o.http = f.http;
+  if (cmd.count("--unix")) o.unix_path = f.unix_path;
+  if (cmd.count("--data-dir")) o.data_dir = f.data_dir;
+  if (cmd.count("--fsync")) o.fsync = f.fsync;
+  if (cmd.count("--store")) o.store_url = f.store;
+  auto config = load_config(f.config, o);
+  if (!config.ok()) {
+    std::cerr << "holdfast serve: " << config.error().message << "\n";
+    return kExitUsage;
+  }
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  MemoryStore store;
+  Server server(*config, store, nullptr);
+  if (auto st = server.start(); !st.ok()) {
+    std::cerr << "holdfast serve: " << st.error().message << "\n";
+    return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitUnreachable;
+  }
+  server.run();
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, int& exit_code) {
+  auto flags = std::make_shared<ServeFlags>();
+  CLI::App* cmd = app.add_subcommand("serve", "Run the lock server");
+  cmd->add_option("--config", flags->config, "holdfast.toml to read ([server], [auth], [limits], [store])")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--data-dir", flags->data_dir, "where the log, snapshots and socket live (default ./data)");
+  cmd->add_option("--listen", flags->listen, "RESP over TCP, host:port (default 127.0.0.1:7420; \"\" turns it off)");
+  cmd->add_option("--http", flags->http, "HTTP/JSON, host:port (default 127.0.0.1:7421; \"\" turns it off)");
+  cmd->add_option("--unix", flags->unix_path, "RESP over a Unix socket (default <data-dir>/holdfast.sock)");
+  cmd->add_option("--fsync", flags->fsync, "always (default: every answered change is on disk) or never (unsafe)")
+      ->check(CLI::IsMember({"always", "never"}));
+  cmd->add_option("--store", flags->store, "postgres://... to run as a node over a shared PostgreSQL");
+  cmd->callback([flags, cmd, &exit_code] { exit_code = serve(*flags, *cmd); });
+}
+
+}  // namespace holdfast::cli

@@ -1,0 +1,636 @@
+#include "core/lock_table.h"
+
+#include "core/glob.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace holdfast {
+
+// Rarely-set parts of a hold live out of line, so a plain hold costs one null pointer.
+struct LockTable::Extras {
+  std::string owner;      // empty: none
+  std::string holder_id;  // assigned holds
+};
+
+// One key: its hold (if held_by != nullptr) and its FIFO queue of waiters.
+struct LockTable::Entry {
+  Handle handle;
+  std::uint64_t token = 0;
+  Millis acquired_at = 0;
+  Millis lease_expires_at = kNever;
+  const std::string* held_by = nullptr;  // interned; null when the key is free
+  std::unique_ptr<Extras> extras;
+  SessionId session = 0;                  // session-scoped holds only
+  std::uint32_t heap_index = kNotInHeap;  // position in lease_ends_
+  Scope scope = Scope::kLease;
+  HoldKind kind = HoldKind::kHandle;
+  std::uint32_t waiter_count = 0;
+  Waiter* head = nullptr;
+  Waiter* tail = nullptr;
+
+  bool held() const { return held_by != nullptr; }
+  std::string_view owner() const { return extras ? std::string_view(extras->owner) : std::string_view(); }
+  std::string_view holder_id() const {
+    return extras ? std::string_view(extras->holder_id) : std::string_view();
+  }
+};
+
+struct LockTable::Waiter {
+  WaiterId id = 0;
+  Slot* slot = nullptr;
+  SessionId session = 0;
+  Millis deadline = 0;
+  Millis timeout_ms = 0;
+  std::optional<Millis> ttl_ms;  // none: an assign without TTL
+  bool assign = false;
+  bool session_scoped = false;
+  std::optional<std::string> owner;
+  std::string holder_id;
+  std::string held_by;
+  Waiter* prev = nullptr;
+  Waiter* next = nullptr;
+  std::uint32_t heap_index = kNotInHeap;
+};
+
+std::uint32_t& LockTable::HoldIndex::operator()(Slot* slot) const { return slot->second.heap_index; }
+std::uint32_t& LockTable::WaiterIndex::operator()(Waiter* w) const { return w->heap_index; }
+
+namespace {
+
+std::string hex_encode(std::string_view s) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() * 2);
+  for (unsigned char c : s) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+std::optional<std::string> hex_decode(std::string_view s) {
+  if (s.size() % 2 != 0) return std::nullopt;
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(s.size() / 2);
+  for (std::size_t i = 0; i < s.size(); i += 2) {
+    int hi = nibble(s[i]), lo = nibble(s[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out.push_back(static_cast<char>(hi * 16 + lo));
+  }
+  return out;
+}
+
+// A handle as presented by a caller: empty or oversized input is an error, anything else that
+// is not one of our handles simply does not match.
+std::optional<Error> check_handle_text(std::string_view handle) {
+  if (handle.empty()) return invalid_argument("handle must not be empty");
+  if (handle.size() > 64) return invalid_argument("handle is longer than 64 characters");
+  return std::nullopt;
+}
+
+Error held_error(std::string_view key) {
+  return Error(ErrorCode::kLockHeld, "the key is held by another holder").with("key", std::string(key));
+}
+
+Error not_holder_error(std::string_view key, std::string_view why) {
+  return Error(ErrorCode::kLockNotHolder, std::string(why)).with("key", std::string(key));
+}
+
+}  // namespace
+
+LockTable::LockTable(LockTableOptions options, ChangeSink* sink) : options_(options), sink_(sink) {}
+
+LockTable::~LockTable() = default;
+
+void LockTable::emit(Change change) {
+  if (sink_ != nullptr) sink_->on_change(change);
+}
+
+const std::string* LockTable::intern(std::string_view held_by) {
+  auto it = principals_.find(held_by);
+  if (it == principals_.end()) it = principals_.emplace(std::string(held_by), 0).first;
+  ++it->second;
+  return &it->first;
+}
+
+void LockTable::unintern(const std::string* held_by) {
+  auto it = principals_.find(*held_by);
+  if (it != principals_.end() && --it->second == 0) principals_.erase(it);
+}
+
+LockTable::Slot& LockTable::slot_for(std::string_view key) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) it = keys_.emplace(std::string(key), Entry{}).first;
+  return *it;
+}
+
+LockTable::Slot* LockTable::find_live(std::string_view key, Millis now) {
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return nullptr;
+  Slot* slot = &*it;
+  if (slot->second.held() && slot->second.lease_expires_at <= now) {
+    expire(slot, now);
+    it = keys_.find(key);  // the hand-off may have erased the entry
+    return it == keys_.end() ? nullptr : &*it;
+  }
+  return slot;
+}
+
+void LockTable::maybe_erase(Slot* slot) {
+  if (!slot->second.held() && slot->second.waiter_count == 0) keys_.erase(slot->first);
+}
+
+HoldState LockTable::view(const Slot& slot, bool with_handle) const {
+  const Entry& e = slot.second;
+  HoldState h;
+  h.key = slot.first;
+  if (with_handle) h.handle = e.handle;
+  h.token = e.token;
+  h.held_by = *e.held_by;
+  h.owner = std::string(e.owner());
+  h.holder_id = std::string(e.holder_id());
+  h.acquired_at = e.acquired_at;
+  h.lease_expires_at = e.lease_expires_at;
+  h.scope = e.scope;
+  h.kind = e.kind;
+  return h;
+}
+
+HoldState LockTable::grant(Slot* slot, std::string_view held_by,
+                           std::optional<std::string_view> owner, std::string_view holder_id,
+                           Millis lease_expires_at, Scope scope, HoldKind kind, SessionId session,
+                           Millis now) {
+  Entry& e = slot->second;
+  e.handle = kind == HoldKind::kHandle ? handles_.next() : Handle{};
+  e.token = ++last_token_;
+  e.acquired_at = now;
+  e.lease_expires_at = lease_expires_at;
+  e.held_by = intern(held_by);
+  if (owner || !holder_id.empty()) {
+    e.extras = std::make_unique<Extras>();
+    if (owner) e.extras->owner = std::string(*owner);
+    e.extras->holder_id = std::string(holder_id);
+  } else {
+    e.extras.reset();
+  }
+  e.scope = scope;
+  e.kind = kind;
+  e.session = scope == Scope::kSession ? session : 0;
+  if (scope == Scope::kSession) sessions_[session].holds.push_back(slot);
+  if (lease_expires_at != kNever) lease_ends_.set(slot, lease_expires_at);
+  ++held_count_;
+  ++counters_.grants;
+  HoldState state = view(*slot, /*with_handle=*/true);
+  emit(Granted{state});
+  return state;
+}
+
+void LockTable::drop_hold(Slot* slot) {
+  Entry& e = slot->second;
+  lease_ends_.remove(slot);
+  if (e.scope == Scope::kSession) {
+    auto it = sessions_.find(e.session);
+    if (it != sessions_.end()) {
+      auto& holds = it->second.holds;
+      auto pos = std::find(holds.begin(), holds.end(), slot);
+      if (pos != holds.end()) {
+        *pos = holds.back();
+        holds.pop_back();
+      }
+      if (holds.empty() && it->second.waiters.empty()) sessions_.erase(it);
+    }
+  }
+  unintern(e.held_by);
+  e.held_by = nullptr;
+  e.extras.reset();
+  e.session = 0;
+  e.scope = Scope::kLease;
+  --held_count_;
+}
+
+void LockTable::free_key(Slot* slot, Millis now) {
+  drop_hold(slot);
+  hand_off(slot, now);
+}
+
+void LockTable::expire(Slot* slot, Millis now) {
+  ++counters_.expiries;
+  free_key(slot, now);
+}
+
+// Gives a free key to its oldest waiter whose deadline has not come; waiters whose deadline
+// has come time out on the way. Erases the entry if nobody is left.
+void LockTable::hand_off(Slot* slot, Millis now) {
+  Entry& e = slot->second;
+  while (!e.held() && e.head != nullptr) {
+    Waiter* w = e.head;
+    if (w->deadline <= now) {
+      time_out(w);
+      continue;
+    }
+    WaiterOutcome out;
+    out.waiter = w->id;
+    out.session = w->session;
+    out.granted = true;
+    out.assign = w->assign;
+    out.key = slot->first;
+    out.timeout_ms = w->timeout_ms;
+    Millis lease_end = w->ttl_ms ? now + cap_ttl(*w->ttl_ms) : kNever;
+    if (w->assign) {
+      out.hold = grant(slot, w->held_by, std::nullopt, w->holder_id, lease_end, Scope::kLease,
+                       HoldKind::kAssigned, 0, now);
+    } else {
+      std::optional<std::string_view> owner;
+      if (w->owner) owner = *w->owner;
+      out.hold = grant(slot, w->held_by, owner, {}, lease_end,
+                       w->session_scoped ? Scope::kSession : Scope::kLease, HoldKind::kHandle,
+                       w->session, now);
+    }
+    unlink_waiter(w);
+    outcomes_.push_back(std::move(out));
+  }
+  maybe_erase(slot);
+}
+
+WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assign,
+                            std::string_view holder_id, std::optional<Millis> ttl_ms,
+                            Millis timeout_ms, Millis now) {
+  auto w = std::make_unique<Waiter>();
+  w->id = ++last_waiter_;
+  w->slot = slot;
+  w->session = request.session;
+  w->timeout_ms = std::min(timeout_ms, options_.max_timeout_ms);
+  w->deadline = now + w->timeout_ms;
+  w->ttl_ms = ttl_ms;
+  w->assign = assign;
+  w->session_scoped = request.session_scoped;
+  if (request.owner) w->owner = std::string(*request.owner);
+  w->holder_id = std::string(holder_id);
+  w->held_by = std::string(request.held_by);
+  Entry& e = slot->second;
+  w->prev = e.tail;
+  if (e.tail != nullptr) {
+    e.tail->next = w.get();
+  } else {
+    e.head = w.get();
+  }
+  e.tail = w.get();
+  ++e.waiter_count;
+  wait_ends_.set(w.get(), w->deadline);
+  if (w->session != 0) sessions_[w->session].waiters.push_back(w.get());
+  WaiterId id = w->id;
+  waiters_.emplace(id, std::move(w));
+  return id;
+}
+
+// Takes the waiter out of its queue, the timer heap and its session, and destroys it.
+// Does not erase the key's entry: callers decide.
+void LockTable::unlink_waiter(Waiter* w) {
+  Entry& e = w->slot->second;
+  (w->prev != nullptr ? w->prev->next : e.head) = w->next;
+  (w->next != nullptr ? w->next->prev : e.tail) = w->prev;
+  --e.waiter_count;
+  wait_ends_.remove(w);
+  if (w->session != 0) {
+    auto it = sessions_.find(w->session);
+    if (it != sessions_.end()) {
+      auto& ws = it->second.waiters;
+      auto pos = std::find(ws.begin(), ws.end(), w);
+      if (pos != ws.end()) {
+        *pos = ws.back();
+        ws.pop_back();
+      }
+      if (ws.empty() && it->second.holds.empty()) sessions_.erase(it);
+    }
+  }
+  waiters_.erase(w->id);
+}
+
+void LockTable::time_out(Waiter* w) {
+  WaiterOutcome out;
+  out.waiter = w->id;
+  out.session = w->session;
+  out.granted = false;
+  out.assign = w->assign;
+  out.key = w->slot->first;
+  out.timeout_ms = w->timeout_ms;
+  ++counters_.timeouts;
+  unlink_waiter(w);
+  outcomes_.push_back(std::move(out));
+}
+
+void LockTable::restore(const DurableState& state, Millis now) {
+  last_token_ = state.last_token;
+  for (const HoldState& h : state.holds) {
+    last_token_ = std::max(last_token_, h.token);
+    if (h.scope == Scope::kSession || h.lease_expires_at <= now) continue;
+    Slot* slot = &slot_for(h.key);
+    Entry& e = slot->second;
+    if (e.held()) drop_hold(slot);  // a later record for the same key wins
+    e.handle = h.handle;
+    e.token = h.token;
+    e.acquired_at = h.acquired_at;
+    e.lease_expires_at = h.lease_expires_at;
+    e.held_by = intern(h.held_by);
+    if (!h.owner.empty() || !h.holder_id.empty()) {
+      e.extras = std::make_unique<Extras>(Extras{h.owner, h.holder_id});
+    }
+    e.scope = Scope::kLease;
+    e.kind = h.kind;
+    if (h.lease_expires_at != kNever) lease_ends_.set(slot, h.lease_expires_at);
+    ++held_count_;
+  }
+}
+
+DurableState LockTable::snapshot(Millis now) const {
+  DurableState state;
+  state.last_token = last_token_;
+  state.holds.reserve(held_count_);
+  for (const auto& slot : keys_) {
+    const Entry& e = slot.second;
+    if (!e.held() || e.scope == Scope::kSession || e.lease_expires_at <= now) continue;
+    state.holds.push_back(view(slot, /*with_handle=*/true));
+  }
+  return state;
+}
+
+Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
+  if (auto err = check_key(r.key)) return std::move(*err);
+  if (auto err = check_ttl(r.ttl_ms)) return std::move(*err);
+  if (auto err = check_timeout(r.timeout_ms)) return std::move(*err);
+  if (r.owner) {
+    if (auto err = check_label(*r.owner, "owner")) return std::move(*err);
+  }
+  if (r.session_scoped && r.session == 0)
+    return invalid_argument("a session-scoped hold needs a client connection");
+
+  const Scope scope = r.session_scoped ? Scope::kSession : Scope::kLease;
+  const Millis lease_end = now + cap_ttl(r.ttl_ms);
+  Slot* slot = find_live(r.key, now);
+  AcquireOutcome out;
+  if (slot == nullptr || !slot->second.held()) {
+    if (slot == nullptr) slot = &slot_for(r.key);
+    out.kind = AcquireOutcome::Kind::kGranted;
+    out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
+    return out;
+  }
+  const Entry& e = slot->second;
+  // Re-take: the same principal of the same kind (both in heldBy) and the same owner string.
+  if (r.owner && e.kind == HoldKind::kHandle && !e.owner().empty() && e.owner() == *r.owner &&
+      *e.held_by == r.held_by) {
+    drop_hold(slot);
+    out.kind = AcquireOutcome::Kind::kGranted;
+    out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
+    return out;
+  }
+  if (r.timeout_ms == 0) {
+    out.kind = AcquireOutcome::Kind::kContended;
+    return out;
+  }
+  out.kind = AcquireOutcome::Kind::kQueued;
+  out.waiter = enqueue(slot, r, /*assign=*/false, {}, r.ttl_ms, r.timeout_ms, now);
+  return out;
+}
+
+Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view handle, Millis ttl_ms,
+                                      Millis now) {
+  if (auto err = check_key(key)) return std::move(*err);
+  if (auto err = check_handle_text(handle)) return std::move(*err);
+  if (auto err = check_ttl(ttl_ms)) return std::move(*err);
+  Slot* slot = find_live(key, now);
+  auto parsed = Handle::parse(handle);
+  if (slot == nullptr || !slot->second.held() || slot->second.kind != HoldKind::kHandle ||
+      !parsed || !(slot->second.handle == *parsed)) {
+    return RenewOutcome{};
+  }
+  Entry& e = slot->second;
+  e.lease_expires_at = now + cap_ttl(ttl_ms);
+  lease_ends_.set(slot, e.lease_expires_at);
+  ++counters_.renewals;
+  emit(Renewed{slot->first, e.token, e.lease_expires_at});
+  return RenewOutcome{true, e.lease_expires_at};
+}
+
+Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view handle, Millis now) {
+  if (auto err = check_key(key)) return std::move(*err);
+  if (auto err = check_handle_text(handle)) return std::move(*err);
+  Slot* slot = find_live(key, now);
+  auto parsed = Handle::parse(handle);
+  if (slot == nullptr || !slot->second.held() || slot->second.kind != HoldKind::kHandle ||
+      !parsed || !(slot->second.handle == *parsed)) {
+    return ReleaseOutcome{false};
+  }
+  emit(Released{slot->first, slot->second.token});
+  ++counters_.releases;
+  free_key(slot, now);
+  return ReleaseOutcome{true};
+}
+
+Result<StatusView> LockTable::status(std::string_view key, Millis now) {
+  if (auto err = check_key(key)) return std::move(*err);
+  StatusView s;
+  s.key = std::string(key);
+  Slot* slot = find_live(key, now);
+  if (slot == nullptr) return s;
+  s.waiters = slot->second.waiter_count;
+  if (slot->second.held()) {
+    s.held = true;
+    s.hold = view(*slot, /*with_handle=*/false);
+  }
+  return s;
+}
+
+Result<ListPage> LockTable::list(std::string_view match, std::string_view cursor, std::size_t count,
+                                 Millis now) {
+  std::optional<std::string> after;
+  if (!cursor.empty() && cursor != "0") {
+    after = hex_decode(cursor);
+    if (!after) return invalid_argument("cursor is not one this server returned");
+  }
+  if (count == 0) return invalid_argument("COUNT must be at least 1");
+  // Collect the matching live holds after the cursor, then keep the `count` smallest keys.
+  std::vector<const Slot*> found;
+  for (const auto& slot : keys_) {
+    const Entry& e = slot.second;
+    if (!e.held() || e.lease_expires_at <= now) continue;
+    if (after && slot.first <= *after) continue;
+    if (!match.empty() && !glob_match(match, slot.first)) continue;
+    found.push_back(&slot);
+  }
+  auto by_key = [](const Slot* a, const Slot* b) { return a->first < b->first; };
+  ListPage page;
+  if (found.size() > count) {
+    std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(count), found.end(), by_key);
+    found.resize(count);
+    page.next_cursor = hex_encode(found.back()->first);
+  } else {
+    std::sort(found.begin(), found.end(), by_key);
+    page.next_cursor = "0";
+  }
+  page.holds.reserve(found.size());
+  for (const Slot* s : found) page.holds.push_back(view(*s, /*with_handle=*/false));
+  return page;
+}
+
+Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
+  if (auto err = check_key(r.key)) return std::move(*err);
+  if (auto err = check_label(r.holder_id, "holderId")) return std::move(*err);
+  if (r.ttl_ms) {
+    if (auto err = check_ttl(*r.ttl_ms)) return std::move(*err);
+  }
+  if (r.timeout_ms) {
+    if (auto err = check_timeout(*r.timeout_ms)) return std::move(*err);
+  }
+  const Millis lease_end = r.ttl_ms ? now + cap_ttl(*r.ttl_ms) : kNever;
+  Slot* slot = find_live(r.key, now);
+  AcquireOutcome out;
+  if (slot == nullptr || !slot->second.held()) {
+    if (slot == nullptr) slot = &slot_for(r.key);
+    out.kind = AcquireOutcome::Kind::kGranted;
+    out.hold = grant(slot, r.held_by, std::nullopt, r.holder_id, lease_end, Scope::kLease,
+                     HoldKind::kAssigned, 0, now);
+    return out;
+  }
+  Entry& e = slot->second;
+  if (e.kind == HoldKind::kAssigned && e.holder_id() == r.holder_id) {
+    // Re-assigning to the same holder refreshes the lease and keeps the token.
+    e.lease_expires_at = lease_end;
+    if (lease_end == kNever) {
+      lease_ends_.remove(slot);
+    } else {
+      lease_ends_.set(slot, lease_end);
+    }
+    ++counters_.renewals;
+    emit(Renewed{slot->first, e.token, lease_end});
+    out.kind = AcquireOutcome::Kind::kGranted;
+    out.hold = view(*slot, /*with_handle=*/false);
+    return out;
+  }
+  if (!r.timeout_ms) return held_error(r.key);
+  if (*r.timeout_ms == 0) {
+    out.kind = AcquireOutcome::Kind::kContended;
+    return out;
+  }
+  AcquireRequest as_request;
+  as_request.session = r.session;
+  as_request.held_by = r.held_by;
+  out.kind = AcquireOutcome::Kind::kQueued;
+  out.waiter = enqueue(slot, as_request, /*assign=*/true, r.holder_id, r.ttl_ms, *r.timeout_ms, now);
+  return out;
+}
+
+Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_id,
+                                      std::string_view from_id, std::string_view held_by,
+                                      Millis now) {
+  if (auto err = check_key(key)) return std::move(*err);
+  if (auto err = check_label(to_id, "toId")) return std::move(*err);
+  if (auto err = check_label(from_id, "fromId")) return std::move(*err);
+  Slot* slot = find_live(key, now);
+  if (slot == nullptr || !slot->second.held())
+    return not_holder_error(key, "the key is not assigned to fromId (it is free)");
+  if (slot->second.kind != HoldKind::kAssigned)
+    return not_holder_error(key, "the key is held by a handle hold, not assigned");
+  if (slot->second.holder_id() != from_id)
+    return not_holder_error(key, "the key is not assigned to fromId");
+  const Millis lease_end = slot->second.lease_expires_at;  // the lease carries over
+  drop_hold(slot);
+  return grant(slot, held_by, std::nullopt, to_id, lease_end, Scope::kLease, HoldKind::kAssigned, 0, now);
+}
+
+Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
+                                           std::optional<std::string_view> holder_id, Millis now) {
+  if (auto err = check_key(key)) return std::move(*err);
+  if (holder_id) {
+    if (auto err = check_label(*holder_id, "holderId")) return std::move(*err);
+  }
+  Slot* slot = find_live(key, now);
+  if (slot == nullptr || !slot->second.held()) return ReleaseOutcome{false};
+  if (slot->second.kind != HoldKind::kAssigned)
+    return not_holder_error(key, "the key is held by a handle hold; release it with its handle");
+  if (holder_id && slot->second.holder_id() != *holder_id)
+    return not_holder_error(key, "the key is assigned to another holder");
+  emit(Released{slot->first, slot->second.token});
+  ++counters_.releases;
+  free_key(slot, now);
+  return ReleaseOutcome{true};
+}
+
+Result<HolderView> LockTable::holder(std::string_view key, Millis now) {
+  if (auto err = check_key(key)) return std::move(*err);
+  HolderView v;
+  v.key = std::string(key);
+  Slot* slot = find_live(key, now);
+  if (slot == nullptr || !slot->second.held()) return v;
+  const Entry& e = slot->second;
+  v.held = true;
+  if (e.kind == HoldKind::kAssigned) v.holder = std::string(e.holder_id());
+  v.acquired_at = e.acquired_at;
+  v.lease_expires_at = e.lease_expires_at;
+  return v;
+}
+
+void LockTable::advance(Millis now) {
+  for (;;) {
+    const bool lease_due = !lease_ends_.empty() && lease_ends_.top_deadline() <= now;
+    const bool wait_due = !wait_ends_.empty() && wait_ends_.top_deadline() <= now;
+    if (!lease_due && !wait_due) return;
+    // Earliest first, so a key that ends before a waiter's deadline still reaches the waiter.
+    if (lease_due && (!wait_due || lease_ends_.top_deadline() <= wait_ends_.top_deadline())) {
+      expire(lease_ends_.top(), now);
+    } else {
+      Waiter* w = wait_ends_.top();
+      Slot* slot = w->slot;
+      time_out(w);
+      maybe_erase(slot);
+    }
+  }
+}
+
+std::optional<Millis> LockTable::next_deadline() const {
+  std::optional<Millis> at;
+  if (!lease_ends_.empty()) at = lease_ends_.top_deadline();
+  if (!wait_ends_.empty() && (!at || wait_ends_.top_deadline() < *at)) at = wait_ends_.top_deadline();
+  return at;
+}
+
+void LockTable::end_session(SessionId session, Millis now) {
+  auto it = sessions_.find(session);
+  if (it == sessions_.end()) return;
+  SessionIndex index = std::move(it->second);
+  sessions_.erase(it);
+  // Waiters first, so a released session hold is not handed to the same dead session.
+  for (Waiter* w : index.waiters) {
+    Slot* slot = w->slot;
+    w->session = 0;  // its session entry is gone already
+    unlink_waiter(w);
+    maybe_erase(slot);
+  }
+  for (Slot* slot : index.holds) {
+    slot->second.scope = Scope::kLease;  // keeps drop_hold away from the erased index
+    emit(Released{slot->first, slot->second.token});
+    ++counters_.releases;
+    free_key(slot, now);
+  }
+}
+
+void LockTable::cancel_waiter(WaiterId id, Millis /*now*/) {
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return;
+  Slot* slot = it->second->slot;
+  unlink_waiter(it->second.get());
+  maybe_erase(slot);
+}
+
+std::vector<WaiterOutcome> LockTable::take_outcomes() {
+  std::vector<WaiterOutcome> out;
+  out.swap(outcomes_);
+  return out;
+}
+
+}  // namespace holdfast

@@ -1,0 +1,239 @@
+// LockTable: the lock server's state machine (SPEC section 2). Pure: no I/O, no threads, no
+// clock of its own; every operation takes `now` and returns a Result.
+//
+// How a key moves through its life:
+//  1. acquire/try: a free key is granted at once (new handle, next token, lease = now + ttl).
+//     A held key is re-taken at once when the caller matches the hold (same heldBy, which
+//     encodes principal and kind, and the same non-empty owner); the old handle is fenced.
+//     Otherwise a try answers Contended and an acquire with a timeout joins the key's FIFO
+//     queue as a waiter (its deadline goes into the waiter heap).
+//  2. The key frees on release, unassign, the end of its session, or the end of its lease.
+//     Lease ends sit in a deadline heap; advance(now) processes every deadline that has come.
+//     Every operation also expires its own key lazily first, so status says `held: false`
+//     from the exact millisecond the lease ends, whether or not the timer has fired yet.
+//  3. When a key frees, the oldest live waiter gets it in the same step (hand-off); waiters
+//     whose deadline has come time out instead. The outcomes (granted or timed out) are
+//     queued and the server collects them with take_outcomes() at one point of its loop.
+//  4. end_session(s) drops the session's waiters and releases its session-scoped holds.
+//
+// Every change that must survive a crash is reported to the ChangeSink, in order, before the
+// operation returns (expiry is not a change: absolute lease ends are re-derived on recovery).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/deadline_heap.h"
+#include "core/error.h"
+#include "core/handle.h"
+#include "core/hold.h"
+#include "core/validation.h"
+
+namespace holdfast {
+
+// Lets maps keyed by std::string be searched with a std::string_view, without a copy.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+
+using SessionId = std::uint64_t;  // a client connection; 0 = none
+using WaiterId = std::uint64_t;
+
+struct LockTableOptions {
+  Millis max_lease_ms = kMaxLeaseMs;    // TTLs above this are capped (SPEC: 24 h)
+  Millis max_timeout_ms = kMaxLeaseMs;  // waits above this are capped
+};
+
+struct AcquireRequest {
+  std::string_view key;
+  Millis ttl_ms = 0;
+  Millis timeout_ms = 0;                 // 0: one attempt
+  std::optional<std::string_view> owner;
+  bool session_scoped = false;
+  SessionId session = 0;                 // the caller's connection; waiters belong to it
+  std::string_view held_by;              // Principal::held_by() of the caller
+};
+
+struct AcquireOutcome {
+  enum class Kind { kGranted, kContended, kQueued };
+  Kind kind = Kind::kContended;
+  HoldState hold;        // kGranted
+  WaiterId waiter = 0;   // kQueued
+};
+
+struct RenewOutcome {
+  bool renewed = false;
+  Millis lease_expires_at = 0;  // when renewed
+};
+
+struct ReleaseOutcome {
+  bool released = false;
+};
+
+struct StatusView {
+  std::string key;
+  bool held = false;
+  HoldState hold;  // when held; its handle is always null (only the acquirer learns it)
+  std::size_t waiters = 0;
+};
+
+struct ListPage {
+  std::string next_cursor;     // "0" when this is the last page
+  std::vector<HoldState> holds;  // handles nulled
+};
+
+struct AssignRequest {
+  std::string_view key;
+  std::string_view holder_id;
+  std::optional<Millis> ttl_ms;      // none: never expires
+  std::optional<Millis> timeout_ms;  // none: one attempt answering LOCK_HELD
+  SessionId session = 0;
+  std::string_view held_by;
+};
+
+struct HolderView {
+  std::string key;
+  bool held = false;
+  std::optional<std::string> holder;  // the holder id of an assigned hold
+  Millis acquired_at = 0;
+  Millis lease_expires_at = kNever;
+};
+
+// What became of a queued waiter.
+struct WaiterOutcome {
+  WaiterId waiter = 0;
+  SessionId session = 0;
+  bool granted = false;  // else timed out
+  bool assign = false;   // the waiter came from assign
+  HoldState hold;        // when granted
+  std::string key;
+  Millis timeout_ms = 0;
+};
+
+struct LockTableCounters {
+  std::uint64_t grants = 0;
+  std::uint64_t releases = 0;
+  std::uint64_t expiries = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t renewals = 0;
+};
+
+class LockTable {
+ public:
+  // `sink` (may be null) receives every durable change; it must outlive the table.
+  explicit LockTable(LockTableOptions options = {}, ChangeSink* sink = nullptr);
+  ~LockTable();
+  LockTable(const LockTable&) = delete;
+  LockTable& operator=(const LockTable&) = delete;
+
+  // REQUIRES: called once, on an empty table. Loads the live holds of `state` (leases that
+  // ended by `now` are dropped) and continues the token sequence above state.last_token.
+  void restore(const DurableState& state, Millis now);
+  // The live lease-scoped holds and the token high-water mark, for snapshots.
+  DurableState snapshot(Millis now) const;
+
+  // acquire (timeout_ms > 0 may queue) and tryAcquire (timeout_ms == 0, never queues).
+  Result<AcquireOutcome> acquire(const AcquireRequest& request, Millis now);
+  // Extends the lease of the hold whose handle is `handle`; renewed=false when it is not the
+  // key's current handle (fenced, released, expired, or never valid).
+  Result<RenewOutcome> renew(std::string_view key, std::string_view handle, Millis ttl_ms,
+                             Millis now);
+  // Frees the key if `handle` is its current handle; released=false otherwise.
+  Result<ReleaseOutcome> release(std::string_view key, std::string_view handle, Millis now);
+  Result<StatusView> status(std::string_view key, Millis now);
+  // Holds whose key matches the glob `match` (empty: all), in key order, from `cursor`
+  // ("0" or empty: the start), at most `count`. O(number of holds) per page.
+  Result<ListPage> list(std::string_view match, std::string_view cursor, std::size_t count,
+                        Millis now);
+
+  // Identity-aware holds (SPEC section 2: assign, transfer, unassign, holder).
+  Result<AcquireOutcome> assign(const AssignRequest& request, Millis now);
+  Result<HoldState> transfer(std::string_view key, std::string_view to_id,
+                             std::string_view from_id, std::string_view held_by, Millis now);
+  Result<ReleaseOutcome> unassign(std::string_view key, std::optional<std::string_view> holder_id,
+                                  Millis now);
+  Result<HolderView> holder(std::string_view key, Millis now);
+
+  // Processes every lease end and waiter timeout at or before `now`.
+  void advance(Millis now);
+  // The earliest pending deadline, if any.
+  std::optional<Millis> next_deadline() const;
+  // The connection `session` is gone: its waiters leave their queues and its session-scoped
+  // holds are released (handing their keys to the next waiters).
+  void end_session(SessionId session, Millis now);
+  // One waiter gives up (e.g. its HTTP client disconnected). No outcome is reported for it.
+  void cancel_waiter(WaiterId waiter, Millis now);
+
+  // Outcomes of queued waiters since the last call, in the order they happened.
+  std::vector<WaiterOutcome> take_outcomes();
+  bool has_outcomes() const { return !outcomes_.empty(); }
+
+  std::size_t held_count() const { return held_count_; }
+  std::size_t waiter_count() const { return waiters_.size(); }
+  std::uint64_t last_token() const { return last_token_; }
+  const LockTableCounters& counters() const { return counters_; }
+
+ private:
+  struct Waiter;
+  struct Entry;
+  struct Extras;
+  using Slot = std::pair<const std::string, Entry>;
+  struct HoldIndex {
+    std::uint32_t& operator()(Slot* slot) const;
+  };
+  struct WaiterIndex {
+    std::uint32_t& operator()(Waiter* w) const;
+  };
+
+  Slot* find_live(std::string_view key, Millis now);
+  Slot& slot_for(std::string_view key);
+  void maybe_erase(Slot* slot);
+  HoldState view(const Slot& slot, bool with_handle) const;
+  HoldState grant(Slot* slot, std::string_view held_by, std::optional<std::string_view> owner,
+                  std::string_view holder_id, Millis ttl_ms, Scope scope, HoldKind kind,
+                  SessionId session, Millis now);
+  void drop_hold(Slot* slot);
+  void free_key(Slot* slot, Millis now);
+  void expire(Slot* slot, Millis now);
+  void hand_off(Slot* slot, Millis now);
+  WaiterId enqueue(Slot* slot, const AcquireRequest& request, bool assign,
+                   std::string_view holder_id, std::optional<Millis> ttl_ms, Millis timeout_ms,
+                   Millis now);
+  void unlink_waiter(Waiter* waiter);
+  void time_out(Waiter* waiter);
+  Millis cap_ttl(Millis ttl) const { return ttl > options_.max_lease_ms ? options_.max_lease_ms : ttl; }
+  const std::string* intern(std::string_view held_by);
+  void unintern(const std::string* held_by);
+  void emit(Change change);
+
+  LockTableOptions options_;
+  ChangeSink* sink_;
+  HandleSource handles_;
+  std::uint64_t last_token_ = 0;
+  WaiterId last_waiter_ = 0;
+  std::size_t held_count_ = 0;
+  LockTableCounters counters_;
+
+  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> keys_;
+  std::unordered_map<WaiterId, std::unique_ptr<Waiter>> waiters_;
+  // Interned heldBy strings with reference counts: most holds share a few principals.
+  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> principals_;
+  struct SessionIndex {
+    std::vector<Slot*> holds;
+    std::vector<Waiter*> waiters;
+  };
+  std::unordered_map<SessionId, SessionIndex> sessions_;
+  DeadlineHeap<Slot, HoldIndex> lease_ends_;
+  DeadlineHeap<Waiter, WaiterIndex> wait_ends_;
+  std::vector<WaiterOutcome> outcomes_;
+};
+
+}  // namespace holdfast

@@ -1,0 +1,162 @@
+#include "server/config.h"
+
+#include <filesystem>
+#include <set>
+#include <toml++/toml.h>
+
+#include "core/validation.h"
+
+namespace holdfast {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string resolve(const fs::path& base, const std::string& p) {
+  if (p.empty() || fs::path(p).is_absolute()) return p;
+  return (base / p).lexically_normal().string();
+}
+
+Error config_error(const std::string& path, const std::string& message) {
+  return invalid_argument(path + ": " + message);
+}
+
+std::optional<Error> check_keys(const std::string& path, const toml::table& table,
+                                const std::string& section, const std::set<std::string>& known) {
+  for (const auto& [key, value] : table) {
+    if (!known.count(std::string(key.str())))
+      return config_error(path, "unknown key '" + std::string(key.str()) + "' in [" + section + "]");
+  }
+  return std::nullopt;
+}
+
+Result<FsyncMode> parse_fsync(const std::string& v) {
+  if (v == "always") return FsyncMode::kAlways;
+  if (v == "never") return FsyncMode::kNever;
+  return invalid_argument("fsync must be \"always\" or \"never\", not \"" + v + "\"");
+}
+
+// Reads one string setting; a wrong type is an error naming it.
+std::optional<Error> read_string(const std::string& path, const toml::table& t, const char* section,
+                                 const char* key, std::string* out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return std::nullopt;
+  if (auto s = n->value<std::string>(); s && n->is_string()) {
+    *out = *s;
+    return std::nullopt;
+  }
+  return config_error(path, std::string("[") + section + "] " + key + " must be a string");
+}
+
+std::optional<Error> read_int(const std::string& path, const toml::table& t, const char* section,
+                              const char* key, std::int64_t* out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return std::nullopt;
+  if (n->is_integer()) {
+    *out = *n->value<std::int64_t>();
+    return std::nullopt;
+  }
+  return config_error(path, std::string("[") + section + "] " + key + " must be an integer");
+}
+
+}  // namespace
+
+Result<std::pair<std::string, std::uint16_t>> split_host_port(const std::string& address) {
+  std::string host;
+  std::string port;
+  if (!address.empty() && address[0] == '[') {
+    auto close = address.find(']');
+    if (close == std::string::npos || close + 1 >= address.size() || address[close + 1] != ':')
+      return invalid_argument("address \"" + address + "\" is not [host]:port");
+    host = address.substr(1, close - 1);
+    port = address.substr(close + 2);
+  } else {
+    auto colon = address.rfind(':');
+    if (colon == std::string::npos) return invalid_argument("address \"" + address + "\" is not host:port");
+    host = address.substr(0, colon);
+    port = address.substr(colon + 1);
+  }
+  auto n = parse_int64(port);
+  if (host.empty() || !n || *n < 0 || *n > 65535)
+    return invalid_argument("address \"" + address + "\" is not host:port with a port from 0 to 65535");
+  return std::make_pair(host, static_cast<std::uint16_t>(*n));
+}
+
+Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides& o) {
+  ServerConfig c;
+  bool unix_from_file = false;
+  if (!path.empty()) {
+    toml::table doc;
+    try {
+      doc = toml::parse_file(path);
+    } catch (const toml::parse_error& e) {
+      const auto& where = e.source().begin;
+      return config_error(path, std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
+                                    std::string(e.description()));
+    }
+    const fs::path base = fs::absolute(fs::path(path)).parent_path();
+    for (const auto& [key, value] : doc) {
+      std::string k(key.str());
+      if (k != "server" && k != "auth" && k != "limits" && k != "store")
+        return config_error(path, "unknown table [" + k + "]");
+      if (!value.is_table()) return config_error(path, "[" + k + "] must be a table");
+    }
+    if (auto* s = doc["server"].as_table()) {
+      if (auto e = check_keys(path, *s, "server", {"listen", "http", "unix", "dataDir", "fsync"})) return *e;
+      std::string fsync;
+      for (auto [key, out] : {std::pair{"listen", &c.listen}, {"http", &c.http}, {"unix", &c.unix_path},
+                              {"dataDir", &c.data_dir}, {"fsync", &fsync}}) {
+        if (auto e = read_string(path, *s, "server", key, out)) return *e;
+      }
+      if (!fsync.empty()) {
+        auto mode = parse_fsync(fsync);
+        if (!mode.ok()) return config_error(path, "[server] " + mode.error().message);
+        c.fsync = *mode;
+      }
+      c.data_dir = resolve(base, c.data_dir);
+      if (!c.unix_path.empty()) {
+        c.unix_path = resolve(base, c.unix_path);
+        unix_from_file = true;
+      }
+    }
+    if (auto* a = doc["auth"].as_table()) {
+      if (auto e = check_keys(path, *a, "auth", {"credentials"})) return *e;
+      if (auto e = read_string(path, *a, "auth", "credentials", &c.credentials)) return *e;
+      c.credentials = resolve(base, c.credentials);
+    }
+    if (auto* l = doc["limits"].as_table()) {
+      if (auto e = check_keys(path, *l, "limits", {"acquirePerUserPerHour", "maxLeaseMs"})) return *e;
+      if (auto e = read_int(path, *l, "limits", "acquirePerUserPerHour", &c.acquire_per_user_per_hour)) return *e;
+      if (auto e = read_int(path, *l, "limits", "maxLeaseMs", &c.max_lease_ms)) return *e;
+      if (c.acquire_per_user_per_hour < 1)
+        return config_error(path, "[limits] acquirePerUserPerHour must be at least 1");
+      if (c.max_lease_ms < 1 || c.max_lease_ms > 86'400'000)
+        return config_error(path, "[limits] maxLeaseMs must be from 1 to 86400000");
+    }
+    if (auto* st = doc["store"].as_table()) {
+      if (auto e = check_keys(path, *st, "store", {"url"})) return *e;
+      if (auto e = read_string(path, *st, "store", "url", &c.store_url)) return *e;
+    }
+  }
+  if (o.listen) c.listen = *o.listen;
+  if (o.http) c.http = *o.http;
+  if (o.data_dir) c.data_dir = *o.data_dir;
+  if (o.unix_path) {
+    c.unix_path = *o.unix_path;
+    unix_from_file = true;
+  }
+  if (o.store_url) c.store_url = *o.store_url;
+  if (o.fsync) {
+    auto mode = parse_fsync(*o.fsync);
+    if (!mode.ok()) return std::move(mode).error();
+    c.fsync = *mode;
+  }
+  if (!unix_from_file) c.unix_path = (fs::path(c.data_dir) / "holdfast.sock").string();
+  for (const std::string* addr : {&c.listen, &c.http}) {
+    if (addr->empty()) continue;
+    auto hp = split_host_port(*addr);
+    if (!hp.ok()) return std::move(hp).error();
+  }
+  return c;
+}
+
+}  // namespace holdfast

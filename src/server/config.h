@@ -1,0 +1,41 @@
+// Server configuration: the [server], [auth], [limits] and [store] tables of holdfast.toml
+// (SPEC section 6, "Configuration"), overridden by command-line flags.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "core/error.h"
+
+namespace holdfast {
+
+enum class FsyncMode { kAlways, kNever };
+
+struct ServerConfig {
+  std::string listen = "127.0.0.1:7420";  // RESP over TCP; empty: off
+  std::string http = "127.0.0.1:7421";    // HTTP/JSON; empty: off
+  std::string unix_path;                  // RESP over a Unix socket; default <dataDir>/holdfast.sock
+  std::string data_dir = "data";
+  FsyncMode fsync = FsyncMode::kAlways;
+  std::string credentials;                // empty: local open mode
+  std::int64_t acquire_per_user_per_hour = 600;
+  Millis max_lease_ms = 86'400'000;
+  std::string store_url;                  // postgres://... for scale-out; empty: embedded
+};
+
+// Overrides given on the command line; unset fields keep the file's (or the default) value.
+struct ConfigOverrides {
+  std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url;
+};
+
+// Reads `path` (empty: no file) and applies `overrides`. Relative paths in the file (data dir,
+// unix socket, credentials) resolve against the file's folder; flags resolve against the
+// working directory. Unknown tables or keys, wrong types and bad values are errors naming them.
+Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides& overrides);
+
+// "host:port" -> (host, port). Accepts "[::1]:7420" for IPv6.
+Result<std::pair<std::string, std::uint16_t>> split_host_port(const std::string& address);
+
+}  // namespace holdfast

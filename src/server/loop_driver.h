@@ -1,0 +1,50 @@
+// LoopDriver: the points of the event loop where the lock table's time and the store's
+// durability meet the connections.
+//
+//  1. after_event(), called once after every batch of work (a connection's pipeline, a timer,
+//     a disconnect), delivers queued waiter outcomes and re-arms the single deadline timer if
+//     the table's next deadline moved earlier. Wake-ups happen here, never from inside another
+//     handler (as in Redis's beforeSleep).
+//  2. The timer fires at the table's earliest deadline: advance, then after_event().
+//  3. Connections whose replies wait for durability register with wait_durable(); when the
+//     store's syncer thread reports progress, store_advanced() posts to the loop and every
+//     waiting connection tries to flush again.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "server/service.h"
+
+namespace holdfast {
+
+class LoopDriver {
+ public:
+  LoopDriver(boost::asio::io_context& io, Service& service);
+
+  void after_event();
+  // fn runs on the loop after the store's durable sequence next advances.
+  void wait_durable(std::function<void()> fn);
+  // Thread-safe: called by the store's syncer.
+  void store_advanced();
+  void stop();
+
+ private:
+  void arm(Millis at);
+  void run_durable_waiters();
+
+  boost::asio::io_context& io_;
+  Service& service_;
+  boost::asio::steady_timer timer_;
+  std::optional<Millis> armed_;
+  std::vector<std::function<void()>> durable_waiters_;
+  std::atomic<bool> durable_post_pending_{false};
+  bool stopped_ = false;
+};
+
+}  // namespace holdfast

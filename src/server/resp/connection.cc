@@ -1,0 +1,183 @@
+#include "server/resp/connection.h"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+#include <cstring>
+
+#include "server/resp/render.h"
+
+namespace holdfast::resp {
+
+Connection::Connection(ConnectionHub& hub, Socket socket)
+    : hub_(hub), socket_(std::move(socket)), parser_(hub.limits) {
+  state_.id = ++hub_.last_id;
+  if (hub_.info.auth_mode) {
+    state_.authenticated = false;
+  } else {
+    state_.principal = Principal::local_owner();
+    state_.authenticated = true;
+  }
+  in_cap_ = kInitialBuffer;
+  in_ = std::make_unique<char[]>(in_cap_);
+}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+  hub_.live[state_.id] = weak_from_this();
+  read();
+}
+
+void Connection::read() {
+  if (reading_ || closed_ || closing_) return;
+  if (in_end_ == in_cap_) {
+    if (in_begin_ > 0) {
+      std::memmove(in_.get(), in_.get() + in_begin_, in_end_ - in_begin_);
+      in_end_ -= in_begin_;
+      in_begin_ = 0;
+    } else if (in_cap_ < hub_.limits.max_frame_bytes + 64 * 1024) {
+      std::size_t cap = std::min(in_cap_ * 2, hub_.limits.max_frame_bytes + 64 * 1024);
+      auto bigger = std::make_unique<char[]>(cap);
+      std::memcpy(bigger.get(), in_.get(), in_end_);
+      in_ = std::move(bigger);
+      in_cap_ = cap;
+    } else {
+      return;  // full of unprocessed commands: resume when processing drains it
+    }
+  }
+  reading_ = true;
+  socket_.async_read_some(boost::asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
+                          [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+                            self->on_read(ec, n);
+                          });
+}
+
+void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    close();
+    return;
+  }
+  in_end_ += n;
+  process();
+  read();
+}
+
+void Connection::process() {
+  process_posted_ = false;
+  if (closed_) return;
+  ReplyWriter writer(out_, state_.proto);
+  while (!blocked_ && !closing_ && !congested() && in_begin_ < in_end_) {
+    std::size_t consumed = 0;
+    std::string_view pending(in_.get() + in_begin_, in_end_ - in_begin_);
+    ParseStatus st = parser_.parse(pending, &consumed);
+    if (st == ParseStatus::kIncomplete) {
+      if (in_begin_ == 0 && in_end_ == in_cap_ && in_cap_ >= hub_.limits.max_frame_bytes + 64 * 1024) {
+        writer.error_line("ERR Protocol error: command is larger than " +
+                          std::to_string(hub_.limits.max_frame_bytes) + " bytes");
+        closing_ = true;
+      }
+      break;
+    }
+    if (st == ParseStatus::kError) {
+      writer.error_line("ERR Protocol error: " + parser_.error());
+      closing_ = true;
+      break;
+    }
+    in_begin_ += consumed;
+    if (parser_.args().empty()) continue;
+    CommandContext ctx{hub_.service, state_, writer, this, hub_.info, hub_.auth};
+    Flow flow = execute(ctx, parser_.args());
+    if (flow == Flow::kBlock) {
+      blocked_ = true;
+      blocked_on_ = ctx.blocked_on;
+    } else if (flow == Flow::kClose) {
+      closing_ = true;
+    }
+  }
+  if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
+  // Every reply written so far may depend on anything appended so far.
+  need_sequence_ = hub_.service.last_sequence();
+  flush();
+  hub_.loop.after_event();
+}
+
+void Connection::on_waiter_outcome(const WaiterOutcome& outcome) {
+  if (closed_) return;
+  ReplyWriter writer(out_, state_.proto);
+  write_waiter_outcome(writer, outcome);
+  blocked_ = false;
+  blocked_on_ = 0;
+  need_sequence_ = hub_.service.last_sequence();
+  // Continue with pipelined commands from the loop, not from inside the dispatcher.
+  if (!process_posted_) {
+    process_posted_ = true;
+    boost::asio::post(hub_.io, [self = shared_from_this()] {
+      self->process();
+      self->read();
+    });
+  }
+}
+
+void Connection::flush() {
+  if (closed_ || write_in_flight_) return;
+  if (out_.empty()) {
+    if (closing_ && !blocked_) close();
+    return;
+  }
+  if (hub_.service.store().durable_sequence() < need_sequence_) {
+    if (!durable_wait_) {
+      durable_wait_ = true;
+      hub_.loop.wait_durable([self = shared_from_this()] {
+        self->durable_wait_ = false;
+        self->flush();
+      });
+    }
+    return;
+  }
+  writing_.swap(out_);
+  write_in_flight_ = true;
+  boost::asio::async_write(socket_, boost::asio::buffer(writing_),
+                           [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                             self->write_in_flight_ = false;
+                             self->writing_.clear();
+                             if (ec) {
+                               self->close();
+                               return;
+                             }
+                             const bool was_congested = !self->out_.empty();
+                             self->flush();
+                             if (was_congested || !self->blocked_) {
+                               self->process();
+                               self->read();
+                             }
+                           });
+}
+
+void Connection::shutdown() {
+  if (closed_) return;
+  if (blocked_) {
+    hub_.service.cancel_waiter(blocked_on_);
+    blocked_ = false;
+    ReplyWriter writer(out_, state_.proto);
+    write_error(writer, Error(ErrorCode::kUnavailable, "the server is shutting down"));
+    need_sequence_ = hub_.service.last_sequence();
+  }
+  closing_ = true;
+  flush();
+}
+
+void Connection::close() {
+  if (closed_) return;
+  closed_ = true;
+  if (blocked_) hub_.service.cancel_waiter(blocked_on_);
+  blocked_ = false;
+  hub_.service.end_session(state_.id);
+  hub_.live.erase(state_.id);
+  boost::system::error_code ignored;
+  socket_.close(ignored);
+  hub_.loop.after_event();
+}
+
+}  // namespace holdfast::resp

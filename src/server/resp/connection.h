@@ -1,0 +1,86 @@
+// One RESP client connection.
+//
+// Lifecycle:
+//  1. read(): bytes land in a bounded input buffer (never more than one maximal frame plus
+//     slack; when it is full, reading pauses).
+//  2. process(): every complete command in the buffer runs in order; replies are appended to
+//     one output buffer. A blocking acquire that queues stops processing (later pipelined
+//     commands wait, as Redis does) until on_waiter_outcome() writes its reply. Processing also
+//     pauses while too much output is waiting for a slow reader.
+//  3. flush(): once the store has made durable everything the replies depend on, the whole
+//     output buffer leaves in one write: one syscall per batch of pipelined replies.
+//  4. close(): on EOF, an error, QUIT or a protocol error. Its waiter leaves the queue and its
+//     session-scoped holds are released at once.
+#pragma once
+
+#include <boost/asio/generic/stream_protocol.hpp>
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "server/loop_driver.h"
+#include "server/resp/codec.h"
+#include "server/resp/commands.h"
+#include "server/service.h"
+
+namespace holdfast::resp {
+
+class Connection;
+
+// What every connection shares: the loop, the service and the registry of live connections.
+struct ConnectionHub {
+  boost::asio::io_context& io;
+  Service& service;
+  LoopDriver& loop;
+  ServerInfo info;
+  const Authenticator* auth = nullptr;
+  ParserLimits limits;
+  std::unordered_map<SessionId, std::weak_ptr<Connection>> live;
+  SessionId last_id = 0;
+};
+
+class Connection final : public std::enable_shared_from_this<Connection>, public WaiterClient {
+ public:
+  using Socket = boost::asio::generic::stream_protocol::socket;
+
+  Connection(ConnectionHub& hub, Socket socket);
+  ~Connection() override;
+
+  void start();
+  // The server is stopping: a blocked acquire answers UNAVAILABLE, pending replies are sent,
+  // then the connection closes. Further input is not processed.
+  void shutdown();
+  void on_waiter_outcome(const WaiterOutcome& outcome) override;
+  SessionId id() const { return state_.id; }
+
+ private:
+  void read();
+  void on_read(const boost::system::error_code& ec, std::size_t n);
+  void process();
+  void flush();
+  void close();
+  bool congested() const { return out_.size() + writing_.size() > kMaxPendingOutput; }
+
+  static constexpr std::size_t kInitialBuffer = 16 * 1024;
+  static constexpr std::size_t kMaxPendingOutput = 4 * 1024 * 1024;
+
+  ConnectionHub& hub_;
+  Socket socket_;
+  ConnectionState state_;
+  RequestParser parser_;
+  std::unique_ptr<char[]> in_;
+  std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
+  std::string out_, writing_;
+  std::uint64_t need_sequence_ = 0;
+  WaiterId blocked_on_ = 0;
+  bool blocked_ = false;
+  bool reading_ = false;
+  bool write_in_flight_ = false;
+  bool durable_wait_ = false;
+  bool process_posted_ = false;
+  bool closing_ = false;  // finish writing, then close
+  bool closed_ = false;
+};
+
+}  // namespace holdfast::resp

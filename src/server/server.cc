@@ -1,0 +1,201 @@
+#include "server/server.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+namespace holdfast {
+
+namespace fs = std::filesystem;
+using boost::asio::ip::tcp;
+using boost::asio::local::stream_protocol;
+
+namespace {
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") return true;
+  boost::system::error_code ec;
+  auto addr = boost::asio::ip::make_address(host, ec);
+  return !ec && addr.is_loopback();
+}
+
+constexpr const char* kVersion = "0.1.0";
+
+}  // namespace
+
+Server::Server(const ServerConfig& config, Store& store, const Authenticator* auth)
+    : config_(config),
+      auth_(auth),
+      service_(clock_, store, ServiceOptions{LockTableOptions{config.max_lease_ms, 86'400'000}}),
+      loop_(io_, service_),
+      hub_{io_, service_, loop_, resp::ServerInfo{kVersion, auth != nullptr}, auth, {}, {}, 0},
+      signals_(io_, SIGINT, SIGTERM),
+      shutdown_deadline_(io_) {}
+
+Server::~Server() {
+  if (unix_ && !config_.unix_path.empty()) {
+    std::error_code ignored;
+    fs::remove(config_.unix_path, ignored);
+  }
+}
+
+Status Server::check_open_mode() const {
+  if (auth_ != nullptr || config_.listen.empty()) return ok_status();
+  for (const std::string* addr : {&config_.listen, &config_.http}) {
+    if (addr->empty()) continue;
+    auto hp = split_host_port(*addr);
+    if (!hp.ok()) return std::move(hp).error();
+    if (!is_loopback_host(hp->first)) {
+      return invalid_argument("refusing to serve " + *addr +
+                              " in local open mode: without [auth] credentials every caller is an "
+                              "owner, so only loopback addresses and the Unix socket are allowed");
+    }
+  }
+  return ok_status();
+}
+
+Status Server::bind_tcp() {
+  if (config_.listen.empty()) return ok_status();
+  auto hp = split_host_port(config_.listen);
+  if (!hp.ok()) return std::move(hp).error();
+  boost::system::error_code ec;
+  auto addr = hp->first == "localhost" ? boost::asio::ip::make_address("127.0.0.1")
+                                       : boost::asio::ip::make_address(hp->first, ec);
+  if (ec) return invalid_argument("listen address \"" + config_.listen + "\": " + ec.message());
+  tcp::endpoint ep(addr, hp->second);
+  tcp_.emplace(io_);
+  tcp_->open(ep.protocol(), ec);
+  if (!ec) tcp_->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) tcp_->bind(ep, ec);
+  if (!ec) tcp_->listen(1024, ec);
+  if (ec) return Error(ErrorCode::kUnavailable, "cannot listen on " + config_.listen + ": " + ec.message());
+  auto bound = tcp_->local_endpoint();
+  resp_address_ = bound.address().to_string() + ":" + std::to_string(bound.port());
+  return ok_status();
+}
+
+Status Server::bind_unix() {
+  if (config_.unix_path.empty()) return ok_status();
+  const std::string& path = config_.unix_path;
+  if (path.size() >= sizeof(sockaddr_un{}.sun_path))
+    return invalid_argument("unix socket path is too long (" + std::to_string(path.size()) + " bytes): " + path);
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) return invalid_argument(path + " exists and is not a socket");
+    // A live server answers a connect; a stale socket file from a crash does not.
+    stream_protocol::socket probe(io_);
+    boost::system::error_code ec;
+    probe.connect(stream_protocol::endpoint(path), ec);
+    if (!ec) return Error(ErrorCode::kUnavailable, "another server is listening on " + path);
+    ::unlink(path.c_str());
+  }
+  boost::system::error_code ec;
+  unix_.emplace(io_);
+  unix_->open(stream_protocol(), ec);
+  if (!ec) unix_->bind(stream_protocol::endpoint(path), ec);
+  if (!ec) unix_->listen(1024, ec);
+  if (ec) {
+    unix_.reset();
+    return Error(ErrorCode::kUnavailable, "cannot listen on unix socket " + path + ": " + ec.message());
+  }
+  ::chmod(path.c_str(), 0660);
+  return ok_status();
+}
+
+Status Server::start() {
+  std::signal(SIGPIPE, SIG_IGN);
+  if (auto st = check_open_mode(); !st.ok()) return st;
+  std::error_code fs_ec;
+  fs::create_directories(config_.data_dir, fs_ec);
+  if (fs_ec) return invalid_argument("cannot create data dir " + config_.data_dir + ": " + fs_ec.message());
+  if (!config_.unix_path.empty()) fs::create_directories(fs::path(config_.unix_path).parent_path(), fs_ec);
+  if (auto st = service_.recover(); !st.ok()) return st;
+  service_.store().set_on_durable([this](std::uint64_t) { loop_.store_advanced(); });
+  if (auto st = bind_tcp(); !st.ok()) return st;
+  if (auto st = bind_unix(); !st.ok()) return st;
+  accept_tcp();
+  accept_unix();
+  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    begin_shutdown();
+  });
+  loop_.after_event();  // arm the timer for leases recovered from the store
+  std::string line = "holdfast ready";
+  if (!resp_address_.empty()) line += " resp=" + resp_address_;
+  if (unix_) line += " unix=" + config_.unix_path;
+  line += std::string(" mode=") + (auth_ != nullptr ? "auth" : "open");
+  std::cout << line << std::endl;
+  spdlog::info("{} ({} holds recovered, next token {})", line, service_.table().held_count(),
+               service_.table().last_token() + 1);
+  return ok_status();
+}
+
+void Server::accept_tcp() {
+  if (!tcp_ || stopping_) return;
+  tcp_->async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+    if (stopping_) return;
+    if (!ec) {
+      boost::system::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      adopt(resp::Connection::Socket(std::move(socket)));
+    } else if (ec == boost::asio::error::no_descriptors) {
+      spdlog::warn("accept: {}", ec.message());
+    }
+    accept_tcp();
+  });
+}
+
+void Server::accept_unix() {
+  if (!unix_ || stopping_) return;
+  unix_->async_accept([this](const boost::system::error_code& ec, stream_protocol::socket socket) {
+    if (stopping_) return;
+    if (!ec) adopt(resp::Connection::Socket(std::move(socket)));
+    accept_unix();
+  });
+}
+
+void Server::adopt(resp::Connection::Socket socket) {
+  auto conn = std::make_shared<resp::Connection>(hub_, std::move(socket));
+  conn->start();
+}
+
+void Server::begin_shutdown() {
+  if (stopping_) return;
+  stopping_ = true;
+  boost::system::error_code ignored;
+  if (tcp_) tcp_->close(ignored);
+  if (unix_) unix_->close(ignored);
+  loop_.stop();
+  std::vector<std::shared_ptr<resp::Connection>> live;
+  for (auto& [id, weak] : hub_.live)
+    if (auto c = weak.lock()) live.push_back(std::move(c));
+  for (auto& c : live) c->shutdown();
+  drain(std::chrono::steady_clock::now() + std::chrono::seconds(5));
+}
+
+// Waits until every connection has closed, or the deadline passes, then stops the loop.
+void Server::drain(std::chrono::steady_clock::time_point deadline) {
+  if (hub_.live.empty() || std::chrono::steady_clock::now() >= deadline) {
+    io_.stop();
+    return;
+  }
+  shutdown_deadline_.expires_after(std::chrono::milliseconds(10));
+  shutdown_deadline_.async_wait([this, deadline](const boost::system::error_code& ec) {
+    if (!ec) drain(deadline);
+  });
+}
+
+void Server::run() {
+  io_.run();
+  service_.store().close();
+  spdlog::info("stopped");
+}
+
+}  // namespace holdfast

@@ -1,0 +1,70 @@
+// Server: the event loop, its listeners (RESP over TCP and a Unix socket; HTTP joins later),
+// signal handling and graceful shutdown. Owns nothing of the lock state: that is the
+// Service's, which it is given.
+//
+//  1. start(): recover the store into the table, refuse open mode on a non-loopback listener,
+//     bind every listener, then print one "holdfast ready ..." line on stdout (tests and
+//     scripts wait for it; nothing is answered before every listener is bound).
+//  2. run(): serve until SIGINT/SIGTERM.
+//  3. Shutdown: stop accepting, answer blocked acquires with UNAVAILABLE, send pending
+//     replies, close connections, then flush and close the store. A connection that does not
+//     drain within a few seconds is cut off.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/config.h"
+#include "server/loop_driver.h"
+#include "server/resp/connection.h"
+#include "server/service.h"
+
+namespace holdfast {
+
+class Server {
+ public:
+  Server(const ServerConfig& config, Store& store, const Authenticator* auth);
+  ~Server();
+
+  Status start();
+  // Serves until a stop signal; returns when every connection is closed and the store flushed.
+  void run();
+  // The bound addresses, e.g. "127.0.0.1:7420" (port 0 in the config becomes the real port).
+  const std::string& resp_address() const { return resp_address_; }
+
+  Service& service() { return service_; }
+  boost::asio::io_context& io() { return io_; }
+  std::size_t connection_count() const { return hub_.live.size(); }
+
+ private:
+  Status check_open_mode() const;
+  Status bind_tcp();
+  Status bind_unix();
+  void accept_tcp();
+  void accept_unix();
+  void adopt(resp::Connection::Socket socket);
+  void begin_shutdown();
+  void drain(std::chrono::steady_clock::time_point deadline);
+
+  ServerConfig config_;
+  const Authenticator* auth_;
+  boost::asio::io_context io_{1};
+  SystemClock clock_;
+  Service service_;
+  LoopDriver loop_;
+  resp::ConnectionHub hub_;
+  std::optional<boost::asio::ip::tcp::acceptor> tcp_;
+  std::optional<boost::asio::local::stream_protocol::acceptor> unix_;
+  boost::asio::signal_set signals_;
+  boost::asio::steady_timer shutdown_deadline_;
+  std::string resp_address_;
+  bool stopping_ = false;
+};
+
+}  // namespace holdfast

@@ -1,0 +1,112 @@
+// Service: the one place that combines who is calling, what they may do, the lock table and
+// the store. The RESP and HTTP front ends parse and render; everything they do to locks goes
+// through here, so both speak with one voice (same checks, same errors, same durability).
+//
+// Durability contract: every change the table makes is appended to the store as it happens
+// (this class is the table's ChangeSink). last_sequence() is the store sequence a reply must
+// wait for before it leaves; front ends stamp each reply with it.
+//
+// Blocking calls: acquire/assign with a timeout may queue. The caller passes a WaiterClient;
+// when the waiter is granted or times out, dispatch_outcomes() (run by the loop at one point,
+// never from inside another handler) hands the outcome to that client. A client that goes away
+// first calls cancel_waiter() or end_session(); a grant that raced with its departure is
+// released again so the key does not stay wedged until its lease ends.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "core/lock_table.h"
+#include "core/principal.h"
+#include "store/store.h"
+
+namespace holdfast {
+
+class WaiterClient {
+ public:
+  virtual ~WaiterClient() = default;
+  virtual void on_waiter_outcome(const WaiterOutcome& outcome) = 0;
+};
+
+// Who is calling, on which connection.
+struct Caller {
+  const Principal* principal = nullptr;
+  SessionId session = 0;
+};
+
+struct AcquireArgs {
+  std::string_view key;
+  Millis ttl_ms = 0;
+  Millis timeout_ms = 0;  // 0: one attempt
+  std::optional<std::string_view> owner;
+  bool session_scoped = false;
+};
+
+struct AssignArgs {
+  std::string_view key;
+  std::string_view holder_id;
+  std::optional<Millis> ttl_ms;
+  std::optional<Millis> timeout_ms;
+};
+
+struct ServiceOptions {
+  LockTableOptions table;
+};
+
+class Service final : private ChangeSink {
+ public:
+  Service(const Clock& clock, Store& store, ServiceOptions options = {});
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Loads what the store kept. Must be called once before serving.
+  Status recover();
+
+  // acquire (args.timeout_ms > 0 may queue: `client` is told the outcome later) and
+  // tryAcquire (timeout 0). kContended answers nil for try and LOCK_TIMEOUT for acquire.
+  Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args, WaiterClient* client);
+  Result<RenewOutcome> renew(const Caller& caller, std::string_view key, std::string_view handle,
+                             Millis ttl_ms);
+  Result<ReleaseOutcome> release(const Caller& caller, std::string_view key, std::string_view handle);
+  Result<StatusView> status(const Caller& caller, std::string_view key);
+  Result<ListPage> list(const Caller& caller, std::string_view match, std::string_view cursor,
+                        std::size_t count);
+  Result<AcquireOutcome> assign(const Caller& caller, const AssignArgs& args, WaiterClient* client);
+  Result<HoldState> transfer(const Caller& caller, std::string_view key, std::string_view to_id,
+                             std::string_view from_id);
+  Result<ReleaseOutcome> unassign(const Caller& caller, std::string_view key,
+                                  std::optional<std::string_view> holder_id);
+  Result<HolderView> holder(const Caller& caller, std::string_view key);
+
+  // The waiter's client no longer wants the outcome.
+  void cancel_waiter(WaiterId waiter);
+  // The connection is gone: its waiters leave, its session holds are released.
+  void end_session(SessionId session);
+  // Processes lease ends and waiter timeouts that are due.
+  void advance();
+  // Delivers waiter outcomes to their clients. Returns how many were delivered.
+  std::size_t dispatch_outcomes();
+  std::optional<Millis> next_deadline() const { return table_.next_deadline(); }
+
+  std::uint64_t last_sequence() const { return last_sequence_; }
+  Store& store() { return store_; }
+  const LockTable& table() const { return table_; }
+  const Clock& clock() const { return clock_; }
+
+ private:
+  void on_change(const Change& change) override;
+  Millis now() const { return clock_.now_ms(); }
+  void release_orphan(const WaiterOutcome& outcome);
+
+  const Clock& clock_;
+  Store& store_;
+  LockTable table_;
+  std::uint64_t last_sequence_ = 0;
+  std::unordered_map<WaiterId, WaiterClient*> waiting_;
+};
+
+}  // namespace holdfast
