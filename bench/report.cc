@@ -251,7 +251,9 @@ class Writer {
         continue;
       }
       out << " | " << fmt(r.load.seconds, 2) << " | " << fmt(r.empty_restart_ms, 0) << " | "
-          << fmt(r.restart_ms, 0) << " | " << r.still_held << " / " << r.sampled << " |\n";
+          << fmt(r.restart_ms, 0) << " | "
+          << (r.still_held == r.sampled ? "" : "**") << r.still_held << " / " << r.sampled
+          << (r.still_held == r.sampled ? "" : "** (holds lost)") << " |\n";
     }
     out << "\n";
   }

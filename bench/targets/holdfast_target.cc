@@ -1,6 +1,7 @@
 // Holdfast target: see holdfast_target.h.
 #include "holdfast_target.h"
 
+#include <fstream>
 #include <stdexcept>
 
 #include "../clock.h"
@@ -36,7 +37,9 @@ void HoldfastTarget::spawn() {
                                    "--data-dir",
                                    (dir_ / "data").string(),
                                    "--fsync",
-                                   fsync_ == HoldfastFsync::kAlways ? "always" : "never"};
+                                   fsync_ == HoldfastFsync::kAlways ? "always" : "never",
+                                   "--config",
+                                   (dir_ / "holdfast.toml").string()};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   process_ = ChildProcess::spawn(argv, dir_ / "holdfast.log");
 }
@@ -48,6 +51,9 @@ void HoldfastTarget::start(const std::filesystem::path& dir) {
   }
   dir_ = dir;
   std::filesystem::create_directories(dir_ / "data");
+  // Open mode is one principal (user:local), and the default cap of acquire attempts per user
+  // and hour (600) would stop a benchmark in its first millisecond.
+  std::ofstream(dir_ / "holdfast.toml") << "[limits]\nacquirePerUserPerHour = 1000000000000000\n";
   port_ = free_loopback_port();
   http_port_ = free_loopback_port();
   spawn();
