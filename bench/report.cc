@@ -266,6 +266,7 @@ class Writer {
       std::optional<double> value;
       double threshold;
       bool at_least;  // value >= threshold (else value <= threshold)
+      std::string unmet_because = {};  // set: not met whatever the value says
     };
     std::vector<Row> rows;
     auto ops_ratio = [&](const std::string& w, const std::string& hf, const std::string& peer) {
@@ -315,11 +316,14 @@ class Writer {
     }
     rows.push_back({"(d) bytes per hold ÷ redis's", mem_ratio, 1.0, false});
     std::optional<double> restart_s;
+    std::string restart_unmet;
     for (const auto& x : r_.restarts) {
-      if (!x.failed) restart_s = x.restart_ms / 1000;
+      if (x.failed) continue;
+      restart_s = x.restart_ms / 1000;
+      if (x.still_held != x.sampled) restart_unmet = "holds lost";
     }
     rows.push_back({"(e) restart with " + fmt_count(double(r_.options.restart_holds)) +
-                        " holds, seconds", restart_s, 3.0, false});
+                        " holds, seconds", restart_s, 3.0, false, restart_unmet});
     rows.push_back({"(a) p99 at " + cs + " conns: never ÷ redis", p99_ratio("pairs", kNever, "redis"), 1.0, false});
     rows.push_back({"(a) p99 at " + cs + " conns: always ÷ redis-aof", p99_ratio("pairs", kAlways, "redis-aof"), 1.0, false});
     std::uint64_t violations = 0, sections = 0;
@@ -336,6 +340,7 @@ class Writer {
       out << "| " << row.goal << " | " << (row.value ? fmt(*row.value, 2) : "–") << " | "
           << (row.at_least ? "≥ " : "≤ ") << fmt(row.threshold, 1) << " | ";
       if (!row.value) out << "n/a";
+      else if (!row.unmet_because.empty()) out << "**no** (" << row.unmet_because << ")";
       else out << ((row.at_least ? *row.value >= row.threshold : *row.value <= row.threshold) ? "yes" : "**no**");
       out << " |\n";
     }
