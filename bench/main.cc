@@ -60,6 +60,9 @@ int main(int argc, char** argv) {
   app.add_option("--out", out_dir, "Folder for <date>.md and the charts")->capture_default_str();
   app.add_option("--duration", o.duration_s, "Seconds per measurement")->capture_default_str();
   app.add_option("--warmup", o.warmup_s, "Unrecorded seconds before each measurement")->capture_default_str();
+  app.add_option("--rounds", o.rounds,
+                 "Windows per figure, interleaved across targets so all see the same drift")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--targets", targets,
                  "Comma list of holdfast-always,holdfast-never,redis,redis-aof,postgres,etcd "
                  "(or all)")->capture_default_str();
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
     // makes "every sampled hold survived" a contract the smoke test may insist on.
     o.duration_s = 0.3;
     o.warmup_s = 0.1;
+    o.rounds = 1;
     o.connections = {2};
     o.hot_connections = 8;
     o.memory_holds = 2000;

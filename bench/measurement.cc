@@ -18,7 +18,59 @@ void run_until(EventLoop& loop, std::int64_t until_ns) {
   while (now_ns() < until_ns && !interrupted()) loop.run_once(until_ns);
 }
 
+// Recomputes the figures that follow from the raw counts.
+void derive(Measurement& m) {
+  m.ops_per_sec = m.seconds > 0 ? static_cast<double>(m.ops) / m.seconds : 0;
+  m.p50_ns = m.latency.percentile(50);
+  m.p99_ns = m.latency.percentile(99);
+  m.p999_ns = m.latency.percentile(99.9);
+  m.max_ns = m.latency.max();
+  double sum = 0, sum_sq = 0;
+  m.min_per_connection = m.per_connection.empty() ? 0 : UINT64_MAX;
+  m.max_per_connection = 0;
+  for (const std::uint64_t n : m.per_connection) {
+    const double c = static_cast<double>(n);
+    sum += c;
+    sum_sq += c * c;
+    m.min_per_connection = std::min(m.min_per_connection, n);
+    m.max_per_connection = std::max(m.max_per_connection, n);
+  }
+  m.fairness = sum_sq > 0 ? sum * sum / (static_cast<double>(m.per_connection.size()) * sum_sq) : 0;
+}
+
 }  // namespace
+
+void accumulate(Measurement& total, const Measurement& round) {
+  if (total.rounds == 0 && !total.failed) {
+    total = round;
+    return;
+  }
+  if (round.failed && !total.failed) {
+    total.failed = true;
+    total.failure = round.failure;
+  }
+  if (round.failed) return;
+  total.rounds += round.rounds;
+  total.seconds += round.seconds;
+  total.ops += round.ops;
+  total.busy += round.busy;
+  total.timeouts += round.timeouts;
+  total.not_held += round.not_held;
+  if (total.errors == 0) total.first_error = round.first_error;
+  total.errors += round.errors;
+  total.client_cpu_s += round.client_cpu_s;
+  total.server_cpu_s += round.server_cpu_s;
+  total.latency.merge(round.latency);
+  if (total.mutex.violations == 0) total.mutex.first_violation = round.mutex.first_violation;
+  total.mutex.sections += round.mutex.sections;
+  total.mutex.violations += round.mutex.violations;
+  total.mutex.unclosed += round.mutex.unclosed;
+  total.per_connection.resize(std::max(total.per_connection.size(), round.per_connection.size()));
+  for (std::size_t i = 0; i < round.per_connection.size(); ++i) {
+    total.per_connection[i] += round.per_connection[i];
+  }
+  derive(total);
+}
 
 Measurement measure(Target& target, const std::string& workload, const MeasureShape& shape,
                     const WorkerFactory& make_worker) {
@@ -68,27 +120,16 @@ Measurement measure(Target& target, const std::string& workload, const MeasureSh
 
     // Step 5.
     m.ops = rec.ops;
-    m.ops_per_sec = m.seconds > 0 ? static_cast<double>(rec.ops) / m.seconds : 0;
     m.busy = rec.busy;
     m.timeouts = rec.timeouts;
     m.not_held = rec.not_held;
     m.errors = rec.errors;
     m.first_error = rec.first_error;
-    m.p50_ns = rec.latency.percentile(50);
-    m.p99_ns = rec.latency.percentile(99);
-    m.p999_ns = rec.latency.percentile(99.9);
-    m.max_ns = rec.latency.max();
+    m.latency = rec.latency;
     m.mutex = rec.checker.verify();
-    double sum = 0, sum_sq = 0;
-    m.min_per_connection = UINT64_MAX;
-    for (auto& w : workers) {
-      const double c = static_cast<double>(w->completed());
-      sum += c;
-      sum_sq += c * c;
-      m.min_per_connection = std::min(m.min_per_connection, w->completed());
-      m.max_per_connection = std::max(m.max_per_connection, w->completed());
-    }
-    m.fairness = sum_sq > 0 ? sum * sum / (static_cast<double>(workers.size()) * sum_sq) : 0;
+    for (auto& w : workers) m.per_connection.push_back(w->completed());
+    m.rounds = 1;
+    derive(m);
     if (interrupted()) {
       m.failed = true;
       m.failure = "interrupted";

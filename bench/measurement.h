@@ -113,6 +113,11 @@ struct Measurement {
   std::string first_error;
   bool failed = false;  // the measurement itself could not run (connect failed, ...)
   std::string failure;
+  int rounds = 0;  // windows merged into this figure
+
+  // The raw material the derived figures above are computed from.
+  LatencyHistogram latency;
+  std::vector<std::uint64_t> per_connection;
 
   double client_cpu_pct() const { return seconds > 0 ? 100 * client_cpu_s / seconds : 0; }
   double server_cpu_pct() const { return seconds > 0 ? 100 * server_cpu_s / seconds : 0; }
@@ -130,5 +135,11 @@ struct MeasureShape {
 // Runs steps 1-5. Never throws: failures are in the result.
 Measurement measure(Target& target, const std::string& workload, const MeasureShape& shape,
                     const WorkerFactory& make_worker);
+
+// Adds one round's window to a figure made of several rounds (counts, time, CPU, histogram,
+// per-connection counts and verdicts add up) and recomputes the derived figures. A figure is
+// taken in rounds interleaved across targets so that every target samples the same minutes
+// of the host's drift.
+void accumulate(Measurement& total, const Measurement& round);
 
 }  // namespace holdfast::bench

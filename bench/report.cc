@@ -101,7 +101,8 @@ class Writer {
         << ".\n\n";
     const auto& o = r_.options;
     out << "Run: " << fmt(o.duration_s, 1) << " s per figure after " << fmt(o.warmup_s, 1)
-        << " s of warm-up; one single-threaded epoll client (`holdfast-bench`) on the same "
+        << " s of warm-up, taken in " << o.rounds
+        << " windows interleaved across the targets (so all see the same drift of the host); one single-threaded epoll client (`holdfast-bench`) on the same "
            "machine; servers started by the harness on loopback; wall time "
         << fmt(r_.wall_seconds, 0) << " s" << (o.smoke ? "; **smoke run: the figures mean nothing**" : "")
         << (r_.interrupted ? "; **interrupted**" : "") << ".\n\n";
@@ -390,7 +391,7 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
                     "one pair, try queued to release answered; busy = tries that found the lock held");
   w.streaming_table(out, "pipeline",
                     "(c) Pipelined try-acquires, depth " + std::to_string(results.options.depth),
-                    "tries", "one request, queued to answered (TTL 1 s, random keys)");
+                    "tries", "one request, queued to answered (TTL 0.5 s, random keys)");
   w.streaming_table(out, "hotkey",
                     "(b) One hot key, " + std::to_string(results.options.hot_connections) +
                         " connections, critical sections back to back",

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <memory>
 #include <thread>
@@ -19,6 +20,10 @@
 namespace holdfast::bench {
 
 namespace {
+
+// Holds of the pipelined workload expire after this; short, so that a server is not still
+// expiring them while the next one is measured.
+constexpr std::uint32_t kPipelineTtlMs = 500;
 
 bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
@@ -119,11 +124,37 @@ SuiteResults run_suite(const SuiteOptions& o) {
     results.targets.push_back(info);
   }
 
-  auto record = [&](Measurement m) {
-    log_measurement(m);
-    results.measurements.push_back(std::move(m));
+  // One figure per target for `workload` at `shape`, each made of o.rounds windows taken
+  // round-robin across the targets (see accumulate()).
+  auto figures = [&](const std::string& workload, MeasureShape shape,
+                     const std::function<bool(const Target&)>& applies,
+                     const std::function<WorkerFactory(const Target&)>& factory,
+                     std::chrono::milliseconds pause_after) {
+    shape.duration_s = o.duration_s / o.rounds;
+    shape.warmup_s = o.warmup_s / o.rounds;
+    std::vector<Target*> chosen;
+    for (auto& t : running) {
+      if (applies(*t)) chosen.push_back(t.get());
+    }
+    std::vector<Measurement> totals(chosen.size());
+    for (int round = 0; round < o.rounds && !interrupted(); ++round) {
+      for (std::size_t i = 0; i < chosen.size() && !interrupted(); ++i) {
+        accumulate(totals[i], measure(*chosen[i], workload, shape, factory(*chosen[i])));
+        // Let what this window left behind (expiring holds) settle before the next server is
+        // timed on the same two cores.
+        std::this_thread::sleep_for(pause_after);
+      }
+    }
+    for (auto& m : totals) {
+      if (m.rounds == 0 && !m.failed) continue;  // interrupted before it ran
+      log_measurement(m);
+      results.measurements.push_back(std::move(m));
+    }
   };
+  auto all = [](const Target&) { return true; };
+  auto resp_only = [](const Target& t) { return t.speaks_resp(); };
   const MeasureShape base{1, 1, o.warmup_s, o.duration_s};
+  const std::chrono::milliseconds no_pause(0);
 
   // Step 2. The floor runs once per server implementation: PING does not touch persistence.
   auto floor_wanted = [&](const Target& t) {
@@ -135,54 +166,44 @@ SuiteResults run_suite(const SuiteOptions& o) {
   if (wants("floor")) {
     log_line("(f) loopback floor: PING+PING pairs%s%s\n", "");
     for (int c : o.connections) {
-      for (auto& t : running) {
-        if (interrupted()) break;
-        if (!floor_wanted(*t)) continue;
-        MeasureShape s = base;
-        s.connections = c;
-        record(measure(*t, "floor", s, ping_pair_worker()));
-      }
+      MeasureShape s = base;
+      s.connections = c;
+      figures("floor", s, floor_wanted, [](const Target&) { return ping_pair_worker(); }, no_pause);
     }
   }
   if (wants("pairs")) {
     log_line("(a) try-acquire + release pairs over %s keys%s\n", std::to_string(o.keys));
+    const WorkerFactory pairs = pairs_worker({o.keys, 10'000});
     for (int c : o.connections) {
-      for (auto& t : running) {
-        if (interrupted()) break;
-        MeasureShape s = base;
-        s.connections = c;
-        record(measure(*t, "pairs", s, pairs_worker({o.keys, 10'000})));
-      }
+      MeasureShape s = base;
+      s.connections = c;
+      figures("pairs", s, all, [&](const Target&) { return pairs; }, no_pause);
     }
   }
   if (wants("pipeline")) {
     log_line("(c) pipelined try-acquires, depth %s%s\n", std::to_string(o.depth));
-    const PipelineParams params{o.depth, 1'000};
+    const PipelineParams params{o.depth, kPipelineTtlMs};
+    const WorkerFactory pipeline = pipeline_worker(params);
     for (int c : o.connections) {
-      for (auto& t : running) {
-        if (interrupted()) break;
-        if (!t->speaks_resp()) continue;
-        MeasureShape s = base;
-        s.connections = c;
-        s.depth = o.depth;
-        record(measure(*t, "pipeline", s, pipeline_worker(params)));
-        // Let the holds of this run expire before the next server is measured, so that no
-        // server is busy expiring while another one is timed on the same two cores.
-        if (!o.smoke) std::this_thread::sleep_for(std::chrono::milliseconds(params.ttl_ms + 500));
-      }
+      MeasureShape s = base;
+      s.connections = c;
+      s.depth = o.depth;
+      figures("pipeline", s, resp_only, [&](const Target&) { return pipeline; },
+              o.smoke ? no_pause : std::chrono::milliseconds(kPipelineTtlMs + 300));
     }
   }
   if (wants("hotkey")) {
     log_line("(b) one hot key, %s connections%s\n", std::to_string(o.hot_connections));
-    for (auto& t : running) {
-      if (interrupted()) break;
-      HotKeyParams params;
-      params.blocking = t->supports_blocking_acquire();
-      params.think_ns = o.think_us * 1000;
-      MeasureShape s = base;
-      s.connections = o.hot_connections;
-      record(measure(*t, "hotkey", s, hot_key_worker(params)));
-    }
+    MeasureShape s = base;
+    s.connections = o.hot_connections;
+    figures("hotkey", s, all,
+            [&](const Target& t) {
+              HotKeyParams params;
+              params.blocking = t.supports_blocking_acquire();
+              params.think_ns = o.think_us * 1000;
+              return hot_key_worker(params);
+            },
+            no_pause);
   }
 
   // Step 3.

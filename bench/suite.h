@@ -25,8 +25,9 @@ struct SuiteOptions {
   std::vector<std::string> targets;    // names, see all_target_names()
   std::vector<std::string> workloads;  // names, see all_workload_names()
   std::vector<int> connections = {1, 16, 64};
-  double duration_s = 5;
-  double warmup_s = 1;
+  double duration_s = 5;  // per figure, split over `rounds` windows
+  double warmup_s = 1;    // per figure, split likewise
+  int rounds = 3;
   std::uint64_t keys = 10'000;
   int hot_connections = 64;
   int depth = 16;
