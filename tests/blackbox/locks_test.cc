@@ -1,0 +1,217 @@
+// The lock commands over the wire: contention, FIFO, timeouts, re-take, expiry, pipelining.
+#include <gtest/gtest.h>
+
+#include "support/server_process.h"
+
+namespace holdfast::testing {
+namespace {
+
+class LocksOverResp : public ::testing::Test {
+ protected:
+  ServerProcess server;
+};
+
+TEST_F(LocksOverResp, TryGrantsAHoldMapAndNilWhenHeld) {
+  auto a = server.client();
+  auto hold = a.call({"LOCK.TRY", "jobs:1", "TTL", "5000"});
+  ASSERT_EQ(hold.type, RespValue::Type::kArray) << hold.debug();  // RESP2: flat key/value array
+  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt", "scope", "kind"})
+    EXPECT_TRUE(hold.has(f)) << f;
+  EXPECT_EQ(hold.text("key"), "jobs:1");
+  EXPECT_GE(hold.text("handle").size(), 20u);
+  EXPECT_EQ(hold.text("heldBy"), "user:local");
+  EXPECT_TRUE(hold.get("owner")->is_null());
+  EXPECT_EQ(hold.number("leaseExpiresAt") - hold.number("acquiredAt"), 5000);
+  EXPECT_EQ(hold.text("scope"), "lease");
+  EXPECT_EQ(hold.text("kind"), "handle");
+  auto b = server.client();
+  EXPECT_TRUE(b.call({"LOCK.TRY", "jobs:1", "TTL", "5000"}).is_null());
+}
+
+TEST_F(LocksOverResp, Resp3RepliesAreMaps) {
+  auto a = server.client();
+  auto hello = a.call({"HELLO", "3"});
+  ASSERT_EQ(hello.type, RespValue::Type::kMap) << hello.debug();
+  EXPECT_EQ(hello.text("server"), "holdfast");
+  EXPECT_EQ(hello.number("proto"), 3);
+  EXPECT_EQ(hello.text("mode"), "open");
+  EXPECT_TRUE(hello.has("version"));
+  EXPECT_TRUE(hello.has("id"));
+  auto hold = a.call({"LOCK.TRY", "k", "TTL", "1000"});
+  EXPECT_EQ(hold.type, RespValue::Type::kMap);
+  auto again = a.call({"LOCK.TRY", "k", "TTL", "1000"});
+  EXPECT_EQ(again.type, RespValue::Type::kNull);
+  EXPECT_EQ(a.call({"HELLO", "4"}).error_code(), "NOPROTO");
+}
+
+TEST_F(LocksOverResp, ThreeWaitersAreServedFirstInFirstOut) {
+  auto holder = server.client();
+  auto first = holder.call({"LOCK.TRY", "hot", "TTL", "60000"});
+  std::vector<RespClient> waiters;
+  auto watcher = server.client();
+  for (int i = 0; i < 3; ++i) {
+    waiters.push_back(server.client());
+    waiters.back().send({"LOCK.ACQUIRE", "hot", "TTL", "60000", "TIMEOUT", "10000", "OWNER", "w" + std::to_string(i)});
+    // Make the queue order unambiguous: wait until the server has queued this one.
+    ASSERT_TRUE(await_waiters(watcher, "hot", i + 1));
+  }
+  std::string handle = first.text("handle");
+  std::int64_t last_token = first.number("token");
+  for (int i = 0; i < 3; ++i) {
+    auto released = (i == 0 ? holder : waiters[static_cast<std::size_t>(i - 1)]).call({"LOCK.RELEASE", "hot", handle});
+    ASSERT_EQ(released.number("released"), 1) << released.debug();
+    auto granted = waiters[static_cast<std::size_t>(i)].read();
+    EXPECT_EQ(granted.text("owner"), "w" + std::to_string(i));
+    EXPECT_GT(granted.number("token"), last_token);
+    last_token = granted.number("token");
+    handle = granted.text("handle");
+  }
+}
+
+TEST_F(LocksOverResp, ABlockedAcquireBlocksOnlyItsOwnConnection) {
+  auto a = server.client();
+  a.call({"LOCK.TRY", "k", "TTL", "60000"});
+  auto b = server.client();
+  b.send({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "5000"});
+  auto c = server.client();
+  EXPECT_EQ(c.call({"PING"}).str, "PONG");
+  EXPECT_TRUE(await_waiters(c, "k", 1));
+}
+
+TEST_F(LocksOverResp, TimeoutErrorNamesKeyAndTimeout) {
+  auto a = server.client();
+  a.call({"LOCK.TRY", "jobs:1", "TTL", "60000"});
+  auto b = server.client();
+  auto start = std::chrono::steady_clock::now();
+  auto reply = b.call({"LOCK.ACQUIRE", "jobs:1", "TTL", "1000", "TIMEOUT", "300"});
+  auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(reply.is_error());
+  EXPECT_EQ(reply.str, "LOCK_TIMEOUT no grant within the timeout key=jobs:1 timeoutMs=300");
+  EXPECT_GE(waited, std::chrono::milliseconds(290));
+  EXPECT_EQ(b.call({"LOCK.STATUS", "jobs:1"}).number("waiters"), 0);
+  // TIMEOUT 0 is one attempt that ends in the same error at once.
+  EXPECT_EQ(b.call({"LOCK.ACQUIRE", "jobs:1", "TTL", "1000", "TIMEOUT", "0"}).str,
+            "LOCK_TIMEOUT no grant within the timeout key=jobs:1 timeoutMs=0");
+}
+
+TEST_F(LocksOverResp, RetakeByOwnerFencesTheOldHandle) {
+  auto a = server.client();
+  auto old = a.call({"LOCK.TRY", "import:u1", "TTL", "60000", "OWNER", "run-42"});
+  auto fresh = server.client().call({"LOCK.TRY", "import:u1", "TTL", "60000", "OWNER", "run-42"});
+  ASSERT_FALSE(fresh.is_null());
+  EXPECT_NE(fresh.text("handle"), old.text("handle"));
+  EXPECT_GT(fresh.number("token"), old.number("token"));
+  auto rel = a.call({"LOCK.RELEASE", "import:u1", old.text("handle")});
+  EXPECT_EQ(rel.number("released"), 0);
+  EXPECT_EQ(rel.text("reason"), "not_holder");
+  auto ren = a.call({"LOCK.RENEW", "import:u1", old.text("handle"), "TTL", "1000"});
+  EXPECT_EQ(ren.number("renewed"), 0);
+  EXPECT_EQ(ren.text("reason"), "lease_lost");
+  EXPECT_TRUE(a.call({"LOCK.TRY", "import:u1", "TTL", "1000", "OWNER", "run-43"}).is_null());
+  auto status = a.call({"LOCK.STATUS", "import:u1"});
+  EXPECT_EQ(status.text("owner"), "run-42");
+  EXPECT_EQ(status.number("token"), fresh.number("token"));
+}
+
+TEST_F(LocksOverResp, ExpiryHandsTheKeyToAWaiterWithoutARelease) {
+  auto a = server.client();
+  auto first = a.call({"LOCK.TRY", "k", "TTL", "200"});
+  auto b = server.client();
+  auto start = std::chrono::steady_clock::now();
+  auto granted = b.call({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "5000"});
+  auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(granted.is_error()) << granted.debug();
+  EXPECT_GE(granted.number("acquiredAt"), first.number("leaseExpiresAt"));
+  EXPECT_LT(granted.number("acquiredAt") - first.number("leaseExpiresAt"), 50);
+  EXPECT_LT(waited, std::chrono::milliseconds(1000));
+}
+
+TEST_F(LocksOverResp, RenewAndReleaseWithTheHandle) {
+  auto a = server.client();
+  auto h = a.call({"LOCK.TRY", "k", "TTL", "1000"});
+  auto r = a.call({"LOCK.RENEW", "k", h.text("handle"), "TTL", "30000"});
+  EXPECT_EQ(r.number("renewed"), 1);
+  EXPECT_GE(r.number("leaseExpiresAt"), h.number("acquiredAt") + 30000);
+  EXPECT_EQ(a.call({"LOCK.STATUS", "k"}).number("leaseExpiresAt"), r.number("leaseExpiresAt"));
+  EXPECT_EQ(a.call({"LOCK.RELEASE", "k", h.text("handle")}).number("released"), 1);
+  auto s = a.call({"LOCK.STATUS", "k"});
+  EXPECT_EQ(s.number("held"), 0);
+  EXPECT_EQ(s.text("key"), "k");
+  EXPECT_TRUE(s.has("waiters"));
+  EXPECT_FALSE(s.has("handle"));
+}
+
+TEST_F(LocksOverResp, TtlAboveOneDayIsCapped) {
+  auto h = server.client().call({"LOCK.TRY", "k", "TTL", "999999999999"});
+  EXPECT_EQ(h.number("leaseExpiresAt") - h.number("acquiredAt"), 86400000);
+}
+
+TEST_F(LocksOverResp, ListPagesWithMatchAndNeverShowsHandles) {
+  auto a = server.client();
+  for (int i = 0; i < 5; ++i) a.call({"LOCK.TRY", "user:" + std::to_string(i), "TTL", "60000"});
+  a.call({"LOCK.TRY", "jobs:x", "TTL", "60000"});
+  std::vector<std::string> keys;
+  std::string cursor = "0";
+  int pages = 0;
+  do {
+    auto page = a.call({"LOCK.LIST", "MATCH", "user:*", "CURSOR", cursor, "COUNT", "2"});
+    ASSERT_EQ(page.type, RespValue::Type::kArray) << page.debug();
+    ASSERT_EQ(page.items.size(), 2u);
+    cursor = page.items[0].str;
+    for (const auto& h : page.items[1].items) {
+      EXPECT_FALSE(h.has("handle"));
+      keys.push_back(h.text("key"));
+    }
+    ++pages;
+  } while (cursor != "0" && pages < 10);
+  EXPECT_EQ(keys, (std::vector<std::string>{"user:0", "user:1", "user:2", "user:3", "user:4"}));
+  EXPECT_EQ(pages, 3);
+}
+
+TEST_F(LocksOverResp, AThousandPipelinedCommandsInOneWriteAllAnswerInOrder) {
+  auto a = server.client();
+  std::string batch;
+  for (int i = 0; i < 1000; ++i) batch += RespClient::encode({"LOCK.TRY", "p:" + std::to_string(i), "TTL", "60000"});
+  a.send_raw(batch);
+  std::int64_t last = 0;
+  for (int i = 0; i < 1000; ++i) {
+    auto r = a.read();
+    ASSERT_EQ(r.text("key"), "p:" + std::to_string(i));
+    EXPECT_GT(r.number("token"), last);
+    last = r.number("token");
+  }
+}
+
+TEST_F(LocksOverResp, PipelinedCommandsAfterABlockingAcquireWaitForIt) {
+  auto a = server.client();
+  auto h = a.call({"LOCK.TRY", "k", "TTL", "60000"});
+  auto b = server.client();
+  b.send_raw(RespClient::encode({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "5000"}) +
+             RespClient::encode({"PING", "after"}));
+  a.call({"LOCK.RELEASE", "k", h.text("handle")});
+  auto granted = b.read();
+  EXPECT_EQ(granted.text("key"), "k");
+  EXPECT_EQ(b.read().str, "after");
+}
+
+TEST_F(LocksOverResp, TheUnixSocketServesTheSameTable) {
+  auto over_unix = RespClient::unix_socket(server.unix_path());
+  auto h = over_unix.call({"LOCK.TRY", "shared", "TTL", "60000"});
+  ASSERT_FALSE(h.is_null());
+  EXPECT_TRUE(server.client().call({"LOCK.TRY", "shared", "TTL", "1000"}).is_null());
+  EXPECT_EQ(server.client().call({"LOCK.STATUS", "shared"}).number("token"), h.number("token"));
+}
+
+TEST_F(LocksOverResp, SigtermAnswersBlockedAcquiresAndExitsCleanly) {
+  auto a = server.client();
+  a.call({"LOCK.TRY", "k", "TTL", "60000"});
+  auto b = server.client();
+  b.send({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "30000"});
+  ASSERT_TRUE(await_waiters(a, "k", 1));
+  EXPECT_EQ(server.stop(), 0);
+  auto reply = b.read();
+  EXPECT_EQ(reply.error_code(), "UNAVAILABLE");
+}
+
+}  // namespace
+}  // namespace holdfast::testing

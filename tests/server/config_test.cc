@@ -1,0 +1,106 @@
+#include "server/config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace holdfast {
+namespace {
+
+class ConfigFile : public ::testing::Test {
+ protected:
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("holdfast-config-" + std::to_string(::getpid()));
+  void SetUp() override { std::filesystem::create_directories(dir); }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::string write(const std::string& text) {
+    auto p = dir / "holdfast.toml";
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+TEST_F(ConfigFile, DefaultsWithoutAFile) {
+  auto c = load_config("", {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->listen, "127.0.0.1:7420");
+  EXPECT_EQ(c->http, "127.0.0.1:7421");
+  EXPECT_EQ(c->data_dir, "data");
+  EXPECT_EQ(c->unix_path, "data/holdfast.sock");
+  EXPECT_EQ(c->fsync, FsyncMode::kAlways);
+  EXPECT_EQ(c->acquire_per_user_per_hour, 600);
+}
+
+TEST_F(ConfigFile, ReadsEveryNameAndResolvesPathsAgainstTheFile) {
+  auto path = write(R"(
+[server]
+listen = "127.0.0.1:9000"
+http = ""
+unix = "run/h.sock"
+dataDir = "state"
+fsync = "never"
+[auth]
+credentials = "creds.toml"
+[limits]
+acquirePerUserPerHour = 5
+maxLeaseMs = 60000
+[store]
+url = "postgres://db/locks"
+)");
+  auto c = load_config(path, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->listen, "127.0.0.1:9000");
+  EXPECT_EQ(c->http, "");
+  EXPECT_EQ(c->unix_path, (dir / "run/h.sock").string());
+  EXPECT_EQ(c->data_dir, (dir / "state").string());
+  EXPECT_EQ(c->fsync, FsyncMode::kNever);
+  EXPECT_EQ(c->credentials, (dir / "creds.toml").string());
+  EXPECT_EQ(c->acquire_per_user_per_hour, 5);
+  EXPECT_EQ(c->max_lease_ms, 60000);
+  EXPECT_EQ(c->store_url, "postgres://db/locks");
+}
+
+TEST_F(ConfigFile, FlagsOverrideTheFile) {
+  auto path = write("[server]\nlisten = \"127.0.0.1:9000\"\nfsync = \"never\"\n");
+  ConfigOverrides o;
+  o.listen = "127.0.0.1:9100";
+  o.fsync = "always";
+  o.data_dir = "/var/lib/holdfast";
+  auto c = load_config(path, o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->listen, "127.0.0.1:9100");
+  EXPECT_EQ(c->fsync, FsyncMode::kAlways);
+  EXPECT_EQ(c->unix_path, "/var/lib/holdfast/holdfast.sock");
+}
+
+TEST_F(ConfigFile, MistakesAreNamed) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"[server]\nlisen = \"x\"\n", "unknown key 'lisen' in [server]"},
+      {"[servers]\n", "unknown table [servers]"},
+      {"[server]\nfsync = \"sometimes\"\n", "fsync must be \"always\" or \"never\""},
+      {"[server]\nlisten = 7420\n", "[server] listen must be a string"},
+      {"[server]\nlisten = \"nohostport\"\n", "is not host:port"},
+      {"[limits]\nacquirePerUserPerHour = \"many\"\n", "acquirePerUserPerHour must be an integer"},
+      {"[limits]\nmaxLeaseMs = 0\n", "maxLeaseMs must be from 1 to 86400000"},
+      {"[server\n", "holdfast.toml: 1:"},
+  };
+  for (const auto& c : cases) {
+    auto r = load_config(write(c.text), {});
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
+TEST(SplitHostPort, AcceptsHostPortAndBracketedIpv6) {
+  EXPECT_EQ(split_host_port("127.0.0.1:7420")->second, 7420);
+  EXPECT_EQ(split_host_port("[::1]:80")->first, "::1");
+  EXPECT_FALSE(split_host_port("127.0.0.1").ok());
+  EXPECT_FALSE(split_host_port("h:99999").ok());
+  EXPECT_FALSE(split_host_port(":80").ok());
+}
+
+}  // namespace
+}  // namespace holdfast

@@ -1,0 +1,62 @@
+// Running other programs from tests: run to completion capturing output, or start in the
+// background and kill later.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace holdfast::testing {
+
+struct RunResult {
+  int exit_code = -1;   // -1 if killed by a signal
+  std::string out;      // stdout
+  std::string err;      // stderr
+};
+
+// Runs argv[0] with its arguments, feeding `input` on stdin; waits for it.
+RunResult run(const std::vector<std::string>& argv, const std::string& input = "",
+              const std::vector<std::string>& extra_env = {});
+
+// A background child with its stdout readable line by line.
+class Child {
+ public:
+  Child() = default;
+  ~Child();
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  Child(Child&& other) noexcept;
+  Child& operator=(Child&& other) noexcept;
+
+  static Child start(const std::vector<std::string>& argv, bool capture_stderr = false);
+  // Reads one line of the child's stdout (without the newline); empty optional-like "" plus
+  // false at EOF or when `timeout_ms` passes.
+  bool read_line(std::string* line, int timeout_ms = 10000);
+  void signal(int sig);
+  // Waits for exit; returns the exit code, or -signal if killed.
+  int wait();
+  pid_t pid() const { return pid_; }
+  bool running() const { return pid_ > 0; }
+
+ private:
+  pid_t pid_ = -1;
+  int out_fd_ = -1;
+  std::string buffer_;
+};
+
+// A fresh empty directory under /tmp, removed with its contents by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_port();
+
+}  // namespace holdfast::testing

@@ -1,0 +1,66 @@
+#include "support/server_process.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <stdexcept>
+
+namespace holdfast::testing {
+
+ServerProcess::ServerProcess(std::vector<std::string> extra) : extra_(std::move(extra)) {
+  unix_path_ = data_.path() + "/holdfast.sock";
+  start();
+}
+
+ServerProcess::~ServerProcess() {
+  if (child_.running()) stop();
+}
+
+void ServerProcess::start() {
+  // Port 0 the first time; the same port again on restart so clients can reconnect.
+  std::string listen = "127.0.0.1:" + std::to_string(port_);
+  std::string http = "127.0.0.1:" + std::to_string(http_port_);
+  std::vector<std::string> argv = {HOLDFAST_BIN, "serve", "--data-dir", data_.path(), "--listen", listen,
+                                   "--http", http, "--unix", unix_path_};
+  argv.insert(argv.end(), extra_.begin(), extra_.end());
+  child_ = Child::start(argv, /*capture_stderr=*/true);
+  std::string line;
+  std::string seen;
+  while (child_.read_line(&line, 20000)) {
+    seen += line + "\n";
+    if (line.rfind("holdfast ready", 0) == 0) {
+      auto at = line.find("resp=127.0.0.1:");
+      if (at != std::string::npos) port_ = std::stoi(line.substr(at + 15));
+      auto http_at = line.find("http=127.0.0.1:");
+      if (http_at != std::string::npos) http_port_ = std::stoi(line.substr(http_at + 15));
+      return;
+    }
+  }
+  throw std::runtime_error("holdfast serve did not become ready:\n" + seen + line);
+}
+
+void ServerProcess::kill9() {
+  child_.signal(SIGKILL);
+  child_.wait();
+}
+
+int ServerProcess::stop() {
+  child_.signal(SIGTERM);
+  return child_.wait();
+}
+
+std::string ServerProcess::drain_output(int timeout_ms) {
+  std::string out, line;
+  while (child_.read_line(&line, timeout_ms)) out += line + "\n";
+  return out;
+}
+
+bool await_waiters(RespClient& client, const std::string& key, std::int64_t n) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (client.call({"LOCK.STATUS", key}).number("waiters") == n) return true;
+  }
+  return false;
+}
+
+}  // namespace holdfast::testing

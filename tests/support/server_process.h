@@ -1,0 +1,52 @@
+// Starts the real `holdfast serve` for a test on a free port, a private data dir and Unix
+// socket, and waits for its ready line. Stops it (SIGTERM) in the destructor.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "support/process.h"
+#include "support/resp_client.h"
+
+namespace holdfast::testing {
+
+class ServerProcess {
+ public:
+  // `extra` are more flags for `serve` (e.g. {"--fsync", "never"}). The data dir persists
+  // across restart() so durability can be tested.
+  explicit ServerProcess(std::vector<std::string> extra = {});
+  ~ServerProcess();
+
+  int port() const { return port_; }
+  int http_port() const { return http_port_; }
+  std::string http_url() const { return "http://127.0.0.1:" + std::to_string(http_port_); }
+  const std::string& unix_path() const { return unix_path_; }
+  const std::string& data_dir() const { return data_.path(); }
+  std::string url() const { return "holdfast://127.0.0.1:" + std::to_string(port_); }
+  RespClient client() const { return RespClient::tcp(port_); }
+
+  void start();
+  void kill9();
+  // SIGTERM and wait; returns the exit code.
+  int stop();
+  void restart() {
+    if (child_.running()) stop();
+    start();
+  }
+  pid_t pid() const { return child_.pid(); }
+  // Lines the server printed on stdout/stderr after its ready line, read so far.
+  std::string drain_output(int timeout_ms = 100);
+
+ private:
+  TempDir data_;
+  std::vector<std::string> extra_;
+  int port_ = 0;
+  int http_port_ = 0;
+  std::string unix_path_;
+  Child child_;
+};
+
+// Polls LOCK.STATUS until `key` has `n` waiters (the server queued them); false after ~2 s.
+bool await_waiters(RespClient& client, const std::string& key, std::int64_t n);
+
+}  // namespace holdfast::testing
