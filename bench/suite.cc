@@ -29,10 +29,9 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o,
-                                    bool fsync_always_override = false) {
+std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o) {
   if (name == "holdfast-always" || name == "holdfast-never") {
-    const bool always = name == "holdfast-always" || fsync_always_override;
+    const bool always = name == "holdfast-always";
     return std::make_unique<HoldfastTarget>(
         o.holdfast_binary, always ? HoldfastFsync::kAlways : HoldfastFsync::kNever,
         o.holdfast_args);
@@ -44,8 +43,9 @@ std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions&
   return nullptr;
 }
 
-void log_line(const char* fmt, const std::string& a, const std::string& b = "") {
-  std::fprintf(stderr, fmt, a.c_str(), b.c_str());
+// Progress goes to stderr as it happens: a full run takes minutes.
+void say(const std::string& line) {
+  std::fprintf(stderr, "%s\n", line.c_str());
   std::fflush(stderr);
 }
 
@@ -96,7 +96,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   TempDir root("holdfast-bench");
   if (o.keep_data) {
     root.keep();
-    log_line("data folders kept under %s%s\n", root.path().string());
+    say("data folders kept under " + root.path().string());
   }
   auto wants = [&](const char* w) { return contains(o.workloads, w); };
 
@@ -109,7 +109,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     auto target = make_target(name, o);
     info.description = target->description();
     if (streaming) {
-      log_line("starting %s%s\n", name);
+      say("starting " + name);
       try {
         const auto dir = root.path() / name;
         std::filesystem::create_directories(dir);
@@ -118,7 +118,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
         running.push_back(std::move(target));
       } catch (const std::exception& e) {
         info.failure = e.what();
-        log_line("  %s failed to start: %s\n", name, info.failure);
+        say("  " + name + " failed to start: " + info.failure);
       }
     }
     results.targets.push_back(info);
@@ -164,7 +164,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     return true;
   };
   if (wants("floor")) {
-    log_line("(f) loopback floor: PING+PING pairs%s%s\n", "");
+    say("(f) loopback floor: PING+PING pairs");
     for (int c : o.connections) {
       MeasureShape s = base;
       s.connections = c;
@@ -172,7 +172,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     }
   }
   if (wants("pairs")) {
-    log_line("(a) try-acquire + release pairs over %s keys%s\n", std::to_string(o.keys));
+    say("(a) try-acquire + release pairs over " + std::to_string(o.keys) + " keys");
     const WorkerFactory pairs = pairs_worker({o.keys, 10'000});
     for (int c : o.connections) {
       MeasureShape s = base;
@@ -181,7 +181,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     }
   }
   if (wants("pipeline")) {
-    log_line("(c) pipelined try-acquires, depth %s%s\n", std::to_string(o.depth));
+    say("(c) pipelined try-acquires, depth " + std::to_string(o.depth));
     const PipelineParams params{o.depth, kPipelineTtlMs};
     const WorkerFactory pipeline = pipeline_worker(params);
     for (int c : o.connections) {
@@ -193,7 +193,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     }
   }
   if (wants("hotkey")) {
-    log_line("(b) one hot key, %s connections%s\n", std::to_string(o.hot_connections));
+    say("(b) one hot key, " + std::to_string(o.hot_connections) + " connections");
     MeasureShape s = base;
     s.connections = o.hot_connections;
     figures("hotkey", s, all,
@@ -210,8 +210,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
   for (auto& t : running) t->stop();
   running.clear();
 
-  auto fresh = [&](const std::string& name, bool fsync_always) -> std::unique_ptr<Target> {
-    auto t = make_target(name, o, fsync_always);
+  auto fresh = [&](const std::string& name) -> std::unique_ptr<Target> {
+    auto t = make_target(name, o);
     const auto dir = root.path() / (name + "-fresh-" + std::to_string(now_ns()));
     std::filesystem::create_directories(dir);
     t->start(dir);
@@ -225,7 +225,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   };
 
   if (wants("memory") && !interrupted()) {
-    log_line("(d) memory per held lock, %s holds%s\n", std::to_string(o.memory_holds));
+    say("(d) memory per held lock, " + std::to_string(o.memory_holds) + " holds");
     // Memory does not depend on fsync: one Holdfast and Redis without persistence.
     std::vector<std::string> names;
     if (contains(o.targets, "holdfast-never")) names.push_back("holdfast-never");
@@ -236,7 +236,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
       if (interrupted() || (streaming && !started_ok(name))) continue;
       MemoryResult m;
       try {
-        auto t = fresh(name, false);
+        auto t = fresh(name);
         m = measure_memory(*t, o.memory_holds, o.smoke ? 100 : 1000);
       } catch (const std::exception& e) {
         m.target = name;
@@ -254,10 +254,10 @@ SuiteResults run_suite(const SuiteOptions& o) {
     const std::string name = o.restart_fsync_always ? "holdfast-always" : "holdfast-never";
     const bool selected = contains(o.targets, "holdfast-always") || contains(o.targets, "holdfast-never");
     if (selected) {
-      log_line("(e) restart with %s holds (%s)\n", std::to_string(o.restart_holds), name);
+      say("(e) restart with " + std::to_string(o.restart_holds) + " holds (" + name + ")");
       RestartResult r;
       try {
-        auto t = fresh("holdfast-never", o.restart_fsync_always);
+        auto t = fresh(name);
         r = measure_restart(static_cast<HoldfastTarget&>(*t), o.restart_holds);
       } catch (const std::exception& e) {
         r.failed = true;
