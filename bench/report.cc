@@ -15,6 +15,7 @@
 
 #include "charts.h"
 #include "machine.h"
+#include "process.h"
 
 namespace holdfast::bench {
 
@@ -105,7 +106,11 @@ class Writer {
         << " windows interleaved across the targets (so all see the same drift of the host); one single-threaded epoll client (`holdfast-bench`) on the same "
            "machine; servers started by the harness on loopback; wall time "
         << fmt(r_.wall_seconds, 0) << " s" << (o.smoke ? "; **smoke run: the figures mean nothing**" : "")
-        << (r_.interrupted ? "; **interrupted**" : "") << ".\n\n";
+        << (r_.interrupted ? "; **interrupted**" : "") << ".";
+    const std::string commit =
+        command_first_line({"git", "-C", HOLDFAST_SOURCE_DIR, "describe", "--always", "--dirty"});
+    if (!commit.empty()) out << " Source tree at `" << commit << "`.";
+    out << "\n\n";
     out << "| target | what runs |\n|---|---|\n";
     for (const auto& t : r_.targets) {
       out << "| " << t.name << " | " << t.description;
@@ -168,6 +173,10 @@ class Writer {
       if (m->errors > 0) {
         out << "\n" << m->target << " at " << m->connections << " connections: " << m->errors
             << " errors, first: `" << first_line(m->first_error) << "`";
+      }
+      if (m->not_held > 0) {
+        out << "\n" << m->target << " at " << m->connections << " connections: " << m->not_held
+            << " releases answered \"not held\"";
       }
       if (m->mutex.violations > 0) {
         out << "\n" << m->target << ": mutual exclusion violated: " << m->mutex.first_violation;

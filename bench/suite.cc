@@ -314,6 +314,9 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
     if (m.ops > 0 && !(m.p50_ns > 0 && m.p50_ns <= m.p99_ns && m.p99_ns <= m.p999_ns)) {
       problems.push_back(where + "latency percentiles out of order");
     }
+    // Leases are 10 s and sections microseconds: a release answered "not yours" means a reply
+    // was misread or a lock was lost.
+    if (m.not_held > 0) problems.push_back(where + std::to_string(m.not_held) + " releases answered not-held");
     if (m.mutex.violations > 0) {
       problems.push_back(where + std::to_string(m.mutex.violations) +
                          " mutual-exclusion violations, first: " + m.mutex.first_violation);

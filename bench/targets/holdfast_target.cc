@@ -6,6 +6,7 @@
 
 #include "../clock.h"
 #include "../net.h"
+#include "../process.h"
 #include "resp_client.h"
 
 namespace holdfast::bench {
@@ -19,7 +20,9 @@ std::string HoldfastTarget::name() const {
 }
 
 std::string HoldfastTarget::description() const {
-  std::string d = binary_.string() + " serve --fsync " +
+  std::string version = command_first_line({binary_.string(), "--version"});
+  if (version.empty()) version = binary_.filename().string();
+  std::string d = version + "; serve --fsync " +
                   (fsync_ == HoldfastFsync::kAlways ? "always" : "never");
   for (const auto& a : extra_args_) d += " " + a;
   return d;
