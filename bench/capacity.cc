@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "clock.h"
-#include "workers.h"
 #include "event_loop.h"
-#include "process.h"
 #include "proc_stats.h"
+#include "process.h"
+#include "workers.h"
 
 namespace holdfast::bench {
 
@@ -61,7 +61,6 @@ class Loader final : public ReplyListener {
   bool failed_ = false;
 };
 
-
 }  // namespace
 
 LoadResult load_holds(Target& target, std::uint64_t first_lock, std::uint64_t count,
@@ -73,7 +72,8 @@ LoadResult load_holds(Target& target, std::uint64_t first_lock, std::uint64_t co
   std::uint64_t next = first_lock;
   const std::uint64_t end = first_lock + count;
   for (int i = 0; i < connections; ++i) clients.push_back(target.connect(loop));
-  for (auto& c : clients) loaders.push_back(std::make_unique<Loader>(*c, next, end, ttl_ms, result));
+  for (auto& c : clients)
+    loaders.push_back(std::make_unique<Loader>(*c, next, end, ttl_ms, result));
   const std::int64_t start = now_ns();
   for (auto& l : loaders) l->start(depth);
   // Bounded: a server that stops answering must not hang the harness.

@@ -46,21 +46,25 @@ std::string draw_charts(const SuiteResults& results, const std::filesystem::path
   }
   if (series.empty()) return "no streaming figures to draw";
 
-  const std::filesystem::path data = throughput_png.parent_path() / (throughput_png.stem().string() + ".dat.tmp");
-  const std::filesystem::path script = throughput_png.parent_path() / (throughput_png.stem().string() + ".gp.tmp");
+  const std::filesystem::path data =
+      throughput_png.parent_path() / (throughput_png.stem().string() + ".dat.tmp");
+  const std::filesystem::path script =
+      throughput_png.parent_path() / (throughput_png.stem().string() + ".gp.tmp");
   {
     std::ofstream d(data);
     for (const Series& s : series) {
       d << "# " << s.workload << " " << s.target << "\n";
       for (const Measurement* m : s.points) {
-        d << m->connections << " " << m->ops_per_sec << " " << static_cast<double>(m->p99_ns) / 1e3 << "\n";
+        d << m->connections << " " << m->ops_per_sec << " " << static_cast<double>(m->p99_ns) / 1e3
+          << "\n";
       }
       d << "\n\n";
     }
   }
 
   std::string xtics;
-  for (int c : results.options.connections) xtics += (xtics.empty() ? "" : ", ") + std::to_string(c);
+  for (int c : results.options.connections)
+    xtics += (xtics.empty() ? "" : ", ") + std::to_string(c);
   // One panel's plot command: `column` 2 = ops/s, 3 = p99 µs.
   auto plot = [&](const std::vector<std::string>& workloads, int column) {
     std::ostringstream p;
@@ -71,9 +75,9 @@ std::string draw_charts(const SuiteResults& results, const std::filesystem::path
       if (std::find(workloads.begin(), workloads.end(), s.workload) == workloads.end()) continue;
       const bool floor = s.workload == "floor";
       p << (first ? "" : ", \\\n     ") << "'" << data.string() << "' index " << i
-        << " using 1:" << column << " with linespoints lw 2 pt 7 ps 0.8 "
-        << (floor ? "dt 2 " : "") << "lc rgb '" << color_of(s.target) << "' title '"
-        << (floor ? "floor: PING+PING on " : "") << s.target << "'";
+        << " using 1:" << column << " with linespoints lw 2 pt 7 ps 0.8 " << (floor ? "dt 2 " : "")
+        << "lc rgb '" << color_of(s.target) << "' title '" << (floor ? "floor: PING+PING on " : "")
+        << s.target << "'";
       first = false;
     }
     if (first) p << "NaN notitle";
@@ -82,14 +86,16 @@ std::string draw_charts(const SuiteResults& results, const std::filesystem::path
 
   std::ofstream g(script);
   g << "set terminal pngcairo size 1400,640 font 'sans,10'\n"
-    << "set logscale x 2\nset logscale y 10\nset grid\nset key outside bottom center horizontal maxrows 3\n"
+    << "set logscale x 2\nset logscale y 10\nset grid\nset key outside bottom center horizontal "
+       "maxrows 3\n"
     << "set xlabel 'connections'\n"
     << "set xtics (" << xtics << ")\n"
     << "set xrange [" << std::max(0.7, results.options.connections.front() * 0.7) << ":"
     << results.options.connections.back() * 1.4 << "]\n";
   g << "set output '" << throughput_png.string() << "'\n"
     << "set multiplot layout 1,2 title 'Holdfast benchmark: throughput (higher is better)'\n"
-    << "set title '(a) try-acquire + release pairs/s (floor: PING+PING pairs/s)'\nset ylabel 'per second'\n"
+    << "set title '(a) try-acquire + release pairs/s (floor: PING+PING pairs/s)'\nset ylabel 'per "
+       "second'\n"
     << plot({"pairs", "floor"}, 2) << "\n"
     << "set title '(c) pipelined try-acquires/s, depth " << results.options.depth << "'\n"
     << plot({"pipeline"}, 2) << "\nunset multiplot\n";

@@ -81,9 +81,10 @@ void EventLoop::run_once(std::int64_t deadline_ns) {
   // Work queued outside an iteration (the first requests of a measurement) goes out first.
   flush_dirty();
   std::int64_t wait_ns = std::max<std::int64_t>(0, wake_ns - now_ns());
-  timespec timeout{static_cast<time_t>(wait_ns / kNsPerSec), static_cast<long>(wait_ns % kNsPerSec)};
-  const int n = epoll_pwait2(epoll_fd_, events_.data(), static_cast<int>(events_.size()), &timeout,
-                             nullptr);
+  timespec timeout{static_cast<time_t>(wait_ns / kNsPerSec),
+                   static_cast<long>(wait_ns % kNsPerSec)};
+  const int n =
+      epoll_pwait2(epoll_fd_, events_.data(), static_cast<int>(events_.size()), &timeout, nullptr);
   if (n < 0 && errno != EINTR) fail("epoll_pwait2");
   for (int i = 0; i < n; ++i) {
     static_cast<IoHandler*>(events_[i].data.ptr)->on_io(events_[i].events);

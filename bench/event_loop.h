@@ -78,7 +78,9 @@ class EventLoop {
     std::uint64_t seq;  // FIFO among equal deadlines
     TimerHandler* handler;
     std::uint64_t cookie;
-    bool operator>(const Timer& o) const { return at_ns != o.at_ns ? at_ns > o.at_ns : seq > o.seq; }
+    bool operator>(const Timer& o) const {
+      return at_ns != o.at_ns ? at_ns > o.at_ns : seq > o.seq;
+    }
   };
 
   void flush_dirty();

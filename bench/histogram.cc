@@ -45,7 +45,8 @@ std::int64_t LatencyHistogram::percentile(double percent) const {
   if (count_ == 0) return 0;
   // The rank of the wanted value, 1-based: p99 of 1000 values is the 990th smallest.
   const double exact = std::ceil(percent / 100.0 * static_cast<double>(count_));
-  const std::uint64_t rank = std::clamp<std::uint64_t>(static_cast<std::uint64_t>(exact), 1, count_);
+  const std::uint64_t rank =
+      std::clamp<std::uint64_t>(static_cast<std::uint64_t>(exact), 1, count_);
   std::uint64_t seen = 0;
   for (std::size_t i = 0; i < kBuckets; ++i) {
     seen += counts_[i];

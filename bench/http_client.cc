@@ -14,12 +14,14 @@ namespace holdfast::bench {
 namespace {
 
 bool iequals_prefix(std::string_view line, std::string_view prefix) {
-  return line.size() >= prefix.size() && strncasecmp(line.data(), prefix.data(), prefix.size()) == 0;
+  return line.size() >= prefix.size() &&
+         strncasecmp(line.data(), prefix.data(), prefix.size()) == 0;
 }
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 

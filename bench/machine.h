@@ -7,9 +7,9 @@
 namespace holdfast::bench {
 
 struct MachineInfo {
-  int cpus = 0;             // online CPUs (nproc)
-  std::string cpu_model;    // /proc/cpuinfo "model name"
-  std::string kernel;       // uname -sr
+  int cpus = 0;           // online CPUs (nproc)
+  std::string cpu_model;  // /proc/cpuinfo "model name"
+  std::string kernel;     // uname -sr
   double memory_gib = 0;
   std::string load_average;  // /proc/loadavg, first three fields
 };

@@ -59,28 +59,37 @@ int main(int argc, char** argv) {
 
   app.add_option("--out", out_dir, "Folder for <date>.md and the charts")->capture_default_str();
   app.add_option("--duration", o.duration_s, "Seconds per measurement")->capture_default_str();
-  app.add_option("--warmup", o.warmup_s, "Unrecorded seconds before each measurement")->capture_default_str();
+  app.add_option("--warmup", o.warmup_s, "Unrecorded seconds before each measurement")
+      ->capture_default_str();
   app.add_option("--rounds", o.rounds,
                  "Windows per figure, interleaved across targets so all see the same drift")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--targets", targets,
                  "Comma list of holdfast-always,holdfast-never,redis,redis-aof,postgres,etcd "
-                 "(or all)")->capture_default_str();
+                 "(or all)")
+      ->capture_default_str();
   app.add_option("--workloads", workloads,
                  "Comma list of floor,pairs,pipeline,hotkey,memory,restart or the issue's "
-                 "letters f,a,c,b,d,e (or all)")->capture_default_str();
-  app.add_option("--connections", connections, "Connection counts of (a), (c) and (f)")->capture_default_str();
+                 "letters f,a,c,b,d,e (or all)")
+      ->capture_default_str();
+  app.add_option("--connections", connections, "Connection counts of (a), (c) and (f)")
+      ->capture_default_str();
   app.add_option("--keys", o.keys, "Keys of workload (a)")->capture_default_str();
-  app.add_option("--hot-connections", o.hot_connections, "Connections of workload (b)")->capture_default_str();
+  app.add_option("--hot-connections", o.hot_connections, "Connections of workload (b)")
+      ->capture_default_str();
   app.add_option("--depth", o.depth, "Pipeline depth of workload (c)")->capture_default_str();
-  app.add_option("--think-us", o.think_us, "Pause after each critical section in (b), µs")->capture_default_str();
+  app.add_option("--think-us", o.think_us, "Pause after each critical section in (b), µs")
+      ->capture_default_str();
   app.add_option("--memory-holds", o.memory_holds, "Holds loaded in (d)")->capture_default_str();
   app.add_option("--restart-holds", o.restart_holds, "Holds loaded in (e)")->capture_default_str();
   app.add_option("--restart-fsync", restart_fsync, "Holdfast --fsync mode of (e)")
-      ->check(CLI::IsMember({"always", "never"}))->capture_default_str();
+      ->check(CLI::IsMember({"always", "never"}))
+      ->capture_default_str();
   app.add_option("--holdfast", holdfast_binary, "The holdfast binary")->capture_default_str();
   app.add_option("--holdfast-arg", o.holdfast_args, "Extra argument for holdfast serve (repeat)");
-  app.add_option("--scripts-dir", scripts_dir, "Folder with start-postgres.sh")->capture_default_str();
+  app.add_option("--scripts-dir", scripts_dir, "Folder with start-postgres.sh")
+      ->capture_default_str();
   app.add_option("--date", date, "Report name instead of today's date");
   app.add_flag("--keep-data", o.keep_data, "Keep the servers' temporary folders");
   app.add_flag("--smoke", o.smoke,
@@ -133,7 +142,8 @@ int main(int argc, char** argv) {
   const hb::SuiteResults results = hb::run_suite(o);
   int status = 0;
   try {
-    const hb::ReportFiles files = hb::write_report(results, out_dir, date.empty() ? hb::today() : date);
+    const hb::ReportFiles files =
+        hb::write_report(results, out_dir, date.empty() ? hb::today() : date);
     std::fprintf(stderr, "report: %s\n", files.markdown.c_str());
     if (!files.chart_error.empty()) {
       std::fprintf(stderr, "charts not drawn: %s\n", files.chart_error.c_str());

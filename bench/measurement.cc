@@ -5,8 +5,8 @@
 #include <exception>
 
 #include "clock.h"
-#include "process.h"
 #include "proc_stats.h"
+#include "process.h"
 
 namespace holdfast::bench {
 

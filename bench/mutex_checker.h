@@ -32,7 +32,7 @@ class MutexChecker {
   struct Verdict {
     std::uint64_t sections = 0;
     std::uint64_t violations = 0;
-    std::uint64_t unclosed = 0;  // granted but never released (a worker stopped mid-section)
+    std::uint64_t unclosed = 0;   // granted but never released (a worker stopped mid-section)
     std::string first_violation;  // human-readable, for the report
   };
   Verdict verify() const;

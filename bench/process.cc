@@ -209,8 +209,8 @@ std::string command_first_line(const std::vector<std::string>& argv) {
 
 TempDir::TempDir(const std::string& prefix) {
   const char* tmp = getenv("TMPDIR");
-  std::string templ = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix +
-                      "-XXXXXX";
+  std::string templ =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/" + prefix + "-XXXXXX";
   if (mkdtemp(templ.data()) == nullptr) {
     throw std::runtime_error("mkdtemp " + templ + ": " + std::strerror(errno));
   }

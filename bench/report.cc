@@ -51,6 +51,12 @@ std::string fmt_us(std::int64_t ns) {
 
 std::string fmt_ratio(std::optional<double> r) {
   if (!r || !std::isfinite(*r)) return "–";
+  if (*r < 0.1) {
+    // Two significant digits, so that 0.0021 does not print as 0.00.
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2g", *r);
+    return std::string(buf) + "×";
+  }
   return fmt(*r, *r < 10 ? 2 : 1) + "×";
 }
 
@@ -62,7 +68,8 @@ class Writer {
 
   const Measurement* find(const std::string& workload, const std::string& target, int c) const {
     for (const auto& m : r_.measurements) {
-      if (m.workload == workload && m.target == target && m.connections == c && !m.failed) return &m;
+      if (m.workload == workload && m.target == target && m.connections == c && !m.failed)
+        return &m;
     }
     return nullptr;
   }
@@ -72,7 +79,9 @@ class Writer {
                               const Measurement& peer, bool p99) const {
     const Measurement* h = find(workload, holdfast, peer.connections);
     if (h == nullptr) return std::nullopt;
-    if (p99) return peer.p99_ns > 0 ? std::optional(double(h->p99_ns) / double(peer.p99_ns)) : std::nullopt;
+    if (p99)
+      return peer.p99_ns > 0 ? std::optional(double(h->p99_ns) / double(peer.p99_ns))
+                             : std::nullopt;
     return peer.ops_per_sec > 0 ? std::optional(h->ops_per_sec / peer.ops_per_sec) : std::nullopt;
   }
 
@@ -103,9 +112,11 @@ class Writer {
     const auto& o = r_.options;
     out << "Run: " << fmt(o.duration_s, 1) << " s per figure after " << fmt(o.warmup_s, 1)
         << " s of warm-up, taken in " << o.rounds
-        << " windows interleaved across the targets (so all see the same drift of the host); one single-threaded epoll client (`holdfast-bench`) on the same "
+        << " windows interleaved across the targets (so all see the same drift of the host); one "
+           "single-threaded epoll client (`holdfast-bench`) on the same "
            "machine; servers started by the harness on loopback; wall time "
-        << fmt(r_.wall_seconds, 0) << " s" << (o.smoke ? "; **smoke run: the figures mean nothing**" : "")
+        << fmt(r_.wall_seconds, 0) << " s"
+        << (o.smoke ? "; **smoke run: the figures mean nothing**" : "")
         << (r_.interrupted ? "; **interrupted**" : "") << ".";
     const std::string commit =
         command_first_line({"git", "-C", HOLDFAST_SOURCE_DIR, "describe", "--always", "--dirty"});
@@ -138,8 +149,10 @@ class Writer {
     if (rows.empty()) return;
     const bool hot = workload == "hotkey";
     const bool locks = workload != "floor";
-    out << "## " << title << "\n\n" << "Latency: " << latency_what << ".\n\n";
-    out << "| target | conns | " << unit << "/s | p50 µs | p99 µs | p99.9 µs | cli CPU | srv CPU | srv µs/op";
+    out << "## " << title << "\n\n"
+        << "Latency: " << latency_what << ".\n\n";
+    out << "| target | conns | " << unit
+        << "/s | p50 µs | p99 µs | p99.9 µs | cli CPU | srv CPU | srv µs/op";
     if (locks) out << " | busy";
     if (hot) out << " | timeouts | fairness | min–max per conn";
     if (workload == "pairs" || hot) out << " | sections checked | ME violations";
@@ -160,8 +173,8 @@ class Writer {
           << fmt(m->server_us_per_op(), 1);
       if (locks) out << " | " << fmt_count(double(m->busy));
       if (hot) {
-        out << " | " << m->timeouts << " | " << fmt(m->fairness, 2) << " | " << m->min_per_connection
-            << "–" << m->max_per_connection;
+        out << " | " << m->timeouts << " | " << fmt(m->fairness, 2) << " | "
+            << m->min_per_connection << "–" << m->max_per_connection;
       }
       if (workload == "pairs" || hot) {
         out << " | " << fmt_count(double(m->mutex.sections)) << " | "
@@ -171,11 +184,13 @@ class Writer {
     }
     for (const Measurement* m : rows) {
       if (m->errors > 0) {
-        out << "\n" << m->target << " at " << m->connections << " connections: " << m->errors
+        out << "\n"
+            << m->target << " at " << m->connections << " connections: " << m->errors
             << " errors, first: `" << first_line(m->first_error) << "`";
       }
       if (m->not_held > 0) {
-        out << "\n" << m->target << " at " << m->connections << " connections: " << m->not_held
+        out << "\n"
+            << m->target << " at " << m->connections << " connections: " << m->not_held
             << " releases answered \"not held\"";
       }
       if (m->mutex.violations > 0) {
@@ -224,7 +239,8 @@ class Writer {
         << "RSS of the server process before and after loading the holds (pipelined "
            "try-acquires, TTL 1 h, 4 connections × 64 in flight), divided by the number of "
            "holds. Redis keys carry a 22-character token, Holdfast generates its own handle.\n\n"
-        << "| target | holds | RSS before MiB | RSS after MiB | bytes/hold | load s | holds/s | Holdfast ÷ this |\n"
+        << "| target | holds | RSS before MiB | RSS after MiB | bytes/hold | load s | holds/s | "
+           "Holdfast ÷ this |\n"
         << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
     const MemoryResult* hf = nullptr;
     for (const auto& m : r_.memory) {
@@ -252,7 +268,8 @@ class Writer {
         << "Load the holds (TTL 1 h), `kill -9`, start again on the same data folder, time from "
            "exec until PING is answered. \"Empty\" is the same server restarted with nothing "
            "held: the fixed cost. Survival is checked on evenly spaced samples.\n\n"
-        << "| target | holds | load s | empty restart ms | restart ms | sampled holds still held |\n"
+        << "| target | holds | load s | empty restart ms | restart ms | sampled holds still held "
+           "|\n"
         << "|---|---:|---:|---:|---:|---:|\n";
     for (const auto& r : r_.restarts) {
       out << "| " << r.target << " | " << fmt_count(double(r.holds));
@@ -261,8 +278,8 @@ class Writer {
         continue;
       }
       out << " | " << fmt(r.load.seconds, 2) << " | " << fmt(r.empty_restart_ms, 0) << " | "
-          << fmt(r.restart_ms, 0) << " | "
-          << (r.still_held == r.sampled ? "" : "**") << r.still_held << " / " << r.sampled
+          << fmt(r.restart_ms, 0) << " | " << (r.still_held == r.sampled ? "" : "**")
+          << r.still_held << " / " << r.sampled
           << (r.still_held == r.sampled ? "" : "** (holds lost)") << " |\n";
     }
     out << "\n";
@@ -275,7 +292,7 @@ class Writer {
       std::string goal;
       std::optional<double> value;
       double threshold;
-      bool at_least;  // value >= threshold (else value <= threshold)
+      bool at_least;                   // value >= threshold (else value <= threshold)
       std::string unmet_because = {};  // set: not met whatever the value says
     };
     std::vector<Row> rows;
@@ -291,10 +308,14 @@ class Writer {
     std::optional<double> floor_ratio;
     if (const Measurement* f = floor_at(c)) floor_ratio = ratio("pairs", kNever, *f, false);
     rows.push_back({"(a) " + cs + " conns: never ÷ PING+PING floor", floor_ratio, 0.9, true});
-    rows.push_back({"(a) " + cs + " conns: never ÷ redis", ops_ratio("pairs", kNever, "redis"), 1.0, true});
-    rows.push_back({"(a) " + cs + " conns: always ÷ redis-aof", ops_ratio("pairs", kAlways, "redis-aof"), 1.5, true});
-    rows.push_back({"(a) " + cs + " conns: always ÷ postgres", ops_ratio("pairs", kAlways, "postgres"), 3.0, true});
-    rows.push_back({"(a) " + cs + " conns: always ÷ etcd", ops_ratio("pairs", kAlways, "etcd"), 10.0, true});
+    rows.push_back(
+        {"(a) " + cs + " conns: never ÷ redis", ops_ratio("pairs", kNever, "redis"), 1.0, true});
+    rows.push_back({"(a) " + cs + " conns: always ÷ redis-aof",
+                    ops_ratio("pairs", kAlways, "redis-aof"), 1.5, true});
+    rows.push_back({"(a) " + cs + " conns: always ÷ postgres",
+                    ops_ratio("pairs", kAlways, "postgres"), 3.0, true});
+    rows.push_back(
+        {"(a) " + cs + " conns: always ÷ etcd", ops_ratio("pairs", kAlways, "etcd"), 10.0, true});
     std::optional<double> best_hot;
     std::string best_name;
     double best_rate = 0;
@@ -308,12 +329,15 @@ class Writer {
     for (const char* hf : {kAlways, kNever}) {
       rows.push_back({std::string("(b) hot key: ") + (hf == kAlways ? "always" : "never") +
                           " ÷ best peer" + (best_name.empty() ? "" : " (" + best_name + ")"),
-                      best_name.empty() ? std::nullopt : ops_ratio("hotkey", hf, best_name), 5.0, true});
+                      best_name.empty() ? std::nullopt : ops_ratio("hotkey", hf, best_name), 5.0,
+                      true});
     }
-    rows.push_back({"(c) " + cs + " conns, depth " + std::to_string(r_.options.depth) +
-                        ": never ÷ redis", ops_ratio("pipeline", kNever, "redis"), 1.0, true});
-    rows.push_back({"(c) " + cs + " conns, depth " + std::to_string(r_.options.depth) +
-                        ": always ÷ redis-aof", ops_ratio("pipeline", kAlways, "redis-aof"), 1.0, true});
+    rows.push_back(
+        {"(c) " + cs + " conns, depth " + std::to_string(r_.options.depth) + ": never ÷ redis",
+         ops_ratio("pipeline", kNever, "redis"), 1.0, true});
+    rows.push_back(
+        {"(c) " + cs + " conns, depth " + std::to_string(r_.options.depth) + ": always ÷ redis-aof",
+         ops_ratio("pipeline", kAlways, "redis-aof"), 1.0, true});
     std::optional<double> mem_ratio;
     const MemoryResult* hf_mem = nullptr;
     const MemoryResult* redis_mem = nullptr;
@@ -332,10 +356,13 @@ class Writer {
       restart_s = x.restart_ms / 1000;
       if (x.still_held != x.sampled) restart_unmet = "holds lost";
     }
-    rows.push_back({"(e) restart with " + fmt_count(double(r_.options.restart_holds)) +
-                        " holds, seconds", restart_s, 3.0, false, restart_unmet});
-    rows.push_back({"(a) p99 at " + cs + " conns: never ÷ redis", p99_ratio("pairs", kNever, "redis"), 1.0, false});
-    rows.push_back({"(a) p99 at " + cs + " conns: always ÷ redis-aof", p99_ratio("pairs", kAlways, "redis-aof"), 1.0, false});
+    rows.push_back(
+        {"(e) restart with " + fmt_count(double(r_.options.restart_holds)) + " holds, seconds",
+         restart_s, 3.0, false, restart_unmet});
+    rows.push_back({"(a) p99 at " + cs + " conns: never ÷ redis",
+                    p99_ratio("pairs", kNever, "redis"), 1.0, false});
+    rows.push_back({"(a) p99 at " + cs + " conns: always ÷ redis-aof",
+                    p99_ratio("pairs", kAlways, "redis-aof"), 1.0, false});
     std::uint64_t violations = 0, sections = 0;
     for (const auto& m : r_.measurements) {
       violations += m.mutex.violations;
@@ -349,14 +376,19 @@ class Writer {
     for (const Row& row : rows) {
       out << "| " << row.goal << " | " << (row.value ? fmt(*row.value, 2) : "–") << " | "
           << (row.at_least ? "≥ " : "≤ ") << fmt(row.threshold, 1) << " | ";
-      if (!row.value) out << "n/a";
-      else if (!row.unmet_because.empty()) out << "**no** (" << row.unmet_because << ")";
-      else out << ((row.at_least ? *row.value >= row.threshold : *row.value <= row.threshold) ? "yes" : "**no**");
+      if (!row.value)
+        out << "n/a";
+      else if (!row.unmet_because.empty())
+        out << "**no** (" << row.unmet_because << ")";
+      else
+        out << ((row.at_least ? *row.value >= row.threshold : *row.value <= row.threshold)
+                    ? "yes"
+                    : "**no**");
       out << " |\n";
     }
     out << "| mutual-exclusion violations, all workloads (" << fmt_count(double(sections))
-        << " sections checked) | " << violations << " | = 0 | " << (violations == 0 ? "yes" : "**no**")
-        << " |\n\n";
+        << " sections checked) | " << violations << " | = 0 | "
+        << (violations == 0 ? "yes" : "**no**") << " |\n\n";
   }
 
  private:
@@ -396,8 +428,9 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
   const std::string keys = fmt_count(double(results.options.keys));
   w.streaming_table(out, "floor", "(f) Loopback floor: PING + PING", "pairs",
                     "one PING+PING pair, first sent to second answered");
-  w.streaming_table(out, "pairs", "(a) Try-acquire + release pairs over " + keys + " keys", "pairs",
-                    "one pair, try queued to release answered; busy = tries that found the lock held");
+  w.streaming_table(
+      out, "pairs", "(a) Try-acquire + release pairs over " + keys + " keys", "pairs",
+      "one pair, try queued to release answered; busy = tries that found the lock held");
   w.streaming_table(out, "pipeline",
                     "(c) Pipelined try-acquires, depth " + std::to_string(results.options.depth),
                     "tries", "one request, queued to answered (TTL 0.5 s, random keys)");

@@ -134,9 +134,12 @@ std::optional<Token> field(const std::vector<Token>& tokens, std::string_view na
   if (tokens.empty()) return std::nullopt;
   const Token& top = tokens[0];
   std::int64_t pairs = 0;
-  if (top.type == Type::kMap) pairs = top.integer;
-  else if (top.type == Type::kArray) pairs = top.integer / 2;
-  else return std::nullopt;
+  if (top.type == Type::kMap)
+    pairs = top.integer;
+  else if (top.type == Type::kArray)
+    pairs = top.integer / 2;
+  else
+    return std::nullopt;
   std::size_t i = 1;
   for (std::int64_t p = 0; p < pairs && i < tokens.size(); ++p) {
     const Token& k = tokens[i];

@@ -32,9 +32,9 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o) {
   if (name == "holdfast-always" || name == "holdfast-never") {
     const bool always = name == "holdfast-always";
-    return std::make_unique<HoldfastTarget>(
-        o.holdfast_binary, always ? HoldfastFsync::kAlways : HoldfastFsync::kNever,
-        o.holdfast_args);
+    return std::make_unique<HoldfastTarget>(o.holdfast_binary,
+                                            always ? HoldfastFsync::kAlways : HoldfastFsync::kNever,
+                                            o.holdfast_args);
   }
   if (name == "redis") return make_redis_target(RedisPersistence::kNone);
   if (name == "redis-aof") return make_redis_target(RedisPersistence::kAofAlways);
@@ -55,15 +55,15 @@ void log_measurement(const Measurement& m) {
                  m.connections, m.failure.c_str());
     return;
   }
-  std::fprintf(stderr,
-               "  %-16s %-9s c=%-3d %10.0f ops/s  p50 %7.1f us  p99 %8.1f us  cpu cli %3.0f%% "
-               "srv %3.0f%%%s%s\n",
-               m.target.c_str(), m.workload.c_str(), m.connections, m.ops_per_sec,
-               static_cast<double>(m.p50_ns) / 1e3, static_cast<double>(m.p99_ns) / 1e3,
-               m.client_cpu_pct(), m.server_cpu_pct(),
-               m.errors > 0 ? ("  errors " + std::to_string(m.errors) + ": " + m.first_error).c_str()
-                            : "",
-               m.mutex.violations > 0 ? "  MUTUAL EXCLUSION VIOLATED" : "");
+  std::fprintf(
+      stderr,
+      "  %-16s %-9s c=%-3d %10.0f ops/s  p50 %7.1f us  p99 %8.1f us  cpu cli %3.0f%% "
+      "srv %3.0f%%%s%s\n",
+      m.target.c_str(), m.workload.c_str(), m.connections, m.ops_per_sec,
+      static_cast<double>(m.p50_ns) / 1e3, static_cast<double>(m.p99_ns) / 1e3, m.client_cpu_pct(),
+      m.server_cpu_pct(),
+      m.errors > 0 ? ("  errors " + std::to_string(m.errors) + ": " + m.first_error).c_str() : "",
+      m.mutex.violations > 0 ? "  MUTUAL EXCLUSION VIOLATED" : "");
   std::fflush(stderr);
 }
 
@@ -82,9 +82,9 @@ const std::vector<std::string>& all_workload_names() {
 }
 
 std::string workload_name(const std::string& n) {
-  static const std::map<std::string, std::string> letters = {
-      {"a", "pairs"},  {"b", "hotkey"},  {"c", "pipeline"},
-      {"d", "memory"}, {"e", "restart"}, {"f", "floor"}};
+  static const std::map<std::string, std::string> letters = {{"a", "pairs"},    {"b", "hotkey"},
+                                                             {"c", "pipeline"}, {"d", "memory"},
+                                                             {"e", "restart"},  {"f", "floor"}};
   if (auto it = letters.find(n); it != letters.end()) return it->second;
   return contains(all_workload_names(), n) ? n : "";
 }
@@ -168,7 +168,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
     for (int c : o.connections) {
       MeasureShape s = base;
       s.connections = c;
-      figures("floor", s, floor_wanted, [](const Target&) { return ping_pair_worker(); }, no_pause);
+      figures(
+          "floor", s, floor_wanted, [](const Target&) { return ping_pair_worker(); }, no_pause);
     }
   }
   if (wants("pairs")) {
@@ -177,7 +178,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
     for (int c : o.connections) {
       MeasureShape s = base;
       s.connections = c;
-      figures("pairs", s, all, [&](const Target&) { return pairs; }, no_pause);
+      figures(
+          "pairs", s, all, [&](const Target&) { return pairs; }, no_pause);
     }
   }
   if (wants("pipeline")) {
@@ -188,22 +190,24 @@ SuiteResults run_suite(const SuiteOptions& o) {
       MeasureShape s = base;
       s.connections = c;
       s.depth = o.depth;
-      figures("pipeline", s, resp_only, [&](const Target&) { return pipeline; },
-              o.smoke ? no_pause : std::chrono::milliseconds(kPipelineTtlMs + 300));
+      figures(
+          "pipeline", s, resp_only, [&](const Target&) { return pipeline; },
+          o.smoke ? no_pause : std::chrono::milliseconds(kPipelineTtlMs + 300));
     }
   }
   if (wants("hotkey")) {
     say("(b) one hot key, " + std::to_string(o.hot_connections) + " connections");
     MeasureShape s = base;
     s.connections = o.hot_connections;
-    figures("hotkey", s, all,
-            [&](const Target& t) {
-              HotKeyParams params;
-              params.blocking = t.supports_blocking_acquire();
-              params.think_ns = o.think_us * 1000;
-              return hot_key_worker(params);
-            },
-            no_pause);
+    figures(
+        "hotkey", s, all,
+        [&](const Target& t) {
+          HotKeyParams params;
+          params.blocking = t.supports_blocking_acquire();
+          params.think_ns = o.think_us * 1000;
+          return hot_key_worker(params);
+        },
+        no_pause);
   }
 
   // Step 3.
@@ -228,10 +232,14 @@ SuiteResults run_suite(const SuiteOptions& o) {
     say("(d) memory per held lock, " + std::to_string(o.memory_holds) + " holds");
     // Memory does not depend on fsync: one Holdfast and Redis without persistence.
     std::vector<std::string> names;
-    if (contains(o.targets, "holdfast-never")) names.push_back("holdfast-never");
-    else if (contains(o.targets, "holdfast-always")) names.push_back("holdfast-always");
-    if (contains(o.targets, "redis")) names.push_back("redis");
-    else if (contains(o.targets, "redis-aof")) names.push_back("redis-aof");
+    if (contains(o.targets, "holdfast-never"))
+      names.push_back("holdfast-never");
+    else if (contains(o.targets, "holdfast-always"))
+      names.push_back("holdfast-always");
+    if (contains(o.targets, "redis"))
+      names.push_back("redis");
+    else if (contains(o.targets, "redis-aof"))
+      names.push_back("redis-aof");
     for (const auto& name : names) {
       if (interrupted() || (streaming && !started_ok(name))) continue;
       MemoryResult m;
@@ -244,15 +252,17 @@ SuiteResults run_suite(const SuiteOptions& o) {
         m.failure = e.what();
       }
       std::fprintf(stderr, "  %-16s %s\n", name.c_str(),
-                   m.failed ? ("FAILED: " + m.failure).c_str()
-                            : (std::to_string(std::lround(m.bytes_per_hold)) + " bytes/hold").c_str());
+                   m.failed
+                       ? ("FAILED: " + m.failure).c_str()
+                       : (std::to_string(std::lround(m.bytes_per_hold)) + " bytes/hold").c_str());
       results.memory.push_back(std::move(m));
     }
   }
 
   if (wants("restart") && !interrupted()) {
     const std::string name = o.restart_fsync_always ? "holdfast-always" : "holdfast-never";
-    const bool selected = contains(o.targets, "holdfast-always") || contains(o.targets, "holdfast-never");
+    const bool selected =
+        contains(o.targets, "holdfast-always") || contains(o.targets, "holdfast-never");
     if (selected) {
       say("(e) restart with " + std::to_string(o.restart_holds) + " holds (" + name + ")");
       RestartResult r;
@@ -268,7 +278,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
                    r.failed ? ("FAILED: " + r.failure).c_str()
                             : (std::to_string(std::lround(r.restart_ms)) + " ms, " +
                                std::to_string(r.still_held) + "/" + std::to_string(r.sampled) +
-                               " sampled holds survived").c_str());
+                               " sampled holds survived")
+                                  .c_str());
       results.restarts.push_back(std::move(r));
     }
   }
@@ -296,35 +307,40 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
                             : (w == "floor" || w == "pipeline") ? any_resp
                             : w == "memory"                     ? any_resp
                                                                 : !r.options.targets.empty();
-    const bool ran =
-        (w == "memory" && !r.memory.empty()) || (w == "restart" && !r.restarts.empty()) ||
-        std::any_of(r.measurements.begin(), r.measurements.end(),
-                    [&](const Measurement& m) { return m.workload == w; });
+    const bool ran = (w == "memory" && !r.memory.empty()) ||
+                     (w == "restart" && !r.restarts.empty()) ||
+                     std::any_of(r.measurements.begin(), r.measurements.end(),
+                                 [&](const Measurement& m) { return m.workload == w; });
     if (applicable && !ran) problems.push_back("workload " + w + " produced no figure");
   }
   for (const auto& m : r.measurements) {
-    const std::string where = m.workload + " on " + m.target + " at " +
-                              std::to_string(m.connections) + " connections: ";
+    const std::string where =
+        m.workload + " on " + m.target + " at " + std::to_string(m.connections) + " connections: ";
     if (m.failed) {
       problems.push_back(where + m.failure);
       continue;
     }
-    if (m.errors > 0) problems.push_back(where + std::to_string(m.errors) + " errors, first: " + m.first_error);
-    if (m.ops == 0 || !std::isfinite(m.ops_per_sec)) problems.push_back(where + "no operation completed");
+    if (m.errors > 0)
+      problems.push_back(where + std::to_string(m.errors) + " errors, first: " + m.first_error);
+    if (m.ops == 0 || !std::isfinite(m.ops_per_sec))
+      problems.push_back(where + "no operation completed");
     if (m.ops > 0 && !(m.p50_ns > 0 && m.p50_ns <= m.p99_ns && m.p99_ns <= m.p999_ns)) {
       problems.push_back(where + "latency percentiles out of order");
     }
     // Leases are 10 s and sections microseconds: a release answered "not yours" means a reply
     // was misread or a lock was lost.
-    if (m.not_held > 0) problems.push_back(where + std::to_string(m.not_held) + " releases answered not-held");
+    if (m.not_held > 0)
+      problems.push_back(where + std::to_string(m.not_held) + " releases answered not-held");
     if (m.mutex.violations > 0) {
       problems.push_back(where + std::to_string(m.mutex.violations) +
                          " mutual-exclusion violations, first: " + m.mutex.first_violation);
     }
   }
   for (const auto& m : r.memory) {
-    if (m.failed) problems.push_back("memory on " + m.target + ": " + m.failure);
-    else if (m.rss_before <= 0 || m.rss_after <= 0) problems.push_back("memory on " + m.target + ": RSS unreadable");
+    if (m.failed)
+      problems.push_back("memory on " + m.target + ": " + m.failure);
+    else if (m.rss_before <= 0 || m.rss_after <= 0)
+      problems.push_back("memory on " + m.target + ": RSS unreadable");
   }
   for (const auto& x : r.restarts) {
     // Whether holds survive is the durability work's contract, reported in the restart table;

@@ -124,7 +124,11 @@ class HotKeyWorker final : public Worker {
         count_completed();
         first_attempt_ = 0;
         backoff_ns_ = params_.backoff_min_ns;
-        sleep(params_.think_ns);
+        if (params_.blocking) {
+          attempt();
+        } else {
+          sleep(params_.think_ns);
+        }
         return;
       case OpStatus::kPong:
       case OpStatus::kError:

@@ -34,15 +34,18 @@ struct HotKeyParams {
   std::uint32_t timeout_ms = 10'000;
   std::int64_t backoff_min_ns = 1'000'000;
   std::int64_t backoff_max_ns = 32'000'000;
-  std::int64_t think_ns = 1'000'000;
+  std::int64_t think_ns = 1'000'000;  // retry loops only
 };
-// (b) Critical sections back to back on one lock. Blocking: LOCK.ACQUIRE, then release.
+// (b) Critical sections back to back on one lock. Blocking: LOCK.ACQUIRE, then release, then
+// the next LOCK.ACQUIRE as soon as the release is answered.
 // Retry loop: try; if busy sleep a jittered backoff (uniform in [b/2, b], b doubling from
-// backoff_min to backoff_max) and try again; if granted, release. After each release reply,
-// every worker pauses a jittered `think` time before its next attempt: without it, with a
-// retry loop, the connection that just released is the only one awake and takes the lock
-// again at once, and the count measures one connection, not 64 contending ones. (With a FIFO
-// server the pause changes nothing: 63 others are queued ahead.) The critical section itself
+// backoff_min to backoff_max) and try again; if granted, release. After each release reply
+// a retry-loop worker pauses a jittered `think` time before its next attempt: without it the
+// connection that just released is the only one awake and takes the lock again at once, and
+// the count measures one connection, not 64 contending ones. A blocking worker needs no such
+// pause (the FIFO puts it behind the others) and does not take it: the pause would change
+// nothing but the harness's own cost (a timer wake-up per section). Every worker starts after
+// a jittered think time, so 64 connections do not arrive as one burst. The critical section
 // lasts from the grant reply until the release leaves in the same loop iteration.
 // Latency: from the first attempt to the grant (the wait for the lock).
 WorkerFactory hot_key_worker(HotKeyParams params);

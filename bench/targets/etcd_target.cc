@@ -93,8 +93,7 @@ class EtcdLockClient final : public LockClient, private HttpConnection::Listener
     }
     if (op.phase == Phase::kStart) {
       const std::int64_t ttl_s = (op.ttl_ms + 999) / 1000;
-      if (!spare_lease_.empty() &&
-          now_ns() - spare_granted_at_ < ttl_s * kNsPerSec / 2) {
+      if (!spare_lease_.empty() && now_ns() - spare_granted_at_ < ttl_s * kNsPerSec / 2) {
         op.phase = Phase::kTxn;
       } else {
         op.phase = Phase::kGrant;
@@ -106,8 +105,8 @@ class EtcdLockClient final : public LockClient, private HttpConnection::Listener
     http_.post("/v3/kv/txn",
                "{\"compare\":[{\"key\":\"" + key +
                    "\",\"result\":\"EQUAL\",\"target\":\"CREATE\",\"create_revision\":\"0\"}],"
-                   "\"success\":[{\"request_put\":{\"key\":\"" + key +
-                   "\",\"value\":\"MQ==\",\"lease\":\"" + spare_lease_ + "\"}}]}");
+                   "\"success\":[{\"request_put\":{\"key\":\"" +
+                   key + "\",\"value\":\"MQ==\",\"lease\":\"" + spare_lease_ + "\"}}]}");
   }
 
   void finish(OpStatus status, std::string_view handle, std::string_view detail) {
@@ -130,9 +129,12 @@ class EtcdLockClient final : public LockClient, private HttpConnection::Listener
     const boost::json::object* obj = ec ? nullptr : doc.if_object();
     if (op.phase == Phase::kRevoke) {
       // A lease that already expired answers 404/"requested lease not found": not ours now.
-      if (status == 200) finish(OpStatus::kReleased, {}, {});
-      else if (body.find("lease not found") != std::string_view::npos) finish(OpStatus::kNotHeld, {}, {});
-      else finish(OpStatus::kError, {}, body);
+      if (status == 200)
+        finish(OpStatus::kReleased, {}, {});
+      else if (body.find("lease not found") != std::string_view::npos)
+        finish(OpStatus::kNotHeld, {}, {});
+      else
+        finish(OpStatus::kError, {}, body);
       return;
     }
     if (status != 200 || obj == nullptr) {
@@ -196,13 +198,28 @@ class EtcdTarget final : public Target {
     const std::string client_url = "http://127.0.0.1:" + std::to_string(client_port_);
     const std::string peer_url = "http://127.0.0.1:" + std::to_string(peer_port);
     log_ = dir / "etcd.log";
-    process_ = ChildProcess::spawn(
-        {"etcd", "--name", "bench", "--data-dir", (dir / "etcd").string(),
-         "--listen-client-urls", client_url, "--advertise-client-urls", client_url,
-         "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
-         "--initial-cluster", "bench=" + peer_url, "--initial-cluster-state", "new",
-         "--log-level", "warn", "--logger", "zap"},
-        log_);
+    process_ = ChildProcess::spawn({"etcd",
+                                    "--name",
+                                    "bench",
+                                    "--data-dir",
+                                    (dir / "etcd").string(),
+                                    "--listen-client-urls",
+                                    client_url,
+                                    "--advertise-client-urls",
+                                    client_url,
+                                    "--listen-peer-urls",
+                                    peer_url,
+                                    "--initial-advertise-peer-urls",
+                                    peer_url,
+                                    "--initial-cluster",
+                                    "bench=" + peer_url,
+                                    "--initial-cluster-state",
+                                    "new",
+                                    "--log-level",
+                                    "warn",
+                                    "--logger",
+                                    "zap"},
+                                   log_);
     if (!wait_ready(15000)) {
       process_.stop();
       throw std::runtime_error("etcd did not become ready: " + log_tail(log_));
@@ -223,9 +240,11 @@ class EtcdTarget final : public Target {
   bool wait_ready(int timeout_ms) {
     const std::int64_t deadline = now_ns() + std::int64_t{timeout_ms} * kNsPerMs;
     const std::string body = "{\"key\":\"" + base64("bench/ready") + "\",\"value\":\"MQ==\"}";
-    const std::string request = "POST /v3/kv/put HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                "Content-Type: application/json\r\nConnection: close\r\n"
-                                "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    const std::string request =
+        "POST /v3/kv/put HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: application/json\r\nConnection: close\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body;
     while (now_ns() < deadline && !interrupted() && process_.running()) {
       const int fd = connect_loopback(client_port_, 200);
       if (fd >= 0) {

@@ -22,27 +22,21 @@ std::string HoldfastTarget::name() const {
 std::string HoldfastTarget::description() const {
   std::string version = command_first_line({binary_.string(), "--version"});
   if (version.empty()) version = binary_.filename().string();
-  std::string d = version + "; serve --fsync " +
-                  (fsync_ == HoldfastFsync::kAlways ? "always" : "never");
+  std::string d =
+      version + "; serve --fsync " + (fsync_ == HoldfastFsync::kAlways ? "always" : "never");
   for (const auto& a : extra_args_) d += " " + a;
   return d;
 }
 
 void HoldfastTarget::spawn() {
-  std::vector<std::string> argv = {binary_.string(),
-                                   "serve",
-                                   "--listen",
-                                   "127.0.0.1:" + std::to_string(port_),
-                                   "--http",
-                                   "127.0.0.1:" + std::to_string(http_port_),
-                                   "--unix",
-                                   (dir_ / "holdfast.sock").string(),
-                                   "--data-dir",
-                                   (dir_ / "data").string(),
-                                   "--fsync",
-                                   fsync_ == HoldfastFsync::kAlways ? "always" : "never",
-                                   "--config",
-                                   (dir_ / "holdfast.toml").string()};
+  std::vector<std::string> argv = {
+      binary_.string(), "serve",
+      "--listen",       "127.0.0.1:" + std::to_string(port_),
+      "--http",         "127.0.0.1:" + std::to_string(http_port_),
+      "--unix",         (dir_ / "holdfast.sock").string(),
+      "--data-dir",     (dir_ / "data").string(),
+      "--fsync",        fsync_ == HoldfastFsync::kAlways ? "always" : "never",
+      "--config",       (dir_ / "holdfast.toml").string()};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   process_ = ChildProcess::spawn(argv, dir_ / "holdfast.log");
 }

@@ -154,7 +154,8 @@ class PgLockClient final : public LockClient, private IoHandler, private Flushab
 
 class PostgresTarget final : public Target {
  public:
-  explicit PostgresTarget(std::filesystem::path scripts_dir) : scripts_dir_(std::move(scripts_dir)) {}
+  explicit PostgresTarget(std::filesystem::path scripts_dir)
+      : scripts_dir_(std::move(scripts_dir)) {}
   ~PostgresTarget() override { stop(); }
 
   std::string name() const override { return "postgres"; }
@@ -172,7 +173,8 @@ class PostgresTarget final : public Target {
     if (rc != 0) throw std::runtime_error("start-postgres.sh failed: " + output);
     std::ifstream pidfile(dir_ / "data" / "postmaster.pid");
     long pid = 0;
-    if (!(pidfile >> pid) || pid <= 0) throw std::runtime_error("no postmaster.pid in " + dir_.string());
+    if (!(pidfile >> pid) || pid <= 0)
+      throw std::runtime_error("no postmaster.pid in " + dir_.string());
     pid_ = static_cast<pid_t>(pid);
     // SIGQUIT is PostgreSQL's immediate shutdown: what a second Ctrl-C should do.
     register_pid(pid_, SIGQUIT);

@@ -34,10 +34,11 @@ class RedisTarget final : public Target {
   void start(const std::filesystem::path& dir) override {
     port_ = free_loopback_port();
     log_ = dir / "redis.log";
-    std::vector<std::string> argv = {"redis-server", "--port", std::to_string(port_), "--bind",
-                                     "127.0.0.1", "--dir", dir.string(), "--save", "",
-                                     "--daemonize", "no", "--protected-mode", "no",
-                                     "--logfile", log_.string()};
+    std::vector<std::string> argv = {"redis-server", "--port",    std::to_string(port_),
+                                     "--bind",       "127.0.0.1", "--dir",
+                                     dir.string(),   "--save",    "",
+                                     "--daemonize",  "no",        "--protected-mode",
+                                     "no",           "--logfile", log_.string()};
     if (persistence_ == RedisPersistence::kNone) {
       argv.insert(argv.end(), {"--appendonly", "no"});
     } else {

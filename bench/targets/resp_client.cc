@@ -83,8 +83,8 @@ void RespLockClient::try_acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::
       r /= 62;
     }
     p.token_len = 22;
-    resp::append_command(out_, {"SET", key_of(lock), std::string_view(p.token, p.token_len), "NX",
-                                "PX", ttl});
+    resp::append_command(
+        out_, {"SET", key_of(lock), std::string_view(p.token, p.token_len), "NX", "PX", ttl});
   }
   queue(p);
 }
@@ -96,9 +96,9 @@ void RespLockClient::acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint
     return;
   }
   char ttl_buf[16], timeout_buf[16];
-  resp::append_command(out_, {"LOCK.ACQUIRE", key_of(lock), "TTL",
-                              decimal(ttl_buf, sizeof ttl_buf, ttl_ms), "TIMEOUT",
-                              decimal(timeout_buf, sizeof timeout_buf, timeout_ms)});
+  resp::append_command(
+      out_, {"LOCK.ACQUIRE", key_of(lock), "TTL", decimal(ttl_buf, sizeof ttl_buf, ttl_ms),
+             "TIMEOUT", decimal(timeout_buf, sizeof timeout_buf, timeout_ms)});
   queue({OpKind::kAcquire, 0, {}, tag});
 }
 
@@ -194,8 +194,8 @@ void RespLockClient::handle_reply(const Pending& p) {
           reply.handle = std::string_view(p.token, p.token_len);
         }
       } else if (auto handle = resp::field(tokens_, "handle");
-                 handle && (handle->type == resp::Type::kBulk ||
-                            handle->type == resp::Type::kSimpleString)) {
+                 handle &&
+                 (handle->type == resp::Type::kBulk || handle->type == resp::Type::kSimpleString)) {
         reply.status = OpStatus::kGranted;
         reply.handle = handle->text;
       }

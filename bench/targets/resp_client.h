@@ -1,5 +1,6 @@
 // RespLockClient: a LockClient over one non-blocking RESP connection, in one of two dialects:
-//   - Holdfast: LOCK.TRY <key> TTL <ms>          -> hold map (RESP2 flat array) with `handle`, or nil
+//   - Holdfast: LOCK.TRY <key> TTL <ms>          -> hold map (RESP2 flat array) with `handle`, or
+//   nil
 //               LOCK.ACQUIRE <key> TTL <ms> TIMEOUT <ms> -> hold map, or -LOCK_TIMEOUT ...
 //               LOCK.RELEASE <key> <handle>      -> {released: 1|0, reason?}
 //   - Redis:    SET <key> <token> NX PX <ms>      -> +OK, or nil

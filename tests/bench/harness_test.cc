@@ -45,7 +45,8 @@ TEST(RespEncoder, WritesAnArrayOfBulkStrings) {
 
 TEST(RespParser, IncompleteReplyAsksForMore) {
   std::vector<resp::Token> t;
-  for (std::string_view partial : {"", "+OK", "+OK\r", "$5\r\nhel", "*2\r\n:1\r\n", "%1\r\n+a\r\n"}) {
+  for (std::string_view partial :
+       {"", "+OK", "+OK\r", "$5\r\nhel", "*2\r\n:1\r\n", "%1\r\n+a\r\n"}) {
     EXPECT_EQ(resp::parse_reply(partial, t).status, resp::ParseStatus::kIncomplete) << partial;
   }
 }
