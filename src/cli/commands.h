@@ -16,5 +16,6 @@ enum ExitCode : int {
 };
 
 void add_serve_command(CLI::App& app, int& exit_code);
+void add_auth_command(CLI::App& app, int& exit_code);
 
 }  // namespace holdfast::cli

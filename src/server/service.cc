@@ -1,9 +1,117 @@
 #include "server/service.h"
 
+#include <algorithm>
+
+#include "core/validation.h"
+
 namespace holdfast {
 
 Service::Service(const Clock& clock, Store& store, ServiceOptions options)
-    : clock_(clock), store_(store), table_(options.table, this) {}
+    : clock_(clock), store_(store), table_(options.table, this), limiter_(options.acquire_per_user_per_hour) {}
+
+std::optional<Millis> Service::over_limit(const Principal& principal) {
+  if (limiter_.cap() <= 0 || principal.is_function()) return std::nullopt;
+  auto d = limiter_.consume(principal.id, now());
+  if (d.allowed) return std::nullopt;
+  return d.retry_after_ms;
+}
+
+namespace {
+
+Error rate_limited(Millis retry_after_ms) {
+  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later").with("retryAfterMs", retry_after_ms);
+}
+
+}  // namespace
+
+Result<AcquireOutcome> Service::defer(Deferred d, Millis retry_after_ms) {
+  d.id = kDeferredBit | ++last_deferred_;
+  const Millis at = std::min(now() + retry_after_ms, d.deadline);
+  WaiterId id = d.id;
+  deferred_.emplace(at, std::move(d));
+  AcquireOutcome out;
+  out.kind = AcquireOutcome::Kind::kQueued;
+  out.waiter = id;
+  return out;
+}
+
+void Service::run_deferred(Millis now_ms) {
+  while (!deferred_.empty() && deferred_.begin()->first <= now_ms) {
+    Deferred d = std::move(deferred_.begin()->second);
+    deferred_.erase(deferred_.begin());
+    WaiterOutcome timed_out;
+    timed_out.waiter = d.id;
+    timed_out.session = d.session;
+    timed_out.assign = d.assign;
+    timed_out.key = d.key;
+    timed_out.timeout_ms = d.timeout_ms;
+    if (now_ms >= d.deadline) {
+      deferred_outcomes_.emplace_back(d.client, std::move(timed_out));
+      continue;
+    }
+    auto retry = over_limit(d.principal);
+    if (retry) {
+      const Millis at = std::min(now_ms + *retry, d.deadline);
+      deferred_.emplace(at, std::move(d));
+      continue;
+    }
+    // The slot is ours: run the request with the time it has left.
+    const Millis left = d.deadline - now_ms;
+    Result<AcquireOutcome> out = Error(ErrorCode::kInternal, "unreachable");
+    const std::string held_by = d.principal.held_by();
+    if (d.assign) {
+      AssignRequest r;
+      r.key = d.key;
+      r.holder_id = d.holder_id;
+      if (d.has_ttl) r.ttl_ms = d.ttl_ms;
+      r.timeout_ms = left;
+      r.session = d.session;
+      r.held_by = held_by;
+      out = table_.assign(r, now_ms);
+    } else {
+      AcquireRequest r;
+      r.key = d.key;
+      r.ttl_ms = d.ttl_ms;
+      r.timeout_ms = left;
+      if (d.has_owner) r.owner = d.owner;
+      r.session_scoped = d.session_scoped;
+      r.session = d.session;
+      r.held_by = held_by;
+      out = table_.acquire(r, now_ms);
+    }
+    if (!out.ok()) {
+      deferred_outcomes_.emplace_back(d.client, std::move(timed_out));  // validated before; cannot happen
+      continue;
+    }
+    if (out->kind == AcquireOutcome::Kind::kQueued) {
+      waiting_[out->waiter] = d.client;
+      aliases_[d.id] = out->waiter;
+      continue;
+    }
+    WaiterOutcome done = std::move(timed_out);
+    if (out->kind == AcquireOutcome::Kind::kGranted) {
+      done.granted = true;
+      done.hold = std::move(out->hold);
+    }
+    deferred_outcomes_.emplace_back(d.client, std::move(done));
+  }
+}
+
+bool Service::cancel_deferred(WaiterId id) {
+  for (auto it = deferred_.begin(); it != deferred_.end(); ++it) {
+    if (it->second.id == id) {
+      deferred_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<Millis> Service::next_deadline() const {
+  auto at = table_.next_deadline();
+  if (!deferred_.empty() && (!at || deferred_.begin()->first < *at)) at = deferred_.begin()->first;
+  return at;
+}
 
 Status Service::recover() {
   auto state = store_.recover();
@@ -26,6 +134,32 @@ Result<AcquireOutcome> Service::acquire(const Caller& caller, const AcquireArgs&
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
+  if (limiter_.cap() > 0) {
+    // Validate first: a malformed request is refused without counting against the cap.
+    if (auto err = check_key(args.key)) return std::move(*err);
+    if (auto err = check_ttl(args.ttl_ms)) return std::move(*err);
+    if (auto err = check_timeout(args.timeout_ms)) return std::move(*err);
+    if (args.owner) {
+      if (auto err = check_label(*args.owner, "owner")) return std::move(*err);
+    }
+    if (auto retry = over_limit(*caller.principal)) {
+      if (args.timeout_ms == 0) return rate_limited(*retry);
+      Deferred d;
+      d.deadline = now() + std::min(args.timeout_ms, kMaxLeaseMs);
+      d.timeout_ms = args.timeout_ms;
+      d.principal = *caller.principal;
+      d.session = caller.session;
+      d.key = std::string(args.key);
+      if (args.owner) {
+        d.owner = std::string(*args.owner);
+        d.has_owner = true;
+      }
+      d.session_scoped = args.session_scoped;
+      d.ttl_ms = args.ttl_ms;
+      d.client = client;
+      return defer(std::move(d), *retry);
+    }
+  }
   auto out = table_.acquire(r, now());
   if (out.ok() && out->kind == AcquireOutcome::Kind::kQueued) waiting_[out->waiter] = client;
   return out;
@@ -61,6 +195,25 @@ Result<AcquireOutcome> Service::assign(const Caller& caller, const AssignArgs& a
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
+  if (limiter_.cap() > 0) {
+    if (auto err = check_key(args.key)) return std::move(*err);
+    if (auto err = check_label(args.holder_id, "holderId")) return std::move(*err);
+    if (auto retry = over_limit(*caller.principal)) {
+      if (!args.timeout_ms || *args.timeout_ms == 0) return rate_limited(*retry);
+      Deferred d;
+      d.deadline = now() + std::min(*args.timeout_ms, kMaxLeaseMs);
+      d.timeout_ms = *args.timeout_ms;
+      d.principal = *caller.principal;
+      d.session = caller.session;
+      d.assign = true;
+      d.key = std::string(args.key);
+      d.holder_id = std::string(args.holder_id);
+      d.has_ttl = args.ttl_ms.has_value();
+      d.ttl_ms = args.ttl_ms.value_or(0);
+      d.client = client;
+      return defer(std::move(d), *retry);
+    }
+  }
   auto out = table_.assign(r, now());
   if (out.ok() && out->kind == AcquireOutcome::Kind::kQueued) waiting_[out->waiter] = client;
   return out;
@@ -81,21 +234,63 @@ Result<HolderView> Service::holder(const Caller&, std::string_view key) {
 }
 
 void Service::cancel_waiter(WaiterId waiter) {
+  if (waiter & kDeferredBit) {
+    if (cancel_deferred(waiter)) return;
+    // Decided but not yet delivered: nobody is left to tell.
+    for (auto it = deferred_outcomes_.begin(); it != deferred_outcomes_.end(); ++it) {
+      if (it->second.waiter == waiter) {
+        if (it->second.granted) release_orphan(it->second);
+        deferred_outcomes_.erase(it);
+        return;
+      }
+    }
+    auto alias = aliases_.find(waiter);
+    if (alias == aliases_.end()) return;
+    waiter = alias->second;
+    aliases_.erase(alias);
+  }
   waiting_.erase(waiter);
   table_.cancel_waiter(waiter, now());
 }
 
-void Service::end_session(SessionId session) { table_.end_session(session, now()); }
+void Service::end_session(SessionId session) {
+  for (auto it = deferred_.begin(); it != deferred_.end();) {
+    if (it->second.session == session) {
+      it = deferred_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::erase_if(deferred_outcomes_, [&](const auto& entry) {
+    if (entry.second.session != session) return false;
+    if (entry.second.granted) release_orphan(entry.second);
+    return true;
+  });
+  table_.end_session(session, now());
+}
 
-void Service::advance() { table_.advance(now()); }
+void Service::advance() {
+  const Millis t = now();
+  table_.advance(t);
+  run_deferred(t);
+}
 
 std::size_t Service::dispatch_outcomes() {
   std::size_t delivered = 0;
+  while (!deferred_outcomes_.empty()) {
+    auto outcomes = std::move(deferred_outcomes_);
+    deferred_outcomes_.clear();
+    for (auto& [client, outcome] : outcomes) {
+      client->on_waiter_outcome(outcome);
+      ++delivered;
+    }
+  }
   while (table_.has_outcomes()) {
     for (const WaiterOutcome& o : table_.take_outcomes()) {
       auto it = waiting_.find(o.waiter);
       WaiterClient* client = it == waiting_.end() ? nullptr : it->second;
       if (it != waiting_.end()) waiting_.erase(it);
+      if (!aliases_.empty()) std::erase_if(aliases_, [&](const auto& kv) { return kv.second == o.waiter; });
       if (client == nullptr) {
         if (o.granted) release_orphan(o);
         continue;

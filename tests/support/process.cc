@@ -49,7 +49,10 @@ int decode_status(int status) {
 RunResult run(const std::vector<std::string>& argv, const std::string& input,
               const std::vector<std::string>& extra_env) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe");
+  // O_CLOEXEC: a child forked by another thread at the same moment must not inherit these ends,
+  // or it would hold this child's stdin open forever.
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     dup2(in_pipe[0], 0);
@@ -114,7 +117,7 @@ Child& Child::operator=(Child&& o) noexcept {
 
 Child Child::start(const std::vector<std::string>& argv, bool capture_stderr) {
   int out_pipe[2];
-  if (pipe(out_pipe) != 0) throw std::runtime_error("pipe");
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], 1);
