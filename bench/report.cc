@@ -119,8 +119,15 @@ class Writer {
         << (o.smoke ? "; **smoke run: the figures mean nothing**" : "")
         << (r_.interrupted ? "; **interrupted**" : "") << ".";
     const std::string commit =
-        command_first_line({"git", "-C", HOLDFAST_SOURCE_DIR, "describe", "--always", "--dirty"});
-    if (!commit.empty()) out << " Source tree at `" << commit << "`.";
+        command_first_line({"git", "-C", HOLDFAST_SOURCE_DIR, "rev-parse", "--short", "HEAD"});
+    if (!commit.empty()) {
+      // Changed files other than the results this run writes make the tree "modified".
+      std::string changes;
+      run_command({"git", "-C", HOLDFAST_SOURCE_DIR, "status", "--porcelain",
+                   "--untracked-files=no", "--", ".", ":(exclude)bench/results"},
+                  changes);
+      out << " Source tree at `" << commit << "`" << (changes.empty() ? "" : " (modified)") << ".";
+    }
     out << "\n\n";
     out << "| target | what runs |\n|---|---|\n";
     for (const auto& t : r_.targets) {
