@@ -6,6 +6,7 @@ FUZZ_DIR  ?= build-fuzz
 BUILD_TYPE ?= RelWithDebInfo
 CTEST_JOBS ?= 2
 SERVE_ARGS ?=
+BENCH_ARGS ?=
 
 .PHONY: all deps deps-test deps-bench configure build serve test unit-test fuzz bench format clean
 
@@ -43,7 +44,7 @@ fuzz: deps-test
 	cd $(FUZZ_DIR) && ctest --output-on-failure
 
 bench: deps-bench build
-	./$(BUILD_DIR)/holdfast-bench --out bench/results
+	./$(BUILD_DIR)/holdfast-bench --out bench/results $(BENCH_ARGS)
 
 format:
 	find include src tests fuzz bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -1,0 +1,105 @@
+// EventLoop: see event_loop.h for the iteration.
+#include "event_loop.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "clock.h"
+
+namespace holdfast::bench {
+
+namespace {
+[[noreturn]] void fail(const char* what) {
+  throw std::runtime_error(std::string("event loop: ") + what + ": " + std::strerror(errno));
+}
+}  // namespace
+
+EventLoop::EventLoop() : epoll_fd_(epoll_create1(EPOLL_CLOEXEC)), events_(256) {
+  if (epoll_fd_ < 0) fail("epoll_create1");
+}
+
+EventLoop::~EventLoop() { close(epoll_fd_); }
+
+void EventLoop::watch(int fd, std::uint32_t events, IoHandler* handler) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = handler;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) fail("epoll_ctl add");
+}
+
+void EventLoop::rewatch(int fd, std::uint32_t events, IoHandler* handler) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.ptr = handler;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0) fail("epoll_ctl mod");
+}
+
+void EventLoop::unwatch(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
+
+void EventLoop::mark_dirty(Flushable* f) {
+  // A connection queues several requests per iteration; the vector stays short (one entry per
+  // connection at most after dedup at flush time), so a linear check is cheaper than a set.
+  if (dirty_.empty() || dirty_.back() != f) dirty_.push_back(f);
+}
+
+void EventLoop::forget(Flushable* f) {
+  std::erase(dirty_, f);
+  std::replace(flushing_.begin(), flushing_.end(), f, static_cast<Flushable*>(nullptr));
+}
+
+void EventLoop::add_timer(std::int64_t at_ns, TimerHandler* handler, std::uint64_t cookie) {
+  timers_.push(Timer{at_ns, timer_seq_++, handler, cookie});
+}
+
+void EventLoop::clear_timers() {
+  while (!timers_.empty()) timers_.pop();
+}
+
+void EventLoop::flush_dirty() {
+  // A flush can mark another connection dirty (it never does today, but a driver with a
+  // multi-step operation may), so swap and repeat until quiet.
+  while (!dirty_.empty()) {
+    flushing_.swap(dirty_);
+    dirty_.clear();
+    std::sort(flushing_.begin(), flushing_.end());
+    flushing_.erase(std::unique(flushing_.begin(), flushing_.end()), flushing_.end());
+    for (std::size_t i = 0; i < flushing_.size(); ++i) {
+      if (flushing_[i] != nullptr) flushing_[i]->flush();
+    }
+    flushing_.clear();
+  }
+}
+
+void EventLoop::run_once(std::int64_t deadline_ns) {
+  std::int64_t wake_ns = deadline_ns;
+  if (!timers_.empty()) wake_ns = std::min(wake_ns, timers_.top().at_ns);
+  // Work queued outside an iteration (the first requests of a measurement) goes out first.
+  flush_dirty();
+  std::int64_t wait_ns = std::max<std::int64_t>(0, wake_ns - now_ns());
+  timespec timeout{static_cast<time_t>(wait_ns / kNsPerSec),
+                   static_cast<long>(wait_ns % kNsPerSec)};
+  const int n =
+      epoll_pwait2(epoll_fd_, events_.data(), static_cast<int>(events_.size()), &timeout, nullptr);
+  if (n < 0 && errno != EINTR) fail("epoll_pwait2");
+  for (int i = 0; i < n; ++i) {
+    static_cast<IoHandler*>(events_[i].data.ptr)->on_io(events_[i].events);
+  }
+  if (n == static_cast<int>(events_.size())) events_.resize(events_.size() * 2);
+
+  const std::int64_t now = now_ns();
+  while (!timers_.empty() && timers_.top().at_ns <= now) {
+    const Timer t = timers_.top();
+    timers_.pop();
+    t.handler->on_timer(t.cookie);
+  }
+
+  flush_dirty();
+  if (after_flush_) after_flush_(now_ns());
+}
+
+}  // namespace holdfast::bench

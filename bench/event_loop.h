@@ -1,0 +1,97 @@
+// EventLoop: the load generator's single thread. One epoll set, one timer heap, and one flush
+// point per iteration.
+//
+// An iteration:
+//   1. waits in epoll_pwait2 until a socket is ready or the earliest timer is due;
+//   2. hands every ready socket to its IoHandler (which parses replies and lets the workload
+//      queue its next requests into the connection's output buffer);
+//   3. fires the due timers (backoff sleeps);
+//   4. flushes every connection marked dirty in 2-3, one write per connection, however many
+//      requests were queued: the client batches its syscalls as it asks the servers to;
+//   5. tells the after-flush hook the time at which those writes were done: a release queued
+//      in this iteration has been sent by then (the mutual-exclusion checker closes intervals
+//      with it).
+// Nothing here blocks, allocates per event, or takes a lock.
+#pragma once
+
+#include <sys/epoll.h>
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+namespace holdfast::bench {
+
+class IoHandler {
+ public:
+  virtual ~IoHandler() = default;
+  virtual void on_io(std::uint32_t epoll_events) = 0;
+};
+
+// Something with queued output that goes out at step 4.
+class Flushable {
+ public:
+  virtual ~Flushable() = default;
+  virtual void flush() = 0;
+};
+
+class TimerHandler {
+ public:
+  virtual ~TimerHandler() = default;
+  // `cookie` is what add_timer was given; handlers use it to ignore timers they abandoned.
+  virtual void on_timer(std::uint64_t cookie) = 0;
+};
+
+class EventLoop {
+ public:
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // REQUIRES: fd is not watched yet (watch) / is watched (rewatch, unwatch). The handler must
+  // outlive the registration.
+  void watch(int fd, std::uint32_t events, IoHandler* handler);
+  void rewatch(int fd, std::uint32_t events, IoHandler* handler);
+  void unwatch(int fd);
+
+  // Queues `f` for step 4 of the current iteration; marking it twice flushes it once.
+  void mark_dirty(Flushable* f);
+  // Forgets `f` (a connection being destroyed).
+  void forget(Flushable* f);
+
+  // Calls handler->on_timer(cookie) at the first iteration at or after `at_ns` (now_ns clock).
+  void add_timer(std::int64_t at_ns, TimerHandler* handler, std::uint64_t cookie);
+  // Drops every pending timer (end of a measurement).
+  void clear_timers();
+
+  // Step 5: called with the time right after the flushes of an iteration.
+  void set_after_flush(std::function<void(std::int64_t)> hook) { after_flush_ = std::move(hook); }
+
+  // Runs one iteration, waiting at most until `deadline_ns` for events.
+  void run_once(std::int64_t deadline_ns);
+
+ private:
+  struct Timer {
+    std::int64_t at_ns;
+    std::uint64_t seq;  // FIFO among equal deadlines
+    TimerHandler* handler;
+    std::uint64_t cookie;
+    bool operator>(const Timer& o) const {
+      return at_ns != o.at_ns ? at_ns > o.at_ns : seq > o.seq;
+    }
+  };
+
+  void flush_dirty();
+
+  int epoll_fd_;
+  std::vector<epoll_event> events_;
+  std::vector<Flushable*> dirty_;
+  std::vector<Flushable*> flushing_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
+  std::uint64_t timer_seq_ = 0;
+  std::function<void(std::int64_t)> after_flush_;
+};
+
+}  // namespace holdfast::bench

@@ -1,0 +1,144 @@
+// One measurement: see measurement.h for the steps.
+#include "measurement.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "clock.h"
+#include "proc_stats.h"
+#include "process.h"
+
+namespace holdfast::bench {
+
+namespace {
+
+constexpr std::int64_t kDrainNs = 5 * kNsPerSec;
+
+void run_until(EventLoop& loop, std::int64_t until_ns) {
+  while (now_ns() < until_ns && !interrupted()) loop.run_once(until_ns);
+}
+
+// Recomputes the figures that follow from the raw counts.
+void derive(Measurement& m) {
+  m.ops_per_sec = m.seconds > 0 ? static_cast<double>(m.ops) / m.seconds : 0;
+  m.p50_ns = m.latency.percentile(50);
+  m.p99_ns = m.latency.percentile(99);
+  m.p999_ns = m.latency.percentile(99.9);
+  m.max_ns = m.latency.max();
+  double sum = 0, sum_sq = 0;
+  m.min_per_connection = m.per_connection.empty() ? 0 : UINT64_MAX;
+  m.max_per_connection = 0;
+  for (const std::uint64_t n : m.per_connection) {
+    const double c = static_cast<double>(n);
+    sum += c;
+    sum_sq += c * c;
+    m.min_per_connection = std::min(m.min_per_connection, n);
+    m.max_per_connection = std::max(m.max_per_connection, n);
+  }
+  m.fairness = sum_sq > 0 ? sum * sum / (static_cast<double>(m.per_connection.size()) * sum_sq) : 0;
+}
+
+}  // namespace
+
+void accumulate(Measurement& total, const Measurement& round) {
+  if (total.rounds == 0 && !total.failed) {
+    total = round;
+    return;
+  }
+  if (round.failed && !total.failed) {
+    total.failed = true;
+    total.failure = round.failure;
+  }
+  if (round.failed) return;
+  total.rounds += round.rounds;
+  total.seconds += round.seconds;
+  total.ops += round.ops;
+  total.busy += round.busy;
+  total.timeouts += round.timeouts;
+  total.not_held += round.not_held;
+  if (total.errors == 0) total.first_error = round.first_error;
+  total.errors += round.errors;
+  total.client_cpu_s += round.client_cpu_s;
+  total.server_cpu_s += round.server_cpu_s;
+  total.latency.merge(round.latency);
+  if (total.mutex.violations == 0) total.mutex.first_violation = round.mutex.first_violation;
+  total.mutex.sections += round.mutex.sections;
+  total.mutex.violations += round.mutex.violations;
+  total.mutex.unclosed += round.mutex.unclosed;
+  total.per_connection.resize(std::max(total.per_connection.size(), round.per_connection.size()));
+  for (std::size_t i = 0; i < round.per_connection.size(); ++i) {
+    total.per_connection[i] += round.per_connection[i];
+  }
+  derive(total);
+}
+
+Measurement measure(Target& target, const std::string& workload, const MeasureShape& shape,
+                    const WorkerFactory& make_worker) {
+  Measurement m;
+  m.workload = workload;
+  m.target = target.name();
+  m.connections = shape.connections;
+  m.depth = shape.depth;
+  try {
+    EventLoop loop;
+    Recorder rec;
+    std::vector<std::unique_ptr<LockClient>> clients;
+    // Declared after the clients so that workers go first: they unhook themselves as listeners.
+    std::vector<std::unique_ptr<Worker>> workers;
+
+    for (int i = 0; i < shape.connections; ++i) clients.push_back(target.connect(loop));
+    for (int i = 0; i < shape.connections; ++i) {
+      workers.push_back(make_worker(i, *clients[i], rec, loop));
+    }
+    loop.set_after_flush([&rec](std::int64_t sent_ns) { rec.checker.close_queued(sent_ns); });
+
+    // Step 1-2.
+    for (auto& w : workers) w->start();
+    run_until(loop, now_ns() + static_cast<std::int64_t>(shape.warmup_s * kNsPerSec));
+
+    // Step 3.
+    rec.recording = true;
+    const pid_t server = target.server_pid();
+    const double client_cpu0 = self_cpu_seconds();
+    const double server_cpu0 = process_tree_cpu_seconds(server);
+    const std::int64_t start = now_ns();
+    run_until(loop, start + static_cast<std::int64_t>(shape.duration_s * kNsPerSec));
+    rec.recording = false;
+    const std::int64_t end = now_ns();
+    m.client_cpu_s = self_cpu_seconds() - client_cpu0;
+    m.server_cpu_s = process_tree_cpu_seconds(server) - server_cpu0;
+    m.seconds = static_cast<double>(end - start) / kNsPerSec;
+
+    // Step 4.
+    for (auto& w : workers) w->stop();
+    const std::int64_t drain_until = now_ns() + kDrainNs;
+    while (now_ns() < drain_until && !interrupted()) {
+      if (std::all_of(workers.begin(), workers.end(), [](auto& w) { return w->idle(); })) break;
+      loop.run_once(std::min(drain_until, now_ns() + 10 * kNsPerMs));
+    }
+    loop.clear_timers();
+
+    // Step 5.
+    m.ops = rec.ops;
+    m.busy = rec.busy;
+    m.timeouts = rec.timeouts;
+    m.not_held = rec.not_held;
+    m.errors = rec.errors;
+    m.first_error = rec.first_error;
+    m.latency = rec.latency;
+    m.mutex = rec.checker.verify();
+    for (auto& w : workers) m.per_connection.push_back(w->completed());
+    m.rounds = 1;
+    derive(m);
+    if (interrupted()) {
+      m.failed = true;
+      m.failure = "interrupted";
+    }
+  } catch (const std::exception& e) {
+    m.failed = true;
+    m.failure = e.what();
+  }
+  return m;
+}
+
+}  // namespace holdfast::bench

@@ -1,0 +1,460 @@
+// The markdown report: see report.h. The charts are drawn by charts.cc.
+//
+// Every table row is one figure of one target; every ratio divides a Holdfast figure by the
+// peer's figure from the same run (never across runs: the host drifts by tens of percent over
+// minutes). Throughput ratios above 1 and p99 ratios below 1 favour Holdfast.
+#include "report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+#include "charts.h"
+#include "machine.h"
+#include "process.h"
+
+namespace holdfast::bench {
+
+namespace {
+
+constexpr const char* kNever = "holdfast-never";
+constexpr const char* kAlways = "holdfast-always";
+
+std::string fmt(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// 41230.7 -> "41,231"
+std::string fmt_count(double v) {
+  if (!std::isfinite(v)) return "–";
+  std::string digits = std::to_string(std::llround(v));
+  std::string out;
+  const std::size_t start = digits[0] == '-' ? 1 : 0;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string fmt_us(std::int64_t ns) {
+  const double us = static_cast<double>(ns) / 1e3;
+  if (us < 100) return fmt(us, 1);
+  return fmt_count(us);
+}
+
+std::string fmt_ratio(std::optional<double> r) {
+  if (!r || !std::isfinite(*r)) return "–";
+  if (*r < 0.1) {
+    // Two significant digits, so that 0.0021 does not print as 0.00.
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2g", *r);
+    return std::string(buf) + "×";
+  }
+  return fmt(*r, *r < 10 ? 2 : 1) + "×";
+}
+
+std::string fmt_mib(std::int64_t bytes) { return fmt(static_cast<double>(bytes) / (1 << 20), 1); }
+
+class Writer {
+ public:
+  explicit Writer(const SuiteResults& r) : r_(r) {}
+
+  const Measurement* find(const std::string& workload, const std::string& target, int c) const {
+    for (const auto& m : r_.measurements) {
+      if (m.workload == workload && m.target == target && m.connections == c && !m.failed)
+        return &m;
+    }
+    return nullptr;
+  }
+
+  // Holdfast figure ÷ peer figure of the same workload and connection count.
+  std::optional<double> ratio(const std::string& workload, const std::string& holdfast,
+                              const Measurement& peer, bool p99) const {
+    const Measurement* h = find(workload, holdfast, peer.connections);
+    if (h == nullptr) return std::nullopt;
+    if (p99)
+      return peer.p99_ns > 0 ? std::optional(double(h->p99_ns) / double(peer.p99_ns))
+                             : std::nullopt;
+    return peer.ops_per_sec > 0 ? std::optional(h->ops_per_sec / peer.ops_per_sec) : std::nullopt;
+  }
+
+  // The best PING+PING rate of any server at `c` connections: the ceiling of the client.
+  const Measurement* floor_at(int c) const {
+    const Measurement* best = nullptr;
+    for (const auto& m : r_.measurements) {
+      if (m.workload == "floor" && m.connections == c && !m.failed &&
+          (best == nullptr || m.ops_per_sec > best->ops_per_sec)) {
+        best = &m;
+      }
+    }
+    return best;
+  }
+
+  int goal_connections() const {
+    const auto& cs = r_.options.connections;
+    if (std::find(cs.begin(), cs.end(), 64) != cs.end()) return 64;
+    return cs.empty() ? 0 : *std::max_element(cs.begin(), cs.end());
+  }
+
+  void header(std::ostream& out, const std::string& date) const {
+    const MachineInfo m = describe_machine();
+    out << "# Holdfast benchmark, " << date << "\n\n";
+    out << "Machine: " << m.cpus << " CPUs (`nproc`), " << m.cpu_model << ", " << m.kernel << ", "
+        << fmt(m.memory_gib, 1) << " GiB RAM; load average at the end of the run " << m.load_average
+        << ".\n\n";
+    const auto& o = r_.options;
+    out << "Run: " << fmt(o.duration_s, 1) << " s per figure after " << fmt(o.warmup_s, 1)
+        << " s of warm-up, taken in " << o.rounds
+        << " windows interleaved across the targets (so all see the same drift of the host); one "
+           "single-threaded epoll client (`holdfast-bench`) on the same "
+           "machine; servers started by the harness on loopback; wall time "
+        << fmt(r_.wall_seconds, 0) << " s"
+        << (o.smoke ? "; **smoke run: the figures mean nothing**" : "")
+        << (r_.interrupted ? "; **interrupted**" : "") << ".";
+    const std::string commit =
+        command_first_line({"git", "-C", HOLDFAST_SOURCE_DIR, "rev-parse", "--short", "HEAD"});
+    if (!commit.empty()) {
+      // Changed files other than the results this run writes make the tree "modified".
+      std::string changes;
+      run_command({"git", "-C", HOLDFAST_SOURCE_DIR, "status", "--porcelain",
+                   "--untracked-files=no", "--", ".", ":(exclude)bench/results"},
+                  changes);
+      out << " Source tree at `" << commit << "`" << (changes.empty() ? "" : " (modified)") << ".";
+    }
+    out << "\n\n";
+    out << "| target | what runs |\n|---|---|\n";
+    for (const auto& t : r_.targets) {
+      out << "| " << t.name << " | " << t.description;
+      if (!t.failure.empty()) out << " — **did not start**: " << first_line(t.failure);
+      out << " |\n";
+    }
+    out << "\nRatios are Holdfast ÷ peer from this run. Throughput: above 1 is Holdfast ahead. "
+           "Latency: below 1 is Holdfast ahead. CPU columns are percent of one core over the "
+           "window; \"srv µs/op\" is server CPU per unit of work, which drifts less than "
+           "throughput when the host is busy.\n\n";
+  }
+
+  static std::string first_line(const std::string& s) {
+    std::string line = s.substr(0, s.find('\n'));
+    std::replace(line.begin(), line.end(), '|', '/');
+    return line;
+  }
+
+  void streaming_table(std::ostream& out, const std::string& workload, const std::string& title,
+                       const std::string& unit, const std::string& latency_what) const {
+    std::vector<const Measurement*> rows;
+    for (const auto& m : r_.measurements) {
+      if (m.workload == workload) rows.push_back(&m);
+    }
+    if (rows.empty()) return;
+    const bool hot = workload == "hotkey";
+    const bool locks = workload != "floor";
+    out << "## " << title << "\n\n"
+        << "Latency: " << latency_what << ".\n\n";
+    out << "| target | conns | " << unit
+        << "/s | p50 µs | p99 µs | p99.9 µs | cli CPU | srv CPU | srv µs/op";
+    if (locks) out << " | busy";
+    if (hot) out << " | timeouts | fairness | min–max per conn";
+    if (workload == "pairs" || hot) out << " | sections checked | ME violations";
+    out << " |\n|---|---:|---:|---:|---:|---:|---:|---:|---:";
+    if (locks) out << "|---:";
+    if (hot) out << "|---:|---:|---:";
+    if (workload == "pairs" || hot) out << "|---:|---:";
+    out << "|\n";
+    for (const Measurement* m : rows) {
+      out << "| " << m->target << " | " << m->connections;
+      if (m->failed) {
+        out << " | failed: " << first_line(m->failure) << " |\n";
+        continue;
+      }
+      out << " | " << fmt_count(m->ops_per_sec) << " | " << fmt_us(m->p50_ns) << " | "
+          << fmt_us(m->p99_ns) << " | " << fmt_us(m->p999_ns) << " | "
+          << fmt(m->client_cpu_pct(), 0) << "% | " << fmt(m->server_cpu_pct(), 0) << "% | "
+          << fmt(m->server_us_per_op(), 1);
+      if (locks) out << " | " << fmt_count(double(m->busy));
+      if (hot) {
+        out << " | " << m->timeouts << " | " << fmt(m->fairness, 2) << " | "
+            << m->min_per_connection << "–" << m->max_per_connection;
+      }
+      if (workload == "pairs" || hot) {
+        out << " | " << fmt_count(double(m->mutex.sections)) << " | "
+            << (m->mutex.violations == 0 ? "0" : "**" + std::to_string(m->mutex.violations) + "**");
+      }
+      out << " |\n";
+    }
+    for (const Measurement* m : rows) {
+      if (m->errors > 0) {
+        out << "\n"
+            << m->target << " at " << m->connections << " connections: " << m->errors
+            << " errors, first: `" << first_line(m->first_error) << "`";
+      }
+      if (m->not_held > 0) {
+        out << "\n"
+            << m->target << " at " << m->connections << " connections: " << m->not_held
+            << " releases answered \"not held\"";
+      }
+      if (m->mutex.violations > 0) {
+        out << "\n" << m->target << ": mutual exclusion violated: " << m->mutex.first_violation;
+      }
+    }
+    out << "\n";
+    ratio_table(out, workload, rows);
+  }
+
+  void ratio_table(std::ostream& out, const std::string& workload,
+                   const std::vector<const Measurement*>& rows) const {
+    if (workload == "floor") return;
+    std::ostringstream body;
+    auto row = [&](const std::string& label, const Measurement& peer) {
+      body << "| " << label << " | " << peer.connections << " | "
+           << fmt_ratio(ratio(workload, kNever, peer, false)) << " | "
+           << fmt_ratio(ratio(workload, kNever, peer, true)) << " | "
+           << fmt_ratio(ratio(workload, kAlways, peer, false)) << " | "
+           << fmt_ratio(ratio(workload, kAlways, peer, true)) << " |\n";
+    };
+    bool any = false;
+    for (const Measurement* m : rows) {
+      if (m->failed || m->target.rfind("holdfast", 0) == 0) continue;
+      row(m->target, *m);
+      any = true;
+    }
+    if (workload == "pairs") {
+      for (int c : r_.options.connections) {
+        if (const Measurement* f = floor_at(c)) {
+          row("floor (PING+PING on " + f->target + ")", *f);
+          any = true;
+        }
+      }
+    }
+    if (!any) return;
+    out << "\nHoldfast ÷ peer, same run:\n\n"
+        << "| peer | conns | never: ops | never: p99 | always: ops | always: p99 |\n"
+        << "|---|---:|---:|---:|---:|---:|\n"
+        << body.str() << "\n";
+  }
+
+  void memory_table(std::ostream& out) const {
+    if (r_.memory.empty()) return;
+    out << "## (d) Memory per held lock\n\n"
+        << "RSS of the server process before and after loading the holds (pipelined "
+           "try-acquires, TTL 1 h, 4 connections × 64 in flight), divided by the number of "
+           "holds. Redis keys carry a 22-character token, Holdfast generates its own handle.\n\n"
+        << "| target | holds | RSS before MiB | RSS after MiB | bytes/hold | load s | holds/s | "
+           "Holdfast ÷ this |\n"
+        << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    const MemoryResult* hf = nullptr;
+    for (const auto& m : r_.memory) {
+      if (m.target.rfind("holdfast", 0) == 0 && !m.failed) hf = &m;
+    }
+    for (const auto& m : r_.memory) {
+      out << "| " << m.target << " | " << fmt_count(double(m.holds));
+      if (m.failed) {
+        out << " | failed: " << first_line(m.failure) << " |\n";
+        continue;
+      }
+      std::optional<double> ratio;
+      if (hf != nullptr && m.bytes_per_hold > 0) ratio = hf->bytes_per_hold / m.bytes_per_hold;
+      out << " | " << fmt_mib(m.rss_before) << " | " << fmt_mib(m.rss_after) << " | "
+          << fmt(m.bytes_per_hold, 0) << " | " << fmt(m.load.seconds, 2) << " | "
+          << fmt_count(m.load.seconds > 0 ? double(m.load.granted) / m.load.seconds : 0) << " | "
+          << fmt_ratio(ratio) << " |\n";
+    }
+    out << "\n";
+  }
+
+  void restart_table(std::ostream& out) const {
+    if (r_.restarts.empty()) return;
+    out << "## (e) Restart time with live holds (Holdfast only)\n\n"
+        << "Load the holds (TTL 1 h), `kill -9`, start again on the same data folder, time from "
+           "exec until PING is answered. \"Empty\" is the same server restarted with nothing "
+           "held: the fixed cost. Survival is checked on evenly spaced samples.\n\n"
+        << "| target | holds | load s | empty restart ms | restart ms | sampled holds still held "
+           "|\n"
+        << "|---|---:|---:|---:|---:|---:|\n";
+    for (const auto& r : r_.restarts) {
+      out << "| " << r.target << " | " << fmt_count(double(r.holds));
+      if (r.failed) {
+        out << " | failed: " << first_line(r.failure) << " |\n";
+        continue;
+      }
+      out << " | " << fmt(r.load.seconds, 2) << " | " << fmt(r.empty_restart_ms, 0) << " | "
+          << fmt(r.restart_ms, 0) << " | " << (r.still_held == r.sampled ? "" : "**")
+          << r.still_held << " / " << r.sampled
+          << (r.still_held == r.sampled ? "" : "** (holds lost)") << " |\n";
+    }
+    out << "\n";
+  }
+
+  // Issue 8, item 3: each goal as a ratio from this run. Data, one row per goal.
+  void goals_table(std::ostream& out) const {
+    const int c = goal_connections();
+    struct Row {
+      std::string goal;
+      std::optional<double> value;
+      double threshold;
+      bool at_least;                   // value >= threshold (else value <= threshold)
+      std::string unmet_because = {};  // set: not met whatever the value says
+    };
+    std::vector<Row> rows;
+    auto ops_ratio = [&](const std::string& w, const std::string& hf, const std::string& peer) {
+      const Measurement* p = find(w, peer, w == "hotkey" ? r_.options.hot_connections : c);
+      return p ? ratio(w, hf, *p, false) : std::nullopt;
+    };
+    auto p99_ratio = [&](const std::string& w, const std::string& hf, const std::string& peer) {
+      const Measurement* p = find(w, peer, c);
+      return p ? ratio(w, hf, *p, true) : std::nullopt;
+    };
+    const std::string cs = std::to_string(c);
+    std::optional<double> floor_ratio;
+    if (const Measurement* f = floor_at(c)) floor_ratio = ratio("pairs", kNever, *f, false);
+    rows.push_back({"(a) " + cs + " conns: never ÷ PING+PING floor", floor_ratio, 0.9, true});
+    rows.push_back(
+        {"(a) " + cs + " conns: never ÷ redis", ops_ratio("pairs", kNever, "redis"), 1.0, true});
+    rows.push_back({"(a) " + cs + " conns: always ÷ redis-aof",
+                    ops_ratio("pairs", kAlways, "redis-aof"), 1.5, true});
+    rows.push_back({"(a) " + cs + " conns: always ÷ postgres",
+                    ops_ratio("pairs", kAlways, "postgres"), 3.0, true});
+    rows.push_back(
+        {"(a) " + cs + " conns: always ÷ etcd", ops_ratio("pairs", kAlways, "etcd"), 10.0, true});
+    std::optional<double> best_hot;
+    std::string best_name;
+    double best_rate = 0;
+    for (const auto& m : r_.measurements) {
+      if (m.workload == "hotkey" && !m.failed && m.target.rfind("holdfast", 0) != 0 &&
+          m.ops_per_sec > best_rate) {
+        best_rate = m.ops_per_sec;
+        best_name = m.target;
+      }
+    }
+    for (const char* hf : {kAlways, kNever}) {
+      rows.push_back({std::string("(b) hot key: ") + (hf == kAlways ? "always" : "never") +
+                          " ÷ best peer" + (best_name.empty() ? "" : " (" + best_name + ")"),
+                      best_name.empty() ? std::nullopt : ops_ratio("hotkey", hf, best_name), 5.0,
+                      true});
+    }
+    rows.push_back(
+        {"(c) " + cs + " conns, depth " + std::to_string(r_.options.depth) + ": never ÷ redis",
+         ops_ratio("pipeline", kNever, "redis"), 1.0, true});
+    rows.push_back(
+        {"(c) " + cs + " conns, depth " + std::to_string(r_.options.depth) + ": always ÷ redis-aof",
+         ops_ratio("pipeline", kAlways, "redis-aof"), 1.0, true});
+    std::optional<double> mem_ratio;
+    const MemoryResult* hf_mem = nullptr;
+    const MemoryResult* redis_mem = nullptr;
+    for (const auto& m : r_.memory) {
+      if (m.failed) continue;
+      (m.target.rfind("holdfast", 0) == 0 ? hf_mem : redis_mem) = &m;
+    }
+    if (hf_mem && redis_mem && redis_mem->bytes_per_hold > 0) {
+      mem_ratio = hf_mem->bytes_per_hold / redis_mem->bytes_per_hold;
+    }
+    rows.push_back({"(d) bytes per hold ÷ redis's", mem_ratio, 1.0, false});
+    std::optional<double> restart_s;
+    std::string restart_unmet;
+    for (const auto& x : r_.restarts) {
+      if (x.failed) continue;
+      restart_s = x.restart_ms / 1000;
+      if (x.still_held != x.sampled) restart_unmet = "holds lost";
+    }
+    rows.push_back(
+        {"(e) restart with " + fmt_count(double(r_.options.restart_holds)) + " holds, seconds",
+         restart_s, 3.0, false, restart_unmet});
+    rows.push_back({"(a) p99 at " + cs + " conns: never ÷ redis",
+                    p99_ratio("pairs", kNever, "redis"), 1.0, false});
+    rows.push_back({"(a) p99 at " + cs + " conns: always ÷ redis-aof",
+                    p99_ratio("pairs", kAlways, "redis-aof"), 1.0, false});
+    std::uint64_t violations = 0, sections = 0;
+    for (const auto& m : r_.measurements) {
+      violations += m.mutex.violations;
+      sections += m.mutex.sections;
+    }
+
+    out << "## Issue 8 goals, measured in this run\n\n"
+        << "\"never\"/\"always\" are Holdfast with `--fsync never`/`always`. A goal is met when "
+           "the ratio from this run is on the right side of its bound.\n\n"
+        << "| goal | measured | bound | met |\n|---|---:|---:|:---:|\n";
+    for (const Row& row : rows) {
+      out << "| " << row.goal << " | " << (row.value ? fmt(*row.value, 2) : "–") << " | "
+          << (row.at_least ? "≥ " : "≤ ") << fmt(row.threshold, 1) << " | ";
+      if (!row.value)
+        out << "n/a";
+      else if (!row.unmet_because.empty())
+        out << "**no** (" << row.unmet_because << ")";
+      else
+        out << ((row.at_least ? *row.value >= row.threshold : *row.value <= row.threshold)
+                    ? "yes"
+                    : "**no**");
+      out << " |\n";
+    }
+    out << "| mutual-exclusion violations, all workloads (" << fmt_count(double(sections))
+        << " sections checked) | " << violations << " | = 0 | "
+        << (violations == 0 ? "yes" : "**no**") << " |\n\n";
+  }
+
+ private:
+  const SuiteResults& r_;
+};
+
+}  // namespace
+
+std::string today() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[16];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+  return buf;
+}
+
+ReportFiles write_report(const SuiteResults& results, const std::filesystem::path& out_dir,
+                         const std::string& date) {
+  std::filesystem::create_directories(out_dir);
+  ReportFiles files;
+  files.markdown = out_dir / (date + ".md");
+  files.throughput_chart = out_dir / (date + "-throughput.png");
+  files.p99_chart = out_dir / (date + "-p99.png");
+  files.chart_error = draw_charts(results, files.throughput_chart, files.p99_chart);
+
+  const Writer w(results);
+  std::ostringstream out;
+  w.header(out, date);
+  if (files.chart_error.empty()) {
+    out << "![throughput](" << files.throughput_chart.filename().string() << ")\n"
+        << "![p99 latency](" << files.p99_chart.filename().string() << ")\n\n";
+  } else {
+    out << "Charts not drawn: " << files.chart_error << "\n\n";
+  }
+  w.goals_table(out);
+  const std::string keys = fmt_count(double(results.options.keys));
+  w.streaming_table(out, "floor", "(f) Loopback floor: PING + PING", "pairs",
+                    "one PING+PING pair, first sent to second answered");
+  w.streaming_table(
+      out, "pairs", "(a) Try-acquire + release pairs over " + keys + " keys", "pairs",
+      "one pair, try queued to release answered; busy = tries that found the lock held");
+  w.streaming_table(out, "pipeline",
+                    "(c) Pipelined try-acquires, depth " + std::to_string(results.options.depth),
+                    "tries", "one request, queued to answered (TTL 0.5 s, random keys)");
+  w.streaming_table(out, "hotkey",
+                    "(b) One hot key, " + std::to_string(results.options.hot_connections) +
+                        " connections, critical sections back to back",
+                    "sections",
+                    "the wait for the lock, first attempt to grant (Holdfast: LOCK.ACQUIRE waits "
+                    "in the server's FIFO; peers: try, back off 1→32 ms with jitter); fairness "
+                    "is Jain's index over per-connection counts (1 = even)");
+  w.memory_table(out);
+  w.restart_table(out);
+
+  std::ofstream f(files.markdown);
+  f << out.str();
+  if (!f) throw std::runtime_error("cannot write " + files.markdown.string());
+  return files;
+}
+
+}  // namespace holdfast::bench

@@ -1,0 +1,353 @@
+// The benchmark suite: see suite.h for the order of a run.
+#include "suite.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "clock.h"
+#include "process.h"
+#include "targets/etcd_target.h"
+#include "targets/holdfast_target.h"
+#include "targets/postgres_target.h"
+#include "targets/redis_target.h"
+#include "workers.h"
+
+namespace holdfast::bench {
+
+namespace {
+
+// Holds of the pipelined workload expire after this; short, so that a server is not still
+// expiring them while the next one is measured.
+constexpr std::uint32_t kPipelineTtlMs = 500;
+
+bool contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o) {
+  if (name == "holdfast-always" || name == "holdfast-never") {
+    const bool always = name == "holdfast-always";
+    return std::make_unique<HoldfastTarget>(o.holdfast_binary,
+                                            always ? HoldfastFsync::kAlways : HoldfastFsync::kNever,
+                                            o.holdfast_args);
+  }
+  if (name == "redis") return make_redis_target(RedisPersistence::kNone);
+  if (name == "redis-aof") return make_redis_target(RedisPersistence::kAofAlways);
+  if (name == "postgres") return make_postgres_target(o.scripts_dir);
+  if (name == "etcd") return make_etcd_target();
+  return nullptr;
+}
+
+// Progress goes to stderr as it happens: a full run takes minutes.
+void say(const std::string& line) {
+  std::fprintf(stderr, "%s\n", line.c_str());
+  std::fflush(stderr);
+}
+
+void log_measurement(const Measurement& m) {
+  if (m.failed) {
+    std::fprintf(stderr, "  %-16s %-9s c=%-3d FAILED: %s\n", m.target.c_str(), m.workload.c_str(),
+                 m.connections, m.failure.c_str());
+    return;
+  }
+  std::fprintf(
+      stderr,
+      "  %-16s %-9s c=%-3d %10.0f ops/s  p50 %7.1f us  p99 %8.1f us  cpu cli %3.0f%% "
+      "srv %3.0f%%%s%s\n",
+      m.target.c_str(), m.workload.c_str(), m.connections, m.ops_per_sec,
+      static_cast<double>(m.p50_ns) / 1e3, static_cast<double>(m.p99_ns) / 1e3, m.client_cpu_pct(),
+      m.server_cpu_pct(),
+      m.errors > 0 ? ("  errors " + std::to_string(m.errors) + ": " + m.first_error).c_str() : "",
+      m.mutex.violations > 0 ? "  MUTUAL EXCLUSION VIOLATED" : "");
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+const std::vector<std::string>& all_target_names() {
+  static const std::vector<std::string> names = {"holdfast-always", "holdfast-never", "redis",
+                                                 "redis-aof",       "postgres",       "etcd"};
+  return names;
+}
+
+const std::vector<std::string>& all_workload_names() {
+  static const std::vector<std::string> names = {"floor",  "pairs",  "pipeline",
+                                                 "hotkey", "memory", "restart"};
+  return names;
+}
+
+std::string workload_name(const std::string& n) {
+  static const std::map<std::string, std::string> letters = {{"a", "pairs"},    {"b", "hotkey"},
+                                                             {"c", "pipeline"}, {"d", "memory"},
+                                                             {"e", "restart"},  {"f", "floor"}};
+  if (auto it = letters.find(n); it != letters.end()) return it->second;
+  return contains(all_workload_names(), n) ? n : "";
+}
+
+SuiteResults run_suite(const SuiteOptions& o) {
+  SuiteResults results;
+  results.options = o;
+  const std::int64_t t0 = now_ns();
+  TempDir root("holdfast-bench");
+  if (o.keep_data) {
+    root.keep();
+    say("data folders kept under " + root.path().string());
+  }
+  auto wants = [&](const char* w) { return contains(o.workloads, w); };
+
+  // Step 1.
+  std::vector<std::unique_ptr<Target>> running;
+  const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey");
+  for (const std::string& name : all_target_names()) {
+    if (!contains(o.targets, name)) continue;
+    TargetInfo info{name, "", ""};
+    auto target = make_target(name, o);
+    info.description = target->description();
+    if (streaming) {
+      say("starting " + name);
+      try {
+        const auto dir = root.path() / name;
+        std::filesystem::create_directories(dir);
+        target->start(dir);
+        info.description = target->description();
+        running.push_back(std::move(target));
+      } catch (const std::exception& e) {
+        info.failure = e.what();
+        say("  " + name + " failed to start: " + info.failure);
+      }
+    }
+    results.targets.push_back(info);
+  }
+
+  // One figure per target for `workload` at `shape`, each made of o.rounds windows taken
+  // round-robin across the targets (see accumulate()).
+  auto figures = [&](const std::string& workload, MeasureShape shape,
+                     const std::function<bool(const Target&)>& applies,
+                     const std::function<WorkerFactory(const Target&)>& factory,
+                     std::chrono::milliseconds pause_after) {
+    shape.duration_s = o.duration_s / o.rounds;
+    shape.warmup_s = o.warmup_s / o.rounds;
+    std::vector<Target*> chosen;
+    for (auto& t : running) {
+      if (applies(*t)) chosen.push_back(t.get());
+    }
+    std::vector<Measurement> totals(chosen.size());
+    for (int round = 0; round < o.rounds && !interrupted(); ++round) {
+      for (std::size_t i = 0; i < chosen.size() && !interrupted(); ++i) {
+        accumulate(totals[i], measure(*chosen[i], workload, shape, factory(*chosen[i])));
+        // Let what this window left behind (expiring holds) settle before the next server is
+        // timed on the same two cores.
+        std::this_thread::sleep_for(pause_after);
+      }
+    }
+    for (auto& m : totals) {
+      if (m.rounds == 0 && !m.failed) continue;  // interrupted before it ran
+      log_measurement(m);
+      results.measurements.push_back(std::move(m));
+    }
+  };
+  auto all = [](const Target&) { return true; };
+  auto resp_only = [](const Target& t) { return t.speaks_resp(); };
+  const MeasureShape base{1, 1, o.warmup_s, o.duration_s};
+  const std::chrono::milliseconds no_pause(0);
+
+  // Step 2. The floor runs once per server implementation: PING does not touch persistence.
+  auto floor_wanted = [&](const Target& t) {
+    if (!t.speaks_resp()) return false;
+    if (t.name() == "redis-aof") return !contains(o.targets, "redis");
+    if (t.name() == "holdfast-always") return !contains(o.targets, "holdfast-never");
+    return true;
+  };
+  if (wants("floor")) {
+    say("(f) loopback floor: PING+PING pairs");
+    for (int c : o.connections) {
+      MeasureShape s = base;
+      s.connections = c;
+      figures(
+          "floor", s, floor_wanted, [](const Target&) { return ping_pair_worker(); }, no_pause);
+    }
+  }
+  if (wants("pairs")) {
+    say("(a) try-acquire + release pairs over " + std::to_string(o.keys) + " keys");
+    const WorkerFactory pairs = pairs_worker({o.keys, 10'000});
+    for (int c : o.connections) {
+      MeasureShape s = base;
+      s.connections = c;
+      figures(
+          "pairs", s, all, [&](const Target&) { return pairs; }, no_pause);
+    }
+  }
+  if (wants("pipeline")) {
+    say("(c) pipelined try-acquires, depth " + std::to_string(o.depth));
+    const PipelineParams params{o.depth, kPipelineTtlMs};
+    const WorkerFactory pipeline = pipeline_worker(params);
+    for (int c : o.connections) {
+      MeasureShape s = base;
+      s.connections = c;
+      s.depth = o.depth;
+      figures(
+          "pipeline", s, resp_only, [&](const Target&) { return pipeline; },
+          o.smoke ? no_pause : std::chrono::milliseconds(kPipelineTtlMs + 300));
+    }
+  }
+  if (wants("hotkey")) {
+    say("(b) one hot key, " + std::to_string(o.hot_connections) + " connections");
+    MeasureShape s = base;
+    s.connections = o.hot_connections;
+    figures(
+        "hotkey", s, all,
+        [&](const Target& t) {
+          HotKeyParams params;
+          params.blocking = t.supports_blocking_acquire();
+          params.think_ns = o.think_us * 1000;
+          return hot_key_worker(params);
+        },
+        no_pause);
+  }
+
+  // Step 3.
+  for (auto& t : running) t->stop();
+  running.clear();
+
+  auto fresh = [&](const std::string& name) -> std::unique_ptr<Target> {
+    auto t = make_target(name, o);
+    const auto dir = root.path() / (name + "-fresh-" + std::to_string(now_ns()));
+    std::filesystem::create_directories(dir);
+    t->start(dir);
+    return t;
+  };
+  auto started_ok = [&](const std::string& name) {
+    for (const auto& ti : results.targets) {
+      if (ti.name == name) return ti.failure.empty();
+    }
+    return false;
+  };
+
+  if (wants("memory") && !interrupted()) {
+    say("(d) memory per held lock, " + std::to_string(o.memory_holds) + " holds");
+    // Memory does not depend on fsync: one Holdfast and Redis without persistence.
+    std::vector<std::string> names;
+    if (contains(o.targets, "holdfast-never"))
+      names.push_back("holdfast-never");
+    else if (contains(o.targets, "holdfast-always"))
+      names.push_back("holdfast-always");
+    if (contains(o.targets, "redis"))
+      names.push_back("redis");
+    else if (contains(o.targets, "redis-aof"))
+      names.push_back("redis-aof");
+    for (const auto& name : names) {
+      if (interrupted() || (streaming && !started_ok(name))) continue;
+      MemoryResult m;
+      try {
+        auto t = fresh(name);
+        m = measure_memory(*t, o.memory_holds, o.smoke ? 100 : 1000);
+      } catch (const std::exception& e) {
+        m.target = name;
+        m.failed = true;
+        m.failure = e.what();
+      }
+      std::fprintf(stderr, "  %-16s %s\n", name.c_str(),
+                   m.failed
+                       ? ("FAILED: " + m.failure).c_str()
+                       : (std::to_string(std::lround(m.bytes_per_hold)) + " bytes/hold").c_str());
+      results.memory.push_back(std::move(m));
+    }
+  }
+
+  if (wants("restart") && !interrupted()) {
+    const std::string name = o.restart_fsync_always ? "holdfast-always" : "holdfast-never";
+    const bool selected =
+        contains(o.targets, "holdfast-always") || contains(o.targets, "holdfast-never");
+    if (selected) {
+      say("(e) restart with " + std::to_string(o.restart_holds) + " holds (" + name + ")");
+      RestartResult r;
+      try {
+        auto t = fresh(name);
+        r = measure_restart(static_cast<HoldfastTarget&>(*t), o.restart_holds);
+      } catch (const std::exception& e) {
+        r.failed = true;
+        r.failure = e.what();
+      }
+      r.target = name;
+      std::fprintf(stderr, "  %-16s %s\n", name.c_str(),
+                   r.failed ? ("FAILED: " + r.failure).c_str()
+                            : (std::to_string(std::lround(r.restart_ms)) + " ms, " +
+                               std::to_string(r.still_held) + "/" + std::to_string(r.sampled) +
+                               " sampled holds survived")
+                                  .c_str());
+      results.restarts.push_back(std::move(r));
+    }
+  }
+
+  results.interrupted = interrupted();
+  results.wall_seconds = static_cast<double>(now_ns() - t0) / kNsPerSec;
+  return results;
+}
+
+std::vector<std::string> smoke_problems(const SuiteResults& r) {
+  std::vector<std::string> problems;
+  if (r.interrupted) problems.push_back("the run was interrupted");
+  for (const auto& t : r.targets) {
+    if (!t.failure.empty()) problems.push_back(t.name + " did not start: " + t.failure);
+  }
+  // A workload must have produced a figure when some selected target can run it.
+  auto selected = [&](std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(),
+                       [&](const char* n) { return contains(r.options.targets, n); });
+  };
+  const bool any_holdfast = selected({"holdfast-always", "holdfast-never"});
+  const bool any_resp = any_holdfast || selected({"redis", "redis-aof"});
+  for (const auto& w : r.options.workloads) {
+    const bool applicable = w == "restart"                      ? any_holdfast
+                            : (w == "floor" || w == "pipeline") ? any_resp
+                            : w == "memory"                     ? any_resp
+                                                                : !r.options.targets.empty();
+    const bool ran = (w == "memory" && !r.memory.empty()) ||
+                     (w == "restart" && !r.restarts.empty()) ||
+                     std::any_of(r.measurements.begin(), r.measurements.end(),
+                                 [&](const Measurement& m) { return m.workload == w; });
+    if (applicable && !ran) problems.push_back("workload " + w + " produced no figure");
+  }
+  for (const auto& m : r.measurements) {
+    const std::string where =
+        m.workload + " on " + m.target + " at " + std::to_string(m.connections) + " connections: ";
+    if (m.failed) {
+      problems.push_back(where + m.failure);
+      continue;
+    }
+    if (m.errors > 0)
+      problems.push_back(where + std::to_string(m.errors) + " errors, first: " + m.first_error);
+    if (m.ops == 0 || !std::isfinite(m.ops_per_sec))
+      problems.push_back(where + "no operation completed");
+    if (m.ops > 0 && !(m.p50_ns > 0 && m.p50_ns <= m.p99_ns && m.p99_ns <= m.p999_ns)) {
+      problems.push_back(where + "latency percentiles out of order");
+    }
+    // Leases are 10 s and sections microseconds: a release answered "not yours" means a reply
+    // was misread or a lock was lost.
+    if (m.not_held > 0)
+      problems.push_back(where + std::to_string(m.not_held) + " releases answered not-held");
+    if (m.mutex.violations > 0) {
+      problems.push_back(where + std::to_string(m.mutex.violations) +
+                         " mutual-exclusion violations, first: " + m.mutex.first_violation);
+    }
+  }
+  for (const auto& m : r.memory) {
+    if (m.failed)
+      problems.push_back("memory on " + m.target + ": " + m.failure);
+    else if (m.rss_before <= 0 || m.rss_after <= 0)
+      problems.push_back("memory on " + m.target + ": RSS unreadable");
+  }
+  for (const auto& x : r.restarts) {
+    // Whether holds survive is the durability work's contract, reported in the restart table;
+    // the smoke test asks only that the restart ran.
+    if (x.failed) problems.push_back("restart on " + x.target + ": " + x.failure);
+  }
+  return problems;
+}
+
+}  // namespace holdfast::bench

@@ -1,0 +1,73 @@
+// The benchmark suite: which targets and workloads run, in which order, with which shapes,
+// and everything they produced.
+//
+// Order of a run:
+//   1. start every selected target once, each in its own sub-folder of one mkdtemp folder;
+//      a target that fails to start is reported and left out;
+//   2. for each streaming workload (f, a, c, b), for each connection count, measure every
+//      target back to back, so that the figures a ratio compares are taken minutes apart at
+//      most (the host's speed drifts over minutes; within one run it is what ratios cancel);
+//   3. stop those servers, then run the capacity workloads (d, e) each on a fresh server;
+//   4. hand the results to the report.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "capacity.h"
+#include "measurement.h"
+
+namespace holdfast::bench {
+
+struct SuiteOptions {
+  std::vector<std::string> targets;    // names, see all_target_names()
+  std::vector<std::string> workloads;  // names, see all_workload_names()
+  std::vector<int> connections = {1, 16, 64};
+  double duration_s = 5;  // per figure, split over `rounds` windows
+  double warmup_s = 1;    // per figure, split likewise
+  int rounds = 3;
+  std::uint64_t keys = 10'000;
+  int hot_connections = 64;
+  int depth = 16;
+  std::int64_t think_us = 1000;
+  std::uint64_t memory_holds = 1'000'000;
+  std::uint64_t restart_holds = 1'000'000;
+  bool restart_fsync_always = false;
+  std::filesystem::path holdfast_binary;
+  std::vector<std::string> holdfast_args;
+  std::filesystem::path scripts_dir;
+  bool keep_data = false;
+  bool smoke = false;
+};
+
+// Every target and workload name, in report order.
+const std::vector<std::string>& all_target_names();
+const std::vector<std::string>& all_workload_names();
+// Maps the letters (a-f) to workload names; names pass through. "" if unknown.
+std::string workload_name(const std::string& name_or_letter);
+
+struct TargetInfo {
+  std::string name;
+  std::string description;
+  std::string failure;  // non-empty: it did not start
+};
+
+struct SuiteResults {
+  SuiteOptions options;
+  std::vector<TargetInfo> targets;
+  std::vector<Measurement> measurements;
+  std::vector<MemoryResult> memory;
+  std::vector<RestartResult> restarts;
+  double wall_seconds = 0;
+  bool interrupted = false;
+};
+
+SuiteResults run_suite(const SuiteOptions& options);
+
+// The smoke test's verdict: every target started, every measurement ran and produced
+// well-formed figures without errors, no mutual-exclusion violation. Returns the problems.
+std::vector<std::string> smoke_problems(const SuiteResults& results);
+
+}  // namespace holdfast::bench

@@ -1,0 +1,48 @@
+// Target: a lock service under test, which the harness starts itself on loopback in a
+// temporary folder and stops by pid, and which hands out LockClient connections to it.
+//
+// Lifecycle: start(dir) -> any number of connect() -> stop() (idempotent, also run by the
+// destructor, so an exception or SIGINT anywhere still stops the server).
+#pragma once
+
+#include <sys/types.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "event_loop.h"
+#include "lock_client.h"
+
+namespace holdfast::bench {
+
+class Target {
+ public:
+  virtual ~Target() = default;
+
+  // The name used in --targets and in the report, e.g. "redis-aof".
+  virtual std::string name() const = 0;
+  // One line for the report: what runs and how it is configured.
+  virtual std::string description() const = 0;
+
+  // Starts the server with its data under `dir` (created by the caller, empty) and waits
+  // until it answers. Throws std::runtime_error with the server's log tail on failure.
+  virtual void start(const std::filesystem::path& dir) = 0;
+  virtual void stop() = 0;
+
+  // The server's pid, the root of its process tree (for CPU and memory).
+  virtual pid_t server_pid() const = 0;
+
+  // Opens one connection, does its per-connection set-up (prepared statements, ...) and
+  // registers it with `loop`. Throws std::runtime_error on failure.
+  virtual std::unique_ptr<LockClient> connect(EventLoop& loop) = 0;
+
+  virtual bool supports_blocking_acquire() const { return false; }
+  // Speaks RESP: ping and pipelined operations are available.
+  virtual bool speaks_resp() const { return false; }
+};
+
+// The last `max_bytes` of a log file, for error messages.
+std::string log_tail(const std::filesystem::path& log, std::size_t max_bytes = 2000);
+
+}  // namespace holdfast::bench

@@ -1,0 +1,82 @@
+// Holdfast target: see holdfast_target.h.
+#include "holdfast_target.h"
+
+#include <fstream>
+#include <stdexcept>
+
+#include "../clock.h"
+#include "../net.h"
+#include "../process.h"
+#include "resp_client.h"
+
+namespace holdfast::bench {
+
+HoldfastTarget::HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
+                               std::vector<std::string> extra_args)
+    : binary_(std::move(binary)), fsync_(fsync), extra_args_(std::move(extra_args)) {}
+
+std::string HoldfastTarget::name() const {
+  return fsync_ == HoldfastFsync::kAlways ? "holdfast-always" : "holdfast-never";
+}
+
+std::string HoldfastTarget::description() const {
+  std::string version = command_first_line({binary_.string(), "--version"});
+  if (version.empty()) version = binary_.filename().string();
+  std::string d =
+      version + "; serve --fsync " + (fsync_ == HoldfastFsync::kAlways ? "always" : "never");
+  for (const auto& a : extra_args_) d += " " + a;
+  return d;
+}
+
+void HoldfastTarget::spawn() {
+  std::vector<std::string> argv = {
+      binary_.string(), "serve",
+      "--listen",       "127.0.0.1:" + std::to_string(port_),
+      "--http",         "127.0.0.1:" + std::to_string(http_port_),
+      "--unix",         (dir_ / "holdfast.sock").string(),
+      "--data-dir",     (dir_ / "data").string(),
+      "--fsync",        fsync_ == HoldfastFsync::kAlways ? "always" : "never",
+      "--config",       (dir_ / "holdfast.toml").string()};
+  argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+  process_ = ChildProcess::spawn(argv, dir_ / "holdfast.log");
+}
+
+void HoldfastTarget::start(const std::filesystem::path& dir) {
+  if (!std::filesystem::exists(binary_)) {
+    throw std::runtime_error("holdfast binary not found at " + binary_.string() +
+                             " (build it, or pass --holdfast PATH)");
+  }
+  dir_ = dir;
+  std::filesystem::create_directories(dir_ / "data");
+  // Open mode is one principal (user:local), and the default cap of acquire attempts per user
+  // and hour (600) would stop a benchmark in its first millisecond.
+  std::ofstream(dir_ / "holdfast.toml") << "[limits]\nacquirePerUserPerHour = 1000000000000000\n";
+  port_ = free_loopback_port();
+  http_port_ = free_loopback_port();
+  spawn();
+  if (wait_for_resp_ping(port_, 15000) < 0) {
+    process_.stop();
+    throw std::runtime_error("holdfast did not answer PING: " + log_tail(dir_ / "holdfast.log"));
+  }
+}
+
+double HoldfastTarget::restart(int timeout_ms) {
+  process_.kill_hard();
+  const std::int64_t start = now_ns();
+  spawn();
+  if (wait_for_resp_ping(port_, timeout_ms) < 0) {
+    throw std::runtime_error("holdfast did not answer PING within " + std::to_string(timeout_ms) +
+                             " ms after restart: " + log_tail(dir_ / "holdfast.log"));
+  }
+  return static_cast<double>(now_ns() - start) / kNsPerMs;
+}
+
+void HoldfastTarget::stop() { process_.stop(); }
+
+std::unique_ptr<LockClient> HoldfastTarget::connect(EventLoop& loop) {
+  const int fd = connect_loopback(port_, 5000);
+  if (fd < 0) throw std::runtime_error("cannot connect to holdfast");
+  return std::make_unique<RespLockClient>(loop, fd, RespDialect::kHoldfast, "");
+}
+
+}  // namespace holdfast::bench

@@ -1,0 +1,54 @@
+// Holdfast as the harness starts it:
+//   holdfast serve --listen 127.0.0.1:P --http 127.0.0.1:Q --unix DIR/holdfast.sock
+//                  --data-dir DIR --fsync always|never [extra args]
+// in local open mode (no credentials, loopback only), driven over RESP on TCP. Besides the
+// Target interface it can crash (kill -9) and restart on the same data folder, for the
+// restart-time workload.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../process.h"
+#include "../target.h"
+
+namespace holdfast::bench {
+
+enum class HoldfastFsync : std::uint8_t { kAlways, kNever };
+
+class HoldfastTarget final : public Target {
+ public:
+  HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
+                 std::vector<std::string> extra_args);
+  ~HoldfastTarget() override { stop(); }
+
+  std::string name() const override;
+  std::string description() const override;
+  void start(const std::filesystem::path& dir) override;
+  void stop() override;
+  pid_t server_pid() const override { return process_.pid(); }
+  std::unique_ptr<LockClient> connect(EventLoop& loop) override;
+  bool supports_blocking_acquire() const override { return true; }
+  bool speaks_resp() const override { return true; }
+
+  // SIGKILL, no goodbye: what a crash looks like to the data folder.
+  void crash() { process_.kill_hard(); }
+  // Starts again on the same folder and ports; returns the milliseconds from exec until the
+  // server answered PING, or throws if it did not within timeout_ms.
+  double restart(int timeout_ms);
+
+ private:
+  void spawn();
+
+  std::filesystem::path binary_;
+  HoldfastFsync fsync_;
+  std::vector<std::string> extra_args_;
+  std::filesystem::path dir_;
+  std::uint16_t port_ = 0;
+  std::uint16_t http_port_ = 0;
+  ChildProcess process_;
+};
+
+}  // namespace holdfast::bench

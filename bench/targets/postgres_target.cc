@@ -1,0 +1,241 @@
+// PostgreSQL target and its libpq LockClient: see postgres_target.h.
+//
+// The client runs libpq in non-blocking mode inside the harness's event loop:
+//   1. an operation is queued; at the loop's flush point, if no query is active, the oldest
+//      queued one is sent with PQsendQueryPrepared (libpq allows one query at a time on a
+//      connection outside pipeline mode, and the workloads that use PostgreSQL keep one
+//      operation in flight per connection anyway);
+//   2. PQflush; if the socket is full, EPOLLOUT finishes the job;
+//   3. on EPOLLIN, PQconsumeInput, then PQgetResult while it would not block: the row ("t" or
+//      "f") is remembered and the operation is answered when libpq returns the NULL that ends
+//      the query (only then may the next query be sent).
+#include "postgres_target.h"
+
+#include <libpq-fe.h>
+#include <signal.h>
+
+#include <charconv>
+#include <deque>
+#include <fstream>
+#include <stdexcept>
+
+#include "../net.h"
+#include "../process.h"
+
+namespace holdfast::bench {
+
+namespace {
+
+class PgLockClient final : public LockClient, private IoHandler, private Flushable {
+ public:
+  PgLockClient(EventLoop& loop, PGconn* conn) : loop_(loop), conn_(conn) {
+    PQsetnonblocking(conn_, 1);
+    fd_ = PQsocket(conn_);
+    loop_.watch(fd_, EPOLLIN, this);
+  }
+  ~PgLockClient() override {
+    loop_.forget(this);
+    if (fd_ >= 0) loop_.unwatch(fd_);
+    PQfinish(conn_);
+  }
+
+  void try_acquire(std::uint64_t lock, std::uint32_t, std::uint64_t tag) override {
+    queue({OpKind::kTryAcquire, lock, tag});
+  }
+  void release(std::uint64_t lock, std::string_view, std::uint64_t tag) override {
+    queue({OpKind::kRelease, lock, tag});
+  }
+  std::size_t in_flight() const override { return pending_.size(); }
+  bool healthy() const override { return fd_ >= 0; }
+
+ private:
+  struct Pending {
+    OpKind kind;
+    std::uint64_t lock;
+    std::uint64_t tag;
+  };
+
+  void queue(Pending p) {
+    if (fd_ < 0) {
+      deliver({p.kind, OpStatus::kError, p.tag, {}, "connection closed"});
+      return;
+    }
+    pending_.push_back(p);
+    loop_.mark_dirty(this);
+  }
+
+  void flush() override {
+    if (fd_ < 0) return;
+    if (!active_ && !pending_.empty()) {
+      const Pending& p = pending_.front();
+      char buf[24];
+      auto end = std::to_chars(buf, buf + sizeof buf - 1, static_cast<std::int64_t>(p.lock)).ptr;
+      *end = '\0';
+      const char* values[1] = {buf};
+      const char* statement = p.kind == OpKind::kTryAcquire ? "try_lock" : "unlock";
+      if (PQsendQueryPrepared(conn_, statement, 1, values, nullptr, nullptr, 0) != 1) {
+        fail(PQerrorMessage(conn_));
+        return;
+      }
+      active_ = true;
+      result_ = Result::kNone;
+    }
+    const int f = PQflush(conn_);
+    if (f < 0) {
+      fail(PQerrorMessage(conn_));
+    } else if ((f == 1) != want_write_) {
+      want_write_ = f == 1;
+      loop_.rewatch(fd_, want_write_ ? (EPOLLIN | EPOLLOUT) : EPOLLIN, this);
+    }
+  }
+
+  void on_io(std::uint32_t events) override {
+    if (events & EPOLLOUT) flush();
+    if (fd_ < 0 || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
+    if (PQconsumeInput(conn_) != 1) {
+      fail(PQerrorMessage(conn_));
+      return;
+    }
+    while (active_ && !PQisBusy(conn_)) {
+      PGresult* res = PQgetResult(conn_);
+      if (res == nullptr) {
+        complete();
+        continue;
+      }
+      if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {
+        result_ = PQgetvalue(res, 0, 0)[0] == 't' ? Result::kTrue : Result::kFalse;
+      } else {
+        result_ = Result::kError;
+        error_ = PQresultErrorMessage(res);
+      }
+      PQclear(res);
+    }
+  }
+
+  void complete() {
+    active_ = false;
+    const Pending p = pending_.front();
+    pending_.pop_front();
+    if (!pending_.empty()) loop_.mark_dirty(this);
+    OpReply reply{p.kind, OpStatus::kError, p.tag, {}, {}};
+    if (result_ == Result::kError || result_ == Result::kNone) {
+      reply.detail = result_ == Result::kNone ? std::string_view("no result row") : error_;
+    } else if (p.kind == OpKind::kTryAcquire) {
+      reply.status = result_ == Result::kTrue ? OpStatus::kGranted : OpStatus::kBusy;
+    } else {
+      reply.status = result_ == Result::kTrue ? OpStatus::kReleased : OpStatus::kNotHeld;
+    }
+    deliver(reply);
+  }
+
+  void fail(const char* why) {
+    if (fd_ < 0) return;
+    loop_.unwatch(fd_);
+    fd_ = -1;
+    const std::string reason = why;
+    while (!pending_.empty()) {
+      const Pending p = pending_.front();
+      pending_.pop_front();
+      deliver({p.kind, OpStatus::kError, p.tag, {}, reason});
+    }
+  }
+
+  enum class Result : std::uint8_t { kNone, kTrue, kFalse, kError };
+
+  EventLoop& loop_;
+  PGconn* conn_;
+  int fd_ = -1;
+  std::deque<Pending> pending_;
+  bool active_ = false;
+  bool want_write_ = false;
+  Result result_ = Result::kNone;
+  std::string error_;
+};
+
+class PostgresTarget final : public Target {
+ public:
+  explicit PostgresTarget(std::filesystem::path scripts_dir)
+      : scripts_dir_(std::move(scripts_dir)) {}
+  ~PostgresTarget() override { stop(); }
+
+  std::string name() const override { return "postgres"; }
+  std::string description() const override {
+    return "PostgreSQL " + version_ + "; pg_try_advisory_lock / pg_advisory_unlock, prepared";
+  }
+
+  void start(const std::filesystem::path& dir) override {
+    dir_ = dir / "pg";
+    port_ = free_loopback_port();
+    std::string output;
+    const int rc = run_command(
+        {(scripts_dir_ / "start-postgres.sh").string(), dir_.string(), std::to_string(port_)},
+        output);
+    if (rc != 0) throw std::runtime_error("start-postgres.sh failed: " + output);
+    std::ifstream pidfile(dir_ / "data" / "postmaster.pid");
+    long pid = 0;
+    if (!(pidfile >> pid) || pid <= 0)
+      throw std::runtime_error("no postmaster.pid in " + dir_.string());
+    pid_ = static_cast<pid_t>(pid);
+    // SIGQUIT is PostgreSQL's immediate shutdown: what a second Ctrl-C should do.
+    register_pid(pid_, SIGQUIT);
+    PGconn* conn = open_connection();
+    if (const char* v = PQparameterStatus(conn, "server_version")) version_ = v;
+    PQfinish(conn);
+  }
+
+  void stop() override {
+    if (pid_ <= 0) return;
+    // SIGINT is the "fast" shutdown: roll back sessions, checkpoint, exit.
+    if (!signal_and_wait(pid_, SIGINT, std::chrono::seconds(30))) {
+      signal_and_wait(pid_, SIGKILL, std::chrono::seconds(5));
+    }
+    unregister_pid(pid_);
+    pid_ = -1;
+  }
+
+  pid_t server_pid() const override { return pid_; }
+
+  std::unique_ptr<LockClient> connect(EventLoop& loop) override {
+    return std::make_unique<PgLockClient>(loop, open_connection());
+  }
+
+ private:
+  PGconn* open_connection() {
+    const std::string conninfo =
+        "host=127.0.0.1 port=" + std::to_string(port_) + " user=postgres dbname=postgres";
+    PGconn* conn = PQconnectdb(conninfo.c_str());
+    if (PQstatus(conn) != CONNECTION_OK) {
+      const std::string err = PQerrorMessage(conn);
+      PQfinish(conn);
+      throw std::runtime_error("cannot connect to PostgreSQL: " + err);
+    }
+    prepare(conn, "try_lock", "SELECT pg_try_advisory_lock($1::bigint)");
+    prepare(conn, "unlock", "SELECT pg_advisory_unlock($1::bigint)");
+    return conn;
+  }
+
+  static void prepare(PGconn* conn, const char* name, const char* sql) {
+    PGresult* res = PQprepare(conn, name, sql, 1, nullptr);
+    const bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    PQclear(res);
+    if (!ok) {
+      const std::string err = PQerrorMessage(conn);
+      PQfinish(conn);
+      throw std::runtime_error(std::string("PREPARE ") + name + ": " + err);
+    }
+  }
+
+  std::filesystem::path scripts_dir_;
+  std::filesystem::path dir_;
+  std::uint16_t port_ = 0;
+  pid_t pid_ = -1;
+  std::string version_;
+};
+
+}  // namespace
+
+std::unique_ptr<Target> make_postgres_target(std::filesystem::path scripts_dir) {
+  return std::make_unique<PostgresTarget>(std::move(scripts_dir));
+}
+
+}  // namespace holdfast::bench

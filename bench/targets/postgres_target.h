@@ -1,0 +1,16 @@
+// PostgreSQL advisory locks as a lock service: acquire = SELECT pg_try_advisory_lock($1),
+// release = SELECT pg_advisory_unlock($1), both as prepared statements on session-level locks
+// named by a bigint. The server is a throw-away cluster made by scripts/start-postgres.sh.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "../target.h"
+
+namespace holdfast::bench {
+
+// `scripts_dir` holds start-postgres.sh (the project's scripts/ folder).
+std::unique_ptr<Target> make_postgres_target(std::filesystem::path scripts_dir);
+
+}  // namespace holdfast::bench

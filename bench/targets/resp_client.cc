@@ -1,0 +1,270 @@
+// RespLockClient and the blocking RESP helpers: see resp_client.h.
+#include "resp_client.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <thread>
+
+#include "../clock.h"
+#include "../net.h"
+#include "../process.h"
+
+namespace holdfast::bench {
+
+namespace {
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::string_view decimal(char* buf, std::size_t size, std::uint64_t v) {
+  auto end = std::to_chars(buf, buf + size, v).ptr;
+  return {buf, static_cast<std::size_t>(end - buf)};
+}
+
+}  // namespace
+
+RespLockClient::RespLockClient(EventLoop& loop, int fd, RespDialect dialect,
+                               std::string release_sha)
+    : loop_(loop),
+      fd_(fd),
+      dialect_(dialect),
+      release_sha_(std::move(release_sha)),
+      in_(65536),
+      out_(16384),
+      rng_state_(static_cast<std::uint64_t>(now_ns()) ^ (static_cast<std::uint64_t>(fd) << 48)) {
+  loop_.watch(fd_, EPOLLIN, this);
+}
+
+RespLockClient::~RespLockClient() {
+  loop_.forget(this);
+  if (fd_ >= 0) {
+    loop_.unwatch(fd_);
+    close(fd_);
+  }
+}
+
+std::string_view RespLockClient::key_of(std::uint64_t lock) {
+  std::memcpy(key_buf_, "bench:", 6);
+  auto end = std::to_chars(key_buf_ + 6, key_buf_ + sizeof key_buf_, lock).ptr;
+  return {key_buf_, static_cast<std::size_t>(end - key_buf_)};
+}
+
+void RespLockClient::queue(Pending p) {
+  if (fd_ < 0) {
+    deliver({p.kind, OpStatus::kError, p.tag, {}, "connection closed"});
+    return;
+  }
+  pending_.push_back(p);
+  loop_.mark_dirty(this);
+}
+
+void RespLockClient::try_acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint64_t tag) {
+  char ttl_buf[16];
+  const std::string_view ttl = decimal(ttl_buf, sizeof ttl_buf, ttl_ms);
+  Pending p{OpKind::kTryAcquire, 0, {}, tag};
+  if (dialect_ == RespDialect::kHoldfast) {
+    resp::append_command(out_, {"LOCK.TRY", key_of(lock), "TTL", ttl});
+  } else {
+    // A 22-character random token, as long as a base64 UUID: what a Redis lock client sends.
+    static constexpr char kAlphabet[] =
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    std::uint64_t r = splitmix64(rng_state_);
+    for (int i = 0; i < 22; ++i) {
+      if (i == 11) r = splitmix64(rng_state_);
+      p.token[i] = kAlphabet[r % 62];
+      r /= 62;
+    }
+    p.token_len = 22;
+    resp::append_command(
+        out_, {"SET", key_of(lock), std::string_view(p.token, p.token_len), "NX", "PX", ttl});
+  }
+  queue(p);
+}
+
+void RespLockClient::acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint32_t timeout_ms,
+                             std::uint64_t tag) {
+  if (dialect_ != RespDialect::kHoldfast) {
+    LockClient::acquire(lock, ttl_ms, timeout_ms, tag);
+    return;
+  }
+  char ttl_buf[16], timeout_buf[16];
+  resp::append_command(
+      out_, {"LOCK.ACQUIRE", key_of(lock), "TTL", decimal(ttl_buf, sizeof ttl_buf, ttl_ms),
+             "TIMEOUT", decimal(timeout_buf, sizeof timeout_buf, timeout_ms)});
+  queue({OpKind::kAcquire, 0, {}, tag});
+}
+
+void RespLockClient::release(std::uint64_t lock, std::string_view handle, std::uint64_t tag) {
+  if (dialect_ == RespDialect::kHoldfast) {
+    resp::append_command(out_, {"LOCK.RELEASE", key_of(lock), handle});
+  } else {
+    resp::append_command(out_, {"EVALSHA", release_sha_, "1", key_of(lock), handle});
+  }
+  queue({OpKind::kRelease, 0, {}, tag});
+}
+
+void RespLockClient::ping(std::uint64_t tag) {
+  resp::append_command(out_, {"PING"});
+  queue({OpKind::kPing, 0, {}, tag});
+}
+
+void RespLockClient::flush() {
+  while (fd_ >= 0 && !out_.empty()) {
+    const std::string_view data = out_.view();
+    const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      out_.consume(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) {
+      // The socket buffer is full (deep pipelines): finish when it drains.
+      if (!want_write_) {
+        want_write_ = true;
+        loop_.rewatch(fd_, EPOLLIN | EPOLLOUT, this);
+      }
+      return;
+    }
+    fail(std::string("send: ") + std::strerror(errno));
+    return;
+  }
+  if (want_write_ && fd_ >= 0) {
+    want_write_ = false;
+    loop_.rewatch(fd_, EPOLLIN, this);
+  }
+}
+
+void RespLockClient::on_io(std::uint32_t events) {
+  if (events & EPOLLOUT) flush();
+  if (fd_ < 0 || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
+  char* space = in_.reserve(32768);
+  const ssize_t n = recv(fd_, space, in_.room(), 0);
+  if (n <= 0) {
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    fail(n == 0 ? "server closed the connection" : std::strerror(errno));
+    return;
+  }
+  in_.commit(static_cast<std::size_t>(n));
+  while (!in_.empty() && fd_ >= 0) {
+    const resp::ParseResult r = resp::parse_reply(in_.view(), tokens_);
+    if (r.status == resp::ParseStatus::kIncomplete) break;
+    if (r.status == resp::ParseStatus::kMalformed) {
+      fail("malformed RESP reply");
+      return;
+    }
+    if (pending_.empty()) {
+      fail("reply without a request");
+      return;
+    }
+    const Pending p = pending_.front();
+    pending_.pop_front();
+    handle_reply(p);
+    in_.consume(r.consumed);
+  }
+}
+
+void RespLockClient::handle_reply(const Pending& p) {
+  const resp::Token& top = tokens_.front();
+  OpReply reply{p.kind, OpStatus::kError, p.tag, {}, {}};
+  if (top.type == resp::Type::kError) {
+    reply.detail = top.text;
+    if (p.kind == OpKind::kAcquire && top.text.starts_with("LOCK_TIMEOUT")) {
+      reply.status = OpStatus::kTimeout;
+    }
+    deliver(reply);
+    return;
+  }
+  reply.detail = "unexpected reply";
+  switch (p.kind) {
+    case OpKind::kTryAcquire:
+    case OpKind::kAcquire:
+      if (top.type == resp::Type::kNull) {
+        reply.status = OpStatus::kBusy;
+      } else if (dialect_ == RespDialect::kRedis) {
+        if (top.type == resp::Type::kSimpleString && top.text == "OK") {
+          reply.status = OpStatus::kGranted;
+          reply.handle = std::string_view(p.token, p.token_len);
+        }
+      } else if (auto handle = resp::field(tokens_, "handle");
+                 handle &&
+                 (handle->type == resp::Type::kBulk || handle->type == resp::Type::kSimpleString)) {
+        reply.status = OpStatus::kGranted;
+        reply.handle = handle->text;
+      }
+      break;
+    case OpKind::kRelease:
+      if (top.type == resp::Type::kInteger) {
+        reply.status = top.integer == 1 ? OpStatus::kReleased : OpStatus::kNotHeld;
+      } else if (auto released = resp::field(tokens_, "released")) {
+        reply.status = resp::truthy(*released) ? OpStatus::kReleased : OpStatus::kNotHeld;
+      }
+      break;
+    case OpKind::kPing:
+      if (top.type == resp::Type::kSimpleString || top.type == resp::Type::kBulk) {
+        reply.status = OpStatus::kPong;
+      }
+      break;
+  }
+  if (reply.status != OpStatus::kError) reply.detail = {};
+  deliver(reply);
+}
+
+void RespLockClient::fail(std::string_view why) {
+  if (fd_ < 0) return;
+  loop_.unwatch(fd_);
+  close(fd_);
+  fd_ = -1;
+  const std::string reason(why);
+  while (!pending_.empty()) {
+    const Pending p = pending_.front();
+    pending_.pop_front();
+    deliver({p.kind, OpStatus::kError, p.tag, {}, reason});
+  }
+}
+
+double wait_for_resp_ping(std::uint16_t port, int timeout_ms) {
+  const std::int64_t start = now_ns();
+  const std::int64_t deadline = start + std::int64_t{timeout_ms} * kNsPerMs;
+  while (now_ns() < deadline && !interrupted()) {
+    const int fd = connect_loopback(port, 100);
+    if (fd >= 0) {
+      std::string reply;
+      if (send_all(fd, "*1\r\n$4\r\nPING\r\n", 1000)) {
+        while (reply.find("\r\n") == std::string::npos && recv_some(fd, reply, 1000)) {
+        }
+      }
+      close(fd);
+      // Holdfast may answer -UNAVAILABLE while it replays its log: not ready yet.
+      if (reply.starts_with("+PONG")) return static_cast<double>(now_ns() - start) / kNsPerMs;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return -1;
+}
+
+std::string resp_roundtrip(std::uint16_t port, std::initializer_list<std::string_view> args,
+                           int timeout_ms) {
+  const int fd = connect_loopback(port, timeout_ms);
+  if (fd < 0) return "";
+  std::string request;
+  resp::append_command(request, args);
+  std::string reply;
+  std::vector<resp::Token> tokens;
+  if (send_all(fd, request, timeout_ms)) {
+    while (resp::parse_reply(reply, tokens).status == resp::ParseStatus::kIncomplete &&
+           recv_some(fd, reply, timeout_ms)) {
+    }
+  }
+  close(fd);
+  return reply;
+}
+
+}  // namespace holdfast::bench

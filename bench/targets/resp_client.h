@@ -1,0 +1,82 @@
+// RespLockClient: a LockClient over one non-blocking RESP connection, in one of two dialects:
+//   - Holdfast: LOCK.TRY <key> TTL <ms>          -> hold map (RESP2 flat array) with `handle`, or
+//   nil
+//               LOCK.ACQUIRE <key> TTL <ms> TIMEOUT <ms> -> hold map, or -LOCK_TIMEOUT ...
+//               LOCK.RELEASE <key> <handle>      -> {released: 1|0, reason?}
+//   - Redis:    SET <key> <token> NX PX <ms>      -> +OK, or nil
+//               EVALSHA <sha> 1 <key> <token>     -> :1 released, :0 not ours
+//                 (the compare-and-delete script, loaded once per server with SCRIPT LOAD)
+// Both answer PING with +PONG. Requests may be pipelined to any depth; replies are matched to
+// requests in order.
+//
+// Also the blocking helpers the targets use before a measurement: wait until a server answers
+// PING, and send one command and read its reply.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "../byte_buffer.h"
+#include "../event_loop.h"
+#include "../lock_client.h"
+#include "../resp.h"
+
+namespace holdfast::bench {
+
+enum class RespDialect : std::uint8_t { kHoldfast, kRedis };
+
+class RespLockClient final : public LockClient, private IoHandler, private Flushable {
+ public:
+  // Takes ownership of `fd` (connected, non-blocking). `release_sha` is the Redis script's SHA1.
+  RespLockClient(EventLoop& loop, int fd, RespDialect dialect, std::string release_sha);
+  ~RespLockClient() override;
+
+  void try_acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint64_t tag) override;
+  void acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint32_t timeout_ms,
+               std::uint64_t tag) override;
+  void release(std::uint64_t lock, std::string_view handle, std::uint64_t tag) override;
+  void ping(std::uint64_t tag) override;
+  std::size_t in_flight() const override { return pending_.size(); }
+  bool healthy() const override { return fd_ >= 0; }
+
+ private:
+  // What a queued request needs to interpret its reply. Redis tokens are generated here and
+  // handed back as the handle, so they are kept inline (no allocation per request).
+  struct Pending {
+    OpKind kind;
+    std::uint8_t token_len;
+    char token[23];
+    std::uint64_t tag;
+  };
+
+  void on_io(std::uint32_t events) override;
+  void flush() override;
+  void queue(Pending p);
+  void handle_reply(const Pending& p);
+  void fail(std::string_view why);
+  std::string_view key_of(std::uint64_t lock);
+
+  EventLoop& loop_;
+  int fd_;
+  RespDialect dialect_;
+  std::string release_sha_;
+  ByteBuffer in_;
+  ByteBuffer out_;
+  std::deque<Pending> pending_;
+  std::vector<resp::Token> tokens_;
+  bool want_write_ = false;
+  std::uint64_t rng_state_;
+  char key_buf_[32];
+};
+
+// Blocking: connects to 127.0.0.1:port and sends PING until +PONG comes back or timeout_ms
+// pass. Returns the milliseconds it took, or -1.
+double wait_for_resp_ping(std::uint16_t port, int timeout_ms);
+
+// Blocking: sends one command and returns its raw reply ("" on failure).
+std::string resp_roundtrip(std::uint16_t port, std::initializer_list<std::string_view> args,
+                           int timeout_ms = 5000);
+
+}  // namespace holdfast::bench

@@ -1,0 +1,155 @@
+// Unit tests of the benchmark harness's own machinery: if these are wrong, every figure is.
+#include <gtest/gtest.h>
+
+#include "histogram.h"
+#include "mutex_checker.h"
+#include "resp.h"
+
+namespace holdfast::bench {
+namespace {
+
+TEST(LatencyHistogram, PercentilesOfUniformValuesAreWithinOnePercent) {
+  LatencyHistogram h;
+  for (std::int64_t v = 1; v <= 100'000; ++v) h.record(v * 1000);  // 1 µs .. 100 ms
+  EXPECT_EQ(h.count(), 100'000u);
+  EXPECT_NEAR(static_cast<double>(h.percentile(50)), 50e6, 50e6 * 0.01);
+  EXPECT_NEAR(static_cast<double>(h.percentile(99)), 99e6, 99e6 * 0.01);
+  EXPECT_NEAR(static_cast<double>(h.percentile(99.9)), 99.9e6, 99.9e6 * 0.01);
+  EXPECT_EQ(h.percentile(100), 100'000'000);
+}
+
+TEST(LatencyHistogram, SmallValuesAreExact) {
+  LatencyHistogram h;
+  for (int v : {3, 7, 7, 200}) h.record(v);
+  EXPECT_EQ(h.percentile(25), 3);
+  EXPECT_EQ(h.percentile(75), 7);
+  EXPECT_EQ(h.percentile(100), 200);
+}
+
+TEST(LatencyHistogram, HugeValuesDoNotOverflowTheBuckets) {
+  LatencyHistogram h;
+  h.record(INT64_MAX);
+  h.record(-5);  // clock oddities count as zero
+  EXPECT_EQ(h.count(), 2u);
+  EXPECT_EQ(h.percentile(100), INT64_MAX);
+  EXPECT_EQ(h.percentile(50), 0);
+}
+
+TEST(LatencyHistogram, EmptyAnswersZero) { EXPECT_EQ(LatencyHistogram().percentile(99), 0); }
+
+TEST(RespEncoder, WritesAnArrayOfBulkStrings) {
+  std::string out;
+  resp::append_command(out, {"SET", "k", ""});
+  EXPECT_EQ(out, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
+}
+
+TEST(RespParser, IncompleteReplyAsksForMore) {
+  std::vector<resp::Token> t;
+  for (std::string_view partial :
+       {"", "+OK", "+OK\r", "$5\r\nhel", "*2\r\n:1\r\n", "%1\r\n+a\r\n"}) {
+    EXPECT_EQ(resp::parse_reply(partial, t).status, resp::ParseStatus::kIncomplete) << partial;
+  }
+}
+
+TEST(RespParser, ReadsOneReplyAndSaysHowLongItWas) {
+  std::vector<resp::Token> t;
+  const std::string_view two = "+OK\r\n:5\r\n";
+  const auto r = resp::parse_reply(two, t);
+  ASSERT_EQ(r.status, resp::ParseStatus::kComplete);
+  EXPECT_EQ(r.consumed, 5u);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].type, resp::Type::kSimpleString);
+  EXPECT_EQ(t[0].text, "OK");
+}
+
+TEST(RespParser, Resp2NullsAndErrors) {
+  std::vector<resp::Token> t;
+  ASSERT_EQ(resp::parse_reply("$-1\r\n", t).status, resp::ParseStatus::kComplete);
+  EXPECT_EQ(t[0].type, resp::Type::kNull);
+  ASSERT_EQ(resp::parse_reply("*-1\r\n", t).status, resp::ParseStatus::kComplete);
+  EXPECT_EQ(t[0].type, resp::Type::kNull);
+  ASSERT_EQ(resp::parse_reply("-LOCK_TIMEOUT key=a timeoutMs=5\r\n", t).status,
+            resp::ParseStatus::kComplete);
+  EXPECT_EQ(t[0].type, resp::Type::kError);
+  EXPECT_EQ(t[0].text, "LOCK_TIMEOUT key=a timeoutMs=5");
+}
+
+TEST(RespParser, FindsAFieldOfAResp2FlatMapPastNestedValues) {
+  std::vector<resp::Token> t;
+  const std::string reply =
+      "*6\r\n$3\r\nkey\r\n$1\r\nk\r\n$4\r\nlist\r\n*2\r\n:1\r\n:2\r\n$6\r\nhandle\r\n$3\r\nabc\r\n";
+  ASSERT_EQ(resp::parse_reply(reply, t).status, resp::ParseStatus::kComplete);
+  const auto handle = resp::field(t, "handle");
+  ASSERT_TRUE(handle.has_value());
+  EXPECT_EQ(handle->text, "abc");
+  EXPECT_FALSE(resp::field(t, "missing").has_value());
+}
+
+TEST(RespParser, FindsAFieldOfAResp3Map) {
+  std::vector<resp::Token> t;
+  ASSERT_EQ(resp::parse_reply("%2\r\n+released\r\n#t\r\n+token\r\n:7\r\n", t).status,
+            resp::ParseStatus::kComplete);
+  const auto released = resp::field(t, "released");
+  ASSERT_TRUE(released.has_value());
+  EXPECT_TRUE(resp::truthy(*released));
+}
+
+TEST(RespParser, DropsALeadingAttribute) {
+  std::vector<resp::Token> t;
+  const auto r = resp::parse_reply("|1\r\n+ttl\r\n:3\r\n+OK\r\n", t);
+  ASSERT_EQ(r.status, resp::ParseStatus::kComplete);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].text, "OK");
+}
+
+TEST(RespParser, RejectsGarbage) {
+  std::vector<resp::Token> t;
+  EXPECT_EQ(resp::parse_reply("hello\r\n", t).status, resp::ParseStatus::kMalformed);
+  EXPECT_EQ(resp::parse_reply(":abc\r\n", t).status, resp::ParseStatus::kMalformed);
+  EXPECT_EQ(resp::parse_reply("$3\r\nabcd\r\n", t).status, resp::ParseStatus::kMalformed);
+}
+
+TEST(MutexChecker, SectionsOneAfterAnotherPass) {
+  MutexChecker c;
+  c.queue_close(c.open(1, 100));
+  c.close_queued(200);
+  c.queue_close(c.open(1, 200));  // granted exactly when the previous release went out
+  c.close_queued(300);
+  c.queue_close(c.open(2, 150));  // another lock may overlap freely
+  c.close_queued(250);
+  const auto v = c.verify();
+  EXPECT_EQ(v.sections, 3u);
+  EXPECT_EQ(v.violations, 0u);
+}
+
+TEST(MutexChecker, TwoGrantsInOneIterationAreAViolation) {
+  MutexChecker c;
+  // Both grant replies arrive in the same loop iteration; both releases leave at its flush.
+  c.queue_close(c.open(7, 100));
+  c.queue_close(c.open(7, 110));
+  c.close_queued(150);
+  const auto v = c.verify();
+  EXPECT_EQ(v.violations, 1u);
+  EXPECT_FALSE(v.first_violation.empty());
+}
+
+TEST(MutexChecker, AGrantInsideALongSectionIsAViolation) {
+  MutexChecker c;
+  c.queue_close(c.open(7, 100));
+  c.close_queued(1000);
+  c.queue_close(c.open(7, 300));
+  c.close_queued(400);
+  c.queue_close(c.open(7, 500));  // still inside the first section
+  c.close_queued(600);
+  EXPECT_EQ(c.verify().violations, 2u);
+}
+
+TEST(MutexChecker, UnreleasedSectionsAreCountedNotJudged) {
+  MutexChecker c;
+  c.open(3, 100);
+  EXPECT_EQ(c.verify().unclosed, 1u);
+  EXPECT_EQ(c.verify().violations, 0u);
+}
+
+}  // namespace
+}  // namespace holdfast::bench
