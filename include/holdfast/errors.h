@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace holdfast {
 
@@ -103,6 +104,17 @@ class UnavailableError : public Error {
 class ConnectionError : public Error {
  public:
   explicit ConnectionError(const std::string& message) : Error("CONNECTION", message) {}
+
+ protected:
+  ConnectionError(std::string code, const std::string& message) : Error(std::move(code), message) {}
+};
+
+// The peer answered something that is not a Holdfast reply (code "PROTOCOL"): a corrupt
+// stream, or not a Holdfast server at that address. The connection is closed; like any
+// ConnectionError, the call may or may not have taken effect.
+class ProtocolError : public ConnectionError {
+ public:
+  explicit ProtocolError(const std::string& message) : ConnectionError("PROTOCOL", message) {}
 };
 
 }  // namespace holdfast
