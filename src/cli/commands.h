@@ -16,5 +16,7 @@ enum ExitCode : int {
 };
 
 void add_serve_command(CLI::App& app, int& exit_code);
+// holdfast locks ...: the lock commands over the client library (locks_cmd.cc).
+void add_locks_command(CLI::App& app, int& exit_code);
 
 }  // namespace holdfast::cli
