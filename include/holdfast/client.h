@@ -32,7 +32,7 @@
 #include "holdfast/options.h"
 #include "holdfast/with_lock.h"
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 class LockedSection;
 
@@ -179,4 +179,4 @@ LockedSection Client::locked(std::string_view pattern, const Args&... args) {
   return LockedSection(*this, format_key(pattern, args...));
 }
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

@@ -1,6 +1,11 @@
 // Errors thrown by the Holdfast client library. Every server error arrives as a subclass of
 // holdfast::Error whose code() is the wire code of SPEC section 5; details() holds its named
 // details as strings (e.g. "key", "timeoutMs", "retryAfterMs").
+//
+// Every public client name lives in the inline namespace holdfast::v0: code writes
+// holdfast::Error, but the symbols are holdfast::v0::..., so they never collide with the
+// server's internal types of the same names (holdfast::Error in src/core/error.h) when both are
+// linked into one program, as in the holdfast binary. Do not include both in one file.
 #pragma once
 
 #include <chrono>
@@ -9,7 +14,7 @@
 #include <string>
 #include <utility>
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 class Error : public std::runtime_error {
  public:
@@ -117,4 +122,4 @@ class ProtocolError : public ConnectionError {
   explicit ProtocolError(const std::string& message) : ConnectionError("PROTOCOL", message) {}
 };
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

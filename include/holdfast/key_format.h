@@ -15,7 +15,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 namespace detail {
 
@@ -46,4 +46,4 @@ std::string format_key(std::string_view pattern, const Args&... args) {
   return detail::substitute_key(pattern, std::vector<std::string>{detail::key_part(args)...});
 }
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 using Clock = std::chrono::system_clock;
 using TimePoint = std::chrono::time_point<Clock, std::chrono::milliseconds>;
@@ -120,4 +120,4 @@ struct HolderInfo {
   std::optional<TimePoint> lease_expires_at;
 };
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

@@ -11,7 +11,7 @@
 
 #include "holdfast/lock_handle.h"
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 using std::chrono::milliseconds;
 
@@ -97,4 +97,4 @@ struct AssignOptions {
   std::optional<milliseconds> timeout;
 };
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

@@ -26,7 +26,7 @@
 #include "holdfast/lock_handle.h"
 #include "holdfast/options.h"
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 class Client;
 namespace detail {
@@ -81,4 +81,4 @@ class LockScope {
   LockContext context_;
 };
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

@@ -3,7 +3,7 @@
 
 #include "client/client_impl.h"
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 namespace {
 
@@ -97,4 +97,4 @@ ClientStats Client::stats() const {
   return s;
 }
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

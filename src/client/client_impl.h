@@ -15,7 +15,7 @@
 #include "client/url.h"
 #include "holdfast/client.h"
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 struct Client::Impl {
   Impl(client_internal::ServerAddress address, const ClientOptions& options);
@@ -60,4 +60,4 @@ struct Client::Impl {
   std::atomic<std::size_t> renewing_scopes{0};
 };
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

@@ -16,7 +16,7 @@
 #include "client/error_map.h"
 #include "holdfast/errors.h"
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 namespace {
 
 int millis_until(Deadline deadline) {
@@ -189,4 +189,4 @@ bool Connection::usable() const {
   return n == 0;
 }
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

@@ -21,7 +21,7 @@
 #include "client/resp_codec.h"
 #include "client/url.h"
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
@@ -58,4 +58,4 @@ class Connection {
   bool pinned_ = false;
 };
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

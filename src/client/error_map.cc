@@ -8,7 +8,7 @@
 
 #include "holdfast/errors.h"
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 namespace {
 
 struct Word {
@@ -158,4 +158,4 @@ void throw_server_error(std::string_view line) {
   throw Error(c, what, std::move(e.details));
 }
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 struct ServerErrorText {
   std::string code;     // "LOCK_TIMEOUT", "ERR", ...
@@ -25,4 +25,4 @@ ServerErrorText parse_error_line(std::string_view line);
 // (e.g. ERR, NOPROTO). what() is the whole line, so nothing the server said is lost.
 [[noreturn]] void throw_server_error(std::string_view line);
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

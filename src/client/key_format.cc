@@ -3,7 +3,7 @@
 
 #include "holdfast/errors.h"
 
-namespace holdfast::detail {
+namespace holdfast::inline v0::detail {
 
 std::string substitute_key(std::string_view pattern, const std::vector<std::string>& parts) {
   std::string key;
@@ -37,4 +37,4 @@ std::string substitute_key(std::string_view pattern, const std::vector<std::stri
   return key;
 }
 
-}  // namespace holdfast::detail
+}  // namespace holdfast::inline v0::detail

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 KeyQueue::Turn::~Turn() {
   if (queue_ != nullptr) queue_->finish_turn(key_);
@@ -90,4 +90,4 @@ std::size_t KeyQueue::max_in_flight_per_key() const {
   return max_in_flight_;
 }
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

@@ -25,7 +25,7 @@
 #include <optional>
 #include <string>
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 class KeyQueue {
  public:
@@ -85,4 +85,4 @@ class KeyQueue {
   std::size_t max_in_flight_ = 0;
 };
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

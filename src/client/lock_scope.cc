@@ -18,7 +18,7 @@
 #include "client/client_impl.h"
 #include "holdfast/with_lock.h"
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 using SteadyClock = std::chrono::steady_clock;
 
@@ -188,4 +188,4 @@ ReleaseResult LockScope::release() {
   return state_->impl->release(state_->hold.key, state_->hold.handle);
 }
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

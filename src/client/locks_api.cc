@@ -13,7 +13,7 @@
 #include "client/error_map.h"
 #include "client/replies.h"
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 using client_internal::Reply;
 using SteadyClock = std::chrono::steady_clock;
@@ -167,4 +167,4 @@ HolderInfo Client::Impl::holder(std::string_view key) {
 
 void Client::Impl::ping() { call({"PING"}); }
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0

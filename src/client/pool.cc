@@ -3,7 +3,7 @@
 
 #include "holdfast/errors.h"
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 ConnectionPool::ConnectionPool(ServerAddress address, const ClientOptions& options)
     : address_(std::move(address)), options_(options) {}
@@ -80,4 +80,4 @@ PoolStats ConnectionPool::stats() const {
   return PoolStats{idle_.size() + busy_, idle_.size(), opened_};
 }
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

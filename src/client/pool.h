@@ -23,7 +23,7 @@
 #include "client/url.h"
 #include "holdfast/options.h"
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 struct PoolStats {
   std::size_t open = 0;    // idle + busy
@@ -59,4 +59,4 @@ class ConnectionPool {
   std::uint64_t opened_ = 0;
 };
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

@@ -5,7 +5,7 @@
 
 #include "holdfast/errors.h"
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 const char* to_string(Scope scope) noexcept {
   switch (scope) {
@@ -27,9 +27,9 @@ const char* to_string(HoldKind kind) noexcept {
   return "?";
 }
 
-}  // namespace holdfast
+}  // namespace holdfast::inline v0
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 namespace {
 
 [[noreturn]] void bad_reply(const Reply& reply, std::string_view what) {
@@ -198,4 +198,4 @@ HolderInfo to_holder_info(const Reply& reply) {
   return h;
 }
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

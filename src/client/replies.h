@@ -6,7 +6,7 @@
 #include "client/resp_codec.h"
 #include "holdfast/lock_handle.h"
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 LockHandle to_lock_handle(const Reply& reply);
 HoldInfo to_hold_info(const Reply& reply);
@@ -18,4 +18,4 @@ Assignment to_assignment(const Reply& reply);
 TransferResult to_transfer_result(const Reply& reply);
 HolderInfo to_holder_info(const Reply& reply);
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

@@ -5,7 +5,7 @@
 
 #include "holdfast/errors.h"
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 namespace {
 
 // Bounds that keep a corrupt or hostile stream from making us allocate without limit.
@@ -194,4 +194,4 @@ std::optional<ParseOutcome> parse_reply(std::string_view buffer) {
   return outcome;
 }
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 struct Reply {
   enum class Type { kSimple, kError, kInteger, kBulk, kNull, kArray, kMap, kBool, kDouble };
@@ -43,4 +43,4 @@ struct ParseOutcome {
 // Throws ProtocolError on malformed input.
 std::optional<ParseOutcome> parse_reply(std::string_view buffer);
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

@@ -5,7 +5,7 @@
 
 #include "holdfast/errors.h"
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 namespace {
 
 [[noreturn]] void bad_url(std::string_view what) {
@@ -125,4 +125,4 @@ ServerAddress parse_server_url(std::string_view url) {
   return parse_tcp(url);
 }
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal

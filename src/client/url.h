@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-namespace holdfast::client_internal {
+namespace holdfast::inline v0::client_internal {
 
 inline constexpr int kDefaultPort = 7420;
 
@@ -32,4 +32,4 @@ struct ServerAddress {
 // Throws InvalidArgumentError naming what is wrong with the URL (never echoing the token).
 ServerAddress parse_server_url(std::string_view url);
 
-}  // namespace holdfast::client_internal
+}  // namespace holdfast::inline v0::client_internal
