@@ -35,34 +35,34 @@ const char* to_string(HoldKind kind) noexcept;
 // data). `token` is the fencing token: pass it on to the resource you protect so that it can
 // refuse a writer whose lease has already ended (see docs/client.md).
 struct LockHandle {
-  std::string key;
-  std::string handle;      // opaque, 20-64 printable characters; proves you are the holder
+  std::string key{};
+  std::string handle{};      // opaque, 20-64 printable characters; proves you are the holder
   std::uint64_t token = 0; // fencing token, strictly increasing across all grants
-  std::string held_by;     // the principal, e.g. "user:local"
-  std::optional<std::string> owner;
-  TimePoint acquired_at;
-  TimePoint lease_expires_at;  // as of the grant or the last renew() through this value
+  std::string held_by{};     // the principal, e.g. "user:local"
+  std::optional<std::string> owner{};
+  TimePoint acquired_at{};
+  TimePoint lease_expires_at{};  // as of the grant or the last renew() through this value
   Scope scope = Scope::kLease;
 };
 
 // A hold as status() and list() show it: never with the handle (only the acquirer learns it).
 struct HoldInfo {
-  std::string key;
+  std::string key{};
   std::uint64_t token = 0;
-  std::string held_by;
-  std::optional<std::string> owner;
-  TimePoint acquired_at;
-  std::optional<TimePoint> lease_expires_at;  // empty: an assignment without TTL, never expires
+  std::string held_by{};
+  std::optional<std::string> owner{};
+  TimePoint acquired_at{};
+  std::optional<TimePoint> lease_expires_at{};  // empty: an assignment without TTL, never expires
   Scope scope = Scope::kLease;
   HoldKind kind = HoldKind::kHandle;
-  std::optional<std::string> holder;  // the holder id of an assigned hold
+  std::optional<std::string> holder{};  // the holder id of an assigned hold
 };
 
 // status(key): the hold if the key is held, and the length of its FIFO queue either way.
 struct LockStatus {
-  std::string key;
+  std::string key{};
   std::int64_t waiters = 0;
-  std::optional<HoldInfo> hold;  // empty: the key is free
+  std::optional<HoldInfo> hold{};  // empty: the key is free
 
   bool held() const noexcept { return hold.has_value(); }
 };
@@ -71,8 +71,8 @@ struct LockStatus {
 // handle is no longer the key's current handle: the lease ended and/or someone else took the key).
 struct RenewResult {
   bool renewed = false;
-  std::optional<TimePoint> lease_expires_at;  // set when renewed
-  std::string reason;                         // set when not renewed
+  std::optional<TimePoint> lease_expires_at{};  // set when renewed
+  std::string reason{};                         // set when not renewed
 
   explicit operator bool() const noexcept { return renewed; }
 };
@@ -81,14 +81,14 @@ struct RenewResult {
 // one, so the key was already free or belongs to someone else, and nothing changed).
 struct ReleaseResult {
   bool released = false;
-  std::string reason;
+  std::string reason{};
 
   explicit operator bool() const noexcept { return released; }
 };
 
 // One page of list(). `next_cursor` "0" means there are no more pages.
 struct ListPage {
-  std::vector<HoldInfo> holds;
+  std::vector<HoldInfo> holds{};
   std::string next_cursor = "0";
 
   bool last() const noexcept { return next_cursor == "0"; }
@@ -96,28 +96,28 @@ struct ListPage {
 
 // assign(): the key is now held on behalf of `holder`.
 struct Assignment {
-  std::string key;
-  std::string holder;
+  std::string key{};
+  std::string holder{};
   std::uint64_t token = 0;
-  std::string held_by;  // the principal that made the assignment
-  TimePoint acquired_at;
-  std::optional<TimePoint> lease_expires_at;  // empty: no TTL, never expires
+  std::string held_by{};  // the principal that made the assignment
+  TimePoint acquired_at{};
+  std::optional<TimePoint> lease_expires_at{};  // empty: no TTL, never expires
 };
 
 // transfer(): the new holder and the new token minted for it.
 struct TransferResult {
-  std::string holder;
+  std::string holder{};
   std::uint64_t token = 0;
 };
 
 // holder(key): who holds an assigned key. `held` with no `holder` means the key is held by a
 // handle (acquire/try_acquire), not by an assignment.
 struct HolderInfo {
-  std::string key;
+  std::string key{};
   bool held = false;
-  std::optional<std::string> holder;
-  std::optional<TimePoint> acquired_at;
-  std::optional<TimePoint> lease_expires_at;
+  std::optional<std::string> holder{};
+  std::optional<TimePoint> acquired_at{};
+  std::optional<TimePoint> lease_expires_at{};
 };
 
 }  // namespace holdfast::inline v0

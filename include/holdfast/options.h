@@ -20,10 +20,10 @@ struct ClientOptions {
   // Bearer token sent as `AUTH <token>` on every new connection. Empty (the default): the
   // token of the URL (holdfast://:TOKEN@host:port) if any, else no AUTH (a server in local open
   // mode needs none). A token given here wins over the URL's.
-  std::string token;
+  std::string token{};
   // With a token, `AUTH <user> <token>` instead of `AUTH <token>`. Default: empty (the URL's
   // user part, if any).
-  std::string user;
+  std::string user{};
   // Time allowed to open a connection and finish the handshake (AUTH, HELLO). Default 5 s.
   milliseconds connect_timeout{5000};
   // Time allowed for one ordinary call to be written and answered. When it passes the call
@@ -49,7 +49,7 @@ struct AcquireOptions {
   // Names the run that holds the key. A later acquire by the same principal with the same
   // owner re-takes the hold at once (fresh handle and token, the old handle fenced). Default:
   // none (the hold is never re-entered). Never a static string shared by unrelated callers.
-  std::optional<std::string> owner;
+  std::optional<std::string> owner{};
   // Session scope: the hold also ends when the connection that took it closes. The Client keeps
   // that connection open until the Client is destroyed or the connection breaks. Default false.
   bool session = false;
@@ -58,7 +58,7 @@ struct AcquireOptions {
 // try_acquire(): one attempt, no waiting.
 struct TryAcquireOptions {
   milliseconds ttl{30000};           // as AcquireOptions::ttl. Default 30 s.
-  std::optional<std::string> owner;  // as AcquireOptions::owner. Default none.
+  std::optional<std::string> owner{};  // as AcquireOptions::owner. Default none.
   bool session = false;              // as AcquireOptions::session. Default false.
 };
 
@@ -66,7 +66,7 @@ struct TryAcquireOptions {
 struct WithLockOptions {
   milliseconds ttl{30000};           // the lease of each grant and renewal. Default 30 s.
   milliseconds timeout{30000};       // as AcquireOptions::timeout. Default 30 s.
-  std::optional<std::string> owner;  // as AcquireOptions::owner. Default none.
+  std::optional<std::string> owner{};  // as AcquireOptions::owner. Default none.
   bool session = false;              // as AcquireOptions::session. Default false.
   // Renew the lease in the background while fn runs, every `renew_fraction * ttl`, so work of
   // unknown length keeps the key. Renewal stops before with_lock returns. Default true.
@@ -78,12 +78,12 @@ struct WithLockOptions {
   // answered `lease_lost` (the hold was re-taken, or it expired and someone else took the key),
   // or the lease ran out without a successful renewal. It must be quick and must not throw or
   // block on the scope. Default: none (poll LockContext::lost() instead).
-  std::function<void(const LockHandle&)> on_lost;
+  std::function<void(const LockHandle&)> on_lost{};
 };
 
 // list(): one page of holds.
 struct ListOptions {
-  std::string match;            // a glob on the key (`*`, `?`, `[...]`); empty: every key
+  std::string match{};            // a glob on the key (`*`, `?`, `[...]`); empty: every key
   std::string cursor = "0";     // "0" starts; pass the previous page's next_cursor to go on
   std::size_t count = 100;      // at most this many holds in the page (the server caps 10000)
 };
@@ -91,10 +91,10 @@ struct ListOptions {
 // assign(): an identity-aware hold on behalf of a holder id.
 struct AssignOptions {
   // The lease. Default none: the assignment never expires until unassigned or transferred.
-  std::optional<milliseconds> ttl;
+  std::optional<milliseconds> ttl{};
   // Wait in the key's FIFO queue this long. Default none: one attempt that fails with
   // LockHeldError when the key is held by anyone else.
-  std::optional<milliseconds> timeout;
+  std::optional<milliseconds> timeout{};
 };
 
 }  // namespace holdfast::inline v0

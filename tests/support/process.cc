@@ -102,7 +102,14 @@ Child::Child(Child&& o) noexcept : pid_(o.pid_), out_fd_(o.out_fd_), buffer_(std
 
 Child& Child::operator=(Child&& o) noexcept {
   if (this != &o) {
-    this->~Child();
+    // Release what this child owns without ending the lifetime of its members (an explicit
+    // ~Child() here destroyed buffer_, and assigning to it then corrupted the heap).
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      int status;
+      waitpid(pid_, &status, 0);
+    }
+    if (out_fd_ >= 0) close(out_fd_);
     pid_ = o.pid_;
     out_fd_ = o.out_fd_;
     buffer_ = std::move(o.buffer_);
