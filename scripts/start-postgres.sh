@@ -18,7 +18,12 @@ if [ "$(id -u)" -eq 0 ]; then as_pg=(runuser -u postgres --); fi
 
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-[ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+if [ "$(id -u)" -eq 0 ]; then
+  chown postgres: "$dir"
+  # A private parent (mktemp -d makes 0700 folders) stops the postgres user before initdb does.
+  "${as_pg[@]}" test -x "$dir" -a -w "$dir" \
+    || { echo "start-postgres: user 'postgres' cannot reach $dir; make its parent folders traversable (chmod o+x)" >&2; exit 1; }
+fi
 if [ ! -f "$dir/data/PG_VERSION" ]; then
   "${as_pg[@]}" "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 \
     || { cat "$dir/initdb.log" >&2; exit 1; }

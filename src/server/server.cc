@@ -34,9 +34,18 @@ Server::Server(const ServerConfig& config, Store& store, const Authenticator* au
       auth_(auth),
       service_(clock_, store, ServiceOptions{LockTableOptions{config.max_lease_ms, 86'400'000}}),
       loop_(io_, service_),
-      hub_{io_, service_, loop_, resp::ServerInfo{kVersion, auth != nullptr}, auth, {}, {}, 0},
+      hub_{io_, service_, loop_, resp::ServerInfo{kVersion, auth != nullptr}, auth, &metrics_, {}, {}, 0},
+      http_hub_{io_, service_, loop_, auth, {}, &metrics_, 0, &hub_.last_id, {}},
       signals_(io_, SIGINT, SIGTERM),
-      shutdown_deadline_(io_) {}
+      shutdown_deadline_(io_) {
+  for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
+  http_hub_.first_metric = resp::command_table().size();
+  for (const auto& r : http::route_table()) metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
+  http_hub_.view.metrics = [this] {
+    return metrics_.render(service_.table(), service_.store().stats(), Metrics::Gauges{connection_count()});
+  };
+  http_hub_.view.ready = [this] { return !stopping_; };
+}
 
 Server::~Server() {
   if (unix_ && !config_.unix_path.empty()) {
@@ -80,6 +89,26 @@ Status Server::bind_tcp() {
   return ok_status();
 }
 
+Status Server::bind_http() {
+  if (config_.http.empty()) return ok_status();
+  auto hp = split_host_port(config_.http);
+  if (!hp.ok()) return std::move(hp).error();
+  boost::system::error_code ec;
+  auto addr = hp->first == "localhost" ? boost::asio::ip::make_address("127.0.0.1")
+                                       : boost::asio::ip::make_address(hp->first, ec);
+  if (ec) return invalid_argument("http address \"" + config_.http + "\": " + ec.message());
+  tcp::endpoint ep(addr, hp->second);
+  http_.emplace(io_);
+  http_->open(ep.protocol(), ec);
+  if (!ec) http_->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) http_->bind(ep, ec);
+  if (!ec) http_->listen(1024, ec);
+  if (ec) return Error(ErrorCode::kUnavailable, "cannot listen on " + config_.http + ": " + ec.message());
+  auto bound = http_->local_endpoint();
+  http_address_ = bound.address().to_string() + ":" + std::to_string(bound.port());
+  return ok_status();
+}
+
 Status Server::bind_unix() {
   if (config_.unix_path.empty()) return ok_status();
   const std::string& path = config_.unix_path;
@@ -119,8 +148,10 @@ Status Server::start() {
   service_.store().set_on_durable([this](std::uint64_t) { loop_.store_advanced(); });
   if (auto st = bind_tcp(); !st.ok()) return st;
   if (auto st = bind_unix(); !st.ok()) return st;
+  if (auto st = bind_http(); !st.ok()) return st;
   accept_tcp();
   accept_unix();
+  accept_http();
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (ec) return;
     spdlog::info("signal {}: shutting down", sig);
@@ -130,6 +161,7 @@ Status Server::start() {
   std::string line = "holdfast ready";
   if (!resp_address_.empty()) line += " resp=" + resp_address_;
   if (unix_) line += " unix=" + config_.unix_path;
+  if (!http_address_.empty()) line += " http=" + http_address_;
   line += std::string(" mode=") + (auth_ != nullptr ? "auth" : "open");
   std::cout << line << std::endl;
   spdlog::info("{} ({} holds recovered, next token {})", line, service_.table().held_count(),
@@ -161,6 +193,19 @@ void Server::accept_unix() {
   });
 }
 
+void Server::accept_http() {
+  if (!http_ || stopping_) return;
+  http_->async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+    if (stopping_) return;
+    if (!ec) {
+      boost::system::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
+      std::make_shared<http::Session>(http_hub_, std::move(socket))->start();
+    }
+    accept_http();
+  });
+}
+
 void Server::adopt(resp::Connection::Socket socket) {
   auto conn = std::make_shared<resp::Connection>(hub_, std::move(socket));
   conn->start();
@@ -172,17 +217,22 @@ void Server::begin_shutdown() {
   boost::system::error_code ignored;
   if (tcp_) tcp_->close(ignored);
   if (unix_) unix_->close(ignored);
+  if (http_) http_->close(ignored);
   loop_.stop();
   std::vector<std::shared_ptr<resp::Connection>> live;
   for (auto& [id, weak] : hub_.live)
     if (auto c = weak.lock()) live.push_back(std::move(c));
   for (auto& c : live) c->shutdown();
+  std::vector<std::shared_ptr<http::Session>> sessions;
+  for (auto& [id, weak] : http_hub_.live)
+    if (auto s = weak.lock()) sessions.push_back(std::move(s));
+  for (auto& s : sessions) s->shutdown();
   drain(std::chrono::steady_clock::now() + std::chrono::seconds(5));
 }
 
 // Waits until every connection has closed, or the deadline passes, then stops the loop.
 void Server::drain(std::chrono::steady_clock::time_point deadline) {
-  if (hub_.live.empty() || std::chrono::steady_clock::now() >= deadline) {
+  if ((hub_.live.empty() && http_hub_.live.empty()) || std::chrono::steady_clock::now() >= deadline) {
     io_.stop();
     return;
   }

@@ -21,6 +21,8 @@
 #include <string>
 
 #include "server/config.h"
+#include "server/http/session.h"
+#include "server/metrics.h"
 #include "server/loop_driver.h"
 #include "server/resp/connection.h"
 #include "server/service.h"
@@ -37,15 +39,18 @@ class Server {
   void run();
   // The bound addresses, e.g. "127.0.0.1:7420" (port 0 in the config becomes the real port).
   const std::string& resp_address() const { return resp_address_; }
+  const std::string& http_address() const { return http_address_; }
 
   Service& service() { return service_; }
   boost::asio::io_context& io() { return io_; }
-  std::size_t connection_count() const { return hub_.live.size(); }
+  std::size_t connection_count() const { return hub_.live.size() + http_hub_.live.size(); }
 
  private:
   Status check_open_mode() const;
   Status bind_tcp();
   Status bind_unix();
+  Status bind_http();
+  void accept_http();
   void accept_tcp();
   void accept_unix();
   void adopt(resp::Connection::Socket socket);
@@ -58,12 +63,16 @@ class Server {
   SystemClock clock_;
   Service service_;
   LoopDriver loop_;
+  Metrics metrics_;
   resp::ConnectionHub hub_;
+  http::HttpHub http_hub_;
   std::optional<boost::asio::ip::tcp::acceptor> tcp_;
   std::optional<boost::asio::local::stream_protocol::acceptor> unix_;
+  std::optional<boost::asio::ip::tcp::acceptor> http_;
   boost::asio::signal_set signals_;
   boost::asio::steady_timer shutdown_deadline_;
   std::string resp_address_;
+  std::string http_address_;
   bool stopping_ = false;
 };
 

@@ -19,8 +19,9 @@ ServerProcess::~ServerProcess() {
 void ServerProcess::start() {
   // Port 0 the first time; the same port again on restart so clients can reconnect.
   std::string listen = "127.0.0.1:" + std::to_string(port_);
+  std::string http = "127.0.0.1:" + std::to_string(http_port_);
   std::vector<std::string> argv = {HOLDFAST_BIN, "serve", "--data-dir", data_.path(), "--listen", listen,
-                                   "--http", "", "--unix", unix_path_};
+                                   "--http", http, "--unix", unix_path_};
   argv.insert(argv.end(), extra_.begin(), extra_.end());
   child_ = Child::start(argv, /*capture_stderr=*/true);
   std::string line;
@@ -30,6 +31,8 @@ void ServerProcess::start() {
     if (line.rfind("holdfast ready", 0) == 0) {
       auto at = line.find("resp=127.0.0.1:");
       if (at != std::string::npos) port_ = std::stoi(line.substr(at + 15));
+      auto http_at = line.find("http=127.0.0.1:");
+      if (http_at != std::string::npos) http_port_ = std::stoi(line.substr(http_at + 15));
       return;
     }
   }

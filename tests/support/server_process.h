@@ -18,6 +18,8 @@ class ServerProcess {
   ~ServerProcess();
 
   int port() const { return port_; }
+  int http_port() const { return http_port_; }
+  std::string http_url() const { return "http://127.0.0.1:" + std::to_string(http_port_); }
   const std::string& unix_path() const { return unix_path_; }
   const std::string& data_dir() const { return data_.path(); }
   std::string url() const { return "holdfast://127.0.0.1:" + std::to_string(port_); }
@@ -39,6 +41,7 @@ class ServerProcess {
   TempDir data_;
   std::vector<std::string> extra_;
   int port_ = 0;
+  int http_port_ = 0;
   std::string unix_path_;
   Child child_;
 };

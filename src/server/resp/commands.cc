@@ -1,10 +1,12 @@
 #include "server/resp/commands.h"
 
 #include <array>
+#include <chrono>
 #include <cctype>
 #include <string>
 #include <unordered_map>
 
+#include "server/metrics.h"
 #include "server/resp/render.h"
 
 namespace holdfast::resp {
@@ -91,7 +93,11 @@ Flow execute(CommandContext& ctx, std::span<const std::string_view> args) {
     write_error(ctx.out, Error(ErrorCode::kUnauthenticated, "authenticate first with AUTH <token>"));
     return Flow::kContinue;
   }
-  return spec->handler(ctx, args.subspan(1));
+  if (ctx.metrics == nullptr) return spec->handler(ctx, args.subspan(1));
+  auto start = std::chrono::steady_clock::now();
+  Flow flow = spec->handler(ctx, args.subspan(1));
+  ctx.metrics->observe(static_cast<std::size_t>(spec - command_table().data()), std::chrono::steady_clock::now() - start);
+  return flow;
 }
 
 Flow cmd_ping(CommandContext& ctx, std::span<const std::string_view> args) {

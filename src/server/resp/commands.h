@@ -13,6 +13,7 @@
 
 namespace holdfast {
 class Authenticator;
+class Metrics;
 }
 
 namespace holdfast::resp {
@@ -43,6 +44,7 @@ struct CommandContext {
   WaiterClient* client;  // told the outcome of a queued waiter
   const ServerInfo& info;
   const Authenticator* auth = nullptr;  // null in local open mode
+  Metrics* metrics = nullptr;           // command i of command_table() is metric id i
   WaiterId blocked_on = 0;  // set by handlers that return kBlock
 };
 

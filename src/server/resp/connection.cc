@@ -87,7 +87,7 @@ void Connection::process() {
     }
     in_begin_ += consumed;
     if (parser_.args().empty()) continue;
-    CommandContext ctx{hub_.service, state_, writer, this, hub_.info, hub_.auth};
+    CommandContext ctx{hub_.service, state_, writer, this, hub_.info, hub_.auth, hub_.metrics};
     Flow flow = execute(ctx, parser_.args());
     if (flow == Flow::kBlock) {
       blocked_ = true;

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "server/loop_driver.h"
+#include "server/metrics.h"
 #include "server/resp/codec.h"
 #include "server/resp/commands.h"
 #include "server/service.h"
@@ -35,6 +36,7 @@ struct ConnectionHub {
   LoopDriver& loop;
   ServerInfo info;
   const Authenticator* auth = nullptr;
+  Metrics* metrics = nullptr;
   ParserLimits limits;
   std::unordered_map<SessionId, std::weak_ptr<Connection>> live;
   SessionId last_id = 0;

@@ -1,0 +1,163 @@
+#include "server/http/json_body.h"
+
+#include <ctime>
+
+namespace holdfast::http {
+
+namespace json = boost::json;
+
+Result<BodyReader> BodyReader::parse(std::string_view body) {
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec);
+  if (ec) return invalid_argument("body is not valid JSON: " + ec.message());
+  if (!v.is_object()) return invalid_argument("body must be a JSON object");
+  return BodyReader(std::move(v.as_object()));
+}
+
+void BodyReader::fail(const char* field, std::string message) {
+  if (!error_) error_ = invalid_argument(std::move(message)).with("field", std::string(field));
+}
+
+const json::value* BodyReader::field(const char* name, bool required) {
+  seen_.insert(name);
+  const json::value* v = object_.if_contains(name);
+  if (v == nullptr || (v->is_null() && !required)) {
+    if (required) fail(name, std::string(name) + " is required");
+    return nullptr;
+  }
+  return v;
+}
+
+std::optional<std::string> BodyReader::string(const char* name, bool required) {
+  const json::value* v = field(name, required);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_string()) {
+    fail(name, std::string(name) + " must be a string");
+    return std::nullopt;
+  }
+  return std::string(v->as_string());
+}
+
+std::optional<std::int64_t> BodyReader::integer(const char* name, bool required) {
+  const json::value* v = field(name, required);
+  if (v == nullptr) return std::nullopt;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) {
+    fail(name, std::string(name) + " is out of range");
+  } else {
+    fail(name, std::string(name) + " must be an integer number of milliseconds");
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> BodyReader::finish() {
+  if (!error_) {
+    for (const auto& kv : object_) {
+      if (!seen_.count(std::string_view(kv.key()))) {
+        const std::string name(kv.key());
+        fail(name.c_str(), "unknown field " + name);
+        break;
+      }
+    }
+  }
+  return error_;
+}
+
+json::value iso_time(Millis at) {
+  if (at == kNever) return nullptr;
+  std::time_t secs = static_cast<std::time_t>(at / 1000);
+  int ms = static_cast<int>(at % 1000);
+  if (ms < 0) {
+    ms += 1000;
+    --secs;
+  }
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[96];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  return json::string(buf);
+}
+
+namespace {
+
+json::value optional_string(const std::string& s) {
+  if (s.empty()) return nullptr;
+  return json::string(s);
+}
+
+}  // namespace
+
+json::object hold_json(const HoldState& h, bool with_handle) {
+  json::object o;
+  o["key"] = h.key;
+  const bool assigned = h.kind == HoldKind::kAssigned;
+  if (with_handle) o["handle"] = assigned ? json::value(nullptr) : json::value(h.handle.to_string());
+  o["token"] = h.token;
+  o["heldBy"] = h.held_by;
+  o["owner"] = optional_string(h.owner);
+  o["acquiredAt"] = iso_time(h.acquired_at);
+  o["leaseExpiresAt"] = iso_time(h.lease_expires_at);
+  o["scope"] = scope_name(h.scope);
+  o["kind"] = kind_name(h.kind);
+  if (assigned) o["holder"] = h.holder_id;
+  return o;
+}
+
+json::object status_json(const StatusView& s) {
+  json::object o;
+  o["key"] = s.key;
+  o["held"] = s.held;
+  if (s.held) {
+    const HoldState& h = s.hold;
+    o["heldBy"] = h.held_by;
+    o["owner"] = optional_string(h.owner);
+    o["acquiredAt"] = iso_time(h.acquired_at);
+    o["leaseExpiresAt"] = iso_time(h.lease_expires_at);
+    o["token"] = h.token;
+    o["scope"] = scope_name(h.scope);
+    o["kind"] = kind_name(h.kind);
+    if (h.kind == HoldKind::kAssigned) o["holder"] = h.holder_id;
+  }
+  o["waiters"] = s.waiters;
+  return o;
+}
+
+json::object holder_json(const HolderView& v) {
+  json::object o;
+  o["key"] = v.key;
+  o["holder"] = v.holder ? json::value(*v.holder) : json::value(nullptr);
+  o["held"] = v.held;
+  o["acquiredAt"] = v.held ? iso_time(v.acquired_at) : json::value(nullptr);
+  o["leaseExpiresAt"] = v.held ? iso_time(v.lease_expires_at) : json::value(nullptr);
+  return o;
+}
+
+json::object assignment_json(const HoldState& h) {
+  json::object o;
+  o["key"] = h.key;
+  o["holder"] = h.holder_id;
+  o["acquiredAt"] = iso_time(h.acquired_at);
+  o["leaseExpiresAt"] = iso_time(h.lease_expires_at);
+  o["token"] = h.token;
+  o["heldBy"] = h.held_by;
+  return o;
+}
+
+json::object error_json(const Error& e) {
+  json::object details;
+  for (const auto& [name, value] : e.details) {
+    if (const auto* n = std::get_if<std::int64_t>(&value)) {
+      details[name] = *n;
+    } else {
+      details[name] = std::get<std::string>(value);
+    }
+  }
+  json::object o;
+  o["errorCode"] = code_name(e.code);
+  o["message"] = e.message;
+  o["details"] = std::move(details);
+  return o;
+}
+
+}  // namespace holdfast::http

@@ -1,0 +1,205 @@
+#include "server/http/session.h"
+
+#include <sys/socket.h>
+
+#include <boost/beast/http/write.hpp>
+#include <chrono>
+
+#include "auth/authenticator.h"
+
+namespace holdfast::http {
+
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+
+namespace {
+
+constexpr std::size_t kHeaderLimit = 8 * 1024;
+constexpr std::size_t kBodyLimit = 1024 * 1024;
+constexpr auto kIdleTimeout = std::chrono::seconds(60);
+
+}  // namespace
+
+Session::Session(HttpHub& hub, boost::asio::ip::tcp::socket socket)
+    : hub_(hub), stream_(std::move(socket)), id_(++*hub.last_id) {}
+
+void Session::start() {
+  hub_.live[id_] = weak_from_this();
+  read();
+}
+
+void Session::read() {
+  if (closed_ || stopping_) {
+    close();
+    return;
+  }
+  parser_.emplace();
+  parser_->header_limit(kHeaderLimit);
+  parser_->body_limit(kBodyLimit);
+  stream_.expires_after(kIdleTimeout);
+  bhttp::async_read(stream_, buffer_, *parser_,
+                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) { self->on_read(ec); });
+}
+
+void Session::on_read(const boost::system::error_code& ec) {
+  if (closed_) return;
+  if (ec == bhttp::error::end_of_stream || ec == boost::asio::error::eof || ec == beast::error::timeout ||
+      ec == boost::asio::error::operation_aborted || ec == boost::asio::error::connection_reset) {
+    close();
+    return;
+  }
+  if (ec) {
+    keep_alive_ = false;
+    Response r;
+    if (ec == bhttp::error::body_limit) {
+      error_response(invalid_argument("request body is larger than 1 MiB"), r);
+      r.status = 413;
+    } else if (ec == bhttp::error::header_limit) {
+      error_response(invalid_argument("request headers are larger than 8 KiB"), r);
+      r.status = 431;
+    } else {
+      error_response(invalid_argument("malformed HTTP request: " + ec.message()), r);
+    }
+    send(std::move(r));
+    return;
+  }
+  handle();
+}
+
+void Session::handle() {
+  const auto& req = parser_->get();
+  keep_alive_ = req.keep_alive();
+  std::string_view target(req.target().data(), req.target().size());
+  std::string_view path = target.substr(0, target.find('?'));
+  std::string_view query = path.size() < target.size() ? target.substr(path.size() + 1) : std::string_view();
+  Request request{std::string_view(req.method_string().data(), req.method_string().size()), path, query, req.body()};
+  Response response;
+  const Route* route = match_route(request.method, request.path, response);
+  if (route == nullptr) {
+    send(std::move(response));
+    return;
+  }
+  if (hub_.auth == nullptr) {
+    principal_ = Principal::local_owner();
+  } else if (!route->open) {
+    auto header = req[bhttp::field::authorization];
+    std::string_view auth(header.data(), header.size());
+    std::optional<Principal> who;
+    if (auth.substr(0, 7) == "Bearer ") who = hub_.auth->authenticate(std::nullopt, auth.substr(7));
+    if (!who) {
+      error_response(Error(ErrorCode::kUnauthenticated, "missing or unknown bearer token"), response);
+      send(std::move(response));
+      return;
+    }
+    principal_ = std::move(*who);
+  }
+  RouteContext ctx{hub_.service, Caller{&principal_, id_}, this, hub_.view};
+  auto start = std::chrono::steady_clock::now();
+  Outcome outcome = route->handler(ctx, request, response);
+  if (hub_.metrics != nullptr)
+    hub_.metrics->observe(hub_.first_metric + static_cast<std::size_t>(route - route_table().data()),
+                          std::chrono::steady_clock::now() - start);
+  if (outcome == Outcome::kBlocked) {
+    waiting_ = true;
+    waiter_ = ctx.blocked_on;
+    stream_.expires_never();
+    watch_for_disconnect();
+  } else {
+    send(std::move(response));
+  }
+  hub_.loop.after_event();
+}
+
+// While a request waits for a lock, a readable socket means either the client hung up (recv
+// peeks 0 bytes) or it pipelined another request (left in the socket for later).
+void Session::watch_for_disconnect() {
+  stream_.socket().async_wait(boost::asio::ip::tcp::socket::wait_read,
+                              [self = shared_from_this()](const boost::system::error_code& ec) {
+                                if (!self->waiting_ || self->closed_) return;
+                                char byte;
+                                ssize_t n = ec ? 0
+                                               : ::recv(self->stream_.socket().native_handle(), &byte, 1,
+                                                        MSG_PEEK | MSG_DONTWAIT);
+                                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) self->close();
+                              });
+}
+
+void Session::on_waiter_outcome(const WaiterOutcome& outcome) {
+  if (closed_) return;
+  waiting_ = false;
+  waiter_ = 0;
+  Response response;
+  waiter_response(outcome, response);
+  send(std::move(response));
+}
+
+void Session::send(Response r) {
+  response_ = {};
+  response_.version(11);
+  response_.result(static_cast<unsigned>(r.status));
+  response_.set(bhttp::field::server, "holdfast");
+  response_.set(bhttp::field::content_type, r.content_type);
+  response_.keep_alive(keep_alive_ && !stopping_);
+  response_.body() = std::move(r.body);
+  response_.prepare_payload();
+  if (hub_.service.store().durable_sequence() < hub_.service.last_sequence()) {
+    const std::uint64_t need = hub_.service.last_sequence();
+    auto self = shared_from_this();
+    auto retry = std::make_shared<std::function<void()>>();
+    *retry = [self, need, retry] {
+      if (self->hub_.service.store().durable_sequence() < need) {
+        self->hub_.loop.wait_durable(*retry);
+      } else {
+        self->write_now();
+      }
+    };
+    hub_.loop.wait_durable(*retry);
+    return;
+  }
+  write_now();
+}
+
+void Session::write_now() {
+  if (closed_) return;
+  stream_.expires_after(kIdleTimeout);
+  bhttp::async_write(stream_, response_,
+                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                       if (ec || !self->response_.keep_alive()) {
+                         self->close();
+                         return;
+                       }
+                       self->read();
+                     });
+}
+
+void Session::shutdown() {
+  stopping_ = true;
+  if (waiting_) {
+    hub_.service.cancel_waiter(waiter_);
+    waiting_ = false;
+    Response r;
+    error_response(Error(ErrorCode::kUnavailable, "the server is shutting down"), r);
+    send(std::move(r));
+    return;
+  }
+  // Cancelling the pending read (or write) ends in close().
+  boost::system::error_code ignored;
+  stream_.socket().cancel(ignored);
+}
+
+void Session::close() {
+  if (closed_) return;
+  closed_ = true;
+  if (waiting_) {
+    hub_.service.cancel_waiter(waiter_);
+    waiting_ = false;
+  }
+  hub_.service.end_session(id_);
+  hub_.live.erase(id_);
+  boost::system::error_code ignored;
+  stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
+  hub_.loop.after_event();
+}
+
+}  // namespace holdfast::http

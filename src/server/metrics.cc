@@ -1,0 +1,91 @@
+#include "server/metrics.h"
+
+#include <cstdio>
+
+namespace holdfast {
+namespace {
+
+void line(std::string& out, const char* name, const char* type, const char* help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+void value(std::string& out, const std::string& series, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), " %.17g\n", v);
+  out += series;
+  out += buf;
+}
+
+}  // namespace
+
+std::size_t Metrics::add_command(std::string_view label) {
+  histograms_.push_back(Histogram{std::string(label), {}, 0, 0});
+  return histograms_.size() - 1;
+}
+
+void Metrics::observe(std::size_t command, std::chrono::nanoseconds elapsed) {
+  Histogram& h = histograms_[command];
+  const double seconds = static_cast<double>(elapsed.count()) / 1e9;
+  std::size_t i = 0;
+  while (i < kBucketsSeconds.size() && seconds > kBucketsSeconds[i]) ++i;
+  if (i < kBucketsSeconds.size()) ++h.buckets[i];
+  ++h.count;
+  h.sum_nanos += static_cast<std::uint64_t>(elapsed.count());
+}
+
+std::string Metrics::render(const LockTable& table, const StoreStats& store, const Gauges& gauges) const {
+  std::string out;
+  out.reserve(8192);
+  const auto& c = table.counters();
+  line(out, "holdfast_locks_held", "gauge", "Keys held right now.");
+  value(out, "holdfast_locks_held", static_cast<double>(table.held_count()));
+  line(out, "holdfast_waiters", "gauge", "Blocking acquires and assigns waiting in a queue.");
+  value(out, "holdfast_waiters", static_cast<double>(table.waiter_count()));
+  line(out, "holdfast_grants_total", "counter", "Holds granted (acquire, re-take, hand-off, assign, transfer).");
+  value(out, "holdfast_grants_total", static_cast<double>(c.grants));
+  line(out, "holdfast_releases_total", "counter", "Holds ended by release, unassign or the end of a session.");
+  value(out, "holdfast_releases_total", static_cast<double>(c.releases));
+  line(out, "holdfast_expiries_total", "counter", "Holds ended by their lease.");
+  value(out, "holdfast_expiries_total", static_cast<double>(c.expiries));
+  line(out, "holdfast_acquire_timeouts_total", "counter", "Waiters that timed out without a grant.");
+  value(out, "holdfast_acquire_timeouts_total", static_cast<double>(c.timeouts));
+  line(out, "holdfast_renewals_total", "counter", "Leases renewed.");
+  value(out, "holdfast_renewals_total", static_cast<double>(c.renewals));
+  line(out, "holdfast_connections", "gauge", "Open client connections (RESP and HTTP).");
+  value(out, "holdfast_connections", static_cast<double>(gauges.connections));
+  line(out, "holdfast_store_appends_total", "counter", "Changes appended to the store.");
+  value(out, "holdfast_store_appends_total", static_cast<double>(store.appended));
+  line(out, "holdfast_wal_syncs_total", "counter", "fdatasync calls of the write-ahead log (one per group commit).");
+  value(out, "holdfast_wal_syncs_total", static_cast<double>(store.syncs));
+  line(out, "holdfast_wal_sync_seconds_total", "counter", "Time spent in fdatasync.");
+  value(out, "holdfast_wal_sync_seconds_total", static_cast<double>(store.sync_nanos) / 1e9);
+  line(out, "holdfast_wal_snapshots_total", "counter", "Snapshots written.");
+  value(out, "holdfast_wal_snapshots_total", static_cast<double>(store.snapshots));
+  line(out, "holdfast_command_duration_seconds", "histogram",
+       "Time to execute a command on the server (a blocking acquire's wait is not included).");
+  for (const auto& h : histograms_) {
+    std::uint64_t cumulative = 0;
+    const std::string label = "command=\"" + h.label + "\"";
+    for (std::size_t i = 0; i < kBucketsSeconds.size(); ++i) {
+      cumulative += h.buckets[i];
+      char le[32];
+      std::snprintf(le, sizeof(le), "%g", kBucketsSeconds[i]);
+      value(out, "holdfast_command_duration_seconds_bucket{" + label + ",le=\"" + le + "\"}",
+            static_cast<double>(cumulative));
+    }
+    value(out, "holdfast_command_duration_seconds_bucket{" + label + ",le=\"+Inf\"}", static_cast<double>(h.count));
+    value(out, "holdfast_command_duration_seconds_sum{" + label + "}", static_cast<double>(h.sum_nanos) / 1e9);
+    value(out, "holdfast_command_duration_seconds_count{" + label + "}", static_cast<double>(h.count));
+  }
+  return out;
+}
+
+}  // namespace holdfast

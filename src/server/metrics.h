@@ -1,0 +1,43 @@
+// Metrics in the Prometheus text exposition format (GET /metrics). Counters of the lock table
+// and the store are read when rendered; the command latency histogram is recorded here.
+// Single-threaded: touched only on the event loop.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/lock_table.h"
+#include "store/store.h"
+
+namespace holdfast {
+
+class Metrics {
+ public:
+  static constexpr std::array<double, 17> kBucketsSeconds = {
+      0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+      0.01,    0.025,    0.05,    0.1,    0.25,    0.5,    1.0,   2.5};
+
+  // Registers a `command` label value; returns the id to observe() with.
+  std::size_t add_command(std::string_view label);
+  void observe(std::size_t command, std::chrono::nanoseconds elapsed);
+
+  struct Gauges {
+    std::size_t connections = 0;
+  };
+  std::string render(const LockTable& table, const StoreStats& store, const Gauges& gauges) const;
+
+ private:
+  struct Histogram {
+    std::string label;
+    std::array<std::uint64_t, kBucketsSeconds.size()> buckets{};  // not cumulative
+    std::uint64_t count = 0;
+    std::uint64_t sum_nanos = 0;
+  };
+  std::vector<Histogram> histograms_;
+};
+
+}  // namespace holdfast

@@ -1,0 +1,284 @@
+// The HTTP/JSON API with curl against the real server: every route, every error status, the
+// malformed-input cases, blocking and disconnects, concurrent transfers, and /metrics.
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <signal.h>
+#include <sstream>
+#include <thread>
+
+#include "support/server_process.h"
+
+namespace holdfast::testing {
+namespace {
+
+namespace json = boost::json;
+
+struct Reply {
+  int status = 0;
+  json::value body;
+  std::string raw;
+};
+
+class HttpApi : public ::testing::Test {
+ protected:
+  ServerProcess server;
+
+  Reply curl(const std::string& method, const std::string& path, const std::string& body = "",
+             std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {"curl", "-s", "-X", method, "-w", "\n%{http_code}",
+                                     server.http_url() + path};
+    if (!body.empty()) argv.insert(argv.end(), {"--data-binary", "@-"});  // stdin: no argv size limit
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    auto r = run(argv, body);
+    Reply reply;
+    auto nl = r.out.rfind('\n');
+    reply.status = std::stoi(r.out.substr(nl + 1));
+    reply.raw = r.out.substr(0, nl);
+    boost::system::error_code ec;
+    reply.body = json::parse(reply.raw, ec);
+    return reply;
+  }
+  Reply post(const std::string& path, const std::string& body) { return curl("POST", path, body); }
+  static std::string str(const json::value& v, const char* name) {
+    return std::string(v.at(name).as_string());
+  }
+};
+
+TEST_F(HttpApi, AcquireTryRenewReleaseStatusList) {
+  auto a = post("/v1/locks/acquire", R"({"key":"jobs:1","ttlMs":60000,"timeoutMs":1000,"owner":"run-1"})");
+  ASSERT_EQ(a.status, 200) << a.raw;
+  const auto& hold = a.body.at("handle");
+  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt", "scope", "kind"})
+    EXPECT_TRUE(hold.as_object().contains(f)) << f;
+  EXPECT_TRUE(hold.at("token").is_int64() || hold.at("token").is_uint64());
+  EXPECT_EQ(str(hold, "acquiredAt").size(), 24u);  // 2026-11-30T13:10:59.349Z
+  EXPECT_EQ(str(hold, "acquiredAt").back(), 'Z');
+  std::string handle = str(hold, "handle");
+
+  auto t = post("/v1/locks/try-acquire", R"({"key":"jobs:1","ttlMs":1000})");
+  EXPECT_EQ(t.status, 200);
+  EXPECT_TRUE(t.body.at("handle").is_null());
+
+  auto s = curl("GET", "/v1/locks/status?key=jobs%3A1");
+  EXPECT_EQ(s.status, 200);
+  EXPECT_EQ(s.body.at("held"), true);
+  EXPECT_EQ(str(s.body, "owner"), "run-1");
+  EXPECT_FALSE(s.body.as_object().contains("handle"));
+
+  auto r = post("/v1/locks/renew", R"({"key":"jobs:1","handle":")" + handle + R"(","ttlMs":90000})");
+  EXPECT_EQ(r.body.at("renewed"), true);
+  EXPECT_TRUE(r.body.at("leaseExpiresAt").is_string());
+  auto bad_renew = post("/v1/locks/renew", R"({"key":"jobs:1","handle":"0000000000000000000000000A","ttlMs":90000})");
+  EXPECT_EQ(bad_renew.body.at("renewed"), false);
+  EXPECT_EQ(str(bad_renew.body, "reason"), "lease_lost");
+
+  auto l = curl("GET", "/v1/locks?match=jobs:*&count=10");
+  EXPECT_EQ(l.status, 200);
+  EXPECT_EQ(l.body.at("locks").as_array().size(), 1u);
+  EXPECT_EQ(str(l.body, "nextCursor"), "0");
+
+  auto rel = post("/v1/locks/release", R"({"key":"jobs:1","handle":")" + handle + R"("})");
+  EXPECT_EQ(rel.body.at("released"), true);
+  auto again = post("/v1/locks/release", R"({"key":"jobs:1","handle":")" + handle + R"("})");
+  EXPECT_EQ(again.body.at("released"), false);
+  EXPECT_EQ(str(again.body, "reason"), "not_holder");
+  EXPECT_EQ(curl("GET", "/v1/locks/status?key=jobs:1").body.at("held"), false);
+}
+
+TEST_F(HttpApi, ABlockingAcquireWaitsOnTheServerAndEndsIn409) {
+  auto first = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})");
+  auto timeout = post("/v1/locks/acquire", R"({"key":"k","ttlMs":1000,"timeoutMs":150})");
+  EXPECT_EQ(timeout.status, 409);
+  EXPECT_EQ(str(timeout.body, "errorCode"), "LOCK_TIMEOUT");
+  EXPECT_EQ(str(timeout.body.at("details"), "key"), "k");
+  EXPECT_EQ(timeout.body.at("details").at("timeoutMs"), 150);
+
+  Reply granted;
+  std::thread waiter([&] { granted = post("/v1/locks/acquire", R"({"key":"k","ttlMs":1000,"timeoutMs":10000})"); });
+  auto resp = server.client();
+  ASSERT_TRUE(await_waiters(resp, "k", 1));
+  resp.call({"LOCK.RELEASE", "k", str(first.body.at("handle"), "handle")});
+  waiter.join();
+  EXPECT_EQ(granted.status, 200) << granted.raw;
+  EXPECT_EQ(str(granted.body.at("handle"), "key"), "k");
+}
+
+TEST_F(HttpApi, AClientThatHangsUpWhileWaitingLeavesTheQueue) {
+  auto first = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})");
+  Child hung = Child::start({"curl", "-s", "-X", "POST", server.http_url() + "/v1/locks/acquire", "--data-binary",
+                             R"({"key":"k","ttlMs":1000,"timeoutMs":60000})"});
+  auto resp = server.client();
+  ASSERT_TRUE(await_waiters(resp, "k", 1));
+  hung.signal(SIGKILL);
+  hung.wait();
+  EXPECT_TRUE(await_waiters(resp, "k", 0));
+  // Releasing now hands the key to nobody.
+  resp.call({"LOCK.RELEASE", "k", str(first.body.at("handle"), "handle")});
+  EXPECT_EQ(resp.call({"LOCK.STATUS", "k"}).number("held"), 0);
+}
+
+TEST_F(HttpApi, AssignTransferUnassignHolder) {
+  auto a = post("/v1/locks/assign", R"({"key":"turn","holderId":"white"})");
+  ASSERT_EQ(a.status, 200) << a.raw;
+  EXPECT_EQ(str(a.body, "holder"), "white");
+  EXPECT_TRUE(a.body.at("leaseExpiresAt").is_null());
+  auto held = post("/v1/locks/assign", R"({"key":"turn","holderId":"black"})");
+  EXPECT_EQ(held.status, 409);
+  EXPECT_EQ(str(held.body, "errorCode"), "LOCK_HELD");
+  auto wrong = post("/v1/locks/transfer", R"({"key":"turn","toId":"black","fromId":"black"})");
+  EXPECT_EQ(wrong.status, 409);
+  EXPECT_EQ(str(wrong.body, "errorCode"), "LOCK_NOT_HOLDER");
+  auto t = post("/v1/locks/transfer", R"({"key":"turn","toId":"black","fromId":"white"})");
+  EXPECT_EQ(t.status, 200);
+  EXPECT_GT(t.body.at("token").as_int64(), a.body.at("token").as_int64());
+  auto h = curl("GET", "/v1/locks/holder?key=turn");
+  EXPECT_EQ(str(h.body, "holder"), "black");
+  EXPECT_EQ(post("/v1/locks/unassign", R"({"key":"turn","holderId":"white"})").status, 409);
+  EXPECT_EQ(post("/v1/locks/unassign", R"({"key":"turn","holderId":"black"})").body.at("released"), true);
+  EXPECT_EQ(post("/v1/locks/unassign", R"({"key":"turn"})").body.at("released"), false);
+  EXPECT_TRUE(curl("GET", "/v1/locks/holder?key=turn").body.at("holder").is_null());
+}
+
+TEST_F(HttpApi, ConcurrentTransfersOfOneKeyHaveExactlyOneWinner) {
+  for (int round = 0; round < 10; ++round) {
+    std::string key = "race:" + std::to_string(round);
+    ASSERT_EQ(post("/v1/locks/assign", R"({"key":")" + key + R"(","holderId":"alice"})").status, 200);
+    std::vector<Reply> replies(4);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i) {
+      threads.emplace_back([&, i] {
+        replies[static_cast<std::size_t>(i)] =
+            post("/v1/locks/transfer", R"({"key":")" + key + R"(","toId":"p)" + std::to_string(i) + R"(","fromId":"alice"})");
+      });
+    }
+    for (auto& t : threads) t.join();
+    int winners = 0;
+    for (const auto& r : replies) {
+      if (r.status == 200) {
+        ++winners;
+      } else {
+        EXPECT_EQ(r.status, 409);
+        EXPECT_EQ(str(r.body, "errorCode"), "LOCK_NOT_HOLDER");
+      }
+    }
+    EXPECT_EQ(winners, 1);
+  }
+}
+
+TEST_F(HttpApi, MalformedInputIs400NamingTheField) {
+  struct Case {
+    std::string path, body, field;
+  } cases[] = {
+      {"/v1/locks/acquire", "{not json", ""},
+      {"/v1/locks/acquire", "[1,2]", ""},
+      {"/v1/locks/acquire", R"({"ttlMs":1000,"timeoutMs":0})", "key"},
+      {"/v1/locks/acquire", R"({"key":"k","timeoutMs":0})", "ttlMs"},
+      {"/v1/locks/acquire", R"({"key":"k","ttlMs":1000})", "timeoutMs"},
+      {"/v1/locks/acquire", R"({"key":"k","ttlMs":1000.0,"timeoutMs":0})", "ttlMs"},
+      {"/v1/locks/acquire", R"({"key":"k","ttlMs":"1000","timeoutMs":0})", "ttlMs"},
+      {"/v1/locks/acquire", R"({"key":7,"ttlMs":1000,"timeoutMs":0})", "key"},
+      {"/v1/locks/acquire", R"({"key":"k","ttlMs":1000,"timeoutMs":0,"colour":"red"})", "colour"},
+      {"/v1/locks/acquire", R"({"key":"k","ttlMs":18446744073709551615,"timeoutMs":0})", "ttlMs"},
+      {"/v1/locks/try-acquire", R"({"key":"k","ttlMs":0})", ""},
+      {"/v1/locks/try-acquire", R"({"key":"","ttlMs":10})", ""},
+      {"/v1/locks/try-acquire", R"({"key":"k","ttlMs":10,"owner":""})", ""},
+      {"/v1/locks/renew", R"({"key":"k","ttlMs":10})", "handle"},
+      {"/v1/locks/transfer", R"({"key":"k","toId":"a"})", "fromId"},
+  };
+  for (const auto& c : cases) {
+    auto r = post(c.path, c.body);
+    EXPECT_EQ(r.status, 400) << c.body << " -> " << r.raw;
+    EXPECT_EQ(str(r.body, "errorCode"), "INVALID_ARGUMENT") << r.raw;
+    if (!c.field.empty()) {
+      EXPECT_EQ(str(r.body.at("details"), "field"), c.field) << r.raw;
+    }
+  }
+  EXPECT_EQ(curl("GET", "/v1/locks/status").status, 400);
+  EXPECT_EQ(curl("GET", "/v1/locks?count=0").status, 400);
+  EXPECT_EQ(curl("GET", "/v1/locks/status?key=").status, 400);
+  EXPECT_EQ(curl("GET", "/v1/locks/holder?key=k").status, 200);
+}
+
+TEST_F(HttpApi, UnknownRoutesAndWrongMethods) {
+  auto nf = curl("GET", "/v1/nothing");
+  EXPECT_EQ(nf.status, 404);
+  EXPECT_EQ(str(nf.body, "errorCode"), "NOT_FOUND");
+  auto na = curl("GET", "/v1/locks/acquire");
+  EXPECT_EQ(na.status, 405);
+  EXPECT_EQ(str(na.body, "errorCode"), "METHOD_NOT_ALLOWED");
+  EXPECT_EQ(curl("DELETE", "/v1/locks/status?key=k").status, 405);
+}
+
+TEST_F(HttpApi, OversizedBodiesAndHeadersAreRefused) {
+  std::string big(2 * 1024 * 1024, 'x');
+  auto body = post("/v1/locks/acquire", big);
+  EXPECT_EQ(body.status, 413);
+  auto headers = curl("GET", "/healthz", "", {"-H", "X-Big: " + std::string(10000, 'h')});
+  EXPECT_EQ(headers.status, 431);
+  EXPECT_EQ(curl("GET", "/healthz").status, 200);
+}
+
+TEST_F(HttpApi, KeepAliveServesManyRequestsOnOneConnection) {
+  auto r = run({"curl", "-sv", server.http_url() + "/healthz", server.http_url() + "/readyz"});
+  EXPECT_NE(r.err.find("Re-using existing connection"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, R"({"status":"ok"}{"status":"ready"})");
+}
+
+// A small parser for the Prometheus text exposition format: every line is a comment
+// (# HELP/# TYPE name ...) or `name{labels} value`; returns series -> value.
+std::map<std::string, double> parse_prometheus(const std::string& text, std::string* error) {
+  std::map<std::string, double> series;
+  std::map<std::string, std::string> types;
+  std::istringstream in(text);
+  std::string line;
+  std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*)\})? (-?[0-9.eE+-]+|\+Inf|NaN)$)");
+  std::regex meta(R"(^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.+)$)");
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, meta)) {
+      if (m[1] == "TYPE") types[m[2]] = m[3];
+      continue;
+    }
+    if (!std::regex_match(line, m, sample)) {
+      *error = "bad line: " + line;
+      return series;
+    }
+    std::string name = m[1];
+    std::string base = std::regex_replace(name, std::regex("_(bucket|sum|count)$"), "");
+    if (!types.count(name) && !types.count(base)) {
+      *error = "sample without TYPE: " + line;
+      return series;
+    }
+    series[name + std::string(m[2])] = std::stod(m[5]);
+  }
+  return series;
+}
+
+TEST_F(HttpApi, MetricsParseAndTheirCountersMove) {
+  std::string error;
+  auto before = parse_prometheus(curl("GET", "/metrics").raw, &error);
+  ASSERT_EQ(error, "");
+  for (const char* name : {"holdfast_locks_held", "holdfast_waiters", "holdfast_grants_total", "holdfast_releases_total",
+                           "holdfast_expiries_total", "holdfast_acquire_timeouts_total", "holdfast_connections"})
+    EXPECT_TRUE(before.count(name)) << name;
+  auto resp = server.client();
+  auto h = resp.call({"LOCK.TRY", "m", "TTL", "60000"});
+  resp.call({"LOCK.TRY", "short", "TTL", "1"});
+  resp.call({"LOCK.ACQUIRE", "m", "TTL", "100", "TIMEOUT", "10"});
+  resp.call({"LOCK.RELEASE", "m", h.text("handle")});
+  auto after = parse_prometheus(curl("GET", "/metrics").raw, &error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(after["holdfast_grants_total"] - before["holdfast_grants_total"], 2);
+  EXPECT_EQ(after["holdfast_releases_total"] - before["holdfast_releases_total"], 1);
+  EXPECT_EQ(after["holdfast_acquire_timeouts_total"] - before["holdfast_acquire_timeouts_total"], 1);
+  EXPECT_GE(after["holdfast_expiries_total"] - before["holdfast_expiries_total"], 0);
+  EXPECT_GE(after["holdfast_connections"], 1);
+  EXPECT_EQ(after["holdfast_command_duration_seconds_count{command=\"LOCK.TRY\"}"], 2);
+  EXPECT_EQ(after["holdfast_command_duration_seconds_bucket{command=\"LOCK.TRY\",le=\"+Inf\"}"], 2);
+}
+
+}  // namespace
+}  // namespace holdfast::testing
