@@ -49,7 +49,12 @@ int decode_status(int status) {
 RunResult run(const std::vector<std::string>& argv, const std::string& input,
               const std::vector<std::string>& extra_env) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe");
+  // O_CLOEXEC: when several threads run() at once, a child forked by one thread must not
+  // inherit another run's pipe ends (a curl reading its stdin would then never see EOF while
+  // the other child lives, and the two can wait on each other for ever). dup2() onto 0/1/2
+  // clears the flag on the copies the child keeps.
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     dup2(in_pipe[0], 0);
@@ -121,7 +126,7 @@ Child& Child::operator=(Child&& o) noexcept {
 
 Child Child::start(const std::vector<std::string>& argv, bool capture_stderr) {
   int out_pipe[2];
-  if (pipe(out_pipe) != 0) throw std::runtime_error("pipe");
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");  // see run()
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], 1);
