@@ -56,7 +56,11 @@ class Client {
   // InvalidArgumentError for a malformed URL. Connects lazily: the first call connects, so a
   // server that is down is reported by that call (ConnectionError), not here.
   explicit Client(std::string_view url = "127.0.0.1:7420", ClientOptions options = {});
+  // Closes every connection (ending this Client's session holds).
+  // REQUIRES: no LockScope / with_lock of this Client is still running.
   ~Client();
+  // Movable, not copyable. A moved-from Client may only be destroyed or assigned to; scopes
+  // begun before the move keep working with the moved-to Client.
   Client(Client&&) noexcept;
   Client& operator=(Client&&) noexcept;
 
@@ -131,7 +135,9 @@ class Client {
 
   ClientStats stats() const;
 
-  struct Impl;  // internal; public only so the implementation files can name it
+  // Internal (src/client/client_impl.h). Named here, and public, only so that the library's own
+  // files can refer to it; nothing about it is promised.
+  struct Impl;
 
  private:
   friend class LockScope;

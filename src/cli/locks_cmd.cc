@@ -65,6 +65,10 @@ int run(const Flags& f, const std::function<int(Client&)>& body) {
       std::cerr << "holdfast locks: " << e.what() << "\n";
     }
     return exit_code_for(e);
+  } catch (const std::exception& e) {
+    // Not a server answer (e.g. no thread could be started): the operation did not happen.
+    std::cerr << "holdfast locks: " << e.what() << "\n";
+    return kExitNotAcquired;
   }
 }
 
