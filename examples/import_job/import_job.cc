@@ -42,7 +42,8 @@ Args parse(int argc, char** argv) {
 void import_portfolio(const std::string& user, holdfast::LockContext& ctx, int work_ms) {
   constexpr int kBatches = 10;
   for (int batch = 0; batch < kBatches; ++batch) {
-    if (ctx.lost()) throw std::runtime_error("lease lost during the import of " + user + "; stopping");
+    if (ctx.lost())
+      throw std::runtime_error("lease lost during the import of " + user + "; stopping");
     // write_batch(user, batch, /*fencing_token=*/ctx.token());
     std::this_thread::sleep_for(std::chrono::milliseconds(work_ms / kBatches));
   }
@@ -57,12 +58,13 @@ int main(int argc, char** argv) {
   try {
     // timeout 0: one attempt. The lease covers the whole import and is renewed while it runs.
     client.with_lock(key, {.ttl = 10s, .timeout = 0ms}, [&](holdfast::LockContext& ctx) {
-      std::cout << "started import of " << args.user << " with fencing token " << ctx.token() << std::endl;
+      std::cout << "started import of " << args.user << " with fencing token " << ctx.token()
+                << std::endl;
       import_portfolio(args.user, ctx, args.work_ms);
     });
   } catch (const holdfast::LockTimeoutError& e) {
-    std::cout << "skipped: an import of " << args.user << " is already running (" << e.key() << " is held)"
-              << std::endl;
+    std::cout << "skipped: an import of " << args.user << " is already running (" << e.key()
+              << " is held)" << std::endl;
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "import_job: " << e.what() << std::endl;

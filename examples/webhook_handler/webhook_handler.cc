@@ -95,7 +95,8 @@ int main(int argc, char** argv) {
     });
   }
   for (auto& w : workers) w.join();
-  std::cout << "applied " << applied << " events, overlaps " << overlaps << ", fenced writes " << fenced
-            << ", max requests in flight per key " << client.stats().max_in_flight_per_key << std::endl;
+  std::cout << "applied " << applied << " events, overlaps " << overlaps << ", fenced writes "
+            << fenced << ", max requests in flight per key " << client.stats().max_in_flight_per_key
+            << std::endl;
   return overlaps == 0 && fenced == 0 ? 0 : 1;
 }

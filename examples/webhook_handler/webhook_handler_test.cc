@@ -12,8 +12,9 @@ namespace {
 TEST(WebhookHandlerExample, EventsForOneOrderRunOneAtATimeAcrossReplicas) {
   ServerProcess server;
   TempDir store;
-  const std::vector<std::string> argv = {EXAMPLE_BIN, "--server", server.url(), "--store", store.path(),
-                                         "--orders", "3", "--events", "30", "--threads", "6"};
+  const std::vector<std::string> argv = {EXAMPLE_BIN,  "--server",  server.url(), "--store",
+                                         store.path(), "--orders",  "3",          "--events",
+                                         "30",         "--threads", "6"};
   Child replica_a = Child::start(argv);
   Child replica_b = Child::start(argv);
   std::string a, b;

@@ -38,15 +38,15 @@ class LockedSection;
 
 // Counters for tests and monitoring; a snapshot.
 struct ClientStats {
-  std::size_t open_connections = 0;   // idle + in use
+  std::size_t open_connections = 0;  // idle + in use
   std::size_t idle_connections = 0;
   std::uint64_t connections_opened = 0;
   // The most acquire requests (LOCK.ACQUIRE / LOCK.TRY) ever in flight at the server at once
   // for any one key. The local queue keeps this at 1.
   std::size_t max_in_flight_per_key = 0;
-  std::size_t local_waiters = 0;      // callers now waiting on the local queue (all keys)
-  std::uint64_t renewals = 0;         // background renewals sent by with_lock scopes
-  std::size_t renewing_scopes = 0;    // with_lock scopes whose monitor thread is running
+  std::size_t local_waiters = 0;    // callers now waiting on the local queue (all keys)
+  std::uint64_t renewals = 0;       // background renewals sent by with_lock scopes
+  std::size_t renewing_scopes = 0;  // with_lock scopes whose monitor thread is running
 };
 
 class Client {
@@ -80,7 +80,8 @@ class Client {
   // One attempt. nullopt when the key is held by someone else, or when another caller of this
   // Client is acquiring or holding it through with_lock right now (no request is sent then).
   // RateLimitedError when over the server's acquire cap (retry_after() says when to retry).
-  std::optional<LockHandle> try_acquire(std::string_view key, const TryAcquireOptions& options = {});
+  std::optional<LockHandle> try_acquire(std::string_view key,
+                                        const TryAcquireOptions& options = {});
 
   // Extends the lease to now + ttl if `hold` is still the key's current hold; otherwise
   // {renewed: false, reason: "lease_lost"}. `hold` itself is not changed.
@@ -103,7 +104,8 @@ class Client {
   // Holds the key on behalf of `holder_id` (an assigned hold, no handle). Re-assigning to the
   // same holder refreshes it. LockHeldError when held by anyone else and no timeout was given;
   // LockTimeoutError when a timeout was given and passed.
-  Assignment assign(std::string_view key, std::string_view holder_id, const AssignOptions& options = {});
+  Assignment assign(std::string_view key, std::string_view holder_id,
+                    const AssignOptions& options = {});
   // Moves an assigned hold from `from_id` to `to_id` with a new token; NotHolderError when
   // `from_id` does not hold it.
   TransferResult transfer(std::string_view key, std::string_view to_id, std::string_view from_id);

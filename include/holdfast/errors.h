@@ -18,7 +18,8 @@ namespace holdfast::inline v0 {
 
 class Error : public std::runtime_error {
  public:
-  Error(std::string code, const std::string& message, std::map<std::string, std::string> details = {})
+  Error(std::string code, const std::string& message,
+        std::map<std::string, std::string> details = {})
       : std::runtime_error(message), code_(std::move(code)), details_(std::move(details)) {}
 
   // The wire code, e.g. "LOCK_TIMEOUT", or "CONNECTION" for client-side transport failures.

@@ -36,9 +36,9 @@ const char* to_string(HoldKind kind) noexcept;
 // refuse a writer whose lease has already ended (see docs/client.md).
 struct LockHandle {
   std::string key{};
-  std::string handle{};      // opaque, 20-64 printable characters; proves you are the holder
-  std::uint64_t token = 0; // fencing token, strictly increasing across all grants
-  std::string held_by{};     // the principal, e.g. "user:local"
+  std::string handle{};     // opaque, 20-64 printable characters; proves you are the holder
+  std::uint64_t token = 0;  // fencing token, strictly increasing across all grants
+  std::string held_by{};    // the principal, e.g. "user:local"
   std::optional<std::string> owner{};
   TimePoint acquired_at{};
   TimePoint lease_expires_at{};  // as of the grant or the last renew() through this value

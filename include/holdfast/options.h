@@ -57,17 +57,17 @@ struct AcquireOptions {
 
 // try_acquire(): one attempt, no waiting.
 struct TryAcquireOptions {
-  milliseconds ttl{30000};           // as AcquireOptions::ttl. Default 30 s.
+  milliseconds ttl{30000};             // as AcquireOptions::ttl. Default 30 s.
   std::optional<std::string> owner{};  // as AcquireOptions::owner. Default none.
-  bool session = false;              // as AcquireOptions::session. Default false.
+  bool session = false;                // as AcquireOptions::session. Default false.
 };
 
 // with_lock() / LockScope: acquire, run, always release; optionally renew in the background.
 struct WithLockOptions {
-  milliseconds ttl{30000};           // the lease of each grant and renewal. Default 30 s.
-  milliseconds timeout{30000};       // as AcquireOptions::timeout. Default 30 s.
+  milliseconds ttl{30000};             // the lease of each grant and renewal. Default 30 s.
+  milliseconds timeout{30000};         // as AcquireOptions::timeout. Default 30 s.
   std::optional<std::string> owner{};  // as AcquireOptions::owner. Default none.
-  bool session = false;              // as AcquireOptions::session. Default false.
+  bool session = false;                // as AcquireOptions::session. Default false.
   // Renew the lease in the background while fn runs, every `renew_fraction * ttl`, so work of
   // unknown length keeps the key. Renewal stops before with_lock returns. Default true.
   bool renew = true;
@@ -83,9 +83,9 @@ struct WithLockOptions {
 
 // list(): one page of holds.
 struct ListOptions {
-  std::string match{};            // a glob on the key (`*`, `?`, `[...]`); empty: every key
-  std::string cursor = "0";     // "0" starts; pass the previous page's next_cursor to go on
-  std::size_t count = 100;      // at most this many holds in the page (the server caps 10000)
+  std::string match{};       // a glob on the key (`*`, `?`, `[...]`); empty: every key
+  std::string cursor = "0";  // "0" starts; pass the previous page's next_cursor to go on
+  std::size_t count = 100;   // at most this many holds in the page (the server caps 10000)
 };
 
 // assign(): an identity-aware hold on behalf of a holder id.

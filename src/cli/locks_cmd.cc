@@ -41,7 +41,8 @@ struct Flags {
 TimePoint now() { return std::chrono::time_point_cast<std::chrono::milliseconds>(Clock::now()); }
 
 int exit_code_for(const Error& e) {
-  if (dynamic_cast<const ConnectionError*>(&e) || dynamic_cast<const UnavailableError*>(&e)) return kExitUnreachable;
+  if (dynamic_cast<const ConnectionError*>(&e) || dynamic_cast<const UnavailableError*>(&e))
+    return kExitUnreachable;
   if (dynamic_cast<const UnauthenticatedError*>(&e) || dynamic_cast<const AccessDeniedError*>(&e) ||
       dynamic_cast<const ForbiddenError*>(&e))
     return kExitAccess;
@@ -79,7 +80,8 @@ std::string who_holds(Client& client, const std::string& key) {
     if (!s.hold) return key + " is free now";
     std::string text = key + " is held by " + s.hold->held_by;
     if (s.hold->owner) text += " (owner " + *s.hold->owner + ")";
-    if (s.hold->lease_expires_at) text += ", expires " + relative_time(*s.hold->lease_expires_at, now());
+    if (s.hold->lease_expires_at)
+      text += ", expires " + relative_time(*s.hold->lease_expires_at, now());
     return text;
   } catch (const Error&) {
     return key + " is held";
@@ -90,7 +92,8 @@ int list(const Flags& f, Client& client) {
   std::vector<HoldInfo> holds;
   std::string next = "0";
   if (f.count > 0 || !f.cursor.empty()) {
-    ListPage page = client.list({f.match, f.cursor.empty() ? "0" : f.cursor, f.count > 0 ? f.count : 100});
+    ListPage page =
+        client.list({f.match, f.cursor.empty() ? "0" : f.cursor, f.count > 0 ? f.count : 100});
     holds = std::move(page.holds);
     next = page.next_cursor;
   } else {
@@ -121,12 +124,14 @@ int acquire(const Flags& f, Client& client) {
   std::optional<LockHandle> hold;
   if (f.wait_ms >= 0) {
     try {
-      hold = client.acquire(f.key, {std::chrono::milliseconds(f.ttl_ms), std::chrono::milliseconds(f.wait_ms), owner});
+      hold = client.acquire(f.key, {std::chrono::milliseconds(f.ttl_ms),
+                                    std::chrono::milliseconds(f.wait_ms), owner});
     } catch (const LockTimeoutError& e) {
       if (f.json) {
         std::cout << json_error(e) << "\n";
       } else {
-        std::cout << "not acquired: no grant within " << f.wait_ms << " ms; " << who_holds(client, f.key) << "\n";
+        std::cout << "not acquired: no grant within " << f.wait_ms << " ms; "
+                  << who_holds(client, f.key) << "\n";
       }
       return kExitNotAcquired;
     }
@@ -145,7 +150,8 @@ int acquire(const Flags& f, Client& client) {
     std::cout << json_hold(*hold) << "\n";
   } else {
     print_hold(std::cout, *hold, now());
-    std::cout << "release with: holdfast locks release " << hold->key << " --handle " << hold->handle << "\n";
+    std::cout << "release with: holdfast locks release " << hold->key << " --handle "
+              << hold->handle << "\n";
   }
   return kExitOk;
 }
@@ -157,7 +163,8 @@ int release(const Flags& f, Client& client) {
   } else if (r.released) {
     std::cout << "released " << f.key << "\n";
   } else {
-    std::cout << "not released: " << r.reason << " (the handle is not the current hold of " << f.key << ")\n";
+    std::cout << "not released: " << r.reason << " (the handle is not the current hold of " << f.key
+              << ")\n";
   }
   return r.released ? kExitOk : kExitNotAcquired;
 }
@@ -168,7 +175,8 @@ int renew(const Flags& f, Client& client) {
     std::cout << json_renew(r) << "\n";
   } else if (r.renewed) {
     std::cout << "renewed " << f.key << ", expires "
-              << (r.lease_expires_at ? relative_time(*r.lease_expires_at, now()) + " (" + iso_time(*r.lease_expires_at) + ")"
+              << (r.lease_expires_at ? relative_time(*r.lease_expires_at, now()) + " (" +
+                                           iso_time(*r.lease_expires_at) + ")"
                                      : std::string("-"))
               << "\n";
   } else {
@@ -195,8 +203,8 @@ int transfer(const Flags& f, Client& client) {
   if (f.json) {
     std::cout << json_transfer(t) << "\n";
   } else {
-    std::cout << "transferred " << f.key << " from " << f.from_id << " to " << t.holder << " (token " << t.token
-              << ")\n";
+    std::cout << "transferred " << f.key << " from " << f.from_id << " to " << t.holder
+              << " (token " << t.token << ")\n";
   }
   return kExitOk;
 }
@@ -208,7 +216,9 @@ int unassign(const Flags& f, Client& client) {
   if (f.json) {
     std::cout << json_unassign(released) << "\n";
   } else {
-    std::cout << (released ? "unassigned " + f.key : "not unassigned: " + f.key + " was not assigned") << "\n";
+    std::cout << (released ? "unassigned " + f.key
+                           : "not unassigned: " + f.key + " was not assigned")
+              << "\n";
   }
   return released ? kExitOk : kExitNotAcquired;
 }
@@ -227,7 +237,8 @@ CLI::App* leaf(CLI::App* locks, const std::string& name, const std::string& abou
   CLI::App* cmd = locks->add_subcommand(name, about);
   // Options of `locks` (--server, --token, --json) may also come after the subcommand.
   cmd->fallthrough();
-  cmd->footer(std::string("Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n") + kExitCodes);
+  cmd->footer(std::string("Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n") +
+              kExitCodes);
   return cmd;
 }
 
@@ -235,24 +246,30 @@ CLI::App* leaf(CLI::App* locks, const std::string& name, const std::string& abou
 
 void add_locks_command(CLI::App& app, int& exit_code) {
   auto f = std::make_shared<Flags>();
-  CLI::App* locks = app.add_subcommand("locks", "Inspect, take and free locks on a Holdfast server");
+  CLI::App* locks =
+      app.add_subcommand("locks", "Inspect, take and free locks on a Holdfast server");
   locks->require_subcommand(1);
   locks->footer(kExitCodes);
-  locks->add_option("--server", f->server,
-                    "holdfast://host:port, unix:///path.sock or host:port (default 127.0.0.1:7420)")
+  locks
+      ->add_option("--server", f->server,
+                   "holdfast://host:port, unix:///path.sock or host:port (default 127.0.0.1:7420)")
       ->envname("HOLDFAST_SERVER");
-  locks->add_option("--token", f->token, "bearer token (default: $HOLDFAST_TOKEN, or none)")->envname("HOLDFAST_TOKEN");
+  locks->add_option("--token", f->token, "bearer token (default: $HOLDFAST_TOKEN, or none)")
+      ->envname("HOLDFAST_TOKEN");
   locks->add_flag("--json", f->json, "print JSON with the wire's field names");
 
   auto on = [f, &exit_code](CLI::App* cmd, std::function<int(const Flags&, Client&)> body) {
-    cmd->callback([f, &exit_code, body] { exit_code = run(*f, [&](Client& c) { return body(*f, c); }); });
+    cmd->callback(
+        [f, &exit_code, body] { exit_code = run(*f, [&](Client& c) { return body(*f, c); }); });
   };
   auto ttl_check = CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max());
   auto wait_check = CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max());
 
-  CLI::App* list_cmd = leaf(locks, "list", "List held locks (admin); every page unless --count/--cursor");
+  CLI::App* list_cmd =
+      leaf(locks, "list", "List held locks (admin); every page unless --count/--cursor");
   list_cmd->add_option("--match", f->match, "only keys matching this glob, e.g. 'import:*'");
-  list_cmd->add_option("--count", f->count, "one page of at most this many")->check(CLI::PositiveNumber);
+  list_cmd->add_option("--count", f->count, "one page of at most this many")
+      ->check(CLI::PositiveNumber);
   list_cmd->add_option("--cursor", f->cursor, "continue from this cursor (from a previous page)");
   on(list_cmd, list);
 
@@ -261,11 +278,14 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   on(status_cmd, status);
 
   CLI::App* acquire_cmd =
-      leaf(locks, "acquire", "Take KEY: one attempt, or wait up to --wait MS; prints the hold and its handle");
+      leaf(locks, "acquire",
+           "Take KEY: one attempt, or wait up to --wait MS; prints the hold and its handle");
   acquire_cmd->add_option("key", f->key, "the lock key")->required();
-  acquire_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default 60000)")->check(ttl_check);
+  acquire_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default 60000)")
+      ->check(ttl_check);
   acquire_cmd->add_option("--owner", f->owner, "name this run, so it can re-take its own hold");
-  acquire_cmd->add_option("--wait", f->wait_ms, "wait in the queue up to MS milliseconds")->check(wait_check);
+  acquire_cmd->add_option("--wait", f->wait_ms, "wait in the queue up to MS milliseconds")
+      ->check(wait_check);
   on(acquire_cmd, acquire);
 
   CLI::App* release_cmd = leaf(locks, "release", "Free KEY with the handle that acquire printed");
@@ -276,20 +296,26 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   CLI::App* renew_cmd = leaf(locks, "renew", "Extend the lease of KEY to now + --ttl MS");
   renew_cmd->add_option("key", f->key, "the lock key")->required();
   renew_cmd->add_option("--handle", f->handle, "the handle of the hold")->required();
-  renew_cmd->add_option("--ttl", f->ttl_ms, "new lease in milliseconds from now")->required()->check(ttl_check);
+  renew_cmd->add_option("--ttl", f->ttl_ms, "new lease in milliseconds from now")
+      ->required()
+      ->check(ttl_check);
   on(renew_cmd, renew);
 
-  CLI::App* assign_cmd = leaf(locks, "assign", "Hold KEY on behalf of HOLDER (an identity-aware hold)");
+  CLI::App* assign_cmd =
+      leaf(locks, "assign", "Hold KEY on behalf of HOLDER (an identity-aware hold)");
   assign_cmd->add_option("key", f->key, "the lock key")->required();
   assign_cmd->add_option("holder", f->holder_id, "the holder id, e.g. a user id")->required();
   CLI::Option* assign_ttl =
-      assign_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default: never expires)")->check(ttl_check);
-  assign_cmd->add_option("--wait", f->wait_ms, "wait in the queue up to MS milliseconds")->check(wait_check);
+      assign_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default: never expires)")
+          ->check(ttl_check);
+  assign_cmd->add_option("--wait", f->wait_ms, "wait in the queue up to MS milliseconds")
+      ->check(wait_check);
   assign_cmd->callback([f, &exit_code, assign_ttl] {
     exit_code = run(*f, [&](Client& c) { return assign(*f, c, assign_ttl->count() > 0); });
   });
 
-  CLI::App* transfer_cmd = leaf(locks, "transfer", "Move the assigned hold of KEY from --from to TO");
+  CLI::App* transfer_cmd =
+      leaf(locks, "transfer", "Move the assigned hold of KEY from --from to TO");
   transfer_cmd->add_option("key", f->key, "the lock key")->required();
   transfer_cmd->add_option("to", f->to_id, "the new holder id")->required();
   transfer_cmd->add_option("--from", f->from_id, "the current holder id")->required();

@@ -33,16 +33,24 @@ std::string json_string(std::string_view s) {
 // Builds one JSON object, fields in the order added (the wire's order).
 class JsonObject {
  public:
-  JsonObject& str(std::string_view name, std::string_view value) { return raw(name, json_string(value)); }
+  JsonObject& str(std::string_view name, std::string_view value) {
+    return raw(name, json_string(value));
+  }
   JsonObject& opt_str(std::string_view name, const std::optional<std::string>& value) {
     return raw(name, value ? json_string(*value) : "null");
   }
-  JsonObject& num(std::string_view name, std::int64_t value) { return raw(name, std::to_string(value)); }
-  JsonObject& time(std::string_view name, TimePoint at) { return num(name, at.time_since_epoch().count()); }
+  JsonObject& num(std::string_view name, std::int64_t value) {
+    return raw(name, std::to_string(value));
+  }
+  JsonObject& time(std::string_view name, TimePoint at) {
+    return num(name, at.time_since_epoch().count());
+  }
   JsonObject& time(std::string_view name, const std::optional<TimePoint>& at) {
     return at ? time(name, *at) : raw(name, "null");
   }
-  JsonObject& boolean(std::string_view name, bool value) { return raw(name, value ? "true" : "false"); }
+  JsonObject& boolean(std::string_view name, bool value) {
+    return raw(name, value ? "true" : "false");
+  }
   JsonObject& raw(std::string_view name, std::string_view json) {
     text_ += text_.size() > 1 ? "," : "";
     text_ += json_string(name) + ":" + std::string(json);
@@ -64,7 +72,8 @@ class Fields {
   void print(std::ostream& out) const {
     std::size_t width = 0;
     for (const auto& [label, _] : rows_) width = std::max(width, label.size());
-    for (const auto& [label, value] : rows_) out << label << std::string(width - label.size() + 2, ' ') << value << "\n";
+    for (const auto& [label, value] : rows_)
+      out << label << std::string(width - label.size() + 2, ' ') << value << "\n";
   }
 
  private:
@@ -196,10 +205,15 @@ std::string json_assignment(const Assignment& a) {
 }
 
 std::string json_transfer(const TransferResult& t) {
-  return JsonObject().str("holder", t.holder).num("token", static_cast<std::int64_t>(t.token)).text();
+  return JsonObject()
+      .str("holder", t.holder)
+      .num("token", static_cast<std::int64_t>(t.token))
+      .text();
 }
 
-std::string json_unassign(bool released) { return JsonObject().boolean("released", released).text(); }
+std::string json_unassign(bool released) {
+  return JsonObject().boolean("released", released).text();
+}
 
 std::string json_holder(const HolderInfo& h) {
   return JsonObject()
@@ -227,7 +241,11 @@ std::string json_error(const Error& e) {
   // what() starts with the code (the server's whole error line); the code has its own field.
   std::string_view message = e.what();
   if (message.starts_with(e.code() + " ")) message.remove_prefix(e.code().size() + 1);
-  return JsonObject().str("errorCode", e.code()).str("message", message).raw("details", details.text()).text();
+  return JsonObject()
+      .str("errorCode", e.code())
+      .str("message", message)
+      .raw("details", details.text())
+      .text();
 }
 
 void print_hold(std::ostream& out, const LockHandle& h, TimePoint now) {
@@ -249,9 +267,7 @@ void print_status(std::ostream& out, const LockStatus& s, TimePoint now) {
     f.add("HELD", "no");
   } else {
     const HoldInfo& h = *s.hold;
-    f.add("HELD", "yes")
-        .add("HELD BY", h.held_by)
-        .add("OWNER", or_dash(h.owner));
+    f.add("HELD", "yes").add("HELD BY", h.held_by).add("OWNER", or_dash(h.owner));
     if (h.holder) f.add("HOLDER", *h.holder);
     f.add("TOKEN", std::to_string(h.token))
         .add("SCOPE", to_string(h.scope))
@@ -268,10 +284,12 @@ void print_list(std::ostream& out, const std::vector<HoldInfo>& holds, TimePoint
     out << "no locks held\n";
     return;
   }
-  std::vector<std::vector<std::string>> rows = {{"KEY", "HELD BY", "OWNER", "TOKEN", "SCOPE", "KIND", "EXPIRES"}};
+  std::vector<std::vector<std::string>> rows = {
+      {"KEY", "HELD BY", "OWNER", "TOKEN", "SCOPE", "KIND", "EXPIRES"}};
   for (const auto& h : holds) {
     std::string owner = h.holder ? "holder " + *h.holder : or_dash(h.owner);
-    rows.push_back({h.key, h.held_by, owner, std::to_string(h.token), to_string(h.scope), to_string(h.kind),
+    rows.push_back({h.key, h.held_by, owner, std::to_string(h.token), to_string(h.scope),
+                    to_string(h.kind),
                     h.lease_expires_at ? relative_time(*h.lease_expires_at, now) : "never"});
   }
   std::vector<std::size_t> width(rows[0].size(), 0);

@@ -7,7 +7,8 @@ namespace holdfast::inline v0 {
 
 namespace {
 
-client_internal::ServerAddress address_with_credentials(std::string_view url, const ClientOptions& options) {
+client_internal::ServerAddress address_with_credentials(std::string_view url,
+                                                        const ClientOptions& options) {
   auto address = client_internal::parse_server_url(url);
   if (!options.token.empty()) address.token = options.token;
   if (!options.user.empty()) address.user = options.user;
@@ -32,19 +33,26 @@ LockHandle Client::acquire(std::string_view key, const AcquireOptions& options) 
   return impl_->acquire(key, options).hold;
 }
 
-std::optional<LockHandle> Client::try_acquire(std::string_view key, const TryAcquireOptions& options) {
+std::optional<LockHandle> Client::try_acquire(std::string_view key,
+                                              const TryAcquireOptions& options) {
   return impl_->try_acquire(key, options);
 }
 
-RenewResult Client::renew(const LockHandle& hold, milliseconds ttl) { return impl_->renew(hold.key, hold.handle, ttl); }
+RenewResult Client::renew(const LockHandle& hold, milliseconds ttl) {
+  return impl_->renew(hold.key, hold.handle, ttl);
+}
 
 RenewResult Client::renew(std::string_view key, std::string_view handle, milliseconds ttl) {
   return impl_->renew(key, handle, ttl);
 }
 
-ReleaseResult Client::release(const LockHandle& hold) { return impl_->release(hold.key, hold.handle); }
+ReleaseResult Client::release(const LockHandle& hold) {
+  return impl_->release(hold.key, hold.handle);
+}
 
-ReleaseResult Client::release(std::string_view key, std::string_view handle) { return impl_->release(key, handle); }
+ReleaseResult Client::release(std::string_view key, std::string_view handle) {
+  return impl_->release(key, handle);
+}
 
 LockStatus Client::status(std::string_view key) { return impl_->status(key); }
 
@@ -65,11 +73,13 @@ std::vector<HoldInfo> Client::list_all(std::string_view match) {
   return all;
 }
 
-Assignment Client::assign(std::string_view key, std::string_view holder_id, const AssignOptions& options) {
+Assignment Client::assign(std::string_view key, std::string_view holder_id,
+                          const AssignOptions& options) {
   return impl_->assign(key, holder_id, options);
 }
 
-TransferResult Client::transfer(std::string_view key, std::string_view to_id, std::string_view from_id) {
+TransferResult Client::transfer(std::string_view key, std::string_view to_id,
+                                std::string_view from_id) {
   return impl_->transfer(key, to_id, from_id);
 }
 

@@ -42,16 +42,18 @@ struct Client::Impl {
   void ping();
 
   // Runs one command; an error reply is thrown as its typed exception.
-  client_internal::Reply call(const std::vector<std::string>& args, std::chrono::milliseconds reply_timeout,
-                              bool pin_on_success = false);
-  client_internal::Reply call(const std::vector<std::string>& args) { return call(args, options.io_timeout); }
+  client_internal::Reply call(const std::vector<std::string>& args,
+                              std::chrono::milliseconds reply_timeout, bool pin_on_success = false);
+  client_internal::Reply call(const std::vector<std::string>& args) {
+    return call(args, options.io_timeout);
+  }
 
   // How long after `received` a lease of `ttl` granted by a request sent at `sent` is surely
   // still ours: the grant happened between the two instants, so subtract their distance, but
   // at most a tenth of the TTL (a blocking grant's wait is not network delay).
-  static std::chrono::steady_clock::time_point surely_held_until(std::chrono::steady_clock::time_point sent,
-                                                                 std::chrono::steady_clock::time_point received,
-                                                                 milliseconds ttl);
+  static std::chrono::steady_clock::time_point surely_held_until(
+      std::chrono::steady_clock::time_point sent, std::chrono::steady_clock::time_point received,
+      milliseconds ttl);
 
   const ClientOptions options;
   client_internal::ConnectionPool pool;

@@ -20,7 +20,8 @@ namespace holdfast::inline v0::client_internal {
 namespace {
 
 int millis_until(Deadline deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
   if (left.count() <= 0) return 0;
   return static_cast<int>(std::min<long long>(left.count() + 1, 1 << 30));
 }
@@ -93,7 +94,8 @@ int connect_unix(const ServerAddress& a, Deadline deadline) {
     throw ConnectionError("Unix socket path too long: " + a.path);
   std::memcpy(sun.sun_path, a.path.data(), a.path.size());
   int err = 0;
-  int fd = connect_fd(AF_UNIX, reinterpret_cast<const sockaddr*>(&sun), sizeof(sun), deadline, &err);
+  int fd =
+      connect_fd(AF_UNIX, reinterpret_cast<const sockaddr*>(&sun), sizeof(sun), deadline, &err);
   if (fd < 0) throw ConnectionError("cannot connect to " + a.display() + ": " + errno_text(err));
   return fd;
 }
@@ -165,8 +167,8 @@ Reply Connection::receive(Deadline deadline, std::string_view command) {
       throw;
     }
     if (!wait_for(fd_, POLLIN, deadline))
-      fail("no reply from " + peer_ + " to " + std::string(command) + " in time; connection closed" +
-           unknown_outcome);
+      fail("no reply from " + peer_ + " to " + std::string(command) +
+           " in time; connection closed" + unknown_outcome);
     char buf[16384];
     ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
     if (n > 0) {
@@ -175,8 +177,8 @@ Reply Connection::receive(Deadline deadline, std::string_view command) {
       fail("connection to " + peer_ + " closed by the server while waiting for the reply to " +
            std::string(command) + unknown_outcome);
     } else if (errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK) {
-      fail("connection to " + peer_ + " lost while waiting for the reply to " + std::string(command) +
-           ": " + errno_text(errno) + unknown_outcome);
+      fail("connection to " + peer_ + " lost while waiting for the reply to " +
+           std::string(command) + ": " + errno_text(errno) + unknown_outcome);
     }
   }
 }

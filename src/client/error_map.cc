@@ -12,8 +12,8 @@ namespace holdfast::inline v0::client_internal {
 namespace {
 
 struct Word {
-  std::string_view raw;    // as it appears in the line
-  std::string name;        // set for name=value words
+  std::string_view raw;  // as it appears in the line
+  std::string name;      // set for name=value words
   std::string value;
   bool is_detail = false;
 };
@@ -35,11 +35,21 @@ std::size_t json_string(std::string_view s, std::string* out) {
     }
     if (++i >= s.size()) return std::string_view::npos;
     switch (s[i]) {
-      case 'n': out->push_back('\n'); break;
-      case 't': out->push_back('\t'); break;
-      case 'r': out->push_back('\r'); break;
-      case 'b': out->push_back('\b'); break;
-      case 'f': out->push_back('\f'); break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
       case 'u': {
         unsigned code = 0;
         if (i + 4 >= s.size()) return std::string_view::npos;
@@ -59,7 +69,8 @@ std::size_t json_string(std::string_view s, std::string* out) {
         i += 4;
         break;
       }
-      default: out->push_back(s[i]);
+      default:
+        out->push_back(s[i]);
     }
   }
   return std::string_view::npos;
@@ -143,7 +154,8 @@ void throw_server_error(std::string_view line) {
   }
   if (c == "RATE_LIMITED") {
     auto retry = e.details.count("retryAfterMs") ? to_int(e.details["retryAfterMs"]) : std::nullopt;
-    throw RateLimitedError(what, std::chrono::milliseconds(retry.value_or(0)), std::move(e.details));
+    throw RateLimitedError(what, std::chrono::milliseconds(retry.value_or(0)),
+                           std::move(e.details));
   }
   if (c == "LOCK_ACCESS_DENIED") throw AccessDeniedError(c, what, std::move(e.details));
   if (c == "FORBIDDEN") throw ForbiddenError(c, what, std::move(e.details));

@@ -20,20 +20,21 @@ std::string substitute_key(std::string_view pattern, const std::vector<std::stri
       ++i;
     } else if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] == '}') {
       if (next == parts.size())
-        throw InvalidArgumentError("INVALID_ARGUMENT",
-                                   "key template '" + std::string(pattern) + "' has more {} than arguments");
+        throw InvalidArgumentError("INVALID_ARGUMENT", "key template '" + std::string(pattern) +
+                                                           "' has more {} than arguments");
       key += parts[next++];
       ++i;
     } else if (c == '{' || c == '}') {
-      throw InvalidArgumentError("INVALID_ARGUMENT", "key template '" + std::string(pattern) +
-                                                         "' has a lone '" + c + "' (write {{ or }})");
+      throw InvalidArgumentError(
+          "INVALID_ARGUMENT",
+          "key template '" + std::string(pattern) + "' has a lone '" + c + "' (write {{ or }})");
     } else {
       key.push_back(c);
     }
   }
   if (next != parts.size())
-    throw InvalidArgumentError("INVALID_ARGUMENT",
-                               "key template '" + std::string(pattern) + "' has fewer {} than arguments");
+    throw InvalidArgumentError("INVALID_ARGUMENT", "key template '" + std::string(pattern) +
+                                                       "' has fewer {} than arguments");
   return key;
 }
 

@@ -29,7 +29,8 @@ std::optional<KeyQueue::Turn> KeyQueue::wait_turn(const std::string& key,
   const std::uint64_t ticket = next_ticket_++;
   auto me = e.line.insert(e.line.end(), ticket);
   ++waiting_;
-  const bool won = e.changed.wait_until(lock, deadline, [&] { return !e.taken && e.line.front() == ticket; });
+  const bool won =
+      e.changed.wait_until(lock, deadline, [&] { return !e.taken && e.line.front() == ticket; });
   --waiting_;
   e.line.erase(me);
   if (!won) {

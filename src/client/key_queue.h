@@ -31,7 +31,9 @@ class KeyQueue {
  public:
   class Turn {
    public:
-    Turn(Turn&& other) noexcept : queue_(other.queue_), key_(std::move(other.key_)) { other.queue_ = nullptr; }
+    Turn(Turn&& other) noexcept : queue_(other.queue_), key_(std::move(other.key_)) {
+      other.queue_ = nullptr;
+    }
     Turn& operator=(Turn&&) = delete;
     Turn(const Turn&) = delete;
     ~Turn();
@@ -46,7 +48,9 @@ class KeyQueue {
   // Counts one acquire request at the server for a key while it lives.
   class InFlight {
    public:
-    InFlight(InFlight&& other) noexcept : queue_(other.queue_), key_(std::move(other.key_)) { other.queue_ = nullptr; }
+    InFlight(InFlight&& other) noexcept : queue_(other.queue_), key_(std::move(other.key_)) {
+      other.queue_ = nullptr;
+    }
     InFlight& operator=(InFlight&&) = delete;
     InFlight(const InFlight&) = delete;
     ~InFlight();
@@ -59,13 +63,14 @@ class KeyQueue {
   };
 
   // Waits for the key's turn until `deadline`; nullopt if it passed first.
-  std::optional<Turn> wait_turn(const std::string& key, std::chrono::steady_clock::time_point deadline);
+  std::optional<Turn> wait_turn(const std::string& key,
+                                std::chrono::steady_clock::time_point deadline);
   // The key's turn if nobody of this process holds or waits for it; nullopt otherwise.
   std::optional<Turn> try_turn(const std::string& key);
   InFlight in_flight(const std::string& key);
 
-  std::size_t waiting() const;                 // callers now waiting, all keys
-  std::size_t max_in_flight_per_key() const;   // high-water mark of in_flight() for any one key
+  std::size_t waiting() const;                // callers now waiting, all keys
+  std::size_t max_in_flight_per_key() const;  // high-water mark of in_flight() for any one key
 
  private:
   struct Entry {

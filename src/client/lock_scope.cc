@@ -69,7 +69,8 @@ void ScopeState::declare_lost(std::unique_lock<std::mutex>& lock) {
 void ScopeState::monitor() {
   const milliseconds ttl = options.ttl;
   const auto interval = std::max<SteadyClock::duration>(
-      std::chrono::duration_cast<SteadyClock::duration>(ttl * options.renew_fraction), milliseconds(1));
+      std::chrono::duration_cast<SteadyClock::duration>(ttl * options.renew_fraction),
+      milliseconds(1));
   auto next_renewal = SteadyClock::now() + interval;
   std::unique_lock lock(mu);
   while (!stopping && !lost) {
@@ -120,10 +121,11 @@ void ScopeState::stop_monitor() {
 
 namespace {
 
-std::unique_ptr<detail::ScopeState> begin_scope(Client::Impl* impl, std::string_view key, const WithLockOptions& o) {
+std::unique_ptr<detail::ScopeState> begin_scope(Client::Impl* impl, std::string_view key,
+                                                const WithLockOptions& o) {
   if (o.renew && !(o.renew_fraction > 0.0 && o.renew_fraction < 1.0))
-    throw InvalidArgumentError("INVALID_ARGUMENT",
-                               "INVALID_ARGUMENT renew_fraction must be between 0 and 1 (exclusive)");
+    throw InvalidArgumentError(
+        "INVALID_ARGUMENT", "INVALID_ARGUMENT renew_fraction must be between 0 and 1 (exclusive)");
   AcquireOptions acquire{o.ttl, o.timeout, o.owner, o.session};
   auto state = std::make_unique<detail::ScopeState>(impl, o, impl->acquire(key, acquire));
   if (o.renew || o.on_lost) {

@@ -28,18 +28,21 @@ std::string ms_text(milliseconds ms) { return std::to_string(ms.count()); }
 
 void validate_ttl(milliseconds ttl) {
   if (ttl.count() <= 0)
-    throw InvalidArgumentError("INVALID_ARGUMENT",
-                               "INVALID_ARGUMENT TTL must be a positive number of milliseconds ttlMs=" + ms_text(ttl),
-                               {{"ttlMs", ms_text(ttl)}});
+    throw InvalidArgumentError(
+        "INVALID_ARGUMENT",
+        "INVALID_ARGUMENT TTL must be a positive number of milliseconds ttlMs=" + ms_text(ttl),
+        {{"ttlMs", ms_text(ttl)}});
 }
 
-[[noreturn]] void throw_timeout(std::string_view key, milliseconds timeout, std::string_view where) {
+[[noreturn]] void throw_timeout(std::string_view key, milliseconds timeout,
+                                std::string_view where) {
   throw LockTimeoutError(std::string(key), timeout,
-                         "LOCK_TIMEOUT no grant within the timeout" + std::string(where) + " key=" +
-                             std::string(key) + " timeoutMs=" + ms_text(timeout));
+                         "LOCK_TIMEOUT no grant within the timeout" + std::string(where) +
+                             " key=" + std::string(key) + " timeoutMs=" + ms_text(timeout));
 }
 
-void add_hold_options(std::vector<std::string>& args, const std::optional<std::string>& owner, bool session) {
+void add_hold_options(std::vector<std::string>& args, const std::optional<std::string>& owner,
+                      bool session) {
   if (owner) {
     args.push_back("OWNER");
     args.push_back(*owner);
@@ -52,14 +55,16 @@ void add_hold_options(std::vector<std::string>& args, const std::optional<std::s
 Client::Impl::Impl(client_internal::ServerAddress address, const ClientOptions& opts)
     : options(opts), pool(std::move(address), opts) {}
 
-Reply Client::Impl::call(const std::vector<std::string>& args, milliseconds reply_timeout, bool pin_on_success) {
+Reply Client::Impl::call(const std::vector<std::string>& args, milliseconds reply_timeout,
+                         bool pin_on_success) {
   Reply reply = pool.call(args, reply_timeout, pin_on_success);
   if (reply.is_error()) client_internal::throw_server_error(reply.str);
   return reply;
 }
 
 SteadyClock::time_point Client::Impl::surely_held_until(SteadyClock::time_point sent,
-                                                        SteadyClock::time_point received, milliseconds ttl) {
+                                                        SteadyClock::time_point received,
+                                                        milliseconds ttl) {
   auto uncertainty = std::min<SteadyClock::duration>(received - sent, ttl / 10);
   return received + std::min(ttl, kMaxWait) - uncertainty;
 }
@@ -67,9 +72,10 @@ SteadyClock::time_point Client::Impl::surely_held_until(SteadyClock::time_point 
 Client::Impl::Grant Client::Impl::acquire(std::string_view key, const AcquireOptions& o) {
   validate_ttl(o.ttl);
   if (o.timeout.count() < 0)
-    throw InvalidArgumentError("INVALID_ARGUMENT",
-                               "INVALID_ARGUMENT timeout must not be negative timeoutMs=" + ms_text(o.timeout),
-                               {{"timeoutMs", ms_text(o.timeout)}});
+    throw InvalidArgumentError(
+        "INVALID_ARGUMENT",
+        "INVALID_ARGUMENT timeout must not be negative timeoutMs=" + ms_text(o.timeout),
+        {{"timeoutMs", ms_text(o.timeout)}});
   const std::string k(key);
   const auto deadline = SteadyClock::now() + std::min(o.timeout, kMaxWait);
   auto turn = queue.wait_turn(k, deadline);
@@ -77,7 +83,8 @@ Client::Impl::Grant Client::Impl::acquire(std::string_view key, const AcquireOpt
 
   auto left = std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now());
   left = std::max(left, milliseconds(0));
-  std::vector<std::string> args = {"LOCK.ACQUIRE", k, "TTL", ms_text(o.ttl), "TIMEOUT", ms_text(left)};
+  std::vector<std::string> args = {"LOCK.ACQUIRE", k,         "TTL",
+                                   ms_text(o.ttl), "TIMEOUT", ms_text(left)};
   add_hold_options(args, o.owner, o.session);
   auto in_flight = queue.in_flight(k);
   const auto sent = SteadyClock::now();
@@ -89,11 +96,13 @@ Client::Impl::Grant Client::Impl::acquire(std::string_view key, const AcquireOpt
   }
   const auto received = SteadyClock::now();
   LockHandle hold = client_internal::to_lock_handle(reply);
-  auto granted_ttl = std::chrono::duration_cast<milliseconds>(hold.lease_expires_at - hold.acquired_at);
+  auto granted_ttl =
+      std::chrono::duration_cast<milliseconds>(hold.lease_expires_at - hold.acquired_at);
   return Grant{std::move(*turn), std::move(hold), surely_held_until(sent, received, granted_ttl)};
 }
 
-std::optional<LockHandle> Client::Impl::try_acquire(std::string_view key, const TryAcquireOptions& o) {
+std::optional<LockHandle> Client::Impl::try_acquire(std::string_view key,
+                                                    const TryAcquireOptions& o) {
   validate_ttl(o.ttl);
   const std::string k(key);
   // Another caller of this process is acquiring or holding the key (with_lock): contention.
@@ -113,7 +122,8 @@ RenewResult Client::Impl::renew(std::string_view key, std::string_view handle, m
 }
 
 ReleaseResult Client::Impl::release(std::string_view key, std::string_view handle) {
-  return client_internal::to_release_result(call({"LOCK.RELEASE", std::string(key), std::string(handle)}));
+  return client_internal::to_release_result(
+      call({"LOCK.RELEASE", std::string(key), std::string(handle)}));
 }
 
 LockStatus Client::Impl::status(std::string_view key) {
@@ -133,7 +143,8 @@ ListPage Client::Impl::list(const ListOptions& o) {
   return client_internal::to_list_page(call(args));
 }
 
-Assignment Client::Impl::assign(std::string_view key, std::string_view holder_id, const AssignOptions& o) {
+Assignment Client::Impl::assign(std::string_view key, std::string_view holder_id,
+                                const AssignOptions& o) {
   std::vector<std::string> args = {"LOCK.ASSIGN", std::string(key), std::string(holder_id)};
   milliseconds reply_timeout = options.io_timeout;
   if (o.ttl) {
@@ -148,7 +159,8 @@ Assignment Client::Impl::assign(std::string_view key, std::string_view holder_id
   return client_internal::to_assignment(call(args, reply_timeout));
 }
 
-TransferResult Client::Impl::transfer(std::string_view key, std::string_view to_id, std::string_view from_id) {
+TransferResult Client::Impl::transfer(std::string_view key, std::string_view to_id,
+                                      std::string_view from_id) {
   return client_internal::to_transfer_result(
       call({"LOCK.TRANSFER", std::string(key), std::string(to_id), "FROM", std::string(from_id)}));
 }

@@ -40,11 +40,12 @@ void ConnectionPool::give_back(std::unique_ptr<Connection> conn) {
   std::lock_guard lock(mu_);
   --busy_;
   if (conn->broken()) return;
-  if (idle_.size() < options_.max_idle_connections || conn->pinned()) idle_.push_back(std::move(conn));
+  if (idle_.size() < options_.max_idle_connections || conn->pinned())
+    idle_.push_back(std::move(conn));
 }
 
-Reply ConnectionPool::call(const std::vector<std::string>& args, std::chrono::milliseconds reply_timeout,
-                           bool pin_on_success) {
+Reply ConnectionPool::call(const std::vector<std::string>& args,
+                           std::chrono::milliseconds reply_timeout, bool pin_on_success) {
   const std::string bytes = encode_command(args);
   const std::string& command = args.front();
   std::unique_ptr<Connection> conn = take_idle();

@@ -26,7 +26,7 @@
 namespace holdfast::inline v0::client_internal {
 
 struct PoolStats {
-  std::size_t open = 0;    // idle + busy
+  std::size_t open = 0;  // idle + busy
   std::size_t idle = 0;
   std::uint64_t opened = 0;  // connections opened over the pool's life
 };

@@ -33,8 +33,8 @@ namespace holdfast::inline v0::client_internal {
 namespace {
 
 [[noreturn]] void bad_reply(const Reply& reply, std::string_view what) {
-  throw ProtocolError("unexpected reply from the server (" + std::string(what) + "): " +
-                      reply.debug().substr(0, 200));
+  throw ProtocolError("unexpected reply from the server (" + std::string(what) +
+                      "): " + reply.debug().substr(0, 200));
 }
 
 const Reply& need(const Reply& reply, std::string_view name) {
@@ -97,7 +97,8 @@ HoldKind kind_of(const Reply& reply) {
 }
 
 void expect_fields(const Reply& reply) {
-  if (reply.type != Reply::Type::kMap && reply.type != Reply::Type::kArray) bad_reply(reply, "not a map");
+  if (reply.type != Reply::Type::kMap && reply.type != Reply::Type::kArray)
+    bad_reply(reply, "not a map");
 }
 
 }  // namespace

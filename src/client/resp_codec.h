@@ -19,9 +19,9 @@ namespace holdfast::inline v0::client_internal {
 struct Reply {
   enum class Type { kSimple, kError, kInteger, kBulk, kNull, kArray, kMap, kBool, kDouble };
   Type type = Type::kNull;
-  std::string str;            // simple, error, bulk, double (its text), big number (as bulk)
-  std::int64_t integer = 0;   // integer, bool (0/1)
-  std::vector<Reply> items;   // array; a map as key, value, key, value...
+  std::string str;           // simple, error, bulk, double (its text), big number (as bulk)
+  std::int64_t integer = 0;  // integer, bool (0/1)
+  std::vector<Reply> items;  // array; a map as key, value, key, value...
 
   bool is_null() const { return type == Type::kNull; }
   bool is_error() const { return type == Type::kError; }

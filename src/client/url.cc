@@ -57,7 +57,8 @@ void parse_host_port(std::string_view hp, ServerAddress* a) {
     }
   } else {
     auto colon = hp.rfind(':');
-    if (colon != std::string_view::npos && hp.find(':') != colon) bad_url("an IPv6 address must be in [brackets]");
+    if (colon != std::string_view::npos && hp.find(':') != colon)
+      bad_url("an IPv6 address must be in [brackets]");
     a->host = std::string(hp.substr(0, colon));
     if (colon != std::string_view::npos) {
       port_text = hp.substr(colon + 1);
@@ -79,11 +80,13 @@ ServerAddress parse_unix(std::string_view rest) {
   a.kind = ServerAddress::Kind::kUnix;
   if (!rest.empty() && rest.front() != '/') {
     auto at = rest.find('@');
-    if (at == std::string_view::npos) bad_url("unix:// needs an absolute path, e.g. unix:///run/holdfast.sock");
+    if (at == std::string_view::npos)
+      bad_url("unix:// needs an absolute path, e.g. unix:///run/holdfast.sock");
     parse_userinfo(rest.substr(0, at), &a);
     rest = rest.substr(at + 1);
   }
-  if (rest.empty() || rest.front() != '/') bad_url("unix:// needs an absolute path, e.g. unix:///run/holdfast.sock");
+  if (rest.empty() || rest.front() != '/')
+    bad_url("unix:// needs an absolute path, e.g. unix:///run/holdfast.sock");
   a.path = std::string(rest);
   return a;
 }

@@ -63,16 +63,19 @@ TEST_F(LocksCli, AcquirePrintsTheHoldWithItsHandle) {
   EXPECT_EQ(field(r.out, "HELD BY"), "user:local");
   EXPECT_TRUE(expires_in_about(field(r.out, "EXPIRES"), 60)) << r.out;
   EXPECT_NE(r.out.find("holdfast locks release jobs:import --handle " + handle), std::string::npos);
-  EXPECT_EQ(resp.call({"LOCK.RELEASE", "jobs:import", handle}).number("released"), 1) << "the printed handle works";
+  EXPECT_EQ(resp.call({"LOCK.RELEASE", "jobs:import", handle}).number("released"), 1)
+      << "the printed handle works";
 }
 
 TEST_F(LocksCli, AcquireJsonIsAHoldObjectWithWireFieldNames) {
   json::object hold = cli_json({"acquire", "k", "--ttl", "5000"}, 0).as_object();
-  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt", "scope", "kind"})
+  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt",
+                        "scope", "kind"})
     EXPECT_TRUE(hold.contains(f)) << f;
   EXPECT_EQ(hold["key"].as_string(), "k");
   EXPECT_TRUE(hold["owner"].is_null());
-  EXPECT_EQ(hold["leaseExpiresAt"].as_int64() - hold["acquiredAt"].as_int64(), 5000) << "times are ms since epoch";
+  EXPECT_EQ(hold["leaseExpiresAt"].as_int64() - hold["acquiredAt"].as_int64(), 5000)
+      << "times are ms since epoch";
   EXPECT_EQ(hold["scope"].as_string(), "lease");
   EXPECT_EQ(hold["kind"].as_string(), "handle");
   EXPECT_GT(hold["token"].as_int64(), 0);
@@ -82,7 +85,9 @@ TEST_F(LocksCli, AcquireOfAHeldKeyExitsOne) {
   resp.call({"LOCK.TRY", "k", "TTL", "60000", "OWNER", "someone"});
   RunResult r = cli({"acquire", "k"});
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.out.rfind("not acquired: k is held by user:local (owner someone), expires in ", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("not acquired: k is held by user:local (owner someone), expires in ", 0),
+            0u)
+      << r.out;
   EXPECT_TRUE(cli_json({"acquire", "k"}, 1).is_null()) << "the wire's nil";
 
   RunResult waited = cli({"acquire", "k", "--wait", "200"});
@@ -115,7 +120,8 @@ TEST_F(LocksCli, StatusOfFreeAndHeldKeys) {
   EXPECT_EQ(field(held.out, "OWNER"), "run-1");
   EXPECT_EQ(field(held.out, "TOKEN"), std::to_string(hold.number("token")));
   EXPECT_TRUE(expires_in_about(field(held.out, "EXPIRES"), 60)) << held.out;
-  EXPECT_EQ(held.out.find(hold.text("handle")), std::string::npos) << "status never shows the handle";
+  EXPECT_EQ(held.out.find(hold.text("handle")), std::string::npos)
+      << "status never shows the handle";
 
   json::object s = cli_json({"status", "k"}, 0).as_object();
   EXPECT_EQ(s["held"], true);
@@ -172,7 +178,8 @@ TEST_F(LocksCli, ReleaseWithTheRightAndAWrongHandle) {
   EXPECT_EQ(ok.exit_code, 0);
   EXPECT_EQ(ok.out, "released k\n");
   auto again = resp.call({"LOCK.TRY", "k", "TTL", "60000"});
-  EXPECT_EQ(cli_json({"release", "k", "--handle", again.text("handle")}, 0), (json::object{{"released", true}}));
+  EXPECT_EQ(cli_json({"release", "k", "--handle", again.text("handle")}, 0),
+            (json::object{{"released", true}}));
 }
 
 TEST_F(LocksCli, RenewMovesTheLeaseOrExitsOne) {
@@ -180,10 +187,13 @@ TEST_F(LocksCli, RenewMovesTheLeaseOrExitsOne) {
   RunResult ok = cli({"renew", "k", "--handle", hold.text("handle"), "--ttl", "90000"});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ok.out.rfind("renewed k, expires in ", 0), 0u) << ok.out;
-  EXPECT_TRUE(expires_in_about(ok.out.substr(std::string("renewed k, expires ").size()), 90)) << ok.out;
-  json::object r = cli_json({"renew", "k", "--handle", hold.text("handle"), "--ttl", "60000"}, 0).as_object();
+  EXPECT_TRUE(expires_in_about(ok.out.substr(std::string("renewed k, expires ").size()), 90))
+      << ok.out;
+  json::object r =
+      cli_json({"renew", "k", "--handle", hold.text("handle"), "--ttl", "60000"}, 0).as_object();
   EXPECT_EQ(r["renewed"], true);
-  EXPECT_EQ(r["leaseExpiresAt"].as_int64(), resp.call({"LOCK.STATUS", "k"}).number("leaseExpiresAt"));
+  EXPECT_EQ(r["leaseExpiresAt"].as_int64(),
+            resp.call({"LOCK.STATUS", "k"}).number("leaseExpiresAt"));
   RunResult lost = cli({"renew", "k", "--handle", "WRONGWRONGWRONGWRONGWR", "--ttl", "1000"});
   EXPECT_EQ(lost.exit_code, 1);
   EXPECT_NE(lost.out.find("not renewed: lease_lost"), std::string::npos);
@@ -210,9 +220,9 @@ TEST_F(LocksCli, AssignedHolds) {
   EXPECT_EQ(t["holder"].as_string(), "bob");
   RunResult not_holder = cli({"transfer", "doc:1", "carol", "--from", "alice"});
   EXPECT_EQ(not_holder.exit_code, 1);
-  EXPECT_EQ(cli({"transfer", "doc:1", "carol", "--from", "bob"}).out, "transferred doc:1 from bob to carol (token " +
-                                                                         std::to_string(t["token"].as_int64() + 1) +
-                                                                         ")\n");
+  EXPECT_EQ(cli({"transfer", "doc:1", "carol", "--from", "bob"}).out,
+            "transferred doc:1 from bob to carol (token " +
+                std::to_string(t["token"].as_int64() + 1) + ")\n");
 
   json::object a = cli_json({"assign", "doc:2", "dave", "--ttl", "5000"}, 0).as_object();
   EXPECT_EQ(a["leaseExpiresAt"].as_int64() - a["acquiredAt"].as_int64(), 5000);
@@ -247,7 +257,8 @@ TEST_F(LocksCli, UsageErrorsExitTwo) {
 
 TEST_F(LocksCli, AuthenticationAndAccessErrorsExitThree) {
   FakeServer strict("-UNAUTHENTICATED unknown credentials\r\n");
-  RunResult r = run({HOLDFAST_BIN, "locks", "status", "k", "--server", strict.url(), "--token", "nope"});
+  RunResult r =
+      run({HOLDFAST_BIN, "locks", "status", "k", "--server", strict.url(), "--token", "nope"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("UNAUTHENTICATED"), std::string::npos) << r.err;
 
@@ -258,20 +269,23 @@ TEST_F(LocksCli, AuthenticationAndAccessErrorsExitThree) {
   EXPECT_EQ(json::parse(list.out).as_object()["errorCode"].as_string(), "FORBIDDEN");
 
   FakeServer ruled({hello, "-LOCK_ACCESS_DENIED the lock rule set denies acquire key=jobs:1\r\n"});
-  EXPECT_EQ(run({HOLDFAST_BIN, "locks", "acquire", "jobs:1", "--server", ruled.url()}).exit_code, 3);
+  EXPECT_EQ(run({HOLDFAST_BIN, "locks", "acquire", "jobs:1", "--server", ruled.url()}).exit_code,
+            3);
 }
 
 TEST_F(LocksCli, ServerAndTokenFromTheEnvironmentAndUnixSockets) {
   RunResult r = run({HOLDFAST_BIN, "locks", "acquire", "env-key", "--json"}, "",
                     {"HOLDFAST_SERVER=" + server.url(), "HOLDFAST_TOKEN=anything"});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
-  RunResult unix_status = run({HOLDFAST_BIN, "locks", "status", "env-key", "--server", "unix://" + server.unix_path()});
+  RunResult unix_status =
+      run({HOLDFAST_BIN, "locks", "status", "env-key", "--server", "unix://" + server.unix_path()});
   EXPECT_EQ(unix_status.exit_code, 0) << unix_status.err;
   EXPECT_EQ(field(unix_status.out, "HELD"), "yes");
 }
 
 TEST_F(LocksCli, CommonOptionsGoBeforeOrAfterTheSubcommand) {
-  RunResult before = run({HOLDFAST_BIN, "locks", "--json", "--server", server.url(), "status", "k"});
+  RunResult before =
+      run({HOLDFAST_BIN, "locks", "--json", "--server", server.url(), "status", "k"});
   RunResult after = run({HOLDFAST_BIN, "locks", "status", "k", "--json", "--server", server.url()});
   EXPECT_EQ(before.exit_code, 0) << before.err;
   EXPECT_EQ(before.out, after.out);
@@ -281,10 +295,12 @@ TEST_F(LocksCli, CommonOptionsGoBeforeOrAfterTheSubcommand) {
 TEST_F(LocksCli, HelpDocumentsTheExitCodes) {
   RunResult r = run({HOLDFAST_BIN, "locks", "--help"});
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* s : {"0 done", "1 not acquired", "2 usage error", "3 authentication or access error",
-                        "4 server unreachable", "milliseconds since the Unix epoch"})
+  for (const char* s :
+       {"0 done", "1 not acquired", "2 usage error", "3 authentication or access error",
+        "4 server unreachable", "milliseconds since the Unix epoch"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
-  EXPECT_NE(run({HOLDFAST_BIN, "locks", "acquire", "--help"}).out.find("4 server unreachable"), std::string::npos);
+  EXPECT_NE(run({HOLDFAST_BIN, "locks", "acquire", "--help"}).out.find("4 server unreachable"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -32,7 +32,8 @@ TEST(ClientConnection, ACallInFlightFailsWithConnectionErrorWhenTheServerDies) {
   Client client(server.url());
   auto holder = server.client();
   holder.call({"LOCK.TRY", "k", "TTL", "60000"});
-  auto waiting = std::async(std::launch::async, [&] { client.acquire("k", {.ttl = 1000ms, .timeout = 30000ms}); });
+  auto waiting = std::async(std::launch::async,
+                            [&] { client.acquire("k", {.ttl = 1000ms, .timeout = 30000ms}); });
   auto watcher = server.client();
   ASSERT_TRUE(testing::await_waiters(watcher, "k", 1));
   server.kill9();

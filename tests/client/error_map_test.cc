@@ -46,7 +46,8 @@ E thrown(std::string_view line) {
 }
 
 TEST(ErrorMap, LockTimeoutCarriesKeyAndTimeout) {
-  auto e = thrown<LockTimeoutError>("LOCK_TIMEOUT no grant within the timeout key=jobs:1 timeoutMs=300");
+  auto e =
+      thrown<LockTimeoutError>("LOCK_TIMEOUT no grant within the timeout key=jobs:1 timeoutMs=300");
   EXPECT_EQ(e.code(), "LOCK_TIMEOUT");
   EXPECT_EQ(e.key(), "jobs:1");
   EXPECT_EQ(e.timeout(), std::chrono::milliseconds(300));

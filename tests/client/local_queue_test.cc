@@ -55,7 +55,8 @@ TEST_F(LocalQueue, EightThreadsOnOneKeyKeepOneRequestInFlight) {
   auto watcher = server.client();
   ASSERT_TRUE(eventually([&] { return client.stats().local_waiters == 7; }));
   ASSERT_TRUE(testing::await_waiters(watcher, "hot", 1));
-  EXPECT_EQ(watcher.call({"LOCK.STATUS", "hot"}).number("waiters"), 1) << "the server saw one request, not eight";
+  EXPECT_EQ(watcher.call({"LOCK.STATUS", "hot"}).number("waiters"), 1)
+      << "the server saw one request, not eight";
   EXPECT_EQ(done.load(), 0);
 
   outside.call({"LOCK.RELEASE", "hot", held.text("handle")});
@@ -95,7 +96,8 @@ TEST_F(LocalQueue, ALocalWaitThatTimesOutNeverReachesTheServer) {
     });
     other.join();
     EXPECT_EQ(client.status("busy").waiters, 0) << "it waited locally, not at the server";
-    EXPECT_FALSE(client.try_acquire("busy", {.ttl = 1000ms})) << "try_acquire does not wait behind the scope";
+    EXPECT_FALSE(client.try_acquire("busy", {.ttl = 1000ms}))
+        << "try_acquire does not wait behind the scope";
   });
   EXPECT_EQ(client.stats().max_in_flight_per_key, 1u);
 }

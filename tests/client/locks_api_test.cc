@@ -146,7 +146,8 @@ TEST_F(ClientLocks, TimeoutThrowsLockTimeoutErrorWithKeyAndTimeout) {
     EXPECT_NE(std::string(e.what()).find("LOCK_TIMEOUT"), std::string::npos);
   }
   EXPECT_GE(std::chrono::steady_clock::now() - start, 290ms) << "it waited on the server";
-  EXPECT_THROW(client.acquire("busy", {.ttl = 1000ms, .timeout = 0ms}), LockTimeoutError) << "0 = one attempt";
+  EXPECT_THROW(client.acquire("busy", {.ttl = 1000ms, .timeout = 0ms}), LockTimeoutError)
+      << "0 = one attempt";
 }
 
 TEST_F(ClientLocks, ServerRefusalsAreTypedErrors) {
@@ -198,7 +199,8 @@ TEST_F(ClientLocks, AssignTransferUnassignHolderAndCheckHolder) {
 }
 
 TEST_F(ClientLocks, SessionHoldEndsWhenTheClientIsGone) {
-  auto session_client = std::make_unique<Client>(server.url(), ClientOptions{.max_idle_connections = 0});
+  auto session_client =
+      std::make_unique<Client>(server.url(), ClientOptions{.max_idle_connections = 0});
   auto h = session_client->try_acquire("s", {.ttl = 60000ms, .session = true});
   ASSERT_TRUE(h);
   EXPECT_EQ(h->scope, Scope::kSession);

@@ -8,7 +8,8 @@ namespace holdfast::client_internal {
 namespace {
 
 TEST(RespCodec, EncodesCommandsAsArraysOfBulkStrings) {
-  EXPECT_EQ(encode_command({"LOCK.TRY", "a b", ""}), "*3\r\n$8\r\nLOCK.TRY\r\n$3\r\na b\r\n$0\r\n\r\n");
+  EXPECT_EQ(encode_command({"LOCK.TRY", "a b", ""}),
+            "*3\r\n$8\r\nLOCK.TRY\r\n$3\r\na b\r\n$0\r\n\r\n");
 }
 
 TEST(RespCodec, ParsesResp3MapsAndFieldLookup) {

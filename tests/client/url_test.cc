@@ -62,9 +62,9 @@ TEST(ServerUrl, UnixSocketForms) {
 }
 
 TEST(ServerUrl, MalformedUrlsAreInvalidArgument) {
-  for (const char* bad : {"", "holdfast://", "holdfast://h:0", "holdfast://h:70000", "holdfast://h:x",
-                          "h:", "::1:7420", "unix://relative.sock", "redis://h:1", "holdfast://h:1/path",
-                          "holdfast://[::1", "holdfast://:bad%zz@h:1"}) {
+  for (const char* bad : {"", "holdfast://", "holdfast://h:0", "holdfast://h:70000",
+                          "holdfast://h:x", "h:", "::1:7420", "unix://relative.sock", "redis://h:1",
+                          "holdfast://h:1/path", "holdfast://[::1", "holdfast://:bad%zz@h:1"}) {
     EXPECT_THROW(parse_server_url(bad), InvalidArgumentError) << bad;
   }
 }

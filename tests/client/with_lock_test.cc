@@ -31,22 +31,24 @@ TEST_F(WithLock, ReturnsFnsValueAndReleases) {
 
 TEST_F(WithLock, VoidFnAndTheContextShowsTheFencingToken) {
   std::uint64_t seen = 0;
-  client.with_lock("k", {.ttl = 5000ms, .timeout = 1000ms, .owner = "run-1"}, [&](LockContext& ctx) {
-    seen = ctx.token();
-    EXPECT_EQ(ctx.key(), "k");
-    EXPECT_EQ(ctx.lock_handle().owner, "run-1");
-    EXPECT_EQ(client.status("k").hold->token, ctx.token());
-    EXPECT_FALSE(ctx.lost());
-  });
+  client.with_lock("k", {.ttl = 5000ms, .timeout = 1000ms, .owner = "run-1"},
+                   [&](LockContext& ctx) {
+                     seen = ctx.token();
+                     EXPECT_EQ(ctx.key(), "k");
+                     EXPECT_EQ(ctx.lock_handle().owner, "run-1");
+                     EXPECT_EQ(client.status("k").hold->token, ctx.token());
+                     EXPECT_FALSE(ctx.lost());
+                   });
   EXPECT_GT(seen, 0u);
   EXPECT_FALSE(client.status("k").held());
 }
 
 TEST_F(WithLock, ReleasesWhenFnThrowsAndTheExceptionPropagates) {
-  EXPECT_THROW(client.with_lock("k", [&]() -> int {
-    EXPECT_TRUE(client.status("k").held());
-    throw std::runtime_error("boom");
-  }),
+  EXPECT_THROW(client.with_lock("k",
+                                [&]() -> int {
+                                  EXPECT_TRUE(client.status("k").held());
+                                  throw std::runtime_error("boom");
+                                }),
                std::runtime_error);
   EXPECT_FALSE(client.status("k").held());
   EXPECT_EQ(client.stats().renewing_scopes, 0u);
@@ -56,7 +58,8 @@ TEST_F(WithLock, DoesNotRunFnWhenTheKeyIsNotWon) {
   auto holder = server.client();
   holder.call({"LOCK.TRY", "k", "TTL", "60000"});
   bool ran = false;
-  EXPECT_THROW(client.with_lock("k", {.ttl = 1000ms, .timeout = 100ms}, [&] { ran = true; }), LockTimeoutError);
+  EXPECT_THROW(client.with_lock("k", {.ttl = 1000ms, .timeout = 100ms}, [&] { ran = true; }),
+               LockTimeoutError);
   EXPECT_FALSE(ran);
 }
 
@@ -86,14 +89,16 @@ TEST_F(WithLock, BackgroundRenewalKeepsTheHoldPastThreeTtlsAndStopsWhenFnReturns
 }
 
 TEST_F(WithLock, WithoutRenewalTheLeaseEndsAndFnSeesItLost) {
-  client.with_lock("short", {.ttl = 300ms, .timeout = 1000ms, .renew = false}, [&](LockContext& ctx) {
-    EXPECT_FALSE(ctx.lost());
-    EXPECT_TRUE(ctx.wait_lost(5000ms));
-    EXPECT_TRUE(ctx.lost());
-    // The client errs on the early side; the server ends the lease at most a moment later.
-    Client other(server.url());
-    EXPECT_NO_THROW(other.acquire("short", {.ttl = 1000ms, .timeout = 1000ms}));
-  });
+  client.with_lock("short", {.ttl = 300ms, .timeout = 1000ms, .renew = false},
+                   [&](LockContext& ctx) {
+                     EXPECT_FALSE(ctx.lost());
+                     EXPECT_TRUE(ctx.wait_lost(5000ms));
+                     EXPECT_TRUE(ctx.lost());
+                     // The client errs on the early side; the server ends the lease at most a
+                     // moment later.
+                     Client other(server.url());
+                     EXPECT_NO_THROW(other.acquire("short", {.ttl = 1000ms, .timeout = 1000ms}));
+                   });
 }
 
 TEST_F(WithLock, LostLeaseSignalFiresWhenTheHoldIsRetakenByOwnerElsewhere) {
