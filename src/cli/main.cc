@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "holdfast 0.1.0");
   int exit_code = holdfast::cli::kExitOk;
   holdfast::cli::add_serve_command(app, exit_code);
+  holdfast::cli::add_auth_command(app, exit_code);
+  holdfast::cli::add_rules_command(app, exit_code);
   holdfast::cli::add_locks_command(app, exit_code);
   try {
     app.parse(argc, argv);

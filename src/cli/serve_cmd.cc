@@ -4,10 +4,11 @@
 #include <iostream>
 #include <memory>
 
+#include "auth/credentials.h"
 #include "cli/commands.h"
 #include "server/config.h"
 #include "server/server.h"
-#include "store/memory_store.h"
+#include "store/wal/wal_store.h"
 
 namespace holdfast::cli {
 namespace {
@@ -32,11 +33,41 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     return kExitUsage;
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
-  MemoryStore store;
-  Server server(*config, store, nullptr);
+  std::unique_ptr<CredentialStore> credentials;
+  if (!config->credentials.empty()) {
+    auto opened = CredentialStore::open(config->credentials);
+    if (!opened.ok()) {
+      std::cerr << "holdfast serve: " << opened.error().message << "\n";
+      return kExitUsage;
+    }
+    credentials = std::move(*opened);
+    spdlog::info("credentials: {} entries from {}", credentials->size(), config->credentials);
+  }
+  SystemClock clock;
+  wal::WalOptions wal_options;
+  wal_options.data_dir = config->data_dir;
+  wal_options.fsync = config->fsync == FsyncMode::kAlways ? wal::FsyncMode::kAlways : wal::FsyncMode::kNever;
+  wal_options.on_fatal = [](const Error& e) {
+    // Nothing more can be made durable, so nothing more may be answered: stop at once, as etcd
+    // does. Clients see their connections drop; a restart recovers what was acknowledged.
+    spdlog::critical("the write-ahead log failed: {}; exiting", e.message);
+    spdlog::shutdown();
+    std::_Exit(70);
+  };
+  wal::WalStore store(wal_options, clock);
+  Server server(*config, store, credentials.get());
+  if (credentials) {
+    server.on_reload([&credentials] {
+      if (auto st = credentials->reload(); st.ok()) {
+        spdlog::info("SIGHUP: reloaded {} credentials from {}", credentials->size(), credentials->path());
+      } else {
+        spdlog::error("SIGHUP: keeping the previous credentials: {}", st.error().message);
+      }
+    });
+  }
   if (auto st = server.start(); !st.ok()) {
     std::cerr << "holdfast serve: " << st.error().message << "\n";
-    return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : kExitUnreachable;
+    return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : 1;
   }
   server.run();
   return kExitOk;

@@ -32,11 +32,14 @@ constexpr const char* kVersion = "0.1.0";
 Server::Server(const ServerConfig& config, Store& store, const Authenticator* auth)
     : config_(config),
       auth_(auth),
-      service_(clock_, store, ServiceOptions{LockTableOptions{config.max_lease_ms, 86'400'000}}),
+      service_(clock_, store,
+               ServiceOptions{LockTableOptions{config.max_lease_ms, 86'400'000},
+                              auth != nullptr ? config.acquire_per_user_per_hour : 0}),
       loop_(io_, service_),
       hub_{io_, service_, loop_, resp::ServerInfo{kVersion, auth != nullptr}, auth, &metrics_, {}, {}, 0},
       http_hub_{io_, service_, loop_, auth, {}, &metrics_, 0, &hub_.last_id, {}},
       signals_(io_, SIGINT, SIGTERM),
+      reload_signal_(io_, SIGHUP),
       shutdown_deadline_(io_) {
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
   http_hub_.first_metric = resp::command_table().size();
@@ -157,6 +160,7 @@ Status Server::start() {
     spdlog::info("signal {}: shutting down", sig);
     begin_shutdown();
   });
+  wait_for_reload();
   loop_.after_event();  // arm the timer for leases recovered from the store
   std::string line = "holdfast ready";
   if (!resp_address_.empty()) line += " resp=" + resp_address_;
@@ -167,6 +171,14 @@ Status Server::start() {
   spdlog::info("{} ({} holds recovered, next token {})", line, service_.table().held_count(),
                service_.table().last_token() + 1);
   return ok_status();
+}
+
+void Server::wait_for_reload() {
+  reload_signal_.async_wait([this](const boost::system::error_code& ec, int) {
+    if (ec || stopping_) return;
+    if (reload_) reload_();
+    wait_for_reload();
+  });
 }
 
 void Server::accept_tcp() {
@@ -218,6 +230,7 @@ void Server::begin_shutdown() {
   if (tcp_) tcp_->close(ignored);
   if (unix_) unix_->close(ignored);
   if (http_) http_->close(ignored);
+  reload_signal_.cancel(ignored);
   loop_.stop();
   std::vector<std::shared_ptr<resp::Connection>> live;
   for (auto& [id, weak] : hub_.live)

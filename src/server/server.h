@@ -16,6 +16,7 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,8 @@ class Server {
   ~Server();
 
   Status start();
+  // Called on the loop when SIGHUP arrives (credentials reload).
+  void on_reload(std::function<void()> fn) { reload_ = std::move(fn); }
   // Serves until a stop signal; returns when every connection is closed and the store flushed.
   void run();
   // The bound addresses, e.g. "127.0.0.1:7420" (port 0 in the config becomes the real port).
@@ -55,6 +58,7 @@ class Server {
   void accept_unix();
   void adopt(resp::Connection::Socket socket);
   void begin_shutdown();
+  void wait_for_reload();
   void drain(std::chrono::steady_clock::time_point deadline);
 
   ServerConfig config_;
@@ -70,6 +74,8 @@ class Server {
   std::optional<boost::asio::local::stream_protocol::acceptor> unix_;
   std::optional<boost::asio::ip::tcp::acceptor> http_;
   boost::asio::signal_set signals_;
+  boost::asio::signal_set reload_signal_;
+  std::function<void()> reload_;
   boost::asio::steady_timer shutdown_deadline_;
   std::string resp_address_;
   std::string http_address_;

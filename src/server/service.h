@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,8 @@
 
 #include "core/clock.h"
 #include "core/lock_table.h"
+#include "auth/rate_limiter.h"
+#include "auth/rule_set.h"
 #include "core/principal.h"
 #include "store/store.h"
 
@@ -55,6 +58,9 @@ struct AssignArgs {
 
 struct ServiceOptions {
   LockTableOptions table;
+  // Acquire attempts (acquire, tryAcquire, assign) per member user per rolling hour; 0 turns
+  // the limit off (local open mode: the one local user is not limited).
+  std::int64_t acquire_per_user_per_hour = 0;
 };
 
 class Service final : private ChangeSink {
@@ -82,6 +88,13 @@ class Service final : private ChangeSink {
                                   std::optional<std::string_view> holder_id);
   Result<HolderView> holder(const Caller& caller, std::string_view key);
 
+  // The lock rule set (admins, owners and functions only; members get FORBIDDEN). set answers
+  // whether an installed set of the same name was replaced; a different name is
+  // RULESET_CONFLICT. delete of a name that is not installed is NOT_FOUND.
+  Result<bool> set_rule_set(const Caller& caller, std::string_view toml);
+  Result<const RuleSet*> get_rule_set(const Caller& caller) const;
+  Status delete_rule_set(const Caller& caller, std::string_view name);
+
   // The waiter's client no longer wants the outcome.
   void cancel_waiter(WaiterId waiter);
   // The connection is gone: its waiters leave, its session holds are released.
@@ -90,7 +103,7 @@ class Service final : private ChangeSink {
   void advance();
   // Delivers waiter outcomes to their clients. Returns how many were delivered.
   std::size_t dispatch_outcomes();
-  std::optional<Millis> next_deadline() const { return table_.next_deadline(); }
+  std::optional<Millis> next_deadline() const;
 
   std::uint64_t last_sequence() const { return last_sequence_; }
   Store& store() { return store_; }
@@ -102,11 +115,46 @@ class Service final : private ChangeSink {
   Millis now() const { return clock_.now_ms(); }
   void release_orphan(const WaiterOutcome& outcome);
 
+  // Rate limits. A blocking acquire or assign over the cap does not fail: it is deferred until
+  // the window frees a slot (then it counts once and queues with the time it has left) or its
+  // timeout passes (LOCK_TIMEOUT). Deferred requests have ids with the top bit set, so they
+  // never collide with the table's waiter ids.
+  struct Deferred {
+    WaiterId id = 0;
+    Millis deadline = 0;
+    Millis timeout_ms = 0;
+    Principal principal;
+    SessionId session = 0;
+    bool assign = false;
+    std::string key, owner, holder_id;
+    bool has_owner = false;
+    bool session_scoped = false;
+    Millis ttl_ms = 0;
+    bool has_ttl = true;
+    WaiterClient* client = nullptr;
+  };
+  static constexpr WaiterId kDeferredBit = WaiterId{1} << 63;
+  // Counts the attempt; nullopt when allowed, else the wait before a slot frees.
+  std::optional<Millis> over_limit(const Principal& principal);
+  Result<AcquireOutcome> defer(Deferred d, Millis retry_after_ms);
+  void run_deferred(Millis now);
+  bool cancel_deferred(WaiterId id);
+
+  std::optional<Error> gate(const Caller& caller, LockOperation op, std::string_view key) const {
+    return check_access(rules_ ? &*rules_ : nullptr, *caller.principal, op, key);
+  }
+
   const Clock& clock_;
   Store& store_;
   LockTable table_;
+  RateLimiter limiter_;
+  std::optional<RuleSet> rules_;
   std::uint64_t last_sequence_ = 0;
   std::unordered_map<WaiterId, WaiterClient*> waiting_;
+  std::multimap<Millis, Deferred> deferred_;              // by when to run (or time out)
+  std::unordered_map<WaiterId, WaiterId> aliases_;        // deferred id -> table waiter id
+  std::vector<std::pair<WaiterClient*, WaiterOutcome>> deferred_outcomes_;
+  WaiterId last_deferred_ = 0;
 };
 
 }  // namespace holdfast

@@ -49,10 +49,8 @@ int decode_status(int status) {
 RunResult run(const std::vector<std::string>& argv, const std::string& input,
               const std::vector<std::string>& extra_env) {
   int in_pipe[2], out_pipe[2], err_pipe[2];
-  // O_CLOEXEC: when several threads run() at once, a child forked by one thread must not
-  // inherit another run's pipe ends (a curl reading its stdin would then never see EOF while
-  // the other child lives, and the two can wait on each other for ever). dup2() onto 0/1/2
-  // clears the flag on the copies the child keeps.
+  // O_CLOEXEC: a child forked by another thread at the same moment must not inherit these ends,
+  // or it would hold this child's stdin open forever.
   if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error("pipe");
   pid_t pid = fork();
@@ -107,8 +105,6 @@ Child::Child(Child&& o) noexcept : pid_(o.pid_), out_fd_(o.out_fd_), buffer_(std
 
 Child& Child::operator=(Child&& o) noexcept {
   if (this != &o) {
-    // Release what this child owns without ending the lifetime of its members (an explicit
-    // ~Child() here destroyed buffer_, and assigning to it then corrupted the heap).
     if (pid_ > 0) {
       ::kill(pid_, SIGKILL);
       int status;
@@ -126,7 +122,7 @@ Child& Child::operator=(Child&& o) noexcept {
 
 Child Child::start(const std::vector<std::string>& argv, bool capture_stderr) {
   int out_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");  // see run()
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     dup2(out_pipe[1], 1);

@@ -7,7 +7,7 @@
 // One call works in three steps (docs/sql-advisory-locks.md has the details per database):
 //   1. Wait for the name in this process: callers in one process queue first in, first out on
 //      an in-process lock, so at most one of them waits at the database per name.
-//   2. Wait for the database lock with the time that is left of options.timeout, but never less
+//   2. Wait for the database lock with whatever remains of options.timeout, but never less
 //      than one second; the database enforces that wait (no polling). Timeout at either level
 //      throws holdfast::LockTimeoutError naming the lock.
 //   3. Run fn, then release the database lock and check that the database confirmed the

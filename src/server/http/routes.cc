@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "core/validation.h"
+#include "auth/rule_set.h"
 #include "server/http/json_body.h"
 
 namespace holdfast::http {
@@ -205,6 +206,41 @@ Outcome holder(RouteContext& ctx, const Request& req, Response& res) {
   return Outcome::kDone;
 }
 
+std::string_view rule_set_name(const Request& req) {
+  constexpr std::string_view prefix = "/v1/rule-sets/";
+  return req.path.substr(prefix.size());
+}
+
+Outcome put_rule_set(RouteContext& ctx, const Request& req, Response& res) {
+  // The path names the set; a TOML that names another one is refused before anything changes.
+  auto parsed = parse_rule_set(req.body);
+  if (parsed.ok() && parsed->name != rule_set_name(req)) {
+    return fail(invalid_argument("the path names rule set '" + std::string(rule_set_name(req)) +
+                                 "' but the TOML's [ruleSet] name is '" + parsed->name + "'"),
+                res);
+  }
+  auto replaced = ctx.service.set_rule_set(ctx.caller, req.body);
+  if (!replaced.ok()) return fail(replaced.error(), res);
+  json_response({{"name", std::string(rule_set_name(req))}, {"replaced", *replaced}}, res);
+  return Outcome::kDone;
+}
+
+Outcome get_rule_sets(RouteContext& ctx, const Request&, Response& res) {
+  auto current = ctx.service.get_rule_set(ctx.caller);
+  if (!current.ok()) return fail(current.error(), res);
+  json::array sets;
+  if (*current != nullptr) sets.push_back(json::object{{"name", (*current)->name}, {"toml", (*current)->toml}});
+  json_response({{"ruleSets", std::move(sets)}}, res);
+  return Outcome::kDone;
+}
+
+Outcome delete_rule_set(RouteContext& ctx, const Request& req, Response& res) {
+  auto st = ctx.service.delete_rule_set(ctx.caller, rule_set_name(req));
+  if (!st.ok()) return fail(st.error(), res);
+  json_response({{"deleted", true}}, res);
+  return Outcome::kDone;
+}
+
 Outcome metrics(RouteContext& ctx, const Request&, Response& res) {
   res.status = 200;
   res.content_type = "text/plain; version=0.0.4; charset=utf-8";
@@ -237,6 +273,9 @@ constexpr Route kRoutes[] = {
     {"POST", "/v1/locks/transfer", false, false, transfer},
     {"POST", "/v1/locks/unassign", false, false, unassign},
     {"GET", "/v1/locks/holder", false, false, holder},
+    {"PUT", "/v1/rule-sets/", true, false, put_rule_set},
+    {"GET", "/v1/rule-sets", false, false, get_rule_sets},
+    {"DELETE", "/v1/rule-sets/", true, false, delete_rule_set},
     {"GET", "/metrics", false, true, metrics},
     {"GET", "/healthz", false, true, healthz},
     {"GET", "/readyz", false, true, readyz},

@@ -40,6 +40,9 @@ constexpr CommandSpec kCommands[] = {
     {"LOCK.UNASSIGN", 1, 2, 0, cmd_unassign, "LOCK.UNASSIGN <key> [<holderId>]",
      "Frees an assigned hold."},
     {"LOCK.HOLDER", 1, 1, 0, cmd_holder, "LOCK.HOLDER <key>", "The holder id of an assigned key."},
+    {"RULES.SET", 1, 1, 0, cmd_rules_set, "RULES.SET <toml>", "Installs or replaces the lock rule set (admin)."},
+    {"RULES.GET", 0, 0, 0, cmd_rules_get, "RULES.GET", "The installed rule set as {name, toml}, or nil (admin)."},
+    {"RULES.DELETE", 1, 1, 0, cmd_rules_delete, "RULES.DELETE <name>", "Removes the rule set: open access again (admin)."},
 };
 
 // Command names are matched case-insensitively through an upper-cased copy on the stack.

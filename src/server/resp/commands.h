@@ -88,6 +88,9 @@ Flow cmd_assign(CommandContext&, std::span<const std::string_view>);
 Flow cmd_transfer(CommandContext&, std::span<const std::string_view>);
 Flow cmd_unassign(CommandContext&, std::span<const std::string_view>);
 Flow cmd_holder(CommandContext&, std::span<const std::string_view>);
+Flow cmd_rules_set(CommandContext&, std::span<const std::string_view>);
+Flow cmd_rules_get(CommandContext&, std::span<const std::string_view>);
+Flow cmd_rules_delete(CommandContext&, std::span<const std::string_view>);
 
 // Writes the reply of a queued waiter's outcome (a hold, an assignment or LOCK_TIMEOUT).
 void write_waiter_outcome(ReplyWriter& w, const WaiterOutcome& outcome);

@@ -1,0 +1,47 @@
+// Lock rule sets (SPEC section 3): one optional set per server, pushed as TOML, one CEL rule
+// per gated operation. Rules are compiled at push time; checking a call only evaluates.
+//
+// The decision, in order:
+//  1. admins and owners always pass; functions are never subject to rules;
+//  2. no rule set installed: every member may do every gated operation;
+//  3. with a rule set: an operation it does not define is denied, and a rule that evaluates to
+//     anything but `true` (false, an error, a non-bool) denies.
+// Gated operations: acquire (covers tryAcquire), renew, assign, transfer, unassign. release is
+// never gated, status is open to every member, list is admin-only (decided elsewhere).
+// A denial never echoes the rule.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cel/cel.h"
+#include "core/error.h"
+#include "core/principal.h"
+
+namespace holdfast {
+
+enum class LockOperation : unsigned char { kAcquire, kRenew, kAssign, kTransfer, kUnassign };
+inline constexpr std::size_t kLockOperationCount = 5;
+std::string_view operation_name(LockOperation op);
+
+struct RuleSet {
+  std::string name;
+  std::string toml;  // as pushed, returned by RULES.GET
+  std::array<std::optional<cel::Program>, kLockOperationCount> rules;
+};
+
+// Parses and compiles a rule set. Errors are INVALID_ARGUMENT naming the rule and the position
+// inside it, e.g. "rules.lock.acquire: 1:14: unexpected token ')'".
+Result<RuleSet> parse_rule_set(std::string_view toml);
+
+// nullopt when the call may proceed; LOCK_ACCESS_DENIED otherwise.
+std::optional<Error> check_access(const RuleSet* rules, const Principal& caller, LockOperation op,
+                                  std::string_view key);
+
+// The activation a rule sees: user.userId, user.role, record.key and isMemberOf(type, id).
+// `caller` must outlive the activation.
+cel::Activation rule_activation(const Principal& caller, std::string_view key);
+
+}  // namespace holdfast

@@ -1,0 +1,95 @@
+// An in-memory FileSystem for tests: crash cases without a disk.
+//
+// Each file remembers how much of it has been synced, so drop_unsynced() can play a power
+// loss; tests edit bytes directly (contents/set_contents) to play torn writes and bit flips.
+// A sync can be held on a latch (block_syncs / unblock_syncs) so a test can pile appends up
+// behind a sync in progress, and I/O errors can be injected. Thread-safe: the store's syncer
+// thread and the test thread use it at once.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "store/wal/file_system.h"
+
+namespace holdfast::wal {
+
+class FakeFileSystem final : public FileSystem {
+ public:
+  FakeFileSystem() = default;
+  FakeFileSystem(const FakeFileSystem&) = delete;
+  FakeFileSystem& operator=(const FakeFileSystem&) = delete;
+
+  // --- FileSystem ---
+  Status create_dir(const std::string& dir) override;
+  Result<std::vector<std::string>> list_dir(const std::string& dir) override;
+  Result<FileContents> read_file(const std::string& path) override;
+  Result<std::unique_ptr<WritableFile>> create_file(const std::string& path) override;
+  Status truncate_file(const std::string& path, std::uint64_t size) override;
+  Status rename_file(const std::string& from, const std::string& to) override;
+  Status remove_file(const std::string& path) override;
+  Status sync_dir(const std::string& dir) override;
+  Result<LockAttempt> lock_file(const std::string& path) override;
+
+  // --- inspection and damage ---
+  std::optional<std::string> contents(const std::string& path) const;
+  // Replaces a file's bytes, as if they were on disk (synced). Creates the file if needed.
+  void set_contents(const std::string& path, std::string data);
+  bool exists(const std::string& path) const;
+  // A power loss: every file goes back to what its last sync made durable.
+  void drop_unsynced();
+
+  enum class Crash : std::uint8_t {
+    kKill,       // kill -9: everything written survives (it is in the page cache)
+    kPowerLoss,  // only what was synced survives
+  };
+  // The disk as a new process would find it after `crash`, while this one (and a store using
+  // it) goes on untouched. Locks are not copied: they die with the crashed process.
+  std::unique_ptr<FakeFileSystem> image_after(Crash crash) const;
+
+  // --- syncs ---
+  // While blocked, every WritableFile::sync waits (after counting itself as blocked).
+  void block_syncs();
+  void unblock_syncs();
+  // Waits until at least n syncs are waiting on the latch; false after `timeout`.
+  bool wait_for_blocked_syncs(int n, std::chrono::milliseconds timeout);
+  // Every WritableFile::sync sleeps this long (a slow disk).
+  void set_sync_delay(std::chrono::microseconds delay);
+  std::uint64_t file_syncs() const;
+
+  // --- injected failures (sticky until cleared) ---
+  void fail_syncs(bool fail);
+  void fail_writes(bool fail);
+
+ private:
+  struct File {
+    std::string data;
+    std::size_t synced = 0;  // bytes of data that survive drop_unsynced()
+  };
+  class Writable;
+  class Lock;
+
+  Status append_to(const std::string& path, std::span<const std::string_view> pieces);
+  Status sync_file(const std::string& path);
+  void unlock(const std::string& path);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::string, File> files_;
+  std::set<std::string> dirs_;
+  std::set<std::string> locked_;
+  bool syncs_blocked_ = false;
+  int blocked_syncs_ = 0;
+  std::chrono::microseconds sync_delay_{0};
+  std::uint64_t file_syncs_ = 0;
+  bool fail_syncs_ = false;
+  bool fail_writes_ = false;
+};
+
+}  // namespace holdfast::wal

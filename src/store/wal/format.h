@@ -1,0 +1,60 @@
+// The constants that the log writer, the log reader and the snapshot code share. The prose
+// description of the format is docs/wal-format.md; change both together.
+//
+//   segment  := "HFWAL01\n" frame*
+//   frame    := header_crc:u32 body_length:u32 body_crc:u32 record_count:u32 body
+//   record   := type:u8 payload_length:u32 payload
+//   snapshot := "HFSNAP1\n" body body_crc:u32 body_length:u64
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace holdfast::wal {
+
+// --- log segments ---
+inline constexpr std::string_view kSegmentMagic = "HFWAL01\n";
+inline constexpr std::size_t kSegmentHeaderSize = 8;
+static_assert(kSegmentMagic.size() == kSegmentHeaderSize);
+
+// header_crc, body_length, body_crc, record_count.
+inline constexpr std::size_t kFrameHeaderSize = 16;
+// A batch bigger than this is written as several frames (u32 lengths, bounded reads).
+inline constexpr std::size_t kMaxFrameBody = std::size_t{64} << 20;
+
+// type:u8 payload_length:u32
+inline constexpr std::size_t kRecordHeaderSize = 5;
+
+// The record types, one per Change alternative. 0 is never a type, so zero-filled space can
+// never be read as a record.
+enum class RecordType : std::uint8_t {
+  kGranted = 1,
+  kRenewed = 2,
+  kReleased = 3,
+  kRuleSetPut = 4,
+  kRuleSetDeleted = 5,
+};
+
+// --- snapshots ---
+inline constexpr std::string_view kSnapshotMagic = "HFSNAP1\n";
+inline constexpr std::size_t kSnapshotHeaderSize = 8;
+static_assert(kSnapshotMagic.size() == kSnapshotHeaderSize);
+// body_crc:u32 body_length:u64
+inline constexpr std::size_t kSnapshotTrailerSize = 12;
+
+// --- the data dir ---
+inline constexpr std::string_view kLockFileName = "LOCK";
+inline constexpr std::string_view kSegmentPrefix = "wal-";
+inline constexpr std::string_view kSegmentSuffix = ".log";
+inline constexpr std::string_view kSnapshotPrefix = "snap-";
+inline constexpr std::string_view kSnapshotSuffix = ".snap";
+inline constexpr std::string_view kTempSuffix = ".tmp";
+// File numbers are printed with this many decimal digits so names sort in number order.
+inline constexpr int kFileNumberDigits = 20;
+
+// --- defaults of WalOptions ---
+inline constexpr std::uint64_t kDefaultSnapshotThresholdBytes = std::uint64_t{64} << 20;
+inline constexpr std::uint64_t kDefaultSegmentBytes = std::uint64_t{16} << 20;
+
+}  // namespace holdfast::wal

@@ -1,0 +1,194 @@
+// Encoding and decoding of records. Each payload is a flat sequence of fixed-width integers and
+// length-prefixed strings; a decoder must consume the payload exactly, so a record of a newer
+// format (extra fields) is reported, not half-read.
+#include "store/wal/record.h"
+
+#include <type_traits>
+
+namespace holdfast::wal {
+namespace {
+
+// Keeps exhaustiveness in std::visit: a new Change alternative fails to compile here.
+template <class>
+struct AlwaysFalse : std::false_type {};
+
+void append_payload(std::string& out, const Change& change) {
+  std::visit(
+      [&out](const auto& c) {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, Granted>) {
+          append_hold(out, c.hold);
+        } else if constexpr (std::is_same_v<T, Renewed>) {
+          put_str(out, c.key);
+          put_u64(out, c.token);
+          put_i64(out, c.lease_expires_at);
+        } else if constexpr (std::is_same_v<T, Released>) {
+          put_str(out, c.key);
+          put_u64(out, c.token);
+        } else if constexpr (std::is_same_v<T, RuleSetPut>) {
+          put_str(out, c.name);
+          put_str(out, c.toml);
+        } else if constexpr (std::is_same_v<T, RuleSetDeleted>) {
+          put_str(out, c.name);
+        } else {
+          static_assert(AlwaysFalse<T>::value, "every Change needs a record encoding");
+        }
+      },
+      change);
+}
+
+Error malformed(RecordType type, std::string_view what) {
+  return Error(ErrorCode::kInternal,
+               std::string(record_type_name(type)) + " record: " + std::string(what));
+}
+
+}  // namespace
+
+RecordType record_type_of(const Change& change) {
+  return std::visit(
+      [](const auto& c) {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, Granted>)
+          return RecordType::kGranted;
+        else if constexpr (std::is_same_v<T, Renewed>)
+          return RecordType::kRenewed;
+        else if constexpr (std::is_same_v<T, Released>)
+          return RecordType::kReleased;
+        else if constexpr (std::is_same_v<T, RuleSetPut>)
+          return RecordType::kRuleSetPut;
+        else if constexpr (std::is_same_v<T, RuleSetDeleted>)
+          return RecordType::kRuleSetDeleted;
+        else
+          static_assert(AlwaysFalse<T>::value, "every Change needs a record type");
+      },
+      change);
+}
+
+std::string_view record_type_name(RecordType type) {
+  switch (type) {
+    case RecordType::kGranted:
+      return "Granted";
+    case RecordType::kRenewed:
+      return "Renewed";
+    case RecordType::kReleased:
+      return "Released";
+    case RecordType::kRuleSetPut:
+      return "RuleSetPut";
+    case RecordType::kRuleSetDeleted:
+      return "RuleSetDeleted";
+  }
+  return "unknown";
+}
+
+std::optional<RecordType> parse_record_type(std::uint8_t byte) {
+  const auto type = static_cast<RecordType>(byte);
+  switch (type) {
+    case RecordType::kGranted:
+    case RecordType::kRenewed:
+    case RecordType::kReleased:
+    case RecordType::kRuleSetPut:
+    case RecordType::kRuleSetDeleted:
+      return type;
+  }
+  return std::nullopt;
+}
+
+std::size_t append_record(std::string& out, const Change& change) {
+  const std::size_t start = out.size();
+  put_u8(out, static_cast<std::uint8_t>(record_type_of(change)));
+  put_u32(out, 0);  // payload_length, filled in below
+  append_payload(out, change);
+  const std::size_t size = out.size() - start;
+  store_u32_at(out, start + 1, static_cast<std::uint32_t>(size - kRecordHeaderSize));
+  return size;
+}
+
+void append_hold(std::string& out, const HoldState& hold) {
+  put_str(out, hold.key);
+  out.append(reinterpret_cast<const char*>(hold.handle.bytes.data()), hold.handle.bytes.size());
+  put_u64(out, hold.token);
+  put_str(out, hold.held_by);
+  put_str(out, hold.owner);
+  put_str(out, hold.holder_id);
+  put_i64(out, hold.acquired_at);
+  put_i64(out, hold.lease_expires_at);
+  put_u8(out, static_cast<std::uint8_t>(hold.scope));
+  put_u8(out, static_cast<std::uint8_t>(hold.kind));
+}
+
+HoldState read_hold(Decoder& in) {
+  HoldState hold;
+  hold.key = in.str();
+  hold.handle.bytes = in.fixed<16>();
+  hold.token = in.u64();
+  hold.held_by = in.str();
+  hold.owner = in.str();
+  hold.holder_id = in.str();
+  hold.acquired_at = in.i64();
+  hold.lease_expires_at = in.i64();
+  const std::uint8_t scope = in.u8();
+  const std::uint8_t kind = in.u8();
+  if (scope > static_cast<std::uint8_t>(Scope::kSession) ||
+      kind > static_cast<std::uint8_t>(HoldKind::kAssigned)) {
+    in.fail();
+  }
+  hold.scope = static_cast<Scope>(scope);
+  hold.kind = static_cast<HoldKind>(kind);
+  return hold;
+}
+
+Result<Change> decode_record(RecordType type, std::string_view payload) {
+  Decoder in(payload);
+  Change change;
+  switch (type) {
+    case RecordType::kGranted:
+      change = Granted{read_hold(in)};
+      break;
+    case RecordType::kRenewed: {
+      Renewed r;
+      r.key = in.str();
+      r.token = in.u64();
+      r.lease_expires_at = in.i64();
+      change = std::move(r);
+      break;
+    }
+    case RecordType::kReleased: {
+      Released r;
+      r.key = in.str();
+      r.token = in.u64();
+      change = std::move(r);
+      break;
+    }
+    case RecordType::kRuleSetPut: {
+      RuleSetPut r;
+      r.name = in.str();
+      r.toml = in.str();
+      change = std::move(r);
+      break;
+    }
+    case RecordType::kRuleSetDeleted:
+      change = RuleSetDeleted{std::string(in.str())};
+      break;
+  }
+  if (!in.ok()) return malformed(type, "payload is shorter than its fields or has a bad value");
+  if (!in.done()) return malformed(type, "payload has bytes after its fields");
+  return change;
+}
+
+Result<RecordView> next_record(std::string_view& body) {
+  if (body.size() < kRecordHeaderSize)
+    return Error(ErrorCode::kInternal, "record header runs past the end of its frame");
+  const auto type_byte = static_cast<std::uint8_t>(body[0]);
+  const std::uint32_t length = load_u32(body.data() + 1);
+  if (length > body.size() - kRecordHeaderSize)
+    return Error(ErrorCode::kInternal, "record payload runs past the end of its frame");
+  const std::optional<RecordType> type = parse_record_type(type_byte);
+  if (!type)
+    return Error(ErrorCode::kInternal, "unknown record type " + std::to_string(type_byte) +
+                                           " (written by a newer holdfast?)");
+  RecordView view{*type, body.substr(kRecordHeaderSize, length)};
+  body.remove_prefix(kRecordHeaderSize + length);
+  return view;
+}
+
+}  // namespace holdfast::wal

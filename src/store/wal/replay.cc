@@ -1,0 +1,139 @@
+// Replay. A released hold stays in place with alive_ cleared, so its key keeps its index slot
+// and a later grant on the same key reuses it: the index grows with distinct keys, not with
+// the length of the log, and needs no deletion.
+#include "store/wal/replay.h"
+
+#include <algorithm>
+#include <functional>
+#include <type_traits>
+
+namespace holdfast::wal {
+namespace {
+
+template <class>
+struct AlwaysFalse : std::false_type {};
+
+std::uint32_t hash_key(std::string_view key) {
+  const std::size_t h = std::hash<std::string_view>{}(key);
+  return static_cast<std::uint32_t>(h ^ (h >> 32));
+}
+
+}  // namespace
+
+ReplayState::ReplayState(DurableState base)
+    : last_token_(base.last_token),
+      base_(std::move(base.holds)),
+      rule_set_(std::move(base.rule_set)) {}
+
+void ReplayState::build_index() {
+  std::size_t size = 1024;
+  while (size * 7 < (base_.size() + 1024) * 10) size *= 2;
+  slots_.assign(size, Slot{});
+  alive_.assign(base_.size(), true);
+  for (Position p = 0; p < base_.size(); ++p) insert(hash_key(base_[p].key), p);
+  indexed_ = true;
+}
+
+std::optional<ReplayState::Position> ReplayState::find(std::string_view key, std::uint32_t hash) {
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.position_plus_one == 0) return std::nullopt;
+    if (slot.hash == hash && at(slot.position_plus_one - 1).key == key)
+      return slot.position_plus_one - 1;
+  }
+}
+
+void ReplayState::insert(std::uint32_t hash, Position position) {
+  if ((used_slots_ + 1) * 10 > slots_.size() * 7) grow();
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash & mask;
+  while (slots_[i].position_plus_one != 0) i = (i + 1) & mask;
+  slots_[i] = Slot{hash, position + 1};
+  ++used_slots_;
+}
+
+void ReplayState::grow() {
+  std::vector<Slot> old(slots_.size() * 2);
+  old.swap(slots_);
+  const std::size_t mask = slots_.size() - 1;
+  for (const Slot& slot : old) {
+    if (slot.position_plus_one == 0) continue;
+    std::size_t i = slot.hash & mask;
+    while (slots_[i].position_plus_one != 0) i = (i + 1) & mask;
+    slots_[i] = slot;
+  }
+}
+
+HoldState* ReplayState::live(std::string_view key) {
+  const std::optional<Position> p = find(key, hash_key(key));
+  return p && alive_[*p] ? &at(*p) : nullptr;
+}
+
+void ReplayState::put(const HoldState& hold) {
+  const std::uint32_t hash = hash_key(hold.key);
+  if (const std::optional<Position> p = find(hold.key, hash)) {
+    at(*p) = hold;
+    alive_[*p] = true;
+    return;
+  }
+  const auto position = static_cast<Position>(base_.size() + added_.size());
+  added_.push_back(hold);
+  alive_.push_back(true);
+  insert(hash, position);
+}
+
+void ReplayState::apply(const Change& change) {
+  if (!indexed_) build_index();
+  std::visit(
+      [this](const auto& c) {
+        using T = std::decay_t<decltype(c)>;
+        if constexpr (std::is_same_v<T, Granted>) {
+          last_token_ = std::max(last_token_, c.hold.token);
+          const HoldState* current = live(c.hold.key);
+          if (current != nullptr && current->token > c.hold.token) return;  // stale
+          put(c.hold);
+        } else if constexpr (std::is_same_v<T, Renewed>) {
+          HoldState* current = live(c.key);
+          if (current != nullptr && current->token == c.token)
+            current->lease_expires_at = c.lease_expires_at;
+        } else if constexpr (std::is_same_v<T, Released>) {
+          const std::optional<Position> p = find(c.key, hash_key(c.key));
+          if (p && alive_[*p] && at(*p).token == c.token) alive_[*p] = false;
+        } else if constexpr (std::is_same_v<T, RuleSetPut>) {
+          rule_set_ = c;
+        } else if constexpr (std::is_same_v<T, RuleSetDeleted>) {
+          if (rule_set_ && rule_set_->name == c.name) rule_set_.reset();
+        } else {
+          static_assert(AlwaysFalse<T>::value, "every Change needs a replay rule");
+        }
+      },
+      change);
+}
+
+DurableState ReplayState::finish(Millis now) && {
+  const auto survives = [now](const HoldState& hold) {
+    return hold.scope == Scope::kLease && hold.lease_expires_at > now;
+  };
+  DurableState state;
+  state.rule_set = std::move(rule_set_);
+  state.holds = std::move(base_);
+  // One pass over the snapshot's holds: the token high-water mark, and compaction in place.
+  std::vector<HoldState>& holds = state.holds;
+  const std::size_t base_count = holds.size();
+  std::size_t kept = 0;
+  for (std::size_t p = 0; p < base_count; ++p) {
+    last_token_ = std::max(last_token_, holds[p].token);
+    if ((!indexed_ || alive_[p]) && survives(holds[p])) {
+      if (kept != p) holds[kept] = std::move(holds[p]);
+      ++kept;
+    }
+  }
+  holds.erase(holds.begin() + static_cast<std::ptrdiff_t>(kept), holds.end());
+  for (std::size_t j = 0; j < added_.size(); ++j)
+    if (alive_[base_count + j] && survives(added_[j])) holds.push_back(std::move(added_[j]));
+  state.last_token = last_token_;
+  return state;
+}
+
+}  // namespace holdfast::wal

@@ -1,0 +1,63 @@
+// ReplayState: rebuilds the durable state from a snapshot and the records after it
+// (docs/wal-format.md, section 5, "Applying a record").
+//
+// Applying is idempotent for records the state already reflects: a Granted whose token is
+// below the key's current hold is stale and ignored, Renewed and Released act only on the
+// hold with their token. That is what lets a snapshot contain a change or two that the log
+// records again just after the snapshot's cut.
+//
+// Restart time is the point of the layout. The snapshot's holds stay in the vector they were
+// decoded into (they are moved once more, into the result); holds on new keys go to a second
+// vector. A key index (open addressing over 32-bit hashes and positions, 8 bytes a slot,
+// no allocation per key) is built only when the first log record arrives, so a restart from a
+// snapshot alone never hashes a million keys, and one with a log tail does it cheaply.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/hold.h"
+
+namespace holdfast::wal {
+
+class ReplayState {
+ public:
+  // Starts from a snapshot's state (or an empty one).
+  explicit ReplayState(DurableState base);
+
+  void apply(const Change& change);
+
+  // What survives: lease-scoped holds whose lease has not ended at `now`, the highest token
+  // seen (in the snapshot, its holds and every Granted record), the rule set.
+  DurableState finish(Millis now) &&;
+
+ private:
+  using Position = std::uint32_t;
+  struct Slot {
+    std::uint32_t hash = 0;
+    Position position_plus_one = 0;  // 0: empty slot
+  };
+
+  HoldState& at(Position p) { return p < base_.size() ? base_[p] : added_[p - base_.size()]; }
+  std::optional<Position> find(std::string_view key, std::uint32_t hash);
+  void insert(std::uint32_t hash, Position position);
+  void grow();
+  void build_index();
+  // The live hold on key, or null.
+  HoldState* live(std::string_view key);
+  void put(const HoldState& hold);
+
+  std::uint64_t last_token_ = 0;
+  std::vector<HoldState> base_;   // the snapshot's holds, in snapshot order
+  std::vector<HoldState> added_;  // holds on keys the snapshot did not have
+  std::vector<bool> alive_;       // by position; a released hold keeps its slot and key
+  std::vector<Slot> slots_;       // power-of-two size, at most 70% full
+  std::size_t used_slots_ = 0;
+  bool indexed_ = false;
+  std::optional<RuleSetPut> rule_set_;
+};
+
+}  // namespace holdfast::wal

@@ -1,0 +1,71 @@
+// Compaction lists the directory instead of trusting its own bookkeeping, so leftovers of an
+// earlier run (a damaged snapshot that recovery skipped, segments a crash kept from being
+// deleted) go too. Deleting is the last step: until then a crash leaves a complete older
+// snapshot with all of its segments.
+#include "store/wal/segment_log.h"
+
+#include "store/wal/data_dir.h"
+#include "store/wal/snapshot.h"
+
+namespace holdfast::wal {
+
+SegmentLog::SegmentLog(FileSystem& fs, std::string dir, bool sync_new_files)
+    : fs_(fs), dir_(std::move(dir)), sync_new_files_(sync_new_files) {}
+
+Status SegmentLog::open(std::uint64_t number,
+                        const std::vector<std::pair<std::uint64_t, std::uint64_t>>& earlier) {
+  for (const auto& [n, bytes] : earlier) finished_[n] = bytes;
+  return start(number);
+}
+
+Status SegmentLog::start(std::uint64_t number) {
+  Result<std::unique_ptr<LogWriter>> writer =
+      LogWriter::create(fs_, dir_, join_path(dir_, segment_file_name(number)), sync_new_files_);
+  if (!writer) return std::move(writer).error();
+  writer_ = std::move(writer).value();
+  number_ = number;
+  return ok_status();
+}
+
+Status SegmentLog::append(std::string_view records) { return writer_->add_records(records); }
+
+Status SegmentLog::sync() { return writer_->sync(); }
+
+Status SegmentLog::roll() {
+  finished_[number_] = writer_->size();
+  if (Status s = writer_->close(); !s) return s;
+  writer_.reset();
+  return start(number_ + 1);
+}
+
+Status SegmentLog::snapshot_and_compact(const DurableState& state) {
+  if (Status s = write_snapshot(fs_, dir_, number_, state); !s) return s;
+  Result<DirListing> listing = list_data_dir(fs_, dir_);
+  if (!listing) return std::move(listing).error();
+  for (const std::uint64_t n : listing->segments)
+    if (n < number_)
+      if (Status s = fs_.remove_file(join_path(dir_, segment_file_name(n))); !s) return s;
+  for (const std::uint64_t n : listing->snapshots)
+    if (n < number_)
+      if (Status s = fs_.remove_file(join_path(dir_, snapshot_file_name(n))); !s) return s;
+  finished_.erase(finished_.begin(), finished_.lower_bound(number_));
+  // Not needed for correctness (recovery ignores what is below the snapshot), but it returns
+  // the space for sure.
+  return fs_.sync_dir(dir_);
+}
+
+Status SegmentLog::close() {
+  if (!writer_) return ok_status();
+  Status s = writer_->close();
+  finished_[number_] = writer_->size();
+  writer_.reset();
+  return s;
+}
+
+std::uint64_t SegmentLog::live_bytes() const {
+  std::uint64_t total = current_bytes();
+  for (const auto& [n, bytes] : finished_) total += bytes;
+  return total;
+}
+
+}  // namespace holdfast::wal

@@ -1,0 +1,66 @@
+// SegmentLog: the log as a sequence of segment files, from the writer's side. It appends to
+// the newest segment, starts the next one (by size, or at a snapshot's cut), and writes a
+// snapshot followed by the compaction that deletes what the snapshot made redundant
+// (docs/wal-format.md, section 6).
+//
+// Used by the syncer thread only (after recovery created it on the loop thread).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/hold.h"
+#include "store/wal/file_system.h"
+#include "store/wal/log_writer.h"
+
+namespace holdfast::wal {
+
+class SegmentLog {
+ public:
+  // sync_new_files: make a new segment (its magic and its directory entry) durable when it is
+  // started (fsync always); false for fsync never.
+  SegmentLog(FileSystem& fs, std::string dir, bool sync_new_files);
+
+  // Starts writing segment `number`. `earlier` are the segments before it that are still part
+  // of the log (number, bytes), for live_bytes().
+  Status open(std::uint64_t number,
+              const std::vector<std::pair<std::uint64_t, std::uint64_t>>& earlier);
+
+  // Writes whole encoded records to the current segment (no sync).
+  Status append(std::string_view records);
+  // fdatasync of the current segment.
+  Status sync();
+  // Ends the current segment and starts the next. REQUIRES: the current one is synced (or
+  // fsync never), so only the newest segment can ever have a torn tail.
+  Status roll();
+
+  // Writes snap-<current_number()> holding `state`, which must be the state at the start of
+  // the current segment, then deletes every older segment and snapshot. Always synced (also
+  // with fsync never): a compaction must never leave a log without its beginning.
+  Status snapshot_and_compact(const DurableState& state);
+
+  Status close();
+
+  std::uint64_t current_number() const { return number_; }
+  std::uint64_t current_bytes() const { return writer_ ? writer_->size() : 0; }
+  // Bytes of every segment since the last snapshot: what a restart would replay.
+  std::uint64_t live_bytes() const;
+
+ private:
+  Status start(std::uint64_t number);
+
+  FileSystem& fs_;
+  const std::string dir_;
+  const bool sync_new_files_;
+  std::uint64_t number_ = 0;
+  std::unique_ptr<LogWriter> writer_;
+  std::map<std::uint64_t, std::uint64_t> finished_;  // finished segments still live: bytes
+};
+
+}  // namespace holdfast::wal

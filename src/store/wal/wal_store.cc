@@ -1,0 +1,244 @@
+// WalStore: recovery, the loop-thread side of appending, and the syncer thread.
+//
+// Group commit, step by step:
+//  1. append() encodes the record into pending_ under mu_ (a short critical section: no I/O),
+//     and wakes the syncer only if it is idle, so a burst costs one wake-up.
+//  2. The syncer swaps pending_ with its own empty buffer (both keep their capacity), lets go
+//     of mu_, writes the whole batch as one frame with one writev and one fdatasync.
+//  3. It publishes the batch's last sequence number (release store) and calls on_durable.
+//  4. Meanwhile appends accumulate in pending_; the next loop takes all of them at once, so
+//     the number of syncs follows the disk's latency, not the number of changes.
+//
+// A snapshot request travels with the batch: its cut is an offset into pending_. The syncer
+// writes the part before the cut, starts a new segment, writes the rest, publishes, and only
+// then writes the snapshot, so replies never wait for a snapshot to be written.
+#include "store/wal/wal_store.h"
+
+#include <cassert>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "store/wal/data_dir.h"
+#include "store/wal/record.h"
+#include "store/wal/recovery.h"
+
+namespace holdfast::wal {
+namespace {
+
+// A batch buffer that a burst made larger than this is given back after use.
+constexpr std::size_t kKeepBufferBytes = std::size_t{16} << 20;
+
+void abort_on_fatal(const Error& error) {
+  std::fprintf(stderr, "holdfast: the write-ahead log failed, stopping: %s\n",
+               error.message.c_str());
+  std::abort();
+}
+
+}  // namespace
+
+WalStore::WalStore(WalOptions options, const Clock& clock, FileSystem& fs)
+    : options_(std::move(options)), clock_(clock), fs_(fs) {}
+
+WalStore::~WalStore() { close(); }
+
+Result<DurableState> WalStore::recover() {
+  if (phase_ != Phase::kNew)
+    return Error(ErrorCode::kInternal, "WalStore::recover() may be called only once");
+  Result<DurableState> state = open();
+  if (!state) {
+    lock_.reset();
+    log_.reset();
+    phase_ = Phase::kClosed;
+    return state;
+  }
+  phase_ = Phase::kOpen;
+  syncer_ = std::thread([this] { syncer_main(); });
+  return state;
+}
+
+Result<DurableState> WalStore::open() {
+  const std::string& dir = options_.data_dir;
+  if (Status s = fs_.create_dir(dir); !s) return std::move(s).error();
+  Result<LockAttempt> attempt = fs_.lock_file(join_path(dir, kLockFileName));
+  if (!attempt) return std::move(attempt).error();
+  if (!attempt->lock) {
+    std::string message = "data dir " + dir + " is in use by another holdfast server";
+    if (attempt->holder_pid != 0) message += " (pid " + std::to_string(attempt->holder_pid) + ")";
+    return Error(ErrorCode::kUnavailable, std::move(message))
+        .with("dir", dir)
+        .with("pid", attempt->holder_pid);
+  }
+  lock_ = std::move(attempt->lock);
+
+  Result<RecoveredLog> recovered = recover_log(fs_, dir, clock_.now_ms());
+  if (!recovered) return std::move(recovered).error();
+  for (const std::string& name : recovered->garbage)
+    if (Status s = fs_.remove_file(join_path(dir, name)); !s) return std::move(s).error();
+
+  log_ = std::make_unique<SegmentLog>(fs_, dir, options_.fsync == FsyncMode::kAlways);
+  if (Status s = log_->open(recovered->next_segment, recovered->live_segments); !s)
+    return std::move(s).error();
+  log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
+
+  // A long log left by the last run counts toward the next snapshot.
+  bytes_since_cut_ = log_->live_bytes();
+  max_token_ = recovered->state.last_token;
+  return std::move(recovered->state);
+}
+
+std::uint64_t WalStore::append(const Change& change) {
+  assert(phase_ == Phase::kOpen && "append() before recover() or after close()");
+  const std::uint64_t sequence = ++last_sequence_;
+  if (const auto* granted = std::get_if<Granted>(&change))
+    max_token_ = std::max(max_token_, granted->hold.token);
+  std::size_t bytes = 0;
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    bytes = append_record(pending_, change);
+    pending_sequence_ = sequence;
+    wake = syncer_idle_;
+  }
+  if (wake) wake_.notify_one();
+  appended_.fetch_add(1, std::memory_order_relaxed);
+  if (options_.fsync == FsyncMode::kNever)
+    durable_sequence_.store(sequence, std::memory_order_release);
+
+  bytes_since_cut_ += bytes;
+  if (bytes_since_cut_ >= options_.snapshot_threshold_bytes && state_source_ &&
+      !snapshot_in_flight_.load(std::memory_order_acquire))
+    request_snapshot();
+  return sequence;
+}
+
+void WalStore::request_snapshot() {
+  // On the loop thread, so the table cannot change while its state is copied.
+  DurableState state = state_source_();
+  state.last_token = std::max(state.last_token, max_token_);
+  snapshot_in_flight_.store(true, std::memory_order_release);
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    snapshot_request_ = SnapshotRequest{pending_.size(), std::move(state)};
+    wake = syncer_idle_;
+  }
+  if (wake) wake_.notify_one();
+  bytes_since_cut_ = 0;
+}
+
+std::uint64_t WalStore::durable_sequence() const {
+  return durable_sequence_.load(std::memory_order_acquire);
+}
+
+void WalStore::set_on_durable(std::function<void(std::uint64_t)> fn) {
+  std::lock_guard lock(callback_mu_);
+  on_durable_ = std::move(fn);
+}
+
+void WalStore::set_state_source(std::function<DurableState()> source) {
+  state_source_ = std::move(source);
+}
+
+StoreStats WalStore::stats() const {
+  StoreStats s;
+  s.appended = appended_.load(std::memory_order_relaxed);
+  s.syncs = syncs_.load(std::memory_order_relaxed);
+  s.sync_nanos = sync_nanos_.load(std::memory_order_relaxed);
+  s.snapshots = snapshots_.load(std::memory_order_relaxed);
+  s.log_bytes = log_bytes_.load(std::memory_order_relaxed);
+  return s;
+}
+
+void WalStore::close() {
+  if (phase_ == Phase::kOpen) {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    syncer_.join();
+    if (Status s = log_->close(); !s && !failed_) fail(s.error());
+    log_.reset();
+  }
+  lock_.reset();
+  phase_ = Phase::kClosed;
+}
+
+void WalStore::syncer_main() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    syncer_idle_ = true;
+    wake_.wait(lock, [this] { return !pending_.empty() || snapshot_request_ || stopping_; });
+    syncer_idle_ = false;
+    if (pending_.empty() && !snapshot_request_) break;  // stopping, and everything is written
+    writing_.swap(pending_);
+    const std::uint64_t last_sequence = pending_sequence_;
+    std::optional<SnapshotRequest> snapshot = std::move(snapshot_request_);
+    snapshot_request_.reset();
+    lock.unlock();
+
+    if (!failed_) {
+      if (Status s = commit(writing_, last_sequence, std::move(snapshot)); !s) fail(s.error());
+    }
+    writing_.clear();
+    if (writing_.capacity() > kKeepBufferBytes) writing_.shrink_to_fit();
+    lock.lock();
+  }
+}
+
+Status WalStore::commit(std::string_view batch, std::uint64_t last_sequence,
+                        std::optional<SnapshotRequest> snapshot) {
+  if (!snapshot) {
+    if (Status s = write_and_sync(batch); !s) return s;
+    publish(last_sequence);
+    if (log_->current_bytes() >= options_.segment_bytes)
+      if (Status s = log_->roll(); !s) return s;
+    log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
+    return ok_status();
+  }
+  // The cut: the records before it end segment K, the snapshot is the state at the start of
+  // segment K+1.
+  if (Status s = write_and_sync(batch.substr(0, snapshot->cut)); !s) return s;
+  if (Status s = log_->roll(); !s) return s;
+  if (Status s = write_and_sync(batch.substr(snapshot->cut)); !s) return s;
+  publish(last_sequence);
+  Status s = log_->snapshot_and_compact(snapshot->state);
+  if (s) snapshots_.fetch_add(1, std::memory_order_relaxed);
+  log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
+  snapshot_in_flight_.store(false, std::memory_order_release);
+  return s;
+}
+
+Status WalStore::write_and_sync(std::string_view records) {
+  if (records.empty()) return ok_status();
+  if (Status s = log_->append(records); !s) return s;
+  if (options_.fsync == FsyncMode::kNever) return ok_status();
+  const auto start = std::chrono::steady_clock::now();
+  Status s = log_->sync();
+  const auto nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count();
+  syncs_.fetch_add(1, std::memory_order_relaxed);
+  sync_nanos_.fetch_add(static_cast<std::uint64_t>(nanos), std::memory_order_relaxed);
+  return s;
+}
+
+void WalStore::publish(std::uint64_t sequence) {
+  // With fsync never, append() already published; never move backwards.
+  if (options_.fsync == FsyncMode::kAlways)
+    durable_sequence_.store(sequence, std::memory_order_release);
+  std::lock_guard lock(callback_mu_);
+  if (on_durable_) on_durable_(sequence);
+}
+
+void WalStore::fail(const Error& error) {
+  failed_ = true;
+  if (options_.on_fatal) {
+    options_.on_fatal(error);
+  } else {
+    abort_on_fatal(error);
+  }
+}
+
+}  // namespace holdfast::wal

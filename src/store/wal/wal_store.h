@@ -1,0 +1,147 @@
+// WalStore: the embedded Store, a write-ahead log with group commit and snapshots in a data
+// dir. The format is docs/wal-format.md; the Store contract is store/store.h.
+//
+// Lifecycle:
+//  1. Construct with options, a clock and a file system; nothing touches the disk yet.
+//  2. recover() (once): locks DIR/LOCK, loads the newest snapshot, replays the log, truncates
+//     a torn tail, starts a new segment and the syncer thread, returns the durable state.
+//  3. append(change) on the loop thread: the record goes into the pending batch; the syncer
+//     thread writes the batch as one frame and calls fdatasync once for all of it, then
+//     advances durable_sequence() and calls on_durable. Appends made while a sync runs form
+//     the next batch. When the log since the last snapshot outgrows snapshot_threshold_bytes,
+//     append asks the state source for the live state and the syncer writes a snapshot and
+//     deletes the log before it.
+//  4. close() (or the destructor): commits what is pending, stops the thread, unlocks.
+//
+// Sequence numbers restart at 1 in every process (they are not stored on disk).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "core/clock.h"
+#include "store/store.h"
+#include "store/wal/file_system.h"
+#include "store/wal/format.h"
+#include "store/wal/segment_log.h"
+
+namespace holdfast::wal {
+
+enum class FsyncMode : std::uint8_t {
+  kAlways,  // a change is durable once fdatasync returned for its batch (the default)
+  kNever,   // never fdatasync: durable at append; kill -9 loses the unwritten batch, power
+            // loss loses what the kernel had not written back. Benchmarks and caches only.
+};
+
+struct WalOptions {
+  std::string data_dir = "./data";
+  FsyncMode fsync = FsyncMode::kAlways;
+  // Log bytes appended since the last snapshot that trigger the next one (needs a state
+  // source). Restart replays at most about this much log.
+  std::uint64_t snapshot_threshold_bytes = kDefaultSnapshotThresholdBytes;
+  // A segment that has grown past this is closed and the next one started.
+  std::uint64_t segment_bytes = kDefaultSegmentBytes;
+  // Called once, from the syncer thread, when writing, syncing or writing a snapshot fails
+  // (or from close(), when closing the segment does). After that nothing more becomes
+  // durable (a partly written frame must stay the end of the log), so the server cannot keep
+  // its promise and must stop. Default: print the error to stderr and abort(), as etcd does
+  // on a failed WAL sync.
+  std::function<void(const Error&)> on_fatal;
+};
+
+class WalStore final : public Store {
+ public:
+  // `clock` and `fs` must outlive the store.
+  WalStore(WalOptions options, const Clock& clock, FileSystem& fs = posix_file_system());
+  ~WalStore() override;  // close()
+
+  WalStore(const WalStore&) = delete;
+  WalStore& operator=(const WalStore&) = delete;
+
+  // Errors: the data dir is locked by another server ("data dir DIR is in use by another
+  // holdfast server (pid N)"), corruption (message and details name the file and offset), or
+  // an I/O error. Calling it a second time is an error.
+  Result<DurableState> recover() override;
+
+  // REQUIRES: recover() succeeded and close() was not called. Loop thread only.
+  std::uint64_t append(const Change& change) override;
+
+  std::uint64_t durable_sequence() const override;
+
+  // Thread-safe; fn runs on the syncer thread and must not call set_on_durable.
+  void set_on_durable(std::function<void(std::uint64_t)> fn) override;
+
+  // The source must return every hold the table has, including the effects of every change
+  // appended so far; it may include effects of changes not yet appended (see the format doc,
+  // section 6). Loop thread only.
+  void set_state_source(std::function<DurableState()> source) override;
+
+  StoreStats stats() const override;
+
+  void close() override;
+
+ private:
+  struct SnapshotRequest {
+    std::size_t cut;  // offset in the pending batch: the snapshot is the state before it
+    DurableState state;
+  };
+  enum class Phase : std::uint8_t { kNew, kOpen, kClosed };
+
+  Result<DurableState> open();
+  void request_snapshot();
+  void syncer_main();
+  Status commit(std::string_view batch, std::uint64_t last_sequence,
+                std::optional<SnapshotRequest> snapshot);
+  Status write_and_sync(std::string_view records);
+  void publish(std::uint64_t sequence);
+  void fail(const Error& error);
+
+  const WalOptions options_;
+  const Clock& clock_;
+  FileSystem& fs_;
+  Phase phase_ = Phase::kNew;
+  std::unique_ptr<FileLock> lock_;
+
+  // Loop thread only.
+  std::uint64_t last_sequence_ = 0;
+  std::uint64_t bytes_since_cut_ = 0;
+  std::uint64_t max_token_ = 0;  // feeds snapshots' last_token
+  std::function<DurableState()> state_source_;
+
+  // Shared between the loop and the syncer thread, under mu_. Held only to encode one record
+  // or to swap buffers, never during I/O.
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::string pending_;
+  std::uint64_t pending_sequence_ = 0;  // the last sequence number in pending_
+  std::optional<SnapshotRequest> snapshot_request_;
+  bool syncer_idle_ = false;
+  bool stopping_ = false;
+
+  // Syncer thread only (after open()).
+  std::string writing_;  // swapped with pending_: both keep their capacity
+  std::unique_ptr<SegmentLog> log_;
+  bool failed_ = false;
+
+  std::atomic<std::uint64_t> durable_sequence_{0};
+  std::atomic<bool> snapshot_in_flight_{false};
+  std::atomic<std::uint64_t> appended_{0};
+  std::atomic<std::uint64_t> syncs_{0};
+  std::atomic<std::uint64_t> sync_nanos_{0};
+  std::atomic<std::uint64_t> snapshots_{0};
+  std::atomic<std::uint64_t> log_bytes_{0};
+
+  std::mutex callback_mu_;
+  std::function<void(std::uint64_t)> on_durable_;
+
+  std::thread syncer_;
+};
+
+}  // namespace holdfast::wal

@@ -1,0 +1,162 @@
+// Group commit: appends never wait for the disk, appends made during a sync share the next
+// one, durable_sequence and on_durable move forward in order, fsync never, and failures.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <vector>
+
+#include "wal_store_fixture.h"
+
+namespace holdfast::wal {
+namespace {
+
+using testing::make_hold;
+using testing::WalStoreTest;
+
+class GroupCommitTest : public WalStoreTest {
+ protected:
+  // Records every on_durable call.
+  void watch(WalStore& store) {
+    store.set_on_durable([this](std::uint64_t seq) {
+      std::lock_guard lock(mu_);
+      reported_.push_back(seq);
+    });
+  }
+  std::vector<std::uint64_t> reported() {
+    std::lock_guard lock(mu_);
+    return reported_;
+  }
+
+  std::mutex mu_;
+  std::vector<std::uint64_t> reported_;
+};
+
+Change grant(std::uint64_t token) {
+  return Granted{make_hold("k/" + std::to_string(token), token)};
+}
+
+TEST_F(GroupCommitTest, AppendsMadeWhileASyncIsBlockedShareTheNextSync) {
+  constexpr std::uint64_t kN = 1000;
+  auto store = open();
+  watch(*store);
+  fs_.block_syncs();
+  ASSERT_EQ(append(*store, grant(1)), 1u);
+  ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
+
+  // The syncer is stuck in fdatasync; appends go on without waiting for it.
+  for (std::uint64_t t = 2; t <= kN + 1; ++t) EXPECT_EQ(append(*store, grant(t)), t);
+  EXPECT_EQ(store->durable_sequence(), 0u);
+  EXPECT_TRUE(reported().empty());
+  EXPECT_EQ(store->stats().appended, kN + 1);
+
+  fs_.unblock_syncs();
+  ASSERT_TRUE(testing::wait_durable(*store, kN + 1));
+  const StoreStats stats = store->stats();
+  EXPECT_EQ(stats.syncs, 2u) << "one sync for the first append, one for the other " << kN;
+  EXPECT_GT(stats.sync_nanos, 0u);
+  ASSERT_TRUE(testing::eventually([&] { return reported().size() == 2; }));
+  EXPECT_EQ(reported(), (std::vector<std::uint64_t>{1, kN + 1}));
+  store->close();
+  expect_restart_sees_model();
+}
+
+TEST_F(GroupCommitTest, DurableSequenceAndOnDurableAdvanceInOrderUpToTheLastAppend) {
+  fs_.set_sync_delay(std::chrono::microseconds(300));
+  auto store = open();
+  watch(*store);
+  std::uint64_t last = 0;
+  std::uint64_t seen_durable = 0;
+  for (std::uint64_t t = 1; t <= 3000; ++t) {
+    last = append(*store, grant(t));
+    const std::uint64_t durable = store->durable_sequence();
+    EXPECT_GE(durable, seen_durable);
+    EXPECT_LE(durable, last);
+    seen_durable = durable;
+  }
+  ASSERT_TRUE(testing::wait_durable(*store, last));
+  ASSERT_TRUE(
+      testing::eventually([&] { return !reported().empty() && reported().back() == last; }));
+  const std::vector<std::uint64_t> calls = reported();
+  for (std::size_t i = 1; i < calls.size(); ++i) EXPECT_LT(calls[i - 1], calls[i]);
+  EXPECT_LT(calls.size(), 3000u);
+  store->close();
+}
+
+TEST_F(GroupCommitTest, BurstOfTenThousandAppendsCostsAHandfulOfSyncs) {
+  constexpr std::uint64_t kN = 10'000;
+  fs_.set_sync_delay(std::chrono::milliseconds(2));  // a disk with a 2 ms fdatasync
+  auto store = open();
+  std::uint64_t last = 0;
+  for (std::uint64_t t = 1; t <= kN; ++t) last = append(*store, grant(t));
+  ASSERT_TRUE(testing::wait_durable(*store, last));
+  const StoreStats stats = store->stats();
+  EXPECT_EQ(stats.appended, kN);
+  EXPECT_LT(stats.syncs, kN / 100) << "syncs: " << stats.syncs;
+  store->close();
+  expect_restart_sees_model();
+}
+
+TEST_F(GroupCommitTest, FsyncNeverIsDurableAtAppendAndNeverSyncs) {
+  options_.fsync = FsyncMode::kNever;
+  auto store = open();
+  watch(*store);
+  for (std::uint64_t t = 1; t <= 100; ++t) {
+    const std::uint64_t seq = append(*store, grant(t));
+    EXPECT_EQ(store->durable_sequence(), seq);
+  }
+  ASSERT_TRUE(testing::eventually([&] { return !reported().empty() && reported().back() == 100; }));
+  store->close();
+  EXPECT_EQ(store->stats().syncs, 0u);
+  EXPECT_EQ(fs_.file_syncs(), 0u);
+  expect_restart_sees_model();  // written, so a process crash (not a power loss) keeps it
+}
+
+TEST_F(GroupCommitTest, FailedSyncIsFatalAndNothingAfterItBecomesDurable) {
+  std::vector<std::string> fatal;
+  std::mutex fatal_mu;
+  options_.on_fatal = [&](const Error& e) {
+    std::lock_guard lock(fatal_mu);
+    fatal.push_back(e.message);
+  };
+  auto store = open();
+  const std::uint64_t ok = append(*store, grant(1));
+  ASSERT_TRUE(testing::wait_durable(*store, ok));
+  fs_.fail_syncs(true);
+  append(*store, grant(2));
+  ASSERT_TRUE(testing::eventually([&] {
+    std::lock_guard lock(fatal_mu);
+    return !fatal.empty();
+  }));
+  fs_.fail_syncs(false);
+  for (std::uint64_t t = 3; t <= 10; ++t) append(*store, grant(t));
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(store->durable_sequence(), ok);
+  store->close();
+  std::lock_guard lock(fatal_mu);
+  ASSERT_EQ(fatal.size(), 1u);
+  EXPECT_NE(fatal[0].find("injected sync error"), std::string::npos);
+}
+
+TEST_F(GroupCommitTest, FailedWriteIsFatal) {
+  bool failed = false;
+  options_.on_fatal = [&](const Error&) { failed = true; };
+  auto store = open();
+  fs_.fail_writes(true);
+  append(*store, grant(1));
+  store->close();  // joins the syncer, so `failed` is safe to read
+  EXPECT_TRUE(failed);
+  EXPECT_EQ(store->durable_sequence(), 0u);
+}
+
+TEST_F(GroupCommitTest, CloseCommitsEverythingPending) {
+  fs_.set_sync_delay(std::chrono::microseconds(500));
+  auto store = open();
+  std::uint64_t last = 0;
+  for (std::uint64_t t = 1; t <= 500; ++t) last = append(*store, grant(t));
+  store->close();
+  EXPECT_EQ(store->durable_sequence(), last);
+  expect_restart_sees_model(fs_.image_after(FakeFileSystem::Crash::kPowerLoss).get());
+}
+
+}  // namespace
+}  // namespace holdfast::wal

@@ -1,0 +1,94 @@
+// Snapshots: round trip, what is left out, damage detection, and a million holds.
+#include "store/wal/snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include "store/wal/fake_file_system.h"
+#include "test_support.h"
+
+namespace holdfast::wal {
+namespace {
+
+using testing::kDir;
+using testing::make_assigned;
+using testing::make_hold;
+using testing::snapshot_path;
+
+DurableState sample_state() {
+  DurableState s;
+  s.last_token = 50;
+  s.holds = {make_hold("a", 10), make_assigned("b", 11),
+             make_hold("s", 12, testing::kStart + 1, Scope::kSession)};
+  s.rule_set = RuleSetPut{"locks", "toml text"};
+  return s;
+}
+
+Result<Snapshot> write_and_read(FakeFileSystem& fs, const DurableState& state, std::uint64_t n) {
+  EXPECT_TRUE(write_snapshot(fs, kDir, n, state).ok());
+  std::optional<std::string> bytes = fs.contents(snapshot_path(n));
+  EXPECT_TRUE(bytes.has_value());
+  return decode_snapshot(bytes.value_or(""), snapshot_path(n), n);
+}
+
+TEST(Snapshot, RoundTripKeepsLeaseHoldsAndRuleSetAndLeavesSessionHoldsOut) {
+  FakeFileSystem fs;
+  ASSERT_TRUE(fs.create_dir(kDir).ok());
+  Result<Snapshot> snap = write_and_read(fs, sample_state(), 7);
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(snap->next_segment, 7u);
+  EXPECT_EQ(snap->state.last_token, 50u);
+  ASSERT_EQ(snap->state.holds.size(), 2u);
+  EXPECT_EQ(snap->state.holds[0], make_hold("a", 10));
+  EXPECT_EQ(snap->state.holds[1], make_assigned("b", 11));
+  ASSERT_TRUE(snap->state.rule_set);
+  EXPECT_EQ(snap->state.rule_set->toml, "toml text");
+  EXPECT_FALSE(fs.exists(snapshot_path(7) + ".tmp"));
+}
+
+TEST(Snapshot, LastTokenCoversTheHoldsEvenIfTheSourceForgotThem) {
+  FakeFileSystem fs;
+  ASSERT_TRUE(fs.create_dir(kDir).ok());
+  DurableState s;
+  s.last_token = 3;
+  s.holds = {make_hold("a", 90), make_hold("s", 99, testing::kStart + 1, Scope::kSession)};
+  Result<Snapshot> snap = write_and_read(fs, s, 1);
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(snap->state.last_token, 99u);
+  EXPECT_FALSE(snap->state.rule_set);
+}
+
+TEST(Snapshot, AnyDamageIsDetected) {
+  FakeFileSystem fs;
+  ASSERT_TRUE(fs.create_dir(kDir).ok());
+  ASSERT_TRUE(write_snapshot(fs, kDir, 4, sample_state()).ok());
+  const std::string good = *fs.contents(snapshot_path(4));
+  for (std::size_t at = 0; at < good.size(); ++at) {
+    std::string bad = good;
+    bad[at] = static_cast<char>(bad[at] ^ 0x04);
+    EXPECT_FALSE(decode_snapshot(bad, "s", 4).ok()) << "flip at " << at;
+  }
+  for (std::size_t n = 0; n < good.size(); ++n)
+    EXPECT_FALSE(decode_snapshot(std::string_view(good).substr(0, n), "s", 4).ok()) << n;
+  const Result<Snapshot> renamed = decode_snapshot(good, "s", 5);
+  ASSERT_FALSE(renamed.ok());
+  EXPECT_NE(renamed.error().message.find("file name"), std::string::npos);
+}
+
+TEST(Snapshot, MillionHoldsLoadCorrectly) {
+  constexpr std::uint64_t kHolds = 1'000'000;
+  FakeFileSystem fs;
+  ASSERT_TRUE(fs.create_dir(kDir).ok());
+  DurableState state;
+  state.last_token = kHolds + 5;
+  state.holds.reserve(kHolds);
+  for (std::uint64_t i = 0; i < kHolds; ++i)
+    state.holds.push_back(make_hold("key/" + std::to_string(i), i + 1, testing::kStart + i));
+  Result<Snapshot> snap = write_and_read(fs, state, 2);
+  ASSERT_TRUE(snap.ok()) << snap.error().message;
+  EXPECT_EQ(snap->state.last_token, kHolds + 5);
+  ASSERT_EQ(snap->state.holds.size(), kHolds);
+  EXPECT_TRUE(snap->state.holds == state.holds);
+}
+
+}  // namespace
+}  // namespace holdfast::wal
