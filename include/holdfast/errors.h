@@ -1,18 +1,25 @@
 // Errors thrown by the Holdfast client library. Every server error arrives as a subclass of
 // holdfast::Error whose code() is the wire code of SPEC section 5; details() holds its named
 // details as strings (e.g. "key", "timeoutMs", "retryAfterMs").
+//
+// Every public client name lives in the inline namespace holdfast::v0: code writes
+// holdfast::Error, but the symbols are holdfast::v0::..., so they never collide with the
+// server's internal types of the same names (holdfast::Error in src/core/error.h) when both are
+// linked into one program, as in the holdfast binary. Do not include both in one file.
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
-namespace holdfast {
+namespace holdfast::inline v0 {
 
 class Error : public std::runtime_error {
  public:
-  Error(std::string code, const std::string& message, std::map<std::string, std::string> details = {})
+  Error(std::string code, const std::string& message,
+        std::map<std::string, std::string> details = {})
       : std::runtime_error(message), code_(std::move(code)), details_(std::move(details)) {}
 
   // The wire code, e.g. "LOCK_TIMEOUT", or "CONNECTION" for client-side transport failures.
@@ -103,6 +110,17 @@ class UnavailableError : public Error {
 class ConnectionError : public Error {
  public:
   explicit ConnectionError(const std::string& message) : Error("CONNECTION", message) {}
+
+ protected:
+  ConnectionError(std::string code, const std::string& message) : Error(std::move(code), message) {}
 };
 
-}  // namespace holdfast
+// The peer answered something that is not a Holdfast reply (code "PROTOCOL"): a corrupt
+// stream, or not a Holdfast server at that address. The connection is closed; like any
+// ConnectionError, the call may or may not have taken effect.
+class ProtocolError : public ConnectionError {
+ public:
+  explicit ProtocolError(const std::string& message) : ConnectionError("PROTOCOL", message) {}
+};
+
+}  // namespace holdfast::inline v0

@@ -20,5 +20,7 @@ void add_auth_command(CLI::App& app, int& exit_code);
 void add_rules_command(CLI::App& app, int& exit_code);
 // rules push|get|delete, which talk to a server.
 void add_rules_remote_commands(CLI::App& rules, int& exit_code);
+// holdfast locks ...: the lock commands over the client library (locks_cmd.cc).
+void add_locks_command(CLI::App& app, int& exit_code);
 
 }  // namespace holdfast::cli

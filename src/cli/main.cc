@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   holdfast::cli::add_serve_command(app, exit_code);
   holdfast::cli::add_auth_command(app, exit_code);
   holdfast::cli::add_rules_command(app, exit_code);
+  holdfast::cli::add_locks_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

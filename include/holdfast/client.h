@@ -1,0 +1,190 @@
+// The Holdfast C++ client: lease-based named locks from a Holdfast server.
+//
+//   holdfast::Client client("holdfast://127.0.0.1:7420");
+//   client.with_lock("portfolio-import:user-123", {.ttl = 60s, .timeout = 10s},
+//                    [&](holdfast::LockContext& ctx) { import(user, ctx.token()); });
+//
+// One Client per process is the intended use: it is thread-safe, keeps a small pool of
+// connections, and its local per-key queue is what keeps this process down to one acquire
+// request per key at the server (two Client objects do not queue against each other).
+//
+// Errors: a refused call throws the typed exceptions of holdfast/errors.h (code() is the
+// server's code); "not acquired", "not renewed" and "not released" are ordinary results, not
+// exceptions, except for the blocking acquire whose timeout is LockTimeoutError. A broken or
+// unreachable server is ConnectionError; a new call after a break reconnects by itself, a call
+// that was in flight when the connection broke fails (its effect on the server is unknown).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "holdfast/errors.h"
+#include "holdfast/key_format.h"
+#include "holdfast/lock_handle.h"
+#include "holdfast/options.h"
+#include "holdfast/with_lock.h"
+
+namespace holdfast::inline v0 {
+
+class LockedSection;
+
+// Counters for tests and monitoring; a snapshot.
+struct ClientStats {
+  std::size_t open_connections = 0;  // idle + in use
+  std::size_t idle_connections = 0;
+  std::uint64_t connections_opened = 0;
+  // The most acquire requests (LOCK.ACQUIRE / LOCK.TRY) ever in flight at the server at once
+  // for any one key. The local queue keeps this at 1.
+  std::size_t max_in_flight_per_key = 0;
+  std::size_t local_waiters = 0;    // callers now waiting on the local queue (all keys)
+  std::uint64_t renewals = 0;       // background renewals sent by with_lock scopes
+  std::size_t renewing_scopes = 0;  // with_lock scopes whose monitor thread is running
+};
+
+class Client {
+ public:
+  // `url`: holdfast://[user][:token@]host[:port] (port 7420 by default), unix:///path/to.sock
+  // (or unix://:token@/path), or the shorthands host:port and /path/to.sock. Throws
+  // InvalidArgumentError for a malformed URL. Connects lazily: the first call connects, so a
+  // server that is down is reported by that call (ConnectionError), not here.
+  explicit Client(std::string_view url = "127.0.0.1:7420", ClientOptions options = {});
+  // Closes every connection (ending this Client's session holds).
+  // REQUIRES: no LockScope / with_lock of this Client is still running.
+  ~Client();
+  // Movable, not copyable. A moved-from Client may only be destroyed or assigned to; scopes
+  // begun before the move keep working with the moved-to Client.
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+
+  // The server as connected to, for messages: "127.0.0.1:7420" or "unix:/path". No token.
+  std::string server() const;
+
+  // One round trip; throws ConnectionError when the server cannot be reached.
+  void ping();
+
+  // Blocks until the key is granted or options.timeout passes (first on the local queue, then
+  // in the server's FIFO queue with the time left); TIMEOUT 0 makes one attempt. Throws
+  // LockTimeoutError (key(), timeout() == options.timeout) when not granted; the other server
+  // errors as typed exceptions (InvalidArgumentError, AccessDeniedError, RateLimitedError ...).
+  // The caller must release() or let the lease end; nothing here releases for you.
+  LockHandle acquire(std::string_view key, const AcquireOptions& options = {});
+
+  // One attempt. nullopt when the key is held by someone else, or when another caller of this
+  // Client is acquiring or holding it through with_lock right now (no request is sent then).
+  // RateLimitedError when over the server's acquire cap (retry_after() says when to retry).
+  std::optional<LockHandle> try_acquire(std::string_view key,
+                                        const TryAcquireOptions& options = {});
+
+  // Extends the lease to now + ttl if `hold` is still the key's current hold; otherwise
+  // {renewed: false, reason: "lease_lost"}. `hold` itself is not changed.
+  RenewResult renew(const LockHandle& hold, milliseconds ttl);
+  RenewResult renew(std::string_view key, std::string_view handle, milliseconds ttl);
+
+  // Frees the key if `hold` is its current hold; otherwise {released: false, reason:
+  // "not_holder"} and nothing changes. Never refused by rules: the handle proves the holder.
+  ReleaseResult release(const LockHandle& hold);
+  ReleaseResult release(std::string_view key, std::string_view handle);
+
+  // Who holds the key (never the handle) and how many wait for it.
+  LockStatus status(std::string_view key);
+
+  // One page of holds; admin/owner role only (ForbiddenError otherwise).
+  ListPage list(const ListOptions& options = {});
+  // Every hold matching `match` (empty: all), following the cursor to the end.
+  std::vector<HoldInfo> list_all(std::string_view match = {});
+
+  // Holds the key on behalf of `holder_id` (an assigned hold, no handle). Re-assigning to the
+  // same holder refreshes it. LockHeldError when held by anyone else and no timeout was given;
+  // LockTimeoutError when a timeout was given and passed.
+  Assignment assign(std::string_view key, std::string_view holder_id,
+                    const AssignOptions& options = {});
+  // Moves an assigned hold from `from_id` to `to_id` with a new token; NotHolderError when
+  // `from_id` does not hold it.
+  TransferResult transfer(std::string_view key, std::string_view to_id, std::string_view from_id);
+  // Frees an assigned hold: true if it was freed, false if the key was free. With a holder id
+  // only that holder's assignment is freed (NotHolderError for another holder).
+  bool unassign(std::string_view key, std::optional<std::string_view> holder_id = std::nullopt);
+  // The holder id of an assigned key.
+  HolderInfo holder(std::string_view key);
+  // The "only the current holder may run this" guard: true when the key is not assigned to
+  // anyone (free, or held by a handle rather than an assignment) or assigned to `caller_id`.
+  bool check_holder(std::string_view key, std::string_view caller_id);
+
+  // Acquires `key`, runs fn, always releases (also when fn throws; the exception propagates),
+  // returns what fn returns (void too). fn is either fn() or fn(LockContext&); the context
+  // gives the fencing token and the lost-lease signal. By default the lease is renewed in the
+  // background at a third of the TTL while fn runs (WithLockOptions::renew). Throws what
+  // acquire() throws when the key is not won; fn does not run then.
+  template <class Fn>
+  decltype(auto) with_lock(std::string_view key, const WithLockOptions& options, Fn&& fn);
+  template <class Fn>
+  decltype(auto) with_lock(std::string_view key, Fn&& fn) {
+    return with_lock(key, WithLockOptions{}, std::forward<Fn>(fn));
+  }
+
+  // A critical section for one resource, its key built from a template (see format_key):
+  //   client.locked("task:{}", task_id).run([&] { move_task(task_id, column); });
+  template <class... Args>
+  LockedSection locked(std::string_view pattern, const Args&... args);
+
+  ClientStats stats() const;
+
+  // Internal (src/client/client_impl.h). Named here, and public, only so that the library's own
+  // files can refer to it; nothing about it is promised.
+  struct Impl;
+
+ private:
+  friend class LockScope;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A key plus options, waiting to wrap a function; made by Client::locked(). Cheap to copy.
+// REQUIRES: the Client outlives it.
+class LockedSection {
+ public:
+  LockedSection(Client& client, std::string key) : client_(&client), key_(std::move(key)) {}
+
+  const std::string& key() const noexcept { return key_; }
+  // Replaces the options used by run(). Default: WithLockOptions{}.
+  LockedSection& options(WithLockOptions options) {
+    options_ = std::move(options);
+    return *this;
+  }
+  // client.with_lock(key(), options, fn).
+  template <class Fn>
+  decltype(auto) run(Fn&& fn) {
+    return client_->with_lock(key_, options_, std::forward<Fn>(fn));
+  }
+
+ private:
+  Client* client_;
+  std::string key_;
+  WithLockOptions options_;
+};
+
+template <class Fn>
+decltype(auto) Client::with_lock(std::string_view key, const WithLockOptions& options, Fn&& fn) {
+  static_assert(std::is_invocable_v<Fn&, LockContext&> || std::is_invocable_v<Fn&>,
+                "with_lock: fn must be callable as fn() or fn(holdfast::LockContext&)");
+  LockScope scope(*this, key, options);  // its destructor releases, after fn's result exists
+  if constexpr (std::is_invocable_v<Fn&, LockContext&>) {
+    return std::invoke(fn, scope.context());
+  } else {
+    return std::invoke(fn);
+  }
+}
+
+template <class... Args>
+LockedSection Client::locked(std::string_view pattern, const Args&... args) {
+  return LockedSection(*this, format_key(pattern, args...));
+}
+
+}  // namespace holdfast::inline v0

@@ -1,0 +1,123 @@
+// The values the Holdfast client hands back: a LockHandle for a hold you took, HoldInfo for a
+// hold as others see it (status, list), and the small results of renew, release and the
+// assigned-hold calls. All are plain copyable values; none keeps a reference to the Client.
+//
+// Times are std::chrono::system_clock instants with millisecond precision, exactly as the
+// server reported them (SPEC: milliseconds since the Unix epoch). They are the server's clock;
+// a client whose clock differs sees them shifted by the difference.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace holdfast::inline v0 {
+
+using Clock = std::chrono::system_clock;
+using TimePoint = std::chrono::time_point<Clock, std::chrono::milliseconds>;
+
+// How long a hold lives: until its lease ends (kLease), or also until the connection that took
+// it closes (kSession).
+enum class Scope { kLease, kSession };
+
+// kHandle: taken by acquire/try_acquire, freed with its handle. kAssigned: held on behalf of a
+// holder id (assign/transfer/unassign), no handle.
+enum class HoldKind { kHandle, kAssigned };
+
+// The wire names: "lease"/"session", "handle"/"assigned".
+const char* to_string(Scope scope) noexcept;
+const char* to_string(HoldKind kind) noexcept;
+
+// A hold you own. Everything release() and renew() need is in here, so it can be stored,
+// copied or passed to another thread; it stays valid after the Client is gone (it is only
+// data). `token` is the fencing token: pass it on to the resource you protect so that it can
+// refuse a writer whose lease has already ended (see docs/client.md).
+struct LockHandle {
+  std::string key{};
+  std::string handle{};     // opaque, 20-64 printable characters; proves you are the holder
+  std::uint64_t token = 0;  // fencing token, strictly increasing across all grants
+  std::string held_by{};    // the principal, e.g. "user:local"
+  std::optional<std::string> owner{};
+  TimePoint acquired_at{};
+  TimePoint lease_expires_at{};  // as of the grant or the last renew() through this value
+  Scope scope = Scope::kLease;
+};
+
+// A hold as status() and list() show it: never with the handle (only the acquirer learns it).
+struct HoldInfo {
+  std::string key{};
+  std::uint64_t token = 0;
+  std::string held_by{};
+  std::optional<std::string> owner{};
+  TimePoint acquired_at{};
+  std::optional<TimePoint> lease_expires_at{};  // empty: an assignment without TTL, never expires
+  Scope scope = Scope::kLease;
+  HoldKind kind = HoldKind::kHandle;
+  std::optional<std::string> holder{};  // the holder id of an assigned hold
+};
+
+// status(key): the hold if the key is held, and the length of its FIFO queue either way.
+struct LockStatus {
+  std::string key{};
+  std::int64_t waiters = 0;
+  std::optional<HoldInfo> hold{};  // empty: the key is free
+
+  bool held() const noexcept { return hold.has_value(); }
+};
+
+// renew(): renewed, with the new lease end; or not, with the server's reason ("lease_lost": the
+// handle is no longer the key's current handle: the lease ended and/or someone else took the key).
+struct RenewResult {
+  bool renewed = false;
+  std::optional<TimePoint> lease_expires_at{};  // set when renewed
+  std::string reason{};                         // set when not renewed
+
+  explicit operator bool() const noexcept { return renewed; }
+};
+
+// release(): released; or not, with the reason ("not_holder": the handle is not the current
+// one, so the key was already free or belongs to someone else, and nothing changed).
+struct ReleaseResult {
+  bool released = false;
+  std::string reason{};
+
+  explicit operator bool() const noexcept { return released; }
+};
+
+// One page of list(). `next_cursor` "0" means there are no more pages.
+struct ListPage {
+  std::vector<HoldInfo> holds{};
+  std::string next_cursor = "0";
+
+  bool last() const noexcept { return next_cursor == "0"; }
+};
+
+// assign(): the key is now held on behalf of `holder`.
+struct Assignment {
+  std::string key{};
+  std::string holder{};
+  std::uint64_t token = 0;
+  std::string held_by{};  // the principal that made the assignment
+  TimePoint acquired_at{};
+  std::optional<TimePoint> lease_expires_at{};  // empty: no TTL, never expires
+};
+
+// transfer(): the new holder and the new token minted for it.
+struct TransferResult {
+  std::string holder{};
+  std::uint64_t token = 0;
+};
+
+// holder(key): who holds an assigned key. `held` with no `holder` means the key is held by a
+// handle (acquire/try_acquire), not by an assignment.
+struct HolderInfo {
+  std::string key{};
+  bool held = false;
+  std::optional<std::string> holder{};
+  std::optional<TimePoint> acquired_at{};
+  std::optional<TimePoint> lease_expires_at{};
+};
+
+}  // namespace holdfast::inline v0

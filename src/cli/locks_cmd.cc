@@ -1,0 +1,334 @@
+// holdfast locks list|status|acquire|release|renew|assign|transfer|unassign|holder: the lock
+// namespace from the command line, through the public client library.
+//
+// Each subcommand builds one holdfast::Client from --server/--token, makes one or two calls,
+// prints the result (a table for people, --json for scripts; see locks_output.h) and maps the
+// outcome to the exit codes of SPEC section 8 (kExit* in commands.h):
+//   0 done; 1 not acquired (held, timed out, rate limited) or not renewed/released/
+//   transferred/unassigned; 2 usage error (bad flags, or arguments the server refused);
+//   3 authentication or access error; 4 server unreachable or unavailable.
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/locks_output.h"
+#include "holdfast/client.h"
+
+namespace holdfast::cli {
+namespace {
+
+constexpr const char* kExitCodes =
+    "Exit codes: 0 done; 1 not acquired (held or timed out) or not renewed/released;\n"
+    "2 usage error; 3 authentication or access error; 4 server unreachable.\n"
+    "--json prints the wire's field names; times are milliseconds since the Unix epoch;\n"
+    "errors become {\"errorCode\", \"message\", \"details\"} on stdout.";
+
+struct Flags {
+  // Common to every subcommand.
+  std::string server = "127.0.0.1:7420";
+  std::string token;
+  bool json = false;
+  // Per subcommand.
+  std::string key, handle, owner, holder_id, to_id, from_id, match, cursor;
+  std::int64_t ttl_ms = 60000;
+  std::int64_t wait_ms = -1;
+  std::size_t count = 0;
+};
+
+TimePoint now() { return std::chrono::time_point_cast<std::chrono::milliseconds>(Clock::now()); }
+
+int exit_code_for(const Error& e) {
+  if (dynamic_cast<const ConnectionError*>(&e) || dynamic_cast<const UnavailableError*>(&e))
+    return kExitUnreachable;
+  if (dynamic_cast<const UnauthenticatedError*>(&e) || dynamic_cast<const AccessDeniedError*>(&e) ||
+      dynamic_cast<const ForbiddenError*>(&e))
+    return kExitAccess;
+  if (dynamic_cast<const LockTimeoutError*>(&e) || dynamic_cast<const RateLimitedError*>(&e) ||
+      dynamic_cast<const LockHeldError*>(&e) || dynamic_cast<const NotHolderError*>(&e))
+    return kExitNotAcquired;
+  return kExitUsage;
+}
+
+// Connects lazily, runs `body`, maps exceptions to an exit code and a message.
+int run(const Flags& f, const std::function<int(Client&)>& body) {
+  try {
+    ClientOptions options;
+    options.token = f.token;
+    Client client(f.server, options);
+    return body(client);
+  } catch (const Error& e) {
+    if (f.json) {
+      std::cout << json_error(e) << "\n";
+    } else {
+      std::cerr << "holdfast locks: " << e.what() << "\n";
+    }
+    return exit_code_for(e);
+  } catch (const std::exception& e) {
+    // Not a server answer (e.g. no thread could be started): the operation did not happen.
+    std::cerr << "holdfast locks: " << e.what() << "\n";
+    return kExitNotAcquired;
+  }
+}
+
+// "jobs:1 is held by user:local (owner run-1), expires in 42 s" or "" when status fails.
+std::string who_holds(Client& client, const std::string& key) {
+  try {
+    LockStatus s = client.status(key);
+    if (!s.hold) return key + " is free now";
+    std::string text = key + " is held by " + s.hold->held_by;
+    if (s.hold->owner) text += " (owner " + *s.hold->owner + ")";
+    if (s.hold->lease_expires_at)
+      text += ", expires " + relative_time(*s.hold->lease_expires_at, now());
+    return text;
+  } catch (const Error&) {
+    return key + " is held";
+  }
+}
+
+int list(const Flags& f, Client& client) {
+  std::vector<HoldInfo> holds;
+  std::string next = "0";
+  if (f.count > 0 || !f.cursor.empty()) {
+    ListPage page =
+        client.list({f.match, f.cursor.empty() ? "0" : f.cursor, f.count > 0 ? f.count : 100});
+    holds = std::move(page.holds);
+    next = page.next_cursor;
+  } else {
+    holds = client.list_all(f.match);
+  }
+  if (f.json) {
+    std::cout << json_list(holds, next) << "\n";
+  } else {
+    print_list(std::cout, holds, now());
+    if (next != "0") std::cout << "more: holdfast locks list --cursor " << next << "\n";
+  }
+  return kExitOk;
+}
+
+int status(const Flags& f, Client& client) {
+  LockStatus s = client.status(f.key);
+  if (f.json) {
+    std::cout << json_status(s) << "\n";
+  } else {
+    print_status(std::cout, s, now());
+  }
+  return kExitOk;
+}
+
+int acquire(const Flags& f, Client& client) {
+  std::optional<std::string> owner;
+  if (!f.owner.empty()) owner = f.owner;
+  std::optional<LockHandle> hold;
+  if (f.wait_ms >= 0) {
+    try {
+      hold = client.acquire(f.key, {std::chrono::milliseconds(f.ttl_ms),
+                                    std::chrono::milliseconds(f.wait_ms), owner});
+    } catch (const LockTimeoutError& e) {
+      if (f.json) {
+        std::cout << json_error(e) << "\n";
+      } else {
+        std::cout << "not acquired: no grant within " << f.wait_ms << " ms; "
+                  << who_holds(client, f.key) << "\n";
+      }
+      return kExitNotAcquired;
+    }
+  } else {
+    hold = client.try_acquire(f.key, {std::chrono::milliseconds(f.ttl_ms), owner});
+  }
+  if (!hold) {
+    if (f.json) {
+      std::cout << "null\n";
+    } else {
+      std::cout << "not acquired: " << who_holds(client, f.key) << "\n";
+    }
+    return kExitNotAcquired;
+  }
+  if (f.json) {
+    std::cout << json_hold(*hold) << "\n";
+  } else {
+    print_hold(std::cout, *hold, now());
+    std::cout << "release with: holdfast locks release " << hold->key << " --handle "
+              << hold->handle << "\n";
+  }
+  return kExitOk;
+}
+
+int release(const Flags& f, Client& client) {
+  ReleaseResult r = client.release(f.key, f.handle);
+  if (f.json) {
+    std::cout << json_release(r) << "\n";
+  } else if (r.released) {
+    std::cout << "released " << f.key << "\n";
+  } else {
+    std::cout << "not released: " << r.reason << " (the handle is not the current hold of " << f.key
+              << ")\n";
+  }
+  return r.released ? kExitOk : kExitNotAcquired;
+}
+
+int renew(const Flags& f, Client& client) {
+  RenewResult r = client.renew(f.key, f.handle, std::chrono::milliseconds(f.ttl_ms));
+  if (f.json) {
+    std::cout << json_renew(r) << "\n";
+  } else if (r.renewed) {
+    std::cout << "renewed " << f.key << ", expires "
+              << (r.lease_expires_at ? relative_time(*r.lease_expires_at, now()) + " (" +
+                                           iso_time(*r.lease_expires_at) + ")"
+                                     : std::string("-"))
+              << "\n";
+  } else {
+    std::cout << "not renewed: " << r.reason << " (the lease ended or the key was taken over)\n";
+  }
+  return r.renewed ? kExitOk : kExitNotAcquired;
+}
+
+int assign(const Flags& f, Client& client, bool ttl_given) {
+  AssignOptions o;
+  if (ttl_given) o.ttl = std::chrono::milliseconds(f.ttl_ms);
+  if (f.wait_ms >= 0) o.timeout = std::chrono::milliseconds(f.wait_ms);
+  Assignment a = client.assign(f.key, f.holder_id, o);
+  if (f.json) {
+    std::cout << json_assignment(a) << "\n";
+  } else {
+    print_assignment(std::cout, a, now());
+  }
+  return kExitOk;
+}
+
+int transfer(const Flags& f, Client& client) {
+  TransferResult t = client.transfer(f.key, f.to_id, f.from_id);
+  if (f.json) {
+    std::cout << json_transfer(t) << "\n";
+  } else {
+    std::cout << "transferred " << f.key << " from " << f.from_id << " to " << t.holder
+              << " (token " << t.token << ")\n";
+  }
+  return kExitOk;
+}
+
+int unassign(const Flags& f, Client& client) {
+  std::optional<std::string_view> holder;
+  if (!f.holder_id.empty()) holder = f.holder_id;
+  bool released = client.unassign(f.key, holder);
+  if (f.json) {
+    std::cout << json_unassign(released) << "\n";
+  } else {
+    std::cout << (released ? "unassigned " + f.key
+                           : "not unassigned: " + f.key + " was not assigned")
+              << "\n";
+  }
+  return released ? kExitOk : kExitNotAcquired;
+}
+
+int holder(const Flags& f, Client& client) {
+  HolderInfo h = client.holder(f.key);
+  if (f.json) {
+    std::cout << json_holder(h) << "\n";
+  } else {
+    print_holder(std::cout, h, now());
+  }
+  return kExitOk;
+}
+
+CLI::App* leaf(CLI::App* locks, const std::string& name, const std::string& about) {
+  CLI::App* cmd = locks->add_subcommand(name, about);
+  // Options of `locks` (--server, --token, --json) may also come after the subcommand.
+  cmd->fallthrough();
+  cmd->footer(std::string("Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n") +
+              kExitCodes);
+  return cmd;
+}
+
+}  // namespace
+
+void add_locks_command(CLI::App& app, int& exit_code) {
+  auto f = std::make_shared<Flags>();
+  CLI::App* locks =
+      app.add_subcommand("locks", "Inspect, take and free locks on a Holdfast server");
+  locks->require_subcommand(1);
+  locks->footer(kExitCodes);
+  locks
+      ->add_option("--server", f->server,
+                   "holdfast://host:port, unix:///path.sock or host:port (default 127.0.0.1:7420)")
+      ->envname("HOLDFAST_SERVER");
+  locks->add_option("--token", f->token, "bearer token (default: $HOLDFAST_TOKEN, or none)")
+      ->envname("HOLDFAST_TOKEN");
+  locks->add_flag("--json", f->json, "print JSON with the wire's field names");
+
+  auto on = [f, &exit_code](CLI::App* cmd, std::function<int(const Flags&, Client&)> body) {
+    cmd->callback(
+        [f, &exit_code, body] { exit_code = run(*f, [&](Client& c) { return body(*f, c); }); });
+  };
+  auto ttl_check = CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max());
+  auto wait_check = CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max());
+
+  CLI::App* list_cmd =
+      leaf(locks, "list", "List held locks (admin); every page unless --count/--cursor");
+  list_cmd->add_option("--match", f->match, "only keys matching this glob, e.g. 'import:*'");
+  list_cmd->add_option("--count", f->count, "one page of at most this many")
+      ->check(CLI::PositiveNumber);
+  list_cmd->add_option("--cursor", f->cursor, "continue from this cursor (from a previous page)");
+  on(list_cmd, list);
+
+  CLI::App* status_cmd = leaf(locks, "status", "Who holds KEY, until when, and how many wait");
+  status_cmd->add_option("key", f->key, "the lock key")->required();
+  on(status_cmd, status);
+
+  CLI::App* acquire_cmd =
+      leaf(locks, "acquire",
+           "Take KEY: one attempt, or wait up to --wait MS; prints the hold and its handle");
+  acquire_cmd->add_option("key", f->key, "the lock key")->required();
+  acquire_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default 60000)")
+      ->check(ttl_check);
+  acquire_cmd->add_option("--owner", f->owner, "name this run, so it can re-take its own hold");
+  acquire_cmd->add_option("--wait", f->wait_ms, "wait in the queue up to MS milliseconds")
+      ->check(wait_check);
+  on(acquire_cmd, acquire);
+
+  CLI::App* release_cmd = leaf(locks, "release", "Free KEY with the handle that acquire printed");
+  release_cmd->add_option("key", f->key, "the lock key")->required();
+  release_cmd->add_option("--handle", f->handle, "the handle of the hold")->required();
+  on(release_cmd, release);
+
+  CLI::App* renew_cmd = leaf(locks, "renew", "Extend the lease of KEY to now + --ttl MS");
+  renew_cmd->add_option("key", f->key, "the lock key")->required();
+  renew_cmd->add_option("--handle", f->handle, "the handle of the hold")->required();
+  renew_cmd->add_option("--ttl", f->ttl_ms, "new lease in milliseconds from now")
+      ->required()
+      ->check(ttl_check);
+  on(renew_cmd, renew);
+
+  CLI::App* assign_cmd =
+      leaf(locks, "assign", "Hold KEY on behalf of HOLDER (an identity-aware hold)");
+  assign_cmd->add_option("key", f->key, "the lock key")->required();
+  assign_cmd->add_option("holder", f->holder_id, "the holder id, e.g. a user id")->required();
+  CLI::Option* assign_ttl =
+      assign_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default: never expires)")
+          ->check(ttl_check);
+  assign_cmd->add_option("--wait", f->wait_ms, "wait in the queue up to MS milliseconds")
+      ->check(wait_check);
+  assign_cmd->callback([f, &exit_code, assign_ttl] {
+    exit_code = run(*f, [&](Client& c) { return assign(*f, c, assign_ttl->count() > 0); });
+  });
+
+  CLI::App* transfer_cmd =
+      leaf(locks, "transfer", "Move the assigned hold of KEY from --from to TO");
+  transfer_cmd->add_option("key", f->key, "the lock key")->required();
+  transfer_cmd->add_option("to", f->to_id, "the new holder id")->required();
+  transfer_cmd->add_option("--from", f->from_id, "the current holder id")->required();
+  on(transfer_cmd, transfer);
+
+  CLI::App* unassign_cmd = leaf(locks, "unassign", "Free the assigned hold of KEY");
+  unassign_cmd->add_option("key", f->key, "the lock key")->required();
+  unassign_cmd->add_option("--holder", f->holder_id, "only if this holder id holds it");
+  on(unassign_cmd, unassign);
+
+  CLI::App* holder_cmd = leaf(locks, "holder", "The holder id of an assigned KEY");
+  holder_cmd->add_option("key", f->key, "the lock key")->required();
+  on(holder_cmd, holder);
+}
+
+}  // namespace holdfast::cli

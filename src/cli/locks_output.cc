@@ -1,0 +1,333 @@
+// JSON and human renderings for `holdfast locks` (see locks_output.h).
+#include "cli/locks_output.h"
+
+#include <algorithm>
+#include <ctime>
+#include <optional>
+#include <utility>
+
+namespace holdfast::cli {
+namespace {
+
+std::string json_string(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += "\\u00";
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out + "\"";
+}
+
+// Builds one JSON object, fields in the order added (the wire's order).
+class JsonObject {
+ public:
+  JsonObject& str(std::string_view name, std::string_view value) {
+    return raw(name, json_string(value));
+  }
+  JsonObject& opt_str(std::string_view name, const std::optional<std::string>& value) {
+    return raw(name, value ? json_string(*value) : "null");
+  }
+  JsonObject& num(std::string_view name, std::int64_t value) {
+    return raw(name, std::to_string(value));
+  }
+  JsonObject& time(std::string_view name, TimePoint at) {
+    return num(name, at.time_since_epoch().count());
+  }
+  JsonObject& time(std::string_view name, const std::optional<TimePoint>& at) {
+    return at ? time(name, *at) : raw(name, "null");
+  }
+  JsonObject& boolean(std::string_view name, bool value) {
+    return raw(name, value ? "true" : "false");
+  }
+  JsonObject& raw(std::string_view name, std::string_view json) {
+    text_ += text_.size() > 1 ? "," : "";
+    text_ += json_string(name) + ":" + std::string(json);
+    return *this;
+  }
+  std::string text() const { return text_ + "}"; }
+
+ private:
+  std::string text_ = "{";
+};
+
+// Label/value lines with the values aligned.
+class Fields {
+ public:
+  Fields& add(std::string label, std::string value) {
+    rows_.emplace_back(std::move(label), std::move(value));
+    return *this;
+  }
+  void print(std::ostream& out) const {
+    std::size_t width = 0;
+    for (const auto& [label, _] : rows_) width = std::max(width, label.size());
+    for (const auto& [label, value] : rows_)
+      out << label << std::string(width - label.size() + 2, ' ') << value << "\n";
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::string>> rows_;
+};
+
+std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
+
+std::string expires_text(const std::optional<TimePoint>& at, TimePoint now) {
+  if (!at) return "never";
+  return relative_time(*at, now) + " (" + iso_time(*at) + ")";
+}
+
+void add_hold_fields(JsonObject& o, const HoldInfo& h) {
+  o.str("key", h.key)
+      .num("token", static_cast<std::int64_t>(h.token))
+      .str("heldBy", h.held_by)
+      .opt_str("owner", h.owner)
+      .time("acquiredAt", h.acquired_at)
+      .time("leaseExpiresAt", h.lease_expires_at)
+      .str("scope", to_string(h.scope))
+      .str("kind", to_string(h.kind));
+  if (h.holder) o.str("holder", *h.holder);
+}
+
+}  // namespace
+
+std::string relative_time(TimePoint at, TimePoint now) {
+  const std::int64_t ms = (at - now).count();
+  const std::int64_t abs_ms = ms < 0 ? -ms : ms;
+  const std::int64_t seconds = (abs_ms + 500) / 1000;
+  if (seconds == 0) return "now";
+  std::string amount;
+  if (seconds < 120) {
+    amount = std::to_string(seconds) + " s";
+  } else if (seconds < 120 * 60) {
+    amount = std::to_string((seconds + 30) / 60) + " min";
+  } else if (seconds < 48 * 3600) {
+    amount = std::to_string((seconds + 1800) / 3600) + " h";
+  } else {
+    amount = std::to_string((seconds + 43200) / 86400) + " d";
+  }
+  return ms > 0 ? "in " + amount : amount + " ago";
+}
+
+std::string iso_time(TimePoint at) {
+  const std::int64_t ms = at.time_since_epoch().count();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  char frac[8];
+  std::snprintf(frac, sizeof(frac), ".%03dZ", static_cast<int>(ms % 1000));
+  return std::string(buf) + frac;
+}
+
+std::string json_hold(const LockHandle& h) {
+  return JsonObject()
+      .str("key", h.key)
+      .str("handle", h.handle)
+      .num("token", static_cast<std::int64_t>(h.token))
+      .str("heldBy", h.held_by)
+      .opt_str("owner", h.owner)
+      .time("acquiredAt", h.acquired_at)
+      .time("leaseExpiresAt", h.lease_expires_at)
+      .str("scope", to_string(h.scope))
+      .str("kind", "handle")
+      .text();
+}
+
+std::string json_hold_info(const HoldInfo& h) {
+  JsonObject o;
+  add_hold_fields(o, h);
+  return o.text();
+}
+
+std::string json_status(const LockStatus& s) {
+  JsonObject o;
+  o.str("key", s.key).boolean("held", s.held());
+  if (s.hold) {
+    const HoldInfo& h = *s.hold;
+    o.str("heldBy", h.held_by)
+        .opt_str("owner", h.owner)
+        .time("acquiredAt", h.acquired_at)
+        .time("leaseExpiresAt", h.lease_expires_at)
+        .num("token", static_cast<std::int64_t>(h.token))
+        .str("scope", to_string(h.scope))
+        .str("kind", to_string(h.kind));
+  }
+  o.num("waiters", s.waiters);
+  if (s.hold && s.hold->holder) o.str("holder", *s.hold->holder);
+  return o.text();
+}
+
+std::string json_list(const std::vector<HoldInfo>& holds, const std::string& next_cursor) {
+  std::string array = "[";
+  for (std::size_t i = 0; i < holds.size(); ++i) array += (i ? "," : "") + json_hold_info(holds[i]);
+  return JsonObject().raw("locks", array + "]").str("nextCursor", next_cursor).text();
+}
+
+std::string json_renew(const RenewResult& r) {
+  JsonObject o;
+  o.boolean("renewed", r.renewed);
+  if (r.renewed) {
+    o.time("leaseExpiresAt", r.lease_expires_at);
+  } else {
+    o.str("reason", r.reason);
+  }
+  return o.text();
+}
+
+std::string json_release(const ReleaseResult& r) {
+  JsonObject o;
+  o.boolean("released", r.released);
+  if (!r.released) o.str("reason", r.reason);
+  return o.text();
+}
+
+std::string json_assignment(const Assignment& a) {
+  return JsonObject()
+      .str("key", a.key)
+      .str("holder", a.holder)
+      .num("token", static_cast<std::int64_t>(a.token))
+      .str("heldBy", a.held_by)
+      .time("acquiredAt", a.acquired_at)
+      .time("leaseExpiresAt", a.lease_expires_at)
+      .text();
+}
+
+std::string json_transfer(const TransferResult& t) {
+  return JsonObject()
+      .str("holder", t.holder)
+      .num("token", static_cast<std::int64_t>(t.token))
+      .text();
+}
+
+std::string json_unassign(bool released) {
+  return JsonObject().boolean("released", released).text();
+}
+
+std::string json_holder(const HolderInfo& h) {
+  return JsonObject()
+      .str("key", h.key)
+      .opt_str("holder", h.holder)
+      .boolean("held", h.held)
+      .time("acquiredAt", h.acquired_at)
+      .time("leaseExpiresAt", h.lease_expires_at)
+      .text();
+}
+
+std::string json_error(const Error& e) {
+  JsonObject details;
+  for (const auto& [name, value] : e.details()) {
+    // Details travel as name=value text; the integer ones (timeoutMs, retryAfterMs) were
+    // numbers on the server and are numbers here.
+    const bool integer = !value.empty() && value.size() < 19 &&
+                         value.find_first_not_of("0123456789") == std::string::npos;
+    if (integer) {
+      details.raw(name, value);
+    } else {
+      details.str(name, value);
+    }
+  }
+  // what() starts with the code (the server's whole error line); the code has its own field.
+  std::string_view message = e.what();
+  if (message.starts_with(e.code() + " ")) message.remove_prefix(e.code().size() + 1);
+  return JsonObject()
+      .str("errorCode", e.code())
+      .str("message", message)
+      .raw("details", details.text())
+      .text();
+}
+
+void print_hold(std::ostream& out, const LockHandle& h, TimePoint now) {
+  Fields()
+      .add("KEY", h.key)
+      .add("HANDLE", h.handle)
+      .add("TOKEN", std::to_string(h.token))
+      .add("HELD BY", h.held_by)
+      .add("OWNER", or_dash(h.owner))
+      .add("SCOPE", to_string(h.scope))
+      .add("EXPIRES", expires_text(h.lease_expires_at, now))
+      .print(out);
+}
+
+void print_status(std::ostream& out, const LockStatus& s, TimePoint now) {
+  Fields f;
+  f.add("KEY", s.key);
+  if (!s.hold) {
+    f.add("HELD", "no");
+  } else {
+    const HoldInfo& h = *s.hold;
+    f.add("HELD", "yes").add("HELD BY", h.held_by).add("OWNER", or_dash(h.owner));
+    if (h.holder) f.add("HOLDER", *h.holder);
+    f.add("TOKEN", std::to_string(h.token))
+        .add("SCOPE", to_string(h.scope))
+        .add("KIND", to_string(h.kind))
+        .add("ACQUIRED", relative_time(h.acquired_at, now) + " (" + iso_time(h.acquired_at) + ")")
+        .add("EXPIRES", expires_text(h.lease_expires_at, now));
+  }
+  f.add("WAITERS", std::to_string(s.waiters));
+  f.print(out);
+}
+
+void print_list(std::ostream& out, const std::vector<HoldInfo>& holds, TimePoint now) {
+  if (holds.empty()) {
+    out << "no locks held\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"KEY", "HELD BY", "OWNER", "TOKEN", "SCOPE", "KIND", "EXPIRES"}};
+  for (const auto& h : holds) {
+    std::string owner = h.holder ? "holder " + *h.holder : or_dash(h.owner);
+    rows.push_back({h.key, h.held_by, owner, std::to_string(h.token), to_string(h.scope),
+                    to_string(h.kind),
+                    h.lease_expires_at ? relative_time(*h.lease_expires_at, now) : "never"});
+  }
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
+void print_assignment(std::ostream& out, const Assignment& a, TimePoint now) {
+  Fields()
+      .add("KEY", a.key)
+      .add("HOLDER", a.holder)
+      .add("TOKEN", std::to_string(a.token))
+      .add("HELD BY", a.held_by)
+      .add("EXPIRES", expires_text(a.lease_expires_at, now))
+      .print(out);
+}
+
+void print_holder(std::ostream& out, const HolderInfo& h, TimePoint now) {
+  Fields f;
+  f.add("KEY", h.key);
+  if (!h.held) {
+    f.add("HOLDER", "- (free)");
+  } else if (!h.holder) {
+    f.add("HOLDER", "- (held by a handle, not assigned)");
+  } else {
+    f.add("HOLDER", *h.holder);
+  }
+  if (h.held && h.acquired_at) f.add("ACQUIRED", relative_time(*h.acquired_at, now));
+  if (h.held) f.add("EXPIRES", expires_text(h.lease_expires_at, now));
+  f.print(out);
+}
+
+}  // namespace holdfast::cli

@@ -1,0 +1,41 @@
+// What `holdfast locks ...` prints: JSON with the wire's field names for scripts (--json), and
+// aligned tables with relative times for people.
+//
+// JSON conventions (documented in docs/client.md and `holdfast locks --help`): times are
+// integers, milliseconds since the Unix epoch, exactly as on the wire; booleans are true/false
+// (the wire's 1/0); a missing value is null; an error is
+// {"errorCode": ..., "message": ..., "details": {...}}, the shape of the HTTP API's errors.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "holdfast/client.h"
+
+namespace holdfast::cli {
+
+// "in 42 s", "3 min ago", "in 2 h", "never"... relative to `now`.
+std::string relative_time(TimePoint at, TimePoint now);
+// 2024-05-01T12:00:03.250Z
+std::string iso_time(TimePoint at);
+
+std::string json_hold(const LockHandle& hold);
+std::string json_hold_info(const HoldInfo& hold);
+std::string json_status(const LockStatus& status);
+std::string json_list(const std::vector<HoldInfo>& holds, const std::string& next_cursor);
+std::string json_renew(const RenewResult& result);
+std::string json_release(const ReleaseResult& result);
+std::string json_assignment(const Assignment& assignment);
+std::string json_transfer(const TransferResult& transfer);
+std::string json_unassign(bool released);
+std::string json_holder(const HolderInfo& holder);
+std::string json_error(const Error& error);
+
+void print_hold(std::ostream& out, const LockHandle& hold, TimePoint now);
+void print_status(std::ostream& out, const LockStatus& status, TimePoint now);
+void print_list(std::ostream& out, const std::vector<HoldInfo>& holds, TimePoint now);
+void print_assignment(std::ostream& out, const Assignment& assignment, TimePoint now);
+void print_holder(std::ostream& out, const HolderInfo& holder, TimePoint now);
+
+}  // namespace holdfast::cli

@@ -1,0 +1,110 @@
+// The public Client: parses the URL, owns the Impl, forwards each call (locks_api.cc).
+#include "holdfast/client.h"
+
+#include "client/client_impl.h"
+
+namespace holdfast::inline v0 {
+
+namespace {
+
+client_internal::ServerAddress address_with_credentials(std::string_view url,
+                                                        const ClientOptions& options) {
+  auto address = client_internal::parse_server_url(url);
+  if (!options.token.empty()) address.token = options.token;
+  if (!options.user.empty()) address.user = options.user;
+  return address;
+}
+
+}  // namespace
+
+Client::Client(std::string_view url, ClientOptions options)
+    : impl_(std::make_unique<Impl>(address_with_credentials(url, options), options)) {}
+
+Client::~Client() = default;
+Client::Client(Client&&) noexcept = default;
+Client& Client::operator=(Client&&) noexcept = default;
+
+std::string Client::server() const { return impl_->pool.address().display(); }
+
+void Client::ping() { impl_->ping(); }
+
+LockHandle Client::acquire(std::string_view key, const AcquireOptions& options) {
+  // The turn on the local queue ends here: a handle-based hold may outlive any scope.
+  return impl_->acquire(key, options).hold;
+}
+
+std::optional<LockHandle> Client::try_acquire(std::string_view key,
+                                              const TryAcquireOptions& options) {
+  return impl_->try_acquire(key, options);
+}
+
+RenewResult Client::renew(const LockHandle& hold, milliseconds ttl) {
+  return impl_->renew(hold.key, hold.handle, ttl);
+}
+
+RenewResult Client::renew(std::string_view key, std::string_view handle, milliseconds ttl) {
+  return impl_->renew(key, handle, ttl);
+}
+
+ReleaseResult Client::release(const LockHandle& hold) {
+  return impl_->release(hold.key, hold.handle);
+}
+
+ReleaseResult Client::release(std::string_view key, std::string_view handle) {
+  return impl_->release(key, handle);
+}
+
+LockStatus Client::status(std::string_view key) { return impl_->status(key); }
+
+ListPage Client::list(const ListOptions& options) { return impl_->list(options); }
+
+std::vector<HoldInfo> Client::list_all(std::string_view match) {
+  std::vector<HoldInfo> all;
+  ListOptions options;
+  options.match = std::string(match);
+  for (;;) {
+    ListPage page = impl_->list(options);
+    for (auto& h : page.holds) all.push_back(std::move(h));
+    // A cursor that does not move would loop forever; the server never sends one, but a
+    // client should not hang on a server bug.
+    if (page.last() || page.next_cursor == options.cursor) break;
+    options.cursor = page.next_cursor;
+  }
+  return all;
+}
+
+Assignment Client::assign(std::string_view key, std::string_view holder_id,
+                          const AssignOptions& options) {
+  return impl_->assign(key, holder_id, options);
+}
+
+TransferResult Client::transfer(std::string_view key, std::string_view to_id,
+                                std::string_view from_id) {
+  return impl_->transfer(key, to_id, from_id);
+}
+
+bool Client::unassign(std::string_view key, std::optional<std::string_view> holder_id) {
+  return impl_->unassign(key, holder_id);
+}
+
+HolderInfo Client::holder(std::string_view key) { return impl_->holder(key); }
+
+bool Client::check_holder(std::string_view key, std::string_view caller_id) {
+  HolderInfo h = impl_->holder(key);
+  return !h.holder || *h.holder == caller_id;
+}
+
+ClientStats Client::stats() const {
+  auto pool = impl_->pool.stats();
+  ClientStats s;
+  s.open_connections = pool.open;
+  s.idle_connections = pool.idle;
+  s.connections_opened = pool.opened;
+  s.max_in_flight_per_key = impl_->queue.max_in_flight_per_key();
+  s.local_waiters = impl_->queue.waiting();
+  s.renewals = impl_->renewals.load();
+  s.renewing_scopes = impl_->renewing_scopes.load();
+  return s;
+}
+
+}  // namespace holdfast::inline v0

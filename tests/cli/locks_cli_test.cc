@@ -1,0 +1,307 @@
+// `holdfast locks` against the real server: each subcommand's human and --json output and
+// exit code (0 done, 1 not acquired, 2 usage, 3 access, 4 unreachable).
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+
+#include "client/fake_server.h"
+#include "support/server_process.h"
+
+namespace holdfast::testing {
+namespace {
+
+namespace json = boost::json;
+
+class LocksCli : public ::testing::Test {
+ protected:
+  // Runs `holdfast locks ARGS --server <this server>`.
+  RunResult cli(std::vector<std::string> args) {
+    std::vector<std::string> argv = {HOLDFAST_BIN, "locks"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back("--server");
+    argv.push_back(server.url());
+    return run(argv);
+  }
+  // The same with --json; the output parsed.
+  json::value cli_json(std::vector<std::string> args, int expected_exit) {
+    args.push_back("--json");
+    RunResult r = cli(args);
+    EXPECT_EQ(r.exit_code, expected_exit) << r.out << r.err;
+    return json::parse(r.out);
+  }
+  // The value of a "LABEL  value" line of human output, "" if absent.
+  static std::string field(const std::string& out, const std::string& label) {
+    std::istringstream lines(out);
+    std::string line;
+    while (std::getline(lines, line)) {
+      if (line.rfind(label + " ", 0) == 0) {
+        auto v = line.find_first_not_of(' ', label.size());
+        return v == std::string::npos ? "" : line.substr(v);
+      }
+    }
+    return "";
+  }
+
+  // "in N s..." with N within two seconds below `seconds` (a loaded machine is slow to print).
+  static bool expires_in_about(const std::string& text, int seconds) {
+    for (int n = seconds; n >= seconds - 2; --n)
+      if (text.rfind("in " + std::to_string(n) + " s", 0) == 0) return true;
+    return false;
+  }
+
+  ServerProcess server;
+  RespClient resp = server.client();
+};
+
+TEST_F(LocksCli, AcquirePrintsTheHoldWithItsHandle) {
+  RunResult r = cli({"acquire", "jobs:import", "--ttl", "60000", "--owner", "run-17"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string handle = field(r.out, "HANDLE");
+  EXPECT_GE(handle.size(), 20u) << r.out;
+  EXPECT_EQ(field(r.out, "KEY"), "jobs:import");
+  EXPECT_EQ(field(r.out, "OWNER"), "run-17");
+  EXPECT_EQ(field(r.out, "HELD BY"), "user:local");
+  EXPECT_TRUE(expires_in_about(field(r.out, "EXPIRES"), 60)) << r.out;
+  EXPECT_NE(r.out.find("holdfast locks release jobs:import --handle " + handle), std::string::npos);
+  EXPECT_EQ(resp.call({"LOCK.RELEASE", "jobs:import", handle}).number("released"), 1)
+      << "the printed handle works";
+}
+
+TEST_F(LocksCli, AcquireJsonIsAHoldObjectWithWireFieldNames) {
+  json::object hold = cli_json({"acquire", "k", "--ttl", "5000"}, 0).as_object();
+  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt",
+                        "scope", "kind"})
+    EXPECT_TRUE(hold.contains(f)) << f;
+  EXPECT_EQ(hold["key"].as_string(), "k");
+  EXPECT_TRUE(hold["owner"].is_null());
+  EXPECT_EQ(hold["leaseExpiresAt"].as_int64() - hold["acquiredAt"].as_int64(), 5000)
+      << "times are ms since epoch";
+  EXPECT_EQ(hold["scope"].as_string(), "lease");
+  EXPECT_EQ(hold["kind"].as_string(), "handle");
+  EXPECT_GT(hold["token"].as_int64(), 0);
+}
+
+TEST_F(LocksCli, AcquireOfAHeldKeyExitsOne) {
+  resp.call({"LOCK.TRY", "k", "TTL", "60000", "OWNER", "someone"});
+  RunResult r = cli({"acquire", "k"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out.rfind("not acquired: k is held by user:local (owner someone), expires in ", 0),
+            0u)
+      << r.out;
+  EXPECT_TRUE(cli_json({"acquire", "k"}, 1).is_null()) << "the wire's nil";
+
+  RunResult waited = cli({"acquire", "k", "--wait", "200"});
+  EXPECT_EQ(waited.exit_code, 1);
+  EXPECT_NE(waited.out.find("no grant within 200 ms"), std::string::npos) << waited.out;
+  json::object e = cli_json({"acquire", "k", "--wait", "200"}, 1).as_object();
+  EXPECT_EQ(e["errorCode"].as_string(), "LOCK_TIMEOUT");
+  EXPECT_EQ(e["details"].as_object()["key"].as_string(), "k");
+  EXPECT_EQ(e["details"].as_object()["timeoutMs"].as_int64(), 200);
+}
+
+TEST_F(LocksCli, AcquireWithWaitGetsTheKeyWhenTheLeaseEnds) {
+  resp.call({"LOCK.TRY", "k", "TTL", "300"});
+  json::object hold = cli_json({"acquire", "k", "--wait", "10000"}, 0).as_object();
+  EXPECT_EQ(hold["key"].as_string(), "k");
+}
+
+TEST_F(LocksCli, StatusOfFreeAndHeldKeys) {
+  RunResult free = cli({"status", "free"});
+  EXPECT_EQ(free.exit_code, 0);
+  EXPECT_EQ(field(free.out, "HELD"), "no");
+  EXPECT_EQ(field(free.out, "WAITERS"), "0");
+  json::object free_json = cli_json({"status", "free"}, 0).as_object();
+  EXPECT_EQ(free_json, (json::object{{"key", "free"}, {"held", false}, {"waiters", 0}}));
+
+  auto hold = resp.call({"LOCK.TRY", "k", "TTL", "60000", "OWNER", "run-1"});
+  RunResult held = cli({"status", "k"});
+  EXPECT_EQ(held.exit_code, 0);
+  EXPECT_EQ(field(held.out, "HELD"), "yes");
+  EXPECT_EQ(field(held.out, "OWNER"), "run-1");
+  EXPECT_EQ(field(held.out, "TOKEN"), std::to_string(hold.number("token")));
+  EXPECT_TRUE(expires_in_about(field(held.out, "EXPIRES"), 60)) << held.out;
+  EXPECT_EQ(held.out.find(hold.text("handle")), std::string::npos)
+      << "status never shows the handle";
+
+  json::object s = cli_json({"status", "k"}, 0).as_object();
+  EXPECT_EQ(s["held"], true);
+  EXPECT_EQ(s["heldBy"].as_string(), "user:local");
+  EXPECT_EQ(s["owner"].as_string(), "run-1");
+  EXPECT_EQ(s["token"].as_int64(), hold.number("token"));
+  EXPECT_EQ(s["leaseExpiresAt"].as_int64(), hold.number("leaseExpiresAt"));
+  EXPECT_EQ(s["waiters"].as_int64(), 0);
+  EXPECT_FALSE(s.contains("handle"));
+}
+
+TEST_F(LocksCli, ListAsATableAndAsJsonWithPaging) {
+  resp.call({"LOCK.TRY", "import:a", "TTL", "60000", "OWNER", "run-1"});
+  resp.call({"LOCK.TRY", "import:b", "TTL", "60000"});
+  resp.call({"LOCK.TRY", "other", "TTL", "60000"});
+  RunResult table = cli({"list", "--match", "import:*"});
+  EXPECT_EQ(table.exit_code, 0);
+  std::istringstream lines(table.out);
+  std::string header, row1, row2, extra;
+  std::getline(lines, header);
+  std::getline(lines, row1);
+  std::getline(lines, row2);
+  EXPECT_FALSE(std::getline(lines, extra)) << table.out;
+  EXPECT_EQ(header.rfind("KEY", 0), 0u);
+  EXPECT_EQ(header.find("EXPIRES"), row1.rfind("in ")) << "columns are aligned:\n" << table.out;
+  EXPECT_TRUE(expires_in_about(row1.substr(row1.rfind("in ")), 60)) << table.out;
+  EXPECT_NE(table.out.find("run-1"), std::string::npos);
+
+  json::object all = cli_json({"list"}, 0).as_object();
+  EXPECT_EQ(all["locks"].as_array().size(), 3u);
+  EXPECT_EQ(all["nextCursor"].as_string(), "0");
+  json::object first = all["locks"].as_array()[0].as_object();
+  EXPECT_TRUE(first.contains("heldBy"));
+  EXPECT_FALSE(first.contains("handle"));
+
+  json::object page = cli_json({"list", "--count", "1"}, 0).as_object();
+  EXPECT_EQ(page["locks"].as_array().size(), 1u);
+  EXPECT_NE(page["nextCursor"].as_string(), "0");
+  RunResult more = cli({"list", "--count", "1"});
+  EXPECT_NE(more.out.find("more: holdfast locks list --cursor "), std::string::npos) << more.out;
+
+  RunResult none = cli({"list", "--match", "nothing:*"});
+  EXPECT_EQ(none.out, "no locks held\n");
+}
+
+TEST_F(LocksCli, ReleaseWithTheRightAndAWrongHandle) {
+  auto hold = resp.call({"LOCK.TRY", "k", "TTL", "60000"});
+  RunResult wrong = cli({"release", "k", "--handle", "WRONGWRONGWRONGWRONGWR"});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.out.find("not released: not_holder"), std::string::npos) << wrong.out;
+  EXPECT_EQ(cli_json({"release", "k", "--handle", "WRONGWRONGWRONGWRONGWR"}, 1),
+            (json::object{{"released", false}, {"reason", "not_holder"}}));
+  RunResult ok = cli({"release", "k", "--handle", hold.text("handle")});
+  EXPECT_EQ(ok.exit_code, 0);
+  EXPECT_EQ(ok.out, "released k\n");
+  auto again = resp.call({"LOCK.TRY", "k", "TTL", "60000"});
+  EXPECT_EQ(cli_json({"release", "k", "--handle", again.text("handle")}, 0),
+            (json::object{{"released", true}}));
+}
+
+TEST_F(LocksCli, RenewMovesTheLeaseOrExitsOne) {
+  auto hold = resp.call({"LOCK.TRY", "k", "TTL", "1000"});
+  RunResult ok = cli({"renew", "k", "--handle", hold.text("handle"), "--ttl", "90000"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out.rfind("renewed k, expires in ", 0), 0u) << ok.out;
+  EXPECT_TRUE(expires_in_about(ok.out.substr(std::string("renewed k, expires ").size()), 90))
+      << ok.out;
+  json::object r =
+      cli_json({"renew", "k", "--handle", hold.text("handle"), "--ttl", "60000"}, 0).as_object();
+  EXPECT_EQ(r["renewed"], true);
+  EXPECT_EQ(r["leaseExpiresAt"].as_int64(),
+            resp.call({"LOCK.STATUS", "k"}).number("leaseExpiresAt"));
+  RunResult lost = cli({"renew", "k", "--handle", "WRONGWRONGWRONGWRONGWR", "--ttl", "1000"});
+  EXPECT_EQ(lost.exit_code, 1);
+  EXPECT_NE(lost.out.find("not renewed: lease_lost"), std::string::npos);
+  EXPECT_EQ(cli_json({"renew", "k", "--handle", "WRONGWRONGWRONGWRONGWR", "--ttl", "1000"}, 1),
+            (json::object{{"renewed", false}, {"reason", "lease_lost"}}));
+}
+
+TEST_F(LocksCli, AssignedHolds) {
+  RunResult assigned = cli({"assign", "doc:1", "alice"});
+  EXPECT_EQ(assigned.exit_code, 0) << assigned.err;
+  EXPECT_EQ(field(assigned.out, "HOLDER"), "alice");
+  EXPECT_EQ(field(assigned.out, "EXPIRES"), "never");
+  RunResult taken = cli({"assign", "doc:1", "bob"});
+  EXPECT_EQ(taken.exit_code, 1) << "LOCK_HELD is contention";
+  EXPECT_NE(taken.err.find("LOCK_HELD"), std::string::npos);
+
+  EXPECT_EQ(field(cli({"holder", "doc:1"}).out, "HOLDER"), "alice");
+  json::object h = cli_json({"holder", "doc:1"}, 0).as_object();
+  EXPECT_EQ(h["holder"].as_string(), "alice");
+  EXPECT_EQ(h["held"], true);
+  EXPECT_TRUE(h["leaseExpiresAt"].is_null());
+
+  json::object t = cli_json({"transfer", "doc:1", "bob", "--from", "alice"}, 0).as_object();
+  EXPECT_EQ(t["holder"].as_string(), "bob");
+  RunResult not_holder = cli({"transfer", "doc:1", "carol", "--from", "alice"});
+  EXPECT_EQ(not_holder.exit_code, 1);
+  EXPECT_EQ(cli({"transfer", "doc:1", "carol", "--from", "bob"}).out,
+            "transferred doc:1 from bob to carol (token " +
+                std::to_string(t["token"].as_int64() + 1) + ")\n");
+
+  json::object a = cli_json({"assign", "doc:2", "dave", "--ttl", "5000"}, 0).as_object();
+  EXPECT_EQ(a["leaseExpiresAt"].as_int64() - a["acquiredAt"].as_int64(), 5000);
+  EXPECT_EQ(cli_json({"unassign", "doc:2"}, 0), (json::object{{"released", true}}));
+  EXPECT_EQ(cli_json({"unassign", "doc:2"}, 1), (json::object{{"released", false}}));
+  EXPECT_EQ(cli({"unassign", "doc:1", "--holder", "carol"}).out, "unassigned doc:1\n");
+}
+
+TEST_F(LocksCli, UnreachableServerExitsFour) {
+  const std::string nowhere = "127.0.0.1:" + std::to_string(free_port());
+  RunResult r = run({HOLDFAST_BIN, "locks", "status", "k", "--server", nowhere});
+  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_NE(r.err.find("cannot connect to " + nowhere), std::string::npos) << r.err;
+  RunResult j = run({HOLDFAST_BIN, "locks", "acquire", "k", "--json", "--server", nowhere});
+  EXPECT_EQ(j.exit_code, 4);
+  EXPECT_EQ(json::parse(j.out).as_object()["errorCode"].as_string(), "CONNECTION");
+}
+
+TEST_F(LocksCli, UsageErrorsExitTwo) {
+  EXPECT_EQ(cli({"status"}).exit_code, 2) << "missing KEY";
+  EXPECT_EQ(cli({"release", "k"}).exit_code, 2) << "missing --handle";
+  EXPECT_EQ(cli({"renew", "k", "--handle", "h"}).exit_code, 2) << "missing --ttl";
+  EXPECT_EQ(cli({"acquire", "k", "--ttl", "0"}).exit_code, 2);
+  EXPECT_EQ(cli({"acquire", "k", "--ttl", "soon"}).exit_code, 2);
+  EXPECT_EQ(cli({"frobnicate"}).exit_code, 2);
+  EXPECT_EQ(run({HOLDFAST_BIN, "locks"}).exit_code, 2) << "no subcommand";
+  EXPECT_EQ(cli({"acquire", "k", "--server", "redis://x"}).exit_code, 2) << "malformed URL";
+  RunResult bad_key = cli({"acquire", std::string("bad\x01key")});
+  EXPECT_EQ(bad_key.exit_code, 2) << "INVALID_ARGUMENT from the server";
+  EXPECT_NE(bad_key.err.find("INVALID_ARGUMENT"), std::string::npos);
+}
+
+TEST_F(LocksCli, AuthenticationAndAccessErrorsExitThree) {
+  FakeServer strict("-UNAUTHENTICATED unknown credentials\r\n");
+  RunResult r =
+      run({HOLDFAST_BIN, "locks", "status", "k", "--server", strict.url(), "--token", "nope"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("UNAUTHENTICATED"), std::string::npos) << r.err;
+
+  const std::string hello = "%1\r\n+server\r\n+holdfast\r\n";
+  FakeServer member({hello, "-FORBIDDEN LOCK.LIST needs the admin or owner role\r\n"});
+  RunResult list = run({HOLDFAST_BIN, "locks", "list", "--json", "--server", member.url()});
+  EXPECT_EQ(list.exit_code, 3);
+  EXPECT_EQ(json::parse(list.out).as_object()["errorCode"].as_string(), "FORBIDDEN");
+
+  FakeServer ruled({hello, "-LOCK_ACCESS_DENIED the lock rule set denies acquire key=jobs:1\r\n"});
+  EXPECT_EQ(run({HOLDFAST_BIN, "locks", "acquire", "jobs:1", "--server", ruled.url()}).exit_code,
+            3);
+}
+
+TEST_F(LocksCli, ServerAndTokenFromTheEnvironmentAndUnixSockets) {
+  RunResult r = run({HOLDFAST_BIN, "locks", "acquire", "env-key", "--json"}, "",
+                    {"HOLDFAST_SERVER=" + server.url(), "HOLDFAST_TOKEN=anything"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  RunResult unix_status =
+      run({HOLDFAST_BIN, "locks", "status", "env-key", "--server", "unix://" + server.unix_path()});
+  EXPECT_EQ(unix_status.exit_code, 0) << unix_status.err;
+  EXPECT_EQ(field(unix_status.out, "HELD"), "yes");
+}
+
+TEST_F(LocksCli, CommonOptionsGoBeforeOrAfterTheSubcommand) {
+  RunResult before =
+      run({HOLDFAST_BIN, "locks", "--json", "--server", server.url(), "status", "k"});
+  RunResult after = run({HOLDFAST_BIN, "locks", "status", "k", "--json", "--server", server.url()});
+  EXPECT_EQ(before.exit_code, 0) << before.err;
+  EXPECT_EQ(before.out, after.out);
+  EXPECT_EQ(json::parse(before.out).as_object()["key"].as_string(), "k");
+}
+
+TEST_F(LocksCli, HelpDocumentsTheExitCodes) {
+  RunResult r = run({HOLDFAST_BIN, "locks", "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* s :
+       {"0 done", "1 not acquired", "2 usage error", "3 authentication or access error",
+        "4 server unreachable", "milliseconds since the Unix epoch"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  EXPECT_NE(run({HOLDFAST_BIN, "locks", "acquire", "--help"}).out.find("4 server unreachable"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace holdfast::testing
