@@ -1,5 +1,6 @@
 // holdfast serve: runs the lock server.
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <iostream>
 #include <memory>
@@ -8,6 +9,7 @@
 #include "cli/commands.h"
 #include "server/config.h"
 #include "server/embedded_service.h"
+#include "server/pg_service.h"
 #include "server/server.h"
 #include "store/wal/wal_store.h"
 
@@ -18,7 +20,56 @@ struct ServeFlags {
   std::string config;
   ConfigOverrides overrides;
   std::string listen, http, unix_path, data_dir, fsync, store;
+  Millis session_grace_ms = 0;
 };
+
+// SIGHUP reloads the credentials; start, serve until a stop signal, report a failed start.
+int run_server(Server& server, CredentialStore* credentials) {
+  if (credentials != nullptr) {
+    server.on_reload([credentials] {
+      if (auto st = credentials->reload(); st.ok()) {
+        spdlog::info("SIGHUP: reloaded {} credentials from {}", credentials->size(), credentials->path());
+      } else {
+        spdlog::error("SIGHUP: keeping the previous credentials: {}", st.error().message);
+      }
+    });
+  }
+  if (auto st = server.start(); !st.ok()) {
+    std::cerr << "holdfast serve: " << st.error().message << "\n";
+    return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : 1;
+  }
+  server.run();
+  return kExitOk;
+}
+
+// A scale-out node: the locks live in PostgreSQL (docs/scale-out.md); the data dir keeps only
+// the Unix socket and this node's identity.
+int serve_node(const ServerConfig& config, CredentialStore* credentials) {
+  PgServiceOptions options;
+  options.url = config.store_url;
+  options.data_dir = config.data_dir;
+  char host[256] = {};
+  ::gethostname(host, sizeof(host) - 1);
+  options.node_name = std::string(host) + " " + (config.listen.empty() ? config.unix_path : config.listen);
+  options.pool_size = static_cast<std::size_t>(config.store_pool_size);
+  options.session_grace_ms = config.session_grace_ms;
+  options.max_lease_ms = config.max_lease_ms;
+  options.acquire_per_user_per_hour = credentials != nullptr ? config.acquire_per_user_per_hour : 0;
+  PgService service(options);
+  if (auto st = service.start(); !st.ok()) {
+    std::cerr << "holdfast serve: cannot use the PostgreSQL store " << pg::redact_url(config.store_url) << ": "
+              << st.error().message << "\n";
+    return 1;
+  }
+  int code = kExitOk;
+  {
+    Server server(config, service, nullptr, credentials);
+    code = run_server(server, credentials);
+    // Wake calls still blocked on executor threads before the server joins them.
+    service.stop();
+  }
+  return code;
+}
 
 int serve(const ServeFlags& f, CLI::App& cmd) {
   ConfigOverrides o;
@@ -28,6 +79,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   if (cmd.count("--data-dir")) o.data_dir = f.data_dir;
   if (cmd.count("--fsync")) o.fsync = f.fsync;
   if (cmd.count("--store")) o.store_url = f.store;
+  if (cmd.count("--session-grace-ms")) o.session_grace_ms = f.session_grace_ms;
   auto config = load_config(f.config, o);
   if (!config.ok()) {
     std::cerr << "holdfast serve: " << config.error().message << "\n";
@@ -44,6 +96,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     credentials = std::move(*opened);
     spdlog::info("credentials: {} entries from {}", credentials->size(), config->credentials);
   }
+  if (!config->store_url.empty()) return serve_node(*config, credentials.get());
   SystemClock clock;
   wal::WalOptions wal_options;
   wal_options.data_dir = config->data_dir;
@@ -60,21 +113,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
                           ServiceOptions{LockTableOptions{config->max_lease_ms, kMaxLeaseMs},
                                          credentials ? config->acquire_per_user_per_hour : 0});
   Server server(*config, service, &service, credentials.get());
-  if (credentials) {
-    server.on_reload([&credentials] {
-      if (auto st = credentials->reload(); st.ok()) {
-        spdlog::info("SIGHUP: reloaded {} credentials from {}", credentials->size(), credentials->path());
-      } else {
-        spdlog::error("SIGHUP: keeping the previous credentials: {}", st.error().message);
-      }
-    });
-  }
-  if (auto st = server.start(); !st.ok()) {
-    std::cerr << "holdfast serve: " << st.error().message << "\n";
-    return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : 1;
-  }
-  server.run();
-  return kExitOk;
+  return run_server(server, credentials.get());
 }
 
 }  // namespace
@@ -91,6 +130,8 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--fsync", flags->fsync, "always (default: every answered change is on disk) or never (unsafe)")
       ->check(CLI::IsMember({"always", "never"}));
   cmd->add_option("--store", flags->store, "postgres://... to run as a node over a shared PostgreSQL");
+  cmd->add_option("--session-grace-ms", flags->session_grace_ms,
+                  "with --store: how long a silent node's session holds outlive its last heartbeat (default 10000)");
   cmd->callback([flags, cmd, &exit_code] { exit_code = serve(*flags, *cmd); });
 }
 

@@ -133,8 +133,12 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
         return config_error(path, "[limits] maxLeaseMs must be from 1 to 86400000");
     }
     if (auto* st = doc["store"].as_table()) {
-      if (auto e = check_keys(path, *st, "store", {"url"})) return *e;
+      if (auto e = check_keys(path, *st, "store", {"url", "sessionGraceMs", "poolSize"})) return *e;
       if (auto e = read_string(path, *st, "store", "url", &c.store_url)) return *e;
+      if (auto e = read_int(path, *st, "store", "sessionGraceMs", &c.session_grace_ms)) return *e;
+      if (auto e = read_int(path, *st, "store", "poolSize", &c.store_pool_size)) return *e;
+      if (c.store_pool_size < 1 || c.store_pool_size > 256)
+        return config_error(path, "[store] poolSize must be from 1 to 256");
     }
   }
   if (o.listen) c.listen = *o.listen;
@@ -145,6 +149,9 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
     unix_from_file = true;
   }
   if (o.store_url) c.store_url = *o.store_url;
+  if (o.session_grace_ms) c.session_grace_ms = *o.session_grace_ms;
+  if (c.session_grace_ms < 100 || c.session_grace_ms > 86'400'000)
+    return invalid_argument("[store] sessionGraceMs (--session-grace-ms) must be from 100 to 86400000 milliseconds");
   if (o.fsync) {
     auto mode = parse_fsync(*o.fsync);
     if (!mode.ok()) return std::move(mode).error();

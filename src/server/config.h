@@ -23,11 +23,14 @@ struct ServerConfig {
   std::int64_t acquire_per_user_per_hour = 600;
   Millis max_lease_ms = 86'400'000;
   std::string store_url;                  // postgres://... for scale-out; empty: embedded
+  Millis session_grace_ms = 10'000;       // scale-out: a silent node's session holds live this long
+  std::int64_t store_pool_size = 8;       // scale-out: PostgreSQL connections per node
 };
 
 // Overrides given on the command line; unset fields keep the file's (or the default) value.
 struct ConfigOverrides {
   std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url;
+  std::optional<Millis> session_grace_ms;
 };
 
 // Reads `path` (empty: no file) and applies `overrides`. Relative paths in the file (data dir,

@@ -1,11 +1,13 @@
 // Metrics in the Prometheus text exposition format (GET /metrics). Counters of the lock table
 // and the store are read when rendered; the command latency histogram is recorded here.
-// Single-threaded: touched only on the event loop.
+// Single-threaded (touched only on the event loop) unless set_concurrent(true): a service whose
+// calls run on executor threads observes from there, and then a mutex guards the histograms.
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,8 +22,10 @@ class Metrics {
       0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
       0.01,    0.025,    0.05,    0.1,    0.25,    0.5,    1.0,   2.5};
 
-  // Registers a `command` label value; returns the id to observe() with.
+  // Registers a `command` label value; returns the id to observe() with. Before any observe().
   std::size_t add_command(std::string_view label);
+  // Called once before serving: observe() and render() may then run on any thread.
+  void set_concurrent(bool concurrent) { concurrent_ = concurrent; }
   void observe(std::size_t command, std::chrono::nanoseconds elapsed);
 
   struct Gauges {
@@ -36,7 +40,11 @@ class Metrics {
     std::uint64_t count = 0;
     std::uint64_t sum_nanos = 0;
   };
+  void record(std::size_t command, std::chrono::nanoseconds elapsed);
+
   std::vector<Histogram> histograms_;
+  bool concurrent_ = false;
+  mutable std::mutex mu_;  // only when concurrent_
 };
 
 }  // namespace holdfast

@@ -49,6 +49,7 @@ Server::Server(const ServerConfig& config, LockService& service, EmbeddedService
   };
   http_hub_.view.ready = [this] { return !stopping_; };
   if (service_.blocking()) {
+    metrics_.set_concurrent(true);  // commands are timed on the executor's threads
     offload_ = std::make_unique<BlockingExecutor>();
     hub_.offload = offload_.get();
     http_hub_.offload = offload_.get();

@@ -5,10 +5,20 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "support/postgres.h"
+
 namespace holdfast::testing {
 
 ServerProcess::ServerProcess(std::vector<std::string> extra) : extra_(std::move(extra)) {
   unix_path_ = data_.path() + "/holdfast.sock";
+  for (std::size_t i = 0; i + 1 < extra_.size(); ++i)
+    if (extra_[i] == "--store") store_url_ = extra_[i + 1];
+  if (store_url_.empty()) {
+    if (std::string base = store_url_from_env(); !base.empty()) {
+      store_url_ = fresh_store_url(base);
+      extra_.insert(extra_.end(), {"--store", store_url_});
+    }
+  }
   start();
 }
 

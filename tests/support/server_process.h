@@ -13,7 +13,9 @@ namespace holdfast::testing {
 class ServerProcess {
  public:
   // `extra` are more flags for `serve` (e.g. {"--fsync", "never"}). The data dir persists
-  // across restart() so durability can be tested.
+  // across restart() so durability can be tested. With HOLDFAST_TEST_STORE_URL set (and no
+  // --store in `extra`) the server runs as a node over PostgreSQL, in a schema of its own that
+  // also persists across restart().
   explicit ServerProcess(std::vector<std::string> extra = {});
   ~ServerProcess();
 
@@ -22,6 +24,8 @@ class ServerProcess {
   std::string http_url() const { return "http://127.0.0.1:" + std::to_string(http_port_); }
   const std::string& unix_path() const { return unix_path_; }
   const std::string& data_dir() const { return data_.path(); }
+  // The --store URL this server was started with ("" for the embedded store).
+  const std::string& store_url() const { return store_url_; }
   std::string url() const { return "holdfast://127.0.0.1:" + std::to_string(port_); }
   RespClient client() const { return RespClient::tcp(port_); }
 
@@ -40,6 +44,7 @@ class ServerProcess {
  private:
   TempDir data_;
   std::vector<std::string> extra_;
+  std::string store_url_;
   int port_ = 0;
   int http_port_ = 0;
   std::string unix_path_;

@@ -94,13 +94,23 @@ void Session::handle() {
     principal_ = std::move(*who);
   }
   if (hub_.offload != nullptr) {
-    stream_.expires_never();  // a blocking acquire may wait long inside the call
+    // The call may block (a waiting acquire): watch the socket meanwhile, so a client that
+    // hangs up ends its session (the service wakes its waiter and undoes a racing grant).
+    stream_.expires_never();
+    offloaded_ = true;
+    watch_for_disconnect();
     hub_.offload->submit([self = shared_from_this(), route, request] {
       Response response;
       RouteContext ctx{self->hub_.service, Caller{&self->principal_, self->id_}, self.get(), self->hub_.view};
+      auto start = std::chrono::steady_clock::now();
       route->handler(ctx, request, response);
+      if (self->hub_.metrics != nullptr)
+        self->hub_.metrics->observe(self->hub_.first_metric + static_cast<std::size_t>(route - route_table().data()),
+                                    std::chrono::steady_clock::now() - start);
       boost::asio::post(self->hub_.io, [self, response = std::move(response)]() mutable {
-        if (!self->closed_) self->send(std::move(response));
+        if (self->closed_ || !self->offloaded_) return;  // gone, or answered by shutdown()
+        self->offloaded_ = false;
+        self->send(std::move(response));
       });
     });
     return;
@@ -127,7 +137,7 @@ void Session::handle() {
 void Session::watch_for_disconnect() {
   stream_.socket().async_wait(boost::asio::ip::tcp::socket::wait_read,
                               [self = shared_from_this()](const boost::system::error_code& ec) {
-                                if (!self->waiting_ || self->closed_) return;
+                                if (!(self->waiting_ || self->offloaded_) || self->closed_) return;
                                 char byte;
                                 ssize_t n = ec ? 0
                                                : ::recv(self->stream_.socket().native_handle(), &byte, 1,
@@ -186,9 +196,10 @@ void Session::write_now() {
 
 void Session::shutdown() {
   stopping_ = true;
-  if (waiting_) {
+  if (waiting_ || offloaded_) {
     hub_.service.cancel_waiter(waiter_);
     waiting_ = false;
+    offloaded_ = false;
     Response r;
     error_response(Error(ErrorCode::kUnavailable, "the server is shutting down"), r);
     send(std::move(r));

@@ -69,6 +69,7 @@ class Session final : public std::enable_shared_from_this<Session>, public Waite
   SessionId id_ = 0;
   WaiterId waiter_ = 0;
   bool waiting_ = false;
+  bool offloaded_ = false;  // a call runs on the offload executor; its response comes later
   bool keep_alive_ = true;
   bool closed_ = false;
   bool stopping_ = false;

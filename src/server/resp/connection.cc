@@ -118,7 +118,7 @@ void Connection::run_offloaded() {
     std::vector<std::string_view> views(args.begin(), args.end());
     std::string out;
     ReplyWriter writer(out, self->state_.proto);
-    CommandContext ctx{self->hub_.service, self->state_, writer, self.get(), self->hub_.info, self->hub_.auth, nullptr};
+    CommandContext ctx{self->hub_.service, self->state_, writer, self.get(), self->hub_.info, self->hub_.auth, self->hub_.metrics};
     Flow flow = execute(ctx, views);
     boost::asio::post(self->hub_.io, [self, out = std::move(out), flow]() mutable {
       if (self->closed_) return;

@@ -1,0 +1,238 @@
+// PgService::acquire and ::assign: grants, and waiting for a key held elsewhere.
+//
+// A grant is one conditional statement (store/postgres/hold_rows.h); the database picks the
+// winner. Waiting happens on this node (LocalWaiters, FIFO per key):
+//  1. One attempt (TIMEOUT 0, tryAcquire, assign without TIMEOUT): if this node already has
+//     callers queued for the key, a newcomer must not take the key ahead of them, so it only
+//     tries the re-take (acquire with the holder's owner) or the refresh (assign to the same
+//     holder), which never takes a free key; otherwise the full grant.
+//  2. Blocking: join the key's queue. A newcomer behind others first tries the re-take or
+//     refresh (those never wait, SPEC section 8). Then the head of the queue attempts the
+//     grant whenever there is a reason: at once when it becomes head, on a NOTIFY for the key
+//     from any node (a release, unassign, session end or expiry sweep commits one), on a
+//     release through this node, at the holder's lease end as the database reported it (its
+//     clock; the wait is the distance between the lease end and the statement's own
+//     database time, plus 2 ms), and at least every recheck_ms (250) in case a notification
+//     was lost. On a grant the next waiter becomes head and retries at the new lease's end.
+//  3. The timeout is LOCK_TIMEOUT key=... timeoutMs=...; a closed connection or a stopping
+//     node wakes the waiter with UNAVAILABLE.
+// Fairness: FIFO among one node's waiters. Across nodes, each node's head competes in the
+// database when a key frees; whoever's statement reaches it first wins (docs/scale-out.md).
+//
+// Rate limits (members only, with credentials): one attempt is counted in the database's
+// shared window before the grant; a blocking acquire over the cap sleeps until a slot frees
+// or its timeout passes, as the embedded service does.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "core/validation.h"
+#include "server/pg_service.h"
+
+namespace holdfast {
+
+struct PgService::Attempt {
+  std::string_view key;
+  SessionId session = 0;
+  std::optional<Millis> timeout_ms;  // none or 0: one attempt
+  // The grant (free key, ended lease, or the caller's own re-take/refresh).
+  std::function<Result<pg::Grant>()> grant;
+  // Only the re-take/refresh, which never takes a free key; empty when there is none.
+  std::function<Result<pg::Grant>()> narrow;
+};
+
+namespace {
+
+thread_local HandleSource handles;  // not thread-safe: one per executor thread
+
+Error lock_timeout(std::string_view key, Millis timeout_ms) {
+  return Error(ErrorCode::kLockTimeout, "no grant within the timeout")
+      .with("key", std::string(key))
+      .with("timeoutMs", timeout_ms);
+}
+
+Error rate_limited(Millis retry_after_ms) {
+  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later").with("retryAfterMs", retry_after_ms);
+}
+
+Error waiter_gone() { return Error(ErrorCode::kUnavailable, "the connection closed or the server is shutting down"); }
+
+}  // namespace
+
+PgService::TimePoint PgService::next_try(const pg::Grant& seen) const {
+  const auto now = std::chrono::steady_clock::now();
+  Millis wait = options_.recheck_ms;
+  const std::optional<Millis> lease_end =
+      seen.granted ? std::optional<Millis>(seen.hold.lease_expires_at) : seen.holder_lease_end;
+  if (lease_end && *lease_end != kNever) wait = std::clamp<Millis>(*lease_end - seen.db_now + 2, 0, options_.recheck_ms);
+  return now + std::chrono::milliseconds(wait);
+}
+
+std::optional<Error> PgService::charge_attempt(const Caller& caller, Millis timeout_ms, TimePoint deadline) {
+  const Principal& who = *caller.principal;
+  if (options_.acquire_per_user_per_hour <= 0 || who.is_function()) return std::nullopt;
+  for (;;) {
+    auto d = cluster_->consume_attempt(who.id, options_.acquire_per_user_per_hour);
+    if (!d.ok()) return store_error(std::move(d).error());
+    ++counters_.writes;
+    if (d->allowed) return std::nullopt;
+    if (timeout_ms == 0) return rate_limited(d->retry_after_ms);
+    // Over the cap: wait for a slot inside the timeout, on a waiter in no key's queue, so a
+    // closing connection still wakes it.
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return Error(ErrorCode::kLockTimeout, "");  // the caller names key and timeout
+    auto ticket = waiters_.join("", caller.session);
+    const auto until = std::min(deadline, now + std::chrono::milliseconds(d->retry_after_ms));
+    if (waiters_.wait(*ticket, until) == LocalWaiters::Wake::kCancelled) return waiter_gone();
+  }
+}
+
+Result<pg::Grant> PgService::run_grant(const Caller& caller, Attempt& a) {
+  if (!a.timeout_ms || *a.timeout_ms == 0) {
+    if (waiters_.has_queue(a.key)) {
+      if (!a.narrow) return pg::Grant{};
+      return a.narrow();
+    }
+    return a.grant();
+  }
+  const Millis timeout = std::min(*a.timeout_ms, kMaxLeaseMs);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+  if (auto err = charge_attempt(caller, timeout, deadline)) {
+    if (err->code == ErrorCode::kLockTimeout) {
+      ++counters_.timeouts;
+      return lock_timeout(a.key, timeout);
+    }
+    return std::move(*err);
+  }
+  auto ticket = waiters_.join(a.key, caller.session);
+  if (a.narrow && !waiters_.is_head(*ticket)) {
+    auto r = a.narrow();
+    if (!r.ok()) return r;
+    if (r->granted) return r;  // not the head: leaving changes nobody's turn
+  }
+  for (;;) {
+    switch (waiters_.wait(*ticket, deadline)) {
+      case LocalWaiters::Wake::kCancelled:
+        return waiter_gone();
+      case LocalWaiters::Wake::kDeadline:
+        ++counters_.timeouts;
+        return lock_timeout(a.key, timeout);
+      case LocalWaiters::Wake::kAttempt:
+        break;
+    }
+    auto r = a.grant();
+    if (!r.ok()) return r;
+    if (r->granted) {
+      waiters_.leave(*ticket, next_try(*r));
+      return r;
+    }
+    waiters_.retry_at(*ticket, next_try(*r));
+  }
+}
+
+Result<AcquireOutcome> PgService::acquire(const Caller& caller, const AcquireArgs& args, WaiterClient*) {
+  if (auto denied = gate(caller, LockOperation::kAcquire, args.key)) return std::move(*denied);
+  if (auto err = check_key(args.key)) return std::move(*err);
+  if (auto err = check_ttl(args.ttl_ms)) return std::move(*err);
+  if (auto err = check_timeout(args.timeout_ms)) return std::move(*err);
+  if (args.owner) {
+    if (auto err = check_label(*args.owner, "owner")) return std::move(*err);
+  }
+  if (args.session_scoped && caller.session == 0)
+    return invalid_argument("a session-scoped hold needs a client connection");
+  if (args.timeout_ms == 0 && options_.acquire_per_user_per_hour > 0) {
+    if (auto err = charge_attempt(caller, 0, {})) return std::move(*err);
+  }
+  const std::string held_by = caller.principal->held_by();
+  pg::GrantRequest g;
+  g.key = args.key;
+  g.handle = handles.next();
+  g.held_by = held_by;
+  g.owner = args.owner;
+  g.ttl_ms = cap_ttl(args.ttl_ms);
+  g.scope = args.session_scoped ? Scope::kSession : Scope::kLease;
+  g.node_id = node_id_;
+  g.session = caller.session;
+  Attempt a;
+  a.key = args.key;
+  a.session = caller.session;
+  a.timeout_ms = args.timeout_ms;
+  a.grant = [&] { return db(holds_->acquire(g)); };
+  if (args.owner) a.narrow = [&] { return db(holds_->retake(g)); };
+
+  if (!waiters_.begin_call(caller.session)) return waiter_gone();
+  auto r = run_grant(caller, a);
+  if (r.ok() && r->granted && g.scope == Scope::kSession) waiters_.note_session_hold(caller.session);
+  const bool closed = waiters_.end_call(caller.session);
+  if (!r.ok()) return std::move(r).error();
+  AcquireOutcome out;
+  if (!r->granted) return out;  // kContended: nil for try, LOCK_TIMEOUT for TIMEOUT 0
+  ++counters_.writes;
+  if (closed && (args.timeout_ms > 0 || args.session_scoped)) {
+    // The connection closed while this grant was on its way: nobody will learn the handle,
+    // so free the key again at once rather than leave it wedged until the lease ends.
+    if (auto undone = holds_->release(args.key, r->hold.handle.to_string()); undone.ok() && *undone) {
+      waiters_.poke(args.key);
+    }
+    return waiter_gone();
+  }
+  ++counters_.grants;
+  ++held_;
+  out.kind = AcquireOutcome::Kind::kGranted;
+  out.hold = std::move(r->hold);
+  return out;
+}
+
+Result<AcquireOutcome> PgService::assign(const Caller& caller, const AssignArgs& args, WaiterClient*) {
+  if (auto denied = gate(caller, LockOperation::kAssign, args.key)) return std::move(*denied);
+  if (auto err = check_key(args.key)) return std::move(*err);
+  if (auto err = check_label(args.holder_id, "holderId")) return std::move(*err);
+  if (args.ttl_ms) {
+    if (auto err = check_ttl(*args.ttl_ms)) return std::move(*err);
+  }
+  if (args.timeout_ms) {
+    if (auto err = check_timeout(*args.timeout_ms)) return std::move(*err);
+  }
+  const bool blocking = args.timeout_ms && *args.timeout_ms > 0;
+  if (!blocking && options_.acquire_per_user_per_hour > 0) {
+    if (auto err = charge_attempt(caller, 0, {})) return std::move(*err);
+  }
+  const std::string held_by = caller.principal->held_by();
+  std::optional<Millis> ttl;
+  if (args.ttl_ms) ttl = cap_ttl(*args.ttl_ms);
+  Attempt a;
+  a.key = args.key;
+  a.session = caller.session;
+  a.timeout_ms = args.timeout_ms;
+  a.grant = [&] { return db(holds_->assign(args.key, held_by, args.holder_id, ttl)); };
+  a.narrow = [&] { return db(holds_->refresh(args.key, args.holder_id, ttl)); };
+
+  if (!waiters_.begin_call(caller.session)) return waiter_gone();
+  auto r = run_grant(caller, a);
+  const bool closed = waiters_.end_call(caller.session);
+  if (!r.ok()) return std::move(r).error();
+  AcquireOutcome out;
+  if (!r->granted) {
+    if (!args.timeout_ms) {
+      return Error(ErrorCode::kLockHeld, "the key is held by another holder").with("key", std::string(args.key));
+    }
+    return out;  // TIMEOUT 0: LOCK_TIMEOUT
+  }
+  ++counters_.writes;
+  if (closed && blocking && !r->refreshed) {
+    if (auto undone = holds_->unassign(args.key, args.holder_id); undone.ok() && *undone) waiters_.poke(args.key);
+    return waiter_gone();
+  }
+  if (r->refreshed) {
+    ++counters_.renewals;
+  } else {
+    ++counters_.grants;
+    ++held_;
+  }
+  out.kind = AcquireOutcome::Kind::kGranted;
+  out.hold = std::move(r->hold);
+  return out;
+}
+
+}  // namespace holdfast

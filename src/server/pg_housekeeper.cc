@@ -1,0 +1,78 @@
+#include "server/pg_housekeeper.h"
+
+#include <spdlog/spdlog.h>
+
+namespace holdfast {
+
+PgHousekeeper::PgHousekeeper(pg::HoldRows& holds, pg::ClusterRows& cluster, HousekeeperOptions options,
+                             HousekeeperHooks hooks)
+    : holds_(holds), cluster_(cluster), options_(std::move(options)), hooks_(std::move(hooks)) {}
+
+PgHousekeeper::~PgHousekeeper() { stop(); }
+
+void PgHousekeeper::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void PgHousekeeper::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PgHousekeeper::run() {
+  using Clock = std::chrono::steady_clock;
+  auto next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(options_.heartbeat_ms), [this] { return stopping_; });
+    if (stopping_) return;
+    lock.unlock();
+    const bool sweep = Clock::now() >= next_sweep;
+    if (sweep) next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
+    tick(sweep);
+    lock.lock();
+  }
+}
+
+void PgHousekeeper::tick(bool sweep) {
+  auto recreated = cluster_.heartbeat(options_.node_id, options_.node_name);
+  if (!recreated.ok()) {
+    spdlog::warn("heartbeat: {}", recreated.error().message);
+    return;  // the database is away; every later step would fail the same way
+  }
+  if (*recreated) {
+    spdlog::warn("this node's heartbeat row was gone: it was presumed dead and its session holds were freed");
+  }
+  if (auto freed = holds_.free_dead_sessions(options_.session_grace_ms); freed.ok()) {
+    if (!freed->empty()) {
+      spdlog::info("freed {} session holds of nodes silent for over {} ms", freed->size(), options_.session_grace_ms);
+      hooks_.keys_freed(*freed);
+    }
+    if (auto st = cluster_.forget_dead_nodes(options_.session_grace_ms); !st.ok())
+      spdlog::warn("forgetting dead nodes: {}", st.error().message);
+  } else {
+    spdlog::warn("freeing dead nodes' session holds: {}", freed.error().message);
+  }
+  if (auto version = cluster_.rule_set_version(); version.ok()) {
+    hooks_.rules_version(*version);
+  } else {
+    spdlog::warn("rule set version: {}", version.error().message);
+  }
+  if (!sweep) return;
+  if (auto expired = holds_.sweep_expired(); expired.ok()) {
+    if (!expired->empty()) {
+      hooks_.expired(expired->size());
+      hooks_.keys_freed(*expired);
+    }
+  } else {
+    spdlog::warn("sweeping expired holds: {}", expired.error().message);
+  }
+  if (auto held = holds_.count_live(); held.ok()) hooks_.held_count(*held);
+  if (auto st = cluster_.trim_rate_windows(); !st.ok()) spdlog::warn("trimming rate windows: {}", st.error().message);
+}
+
+}  // namespace holdfast

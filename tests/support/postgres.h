@@ -1,0 +1,42 @@
+// PostgreSQL for tests that run Holdfast nodes over it (scale-out mode).
+//
+// TestPostgres starts a throw-away server through scripts/start-postgres.sh in a fresh /tmp
+// folder on a free loopback port, and stops and deletes it when destroyed. fresh_store_url()
+// gives each test its own schema in that server, so tests never see each other's locks,
+// tokens or rule sets: the URL selects the schema with options=-csearch_path, and the node
+// creates its tables there.
+#pragma once
+
+#include <string>
+
+#include "support/process.h"
+
+namespace holdfast::testing {
+
+class TestPostgres {
+ public:
+  TestPostgres();  // throws std::runtime_error when the server does not start
+  ~TestPostgres();
+  TestPostgres(const TestPostgres&) = delete;
+  TestPostgres& operator=(const TestPostgres&) = delete;
+
+  const std::string& url() const { return url_; }
+
+ private:
+  std::string dir_;
+  std::string url_;
+};
+
+// Creates a new, empty schema in the database at `base_url` and returns a URL that makes it
+// the search path. Throws std::runtime_error when the database cannot be reached.
+std::string fresh_store_url(const std::string& base_url);
+
+// Runs one SQL statement on the schema of `store_url`; returns the first column of the first
+// row ("" when none). Throws std::runtime_error with the database's message.
+std::string sql_value(const std::string& store_url, const std::string& sql);
+
+// HOLDFAST_TEST_STORE_URL: when set, every ServerProcess runs as a node over PostgreSQL at
+// that URL (in a fresh schema), so the black-box suite runs unchanged in scale-out mode.
+std::string store_url_from_env();
+
+}  // namespace holdfast::testing
