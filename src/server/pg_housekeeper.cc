@@ -63,14 +63,7 @@ void PgHousekeeper::tick(bool sweep) {
     spdlog::warn("rule set version: {}", version.error().message);
   }
   if (!sweep) return;
-  if (auto expired = holds_.sweep_expired(); expired.ok()) {
-    if (!expired->empty()) {
-      hooks_.expired(expired->size());
-      hooks_.keys_freed(*expired);
-    }
-  } else {
-    spdlog::warn("sweeping expired holds: {}", expired.error().message);
-  }
+  if (auto swept = holds_.sweep_free(); !swept.ok()) spdlog::warn("sweeping free rows: {}", swept.error().message);
   if (auto held = holds_.count_live(); held.ok()) hooks_.held_count(*held);
   if (auto st = cluster_.trim_rate_windows(); !st.ok()) spdlog::warn("trimming rate windows: {}", st.error().message);
 }

@@ -10,9 +10,9 @@
 //  3. Ask for the rule set's version; the owner reloads when it moved (this covers a lost
 //     notification, so a rule change reaches every node within one tick at worst).
 // Every sweep (sweep_ms, 5 s by default):
-//  4. Delete rows whose lease ended (they are already free; this keeps the table small and
-//     notifies any waiter that missed its own timer), count the live holds for /metrics, and
-//     drop rate-limit minutes that left the window. These scan the table: O(holds).
+//  4. Delete rows that have been free for a minute (a freed key keeps its row that long; see
+//     hold_rows.h, "Tokens"), count the live holds for /metrics, and drop rate-limit minutes
+//     that left the window. These scan the table: O(rows).
 // A failed step is logged and tried again next tick; the database being away does not stop
 // the node, it only makes its calls answer UNAVAILABLE until it is back.
 #pragma once
@@ -44,7 +44,6 @@ struct HousekeeperHooks {
   std::function<void(const std::vector<std::string>& keys)> keys_freed;  // poke local waiters
   std::function<void(std::int64_t version)> rules_version;               // reload if it moved
   std::function<void(std::int64_t held)> held_count;
-  std::function<void(std::size_t expired)> expired;
 };
 
 class PgHousekeeper {

@@ -47,7 +47,8 @@ Status PgService::start() {
   }
   std::vector<pg::Statement> statements = pg::HoldRows::statements();
   for (auto& s : pg::ClusterRows::statements()) statements.push_back(std::move(s));
-  auto pool = pg::PgPool::open(options_.url, options_.pool_size, std::move(statements));
+  auto pool = pg::PgPool::open(options_.url, options_.pool_size,
+                               "SET statement_timeout = " + std::to_string(pg::kStatementTimeoutMs), std::move(statements));
   if (!pool.ok()) return std::move(pool).error();
   pool_ = std::move(*pool);
   holds_ = std::make_unique<pg::HoldRows>(*pool_);
@@ -93,7 +94,6 @@ Status PgService::start() {
   hooks.keys_freed = [this](const std::vector<std::string>& keys) { keys_freed(keys); };
   hooks.rules_version = [this](std::int64_t v) { rules_version_seen(v); };
   hooks.held_count = [this](std::int64_t n) { held_ = n; };
-  hooks.expired = [this](std::size_t n) { counters_.expiries += n; };
   housekeeper_ = std::make_unique<PgHousekeeper>(*holds_, *cluster_, hk, std::move(hooks));
   housekeeper_->tick(/*sweep=*/true);
   housekeeper_->start();

@@ -28,7 +28,7 @@ granted AS (
   SELECT $1, $2, nextval('holdfast_tokens'), $3, $4, NULL, now.ms, now.ms + $5::bigint,
          $6::smallint, 0, $7::bigint, $8::bigint FROM now
   ON CONFLICT (key) DO UPDATE SET
-    handle = EXCLUDED.handle, token = EXCLUDED.token, held_by = EXCLUDED.held_by,
+    handle = EXCLUDED.handle, token = nextval('holdfast_tokens'), held_by = EXCLUDED.held_by,
     owner = EXCLUDED.owner, holder_id = NULL, acquired_at = EXCLUDED.acquired_at,
     lease_expires_at = EXCLUDED.lease_expires_at, scope = EXCLUDED.scope, kind = 0,
     node_id = EXCLUDED.node_id, session_id = EXCLUDED.session_id
@@ -70,7 +70,7 @@ granted AS (
     handle = NULL, owner = NULL, holder_id = EXCLUDED.holder_id,
     lease_expires_at = EXCLUDED.lease_expires_at, scope = 0, kind = 1, node_id = NULL,
     session_id = NULL,
-    token = CASE WHEN )sql" + was_live + R"sql( THEN h.token ELSE EXCLUDED.token END,
+    token = CASE WHEN )sql" + was_live + R"sql( THEN h.token ELSE nextval('holdfast_tokens') END,
     held_by = CASE WHEN )sql" + was_live + R"sql( THEN h.held_by ELSE EXCLUDED.held_by END,
     acquired_at = CASE WHEN )sql" + was_live + R"sql( THEN h.acquired_at ELSE EXCLUDED.acquired_at END
   WHERE h.lease_expires_at <= EXCLUDED.acquired_at
@@ -101,11 +101,17 @@ UPDATE holdfast_holds h SET lease_expires_at = now.ms + $3::bigint
 RETURNING h.lease_expires_at)sql";
 }
 
-// Deletes rows matching `where` (over holds h and now) and notifies each freed key.
-std::string delete_and_notify_sql(const std::string& where) {
+// Frees the live or session rows matching `where` (over holds h and now) and notifies each
+// key. The row stays, with its last token, as a free key whose lease ended now: the next grant
+// of the key is then always an update of this row, so its token is drawn after it locked the
+// row, i.e. after this hold's token (see hold_rows.h, "Tokens").
+std::string free_and_notify_sql(const std::string& where) {
   return kWithNow + R"sql(,
-gone AS (DELETE FROM holdfast_holds h USING now WHERE )sql" + where + R"sql( RETURNING h.key)
-SELECT gone.key, pg_notify('holdfast_keys', gone.key) FROM gone)sql";
+freed AS (UPDATE holdfast_holds h
+             SET lease_expires_at = LEAST(coalesce(h.lease_expires_at, now.ms), now.ms),
+                 handle = NULL, scope = 0, node_id = NULL, session_id = NULL
+            FROM now WHERE )sql" + where + R"sql( RETURNING h.key)
+SELECT freed.key, pg_notify('holdfast_keys', freed.key) FROM freed)sql";
 }
 
 std::string find_sql(const std::string& where, const std::string& tail) {
@@ -174,24 +180,25 @@ std::vector<Statement> HoldRows::statements() {
       {"hf_refresh", refresh_sql()},
       {"hf_renew", renew_sql()},
       // $1 key, $2 handle
-      {"hf_release", delete_and_notify_sql("h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms")},
+      {"hf_release", free_and_notify_sql("h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms")},
       // $1 key
       {"hf_find", find_sql("h.key = $1", "")},
       // $1 after (exclusive), $2 from (inclusive), $3 limit
       {"hf_scan", find_sql("h.key > $1 AND h.key >= $2", "\n ORDER BY h.key LIMIT $3::bigint")},
       {"hf_transfer", transfer_sql()},
       // $1 key, $2 holder_id (NULL: whoever holds it)
-      {"hf_unassign", delete_and_notify_sql("h.key = $1 AND h.kind = 1 AND ($2::text IS NULL OR h.holder_id = $2) AND " +
+      {"hf_unassign", free_and_notify_sql("h.key = $1 AND h.kind = 1 AND ($2::text IS NULL OR h.holder_id = $2) AND " +
                                             live("h", "now.ms"))},
       // $1 node, $2 session
-      {"hf_end_session", delete_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint AND h.session_id = $2::bigint")},
+      {"hf_end_session", free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint AND h.session_id = $2::bigint")},
       // $1 node
-      {"hf_free_node", delete_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint")},
+      {"hf_free_node", free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint")},
       // $1 grace in ms: session holds of nodes without a recent heartbeat (or without a row)
       {"hf_free_dead_sessions",
-       delete_and_notify_sql("h.scope = 1 AND NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = h.node_id "
+       free_and_notify_sql("h.scope = 1 AND NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = h.node_id "
                              "AND n.heartbeat_at > now.ms - $1::bigint)")},
-      {"hf_sweep_expired", delete_and_notify_sql("h.lease_expires_at <= now.ms")},
+      // $1 retention in ms: rows free for longer than that are deleted
+      {"hf_sweep_free", kWithNow + "\nDELETE FROM holdfast_holds h USING now WHERE h.lease_expires_at <= now.ms - $1::bigint"},
       {"hf_count_live", kWithNow + "\nSELECT count(*) FROM holdfast_holds h, now WHERE " + live("h", "now.ms")},
   };
 }
@@ -290,7 +297,11 @@ Result<std::vector<std::string>> HoldRows::free_dead_sessions(Millis grace_ms) {
   return freed_keys("hf_free_dead_sessions", Params().number(grace_ms));
 }
 
-Result<std::vector<std::string>> HoldRows::sweep_expired() { return freed_keys("hf_sweep_expired", Params()); }
+Result<std::int64_t> HoldRows::sweep_free() {
+  auto rows = pool_.run("hf_sweep_free", Params().number(kFreeRowRetentionMs));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->affected();
+}
 
 Result<std::int64_t> HoldRows::count_live() {
   auto rows = pool_.run("hf_count_live", Params());

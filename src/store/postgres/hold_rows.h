@@ -2,16 +2,26 @@
 // holdfast_holds (autocommit: the statement is the transaction). The database decides:
 //
 //  - A key is free when it has no row or its row's lease has ended by holdfast_now_ms(), the
-//    database clock. No node's clock is ever compared with a lease.
+//    database clock. No node's clock is ever compared with a lease. Release, unassign and the
+//    end of a session do not delete the row: they end its lease now, keeping its last token.
 //  - Grants are INSERT ... ON CONFLICT DO UPDATE ... WHERE <free or re-take>: two nodes racing
 //    for one key serialise on the row (READ COMMITTED re-checks the WHERE against the winner's
-//    committed row), so exactly one wins. Tokens come from the one sequence holdfast_tokens,
-//    drawn inside the granting statement, so they increase strictly across all nodes (a
-//    statement that loses may burn a number: tokens have gaps, never repeats).
+//    committed row), so exactly one wins.
 //  - Renew and release are conditional on the handle (and a live lease); transfer and unassign
 //    on the holder id.
 //  - Every statement that frees a key also runs pg_notify('holdfast_keys', key) in the same
 //    transaction, so waiters on every node hear of it when (and only if) it commits.
+//
+// Tokens come from the one sequence holdfast_tokens. Per key they must strictly increase, so a
+// grant draws its token only while it holds the key's row lock: in ON CONFLICT DO UPDATE SET
+// and UPDATE SET, which PostgreSQL evaluates after locking the row (and re-evaluates if the row
+// changed meanwhile). Only the first grant of a key without a row draws its token before
+// inserting, and a freed row is deleted (sweep_free) only kFreeRowRetentionMs after its lease
+// ended, far longer than any statement may run (kStatementTimeoutMs, set on every pooled
+// connection): no grant can insert a token drawn before the key's last hold. Losing
+// statements burn numbers, so tokens have gaps, never repeats. Grants of different keys that
+// overlap in time may commit out of token order; a grant that completes before another starts
+// always has the smaller token.
 //
 // The SQL text of each statement is in hold_rows.cc next to the function that runs it.
 #pragma once
@@ -29,6 +39,9 @@
 namespace holdfast::pg {
 
 inline constexpr char kKeysChannel[] = "holdfast_keys";
+inline constexpr Millis kStatementTimeoutMs = 10'000;
+inline constexpr Millis kFreeRowRetentionMs = 60'000;
+static_assert(kFreeRowRetentionMs > 2 * kStatementTimeoutMs, "see Tokens above");
 
 // A grant of a handle hold (acquire, tryAcquire, re-take).
 struct GrantRequest {
@@ -90,8 +103,8 @@ class HoldRows {
   Result<std::vector<std::string>> free_node_sessions(std::int64_t node_id);
   // Session holds of nodes without a heartbeat in the last grace_ms (or without a row).
   Result<std::vector<std::string>> free_dead_sessions(Millis grace_ms);
-  // Deletes rows whose lease has ended; the keys freed.
-  Result<std::vector<std::string>> sweep_expired();
+  // Deletes rows whose lease ended over kFreeRowRetentionMs ago; how many.
+  Result<std::int64_t> sweep_free();
   Result<std::int64_t> count_live();
 
  private:

@@ -49,6 +49,14 @@ std::optional<std::int64_t> Rows::maybe_number(int row, int col) const {
   return v;
 }
 
+std::int64_t Rows::affected() const {
+  if (!result_) return 0;
+  std::string_view t = PQcmdTuples(result_.get());
+  std::int64_t v = 0;
+  std::from_chars(t.data(), t.data() + t.size(), v);
+  return v;
+}
+
 std::optional<std::string> Rows::maybe_text(int row, int col) const {
   if (is_null(row, col)) return std::nullopt;
   return std::string(text(row, col));

@@ -54,6 +54,8 @@ class Rows {
   std::optional<std::int64_t> maybe_number(int row, int col) const;
   std::optional<std::string> maybe_text(int row, int col) const;
   bool boolean(int row, int col) const { return text(row, col) == "t"; }
+  // Rows an INSERT/UPDATE/DELETE without RETURNING touched.
+  std::int64_t affected() const;
 
  private:
   struct Clear {

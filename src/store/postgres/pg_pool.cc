@@ -4,8 +4,9 @@
 
 namespace holdfast::pg {
 
-Result<std::unique_ptr<PgPool>> PgPool::open(std::string url, std::size_t size, std::vector<Statement> statements) {
-  std::unique_ptr<PgPool> pool(new PgPool(std::move(url), std::move(statements)));
+Result<std::unique_ptr<PgPool>> PgPool::open(std::string url, std::size_t size, std::string session_setup,
+                                             std::vector<Statement> statements) {
+  std::unique_ptr<PgPool> pool(new PgPool(std::move(url), std::move(session_setup), std::move(statements)));
   size = std::max<std::size_t>(size, 1);
   for (std::size_t i = 0; i < size; ++i) {
     auto conn = pool->connect_slot();
@@ -20,6 +21,7 @@ Result<std::unique_ptr<PgPool>> PgPool::open(std::string url, std::size_t size, 
 Result<std::unique_ptr<PgConn>> PgPool::connect_slot() {
   auto conn = PgConn::connect(url_);
   if (!conn.ok()) return conn;
+  if (auto r = (*conn)->exec(session_setup_); !r.ok()) return std::move(r).error();
   for (const Statement& s : statements_) {
     if (auto st = (*conn)->prepare(s.name, s.sql); !st.ok()) return std::move(st).error();
   }

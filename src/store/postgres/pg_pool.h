@@ -1,7 +1,7 @@
 // PgPool: a small, fixed set of connections to PostgreSQL shared by every thread of a node,
 // with the node's statements prepared on each.
 //
-// 1. open() connects every slot and prepares every statement, so an unreachable database or
+// 1. open() connects every slot, runs the session set-up and prepares every statement, so an unreachable database or
 //    a statement that does not compile stops the node at start, not at its first request.
 // 2. run(name, params) waits for a free slot (FIFO enough: a condition variable), runs the
 //    prepared statement, and gives the slot back. A statement holds a slot only for its own
@@ -33,7 +33,9 @@ struct Statement {
 
 class PgPool {
  public:
-  static Result<std::unique_ptr<PgPool>> open(std::string url, std::size_t size, std::vector<Statement> statements);
+  // `session_setup` runs on every new connection first (e.g. SET statement_timeout = ...).
+  static Result<std::unique_ptr<PgPool>> open(std::string url, std::size_t size, std::string session_setup,
+                                              std::vector<Statement> statements);
   PgPool(const PgPool&) = delete;
   PgPool& operator=(const PgPool&) = delete;
 
@@ -46,12 +48,14 @@ class PgPool {
   const std::string& url() const { return url_; }
 
  private:
-  PgPool(std::string url, std::vector<Statement> statements) : url_(std::move(url)), statements_(std::move(statements)) {}
+  PgPool(std::string url, std::string session_setup, std::vector<Statement> statements)
+      : url_(std::move(url)), session_setup_(std::move(session_setup)), statements_(std::move(statements)) {}
   Result<std::unique_ptr<PgConn>> connect_slot();
   std::size_t take();
   void give_back(std::size_t slot, std::unique_ptr<PgConn> conn);
 
   const std::string url_;
+  const std::string session_setup_;
   const std::vector<Statement> statements_;
   mutable std::mutex mu_;
   std::condition_variable free_cv_;

@@ -1,0 +1,36 @@
+#include "cluster.h"
+
+#include <gtest/gtest.h>
+
+namespace holdfast::testing {
+namespace {
+
+std::unique_ptr<TestPostgres>& server() {
+  static std::unique_ptr<TestPostgres> pg;
+  return pg;
+}
+
+class PostgresEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { server() = std::make_unique<TestPostgres>(); }
+  void TearDown() override { server().reset(); }
+};
+
+[[maybe_unused]] const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new PostgresEnvironment);
+
+}  // namespace
+
+const std::string& postgres_url() { return server()->url(); }
+
+Cluster::Cluster(int nodes, std::vector<std::string> extra)
+    : store_url_(fresh_store_url(postgres_url())), extra_(std::move(extra)) {
+  for (int i = 0; i < nodes; ++i) nodes_.push_back(std::make_unique<ServerProcess>(node_flags()));
+}
+
+std::vector<std::string> Cluster::node_flags() const {
+  std::vector<std::string> flags = {"--store", store_url_, "--session-grace-ms", std::to_string(kSessionGraceMs)};
+  flags.insert(flags.end(), extra_.begin(), extra_.end());
+  return flags;
+}
+
+}  // namespace holdfast::testing

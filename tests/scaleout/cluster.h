@@ -1,0 +1,39 @@
+// Three Holdfast nodes over one PostgreSQL, for the scale-out tests.
+//
+// One throw-away PostgreSQL serves the whole test binary (started by a gtest global
+// environment, stopped at the end). Each Cluster makes a fresh schema in it, so every test
+// starts from no holds, token 1 and no rule set, and starts its nodes on free ports with a
+// short session grace (the nodes heartbeat every grace/3).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support/postgres.h"
+#include "support/server_process.h"
+
+namespace holdfast::testing {
+
+// The binary's PostgreSQL (its base URL, without a schema).
+const std::string& postgres_url();
+
+class Cluster {
+ public:
+  static constexpr int kSessionGraceMs = 1500;
+
+  // `nodes` nodes over a fresh schema; `extra` are more flags for every node.
+  explicit Cluster(int nodes = 3, std::vector<std::string> extra = {});
+
+  ServerProcess& node(int i) { return *nodes_[static_cast<std::size_t>(i)]; }
+  int size() const { return static_cast<int>(nodes_.size()); }
+  const std::string& store_url() const { return store_url_; }
+  std::vector<std::string> node_flags() const;
+
+ private:
+  std::string store_url_;
+  std::vector<std::string> extra_;
+  std::vector<std::unique_ptr<ServerProcess>> nodes_;
+};
+
+}  // namespace holdfast::testing

@@ -1,0 +1,196 @@
+// Three nodes over one PostgreSQL behave as one lock server: exclusion across nodes, waking a
+// waiter on another node, one token sequence, holds that outlive a killed node, session holds
+// that do not (after the grace), nodes that start together, and a database that is not there.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include "cluster.h"
+
+namespace holdfast::testing {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+class ThreeNodes : public ::testing::Test {
+ protected:
+  Cluster cluster;
+  RespClient client(int node) { return cluster.node(node).client(); }
+};
+
+TEST_F(ThreeNodes, AKeyHeldThroughNodeOneIsRefusedOnNodesTwoAndThree) {
+  auto hold = client(0).call({"LOCK.TRY", "jobs:1", "TTL", "60000"});
+  ASSERT_FALSE(hold.is_null()) << hold.debug();
+  for (int n : {1, 2}) {
+    auto c = client(n);
+    EXPECT_TRUE(c.call({"LOCK.TRY", "jobs:1", "TTL", "60000"}).is_null()) << "node " << n + 1;
+    EXPECT_EQ(c.call({"LOCK.ACQUIRE", "jobs:1", "TTL", "1000", "TIMEOUT", "0"}).error_code(), "LOCK_TIMEOUT");
+    EXPECT_EQ(c.call({"LOCK.ASSIGN", "jobs:1", "someone"}).error_code(), "LOCK_HELD");
+    auto status = c.call({"LOCK.STATUS", "jobs:1"});
+    EXPECT_EQ(status.number("held"), 1);
+    EXPECT_EQ(status.number("token"), hold.number("token"));
+    // A handle from node 1 is a handle everywhere; a wrong one is refused everywhere.
+    EXPECT_EQ(c.call({"LOCK.RELEASE", "jobs:1", "01234567890123456789012345"}).number("released"), 0);
+  }
+  // Re-take by owner works across nodes too (the same principal and owner).
+  auto owned = client(1).call({"LOCK.TRY", "import:u1", "TTL", "60000", "OWNER", "run-42"});
+  auto retaken = client(2).call({"LOCK.TRY", "import:u1", "TTL", "60000", "OWNER", "run-42"});
+  ASSERT_FALSE(retaken.is_null());
+  EXPECT_GT(retaken.number("token"), owned.number("token"));
+  EXPECT_EQ(client(0).call({"LOCK.RELEASE", "import:u1", owned.text("handle")}).text("reason"), "not_holder");
+}
+
+TEST_F(ThreeNodes, AWaiterOnNodeThreeIsGrantedWithin100MsOfAReleaseOnNodeOne) {
+  auto holder = client(0);
+  auto waiter = client(2);
+  auto watcher = client(2);
+  for (int round = 0; round < 5; ++round) {
+    const std::string key = "handoff:" + std::to_string(round);
+    auto hold = holder.call({"LOCK.TRY", key, "TTL", "60000"});
+    ASSERT_FALSE(hold.is_null());
+    waiter.send({"LOCK.ACQUIRE", key, "TTL", "60000", "TIMEOUT", "10000"});
+    ASSERT_TRUE(await_waiters(watcher, key, 1));
+    const auto released_at = Clock::now();
+    ASSERT_EQ(holder.call({"LOCK.RELEASE", key, hold.text("handle")}).number("released"), 1);
+    auto granted = waiter.read();
+    const auto waited = Clock::now() - released_at;
+    ASSERT_FALSE(granted.is_error()) << granted.debug();
+    EXPECT_EQ(granted.text("key"), key);
+    EXPECT_GT(granted.number("token"), hold.number("token"));
+    EXPECT_LT(waited, milliseconds(100)) << "round " << round << ": "
+                                         << std::chrono::duration_cast<milliseconds>(waited).count() << " ms";
+  }
+}
+
+TEST_F(ThreeNodes, ExpiryHandsTheKeyToAWaiterOnAnotherNodeByTheDatabaseClock) {
+  auto first = client(0).call({"LOCK.TRY", "k", "TTL", "300"});
+  auto granted = client(1).call({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "5000"});
+  ASSERT_FALSE(granted.is_error()) << granted.debug();
+  EXPECT_GE(granted.number("acquiredAt"), first.number("leaseExpiresAt"));
+  EXPECT_LT(granted.number("acquiredAt") - first.number("leaseExpiresAt"), 50);
+}
+
+TEST_F(ThreeNodes, TokensStayStrictlyIncreasingAcrossNodes) {
+  std::vector<RespClient> clients;
+  for (int n = 0; n < 3; ++n) clients.push_back(client(n));
+  std::int64_t last = 0;
+  for (int i = 0; i < 60; ++i) {
+    auto& c = clients[static_cast<std::size_t>((i * 7) % 3)];
+    const std::string key = "t:" + std::to_string(i % 4);
+    std::int64_t token = 0;
+    if (i % 5 == 4) {
+      // Assign and transfer mint tokens from the same sequence.
+      auto a = c.call({"LOCK.ASSIGN", key + ":a", "alice"});
+      ASSERT_FALSE(a.is_error()) << a.debug();
+      EXPECT_GT(a.number("token"), last);
+      auto t = clients[static_cast<std::size_t>((i + 1) % 3)].call({"LOCK.TRANSFER", key + ":a", "bob", "FROM", "alice"});
+      ASSERT_FALSE(t.is_error()) << t.debug();
+      EXPECT_GT(t.number("token"), a.number("token"));
+      token = t.number("token");
+      c.call({"LOCK.UNASSIGN", key + ":a"});
+    } else {
+      auto h = c.call({"LOCK.TRY", key, "TTL", "60000"});
+      ASSERT_FALSE(h.is_null());
+      token = h.number("token");
+      // Released through another node, by handle.
+      ASSERT_EQ(clients[static_cast<std::size_t>((i + 2) % 3)].call({"LOCK.RELEASE", key, h.text("handle")}).number("released"), 1);
+    }
+    EXPECT_GT(token, last) << "grant " << i;
+    last = token;
+  }
+}
+
+TEST_F(ThreeNodes, KillNineKeepsLeasesInPostgresAndFreesSessionHoldsAfterTheGrace) {
+  auto victim = client(1);
+  auto renewable = victim.call({"LOCK.TRY", "lease:renew", "TTL", "60000"});
+  auto releasable = victim.call({"LOCK.TRY", "lease:release", "TTL", "60000"});
+  auto session = victim.call({"LOCK.TRY", "session:1", "TTL", "600000", "SESSION"});
+  ASSERT_FALSE(renewable.is_null());
+  ASSERT_FALSE(releasable.is_null());
+  ASSERT_EQ(session.text("scope"), "session");
+
+  cluster.node(1).kill9();
+  const auto killed_at = Clock::now();
+  auto other = client(0);
+  // The lease holds are rows in PostgreSQL: still held, renewable and releasable by handle.
+  EXPECT_EQ(other.call({"LOCK.STATUS", "lease:renew"}).number("held"), 1);
+  auto renewed = other.call({"LOCK.RENEW", "lease:renew", renewable.text("handle"), "TTL", "90000"});
+  EXPECT_EQ(renewed.number("renewed"), 1) << renewed.debug();
+  EXPECT_EQ(client(2).call({"LOCK.RELEASE", "lease:release", releasable.text("handle")}).number("released"), 1);
+  EXPECT_EQ(other.call({"LOCK.STATUS", "lease:release"}).number("held"), 0);
+
+  // The session hold outlives its dead node only for the grace (counted from the node's last
+  // heartbeat, at most grace/3 before the kill), then a live node frees it and wakes a waiter.
+  EXPECT_EQ(other.call({"LOCK.STATUS", "session:1"}).number("held"), 1);
+  auto granted = client(2).call({"LOCK.ACQUIRE", "session:1", "TTL", "1000", "TIMEOUT", "10000"});
+  const auto freed_after = Clock::now() - killed_at;
+  ASSERT_FALSE(granted.is_error()) << granted.debug();
+  EXPECT_GE(freed_after, milliseconds(Cluster::kSessionGraceMs - Cluster::kSessionGraceMs / 3 - 100));
+  EXPECT_LT(freed_after, milliseconds(Cluster::kSessionGraceMs + 2000));
+  EXPECT_GT(granted.number("token"), session.number("token"));
+}
+
+TEST_F(ThreeNodes, AClosedConnectionFreesItsSessionHoldForWaitersOnOtherNodes) {
+  auto waiter = client(2);
+  {
+    auto owner = client(0);
+    ASSERT_FALSE(owner.call({"LOCK.TRY", "s", "TTL", "600000", "SESSION"}).is_null());
+    waiter.send({"LOCK.ACQUIRE", "s", "TTL", "1000", "TIMEOUT", "10000"});
+    auto watcher = client(2);
+    ASSERT_TRUE(await_waiters(watcher, "s", 1));
+  }  // the owner's connection closes here
+  const auto closed_at = Clock::now();
+  auto granted = waiter.read();
+  ASSERT_FALSE(granted.is_error()) << granted.debug();
+  EXPECT_LT(Clock::now() - closed_at, milliseconds(1000));
+}
+
+TEST_F(ThreeNodes, ARestartedNodeFreesTheSessionHoldsOfItsPreviousLifeAtOnce) {
+  auto c = client(0);
+  ASSERT_FALSE(c.call({"LOCK.TRY", "s", "TTL", "600000", "SESSION"}).is_null());
+  cluster.node(0).kill9();
+  cluster.node(0).start();  // same data dir: the node knows its previous id
+  EXPECT_EQ(client(1).call({"LOCK.STATUS", "s"}).number("held"), 0);
+}
+
+TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
+  const std::string url = fresh_store_url(postgres_url());
+  std::vector<std::future<std::unique_ptr<ServerProcess>>> starting;
+  for (int i = 0; i < 3; ++i) {
+    starting.push_back(std::async(std::launch::async, [&] {
+      return std::make_unique<ServerProcess>(std::vector<std::string>{"--store", url});
+    }));
+  }
+  std::vector<std::unique_ptr<ServerProcess>> nodes;
+  for (auto& f : starting) nodes.push_back(f.get());
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "1");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
+  auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
+  EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
+}
+
+TEST(ScaleOut, ANodeRefusesToStartWhenTheDatabaseIsUnreachable) {
+  TempDir dir;
+  auto r = run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0", "--http", "",
+                "--store", "postgresql://holdfast:secret@127.0.0.1:" + std::to_string(free_port()) + "/nowhere"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot use the PostgreSQL store"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("secret"), std::string::npos) << "the password must not be printed: " << r.err;
+  EXPECT_EQ(r.out.find("holdfast ready"), std::string::npos);
+}
+
+TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
+  const std::string url = fresh_store_url(postgres_url());
+  { ServerProcess first({"--store", url}); }
+  sql_value(url, "INSERT INTO holdfast_schema_versions (version, description) VALUES (999, 'from the future')");
+  TempDir dir;
+  auto r = run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0", "--http", "", "--store", url});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace holdfast::testing
