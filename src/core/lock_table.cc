@@ -19,7 +19,7 @@ struct LockTable::Entry {
   std::uint64_t token = 0;
   Millis acquired_at = 0;
   Millis lease_expires_at = kNever;
-  const std::string* held_by = nullptr;  // interned; null when the key is free
+  std::pair<const std::string, std::uint32_t>* held_by = nullptr;  // interned; null when free
   std::unique_ptr<Extras> extras;
   SessionId session = 0;                  // session-scoped holds only
   std::uint32_t heap_index = kNotInHeap;  // position in lease_ends_
@@ -112,16 +112,30 @@ void LockTable::emit(Change change) {
   if (sink_ != nullptr) sink_->on_change(change);
 }
 
-const std::string* LockTable::intern(std::string_view held_by) {
-  auto it = principals_.find(held_by);
-  if (it == principals_.end()) it = principals_.emplace(std::string(held_by), 0).first;
-  ++it->second;
-  return &it->first;
+LockTable::Interned* LockTable::intern(std::string_view held_by) {
+  if (last_interned_ == nullptr || last_interned_->first != held_by) {
+    auto it = principals_.find(held_by);
+    if (it == principals_.end()) it = principals_.emplace(std::string(held_by), 0).first;
+    last_interned_ = &*it;
+  }
+  ++last_interned_->second;
+  return last_interned_;
 }
 
-void LockTable::unintern(const std::string* held_by) {
-  auto it = principals_.find(*held_by);
-  if (it != principals_.end() && --it->second == 0) principals_.erase(it);
+void LockTable::unintern(Interned* held_by) {
+  if (--held_by->second > 0) return;
+  if (held_by == last_interned_) last_interned_ = nullptr;
+  principals_.erase(held_by->first);
+}
+
+LockTable::Slot* LockTable::live_or_new(std::string_view key, Millis now) {
+  auto [it, inserted] = keys_.try_emplace(std::string(key));
+  Slot* slot = &*it;
+  if (!inserted && slot->second.held() && slot->second.lease_expires_at <= now) {
+    expire(slot, now);  // the hand-off may erase the entry
+    slot = &*keys_.try_emplace(std::string(key)).first;
+  }
+  return slot;
 }
 
 LockTable::Slot& LockTable::slot_for(std::string_view key) {
@@ -152,7 +166,7 @@ HoldState LockTable::view(const Slot& slot, bool with_handle) const {
   h.key = slot.first;
   if (with_handle) h.handle = e.handle;
   h.token = e.token;
-  h.held_by = *e.held_by;
+  h.held_by = e.held_by->first;
   h.owner = std::string(e.owner());
   h.holder_id = std::string(e.holder_id());
   h.acquired_at = e.acquired_at;
@@ -186,9 +200,9 @@ HoldState LockTable::grant(Slot* slot, std::string_view held_by,
   if (lease_expires_at != kNever) lease_ends_.set(slot, lease_expires_at);
   ++held_count_;
   ++counters_.grants;
-  HoldState state = view(*slot, /*with_handle=*/true);
-  emit(Granted{state});
-  return state;
+  Granted granted{view(*slot, /*with_handle=*/true)};
+  emit(granted);
+  return std::move(granted.hold);
 }
 
 void LockTable::drop_hold(Slot* slot) {
@@ -372,10 +386,9 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
 
   const Scope scope = r.session_scoped ? Scope::kSession : Scope::kLease;
   const Millis lease_end = now + cap_ttl(r.ttl_ms);
-  Slot* slot = find_live(r.key, now);
+  Slot* slot = live_or_new(r.key, now);
   AcquireOutcome out;
-  if (slot == nullptr || !slot->second.held()) {
-    if (slot == nullptr) slot = &slot_for(r.key);
+  if (!slot->second.held()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
     return out;
@@ -383,7 +396,7 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   const Entry& e = slot->second;
   // Re-take: the same principal of the same kind (both in heldBy) and the same owner string.
   if (r.owner && e.kind == HoldKind::kHandle && !e.owner().empty() && e.owner() == *r.owner &&
-      *e.held_by == r.held_by) {
+      e.held_by->first == r.held_by) {
     drop_hold(slot);
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
@@ -488,10 +501,9 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
     if (auto err = check_timeout(*r.timeout_ms)) return std::move(*err);
   }
   const Millis lease_end = r.ttl_ms ? now + cap_ttl(*r.ttl_ms) : kNever;
-  Slot* slot = find_live(r.key, now);
+  Slot* slot = live_or_new(r.key, now);
   AcquireOutcome out;
-  if (slot == nullptr || !slot->second.held()) {
-    if (slot == nullptr) slot = &slot_for(r.key);
+  if (!slot->second.held()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, std::nullopt, r.holder_id, lease_end, Scope::kLease,
                      HoldKind::kAssigned, 0, now);
