@@ -11,9 +11,18 @@ namespace holdfast {
 struct LockTable::Extras {
   std::string owner;      // empty: none
   std::string holder_id;  // assigned holds
+  SessionId session = 0;  // session-scoped holds
 };
 
-// One key: its hold (if held_by != nullptr) and its FIFO queue of waiters.
+// A key's FIFO queue of waiters; allocated only while it has any.
+struct LockTable::WaiterQueue {
+  Waiter* head = nullptr;
+  Waiter* tail = nullptr;
+  std::uint32_t size = 0;
+};
+
+// One key: its hold (if held_by != nullptr) and its waiters. Kept small: this is most of the
+// memory per held key (72 bytes here, plus the key string and the hash node).
 struct LockTable::Entry {
   Handle handle;
   std::uint64_t token = 0;
@@ -21,15 +30,14 @@ struct LockTable::Entry {
   Millis lease_expires_at = kNever;
   std::pair<const std::string, std::uint32_t>* held_by = nullptr;  // interned; null when free
   std::unique_ptr<Extras> extras;
-  SessionId session = 0;                  // session-scoped holds only
+  std::unique_ptr<WaiterQueue> queue;
   std::uint32_t heap_index = kNotInHeap;  // position in lease_ends_
   Scope scope = Scope::kLease;
   HoldKind kind = HoldKind::kHandle;
-  std::uint32_t waiter_count = 0;
-  Waiter* head = nullptr;
-  Waiter* tail = nullptr;
 
   bool held() const { return held_by != nullptr; }
+  std::uint32_t waiter_count() const { return queue ? queue->size : 0; }
+  SessionId session() const { return extras ? extras->session : 0; }
   std::string_view owner() const { return extras ? std::string_view(extras->owner) : std::string_view(); }
   std::string_view holder_id() const {
     return extras ? std::string_view(extras->holder_id) : std::string_view();
@@ -157,7 +165,7 @@ LockTable::Slot* LockTable::find_live(std::string_view key, Millis now) {
 }
 
 void LockTable::maybe_erase(Slot* slot) {
-  if (!slot->second.held() && slot->second.waiter_count == 0) keys_.erase(slot->first);
+  if (!slot->second.held() && slot->second.waiter_count() == 0) keys_.erase(slot->first);
 }
 
 HoldState LockTable::view(const Slot& slot, bool with_handle) const {
@@ -186,16 +194,16 @@ HoldState LockTable::grant(Slot* slot, std::string_view held_by,
   e.acquired_at = now;
   e.lease_expires_at = lease_expires_at;
   e.held_by = intern(held_by);
-  if (owner || !holder_id.empty()) {
+  if (owner || !holder_id.empty() || scope == Scope::kSession) {
     e.extras = std::make_unique<Extras>();
     if (owner) e.extras->owner = std::string(*owner);
     e.extras->holder_id = std::string(holder_id);
+    if (scope == Scope::kSession) e.extras->session = session;
   } else {
     e.extras.reset();
   }
   e.scope = scope;
   e.kind = kind;
-  e.session = scope == Scope::kSession ? session : 0;
   if (scope == Scope::kSession) sessions_[session].holds.push_back(slot);
   if (lease_expires_at != kNever) lease_ends_.set(slot, lease_expires_at);
   ++held_count_;
@@ -209,7 +217,7 @@ void LockTable::drop_hold(Slot* slot) {
   Entry& e = slot->second;
   lease_ends_.remove(slot);
   if (e.scope == Scope::kSession) {
-    auto it = sessions_.find(e.session);
+    auto it = sessions_.find(e.session());
     if (it != sessions_.end()) {
       auto& holds = it->second.holds;
       auto pos = std::find(holds.begin(), holds.end(), slot);
@@ -223,7 +231,6 @@ void LockTable::drop_hold(Slot* slot) {
   unintern(e.held_by);
   e.held_by = nullptr;
   e.extras.reset();
-  e.session = 0;
   e.scope = Scope::kLease;
   --held_count_;
 }
@@ -242,8 +249,8 @@ void LockTable::expire(Slot* slot, Millis now) {
 // has come time out on the way. Erases the entry if nobody is left.
 void LockTable::hand_off(Slot* slot, Millis now) {
   Entry& e = slot->second;
-  while (!e.held() && e.head != nullptr) {
-    Waiter* w = e.head;
+  while (!e.held() && e.queue != nullptr) {
+    Waiter* w = e.queue->head;
     if (w->deadline <= now) {
       time_out(w);
       continue;
@@ -288,14 +295,16 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
   w->holder_id = std::string(holder_id);
   w->held_by = std::string(request.held_by);
   Entry& e = slot->second;
-  w->prev = e.tail;
-  if (e.tail != nullptr) {
-    e.tail->next = w.get();
+  if (e.queue == nullptr) e.queue = std::make_unique<WaiterQueue>();
+  WaiterQueue& q = *e.queue;
+  w->prev = q.tail;
+  if (q.tail != nullptr) {
+    q.tail->next = w.get();
   } else {
-    e.head = w.get();
+    q.head = w.get();
   }
-  e.tail = w.get();
-  ++e.waiter_count;
+  q.tail = w.get();
+  ++q.size;
   wait_ends_.set(w.get(), w->deadline);
   if (w->session != 0) sessions_[w->session].waiters.push_back(w.get());
   WaiterId id = w->id;
@@ -307,9 +316,10 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
 // Does not erase the key's entry: callers decide.
 void LockTable::unlink_waiter(Waiter* w) {
   Entry& e = w->slot->second;
-  (w->prev != nullptr ? w->prev->next : e.head) = w->next;
-  (w->next != nullptr ? w->next->prev : e.tail) = w->prev;
-  --e.waiter_count;
+  WaiterQueue& q = *e.queue;
+  (w->prev != nullptr ? w->prev->next : q.head) = w->next;
+  (w->next != nullptr ? w->next->prev : q.tail) = w->prev;
+  if (--q.size == 0) e.queue.reset();
   wait_ends_.remove(w);
   if (w->session != 0) {
     auto it = sessions_.find(w->session);
@@ -451,7 +461,7 @@ Result<StatusView> LockTable::status(std::string_view key, Millis now) {
   s.key = std::string(key);
   Slot* slot = find_live(key, now);
   if (slot == nullptr) return s;
-  s.waiters = slot->second.waiter_count;
+  s.waiters = slot->second.waiter_count();
   if (slot->second.held()) {
     s.held = true;
     s.hold = view(*slot, /*with_handle=*/false);

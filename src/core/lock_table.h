@@ -39,9 +39,11 @@
 namespace holdfast {
 
 // Lets maps keyed by std::string be searched with a std::string_view, without a copy.
+// Deliberately not noexcept: libstdc++ then stores each key's hash in its node, so a lookup
+// compares hashes before strings and a rehash never hashes a key again.
 struct StringHash {
   using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
 using SessionId = std::uint64_t;  // a client connection; 0 = none
@@ -183,6 +185,7 @@ class LockTable {
 
  private:
   struct Waiter;
+  struct WaiterQueue;
   struct Entry;
   struct Extras;
   using Slot = std::pair<const std::string, Entry>;
