@@ -118,6 +118,15 @@ class Client {
   // anyone (free, or held by a handle rather than an assignment) or assigned to `caller_id`.
   bool check_holder(std::string_view key, std::string_view caller_id);
 
+  // The lock rule set (admins, owners and functions; members get ForbiddenError). push
+  // installs `toml` and answers whether a set of the same name was replaced; a set of another
+  // name throws RulesetConflictError; a rule that does not compile throws InvalidArgumentError
+  // naming the rule and position. rule_set() is nullopt when none is installed.
+  bool push_rule_set(std::string_view toml);
+  std::optional<RuleSetInfo> rule_set();
+  // Throws Error with code NOT_FOUND when no set of that name is installed.
+  void delete_rule_set(std::string_view name);
+
   // Acquires `key`, runs fn, always releases (also when fn throws; the exception propagates),
   // returns what fn returns (void too). fn is either fn() or fn(LockContext&); the context
   // gives the fencing token and the lost-lease signal. By default the lease is renewed in the
