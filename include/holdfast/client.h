@@ -117,6 +117,28 @@ class Client {
   // The "only the current holder may run this" guard: true when the key is not assigned to
   // anyone (free, or held by a handle rather than an assignment) or assigned to `caller_id`.
   bool check_holder(std::string_view key, std::string_view caller_id);
+  // The same guard around a call: runs fn (and returns its value) when check_holder allows
+  // `caller_id`, else throws NotHolderError without running fn. The check and fn are not one
+  // atomic step: end a turn with transfer(key, next_id, caller_id), which the server applies
+  // only while caller_id still holds the key, so a stale turn cannot hand it on.
+  template <typename Fn>
+  decltype(auto) as_holder(std::string_view key, std::string_view caller_id, Fn&& fn) {
+    if (!check_holder(key, caller_id)) {
+      throw NotHolderError("LOCK_NOT_HOLDER",
+                           std::string(key) + " is held by another holder, not " + std::string(caller_id),
+                           {{"key", std::string(key)}});
+    }
+    return std::invoke(std::forward<Fn>(fn));
+  }
+
+  // The lock rule set (admins, owners and functions; members get ForbiddenError). push
+  // installs `toml` and answers whether a set of the same name was replaced; a set of another
+  // name throws RulesetConflictError; a rule that does not compile throws InvalidArgumentError
+  // naming the rule and position. rule_set() is nullopt when none is installed.
+  bool push_rule_set(std::string_view toml);
+  std::optional<RuleSetInfo> rule_set();
+  // Throws Error with code NOT_FOUND when no set of that name is installed.
+  void delete_rule_set(std::string_view name);
 
   // Acquires `key`, runs fn, always releases (also when fn throws; the exception propagates),
   // returns what fn returns (void too). fn is either fn() or fn(LockContext&); the context

@@ -105,6 +105,12 @@ struct Assignment {
 };
 
 // transfer(): the new holder and the new token minted for it.
+// The server's lock rule set, as pushed.
+struct RuleSetInfo {
+  std::string name{};
+  std::string toml{};
+};
+
 struct TransferResult {
   std::string holder{};
   std::uint64_t token = 0;

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/locks_output.h"
+#include "cli/remote.h"
 #include "holdfast/client.h"
 
 namespace holdfast::cli {
@@ -40,37 +41,9 @@ struct Flags {
 
 TimePoint now() { return std::chrono::time_point_cast<std::chrono::milliseconds>(Clock::now()); }
 
-int exit_code_for(const Error& e) {
-  if (dynamic_cast<const ConnectionError*>(&e) || dynamic_cast<const UnavailableError*>(&e))
-    return kExitUnreachable;
-  if (dynamic_cast<const UnauthenticatedError*>(&e) || dynamic_cast<const AccessDeniedError*>(&e) ||
-      dynamic_cast<const ForbiddenError*>(&e))
-    return kExitAccess;
-  if (dynamic_cast<const LockTimeoutError*>(&e) || dynamic_cast<const RateLimitedError*>(&e) ||
-      dynamic_cast<const LockHeldError*>(&e) || dynamic_cast<const NotHolderError*>(&e))
-    return kExitNotAcquired;
-  return kExitUsage;
-}
-
 // Connects lazily, runs `body`, maps exceptions to an exit code and a message.
 int run(const Flags& f, const std::function<int(Client&)>& body) {
-  try {
-    ClientOptions options;
-    options.token = f.token;
-    Client client(f.server, options);
-    return body(client);
-  } catch (const Error& e) {
-    if (f.json) {
-      std::cout << json_error(e) << "\n";
-    } else {
-      std::cerr << "holdfast locks: " << e.what() << "\n";
-    }
-    return exit_code_for(e);
-  } catch (const std::exception& e) {
-    // Not a server answer (e.g. no thread could be started): the operation did not happen.
-    std::cerr << "holdfast locks: " << e.what() << "\n";
-    return kExitNotAcquired;
-  }
+  return run_remote(RemoteOptions{f.server, f.token, f.json}, "holdfast locks", body);
 }
 
 // "jobs:1 is held by user:local (owner run-1), expires in 42 s" or "" when status fails.

@@ -7,7 +7,6 @@
 #include <utility>
 
 namespace holdfast::cli {
-namespace {
 
 std::string json_string(std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
@@ -29,6 +28,9 @@ std::string json_string(std::string_view s) {
   }
   return out + "\"";
 }
+
+namespace {
+
 
 // Builds one JSON object, fields in the order added (the wire's order).
 class JsonObject {

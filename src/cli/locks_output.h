@@ -16,6 +16,9 @@
 namespace holdfast::cli {
 
 // "in 42 s", "3 min ago", "in 2 h", "never"... relative to `now`.
+// A JSON string literal for s (quotes and escapes included).
+std::string json_string(std::string_view s);
+
 std::string relative_time(TimePoint at, TimePoint now);
 // 2024-05-01T12:00:03.250Z
 std::string iso_time(TimePoint at);

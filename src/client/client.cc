@@ -94,6 +94,23 @@ bool Client::check_holder(std::string_view key, std::string_view caller_id) {
   return !h.holder || *h.holder == caller_id;
 }
 
+bool Client::push_rule_set(std::string_view toml) {
+  const auto reply = impl_->call({"RULES.SET", std::string(toml)});
+  const auto* replaced = reply.field("replaced");
+  return replaced != nullptr && replaced->integer != 0;
+}
+
+std::optional<RuleSetInfo> Client::rule_set() {
+  const auto reply = impl_->call({"RULES.GET"});
+  if (reply.is_null()) return std::nullopt;
+  const auto* name = reply.field("name");
+  const auto* toml = reply.field("toml");
+  if (name == nullptr || toml == nullptr) throw ProtocolError("RULES.GET answered " + reply.debug());
+  return RuleSetInfo{name->str, toml->str};
+}
+
+void Client::delete_rule_set(std::string_view name) { impl_->call({"RULES.DELETE", std::string(name)}); }
+
 ClientStats Client::stats() const {
   auto pool = impl_->pool.stats();
   ClientStats s;

@@ -27,14 +27,18 @@ bool Handle::is_null() const {
 }
 
 // 128 bits as 26 base32 digits: the first digit carries the top 3 bits (value 0..7).
-std::string Handle::to_string() const {
-  std::string out(kHandleChars, '0');
+void Handle::write(char* out) const {
   unsigned __int128 v = 0;
   for (auto b : bytes) v = (v << 8) | b;
   for (int i = static_cast<int>(kHandleChars) - 1; i >= 0; --i) {
-    out[static_cast<std::size_t>(i)] = kAlphabet[static_cast<unsigned>(v & 31)];
+    out[i] = kAlphabet[static_cast<unsigned>(v & 31)];
     v >>= 5;
   }
+}
+
+std::string Handle::to_string() const {
+  std::string out(kHandleChars, '0');
+  write(out.data());
   return out;
 }
 

@@ -17,6 +17,8 @@ struct Handle {
   bool operator==(const Handle&) const = default;
   bool is_null() const;
   std::string to_string() const;  // 26 chars, e.g. "01J9Z3K7V0X4S8M2Q6T1A5B9CD"
+  // Writes the same 26 characters to out[0..25] (no terminator): no allocation.
+  void write(char* out) const;
   // Parses the printed form (case-insensitive). nullopt if it is not one of ours.
   static std::optional<Handle> parse(std::string_view text);
 };

@@ -11,25 +11,33 @@ namespace holdfast {
 struct LockTable::Extras {
   std::string owner;      // empty: none
   std::string holder_id;  // assigned holds
+  SessionId session = 0;  // session-scoped holds
 };
 
-// One key: its hold (if held_by != nullptr) and its FIFO queue of waiters.
+// A key's FIFO queue of waiters; allocated only while it has any.
+struct LockTable::WaiterQueue {
+  Waiter* head = nullptr;
+  Waiter* tail = nullptr;
+  std::uint32_t size = 0;
+};
+
+// One key: its hold (if held_by != nullptr) and its waiters. Kept small: this is most of the
+// memory per held key (72 bytes here, plus the key string and the hash node).
 struct LockTable::Entry {
   Handle handle;
   std::uint64_t token = 0;
   Millis acquired_at = 0;
   Millis lease_expires_at = kNever;
-  const std::string* held_by = nullptr;  // interned; null when the key is free
+  std::pair<const std::string, std::uint32_t>* held_by = nullptr;  // interned; null when free
   std::unique_ptr<Extras> extras;
-  SessionId session = 0;                  // session-scoped holds only
+  std::unique_ptr<WaiterQueue> queue;
   std::uint32_t heap_index = kNotInHeap;  // position in lease_ends_
   Scope scope = Scope::kLease;
   HoldKind kind = HoldKind::kHandle;
-  std::uint32_t waiter_count = 0;
-  Waiter* head = nullptr;
-  Waiter* tail = nullptr;
 
   bool held() const { return held_by != nullptr; }
+  std::uint32_t waiter_count() const { return queue ? queue->size : 0; }
+  SessionId session() const { return extras ? extras->session : 0; }
   std::string_view owner() const { return extras ? std::string_view(extras->owner) : std::string_view(); }
   std::string_view holder_id() const {
     return extras ? std::string_view(extras->holder_id) : std::string_view();
@@ -112,16 +120,30 @@ void LockTable::emit(Change change) {
   if (sink_ != nullptr) sink_->on_change(change);
 }
 
-const std::string* LockTable::intern(std::string_view held_by) {
-  auto it = principals_.find(held_by);
-  if (it == principals_.end()) it = principals_.emplace(std::string(held_by), 0).first;
-  ++it->second;
-  return &it->first;
+LockTable::Interned* LockTable::intern(std::string_view held_by) {
+  if (last_interned_ == nullptr || last_interned_->first != held_by) {
+    auto it = principals_.find(held_by);
+    if (it == principals_.end()) it = principals_.emplace(std::string(held_by), 0).first;
+    last_interned_ = &*it;
+  }
+  ++last_interned_->second;
+  return last_interned_;
 }
 
-void LockTable::unintern(const std::string* held_by) {
-  auto it = principals_.find(*held_by);
-  if (it != principals_.end() && --it->second == 0) principals_.erase(it);
+void LockTable::unintern(Interned* held_by) {
+  if (--held_by->second > 0) return;
+  if (held_by == last_interned_) last_interned_ = nullptr;
+  principals_.erase(held_by->first);
+}
+
+LockTable::Slot* LockTable::live_or_new(std::string_view key, Millis now) {
+  auto [it, inserted] = keys_.try_emplace(std::string(key));
+  Slot* slot = &*it;
+  if (!inserted && slot->second.held() && slot->second.lease_expires_at <= now) {
+    expire(slot, now);  // the hand-off may erase the entry
+    slot = &*keys_.try_emplace(std::string(key)).first;
+  }
+  return slot;
 }
 
 LockTable::Slot& LockTable::slot_for(std::string_view key) {
@@ -143,7 +165,7 @@ LockTable::Slot* LockTable::find_live(std::string_view key, Millis now) {
 }
 
 void LockTable::maybe_erase(Slot* slot) {
-  if (!slot->second.held() && slot->second.waiter_count == 0) keys_.erase(slot->first);
+  if (!slot->second.held() && slot->second.waiter_count() == 0) keys_.erase(slot->first);
 }
 
 HoldState LockTable::view(const Slot& slot, bool with_handle) const {
@@ -152,7 +174,7 @@ HoldState LockTable::view(const Slot& slot, bool with_handle) const {
   h.key = slot.first;
   if (with_handle) h.handle = e.handle;
   h.token = e.token;
-  h.held_by = *e.held_by;
+  h.held_by = e.held_by->first;
   h.owner = std::string(e.owner());
   h.holder_id = std::string(e.holder_id());
   h.acquired_at = e.acquired_at;
@@ -172,30 +194,30 @@ HoldState LockTable::grant(Slot* slot, std::string_view held_by,
   e.acquired_at = now;
   e.lease_expires_at = lease_expires_at;
   e.held_by = intern(held_by);
-  if (owner || !holder_id.empty()) {
+  if (owner || !holder_id.empty() || scope == Scope::kSession) {
     e.extras = std::make_unique<Extras>();
     if (owner) e.extras->owner = std::string(*owner);
     e.extras->holder_id = std::string(holder_id);
+    if (scope == Scope::kSession) e.extras->session = session;
   } else {
     e.extras.reset();
   }
   e.scope = scope;
   e.kind = kind;
-  e.session = scope == Scope::kSession ? session : 0;
   if (scope == Scope::kSession) sessions_[session].holds.push_back(slot);
   if (lease_expires_at != kNever) lease_ends_.set(slot, lease_expires_at);
   ++held_count_;
   ++counters_.grants;
-  HoldState state = view(*slot, /*with_handle=*/true);
-  emit(Granted{state});
-  return state;
+  Granted granted{view(*slot, /*with_handle=*/true)};
+  emit(granted);
+  return std::move(granted.hold);
 }
 
 void LockTable::drop_hold(Slot* slot) {
   Entry& e = slot->second;
   lease_ends_.remove(slot);
   if (e.scope == Scope::kSession) {
-    auto it = sessions_.find(e.session);
+    auto it = sessions_.find(e.session());
     if (it != sessions_.end()) {
       auto& holds = it->second.holds;
       auto pos = std::find(holds.begin(), holds.end(), slot);
@@ -209,7 +231,6 @@ void LockTable::drop_hold(Slot* slot) {
   unintern(e.held_by);
   e.held_by = nullptr;
   e.extras.reset();
-  e.session = 0;
   e.scope = Scope::kLease;
   --held_count_;
 }
@@ -228,8 +249,8 @@ void LockTable::expire(Slot* slot, Millis now) {
 // has come time out on the way. Erases the entry if nobody is left.
 void LockTable::hand_off(Slot* slot, Millis now) {
   Entry& e = slot->second;
-  while (!e.held() && e.head != nullptr) {
-    Waiter* w = e.head;
+  while (!e.held() && e.queue != nullptr) {
+    Waiter* w = e.queue->head;
     if (w->deadline <= now) {
       time_out(w);
       continue;
@@ -274,14 +295,16 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
   w->holder_id = std::string(holder_id);
   w->held_by = std::string(request.held_by);
   Entry& e = slot->second;
-  w->prev = e.tail;
-  if (e.tail != nullptr) {
-    e.tail->next = w.get();
+  if (e.queue == nullptr) e.queue = std::make_unique<WaiterQueue>();
+  WaiterQueue& q = *e.queue;
+  w->prev = q.tail;
+  if (q.tail != nullptr) {
+    q.tail->next = w.get();
   } else {
-    e.head = w.get();
+    q.head = w.get();
   }
-  e.tail = w.get();
-  ++e.waiter_count;
+  q.tail = w.get();
+  ++q.size;
   wait_ends_.set(w.get(), w->deadline);
   if (w->session != 0) sessions_[w->session].waiters.push_back(w.get());
   WaiterId id = w->id;
@@ -293,9 +316,10 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
 // Does not erase the key's entry: callers decide.
 void LockTable::unlink_waiter(Waiter* w) {
   Entry& e = w->slot->second;
-  (w->prev != nullptr ? w->prev->next : e.head) = w->next;
-  (w->next != nullptr ? w->next->prev : e.tail) = w->prev;
-  --e.waiter_count;
+  WaiterQueue& q = *e.queue;
+  (w->prev != nullptr ? w->prev->next : q.head) = w->next;
+  (w->next != nullptr ? w->next->prev : q.tail) = w->prev;
+  if (--q.size == 0) e.queue.reset();
   wait_ends_.remove(w);
   if (w->session != 0) {
     auto it = sessions_.find(w->session);
@@ -372,10 +396,9 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
 
   const Scope scope = r.session_scoped ? Scope::kSession : Scope::kLease;
   const Millis lease_end = now + cap_ttl(r.ttl_ms);
-  Slot* slot = find_live(r.key, now);
+  Slot* slot = live_or_new(r.key, now);
   AcquireOutcome out;
-  if (slot == nullptr || !slot->second.held()) {
-    if (slot == nullptr) slot = &slot_for(r.key);
+  if (!slot->second.held()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
     return out;
@@ -383,7 +406,7 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   const Entry& e = slot->second;
   // Re-take: the same principal of the same kind (both in heldBy) and the same owner string.
   if (r.owner && e.kind == HoldKind::kHandle && !e.owner().empty() && e.owner() == *r.owner &&
-      *e.held_by == r.held_by) {
+      e.held_by->first == r.held_by) {
     drop_hold(slot);
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
@@ -438,7 +461,7 @@ Result<StatusView> LockTable::status(std::string_view key, Millis now) {
   s.key = std::string(key);
   Slot* slot = find_live(key, now);
   if (slot == nullptr) return s;
-  s.waiters = slot->second.waiter_count;
+  s.waiters = slot->second.waiter_count();
   if (slot->second.held()) {
     s.held = true;
     s.hold = view(*slot, /*with_handle=*/false);
@@ -488,10 +511,9 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
     if (auto err = check_timeout(*r.timeout_ms)) return std::move(*err);
   }
   const Millis lease_end = r.ttl_ms ? now + cap_ttl(*r.ttl_ms) : kNever;
-  Slot* slot = find_live(r.key, now);
+  Slot* slot = live_or_new(r.key, now);
   AcquireOutcome out;
-  if (slot == nullptr || !slot->second.held()) {
-    if (slot == nullptr) slot = &slot_for(r.key);
+  if (!slot->second.held()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, std::nullopt, r.holder_id, lease_end, Scope::kLease,
                      HoldKind::kAssigned, 0, now);

@@ -39,9 +39,11 @@
 namespace holdfast {
 
 // Lets maps keyed by std::string be searched with a std::string_view, without a copy.
+// Deliberately not noexcept: libstdc++ then stores each key's hash in its node, so a lookup
+// compares hashes before strings and a rehash never hashes a key again.
 struct StringHash {
   using is_transparent = void;
-  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
 using SessionId = std::uint64_t;  // a client connection; 0 = none
@@ -183,6 +185,7 @@ class LockTable {
 
  private:
   struct Waiter;
+  struct WaiterQueue;
   struct Entry;
   struct Extras;
   using Slot = std::pair<const std::string, Entry>;
@@ -193,7 +196,10 @@ class LockTable {
     std::uint32_t& operator()(Waiter* w) const;
   };
 
+  using Interned = std::pair<const std::string, std::uint32_t>;  // heldBy and its reference count
   Slot* find_live(std::string_view key, Millis now);
+  // The key's entry, created if missing, with an ended lease already expired: one hash lookup.
+  Slot* live_or_new(std::string_view key, Millis now);
   Slot& slot_for(std::string_view key);
   void maybe_erase(Slot* slot);
   HoldState view(const Slot& slot, bool with_handle) const;
@@ -210,8 +216,8 @@ class LockTable {
   void unlink_waiter(Waiter* waiter);
   void time_out(Waiter* waiter);
   Millis cap_ttl(Millis ttl) const { return ttl > options_.max_lease_ms ? options_.max_lease_ms : ttl; }
-  const std::string* intern(std::string_view held_by);
-  void unintern(const std::string* held_by);
+  Interned* intern(std::string_view held_by);
+  void unintern(Interned* held_by);
   void emit(Change change);
 
   LockTableOptions options_;
@@ -224,8 +230,10 @@ class LockTable {
 
   std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> keys_;
   std::unordered_map<WaiterId, std::unique_ptr<Waiter>> waiters_;
-  // Interned heldBy strings with reference counts: most holds share a few principals.
+  // Interned heldBy strings with reference counts: most holds share a few principals, and the
+  // last one used is remembered, so a grant by the same caller costs a compare, not a hash.
   std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> principals_;
+  Interned* last_interned_ = nullptr;
   struct SessionIndex {
     std::vector<Slot*> holds;
     std::vector<Waiter*> waiters;

@@ -15,6 +15,7 @@ class MemoryStore final : public Store {
     ++stats_.appended;
     return ++sequence_;
   }
+  void submit() override {}
   std::uint64_t durable_sequence() const override { return sequence_; }
   void set_on_durable(std::function<void(std::uint64_t)>) override {}
   void set_state_source(std::function<DurableState()>) override {}

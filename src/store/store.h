@@ -4,7 +4,9 @@
 // Lifecycle:
 //  1. recover() once at start-up: the durable state (live holds, token high-water mark, rule set).
 //  2. append(change) for every change, on the loop thread, in order. It never waits for the disk;
-//     it returns the change's sequence number.
+//     it returns the change's sequence number. submit() hands everything appended so far to the
+//     disk; the loop calls it once per turn, after a batch of work, so one wake-up of the
+//     writer covers every change of that turn (nothing becomes durable before it is submitted).
 //  3. A reply that reports a change (or was computed after it) is sent only once
 //     durable_sequence() has reached that change's number. The store calls the on_durable
 //     callback (from its own thread) whenever the durable sequence advances.
@@ -39,6 +41,10 @@ class Store {
 
   // Queues a change; returns its sequence number (strictly increasing from 1).
   virtual std::uint64_t append(const Change& change) = 0;
+
+  // Hands the changes appended since the last submit to the writer. Loop thread only; cheap
+  // when nothing was appended.
+  virtual void submit() = 0;
 
   // The highest sequence number that is durable. Thread-safe.
   virtual std::uint64_t durable_sequence() const = 0;

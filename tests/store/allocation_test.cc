@@ -45,6 +45,7 @@ TEST_F(AllocationTest, AppendAllocatesNothingInSteadyState) {
   const auto burst_behind_blocked_sync = [&](std::size_t n) {
     fs_.block_syncs();
     last = store->append(changes[0]);
+    store->submit();
     EXPECT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
     counting = true;
     for (std::size_t i = 0; i < n; ++i) last = store->append(changes[i]);

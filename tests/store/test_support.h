@@ -97,7 +97,8 @@ bool eventually(Pred pred) {
   return true;
 }
 
-inline bool wait_durable(const Store& store, std::uint64_t sequence) {
+inline bool wait_durable(Store& store, std::uint64_t sequence) {
+  store.submit();
   return eventually([&] { return store.durable_sequence() >= sequence; });
 }
 

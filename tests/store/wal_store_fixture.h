@@ -37,7 +37,9 @@ class WalStoreTest : public ::testing::Test {
   // Applies each change to the model (as the lock table would, first) and appends it.
   std::uint64_t append(WalStore& store, const Change& change) {
     model_.apply(change);
-    return store.append(change);
+    const std::uint64_t sequence = store.append(change);
+    store.submit();  // as the loop would at the end of its turn
+    return sequence;
   }
 
   std::uint64_t append_all(WalStore& store, const std::vector<Change>& changes) {

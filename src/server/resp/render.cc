@@ -51,7 +51,11 @@ void write_hold_fields(ReplyWriter& w, const HoldState& h, bool with_handle) {
   const bool assigned = h.kind == HoldKind::kAssigned;
   w.map((with_handle ? 9 : 8) + (assigned ? 1 : 0));
   w.field("key", h.key);
-  if (with_handle) write_optional(w, "handle", assigned ? std::string() : h.handle.to_string());
+  if (with_handle) {
+    char handle[kHandleChars];
+    if (!assigned) h.handle.write(handle);
+    write_optional(w, "handle", assigned ? std::string_view() : std::string_view(handle, kHandleChars));
+  }
   w.field("token", static_cast<std::int64_t>(h.token));
   w.field("heldBy", h.held_by);
   write_optional(w, "owner", h.owner);

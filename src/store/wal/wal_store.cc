@@ -1,8 +1,9 @@
 // WalStore: recovery, the loop-thread side of appending, and the syncer thread.
 //
 // Group commit, step by step:
-//  1. append() encodes the record into pending_ under mu_ (a short critical section: no I/O),
-//     and wakes the syncer only if it is idle, so a burst costs one wake-up.
+//  1. append() encodes the record into batch_, a buffer only the loop thread touches (no lock).
+//     submit(), once per turn of the loop, moves batch_ into pending_ under mu_ and wakes the
+//     syncer if it is idle: a turn's worth of changes costs one lock and at most one wake-up.
 //  2. The syncer swaps pending_ with its own empty buffer (both keep their capacity), lets go
 //     of mu_, writes the whole batch as one frame with one writev and one fdatasync.
 //  3. It publishes the batch's last sequence number (release store) and calls on_durable.
@@ -92,15 +93,8 @@ std::uint64_t WalStore::append(const Change& change) {
   const std::uint64_t sequence = ++last_sequence_;
   if (const auto* granted = std::get_if<Granted>(&change))
     max_token_ = std::max(max_token_, granted->hold.token);
-  std::size_t bytes = 0;
-  bool wake = false;
-  {
-    std::lock_guard lock(mu_);
-    bytes = append_record(pending_, change);
-    pending_sequence_ = sequence;
-    wake = syncer_idle_;
-  }
-  if (wake) wake_.notify_one();
+  const std::size_t bytes = append_record(batch_, change);
+  batch_sequence_ = sequence;
   appended_.fetch_add(1, std::memory_order_relaxed);
   if (options_.fsync == FsyncMode::kNever)
     durable_sequence_.store(sequence, std::memory_order_release);
@@ -112,8 +106,26 @@ std::uint64_t WalStore::append(const Change& change) {
   return sequence;
 }
 
+void WalStore::submit() {
+  if (batch_.empty()) return;
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    if (pending_.empty()) {
+      pending_.swap(batch_);  // both keep their capacity
+    } else {
+      pending_.append(batch_);
+    }
+    pending_sequence_ = batch_sequence_;
+    wake = syncer_idle_;
+  }
+  batch_.clear();
+  if (wake) wake_.notify_one();
+}
+
 void WalStore::request_snapshot() {
   // On the loop thread, so the table cannot change while its state is copied.
+  submit();  // the cut below must follow every change appended so far
   DurableState state = state_source_();
   state.last_token = std::max(state.last_token, max_token_);
   snapshot_in_flight_.store(true, std::memory_order_release);
@@ -152,6 +164,7 @@ StoreStats WalStore::stats() const {
 
 void WalStore::close() {
   if (phase_ == Phase::kOpen) {
+    submit();
     {
       std::lock_guard lock(mu_);
       stopping_ = true;

@@ -72,6 +72,7 @@ class WalStore final : public Store {
 
   // REQUIRES: recover() succeeded and close() was not called. Loop thread only.
   std::uint64_t append(const Change& change) override;
+  void submit() override;
 
   std::uint64_t durable_sequence() const override;
 
@@ -114,9 +115,11 @@ class WalStore final : public Store {
   std::uint64_t bytes_since_cut_ = 0;
   std::uint64_t max_token_ = 0;  // feeds snapshots' last_token
   std::function<DurableState()> state_source_;
+  std::string batch_;                 // appended since the last submit()
+  std::uint64_t batch_sequence_ = 0;  // the last sequence number in batch_
 
-  // Shared between the loop and the syncer thread, under mu_. Held only to encode one record
-  // or to swap buffers, never during I/O.
+  // Shared between the loop and the syncer thread, under mu_. Held only to hand over or swap
+  // buffers, never during I/O.
   std::mutex mu_;
   std::condition_variable wake_;
   std::string pending_;

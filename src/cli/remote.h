@@ -1,0 +1,32 @@
+// What every client subcommand (locks, rules) shares: --server/--token/--json, building the
+// Client, and mapping the outcome to the exit codes of SPEC section 8.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+#include "holdfast/client.h"
+
+namespace holdfast::cli {
+
+struct RemoteOptions {
+  std::string server = "127.0.0.1:7420";
+  std::string token;
+  bool json = false;
+};
+
+// Adds --server (or $HOLDFAST_SERVER), --token (or $HOLDFAST_TOKEN) and --json to `cmd`.
+void add_remote_options(CLI::App* cmd, RemoteOptions& options);
+
+// 4 unreachable or unavailable; 3 authentication or access; 1 not acquired (held, timed out,
+// rate limited, not the holder); 2 anything else the server refused (usage).
+int exit_code_for(const Error& e);
+
+// Builds the client, runs `body`, and turns an exception into a message (or a JSON error on
+// stdout with --json) and its exit code. `who` prefixes messages ("holdfast locks").
+int run_remote(const RemoteOptions& options, std::string_view who, const std::function<int(Client&)>& body);
+
+}  // namespace holdfast::cli
