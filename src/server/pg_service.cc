@@ -1,9 +1,6 @@
 #include "server/pg_service.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/file.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -13,6 +10,8 @@
 #include "core/validation.h"
 #include "server/pg_list.h"
 #include "store/postgres/schema.h"
+#include "store/wal/data_dir.h"
+#include "store/wal/format.h"
 
 namespace holdfast {
 
@@ -20,21 +19,21 @@ namespace fs = std::filesystem;
 
 PgService::PgService(PgServiceOptions options) : options_(std::move(options)) {}
 
-PgService::~PgService() {
-  stop();
-  if (lock_fd_ >= 0) ::close(lock_fd_);
-}
+PgService::~PgService() { stop(); }
 
-// One node per data dir: the lock proves that the node recorded in node-id is dead.
+// One server per data dir, whatever its store: the same LOCK file as the write-ahead log's.
+// Holding it also proves that the node recorded in node-id (this dir's last node) is dead.
 Status PgService::claim_data_dir() {
-  std::error_code ec;
-  fs::create_directories(options_.data_dir, ec);
-  if (ec) return invalid_argument("cannot create data dir " + options_.data_dir + ": " + ec.message());
-  const std::string path = (fs::path(options_.data_dir) / "node.lock").string();
-  lock_fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock_fd_ < 0) return Error(ErrorCode::kUnavailable, "cannot open " + path);
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
-    return Error(ErrorCode::kUnavailable, "another holdfast node uses the data dir " + options_.data_dir);
+  wal::FileSystem& files = wal::posix_file_system();
+  if (auto st = files.create_dir(options_.data_dir); !st.ok()) return st;
+  auto attempt = files.lock_file(wal::join_path(options_.data_dir, wal::kLockFileName));
+  if (!attempt.ok()) return std::move(attempt).error();
+  if (!attempt->lock) {
+    std::string message = "data dir " + options_.data_dir + " is in use by another holdfast server";
+    if (attempt->holder_pid != 0) message += " (pid " + std::to_string(attempt->holder_pid) + ")";
+    return Error(ErrorCode::kUnavailable, std::move(message));
+  }
+  dir_lock_ = std::move(attempt->lock);
   return ok_status();
 }
 

@@ -10,7 +10,7 @@
 // BlockingExecutor, one at a time per connection; a blocking acquire waits inside acquire().
 //
 // Lifecycle:
-//  1. start(): lock the data dir (one node per data dir), connect the pool, migrate the schema,
+//  1. start(): lock the data dir (its LOCK file, as the embedded store does), connect the pool, migrate the schema,
 //     free the session holds of this data dir's previous incarnation (it is dead: we hold its
 //     lock), register a fresh node row, load the rule set, start the LISTEN thread and the
 //     housekeeper. Any failure is returned and the node must not serve.
@@ -37,6 +37,7 @@
 #include "store/postgres/hold_rows.h"
 #include "store/postgres/listener.h"
 #include "store/postgres/pg_pool.h"
+#include "store/wal/file_system.h"
 
 namespace holdfast {
 
@@ -126,7 +127,7 @@ class PgService final : public LockService {
   std::unique_ptr<PgHousekeeper> housekeeper_;
   LocalWaiters waiters_;
   std::int64_t node_id_ = 0;
-  int lock_fd_ = -1;
+  std::unique_ptr<wal::FileLock> dir_lock_;
   bool stopped_ = false;
 
   // The compiled rule set and the database version it came from. Reloads (notification,
