@@ -55,6 +55,10 @@ class Client {
   // (or unix://:token@/path), or the shorthands host:port and /path/to.sock. Throws
   // InvalidArgumentError for a malformed URL. Connects lazily: the first call connects, so a
   // server that is down is reported by that call (ConnectionError), not here.
+  // Scale-out: holdfast://[user][:token@]h1:7420,h2:7420,h3:7420 names the nodes of one
+  // cluster. New connections go to the first node that can be reached, in list order, and
+  // stay with it until it cannot be reached; a call that was in flight when its node went
+  // away still fails with ConnectionError (docs/scale-out.md).
   explicit Client(std::string_view url = "127.0.0.1:7420", ClientOptions options = {});
   // Closes every connection (ending this Client's session holds).
   // REQUIRES: no LockScope / with_lock of this Client is still running.
@@ -65,6 +69,7 @@ class Client {
   Client& operator=(Client&&) noexcept;
 
   // The server as connected to, for messages: "127.0.0.1:7420" or "unix:/path". No token.
+  // With a node list: the node new connections go to now.
   std::string server() const;
 
   // One round trip; throws ConnectionError when the server cannot be reached.

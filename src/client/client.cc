@@ -7,18 +7,20 @@ namespace holdfast::inline v0 {
 
 namespace {
 
-client_internal::ServerAddress address_with_credentials(std::string_view url,
-                                                        const ClientOptions& options) {
-  auto address = client_internal::parse_server_url(url);
-  if (!options.token.empty()) address.token = options.token;
-  if (!options.user.empty()) address.user = options.user;
-  return address;
+std::vector<client_internal::ServerAddress> addresses_with_credentials(std::string_view url,
+                                                                      const ClientOptions& options) {
+  auto addresses = client_internal::parse_server_urls(url);
+  for (auto& address : addresses) {
+    if (!options.token.empty()) address.token = options.token;
+    if (!options.user.empty()) address.user = options.user;
+  }
+  return addresses;
 }
 
 }  // namespace
 
 Client::Client(std::string_view url, ClientOptions options)
-    : impl_(std::make_unique<Impl>(address_with_credentials(url, options), options)) {}
+    : impl_(std::make_unique<Impl>(addresses_with_credentials(url, options), options)) {}
 
 Client::~Client() = default;
 Client::Client(Client&&) noexcept = default;

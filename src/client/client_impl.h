@@ -18,7 +18,7 @@
 namespace holdfast::inline v0 {
 
 struct Client::Impl {
-  Impl(client_internal::ServerAddress address, const ClientOptions& options);
+  Impl(std::vector<client_internal::ServerAddress> addresses, const ClientOptions& options);
 
   // A grant together with this caller's turn on the local queue (with_lock keeps the turn for
   // its whole scope) and the local monotonic instant until which the lease is surely ours.

@@ -52,8 +52,8 @@ void add_hold_options(std::vector<std::string>& args, const std::optional<std::s
 
 }  // namespace
 
-Client::Impl::Impl(client_internal::ServerAddress address, const ClientOptions& opts)
-    : options(opts), pool(std::move(address), opts) {}
+Client::Impl::Impl(std::vector<client_internal::ServerAddress> addresses, const ClientOptions& opts)
+    : options(opts), pool(std::move(addresses), opts) {}
 
 Reply Client::Impl::call(const std::vector<std::string>& args, milliseconds reply_timeout,
                          bool pin_on_success) {

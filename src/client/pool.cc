@@ -6,7 +6,15 @@
 namespace holdfast::inline v0::client_internal {
 
 ConnectionPool::ConnectionPool(ServerAddress address, const ClientOptions& options)
-    : address_(std::move(address)), options_(options) {}
+    : addresses_{std::move(address)}, options_(options) {}
+
+ConnectionPool::ConnectionPool(std::vector<ServerAddress> addresses, const ClientOptions& options)
+    : addresses_(std::move(addresses)), options_(options) {}
+
+ServerAddress ConnectionPool::address() const {
+  std::lock_guard lock(mu_);
+  return addresses_[current_];
+}
 
 std::unique_ptr<Connection> ConnectionPool::take_idle() {
   std::vector<std::unique_ptr<Connection>> stale;  // closed outside the lock
@@ -28,8 +36,29 @@ std::unique_ptr<Connection> ConnectionPool::take_idle() {
 }
 
 std::unique_ptr<Connection> ConnectionPool::open_new() {
-  auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
-  auto conn = Connection::open(address_, deadline);
+  std::size_t first;
+  {
+    std::lock_guard lock(mu_);
+    first = current_;
+  }
+  std::unique_ptr<Connection> conn;
+  std::string failures;
+  for (std::size_t i = 0; i < addresses_.size() && !conn; ++i) {
+    const std::size_t at = (first + i) % addresses_.size();
+    auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
+    try {
+      conn = Connection::open(addresses_[at], deadline);
+    } catch (const ConnectionError& e) {
+      // An unreachable node: try the next. Other errors (a refused token) would be the same
+      // on every node of the cluster, so they end the call.
+      if (addresses_.size() == 1) throw;
+      failures += std::string(failures.empty() ? "" : "; ") + e.what();
+      continue;
+    }
+    std::lock_guard lock(mu_);
+    current_ = at;
+  }
+  if (!conn) throw ConnectionError("no node of the cluster could be reached: " + failures);
   std::lock_guard lock(mu_);
   ++busy_;
   ++opened_;

@@ -1,4 +1,5 @@
-// A small pool of connections to one server, shared by every thread of a Client.
+// A small pool of connections to one server (or to one of a cluster's nodes), shared by
+// every thread of a Client.
 //
 // 1. A call takes the most recently returned idle connection that is still usable (a server
 //    restart closes idle connections; they are dropped here, not discovered by a failing call),
@@ -9,6 +10,12 @@
 //    with ConnectionError and the connection is dropped.
 // 3. A healthy connection goes back to the idle list; beyond max_idle_connections it is
 //    closed, unless it is pinned (it took a session hold, which lives as long as it does).
+// 4. Node lists (scale-out): a new connection goes to the current node; when that node cannot
+//    be reached it tries the next, in list order and round, each within connect_timeout, and
+//    the first that answers becomes current (the pool stays there until it fails in turn).
+//    Only connecting fails over: a call whose reply was lost still fails with ConnectionError
+//    (it may have run), and a server's error reply is an answer, not a failure. Idle
+//    connections to a node that went away are dropped by step 1, so new calls move on.
 #pragma once
 
 #include <chrono>
@@ -34,6 +41,8 @@ struct PoolStats {
 class ConnectionPool {
  public:
   ConnectionPool(ServerAddress address, const ClientOptions& options);
+  // REQUIRES: !addresses.empty(). The first is current at the start.
+  ConnectionPool(std::vector<ServerAddress> addresses, const ClientOptions& options);
 
   // Runs one command and returns its reply (error replies included) within `reply_timeout`.
   // `pin_on_success`: keep the connection open for good if the reply is not an error or nil
@@ -43,7 +52,9 @@ class ConnectionPool {
              bool pin_on_success = false);
 
   PoolStats stats() const;
-  const ServerAddress& address() const { return address_; }
+  // The node new connections go to now.
+  ServerAddress address() const;
+  std::size_t node_count() const { return addresses_.size(); }
 
  private:
   // An idle usable connection, or nullptr.
@@ -51,7 +62,8 @@ class ConnectionPool {
   std::unique_ptr<Connection> open_new();
   void give_back(std::unique_ptr<Connection> conn);
 
-  const ServerAddress address_;
+  const std::vector<ServerAddress> addresses_;
+  std::size_t current_ = 0;  // index into addresses_, under mu_
   const ClientOptions options_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_;
