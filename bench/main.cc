@@ -4,6 +4,7 @@
 //   holdfast-bench --out bench/results                 the full run (about 5 minutes)
 //   holdfast-bench --smoke --out /tmp/x                 every target and workload, tiny (CI)
 //   holdfast-bench --targets redis,holdfast-never --workloads a,f --duration 2
+//   holdfast-bench --targets postgres,holdfast-pg --pg-nodes 1,2,3 --workloads a --connections 64
 //
 // Exit status: 0 when every target started and every figure was produced without errors or
 // mutual-exclusion violations; 1 otherwise (the report is written either way); 2 on bad flags.
@@ -12,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -67,7 +69,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--targets", targets,
                  "Comma list of holdfast-always,holdfast-never,redis,redis-aof,postgres,etcd "
-                 "(or all)")
+                 "(or all), and holdfast-pg (scale-out nodes over PostgreSQL; not in all)")
+      ->capture_default_str();
+  std::string pg_nodes = "1,2,3";
+  app.add_option("--pg-nodes", pg_nodes, "Node counts of holdfast-pg: one target per count")
       ->capture_default_str();
   app.add_option("--workloads", workloads,
                  "Comma list of floor,pairs,pipeline,hotkey,memory,restart or the issue's "
@@ -99,8 +104,9 @@ int main(int argc, char** argv) {
 
   o.targets = targets == "all" ? hb::all_target_names() : split(targets);
   for (const auto& t : o.targets) {
-    if (std::find(hb::all_target_names().begin(), hb::all_target_names().end(), t) ==
-        hb::all_target_names().end()) {
+    if (t != hb::kScaleOutTarget &&
+        std::find(hb::all_target_names().begin(), hb::all_target_names().end(), t) ==
+            hb::all_target_names().end()) {
       std::fprintf(stderr, "unknown target '%s'\n", t.c_str());
       return 2;
     }
@@ -120,6 +126,15 @@ int main(int argc, char** argv) {
   if (o.connections.empty() || o.connections.front() < 1) {
     std::fprintf(stderr, "--connections needs positive counts\n");
     return 2;
+  }
+  o.pg_nodes.clear();
+  for (const auto& n : split(pg_nodes)) {
+    const int count = std::atoi(n.c_str());
+    if (count < 1 || count > 16) {
+      std::fprintf(stderr, "--pg-nodes needs counts from 1 to 16\n");
+      return 2;
+    }
+    o.pg_nodes.push_back(count);
   }
   o.holdfast_binary = holdfast_binary;
   o.scripts_dir = scripts_dir;

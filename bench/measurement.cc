@@ -98,15 +98,20 @@ Measurement measure(Target& target, const std::string& workload, const MeasureSh
 
     // Step 3.
     rec.recording = true;
-    const pid_t server = target.server_pid();
+    const std::vector<pid_t> servers = target.server_pids();
+    auto server_cpu = [&servers] {
+      double s = 0;
+      for (pid_t pid : servers) s += process_tree_cpu_seconds(pid);
+      return s;
+    };
     const double client_cpu0 = self_cpu_seconds();
-    const double server_cpu0 = process_tree_cpu_seconds(server);
+    const double server_cpu0 = server_cpu();
     const std::int64_t start = now_ns();
     run_until(loop, start + static_cast<std::int64_t>(shape.duration_s * kNsPerSec));
     rec.recording = false;
     const std::int64_t end = now_ns();
     m.client_cpu_s = self_cpu_seconds() - client_cpu0;
-    m.server_cpu_s = process_tree_cpu_seconds(server) - server_cpu0;
+    m.server_cpu_s = server_cpu() - server_cpu0;
     m.seconds = static_cast<double>(end - start) / kNsPerSec;
 
     // Step 4.

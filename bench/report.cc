@@ -240,6 +240,42 @@ class Writer {
         << body.str() << "\n";
   }
 
+  // Scale-out: (a) and (b) through N nodes over one PostgreSQL, next to PostgreSQL's own
+  // advisory locks from the same run.
+  void scaleout_table(std::ostream& out) const {
+    std::vector<std::string> nodes;
+    for (const auto& t : r_.targets) {
+      if (t.name.rfind(kScaleOutTarget, 0) == 0) nodes.push_back(t.name);
+    }
+    if (nodes.empty()) return;
+    out << "## Scale-out: Holdfast nodes over one PostgreSQL\n\n"
+        << "Each holdfast-pgN is N `holdfast serve --store postgresql://…` nodes over one "
+           "PostgreSQL (default settings, synchronous commit), the client's connections spread "
+           "round-robin over the nodes; `postgres` is pg_try_advisory_lock / pg_advisory_unlock "
+           "on its own PostgreSQL. Every process shares this machine's cores. Ratio: holdfast-pgN "
+           "÷ postgres at the same connection count.\n\n"
+        << "| workload | conns | target | ops/s | p99 µs | srv CPU | ÷ postgres ops |\n"
+        << "|---|---:|---|---:|---:|---:|---:|\n";
+    for (const char* workload : {"pairs", "hotkey"}) {
+      std::vector<int> counts = r_.options.connections;
+      if (std::string(workload) == "hotkey") counts = {r_.options.hot_connections};
+      for (int c : counts) {
+        const Measurement* peer = find(workload, "postgres", c);
+        std::vector<std::string> rows = nodes;
+        rows.insert(rows.begin(), "postgres");
+        for (const auto& name : rows) {
+          const Measurement* m = find(workload, name, c);
+          if (m == nullptr) continue;
+          std::optional<double> ratio;
+          if (peer != nullptr && peer->ops_per_sec > 0 && name != "postgres") ratio = m->ops_per_sec / peer->ops_per_sec;
+          out << "| " << workload << " | " << c << " | " << name << " | " << fmt_count(m->ops_per_sec) << " | "
+              << fmt_us(m->p99_ns) << " | " << fmt(m->server_cpu_pct(), 0) << "% | " << fmt_ratio(ratio) << " |\n";
+        }
+      }
+    }
+    out << "\n";
+  }
+
   void memory_table(std::ostream& out) const {
     if (r_.memory.empty()) return;
     out << "## (d) Memory per held lock\n\n"
@@ -448,6 +484,7 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
                     "the wait for the lock, first attempt to grant (Holdfast: LOCK.ACQUIRE waits "
                     "in the server's FIFO; peers: try, back off 1→32 ms with jitter); fairness "
                     "is Jain's index over per-connection counts (1 = even)");
+  w.scaleout_table(out);
   w.memory_table(out);
   w.restart_table(out);
 

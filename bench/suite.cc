@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "process.h"
 #include "targets/etcd_target.h"
+#include "targets/holdfast_pg_target.h"
 #include "targets/holdfast_target.h"
 #include "targets/postgres_target.h"
 #include "targets/redis_target.h"
@@ -40,6 +41,8 @@ std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions&
   if (name == "redis-aof") return make_redis_target(RedisPersistence::kAofAlways);
   if (name == "postgres") return make_postgres_target(o.scripts_dir);
   if (name == "etcd") return make_etcd_target();
+  if (const int nodes = holdfast_pg_nodes(name); nodes > 0)
+    return std::make_unique<HoldfastPgTarget>(o.holdfast_binary, o.scripts_dir, nodes, o.holdfast_args);
   return nullptr;
 }
 
@@ -75,6 +78,17 @@ const std::vector<std::string>& all_target_names() {
   return names;
 }
 
+std::vector<std::string> run_target_names(const SuiteOptions& o) {
+  std::vector<std::string> names;
+  for (const std::string& name : all_target_names()) {
+    if (contains(o.targets, name)) names.push_back(name);
+  }
+  if (contains(o.targets, kScaleOutTarget)) {
+    for (int n : o.pg_nodes) names.push_back(std::string(kScaleOutTarget) + std::to_string(n));
+  }
+  return names;
+}
+
 const std::vector<std::string>& all_workload_names() {
   static const std::vector<std::string> names = {"floor",  "pairs",  "pipeline",
                                                  "hotkey", "memory", "restart"};
@@ -103,8 +117,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   // Step 1.
   std::vector<std::unique_ptr<Target>> running;
   const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey");
-  for (const std::string& name : all_target_names()) {
-    if (!contains(o.targets, name)) continue;
+  for (const std::string& name : run_target_names(o)) {
     TargetInfo info{name, "", ""};
     auto target = make_target(name, o);
     info.description = target->description();

@@ -22,7 +22,8 @@
 namespace holdfast::bench {
 
 struct SuiteOptions {
-  std::vector<std::string> targets;    // names, see all_target_names()
+  std::vector<std::string> targets;    // names, see all_target_names() and "holdfast-pg"
+  std::vector<int> pg_nodes = {1, 2, 3};  // "holdfast-pg" runs one target per node count
   std::vector<std::string> workloads;  // names, see all_workload_names()
   std::vector<int> connections = {1, 16, 64};
   double duration_s = 5;  // per figure, split over `rounds` windows
@@ -42,8 +43,13 @@ struct SuiteOptions {
   bool smoke = false;
 };
 
-// Every target and workload name, in report order.
+// Every target and workload name, in report order. "all" means these; the scale-out target
+// "holdfast-pg" (N nodes over one PostgreSQL, for each N of --pg-nodes) runs only when named.
 const std::vector<std::string>& all_target_names();
+inline constexpr char kScaleOutTarget[] = "holdfast-pg";
+// The concrete targets of a run, in report order: the selected names of all_target_names(),
+// then holdfast-pg<N> for each N of pg_nodes when "holdfast-pg" is selected.
+std::vector<std::string> run_target_names(const SuiteOptions& options);
 const std::vector<std::string>& all_workload_names();
 // Maps the letters (a-f) to workload names; names pass through. "" if unknown.
 std::string workload_name(const std::string& name_or_letter);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "event_loop.h"
 #include "lock_client.h"
@@ -32,6 +33,9 @@ class Target {
 
   // The server's pid, the root of its process tree (for CPU and memory).
   virtual pid_t server_pid() const = 0;
+  // Every process tree whose CPU counts as the server's (a target made of several servers,
+  // e.g. Holdfast nodes and their PostgreSQL). Default: server_pid().
+  virtual std::vector<pid_t> server_pids() const { return {server_pid()}; }
 
   // Opens one connection, does its per-connection set-up (prepared statements, ...) and
   // registers it with `loop`. Throws std::runtime_error on failure.

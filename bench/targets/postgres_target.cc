@@ -12,15 +12,12 @@
 #include "postgres_target.h"
 
 #include <libpq-fe.h>
-#include <signal.h>
 
 #include <charconv>
 #include <deque>
-#include <fstream>
 #include <stdexcept>
 
-#include "../net.h"
-#include "../process.h"
+#include "postgres_server.h"
 
 namespace holdfast::bench {
 
@@ -154,46 +151,17 @@ class PgLockClient final : public LockClient, private IoHandler, private Flushab
 
 class PostgresTarget final : public Target {
  public:
-  explicit PostgresTarget(std::filesystem::path scripts_dir)
-      : scripts_dir_(std::move(scripts_dir)) {}
+  explicit PostgresTarget(std::filesystem::path scripts_dir) : server_(std::move(scripts_dir)) {}
   ~PostgresTarget() override { stop(); }
 
   std::string name() const override { return "postgres"; }
   std::string description() const override {
-    return "PostgreSQL " + version_ + "; pg_try_advisory_lock / pg_advisory_unlock, prepared";
+    return "PostgreSQL " + server_.version() + "; pg_try_advisory_lock / pg_advisory_unlock, prepared";
   }
 
-  void start(const std::filesystem::path& dir) override {
-    dir_ = dir / "pg";
-    port_ = free_loopback_port();
-    std::string output;
-    const int rc = run_command(
-        {(scripts_dir_ / "start-postgres.sh").string(), dir_.string(), std::to_string(port_)},
-        output);
-    if (rc != 0) throw std::runtime_error("start-postgres.sh failed: " + output);
-    std::ifstream pidfile(dir_ / "data" / "postmaster.pid");
-    long pid = 0;
-    if (!(pidfile >> pid) || pid <= 0)
-      throw std::runtime_error("no postmaster.pid in " + dir_.string());
-    pid_ = static_cast<pid_t>(pid);
-    // SIGQUIT is PostgreSQL's immediate shutdown: what a second Ctrl-C should do.
-    register_pid(pid_, SIGQUIT);
-    PGconn* conn = open_connection();
-    if (const char* v = PQparameterStatus(conn, "server_version")) version_ = v;
-    PQfinish(conn);
-  }
-
-  void stop() override {
-    if (pid_ <= 0) return;
-    // SIGINT is the "fast" shutdown: roll back sessions, checkpoint, exit.
-    if (!signal_and_wait(pid_, SIGINT, std::chrono::seconds(30))) {
-      signal_and_wait(pid_, SIGKILL, std::chrono::seconds(5));
-    }
-    unregister_pid(pid_);
-    pid_ = -1;
-  }
-
-  pid_t server_pid() const override { return pid_; }
+  void start(const std::filesystem::path& dir) override { server_.start(dir / "pg"); }
+  void stop() override { server_.stop(); }
+  pid_t server_pid() const override { return server_.pid(); }
 
   std::unique_ptr<LockClient> connect(EventLoop& loop) override {
     return std::make_unique<PgLockClient>(loop, open_connection());
@@ -201,9 +169,7 @@ class PostgresTarget final : public Target {
 
  private:
   PGconn* open_connection() {
-    const std::string conninfo =
-        "host=127.0.0.1 port=" + std::to_string(port_) + " user=postgres dbname=postgres";
-    PGconn* conn = PQconnectdb(conninfo.c_str());
+    PGconn* conn = PQconnectdb(server_.conninfo().c_str());
     if (PQstatus(conn) != CONNECTION_OK) {
       const std::string err = PQerrorMessage(conn);
       PQfinish(conn);
@@ -225,11 +191,7 @@ class PostgresTarget final : public Target {
     }
   }
 
-  std::filesystem::path scripts_dir_;
-  std::filesystem::path dir_;
-  std::uint16_t port_ = 0;
-  pid_t pid_ = -1;
-  std::string version_;
+  PostgresServer server_;
 };
 
 }  // namespace

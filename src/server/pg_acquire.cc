@@ -9,7 +9,8 @@
 //  2. Blocking: join the key's queue. A newcomer behind others first tries the re-take or
 //     refresh (those never wait, SPEC section 8). Then the head of the queue attempts the
 //     grant whenever there is a reason: at once when it becomes head, on a NOTIFY for the key
-//     from any node (a release, unassign, session end or expiry sweep commits one), on a
+//     from any node (the first waiter of a node registers the key in holdfast_waits before
+//     its first attempt; a release, unassign or session end then notifies it), on a
 //     release through this node, at the holder's lease end as the database reported it (its
 //     clock; the wait is the distance between the lease end and the statement's own
 //     database time, plus 2 ms), and at least every recheck_ms (250) in case a notification
@@ -106,6 +107,11 @@ Result<pg::Grant> PgService::run_grant(const Caller& caller, Attempt& a) {
     return std::move(*err);
   }
   auto ticket = waiters_.join(a.key, caller.session);
+  if (const std::uint64_t generation = waiters_.opened_generation(*ticket)) {
+    // First waiter of this node for the key: ask releases on every node to notify it, before
+    // the first attempt (so a release either sees the request or precedes the attempt).
+    if (auto st = db(holds_->register_wait(a.key, node_id_, generation)); !st.ok()) return std::move(st).error();
+  }
   if (a.narrow && !waiters_.is_head(*ticket)) {
     auto r = a.narrow();
     if (!r.ok()) return r;

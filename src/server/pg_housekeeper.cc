@@ -23,17 +23,33 @@ void PgHousekeeper::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void PgHousekeeper::defer(std::function<void()> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
 void PgHousekeeper::run() {
   using Clock = std::chrono::steady_clock;
+  auto next_tick = Clock::now() + std::chrono::milliseconds(options_.heartbeat_ms);
   auto next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(options_.heartbeat_ms), [this] { return stopping_; });
+    cv_.wait_until(lock, next_tick, [this] { return stopping_ || !jobs_.empty(); });
     if (stopping_) return;
+    auto jobs = std::move(jobs_);
+    jobs_.clear();
     lock.unlock();
-    const bool sweep = Clock::now() >= next_sweep;
-    if (sweep) next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
-    tick(sweep);
+    for (auto& job : jobs) job();
+    if (Clock::now() >= next_tick) {
+      next_tick = Clock::now() + std::chrono::milliseconds(options_.heartbeat_ms);
+      const bool sweep = Clock::now() >= next_sweep;
+      if (sweep) next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
+      tick(sweep);
+    }
     lock.lock();
   }
 }
@@ -54,6 +70,8 @@ void PgHousekeeper::tick(bool sweep) {
     }
     if (auto st = cluster_.forget_dead_nodes(options_.session_grace_ms); !st.ok())
       spdlog::warn("forgetting dead nodes: {}", st.error().message);
+    if (auto st = holds_.forget_waits(std::nullopt); !st.ok())
+      spdlog::warn("forgetting dead nodes' waits: {}", st.error().message);
   } else {
     spdlog::warn("freeing dead nodes' session holds: {}", freed.error().message);
   }

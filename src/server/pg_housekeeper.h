@@ -13,6 +13,8 @@
 //  4. Delete rows that have been free for a minute (a freed key keeps its row that long; see
 //     hold_rows.h, "Tokens"), count the live holds for /metrics, and drop rate-limit minutes
 //     that left the window. These scan the table: O(rows).
+// Between ticks it runs the small jobs others defer() to it (unregistering a key nobody on this
+// node waits for any more), so a waiter's reply never waits for them.
 // A failed step is logged and tried again next tick; the database being away does not stop
 // the node, it only makes its calls answer UNAVAILABLE until it is back.
 #pragma once
@@ -57,6 +59,9 @@ class PgHousekeeper {
   void stop();
   // Runs one tick (and a sweep) now, on the calling thread. For start-up and tests.
   void tick(bool sweep);
+  // Runs `job` on the housekeeper's thread soon (not waiting for the next tick). Jobs still
+  // queued when it stops are dropped.
+  void defer(std::function<void()> job);
 
  private:
   void run();
@@ -68,6 +73,7 @@ class PgHousekeeper {
   std::mutex mu_;
   std::condition_variable cv_;
   bool stopping_ = false;
+  std::vector<std::function<void()>> jobs_;
   std::thread thread_;
 };
 

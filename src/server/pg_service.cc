@@ -62,6 +62,7 @@ Status PgService::start() {
     auto freed = holds_->free_node_sessions(previous);
     if (!freed.ok()) return std::move(freed).error();
     if (auto st = cluster_->forget_node(previous); !st.ok()) return st;
+    if (auto st = holds_->forget_waits(previous); !st.ok()) return st;
     if (!freed->empty()) spdlog::info("freed {} session holds of this data dir's previous node", freed->size());
   }
   auto id = cluster_->register_node(options_.node_name);
@@ -96,6 +97,13 @@ Status PgService::start() {
   housekeeper_ = std::make_unique<PgHousekeeper>(*holds_, *cluster_, hk, std::move(hooks));
   housekeeper_->tick(/*sweep=*/true);
   housekeeper_->start();
+  // The last waiter of a key on this node is gone: stop asking other nodes to notify it.
+  waiters_.on_queue_closed([this](const std::string& key, std::uint64_t generation) {
+    housekeeper_->defer([this, key, generation] {
+      if (auto st = holds_->unregister_wait(key, node_id_, generation); !st.ok())
+        spdlog::warn("unregistering waits for {}: {}", key, st.error().message);
+    });
+  });
   spdlog::info("node {} over PostgreSQL {} (schema version {}, {} connections, session grace {} ms)", node_id_,
                pg::redact_url(options_.url), pg::latest_schema_version(), options_.pool_size,
                options_.session_grace_ms);
@@ -113,6 +121,7 @@ void PgService::stop() {
     if (auto freed = holds_->free_node_sessions(node_id_); !freed.ok())
       spdlog::warn("freeing this node's session holds: {}", freed.error().message);
     (void)cluster_->forget_node(node_id_);
+    (void)holds_->forget_waits(node_id_);
   }
 }
 

@@ -17,16 +17,23 @@ class LocalWaiters::Waiter {
   bool cancelled = false;
   bool queued = false;  // in queues_[key]
   bool linked = false;  // not yet left
+  std::uint64_t opened = 0;  // the generation of the queue this waiter opened
   std::optional<TimePoint> retry;
-  Queue::iterator pos;
+  std::list<Waiter*>::iterator pos;
 };
 
 void LocalWaiters::WaiterDeleter::operator()(Waiter* w) const {
+  std::optional<Closed> closed;
   {
     std::lock_guard lock(owner->mu_);
-    if (w->linked) owner->unlink(*w, std::nullopt);
+    if (w->linked) closed = owner->unlink(*w, std::nullopt);
   }
   delete w;
+  owner->report(std::move(closed));
+}
+
+void LocalWaiters::report(std::optional<Closed> closed) {
+  if (closed && on_closed_) on_closed_(closed->key, closed->generation);
 }
 
 LocalWaiters::Ticket LocalWaiters::join(std::string_view key, SessionId session) {
@@ -41,10 +48,14 @@ LocalWaiters::Ticket LocalWaiters::join(std::string_view key, SessionId session)
   if (session != 0) by_session_.emplace(session, &w);
   if (!key.empty()) {
     auto it = queues_.find(key);
-    if (it == queues_.end()) it = queues_.emplace(std::string(key), Queue{}).first;
-    w.pos = it->second.insert(it->second.end(), &w);
+    if (it == queues_.end()) {
+      it = queues_.emplace(std::string(key), Queue{}).first;
+      it->second.generation = w.opened = ++last_generation_;
+    }
+    auto& q = it->second.waiters;
+    w.pos = q.insert(q.end(), &w);
     w.queued = true;
-    if (it->second.front() == &w) w.poked = true;  // nobody ahead: try at once
+    if (q.front() == &w) w.poked = true;  // nobody ahead: try at once
   }
   return t;
 }
@@ -53,15 +64,17 @@ bool LocalWaiters::is_head(const Waiter& w) const {
   std::lock_guard lock(mu_);
   if (!w.queued) return false;
   auto it = queues_.find(w.key);
-  return it != queues_.end() && it->second.front() == &w;
+  return it != queues_.end() && it->second.waiters.front() == &w;
 }
+
+std::uint64_t LocalWaiters::opened_generation(const Waiter& w) const { return w.opened; }
 
 LocalWaiters::Wake LocalWaiters::wait(Waiter& w, TimePoint deadline) {
   std::unique_lock lock(mu_);
   for (;;) {
     if (w.cancelled) return Wake::kCancelled;
     const auto now = std::chrono::steady_clock::now();
-    const bool head = w.queued && queues_.find(w.key)->second.front() == &w;
+    const bool head = w.queued && queues_.find(w.key)->second.waiters.front() == &w;
     if (head && (w.poked || (w.retry && *w.retry <= now))) {
       w.poked = false;
       w.retry.reset();
@@ -80,11 +93,15 @@ void LocalWaiters::retry_at(Waiter& w, TimePoint at) {
 }
 
 void LocalWaiters::leave(Waiter& w, std::optional<TimePoint> next_try) {
-  std::lock_guard lock(mu_);
-  if (w.linked) unlink(w, next_try);
+  std::optional<Closed> closed;
+  {
+    std::lock_guard lock(mu_);
+    if (w.linked) closed = unlink(w, next_try);
+  }
+  report(std::move(closed));
 }
 
-void LocalWaiters::unlink(Waiter& w, std::optional<TimePoint> next_try) {
+std::optional<LocalWaiters::Closed> LocalWaiters::unlink(Waiter& w, std::optional<TimePoint> next_try) {
   w.linked = false;
   all_.erase(&w);
   if (w.session != 0) {
@@ -96,17 +113,19 @@ void LocalWaiters::unlink(Waiter& w, std::optional<TimePoint> next_try) {
       }
     }
   }
-  if (!w.queued) return;
+  if (!w.queued) return std::nullopt;
   w.queued = false;
   auto q = queues_.find(w.key);
-  const bool was_head = q->second.front() == &w;
-  q->second.erase(w.pos);
-  if (q->second.empty()) {
+  auto& waiters = q->second.waiters;
+  const bool was_head = waiters.front() == &w;
+  waiters.erase(w.pos);
+  if (waiters.empty()) {
+    Closed closed{q->first, q->second.generation};
     queues_.erase(q);
-    return;
+    return closed;
   }
-  if (!was_head) return;
-  Waiter* next = q->second.front();
+  if (!was_head) return std::nullopt;
+  Waiter* next = waiters.front();
   if (next_try) {
     next->retry = next_try;
   } else if (w.poked || !w.retry) {
@@ -115,13 +134,14 @@ void LocalWaiters::unlink(Waiter& w, std::optional<TimePoint> next_try) {
     next->retry = w.retry;  // inherit the departing head's reason to wait
   }
   next->cv.notify_one();
+  return std::nullopt;
 }
 
 void LocalWaiters::poke(std::string_view key) {
   std::lock_guard lock(mu_);
   auto it = queues_.find(key);
   if (it == queues_.end()) return;
-  Waiter* head = it->second.front();
+  Waiter* head = it->second.waiters.front();
   head->poked = true;
   head->cv.notify_one();
 }
@@ -129,8 +149,8 @@ void LocalWaiters::poke(std::string_view key) {
 void LocalWaiters::poke_all() {
   std::lock_guard lock(mu_);
   for (auto& [key, queue] : queues_) {
-    queue.front()->poked = true;
-    queue.front()->cv.notify_one();
+    queue.waiters.front()->poked = true;
+    queue.waiters.front()->cv.notify_one();
   }
 }
 
@@ -192,7 +212,7 @@ void LocalWaiters::close_all() {
 std::size_t LocalWaiters::count(std::string_view key) const {
   std::lock_guard lock(mu_);
   auto it = queues_.find(key);
-  return it == queues_.end() ? 0 : it->second.size();
+  return it == queues_.end() ? 0 : it->second.waiters.size();
 }
 
 std::size_t LocalWaiters::total() const {

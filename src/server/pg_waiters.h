@@ -17,6 +17,11 @@
 //     otherwise it takes over the departing head's retry time (or attempts at once when the
 //     departing head had been poked).
 //
+// Queues across nodes: a queue's life (first waiter in to last waiter out) has a generation
+// number. join() tells the waiter that opened it (opened_generation() != 0), which registers
+// the key in the database before attempting; the hook set with on_queue_closed() hears when
+// the last one leaves, to unregister that generation (docs: store/postgres/hold_rows.h).
+//
 // Connections: a call that may grant for a connection (session) brackets itself with
 // begin_call/end_call. close_session() wakes the session's waiters (kCancelled) and
 // remembers the session as closed for a while, so a call that was already submitted for it
@@ -28,6 +33,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -63,6 +69,13 @@ class LocalWaiters {
   // only wakes on its deadline or cancellation.
   Ticket join(std::string_view key, SessionId session);
   bool is_head(const Waiter& w) const;
+  // Non-zero when `w` opened its key's queue: the generation it must register.
+  std::uint64_t opened_generation(const Waiter& w) const;
+  // Called (outside the lock, on the thread of the waiter that left last) when a key's queue
+  // empties. Set before any join().
+  void on_queue_closed(std::function<void(const std::string& key, std::uint64_t generation)> fn) {
+    on_closed_ = std::move(fn);
+  }
   Wake wait(Waiter& w, TimePoint deadline);
   // After a failed attempt: try again on its own at `at` (if nothing pokes it first).
   void retry_at(Waiter& w, TimePoint at);
@@ -97,8 +110,17 @@ class LocalWaiters {
     int calls = 0;
     bool session_holds = false;
   };
-  using Queue = std::list<Waiter*>;
-  void unlink(Waiter& w, std::optional<TimePoint> next_try);
+  struct Queue {
+    std::list<Waiter*> waiters;
+    std::uint64_t generation = 0;
+  };
+  struct Closed {
+    std::string key;
+    std::uint64_t generation = 0;
+  };
+  // REQUIRES: mu_ held. The queue that emptied, if any (report it after unlocking).
+  std::optional<Closed> unlink(Waiter& w, std::optional<TimePoint> next_try);
+  void report(std::optional<Closed> closed);
   void remember_closed(SessionId session, TimePoint now);
 
   mutable std::mutex mu_;
@@ -109,6 +131,8 @@ class LocalWaiters {
   std::unordered_set<SessionId> closed_;
   std::deque<std::pair<TimePoint, SessionId>> closed_order_;
   std::unordered_set<Waiter*> all_;
+  std::uint64_t last_generation_ = 0;
+  std::function<void(const std::string&, std::uint64_t)> on_closed_;
   bool stopping_ = false;
 };
 

@@ -102,7 +102,7 @@ RETURNING h.lease_expires_at)sql";
 }
 
 // Frees the live or session rows matching `where` (over holds h and now) and notifies each
-// key. The row stays, with its last token, as a free key whose lease ended now: the next grant
+// key that some node waits for (holdfast_waits). The row stays, with its last token, as a free key whose lease ended now: the next grant
 // of the key is then always an update of this row, so its token is drawn after it locked the
 // row, i.e. after this hold's token (see hold_rows.h, "Tokens").
 std::string free_and_notify_sql(const std::string& where) {
@@ -111,7 +111,10 @@ freed AS (UPDATE holdfast_holds h
              SET lease_expires_at = LEAST(coalesce(h.lease_expires_at, now.ms), now.ms),
                  handle = NULL, scope = 0, node_id = NULL, session_id = NULL
             FROM now WHERE )sql" + where + R"sql( RETURNING h.key)
-SELECT freed.key, pg_notify('holdfast_keys', freed.key) FROM freed)sql";
+SELECT freed.key,
+       CASE WHEN EXISTS (SELECT 1 FROM holdfast_waits w WHERE w.key = freed.key)
+            THEN pg_notify('holdfast_keys', freed.key) END
+  FROM freed)sql";
 }
 
 std::string find_sql(const std::string& where, const std::string& tail) {
@@ -199,6 +202,16 @@ std::vector<Statement> HoldRows::statements() {
                              "AND n.heartbeat_at > now.ms - $1::bigint)")},
       // $1 retention in ms: rows free for longer than that are deleted
       {"hf_sweep_free", kWithNow + "\nDELETE FROM holdfast_holds h USING now WHERE h.lease_expires_at <= now.ms - $1::bigint"},
+      // $1 key, $2 node, $3 generation
+      {"hf_wait_register",
+       "INSERT INTO holdfast_waits (key, node_id, generation) VALUES ($1, $2::bigint, $3::bigint) "
+       "ON CONFLICT (key, node_id) DO UPDATE SET generation = EXCLUDED.generation"},
+      {"hf_wait_unregister",
+       "DELETE FROM holdfast_waits WHERE key = $1 AND node_id = $2::bigint AND generation = $3::bigint"},
+      // $1 node
+      {"hf_wait_forget_node", "DELETE FROM holdfast_waits WHERE node_id = $1::bigint"},
+      {"hf_wait_forget_orphans",
+       "DELETE FROM holdfast_waits w WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = w.node_id)"},
       {"hf_count_live", kWithNow + "\nSELECT count(*) FROM holdfast_holds h, now WHERE " + live("h", "now.ms")},
   };
 }
@@ -301,6 +314,27 @@ Result<std::int64_t> HoldRows::sweep_free() {
   auto rows = pool_.run("hf_sweep_free", Params().number(kFreeRowRetentionMs));
   if (!rows.ok()) return std::move(rows).error();
   return rows->affected();
+}
+
+Status HoldRows::register_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation) {
+  auto rows = pool_.run("hf_wait_register",
+                        Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
+  if (!rows.ok()) return std::move(rows).error();
+  return ok_status();
+}
+
+Status HoldRows::unregister_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation) {
+  auto rows = pool_.run("hf_wait_unregister",
+                        Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
+  if (!rows.ok()) return std::move(rows).error();
+  return ok_status();
+}
+
+Status HoldRows::forget_waits(std::optional<std::int64_t> node_id) {
+  auto rows = node_id ? pool_.run("hf_wait_forget_node", Params().number(*node_id))
+                      : pool_.run("hf_wait_forget_orphans", Params());
+  if (!rows.ok()) return std::move(rows).error();
+  return ok_status();
 }
 
 Result<std::int64_t> HoldRows::count_live() {

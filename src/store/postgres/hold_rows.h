@@ -10,7 +10,12 @@
 //  - Renew and release are conditional on the handle (and a live lease); transfer and unassign
 //    on the holder id.
 //  - Every statement that frees a key also runs pg_notify('holdfast_keys', key) in the same
-//    transaction, so waiters on every node hear of it when (and only if) it commits.
+//    transaction when some node has registered waiters for the key (holdfast_waits), so those
+//    waiters hear of it when (and only if) it commits. A node registers a key BEFORE its first
+//    waiter's first attempt; then a release either sees the registration (and notifies) or
+//    committed before that attempt (which then finds the key free or waits on the row lock
+//    and sees it freed). NOTIFY takes a cluster-wide lock at commit, so releases nobody waits
+//    for skip it.
 //
 // Tokens come from the one sequence holdfast_tokens. Per key they must strictly increase, so a
 // grant draws its token only while it holds the key's row lock: in ON CONFLICT DO UPDATE SET
@@ -106,6 +111,13 @@ class HoldRows {
   // Deletes rows whose lease ended over kFreeRowRetentionMs ago; how many.
   Result<std::int64_t> sweep_free();
   Result<std::int64_t> count_live();
+
+  // holdfast_waits: this node has callers queued for key (generation: the queue's incarnation,
+  // so an unregister that arrives after a newer register leaves it alone).
+  Status register_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
+  Status unregister_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
+  // Every registration of node_id, or (none) of nodes that no longer have a row.
+  Status forget_waits(std::optional<std::int64_t> node_id);
 
  private:
   Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params);

@@ -40,6 +40,16 @@ CREATE TABLE holdfast_holds (
 ) WITH (fillfactor = 80);  -- room for HOT updates: renewals rewrite rows in place
 CREATE INDEX holdfast_holds_sessions ON holdfast_holds (node_id, session_id) WHERE scope = 1;
 
+-- Keys that some node has callers waiting for. A statement that frees a key notifies only
+-- when the key has a row here: NOTIFY serialises committing transactions on a cluster-wide
+-- lock, so an uncontended release must not pay for it.
+CREATE TABLE holdfast_waits (
+  key        text COLLATE "C" NOT NULL,
+  node_id    bigint NOT NULL,
+  generation bigint NOT NULL,  -- the node's queue incarnation; a stale delete leaves a newer row
+  PRIMARY KEY (key, node_id)
+);
+
 CREATE TABLE holdfast_nodes (
   id           bigserial PRIMARY KEY,
   name         text   NOT NULL,
