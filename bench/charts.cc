@@ -23,7 +23,8 @@ struct Series {
 std::string color_of(const std::string& target) {
   static const std::map<std::string, std::string> colors = {
       {"holdfast-always", "#1b5e20"}, {"holdfast-never", "#43a047"}, {"redis", "#c62828"},
-      {"redis-aof", "#ef6c00"},       {"postgres", "#1565c0"},       {"etcd", "#6a1b9a"}};
+      {"redis-aof", "#ef6c00"},       {"postgres", "#1565c0"},       {"etcd", "#6a1b9a"},
+      {"holdfast-pg1", "#80cbc4"},    {"holdfast-pg2", "#26a69a"},   {"holdfast-pg3", "#00695c"}};
   auto it = colors.find(target);
   return it == colors.end() ? "#555555" : it->second;
 }
@@ -34,7 +35,8 @@ std::string draw_charts(const SuiteResults& results, const std::filesystem::path
                         const std::filesystem::path& p99_png) {
   std::vector<Series> series;
   for (const char* workload : {"pairs", "floor", "pipeline"}) {
-    for (const std::string& target : all_target_names()) {
+    for (const TargetInfo& info : results.targets) {
+      const std::string& target = info.name;
       Series s{workload, target, {}};
       for (const auto& m : results.measurements) {
         if (m.workload == workload && m.target == target && !m.failed) s.points.push_back(&m);
@@ -80,7 +82,8 @@ std::string draw_charts(const SuiteResults& results, const std::filesystem::path
         << s.target << "'";
       first = false;
     }
-    if (first) p << "NaN notitle";
+    // An empty panel (its workload was not run) still needs a y range to draw on.
+    if (first) return std::string("set yrange [1:10]\nplot NaN notitle\nset autoscale y");
     return p.str();
   };
 
