@@ -330,6 +330,11 @@ class Writer {
 
   // Issue 8, item 3: each goal as a ratio from this run. Data, one row per goal.
   void goals_table(std::ostream& out) const {
+    // The goals compare the embedded server with its peers; a run without it has none.
+    const auto& targets = r_.options.targets;
+    if (std::find(targets.begin(), targets.end(), kNever) == targets.end() &&
+        std::find(targets.begin(), targets.end(), kAlways) == targets.end())
+      return;
     const int c = goal_connections();
     struct Row {
       std::string goal;
