@@ -30,7 +30,8 @@ TestPostgres::TestPostgres() {
   std::string errors;
   // A port found free can be taken by someone else before the server binds it: retry.
   for (int attempt = 0; attempt < 3 && url_.empty(); ++attempt) {
-    auto r = run({script("start-postgres.sh"), dir_ + "/pg", std::to_string(free_port())});
+    port_ = free_port();
+    auto r = run({script("start-postgres.sh"), dir_ + "/pg", std::to_string(port_)});
     if (r.exit_code == 0) {
       url_ = trim(r.out);
     } else {
@@ -44,6 +45,13 @@ TestPostgres::~TestPostgres() {
   if (!url_.empty()) run({script("stop-postgres.sh"), dir_ + "/pg"});
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
+}
+
+void TestPostgres::stop() { run({script("stop-postgres.sh"), dir_ + "/pg"}); }
+
+void TestPostgres::start_again() {
+  auto r = run({script("start-postgres.sh"), dir_ + "/pg", std::to_string(port_)});
+  if (r.exit_code != 0) throw std::runtime_error("PostgreSQL did not start again: " + r.err);
 }
 
 std::string sql_value(const std::string& store_url, const std::string& sql) {

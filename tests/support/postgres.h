@@ -21,10 +21,15 @@ class TestPostgres {
   TestPostgres& operator=(const TestPostgres&) = delete;
 
   const std::string& url() const { return url_; }
+  // Stops the server (fast shutdown: connections break) and starts it again on the same
+  // folder and port, as a database restart or failover looks to its clients.
+  void stop();
+  void start_again();
 
  private:
   std::string dir_;
   std::string url_;
+  int port_ = 0;
 };
 
 // Creates a new, empty schema in the database at `base_url` and returns a URL that makes it

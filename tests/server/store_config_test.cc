@@ -1,0 +1,61 @@
+// The scale-out settings: [store] sessionGraceMs and poolSize, and --session-grace-ms.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "server/config.h"
+
+namespace holdfast {
+namespace {
+
+class StoreConfig : public ::testing::Test {
+ protected:
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("holdfast-store-config-" + std::to_string(::getpid()));
+  void SetUp() override { std::filesystem::create_directories(dir); }
+  void TearDown() override { std::filesystem::remove_all(dir); }
+  std::string write(const std::string& text) {
+    auto p = dir / "holdfast.toml";
+    std::ofstream(p) << text;
+    return p.string();
+  }
+};
+
+TEST_F(StoreConfig, DefaultsAreATenSecondGraceAndEightConnections) {
+  auto c = load_config("", {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->session_grace_ms, 10000);
+  EXPECT_EQ(c->store_pool_size, 8);
+}
+
+TEST_F(StoreConfig, TheFileSetsThemAndTheFlagOverridesTheGrace) {
+  auto path = write("[store]\nurl = \"postgres://db/x\"\nsessionGraceMs = 3000\npoolSize = 16\n");
+  auto c = load_config(path, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->session_grace_ms, 3000);
+  EXPECT_EQ(c->store_pool_size, 16);
+  ConfigOverrides o;
+  o.session_grace_ms = 1500;
+  EXPECT_EQ(load_config(path, o)->session_grace_ms, 1500);
+}
+
+TEST_F(StoreConfig, OutOfRangeValuesAreNamed) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"[store]\nsessionGraceMs = 10\n", "sessionGraceMs (--session-grace-ms) must be from 100"},
+      {"[store]\nsessionGraceMs = \"long\"\n", "[store] sessionGraceMs must be an integer"},
+      {"[store]\npoolSize = 0\n", "[store] poolSize must be from 1 to 256"},
+      {"[store]\npool = 8\n", "unknown key 'pool' in [store]"},
+  };
+  for (const auto& c : cases) {
+    auto r = load_config(write(c.text), {});
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace holdfast
