@@ -21,8 +21,8 @@ int holdfast_pg_nodes(const std::string& target_name) {
   return n;
 }
 
-HoldfastPgTarget::HoldfastPgTarget(std::filesystem::path binary, std::filesystem::path scripts_dir, int nodes,
-                                   std::vector<std::string> extra_args)
+HoldfastPgTarget::HoldfastPgTarget(std::filesystem::path binary, std::filesystem::path scripts_dir,
+                                   int nodes, std::vector<std::string> extra_args)
     : binary_(std::move(binary)),
       node_count_(nodes),
       extra_args_(std::move(extra_args)),
@@ -33,7 +33,8 @@ std::string HoldfastPgTarget::name() const { return "holdfast-pg" + std::to_stri
 std::string HoldfastPgTarget::description() const {
   std::string version = command_first_line({binary_.string(), "--version"});
   if (version.empty()) version = binary_.filename().string();
-  std::string d = version + "; " + std::to_string(node_count_) + " node" + (node_count_ == 1 ? "" : "s") +
+  std::string d = version + "; " + std::to_string(node_count_) + " node" +
+                  (node_count_ == 1 ? "" : "s") +
                   " `serve --store postgresql://…` over one PostgreSQL " + postgres_.version() +
                   " (default settings), connections spread round-robin over the nodes";
   for (const auto& a : extra_args_) d += " " + a;
@@ -42,7 +43,8 @@ std::string HoldfastPgTarget::description() const {
 
 void HoldfastPgTarget::start(const std::filesystem::path& dir) {
   if (!std::filesystem::exists(binary_)) {
-    throw std::runtime_error("holdfast binary not found at " + binary_.string() + " (build it, or pass --holdfast PATH)");
+    throw std::runtime_error("holdfast binary not found at " + binary_.string() +
+                             " (build it, or pass --holdfast PATH)");
   }
   postgres_.start(dir / "pg");
   std::ofstream(dir / "holdfast.toml") << "[limits]\nacquirePerUserPerHour = 1000000000000000\n";
@@ -50,20 +52,13 @@ void HoldfastPgTarget::start(const std::filesystem::path& dir) {
     const auto node_dir = dir / ("node" + std::to_string(i + 1));
     std::filesystem::create_directories(node_dir);
     const std::uint16_t port = free_loopback_port();
-    std::vector<std::string> argv = {binary_.string(),
-                                     "serve",
-                                     "--listen",
-                                     "127.0.0.1:" + std::to_string(port),
-                                     "--http",
-                                     "",
-                                     "--unix",
-                                     (node_dir / "holdfast.sock").string(),
-                                     "--data-dir",
-                                     node_dir.string(),
-                                     "--store",
-                                     postgres_.url(),
-                                     "--config",
-                                     (dir / "holdfast.toml").string()};
+    std::vector<std::string> argv = {binary_.string(), "serve",
+                                     "--listen",       "127.0.0.1:" + std::to_string(port),
+                                     "--http",         "",
+                                     "--unix",         (node_dir / "holdfast.sock").string(),
+                                     "--data-dir",     node_dir.string(),
+                                     "--store",        postgres_.url(),
+                                     "--config",       (dir / "holdfast.toml").string()};
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
     nodes_.push_back(ChildProcess::spawn(argv, node_dir / "holdfast.log"));
     ports_.push_back(port);
@@ -92,7 +87,8 @@ std::unique_ptr<LockClient> HoldfastPgTarget::connect(EventLoop& loop) {
   if (ports_.empty()) throw std::runtime_error("holdfast-pg is not running");
   const std::uint16_t port = ports_[next_++ % ports_.size()];
   const int fd = connect_loopback(port, 5000);
-  if (fd < 0) throw std::runtime_error("cannot connect to holdfast node on port " + std::to_string(port));
+  if (fd < 0)
+    throw std::runtime_error("cannot connect to holdfast node on port " + std::to_string(port));
   return std::make_unique<RespLockClient>(loop, fd, RespDialect::kHoldfast, "");
 }
 

@@ -16,12 +16,14 @@ void PostgresServer::start(const std::filesystem::path& dir) {
   dir_ = dir;
   port_ = free_loopback_port();
   std::string output;
-  const int rc =
-      run_command({(scripts_dir_ / "start-postgres.sh").string(), dir_.string(), std::to_string(port_)}, output);
+  const int rc = run_command(
+      {(scripts_dir_ / "start-postgres.sh").string(), dir_.string(), std::to_string(port_)},
+      output);
   if (rc != 0) throw std::runtime_error("start-postgres.sh failed: " + output);
   std::ifstream pidfile(dir_ / "data" / "postmaster.pid");
   long pid = 0;
-  if (!(pidfile >> pid) || pid <= 0) throw std::runtime_error("no postmaster.pid in " + dir_.string());
+  if (!(pidfile >> pid) || pid <= 0)
+    throw std::runtime_error("no postmaster.pid in " + dir_.string());
   pid_ = static_cast<pid_t>(pid);
   // SIGQUIT is PostgreSQL's immediate shutdown: what a second Ctrl-C should do.
   register_pid(pid_, SIGQUIT);

@@ -15,7 +15,8 @@ namespace holdfast::bench {
 
 class PostgresServer {
  public:
-  explicit PostgresServer(std::filesystem::path scripts_dir) : scripts_dir_(std::move(scripts_dir)) {}
+  explicit PostgresServer(std::filesystem::path scripts_dir)
+      : scripts_dir_(std::move(scripts_dir)) {}
   ~PostgresServer() { stop(); }
   PostgresServer(const PostgresServer&) = delete;
   PostgresServer& operator=(const PostgresServer&) = delete;

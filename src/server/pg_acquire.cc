@@ -54,10 +54,13 @@ Error lock_timeout(std::string_view key, Millis timeout_ms) {
 }
 
 Error rate_limited(Millis retry_after_ms) {
-  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later").with("retryAfterMs", retry_after_ms);
+  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later")
+      .with("retryAfterMs", retry_after_ms);
 }
 
-Error waiter_gone() { return Error(ErrorCode::kUnavailable, "the connection closed or the server is shutting down"); }
+Error waiter_gone() {
+  return Error(ErrorCode::kUnavailable, "the connection closed or the server is shutting down");
+}
 
 }  // namespace
 
@@ -66,11 +69,13 @@ PgService::TimePoint PgService::next_try(const pg::Grant& seen) const {
   Millis wait = options_.recheck_ms;
   const std::optional<Millis> lease_end =
       seen.granted ? std::optional<Millis>(seen.hold.lease_expires_at) : seen.holder_lease_end;
-  if (lease_end && *lease_end != kNever) wait = std::clamp<Millis>(*lease_end - seen.db_now + 2, 0, options_.recheck_ms);
+  if (lease_end && *lease_end != kNever)
+    wait = std::clamp<Millis>(*lease_end - seen.db_now + 2, 0, options_.recheck_ms);
   return now + std::chrono::milliseconds(wait);
 }
 
-std::optional<Error> PgService::charge_attempt(const Caller& caller, Millis timeout_ms, TimePoint deadline) {
+std::optional<Error> PgService::charge_attempt(const Caller& caller, Millis timeout_ms,
+                                               TimePoint deadline) {
   const Principal& who = *caller.principal;
   if (options_.acquire_per_user_per_hour <= 0 || who.is_function()) return std::nullopt;
   for (;;) {
@@ -82,7 +87,8 @@ std::optional<Error> PgService::charge_attempt(const Caller& caller, Millis time
     // Over the cap: wait for a slot inside the timeout, on a waiter in no key's queue, so a
     // closing connection still wakes it.
     const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return Error(ErrorCode::kLockTimeout, "");  // the caller names key and timeout
+    if (now >= deadline)
+      return Error(ErrorCode::kLockTimeout, "");  // the caller names key and timeout
     auto ticket = waiters_.join("", caller.session);
     const auto until = std::min(deadline, now + std::chrono::milliseconds(d->retry_after_ms));
     if (waiters_.wait(*ticket, until) == LocalWaiters::Wake::kCancelled) return waiter_gone();
@@ -110,7 +116,8 @@ Result<pg::Grant> PgService::run_grant(const Caller& caller, Attempt& a) {
   if (const std::uint64_t generation = waiters_.opened_generation(*ticket)) {
     // First waiter of this node for the key: ask releases on every node to notify it, before
     // the first attempt (so a release either sees the request or precedes the attempt).
-    if (auto st = db(holds_->register_wait(a.key, node_id_, generation)); !st.ok()) return std::move(st).error();
+    if (auto st = db(holds_->register_wait(a.key, node_id_, generation)); !st.ok())
+      return std::move(st).error();
   }
   if (a.narrow && !waiters_.is_head(*ticket)) {
     auto r = a.narrow();
@@ -137,7 +144,8 @@ Result<pg::Grant> PgService::run_grant(const Caller& caller, Attempt& a) {
   }
 }
 
-Result<AcquireOutcome> PgService::acquire(const Caller& caller, const AcquireArgs& args, WaiterClient*) {
+Result<AcquireOutcome> PgService::acquire(const Caller& caller, const AcquireArgs& args,
+                                          WaiterClient*) {
   if (auto denied = gate(caller, LockOperation::kAcquire, args.key)) return std::move(*denied);
   if (auto err = check_key(args.key)) return std::move(*err);
   if (auto err = check_ttl(args.ttl_ms)) return std::move(*err);
@@ -169,7 +177,8 @@ Result<AcquireOutcome> PgService::acquire(const Caller& caller, const AcquireArg
 
   if (!waiters_.begin_call(caller.session)) return waiter_gone();
   auto r = run_grant(caller, a);
-  if (r.ok() && r->granted && g.scope == Scope::kSession) waiters_.note_session_hold(caller.session);
+  if (r.ok() && r->granted && g.scope == Scope::kSession)
+    waiters_.note_session_hold(caller.session);
   const bool closed = waiters_.end_call(caller.session);
   if (!r.ok()) return std::move(r).error();
   AcquireOutcome out;
@@ -178,7 +187,8 @@ Result<AcquireOutcome> PgService::acquire(const Caller& caller, const AcquireArg
   if (closed && (args.timeout_ms > 0 || args.session_scoped)) {
     // The connection closed while this grant was on its way: nobody will learn the handle,
     // so free the key again at once rather than leave it wedged until the lease ends.
-    if (auto undone = holds_->release(args.key, r->hold.handle.to_string()); undone.ok() && *undone) {
+    if (auto undone = holds_->release(args.key, r->hold.handle.to_string());
+        undone.ok() && *undone) {
       waiters_.poke(args.key);
     }
     return waiter_gone();
@@ -190,7 +200,8 @@ Result<AcquireOutcome> PgService::acquire(const Caller& caller, const AcquireArg
   return out;
 }
 
-Result<AcquireOutcome> PgService::assign(const Caller& caller, const AssignArgs& args, WaiterClient*) {
+Result<AcquireOutcome> PgService::assign(const Caller& caller, const AssignArgs& args,
+                                         WaiterClient*) {
   if (auto denied = gate(caller, LockOperation::kAssign, args.key)) return std::move(*denied);
   if (auto err = check_key(args.key)) return std::move(*err);
   if (auto err = check_label(args.holder_id, "holderId")) return std::move(*err);
@@ -221,13 +232,15 @@ Result<AcquireOutcome> PgService::assign(const Caller& caller, const AssignArgs&
   AcquireOutcome out;
   if (!r->granted) {
     if (!args.timeout_ms) {
-      return Error(ErrorCode::kLockHeld, "the key is held by another holder").with("key", std::string(args.key));
+      return Error(ErrorCode::kLockHeld, "the key is held by another holder")
+          .with("key", std::string(args.key));
     }
     return out;  // TIMEOUT 0: LOCK_TIMEOUT
   }
   ++counters_.writes;
   if (closed && blocking && !r->refreshed) {
-    if (auto undone = holds_->unassign(args.key, args.holder_id); undone.ok() && *undone) waiters_.poke(args.key);
+    if (auto undone = holds_->unassign(args.key, args.holder_id); undone.ok() && *undone)
+      waiters_.poke(args.key);
     return waiter_gone();
   }
   if (r->refreshed) {

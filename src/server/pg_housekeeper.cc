@@ -4,8 +4,8 @@
 
 namespace holdfast {
 
-PgHousekeeper::PgHousekeeper(pg::HoldRows& holds, pg::ClusterRows& cluster, HousekeeperOptions options,
-                             HousekeeperHooks hooks)
+PgHousekeeper::PgHousekeeper(pg::HoldRows& holds, pg::ClusterRows& cluster,
+                             HousekeeperOptions options, HousekeeperHooks hooks)
     : holds_(holds), cluster_(cluster), options_(std::move(options)), hooks_(std::move(hooks)) {}
 
 PgHousekeeper::~PgHousekeeper() { stop(); }
@@ -61,11 +61,14 @@ void PgHousekeeper::tick(bool sweep) {
     return;  // the database is away; every later step would fail the same way
   }
   if (*recreated) {
-    spdlog::warn("this node's heartbeat row was gone: it was presumed dead and its session holds were freed");
+    spdlog::warn(
+        "this node's heartbeat row was gone: it was presumed dead and its session holds were "
+        "freed");
   }
   if (auto freed = holds_.free_dead_sessions(options_.session_grace_ms); freed.ok()) {
     if (!freed->empty()) {
-      spdlog::info("freed {} session holds of nodes silent for over {} ms", freed->size(), options_.session_grace_ms);
+      spdlog::info("freed {} session holds of nodes silent for over {} ms", freed->size(),
+                   options_.session_grace_ms);
       hooks_.keys_freed(*freed);
     }
     if (auto st = cluster_.forget_dead_nodes(options_.session_grace_ms); !st.ok())
@@ -81,9 +84,11 @@ void PgHousekeeper::tick(bool sweep) {
     spdlog::warn("rule set version: {}", version.error().message);
   }
   if (!sweep) return;
-  if (auto swept = holds_.sweep_free(); !swept.ok()) spdlog::warn("sweeping free rows: {}", swept.error().message);
+  if (auto swept = holds_.sweep_free(); !swept.ok())
+    spdlog::warn("sweeping free rows: {}", swept.error().message);
   if (auto held = holds_.count_live(); held.ok()) hooks_.held_count(*held);
-  if (auto st = cluster_.trim_rate_windows(); !st.ok()) spdlog::warn("trimming rate windows: {}", st.error().message);
+  if (auto st = cluster_.trim_rate_windows(); !st.ok())
+    spdlog::warn("trimming rate windows: {}", st.error().message);
 }
 
 }  // namespace holdfast

@@ -50,7 +50,8 @@ struct HousekeeperHooks {
 
 class PgHousekeeper {
  public:
-  PgHousekeeper(pg::HoldRows& holds, pg::ClusterRows& cluster, HousekeeperOptions options, HousekeeperHooks hooks);
+  PgHousekeeper(pg::HoldRows& holds, pg::ClusterRows& cluster, HousekeeperOptions options,
+                HousekeeperHooks hooks);
   ~PgHousekeeper();
   PgHousekeeper(const PgHousekeeper&) = delete;
   PgHousekeeper& operator=(const PgHousekeeper&) = delete;

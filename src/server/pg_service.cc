@@ -47,7 +47,8 @@ Status PgService::start() {
   std::vector<pg::Statement> statements = pg::HoldRows::statements();
   for (auto& s : pg::ClusterRows::statements()) statements.push_back(std::move(s));
   auto pool = pg::PgPool::open(options_.url, options_.pool_size,
-                               "SET statement_timeout = " + std::to_string(pg::kStatementTimeoutMs), std::move(statements));
+                               "SET statement_timeout = " + std::to_string(pg::kStatementTimeoutMs),
+                               std::move(statements));
   if (!pool.ok()) return std::move(pool).error();
   pool_ = std::move(*pool);
   holds_ = std::make_unique<pg::HoldRows>(*pool_);
@@ -63,7 +64,8 @@ Status PgService::start() {
     if (!freed.ok()) return std::move(freed).error();
     if (auto st = cluster_->forget_node(previous); !st.ok()) return st;
     if (auto st = holds_->forget_waits(previous); !st.ok()) return st;
-    if (!freed->empty()) spdlog::info("freed {} session holds of this data dir's previous node", freed->size());
+    if (!freed->empty())
+      spdlog::info("freed {} session holds of this data dir's previous node", freed->size());
   }
   auto id = cluster_->register_node(options_.node_name);
   if (!id.ok()) return std::move(id).error();
@@ -77,7 +79,9 @@ Status PgService::start() {
 
   listener_ = std::make_unique<pg::Listener>(
       options_.url, std::vector<std::string>{pg::kKeysChannel, pg::kRulesChannel},
-      [this](const std::string& channel, const std::string& payload, int pid) { on_notify(channel, payload, pid); },
+      [this](const std::string& channel, const std::string& payload, int pid) {
+        on_notify(channel, payload, pid);
+      },
       [this] {
         waiters_.poke_all();
         (void)reload_rules();
@@ -88,7 +92,8 @@ Status PgService::start() {
   hk.node_id = node_id_;
   hk.node_name = options_.node_name;
   hk.session_grace_ms = options_.session_grace_ms;
-  hk.heartbeat_ms = std::max<Millis>(10, std::min(options_.heartbeat_ms, options_.session_grace_ms / 3));
+  hk.heartbeat_ms =
+      std::max<Millis>(10, std::min(options_.heartbeat_ms, options_.session_grace_ms / 3));
   hk.sweep_ms = options_.sweep_ms;
   HousekeeperHooks hooks;
   hooks.keys_freed = [this](const std::vector<std::string>& keys) { keys_freed(keys); };
@@ -104,9 +109,10 @@ Status PgService::start() {
         spdlog::warn("unregistering waits for {}: {}", key, st.error().message);
     });
   });
-  spdlog::info("node {} over PostgreSQL {} (schema version {}, {} connections, session grace {} ms)", node_id_,
-               pg::redact_url(options_.url), pg::latest_schema_version(), options_.pool_size,
-               options_.session_grace_ms);
+  spdlog::info(
+      "node {} over PostgreSQL {} (schema version {}, {} connections, session grace {} ms)",
+      node_id_, pg::redact_url(options_.url), pg::latest_schema_version(), options_.pool_size,
+      options_.session_grace_ms);
   return ok_status();
 }
 
@@ -145,7 +151,8 @@ void PgService::on_notify(const std::string& channel, const std::string& payload
   }
 }
 
-std::optional<Error> PgService::gate(const Caller& caller, LockOperation op, std::string_view key) const {
+std::optional<Error> PgService::gate(const Caller& caller, LockOperation op,
+                                     std::string_view key) const {
   std::shared_ptr<const RuleSet> rules;
   {
     std::lock_guard lock(rules_mu_);
@@ -178,7 +185,8 @@ Status PgService::reload_rules() {
     if (!parsed.ok()) {
       // Refuse to start on it; at run time keep enforcing the previous set.
       spdlog::error("the stored rule set no longer compiles: {}", parsed.error().message);
-      return Error(ErrorCode::kInternal, "the stored rule set no longer compiles: " + parsed.error().message);
+      return Error(ErrorCode::kInternal,
+                   "the stored rule set no longer compiles: " + parsed.error().message);
     }
     compiled = std::make_shared<const RuleSet>(std::move(*parsed));
   }
@@ -198,7 +206,8 @@ Result<bool> PgService::set_rule_set(const Caller& caller, std::string_view toml
   if (!put.ok()) return store_error(std::move(put).error());
   ++counters_.writes;
   if (!put->stored)
-    return Error(ErrorCode::kRulesetConflict, "a lock rule set is already installed; delete it first")
+    return Error(ErrorCode::kRulesetConflict,
+                 "a lock rule set is already installed; delete it first")
         .with("installed", put->installed_name);
   std::lock_guard lock(rules_mu_);
   rules_ = std::make_shared<const RuleSet>(std::move(*parsed));
@@ -222,7 +231,8 @@ Status PgService::delete_rule_set(const Caller& caller, std::string_view name) {
   std::lock_guard reload(reload_mu_);
   auto deleted = cluster_->delete_rule_set(name);
   if (!deleted.ok()) return store_error(std::move(deleted).error());
-  if (!*deleted) return Error(ErrorCode::kNotFound, "no rule set named " + std::string(name) + " is installed");
+  if (!*deleted)
+    return Error(ErrorCode::kNotFound, "no rule set named " + std::string(name) + " is installed");
   ++counters_.writes;
   std::lock_guard lock(rules_mu_);
   rules_.reset();
@@ -246,8 +256,8 @@ Error not_holder_error(std::string_view key, std::string_view why) {
 
 }  // namespace
 
-Result<RenewOutcome> PgService::renew(const Caller& caller, std::string_view key, std::string_view handle,
-                                      Millis ttl_ms) {
+Result<RenewOutcome> PgService::renew(const Caller& caller, std::string_view key,
+                                      std::string_view handle, Millis ttl_ms) {
   if (auto denied = gate(caller, LockOperation::kRenew, key)) return std::move(*denied);
   if (auto err = check_key(key)) return std::move(*err);
   if (auto err = check_handle_text(handle)) return std::move(*err);
@@ -262,7 +272,8 @@ Result<RenewOutcome> PgService::renew(const Caller& caller, std::string_view key
   return RenewOutcome{true, **ends};
 }
 
-Result<ReleaseOutcome> PgService::release(const Caller&, std::string_view key, std::string_view handle) {
+Result<ReleaseOutcome> PgService::release(const Caller&, std::string_view key,
+                                          std::string_view handle) {
   if (auto err = check_key(key)) return std::move(*err);
   if (auto err = check_handle_text(handle)) return std::move(*err);
   auto parsed = Handle::parse(handle);
@@ -291,8 +302,8 @@ Result<StatusView> PgService::status(const Caller&, std::string_view key) {
   return s;
 }
 
-Result<ListPage> PgService::list(const Caller& caller, std::string_view match, std::string_view cursor,
-                                 std::size_t count) {
+Result<ListPage> PgService::list(const Caller& caller, std::string_view match,
+                                 std::string_view cursor, std::size_t count) {
   if (!caller.principal->is_privileged())
     return Error(ErrorCode::kForbidden, "listing locks needs the admin or owner role");
   std::string after;
@@ -333,8 +344,8 @@ Result<ListPage> PgService::list(const Caller& caller, std::string_view match, s
   return page;
 }
 
-Result<HoldState> PgService::transfer(const Caller& caller, std::string_view key, std::string_view to_id,
-                                      std::string_view from_id) {
+Result<HoldState> PgService::transfer(const Caller& caller, std::string_view key,
+                                      std::string_view to_id, std::string_view from_id) {
   if (auto denied = gate(caller, LockOperation::kTransfer, key)) return std::move(*denied);
   if (auto err = check_key(key)) return std::move(*err);
   if (auto err = check_label(to_id, "toId")) return std::move(*err);
@@ -350,7 +361,8 @@ Result<HoldState> PgService::transfer(const Caller& caller, std::string_view key
   auto now = holds_->find(key);
   if (!now.ok()) return store_error(std::move(now).error());
   if (!*now) return not_holder_error(key, "the key is not assigned to fromId (it is free)");
-  if ((*now)->kind != HoldKind::kAssigned) return not_holder_error(key, "the key is held by a handle hold, not assigned");
+  if ((*now)->kind != HoldKind::kAssigned)
+    return not_holder_error(key, "the key is held by a handle hold, not assigned");
   return not_holder_error(key, "the key is not assigned to fromId");
 }
 
@@ -375,7 +387,8 @@ Result<ReleaseOutcome> PgService::unassign(const Caller& caller, std::string_vie
   if (!*now) return ReleaseOutcome{false};
   if ((*now)->kind != HoldKind::kAssigned)
     return not_holder_error(key, "the key is held by a handle hold; release it with its handle");
-  if (holder_id && (*now)->holder_id != *holder_id) return not_holder_error(key, "the key is assigned to another holder");
+  if (holder_id && (*now)->holder_id != *holder_id)
+    return not_holder_error(key, "the key is assigned to another holder");
   return ReleaseOutcome{false};  // freed by someone else between the two statements
 }
 

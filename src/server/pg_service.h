@@ -10,7 +10,8 @@
 // BlockingExecutor, one at a time per connection; a blocking acquire waits inside acquire().
 //
 // Lifecycle:
-//  1. start(): lock the data dir (its LOCK file, as the embedded store does), connect the pool, migrate the schema,
+//  1. start(): lock the data dir (its LOCK file, as the embedded store does), connect the pool,
+//  migrate the schema,
 //     free the session holds of this data dir's previous incarnation (it is dead: we hold its
 //     lock), register a fresh node row, load the rule set, start the LISTEN thread and the
 //     housekeeper. Any failure is returned and the node must not serve.
@@ -42,13 +43,13 @@
 namespace holdfast {
 
 struct PgServiceOptions {
-  std::string url;                       // postgres://...
-  std::string data_dir;                  // holds node.lock and node-id
-  std::string node_name;                 // shown in holdfast_nodes (e.g. the RESP address)
-  std::size_t pool_size = 8;             // connections per node
-  Millis session_grace_ms = 10'000;      // a silent node's session holds live this long
-  Millis heartbeat_ms = 1'000;           // capped to a third of the grace
-  Millis recheck_ms = 250;               // a waiting head re-asks at least this often
+  std::string url;                   // postgres://...
+  std::string data_dir;              // holds node.lock and node-id
+  std::string node_name;             // shown in holdfast_nodes (e.g. the RESP address)
+  std::size_t pool_size = 8;         // connections per node
+  Millis session_grace_ms = 10'000;  // a silent node's session holds live this long
+  Millis heartbeat_ms = 1'000;       // capped to a third of the grace
+  Millis recheck_ms = 250;           // a waiting head re-asks at least this often
   Millis sweep_ms = 5'000;
   Millis max_lease_ms = kMaxLeaseMs;
   std::int64_t acquire_per_user_per_hour = 0;  // 0: no limit
@@ -64,14 +65,17 @@ class PgService final : public LockService {
   Status start();
   void stop();
 
-  Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args, WaiterClient* client) override;
+  Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args,
+                                 WaiterClient* client) override;
   Result<RenewOutcome> renew(const Caller& caller, std::string_view key, std::string_view handle,
                              Millis ttl_ms) override;
-  Result<ReleaseOutcome> release(const Caller& caller, std::string_view key, std::string_view handle) override;
+  Result<ReleaseOutcome> release(const Caller& caller, std::string_view key,
+                                 std::string_view handle) override;
   Result<StatusView> status(const Caller& caller, std::string_view key) override;
   Result<ListPage> list(const Caller& caller, std::string_view match, std::string_view cursor,
                         std::size_t count) override;
-  Result<AcquireOutcome> assign(const Caller& caller, const AssignArgs& args, WaiterClient* client) override;
+  Result<AcquireOutcome> assign(const Caller& caller, const AssignArgs& args,
+                                WaiterClient* client) override;
   Result<HoldState> transfer(const Caller& caller, std::string_view key, std::string_view to_id,
                              std::string_view from_id) override;
   Result<ReleaseOutcome> unassign(const Caller& caller, std::string_view key,
@@ -96,7 +100,8 @@ class PgService final : public LockService {
   using TimePoint = LocalWaiters::TimePoint;
 
   struct Counters {
-    std::atomic<std::uint64_t> grants{0}, releases{0}, expiries{0}, timeouts{0}, renewals{0}, writes{0};
+    std::atomic<std::uint64_t> grants{0}, releases{0}, expiries{0}, timeouts{0}, renewals{0},
+        writes{0};
   };
   // One blocking or one-shot grant attempt loop, shared by acquire and assign (pg_acquire.cc).
   struct Attempt;
@@ -105,7 +110,9 @@ class PgService final : public LockService {
   TimePoint next_try(const pg::Grant& seen) const;
 
   std::optional<Error> gate(const Caller& caller, LockOperation op, std::string_view key) const;
-  Millis cap_ttl(Millis ttl) const { return ttl > options_.max_lease_ms ? options_.max_lease_ms : ttl; }
+  Millis cap_ttl(Millis ttl) const {
+    return ttl > options_.max_lease_ms ? options_.max_lease_ms : ttl;
+  }
   Error store_error(Error e) const;
   // `r` with a database failure turned into the UNAVAILABLE a caller sees (and logged).
   template <typename T>

@@ -15,8 +15,8 @@ class LocalWaiters::Waiter {
   std::condition_variable cv;
   bool poked = false;
   bool cancelled = false;
-  bool queued = false;  // in queues_[key]
-  bool linked = false;  // not yet left
+  bool queued = false;       // in queues_[key]
+  bool linked = false;       // not yet left
   std::uint64_t opened = 0;  // the generation of the queue this waiter opened
   std::optional<TimePoint> retry;
   std::list<Waiter*>::iterator pos;
@@ -101,7 +101,8 @@ void LocalWaiters::leave(Waiter& w, std::optional<TimePoint> next_try) {
   report(std::move(closed));
 }
 
-std::optional<LocalWaiters::Closed> LocalWaiters::unlink(Waiter& w, std::optional<TimePoint> next_try) {
+std::optional<LocalWaiters::Closed> LocalWaiters::unlink(Waiter& w,
+                                                         std::optional<TimePoint> next_try) {
   w.linked = false;
   all_.erase(&w);
   if (w.session != 0) {
@@ -167,7 +168,8 @@ bool LocalWaiters::end_call(SessionId session) {
   std::lock_guard lock(mu_);
   if (session == 0) return false;
   auto it = sessions_.find(session);
-  if (it != sessions_.end() && --it->second.calls == 0 && !it->second.session_holds) sessions_.erase(it);
+  if (it != sessions_.end() && --it->second.calls == 0 && !it->second.session_holds)
+    sessions_.erase(it);
   return closed_.count(session) != 0;
 }
 

@@ -44,7 +44,8 @@ TEST(NodeList, ASingleServerIsAListOfOne) {
 }
 
 TEST(NodeList, EmptyEntriesAndBadPortsAreRefused) {
-  for (const char* bad : {"holdfast://h1,,h2", "holdfast://h1,", "holdfast://,h1", "h1:0,h2", "holdfast://h1,h2/x"}) {
+  for (const char* bad :
+       {"holdfast://h1,,h2", "holdfast://h1,", "holdfast://,h1", "h1:0,h2", "holdfast://h1,h2/x"}) {
     EXPECT_THROW(parse_server_urls(bad), InvalidArgumentError) << bad;
   }
   // Where one server is expected, a list is refused rather than misread.

@@ -16,7 +16,8 @@ class PostgresEnvironment : public ::testing::Environment {
   void TearDown() override { server().reset(); }
 };
 
-[[maybe_unused]] const auto* const kEnvironment = ::testing::AddGlobalTestEnvironment(new PostgresEnvironment);
+[[maybe_unused]] const auto* const kEnvironment =
+    ::testing::AddGlobalTestEnvironment(new PostgresEnvironment);
 
 }  // namespace
 
@@ -28,7 +29,8 @@ Cluster::Cluster(int nodes, std::vector<std::string> extra)
 }
 
 std::vector<std::string> Cluster::node_flags() const {
-  std::vector<std::string> flags = {"--store", store_url_, "--session-grace-ms", std::to_string(kSessionGraceMs)};
+  std::vector<std::string> flags = {"--store", store_url_, "--session-grace-ms",
+                                    std::to_string(kSessionGraceMs)};
   flags.insert(flags.end(), extra_.begin(), extra_.end());
   return flags;
 }

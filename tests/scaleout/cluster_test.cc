@@ -27,20 +27,23 @@ TEST_F(ThreeNodes, AKeyHeldThroughNodeOneIsRefusedOnNodesTwoAndThree) {
   for (int n : {1, 2}) {
     auto c = client(n);
     EXPECT_TRUE(c.call({"LOCK.TRY", "jobs:1", "TTL", "60000"}).is_null()) << "node " << n + 1;
-    EXPECT_EQ(c.call({"LOCK.ACQUIRE", "jobs:1", "TTL", "1000", "TIMEOUT", "0"}).error_code(), "LOCK_TIMEOUT");
+    EXPECT_EQ(c.call({"LOCK.ACQUIRE", "jobs:1", "TTL", "1000", "TIMEOUT", "0"}).error_code(),
+              "LOCK_TIMEOUT");
     EXPECT_EQ(c.call({"LOCK.ASSIGN", "jobs:1", "someone"}).error_code(), "LOCK_HELD");
     auto status = c.call({"LOCK.STATUS", "jobs:1"});
     EXPECT_EQ(status.number("held"), 1);
     EXPECT_EQ(status.number("token"), hold.number("token"));
     // A handle from node 1 is a handle everywhere; a wrong one is refused everywhere.
-    EXPECT_EQ(c.call({"LOCK.RELEASE", "jobs:1", "01234567890123456789012345"}).number("released"), 0);
+    EXPECT_EQ(c.call({"LOCK.RELEASE", "jobs:1", "01234567890123456789012345"}).number("released"),
+              0);
   }
   // Re-take by owner works across nodes too (the same principal and owner).
   auto owned = client(1).call({"LOCK.TRY", "import:u1", "TTL", "60000", "OWNER", "run-42"});
   auto retaken = client(2).call({"LOCK.TRY", "import:u1", "TTL", "60000", "OWNER", "run-42"});
   ASSERT_FALSE(retaken.is_null());
   EXPECT_GT(retaken.number("token"), owned.number("token"));
-  EXPECT_EQ(client(0).call({"LOCK.RELEASE", "import:u1", owned.text("handle")}).text("reason"), "not_holder");
+  EXPECT_EQ(client(0).call({"LOCK.RELEASE", "import:u1", owned.text("handle")}).text("reason"),
+            "not_holder");
 }
 
 TEST_F(ThreeNodes, AWaiterOnNodeThreeIsGrantedWithin100MsOfAReleaseOnNodeOne) {
@@ -60,8 +63,9 @@ TEST_F(ThreeNodes, AWaiterOnNodeThreeIsGrantedWithin100MsOfAReleaseOnNodeOne) {
     ASSERT_FALSE(granted.is_error()) << granted.debug();
     EXPECT_EQ(granted.text("key"), key);
     EXPECT_GT(granted.number("token"), hold.number("token"));
-    EXPECT_LT(waited, milliseconds(100)) << "round " << round << ": "
-                                         << std::chrono::duration_cast<milliseconds>(waited).count() << " ms";
+    EXPECT_LT(waited, milliseconds(100))
+        << "round " << round << ": " << std::chrono::duration_cast<milliseconds>(waited).count()
+        << " ms";
   }
 }
 
@@ -86,7 +90,8 @@ TEST_F(ThreeNodes, TokensStayStrictlyIncreasingAcrossNodes) {
       auto a = c.call({"LOCK.ASSIGN", key + ":a", "alice"});
       ASSERT_FALSE(a.is_error()) << a.debug();
       EXPECT_GT(a.number("token"), last);
-      auto t = clients[static_cast<std::size_t>((i + 1) % 3)].call({"LOCK.TRANSFER", key + ":a", "bob", "FROM", "alice"});
+      auto t = clients[static_cast<std::size_t>((i + 1) % 3)].call(
+          {"LOCK.TRANSFER", key + ":a", "bob", "FROM", "alice"});
       ASSERT_FALSE(t.is_error()) << t.debug();
       EXPECT_GT(t.number("token"), a.number("token"));
       token = t.number("token");
@@ -96,7 +101,10 @@ TEST_F(ThreeNodes, TokensStayStrictlyIncreasingAcrossNodes) {
       ASSERT_FALSE(h.is_null());
       token = h.number("token");
       // Released through another node, by handle.
-      ASSERT_EQ(clients[static_cast<std::size_t>((i + 2) % 3)].call({"LOCK.RELEASE", key, h.text("handle")}).number("released"), 1);
+      ASSERT_EQ(clients[static_cast<std::size_t>((i + 2) % 3)]
+                    .call({"LOCK.RELEASE", key, h.text("handle")})
+                    .number("released"),
+                1);
     }
     EXPECT_GT(token, last) << "grant " << i;
     last = token;
@@ -117,9 +125,13 @@ TEST_F(ThreeNodes, KillNineKeepsLeasesInPostgresAndFreesSessionHoldsAfterTheGrac
   auto other = client(0);
   // The lease holds are rows in PostgreSQL: still held, renewable and releasable by handle.
   EXPECT_EQ(other.call({"LOCK.STATUS", "lease:renew"}).number("held"), 1);
-  auto renewed = other.call({"LOCK.RENEW", "lease:renew", renewable.text("handle"), "TTL", "90000"});
+  auto renewed =
+      other.call({"LOCK.RENEW", "lease:renew", renewable.text("handle"), "TTL", "90000"});
   EXPECT_EQ(renewed.number("renewed"), 1) << renewed.debug();
-  EXPECT_EQ(client(2).call({"LOCK.RELEASE", "lease:release", releasable.text("handle")}).number("released"), 1);
+  EXPECT_EQ(client(2)
+                .call({"LOCK.RELEASE", "lease:release", releasable.text("handle")})
+                .number("released"),
+            1);
   EXPECT_EQ(other.call({"LOCK.STATUS", "lease:release"}).number("held"), 0);
 
   // The session hold outlives its dead node only for the grace (counted from the node's last
@@ -128,7 +140,8 @@ TEST_F(ThreeNodes, KillNineKeepsLeasesInPostgresAndFreesSessionHoldsAfterTheGrac
   auto granted = client(2).call({"LOCK.ACQUIRE", "session:1", "TTL", "1000", "TIMEOUT", "10000"});
   const auto freed_after = Clock::now() - killed_at;
   ASSERT_FALSE(granted.is_error()) << granted.debug();
-  EXPECT_GE(freed_after, milliseconds(Cluster::kSessionGraceMs - Cluster::kSessionGraceMs / 3 - 100));
+  EXPECT_GE(freed_after,
+            milliseconds(Cluster::kSessionGraceMs - Cluster::kSessionGraceMs / 3 - 100));
   EXPECT_LT(freed_after, milliseconds(Cluster::kSessionGraceMs + 2000));
   EXPECT_GT(granted.number("token"), session.number("token"));
 }
@@ -174,20 +187,26 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
 
 TEST(ScaleOut, ANodeRefusesToStartWhenTheDatabaseIsUnreachable) {
   TempDir dir;
-  auto r = run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0", "--http", "",
-                "--store", "postgresql://holdfast:secret@127.0.0.1:" + std::to_string(free_port()) + "/nowhere"});
+  auto r =
+      run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0", "--http", "",
+           "--store",
+           "postgresql://holdfast:secret@127.0.0.1:" + std::to_string(free_port()) + "/nowhere"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot use the PostgreSQL store"), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("secret"), std::string::npos) << "the password must not be printed: " << r.err;
+  EXPECT_EQ(r.err.find("secret"), std::string::npos)
+      << "the password must not be printed: " << r.err;
   EXPECT_EQ(r.out.find("holdfast ready"), std::string::npos);
 }
 
 TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   const std::string url = fresh_store_url(postgres_url());
   { ServerProcess first({"--store", url}); }
-  sql_value(url, "INSERT INTO holdfast_schema_versions (version, description) VALUES (999, 'from the future')");
+  sql_value(url,
+            "INSERT INTO holdfast_schema_versions (version, description) VALUES (999, 'from the "
+            "future')");
   TempDir dir;
-  auto r = run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0", "--http", "", "--store", url});
+  auto r = run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--listen", "127.0.0.1:0",
+                "--http", "", "--store", url});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }

@@ -9,14 +9,15 @@ namespace holdfast::testing {
 namespace {
 
 std::string node_list(Cluster& cluster) {
-  return "holdfast://127.0.0.1:" + std::to_string(cluster.node(0).port()) + ",127.0.0.1:" +
-         std::to_string(cluster.node(1).port());
+  return "holdfast://127.0.0.1:" + std::to_string(cluster.node(0).port()) +
+         ",127.0.0.1:" + std::to_string(cluster.node(1).port());
 }
 
 TEST(ClientFailover, NewCallsMoveToTheNextNodeWhenTheFirstStops) {
   Cluster cluster(2);
   Client client(node_list(cluster));
-  auto hold = client.acquire("job", {.ttl = std::chrono::seconds(60), .timeout = std::chrono::seconds(0)});
+  auto hold =
+      client.acquire("job", {.ttl = std::chrono::seconds(60), .timeout = std::chrono::seconds(0)});
   EXPECT_EQ(client.server(), "127.0.0.1:" + std::to_string(cluster.node(0).port()));
 
   ASSERT_EQ(cluster.node(0).stop(), 0);
@@ -48,7 +49,9 @@ TEST(ClientFailover, WhenNoNodeAnswersTheCallSaysSo) {
     client.ping();
     FAIL() << "ping succeeded with every node stopped";
   } catch (const ConnectionError& e) {
-    EXPECT_NE(std::string(e.what()).find("no node of the cluster could be reached"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no node of the cluster could be reached"),
+              std::string::npos)
+        << e.what();
   }
 }
 

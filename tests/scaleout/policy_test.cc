@@ -29,9 +29,11 @@ class PolicyConfig {
     auto hash = [](const std::string& t) { return to_hex(sha256(t)); };
     std::ofstream(dir_.path() + "/credentials.toml")
         << "[[member]]\nuserId = \"alice\"\ntokenSha256 = \"" << hash("alice-secret") << "\"\n"
-        << "[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \"" << hash("root-secret") << "\"\n";
-    std::ofstream(dir_.path() + "/holdfast.toml") << "[auth]\ncredentials = \"credentials.toml\"\n\n[limits]\n"
-                                                  << "acquirePerUserPerHour = " << cap << "\n";
+        << "[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \""
+        << hash("root-secret") << "\"\n";
+    std::ofstream(dir_.path() + "/holdfast.toml")
+        << "[auth]\ncredentials = \"credentials.toml\"\n\n[limits]\n"
+        << "acquirePerUserPerHour = " << cap << "\n";
   }
   std::vector<std::string> flags() const { return {"--config", dir_.path() + "/holdfast.toml"}; }
 
@@ -47,7 +49,8 @@ RespClient as(ServerProcess& node, const std::string& token) {
 
 // Asks until `code` comes back (a notification is on its way) or two seconds pass; returns
 // how long it took, or nullopt.
-std::optional<std::chrono::milliseconds> until_error(RespClient& c, const std::vector<std::string>& cmd,
+std::optional<std::chrono::milliseconds> until_error(RespClient& c,
+                                                     const std::vector<std::string>& cmd,
                                                      const std::string& code) {
   const auto start = Clock::now();
   while (Clock::now() - start < std::chrono::seconds(2)) {
@@ -74,7 +77,9 @@ TEST(SharedPolicy, ARuleSetPushedOnNodeOneIsEnforcedOnNodeTwo) {
 
   auto root3 = as(cluster.node(2), "root-secret");
   EXPECT_EQ(root3.call({"RULES.GET"}).text("name"), "lock-policy");
-  auto conflict = root3.call({"RULES.SET", "[ruleSet]\nname = \"other\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n"});
+  auto conflict = root3.call(
+      {"RULES.SET",
+       "[ruleSet]\nname = \"other\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n"});
   EXPECT_EQ(conflict.error_code(), "RULESET_CONFLICT");
   EXPECT_EQ(root3.call({"RULES.DELETE", "lock-policy"}).str, "OK");
   EXPECT_TRUE(until_error(alice2, {"LOCK.TRY", "jobs:third", "TTL", "1000"}, "").has_value())
@@ -85,14 +90,16 @@ TEST(SharedPolicy, AMembersAcquireBudgetIsSharedByEveryNode) {
   PolicyConfig config(3);
   Cluster cluster(3, config.flags());
   for (int n = 0; n < 3; ++n) {
-    auto r = as(cluster.node(n), "alice-secret").call({"LOCK.TRY", "k" + std::to_string(n), "TTL", "60000"});
+    auto r = as(cluster.node(n), "alice-secret")
+                 .call({"LOCK.TRY", "k" + std::to_string(n), "TTL", "60000"});
     EXPECT_FALSE(r.is_error()) << r.debug();
   }
   auto limited = as(cluster.node(1), "alice-secret").call({"LOCK.TRY", "k9", "TTL", "60000"});
   ASSERT_EQ(limited.error_code(), "RATE_LIMITED") << limited.debug();
   EXPECT_NE(limited.str.find("retryAfterMs="), std::string::npos);
   // A blocking acquire over the cap waits inside its timeout, on any node.
-  auto waited = as(cluster.node(2), "alice-secret").call({"LOCK.ACQUIRE", "free", "TTL", "1000", "TIMEOUT", "200"});
+  auto waited = as(cluster.node(2), "alice-secret")
+                    .call({"LOCK.ACQUIRE", "free", "TTL", "1000", "TIMEOUT", "200"});
   EXPECT_EQ(waited.str, "LOCK_TIMEOUT no grant within the timeout key=free timeoutMs=200");
 }
 

@@ -44,8 +44,9 @@ TEST(MutualExclusion, ManyClientsOnRandomNodesNeverOverlap) {
         const std::string& key = keys[pick(keys.size())];
         RespClient& via = nodes[pick(nodes.size())];
         const bool blocking = pick(5) != 0;
-        RespValue hold = blocking ? via.call({"LOCK.ACQUIRE", key, "TTL", "10000", "TIMEOUT", "10000"})
-                                  : via.call({"LOCK.TRY", key, "TTL", "10000"});
+        RespValue hold = blocking
+                             ? via.call({"LOCK.ACQUIRE", key, "TTL", "10000", "TIMEOUT", "10000"})
+                             : via.call({"LOCK.TRY", key, "TTL", "10000"});
         if (hold.is_null()) continue;  // a try that lost
         Section s{key, Clock::now(), {}, hold.number("token"), id};
         if (hold.is_error()) {
@@ -78,8 +79,9 @@ TEST(MutualExclusion, ManyClientsOnRandomNodesNeverOverlap) {
     if (prev.key != cur.key) continue;
     if (cur.start < prev.end) {
       ++overlaps;
-      ADD_FAILURE() << cur.key << ": client " << cur.client << " (token " << cur.token << ") was granted while client "
-                    << prev.client << " (token " << prev.token << ") still held it";
+      ADD_FAILURE() << cur.key << ": client " << cur.client << " (token " << cur.token
+                    << ") was granted while client " << prev.client << " (token " << prev.token
+                    << ") still held it";
     }
     // Fencing: later holders of a key always carry larger tokens.
     EXPECT_GT(cur.token, prev.token) << cur.key;

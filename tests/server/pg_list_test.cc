@@ -30,7 +30,8 @@ TEST(PgList, EveryKeyAGlobMatchesStartsWithItsPrefix) {
 }
 
 TEST(PgList, CursorsRoundTripAndForeignOnesAreRefused) {
-  for (const std::string& key : {std::string("user:1"), std::string("\xc3\xa9t\xc3\xa9"), std::string(1024, 'k')}) {
+  for (const std::string& key :
+       {std::string("user:1"), std::string("\xc3\xa9t\xc3\xa9"), std::string(1024, 'k')}) {
     auto decoded = decode_list_cursor(encode_list_cursor(key));
     ASSERT_TRUE(decoded.has_value());
     EXPECT_EQ(*decoded, key);

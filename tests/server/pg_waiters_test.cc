@@ -131,7 +131,9 @@ TEST(LocalWaiters, CloseAllWakesEveryoneAndRefusesNewCalls) {
 TEST(LocalWaiters, TheLastWaiterOutReportsTheQueuesGeneration) {
   LocalWaiters w;
   std::vector<std::pair<std::string, std::uint64_t>> closed;
-  w.on_queue_closed([&](const std::string& key, std::uint64_t generation) { closed.emplace_back(key, generation); });
+  w.on_queue_closed([&](const std::string& key, std::uint64_t generation) {
+    closed.emplace_back(key, generation);
+  });
   auto a = w.join("k", 1);
   auto b = w.join("k", 2);
   const auto generation = w.opened_generation(*a);

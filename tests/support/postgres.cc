@@ -12,7 +12,9 @@
 namespace holdfast::testing {
 namespace {
 
-std::string script(const char* name) { return std::string(HOLDFAST_SOURCE_DIR) + "/scripts/" + name; }
+std::string script(const char* name) {
+  return std::string(HOLDFAST_SOURCE_DIR) + "/scripts/" + name;
+}
 
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -61,14 +63,16 @@ std::string sql_value(const std::string& store_url, const std::string& sql) {
     PQfinish(conn);
     throw std::runtime_error("cannot connect to " + store_url + ": " + message);
   }
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   PGresult* r = PQexec(conn, sql.c_str());
   const ExecStatusType status = PQresultStatus(r);
   std::string value, message = PQresultErrorMessage(r);
   if (status == PGRES_TUPLES_OK && PQntuples(r) > 0) value = PQgetvalue(r, 0, 0);
   PQclear(r);
   PQfinish(conn);
-  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) throw std::runtime_error(sql + ": " + message);
+  if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)
+    throw std::runtime_error(sql + ": " + message);
   return value;
 }
 

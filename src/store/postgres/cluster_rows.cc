@@ -98,8 +98,8 @@ Result<std::optional<StoredRuleSet>> ClusterRows::rule_set() {
   auto rows = pool_.run("hf_rules_get", Params());
   if (!rows.ok()) return std::move(rows).error();
   if (rows->empty()) return std::optional<StoredRuleSet>();
-  return std::optional<StoredRuleSet>(
-      StoredRuleSet{std::string(rows->text(0, 0)), std::string(rows->text(0, 1)), rows->number(0, 2)});
+  return std::optional<StoredRuleSet>(StoredRuleSet{
+      std::string(rows->text(0, 0)), std::string(rows->text(0, 1)), rows->number(0, 2)});
 }
 
 Result<std::int64_t> ClusterRows::rule_set_version() {

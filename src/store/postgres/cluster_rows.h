@@ -33,8 +33,8 @@ struct StoredRuleSet {
 
 // The outcome of pushing a rule set.
 struct RulePut {
-  bool stored = false;         // false: another name is installed (RULESET_CONFLICT)
-  bool replaced = false;       // a set of the same name was replaced
+  bool stored = false;    // false: another name is installed (RULESET_CONFLICT)
+  bool replaced = false;  // a set of the same name was replaced
   std::int64_t version = 0;
   std::string installed_name;  // when !stored
 };

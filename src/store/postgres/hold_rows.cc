@@ -7,7 +7,8 @@ namespace {
 //   0 granted/found, 1 key, 2 handle, 3 token, 4 held_by, 5 owner, 6 holder_id,
 //   7 acquired_at, 8 lease_expires_at, 9 scope, 10 kind, 11 db_now, 12 refreshed
 const std::string kHoldCols =
-    "h.key, h.handle, h.token, h.held_by, h.owner, h.holder_id, h.acquired_at, h.lease_expires_at, h.scope, h.kind";
+    "h.key, h.handle, h.token, h.held_by, h.owner, h.holder_id, h.acquired_at, h.lease_expires_at, "
+    "h.scope, h.kind";
 // The database clock, read once per statement.
 const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)";
 
@@ -35,7 +36,8 @@ granted AS (
   WHERE h.lease_expires_at <= EXCLUDED.acquired_at
      OR (EXCLUDED.owner IS NOT NULL AND h.kind = 0 AND h.owner = EXCLUDED.owner
          AND h.held_by = EXCLUDED.held_by)
-  RETURNING )sql" + kHoldCols + R"sql()
+  RETURNING )sql" +
+         kHoldCols + R"sql()
 SELECT true, g.*, now.ms, false FROM granted g, now
 UNION ALL
 SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at, NULL, NULL, now.ms, false
@@ -52,7 +54,8 @@ UPDATE holdfast_holds h SET handle = $2, token = nextval('holdfast_tokens'), acq
   FROM now
  WHERE h.key = $1 AND h.kind = 0 AND h.held_by = $3 AND h.owner = $4::text
    AND h.lease_expires_at > now.ms
-RETURNING true, )sql" + kHoldCols + ", now.ms, false";
+RETURNING true, )sql" +
+         kHoldCols + ", now.ms, false";
 }
 
 // $1 key, $2 held_by, $3 holder_id, $4 ttl (NULL: never ends). A live hold of the same holder
@@ -70,12 +73,16 @@ granted AS (
     handle = NULL, owner = NULL, holder_id = EXCLUDED.holder_id,
     lease_expires_at = EXCLUDED.lease_expires_at, scope = 0, kind = 1, node_id = NULL,
     session_id = NULL,
-    token = CASE WHEN )sql" + was_live + R"sql( THEN h.token ELSE nextval('holdfast_tokens') END,
-    held_by = CASE WHEN )sql" + was_live + R"sql( THEN h.held_by ELSE EXCLUDED.held_by END,
-    acquired_at = CASE WHEN )sql" + was_live + R"sql( THEN h.acquired_at ELSE EXCLUDED.acquired_at END
+    token = CASE WHEN )sql" +
+         was_live + R"sql( THEN h.token ELSE nextval('holdfast_tokens') END,
+    held_by = CASE WHEN )sql" +
+         was_live + R"sql( THEN h.held_by ELSE EXCLUDED.held_by END,
+    acquired_at = CASE WHEN )sql" +
+         was_live + R"sql( THEN h.acquired_at ELSE EXCLUDED.acquired_at END
   WHERE h.lease_expires_at <= EXCLUDED.acquired_at
      OR (h.kind = 1 AND h.holder_id = EXCLUDED.holder_id)
-  RETURNING )sql" + kHoldCols + R"sql()
+  RETURNING )sql" +
+         kHoldCols + R"sql()
 SELECT true, g.*, now.ms, g.token <> currval('holdfast_tokens') FROM granted g, now
 UNION ALL
 SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at, NULL, NULL, now.ms, false
@@ -88,8 +95,10 @@ std::string refresh_sql() {
   return kWithNow + R"sql(
 UPDATE holdfast_holds h SET lease_expires_at = now.ms + $3::bigint
   FROM now
- WHERE h.key = $1 AND h.kind = 1 AND h.holder_id = $2 AND )sql" + live("h", "now.ms") + R"sql(
-RETURNING true, )sql" + kHoldCols + ", now.ms, true";
+ WHERE h.key = $1 AND h.kind = 1 AND h.holder_id = $2 AND )sql" +
+         live("h", "now.ms") + R"sql(
+RETURNING true, )sql" +
+         kHoldCols + ", now.ms, true";
 }
 
 // $1 key, $2 handle, $3 ttl.
@@ -102,15 +111,16 @@ RETURNING h.lease_expires_at)sql";
 }
 
 // Frees the live or session rows matching `where` (over holds h and now) and notifies each
-// key that some node waits for (holdfast_waits). The row stays, with its last token, as a free key whose lease ended now: the next grant
-// of the key is then always an update of this row, so its token is drawn after it locked the
-// row, i.e. after this hold's token (see hold_rows.h, "Tokens").
+// key that some node waits for (holdfast_waits). The row stays, with its last token, as a free key
+// whose lease ended now: the next grant of the key is then always an update of this row, so its
+// token is drawn after it locked the row, i.e. after this hold's token (see hold_rows.h, "Tokens").
 std::string free_and_notify_sql(const std::string& where) {
   return kWithNow + R"sql(,
 freed AS (UPDATE holdfast_holds h
              SET lease_expires_at = LEAST(coalesce(h.lease_expires_at, now.ms), now.ms),
                  handle = NULL, scope = 0, node_id = NULL, session_id = NULL
-            FROM now WHERE )sql" + where + R"sql( RETURNING h.key)
+            FROM now WHERE )sql" +
+         where + R"sql( RETURNING h.key)
 SELECT freed.key,
        CASE WHEN EXISTS (SELECT 1 FROM holdfast_waits w WHERE w.key = freed.key)
             THEN pg_notify('holdfast_keys', freed.key) END
@@ -118,8 +128,9 @@ SELECT freed.key,
 }
 
 std::string find_sql(const std::string& where, const std::string& tail) {
-  return kWithNow + "\nSELECT true, " + kHoldCols + ", now.ms, false FROM holdfast_holds h, now\n WHERE " + where +
-         " AND " + live("h", "now.ms") + tail;
+  return kWithNow + "\nSELECT true, " + kHoldCols +
+         ", now.ms, false FROM holdfast_holds h, now\n WHERE " + where + " AND " +
+         live("h", "now.ms") + tail;
 }
 
 // $1 key, $2 to_id, $3 from_id, $4 held_by. The lease carries over; the token is new.
@@ -128,8 +139,10 @@ std::string transfer_sql() {
 UPDATE holdfast_holds h SET token = nextval('holdfast_tokens'), held_by = $4, holder_id = $2,
        acquired_at = now.ms
   FROM now
- WHERE h.key = $1 AND h.kind = 1 AND h.holder_id = $3 AND )sql" + live("h", "now.ms") + R"sql(
-RETURNING true, )sql" + kHoldCols + ", now.ms, false";
+ WHERE h.key = $1 AND h.kind = 1 AND h.holder_id = $3 AND )sql" +
+         live("h", "now.ms") + R"sql(
+RETURNING true, )sql" +
+         kHoldCols + ", now.ms, false";
 }
 
 HoldState hold_from(const Rows& rows, int r) {
@@ -183,36 +196,45 @@ std::vector<Statement> HoldRows::statements() {
       {"hf_refresh", refresh_sql()},
       {"hf_renew", renew_sql()},
       // $1 key, $2 handle
-      {"hf_release", free_and_notify_sql("h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms")},
+      {"hf_release",
+       free_and_notify_sql("h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms")},
       // $1 key
       {"hf_find", find_sql("h.key = $1", "")},
       // $1 after (exclusive), $2 from (inclusive), $3 limit
       {"hf_scan", find_sql("h.key > $1 AND h.key >= $2", "\n ORDER BY h.key LIMIT $3::bigint")},
       {"hf_transfer", transfer_sql()},
       // $1 key, $2 holder_id (NULL: whoever holds it)
-      {"hf_unassign", free_and_notify_sql("h.key = $1 AND h.kind = 1 AND ($2::text IS NULL OR h.holder_id = $2) AND " +
-                                            live("h", "now.ms"))},
+      {"hf_unassign",
+       free_and_notify_sql(
+           "h.key = $1 AND h.kind = 1 AND ($2::text IS NULL OR h.holder_id = $2) AND " +
+           live("h", "now.ms"))},
       // $1 node, $2 session
-      {"hf_end_session", free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint AND h.session_id = $2::bigint")},
+      {"hf_end_session",
+       free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint AND h.session_id = $2::bigint")},
       // $1 node
       {"hf_free_node", free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint")},
       // $1 grace in ms: session holds of nodes without a recent heartbeat (or without a row)
       {"hf_free_dead_sessions",
-       free_and_notify_sql("h.scope = 1 AND NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = h.node_id "
-                             "AND n.heartbeat_at > now.ms - $1::bigint)")},
+       free_and_notify_sql(
+           "h.scope = 1 AND NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = h.node_id "
+           "AND n.heartbeat_at > now.ms - $1::bigint)")},
       // $1 retention in ms: rows free for longer than that are deleted
-      {"hf_sweep_free", kWithNow + "\nDELETE FROM holdfast_holds h USING now WHERE h.lease_expires_at <= now.ms - $1::bigint"},
+      {"hf_sweep_free", kWithNow + "\nDELETE FROM holdfast_holds h USING now WHERE "
+                                   "h.lease_expires_at <= now.ms - $1::bigint"},
       // $1 key, $2 node, $3 generation
       {"hf_wait_register",
        "INSERT INTO holdfast_waits (key, node_id, generation) VALUES ($1, $2::bigint, $3::bigint) "
        "ON CONFLICT (key, node_id) DO UPDATE SET generation = EXCLUDED.generation"},
       {"hf_wait_unregister",
-       "DELETE FROM holdfast_waits WHERE key = $1 AND node_id = $2::bigint AND generation = $3::bigint"},
+       "DELETE FROM holdfast_waits WHERE key = $1 AND node_id = $2::bigint AND generation = "
+       "$3::bigint"},
       // $1 node
       {"hf_wait_forget_node", "DELETE FROM holdfast_waits WHERE node_id = $1::bigint"},
       {"hf_wait_forget_orphans",
-       "DELETE FROM holdfast_waits w WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = w.node_id)"},
-      {"hf_count_live", kWithNow + "\nSELECT count(*) FROM holdfast_holds h, now WHERE " + live("h", "now.ms")},
+       "DELETE FROM holdfast_waits w WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = "
+       "w.node_id)"},
+      {"hf_count_live",
+       kWithNow + "\nSELECT count(*) FROM holdfast_holds h, now WHERE " + live("h", "now.ms")},
   };
 }
 
@@ -228,20 +250,23 @@ Result<Grant> HoldRows::retake(const GrantRequest& r) {
   return grant_from(*rows);
 }
 
-Result<Grant> HoldRows::assign(std::string_view key, std::string_view held_by, std::string_view holder_id,
-                               std::optional<Millis> ttl_ms) {
-  auto rows = pool_.run("hf_assign", Params().text(key).text(held_by).text(holder_id).maybe_number(ttl_ms));
+Result<Grant> HoldRows::assign(std::string_view key, std::string_view held_by,
+                               std::string_view holder_id, std::optional<Millis> ttl_ms) {
+  auto rows =
+      pool_.run("hf_assign", Params().text(key).text(held_by).text(holder_id).maybe_number(ttl_ms));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
 
-Result<Grant> HoldRows::refresh(std::string_view key, std::string_view holder_id, std::optional<Millis> ttl_ms) {
+Result<Grant> HoldRows::refresh(std::string_view key, std::string_view holder_id,
+                                std::optional<Millis> ttl_ms) {
   auto rows = pool_.run("hf_refresh", Params().text(key).text(holder_id).maybe_number(ttl_ms));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
 
-Result<std::optional<Millis>> HoldRows::renew(std::string_view key, std::string_view handle, Millis ttl_ms) {
+Result<std::optional<Millis>> HoldRows::renew(std::string_view key, std::string_view handle,
+                                              Millis ttl_ms) {
   auto rows = pool_.run("hf_renew", Params().text(key).text(handle).number(ttl_ms));
   if (!rows.ok()) return std::move(rows).error();
   if (rows->empty()) return std::optional<Millis>();
@@ -263,7 +288,8 @@ Result<std::optional<HoldState>> HoldRows::find(std::string_view key) {
   return std::optional<HoldState>(std::move(h));
 }
 
-Result<std::vector<HoldState>> HoldRows::scan(std::string_view after, std::string_view from, std::int64_t limit) {
+Result<std::vector<HoldState>> HoldRows::scan(std::string_view after, std::string_view from,
+                                              std::int64_t limit) {
   auto rows = pool_.run("hf_scan", Params().text(after).text(from).number(limit));
   if (!rows.ok()) return std::move(rows).error();
   std::vector<HoldState> out;
@@ -276,7 +302,8 @@ Result<std::vector<HoldState>> HoldRows::scan(std::string_view after, std::strin
 }
 
 Result<std::optional<HoldState>> HoldRows::transfer(std::string_view key, std::string_view to_id,
-                                                    std::string_view from_id, std::string_view held_by) {
+                                                    std::string_view from_id,
+                                                    std::string_view held_by) {
   auto rows = pool_.run("hf_transfer", Params().text(key).text(to_id).text(from_id).text(held_by));
   if (!rows.ok()) return std::move(rows).error();
   if (rows->empty()) return std::optional<HoldState>();
@@ -289,7 +316,8 @@ Result<bool> HoldRows::unassign(std::string_view key, std::optional<std::string_
   return !rows->empty();
 }
 
-Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& statement, const Params& params) {
+Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& statement,
+                                                      const Params& params) {
   auto rows = pool_.run(statement, params);
   if (!rows.ok()) return std::move(rows).error();
   std::vector<std::string> keys;
@@ -298,8 +326,10 @@ Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& stateme
   return keys;
 }
 
-Result<std::vector<std::string>> HoldRows::end_session(std::int64_t node_id, std::uint64_t session) {
-  return freed_keys("hf_end_session", Params().number(node_id).number(static_cast<std::int64_t>(session)));
+Result<std::vector<std::string>> HoldRows::end_session(std::int64_t node_id,
+                                                       std::uint64_t session) {
+  return freed_keys("hf_end_session",
+                    Params().number(node_id).number(static_cast<std::int64_t>(session)));
 }
 
 Result<std::vector<std::string>> HoldRows::free_node_sessions(std::int64_t node_id) {
@@ -316,16 +346,20 @@ Result<std::int64_t> HoldRows::sweep_free() {
   return rows->affected();
 }
 
-Status HoldRows::register_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation) {
-  auto rows = pool_.run("hf_wait_register",
-                        Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
+Status HoldRows::register_wait(std::string_view key, std::int64_t node_id,
+                               std::uint64_t generation) {
+  auto rows =
+      pool_.run("hf_wait_register",
+                Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
 }
 
-Status HoldRows::unregister_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation) {
-  auto rows = pool_.run("hf_wait_unregister",
-                        Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
+Status HoldRows::unregister_wait(std::string_view key, std::int64_t node_id,
+                                 std::uint64_t generation) {
+  auto rows =
+      pool_.run("hf_wait_unregister",
+                Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
 }

@@ -51,12 +51,12 @@ static_assert(kFreeRowRetentionMs > 2 * kStatementTimeoutMs, "see Tokens above")
 // A grant of a handle hold (acquire, tryAcquire, re-take).
 struct GrantRequest {
   std::string_view key;
-  Handle handle;                        // fresh, drawn by the caller
+  Handle handle;  // fresh, drawn by the caller
   std::string_view held_by;
   std::optional<std::string_view> owner;
-  Millis ttl_ms = 0;                    // already capped
+  Millis ttl_ms = 0;  // already capped
   Scope scope = Scope::kLease;
-  std::int64_t node_id = 0;             // session holds: whose connection
+  std::int64_t node_id = 0;  // session holds: whose connection
   std::uint64_t session = 0;
 };
 
@@ -87,7 +87,8 @@ class HoldRows {
   Result<Grant> assign(std::string_view key, std::string_view held_by, std::string_view holder_id,
                        std::optional<Millis> ttl_ms);
   // Only the refresh.
-  Result<Grant> refresh(std::string_view key, std::string_view holder_id, std::optional<Millis> ttl_ms);
+  Result<Grant> refresh(std::string_view key, std::string_view holder_id,
+                        std::optional<Millis> ttl_ms);
 
   // The new lease end, or none when `handle` is not the key's live handle.
   Result<std::optional<Millis>> renew(std::string_view key, std::string_view handle, Millis ttl_ms);
@@ -95,7 +96,8 @@ class HoldRows {
   // The live hold of key (handle left null), if any.
   Result<std::optional<HoldState>> find(std::string_view key);
   // Live holds with key > after and key >= from, in key order, at most `limit` (handles null).
-  Result<std::vector<HoldState>> scan(std::string_view after, std::string_view from, std::int64_t limit);
+  Result<std::vector<HoldState>> scan(std::string_view after, std::string_view from,
+                                      std::int64_t limit);
   // Moves a live assigned hold from `from_id` to `to_id` with a new token; none when the key
   // is not assigned to from_id.
   Result<std::optional<HoldState>> transfer(std::string_view key, std::string_view to_id,

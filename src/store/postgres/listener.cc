@@ -85,7 +85,7 @@ void Listener::run() {
     // Blocks until a notification, an error or stop(); the timeout is only a safety net.
     const int n = ::poll(fds, 2, 1000);
     if (stopping_) return;
-    if (n < 0) continue;  // EINTR
+    if (n < 0) continue;   // EINTR
     if (n == 0) continue;  // quiet; TCP keepalives surface a silently dead connection
     if ((fds[0].revents & (POLLIN | POLLERR | POLLHUP)) != 0 && !drain()) {
       spdlog::warn("LISTEN connection lost: {}", PQerrorMessage(conn_->raw()));

@@ -24,9 +24,11 @@ namespace holdfast::pg {
 
 class Listener {
  public:
-  using NotifyFn = std::function<void(const std::string& channel, const std::string& payload, int sender_pid)>;
+  using NotifyFn =
+      std::function<void(const std::string& channel, const std::string& payload, int sender_pid)>;
 
-  Listener(std::string url, std::vector<std::string> channels, NotifyFn on_notify, std::function<void()> on_resync);
+  Listener(std::string url, std::vector<std::string> channels, NotifyFn on_notify,
+           std::function<void()> on_resync);
   ~Listener();
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;

@@ -64,19 +64,23 @@ std::optional<std::string> Rows::maybe_text(int row, int col) const {
 
 Result<std::unique_ptr<PgConn>> PgConn::connect(const std::string& url) {
   // Later keywords override earlier ones, so the URL (expanded from dbname) wins over these.
-  const char* keys[] = {"connect_timeout", "application_name", "keepalives", "keepalives_idle",
-                        "keepalives_interval", "keepalives_count", "dbname", nullptr};
+  const char* keys[] = {"connect_timeout",     "application_name", "keepalives", "keepalives_idle",
+                        "keepalives_interval", "keepalives_count", "dbname",     nullptr};
   const char* values[] = {"5", "holdfast", "1", "10", "5", "3", url.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
-  if (conn == nullptr) return Error(ErrorCode::kUnavailable, "cannot connect to PostgreSQL: out of memory");
+  if (conn == nullptr)
+    return Error(ErrorCode::kUnavailable, "cannot connect to PostgreSQL: out of memory");
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string message = PQerrorMessage(conn);
     PQfinish(conn);
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
-    return Error(ErrorCode::kUnavailable, "cannot connect to PostgreSQL at " + redact_url(url) + ": " + message);
+    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+      message.pop_back();
+    return Error(ErrorCode::kUnavailable,
+                 "cannot connect to PostgreSQL at " + redact_url(url) + ": " + message);
   }
   // Notices (e.g. "relation already exists, skipping") are not errors; keep them off stderr.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return std::unique_ptr<PgConn>(new PgConn(conn));
 }
 
@@ -100,15 +104,19 @@ Status PgConn::prepare(const std::string& name, const std::string& sql) {
 
 Result<Rows> PgConn::run(const std::string& name, const Params& params) {
   auto ptrs = params.pointers();
-  return finish(PQexecPrepared(conn_, name.c_str(), params.size(), ptrs.data(), nullptr, nullptr, 0), name);
+  return finish(
+      PQexecPrepared(conn_, name.c_str(), params.size(), ptrs.data(), nullptr, nullptr, 0), name);
 }
 
-Result<Rows> PgConn::exec(const std::string& sql) { return finish(PQexec(conn_, sql.c_str()), "statement"); }
+Result<Rows> PgConn::exec(const std::string& sql) {
+  return finish(PQexec(conn_, sql.c_str()), "statement");
+}
 
 Result<Rows> PgConn::exec(const std::string& sql, const Params& params) {
   auto ptrs = params.pointers();
-  return finish(PQexecParams(conn_, sql.c_str(), params.size(), nullptr, ptrs.data(), nullptr, nullptr, 0),
-                "statement");
+  return finish(
+      PQexecParams(conn_, sql.c_str(), params.size(), nullptr, ptrs.data(), nullptr, nullptr, 0),
+      "statement");
 }
 
 std::string redact_url(std::string_view url) {

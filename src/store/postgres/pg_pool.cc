@@ -4,9 +4,11 @@
 
 namespace holdfast::pg {
 
-Result<std::unique_ptr<PgPool>> PgPool::open(std::string url, std::size_t size, std::string session_setup,
+Result<std::unique_ptr<PgPool>> PgPool::open(std::string url, std::size_t size,
+                                             std::string session_setup,
                                              std::vector<Statement> statements) {
-  std::unique_ptr<PgPool> pool(new PgPool(std::move(url), std::move(session_setup), std::move(statements)));
+  std::unique_ptr<PgPool> pool(
+      new PgPool(std::move(url), std::move(session_setup), std::move(statements)));
   size = std::max<std::size_t>(size, 1);
   for (std::size_t i = 0; i < size; ++i) {
     auto conn = pool->connect_slot();

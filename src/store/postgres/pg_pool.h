@@ -1,7 +1,8 @@
 // PgPool: a small, fixed set of connections to PostgreSQL shared by every thread of a node,
 // with the node's statements prepared on each.
 //
-// 1. open() connects every slot, runs the session set-up and prepares every statement, so an unreachable database or
+// 1. open() connects every slot, runs the session set-up and prepares every statement, so an
+// unreachable database or
 //    a statement that does not compile stops the node at start, not at its first request.
 // 2. run(name, params) waits for a free slot (FIFO enough: a condition variable), runs the
 //    prepared statement, and gives the slot back. A statement holds a slot only for its own
@@ -34,7 +35,8 @@ struct Statement {
 class PgPool {
  public:
   // `session_setup` runs on every new connection first (e.g. SET statement_timeout = ...).
-  static Result<std::unique_ptr<PgPool>> open(std::string url, std::size_t size, std::string session_setup,
+  static Result<std::unique_ptr<PgPool>> open(std::string url, std::size_t size,
+                                              std::string session_setup,
                                               std::vector<Statement> statements);
   PgPool(const PgPool&) = delete;
   PgPool& operator=(const PgPool&) = delete;
@@ -49,7 +51,9 @@ class PgPool {
 
  private:
   PgPool(std::string url, std::string session_setup, std::vector<Statement> statements)
-      : url_(std::move(url)), session_setup_(std::move(session_setup)), statements_(std::move(statements)) {}
+      : url_(std::move(url)),
+        session_setup_(std::move(session_setup)),
+        statements_(std::move(statements)) {}
   Result<std::unique_ptr<PgConn>> connect_slot();
   std::size_t take();
   void give_back(std::size_t slot, std::unique_ptr<PgConn> conn);
@@ -61,7 +65,7 @@ class PgPool {
   std::condition_variable free_cv_;
   std::vector<std::unique_ptr<PgConn>> conns_;  // null while lent out or broken
   std::vector<bool> lent_;
-  std::vector<int> pids_;                       // backend pid per slot, 0 when none
+  std::vector<int> pids_;  // backend pid per slot, 0 when none
   std::uint64_t statements_run_ = 0;
 };
 

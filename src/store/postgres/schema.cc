@@ -83,12 +83,12 @@ Status migrate(PgConn& conn) {
     return e;
   };
   if (auto r = conn.exec("BEGIN"); !r.ok()) return std::move(r).error();
-  if (auto r = conn.exec("SELECT pg_advisory_xact_lock(" + std::to_string(kAdvisoryClass) + ", 0)"); !r.ok())
+  if (auto r = conn.exec("SELECT pg_advisory_xact_lock(" + std::to_string(kAdvisoryClass) + ", 0)");
+      !r.ok())
     return fail(std::move(r).error());
-  if (auto r = conn.exec(
-          "CREATE TABLE IF NOT EXISTS holdfast_schema_versions ("
-          " version int PRIMARY KEY, description text NOT NULL,"
-          " applied_at timestamptz NOT NULL DEFAULT now())");
+  if (auto r = conn.exec("CREATE TABLE IF NOT EXISTS holdfast_schema_versions ("
+                         " version int PRIMARY KEY, description text NOT NULL,"
+                         " applied_at timestamptz NOT NULL DEFAULT now())");
       !r.ok())
     return fail(std::move(r).error());
   auto current = conn.exec("SELECT coalesce(max(version), 0) FROM holdfast_schema_versions");
@@ -96,7 +96,8 @@ Status migrate(PgConn& conn) {
   const std::int64_t have = current->number(0, 0);
   if (have > latest_schema_version()) {
     return fail(Error(ErrorCode::kUnavailable,
-                      "the database schema is at version " + std::to_string(have) + ", newer than this holdfast knows (" +
+                      "the database schema is at version " + std::to_string(have) +
+                          ", newer than this holdfast knows (" +
                           std::to_string(latest_schema_version()) + "); upgrade this node"));
   }
   for (const Migration& m : kMigrations) {
@@ -106,8 +107,9 @@ Status migrate(PgConn& conn) {
       e.message = "migration " + std::to_string(m.version) + " failed: " + e.message;
       return fail(std::move(e));
     }
-    if (auto r = conn.exec("INSERT INTO holdfast_schema_versions (version, description) VALUES ($1, $2)",
-                           Params().number(m.version).text(m.description));
+    if (auto r =
+            conn.exec("INSERT INTO holdfast_schema_versions (version, description) VALUES ($1, $2)",
+                      Params().number(m.version).text(m.description));
         !r.ok())
       return fail(std::move(r).error());
   }
