@@ -267,9 +267,11 @@ class Writer {
           const Measurement* m = find(workload, name, c);
           if (m == nullptr) continue;
           std::optional<double> ratio;
-          if (peer != nullptr && peer->ops_per_sec > 0 && name != "postgres") ratio = m->ops_per_sec / peer->ops_per_sec;
-          out << "| " << workload << " | " << c << " | " << name << " | " << fmt_count(m->ops_per_sec) << " | "
-              << fmt_us(m->p99_ns) << " | " << fmt(m->server_cpu_pct(), 0) << "% | " << fmt_ratio(ratio) << " |\n";
+          if (peer != nullptr && peer->ops_per_sec > 0 && name != "postgres")
+            ratio = m->ops_per_sec / peer->ops_per_sec;
+          out << "| " << workload << " | " << c << " | " << name << " | "
+              << fmt_count(m->ops_per_sec) << " | " << fmt_us(m->p99_ns) << " | "
+              << fmt(m->server_cpu_pct(), 0) << "% | " << fmt_ratio(ratio) << " |\n";
         }
       }
     }

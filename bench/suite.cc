@@ -42,7 +42,8 @@ std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions&
   if (name == "postgres") return make_postgres_target(o.scripts_dir);
   if (name == "etcd") return make_etcd_target();
   if (const int nodes = holdfast_pg_nodes(name); nodes > 0)
-    return std::make_unique<HoldfastPgTarget>(o.holdfast_binary, o.scripts_dir, nodes, o.holdfast_args);
+    return std::make_unique<HoldfastPgTarget>(o.holdfast_binary, o.scripts_dir, nodes,
+                                              o.holdfast_args);
   return nullptr;
 }
 

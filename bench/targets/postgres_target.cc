@@ -156,7 +156,8 @@ class PostgresTarget final : public Target {
 
   std::string name() const override { return "postgres"; }
   std::string description() const override {
-    return "PostgreSQL " + server_.version() + "; pg_try_advisory_lock / pg_advisory_unlock, prepared";
+    return "PostgreSQL " + server_.version() +
+           "; pg_try_advisory_lock / pg_advisory_unlock, prepared";
   }
 
   void start(const std::filesystem::path& dir) override { server_.start(dir / "pg"); }

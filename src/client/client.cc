@@ -7,8 +7,8 @@ namespace holdfast::inline v0 {
 
 namespace {
 
-std::vector<client_internal::ServerAddress> addresses_with_credentials(std::string_view url,
-                                                                      const ClientOptions& options) {
+std::vector<client_internal::ServerAddress> addresses_with_credentials(
+    std::string_view url, const ClientOptions& options) {
   auto addresses = client_internal::parse_server_urls(url);
   for (auto& address : addresses) {
     if (!options.token.empty()) address.token = options.token;

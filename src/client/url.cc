@@ -103,7 +103,8 @@ ServerAddress parse_tcp(std::string_view authority) {
     parse_userinfo(authority.substr(0, at), &a);
     authority = authority.substr(at + 1);
   }
-  if (authority.find(',') != std::string_view::npos) bad_url("a list of nodes where one server is expected");
+  if (authority.find(',') != std::string_view::npos)
+    bad_url("a list of nodes where one server is expected");
   parse_host_port(authority, &a);
   return a;
 }
@@ -120,7 +121,8 @@ std::vector<ServerAddress> parse_server_urls(std::string_view url) {
   constexpr std::string_view kHoldfast = "holdfast://";
   std::string_view authority = url.starts_with(kHoldfast) ? url.substr(kHoldfast.size()) : url;
   const bool tcp = url.starts_with(kHoldfast) || url.find("://") == std::string_view::npos;
-  if (!tcp || authority.find(',') == std::string_view::npos || (!authority.empty() && authority.front() == '/'))
+  if (!tcp || authority.find(',') == std::string_view::npos ||
+      (!authority.empty() && authority.front() == '/'))
     return {parse_server_url(url)};
   // holdfast://[userinfo@]node,node,...[/]: the credentials come once, before the list.
   if (auto slash = authority.find('/'); slash != std::string_view::npos) {
@@ -135,7 +137,8 @@ std::vector<ServerAddress> parse_server_urls(std::string_view url) {
   std::vector<ServerAddress> out;
   for (std::size_t start = 0;;) {
     const auto comma = authority.find(',', start);
-    const std::string_view node = authority.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    const std::string_view node = authority.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (node.empty()) bad_url("empty entry in the node list");
     ServerAddress a = shared;
     parse_host_port(node, &a);
