@@ -93,7 +93,9 @@ void Session::handle() {
     }
     principal_ = std::move(*who);
   }
-  if (hub_.offload != nullptr) {
+  // Open routes (health, metrics) never call into the store, so they stay on the loop, which
+  // owns the connection counts that /metrics reports.
+  if (hub_.offload != nullptr && !route->open) {
     // The call may block (a waiting acquire): watch the socket meanwhile, so a client that
     // hangs up ends its session (the service wakes its waiter and undoes a racing grant).
     stream_.expires_never();
