@@ -99,6 +99,7 @@ class LockService {
   virtual std::uint64_t last_sequence() const = 0;
   virtual std::uint64_t durable_sequence() const = 0;
 
+  // Never blocks: /metrics calls it on the event loop.
   virtual ServiceStats stats() const = 0;
 };
 
