@@ -24,6 +24,18 @@ Error rate_limited(Millis retry_after_ms) {
 
 }  // namespace
 
+EmbeddedService::Deferred EmbeddedService::make_deferred(const Caller& caller, WaiterClient* client,
+                                                         std::string_view key, Millis timeout_ms) const {
+  Deferred d;
+  d.deadline = now() + std::min(timeout_ms, kMaxLeaseMs);
+  d.timeout_ms = timeout_ms;
+  d.principal = *caller.principal;
+  d.session = caller.session;
+  d.key = std::string(key);
+  d.client = client;
+  return d;
+}
+
 Result<AcquireOutcome> EmbeddedService::defer(Deferred d, Millis retry_after_ms) {
   d.id = kDeferredBit | ++last_deferred_;
   const Millis at = std::min(now() + retry_after_ms, d.deadline);
@@ -63,7 +75,7 @@ void EmbeddedService::run_deferred(Millis now_ms) {
       AssignRequest r;
       r.key = d.key;
       r.holder_id = d.holder_id;
-      if (d.has_ttl) r.ttl_ms = d.ttl_ms;
+      r.ttl_ms = d.ttl_ms;
       r.timeout_ms = left;
       r.session = d.session;
       r.held_by = held_by;
@@ -71,9 +83,9 @@ void EmbeddedService::run_deferred(Millis now_ms) {
     } else {
       AcquireRequest r;
       r.key = d.key;
-      r.ttl_ms = d.ttl_ms;
+      r.ttl_ms = d.ttl_ms.value_or(0);
       r.timeout_ms = left;
-      if (d.has_owner) r.owner = d.owner;
+      if (d.owner) r.owner = *d.owner;
       r.session_scoped = d.session_scoped;
       r.session = d.session;
       r.held_by = held_by;
@@ -155,19 +167,10 @@ Result<AcquireOutcome> EmbeddedService::acquire(const Caller& caller, const Acqu
     }
     if (auto retry = over_limit(*caller.principal)) {
       if (args.timeout_ms == 0) return rate_limited(*retry);
-      Deferred d;
-      d.deadline = now() + std::min(args.timeout_ms, kMaxLeaseMs);
-      d.timeout_ms = args.timeout_ms;
-      d.principal = *caller.principal;
-      d.session = caller.session;
-      d.key = std::string(args.key);
-      if (args.owner) {
-        d.owner = std::string(*args.owner);
-        d.has_owner = true;
-      }
+      Deferred d = make_deferred(caller, client, args.key, args.timeout_ms);
+      if (args.owner) d.owner = std::string(*args.owner);
       d.session_scoped = args.session_scoped;
       d.ttl_ms = args.ttl_ms;
-      d.client = client;
       return defer(std::move(d), *retry);
     }
   }
@@ -213,17 +216,10 @@ Result<AcquireOutcome> EmbeddedService::assign(const Caller& caller, const Assig
     if (auto err = check_label(args.holder_id, "holderId")) return std::move(*err);
     if (auto retry = over_limit(*caller.principal)) {
       if (!args.timeout_ms || *args.timeout_ms == 0) return rate_limited(*retry);
-      Deferred d;
-      d.deadline = now() + std::min(*args.timeout_ms, kMaxLeaseMs);
-      d.timeout_ms = *args.timeout_ms;
-      d.principal = *caller.principal;
-      d.session = caller.session;
+      Deferred d = make_deferred(caller, client, args.key, *args.timeout_ms);
       d.assign = true;
-      d.key = std::string(args.key);
       d.holder_id = std::string(args.holder_id);
-      d.has_ttl = args.ttl_ms.has_value();
-      d.ttl_ms = args.ttl_ms.value_or(0);
-      d.client = client;
+      d.ttl_ms = args.ttl_ms;
       return defer(std::move(d), *retry);
     }
   }

@@ -102,13 +102,13 @@ class EmbeddedService final : public LockService, private ChangeSink {
     Principal principal;
     SessionId session = 0;
     bool assign = false;
-    std::string key, owner, holder_id;
-    bool has_owner = false;
+    std::string key, holder_id;
+    std::optional<std::string> owner;
+    std::optional<Millis> ttl_ms;  // an assign may have none
     bool session_scoped = false;
-    Millis ttl_ms = 0;
-    bool has_ttl = true;
     WaiterClient* client = nullptr;
   };
+  Deferred make_deferred(const Caller& caller, WaiterClient* client, std::string_view key, Millis timeout_ms) const;
   static constexpr WaiterId kDeferredBit = WaiterId{1} << 63;
   // Counts the attempt; nullopt when allowed, else the wait before a slot frees.
   std::optional<Millis> over_limit(const Principal& principal);

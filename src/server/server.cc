@@ -78,43 +78,24 @@ Status Server::check_open_mode() const {
   return ok_status();
 }
 
-Status Server::bind_tcp() {
-  if (config_.listen.empty()) return ok_status();
-  auto hp = split_host_port(config_.listen);
+Status Server::bind_tcp(const std::string& address, const char* what, std::optional<tcp::acceptor>& acceptor,
+                        std::string& bound_address) {
+  if (address.empty()) return ok_status();
+  auto hp = split_host_port(address);
   if (!hp.ok()) return std::move(hp).error();
   boost::system::error_code ec;
   auto addr = hp->first == "localhost" ? boost::asio::ip::make_address("127.0.0.1")
                                        : boost::asio::ip::make_address(hp->first, ec);
-  if (ec) return invalid_argument("listen address \"" + config_.listen + "\": " + ec.message());
+  if (ec) return invalid_argument(std::string(what) + " address \"" + address + "\": " + ec.message());
   tcp::endpoint ep(addr, hp->second);
-  tcp_.emplace(io_);
-  tcp_->open(ep.protocol(), ec);
-  if (!ec) tcp_->set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) tcp_->bind(ep, ec);
-  if (!ec) tcp_->listen(1024, ec);
-  if (ec) return Error(ErrorCode::kUnavailable, "cannot listen on " + config_.listen + ": " + ec.message());
-  auto bound = tcp_->local_endpoint();
-  resp_address_ = bound.address().to_string() + ":" + std::to_string(bound.port());
-  return ok_status();
-}
-
-Status Server::bind_http() {
-  if (config_.http.empty()) return ok_status();
-  auto hp = split_host_port(config_.http);
-  if (!hp.ok()) return std::move(hp).error();
-  boost::system::error_code ec;
-  auto addr = hp->first == "localhost" ? boost::asio::ip::make_address("127.0.0.1")
-                                       : boost::asio::ip::make_address(hp->first, ec);
-  if (ec) return invalid_argument("http address \"" + config_.http + "\": " + ec.message());
-  tcp::endpoint ep(addr, hp->second);
-  http_.emplace(io_);
-  http_->open(ep.protocol(), ec);
-  if (!ec) http_->set_option(tcp::acceptor::reuse_address(true), ec);
-  if (!ec) http_->bind(ep, ec);
-  if (!ec) http_->listen(1024, ec);
-  if (ec) return Error(ErrorCode::kUnavailable, "cannot listen on " + config_.http + ": " + ec.message());
-  auto bound = http_->local_endpoint();
-  http_address_ = bound.address().to_string() + ":" + std::to_string(bound.port());
+  acceptor.emplace(io_);
+  acceptor->open(ep.protocol(), ec);
+  if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
+  if (!ec) acceptor->bind(ep, ec);
+  if (!ec) acceptor->listen(1024, ec);
+  if (ec) return Error(ErrorCode::kUnavailable, "cannot listen on " + address + ": " + ec.message());
+  auto bound = acceptor->local_endpoint();
+  bound_address = bound.address().to_string() + ":" + std::to_string(bound.port());
   return ok_status();
 }
 
@@ -157,9 +138,9 @@ Status Server::start() {
     if (auto st = embedded_->recover(); !st.ok()) return st;
     embedded_->store().set_on_durable([this](std::uint64_t) { loop_.store_advanced(); });
   }
-  if (auto st = bind_tcp(); !st.ok()) return st;
+  if (auto st = bind_tcp(config_.listen, "listen", tcp_, resp_address_); !st.ok()) return st;
   if (auto st = bind_unix(); !st.ok()) return st;
-  if (auto st = bind_http(); !st.ok()) return st;
+  if (auto st = bind_tcp(config_.http, "http", http_, http_address_); !st.ok()) return st;
   accept_tcp();
   accept_unix();
   accept_http();

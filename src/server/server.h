@@ -54,9 +54,10 @@ class Server {
 
  private:
   Status check_open_mode() const;
-  Status bind_tcp();
+  // Opens, binds and listens on `address` (host:port); `bound_address` gets the real port.
+  Status bind_tcp(const std::string& address, const char* what,
+                  std::optional<boost::asio::ip::tcp::acceptor>& acceptor, std::string& bound_address);
   Status bind_unix();
-  Status bind_http();
   void accept_http();
   void accept_tcp();
   void accept_unix();

@@ -107,8 +107,10 @@ void Connection::process() {
   if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
   // Every reply written so far may depend on anything appended so far.
   need_sequence_ = hub_.service.last_sequence();
-  flush();
+  // Wake-ups first: a release hands its key to the next waiter, whose grant is on the critical
+  // path of a hot key; this connection's own reply can follow it.
   hub_.loop.after_event();
+  flush();
 }
 
 void Connection::run_offloaded() {
@@ -138,6 +140,7 @@ void Connection::on_waiter_outcome(const WaiterOutcome& outcome) {
   blocked_ = false;
   blocked_on_ = 0;
   need_sequence_ = hub_.service.last_sequence();
+  flush();  // the grant leaves now; it does not wait for the posted continuation
   // Continue with pipelined commands from the loop, not from inside the dispatcher.
   if (!process_posted_) {
     process_posted_ = true;
