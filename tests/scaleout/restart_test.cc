@@ -43,7 +43,7 @@ TEST(DatabaseRestart, NodesAnswerUnavailableMeanwhileAndCarryOnAfterwards) {
   // two's LISTEN connection is back (it reconnects within a second), else by its periodic check.
   b.send({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "10000"});
   auto watcher = two.client();
-  ASSERT_TRUE(await_waiters(watcher, "k", 1));
+  ASSERT_TRUE(await_waiters(watcher, "k", 1)) << two.drain_output();
   const auto released_at = Clock::now();
   ASSERT_EQ(a.call({"LOCK.RELEASE", "k", hold.text("handle")}).number("released"), 1);
   auto granted = b.read();

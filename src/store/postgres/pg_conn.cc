@@ -1,5 +1,7 @@
 #include "store/postgres/pg_conn.h"
 
+#include <poll.h>
+
 #include <charconv>
 
 namespace holdfast::pg {
@@ -94,6 +96,15 @@ Result<Rows> PgConn::finish(PGresult* result, std::string_view what) {
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   if (message.empty()) message = "no result";
   return Error(ErrorCode::kUnavailable, "PostgreSQL: " + std::string(what) + ": " + message);
+}
+
+bool PgConn::closed_by_server() {
+  pollfd p{PQsocket(conn_), POLLIN, 0};
+  if (p.fd < 0) return true;
+  // An idle pooled connection has nothing to read unless the server said goodbye (a FATAL
+  // "terminating connection", then EOF; libpq would report it only on the next statement).
+  // Anything else unasked (a stray NOTICE) costs at most a reconnect.
+  return ::poll(&p, 1, 0) != 0;
 }
 
 Status PgConn::prepare(const std::string& name, const std::string& sql) {

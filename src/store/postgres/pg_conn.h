@@ -83,6 +83,10 @@ class PgConn {
   Result<Rows> exec(const std::string& sql, const Params& params);
 
   bool broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+  // For an idle connection: true when the server has sent something since (a restart or a
+  // failover sends a FATAL and closes), noticed without a round trip: do not use it. A
+  // connection dropped without a word (a network cut) still looks alive until it is used.
+  bool closed_by_server();
   int backend_pid() const { return PQbackendPID(conn_); }
   PGconn* raw() { return conn_; }
 

@@ -61,7 +61,7 @@ Result<Rows> PgPool::run(const std::string& name, const Params& params) {
     std::lock_guard lock(mu_);
     conn = std::move(conns_[slot]);
   }
-  if (!conn || conn->broken()) {
+  if (!conn || conn->broken() || conn->closed_by_server()) {
     conn.reset();
     auto fresh = connect_slot();
     if (!fresh.ok()) {

@@ -8,7 +8,9 @@
 //    prepared statement, and gives the slot back. A statement holds a slot only for its own
 //    round trip; nobody waits for a lock while holding a connection.
 // 3. A slot whose connection broke (database restart, failover, network) is reconnected
-//    lazily by the next run() that takes it; if that fails the call answers UNAVAILABLE and
+//    lazily by the next run() that takes it; an idle connection the server closed meanwhile
+//    (a restart says goodbye) is noticed before it is used, so calls after a restart do not
+//    fail on stale connections; if that fails the call answers UNAVAILABLE and
 //    the slot stays empty for the next try. A statement that failed because the connection
 //    broke is NOT retried: it may have committed, and only the caller knows whether running
 //    it twice is harmless.
