@@ -66,9 +66,16 @@ std::optional<std::string> Rows::maybe_text(int row, int col) const {
 
 Result<std::unique_ptr<PgConn>> PgConn::connect(const std::string& url) {
   // Later keywords override earlier ones, so the URL (expanded from dbname) wins over these.
-  const char* keys[] = {"connect_timeout",     "application_name", "keepalives", "keepalives_idle",
-                        "keepalives_interval", "keepalives_count", "dbname",     nullptr};
-  const char* values[] = {"5", "holdfast", "1", "10", "5", "3", url.c_str(), nullptr};
+  const char* keys[] = {"connect_timeout",
+                        "application_name",
+                        "keepalives",
+                        "keepalives_idle",
+                        "keepalives_interval",
+                        "keepalives_count",
+                        "client_encoding",
+                        "dbname",
+                        nullptr};
+  const char* values[] = {"5", "holdfast", "1", "10", "5", "3", "UTF8", url.c_str(), nullptr};
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn == nullptr)
     return Error(ErrorCode::kUnavailable, "cannot connect to PostgreSQL: out of memory");

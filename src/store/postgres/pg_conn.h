@@ -67,8 +67,8 @@ class Rows {
 class PgConn {
  public:
   // Connects to `url` (a postgres:// URL or a key=value connection string). Defaults that the
-  // URL may override: connect_timeout=5, application_name=holdfast, TCP keepalives that notice
-  // a dead peer within about half a minute.
+  // URL may override: connect_timeout=5, application_name=holdfast, client_encoding=UTF8 (keys
+  // are UTF-8), TCP keepalives that notice a dead peer within about half a minute.
   static Result<std::unique_ptr<PgConn>> connect(const std::string& url);
   ~PgConn();
   PgConn(const PgConn&) = delete;

@@ -78,6 +78,15 @@ CREATE TABLE holdfast_rate (
 int latest_schema_version() { return kMigrations.back().version; }
 
 Status migrate(PgConn& conn) {
+  // Keys are UTF-8 and ordered by their bytes; a database in another encoding would refuse
+  // some keys or reorder them.
+  auto encoding = conn.exec("SHOW server_encoding");
+  if (!encoding.ok()) return std::move(encoding).error();
+  if (encoding->text(0, 0) != "UTF8" && encoding->text(0, 0) != "SQL_ASCII") {
+    return Error(ErrorCode::kUnavailable,
+                 "the database's encoding is " + std::string(encoding->text(0, 0)) +
+                     "; Holdfast needs a UTF8 database (CREATE DATABASE ... ENCODING 'UTF8')");
+  }
   auto fail = [&](Error e) -> Status {
     (void)conn.exec("ROLLBACK");
     return e;

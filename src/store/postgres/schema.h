@@ -1,6 +1,7 @@
 // The PostgreSQL schema of the scale-out store and its versioned migrations.
 //
 // Migration, run by every node at start (safe when several nodes start at once):
+//  0. The database must be UTF8 (keys are UTF-8 compared byte by byte).
 //  1. BEGIN; take pg_advisory_xact_lock(kAdvisoryClass, 0): nodes that start together queue
 //     here, and the lock ends with the transaction whatever happens.
 //  2. Create holdfast_schema_versions if missing; read the highest version applied.
