@@ -35,7 +35,6 @@ namespace holdfast {
 
 struct PgService::Attempt {
   std::string_view key;
-  SessionId session = 0;
   std::optional<Millis> timeout_ms;  // none or 0: one attempt
   // The grant (free key, ended lease, or the caller's own re-take/refresh).
   std::function<Result<pg::Grant>()> grant;
@@ -170,7 +169,6 @@ Result<AcquireOutcome> PgService::acquire(const Caller& caller, const AcquireArg
   g.session = caller.session;
   Attempt a;
   a.key = args.key;
-  a.session = caller.session;
   a.timeout_ms = args.timeout_ms;
   a.grant = [&] { return db(holds_->acquire(g)); };
   if (args.owner) a.narrow = [&] { return db(holds_->retake(g)); };
@@ -220,7 +218,6 @@ Result<AcquireOutcome> PgService::assign(const Caller& caller, const AssignArgs&
   if (args.ttl_ms) ttl = cap_ttl(*args.ttl_ms);
   Attempt a;
   a.key = args.key;
-  a.session = caller.session;
   a.timeout_ms = args.timeout_ms;
   a.grant = [&] { return db(holds_->assign(args.key, held_by, args.holder_id, ttl)); };
   a.narrow = [&] { return db(holds_->refresh(args.key, args.holder_id, ttl)); };

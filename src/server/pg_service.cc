@@ -117,8 +117,7 @@ Status PgService::start() {
 }
 
 void PgService::stop() {
-  if (stopped_) return;
-  stopped_ = true;
+  if (stopped_.exchange(true)) return;
   waiters_.close_all();
   if (housekeeper_) housekeeper_->stop();
   if (listener_) listener_->stop();

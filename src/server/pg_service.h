@@ -135,7 +135,7 @@ class PgService final : public LockService {
   LocalWaiters waiters_;
   std::int64_t node_id_ = 0;
   std::unique_ptr<wal::FileLock> dir_lock_;
-  bool stopped_ = false;
+  std::atomic<bool> stopped_{false};
 
   // The compiled rule set and the database version it came from. Reloads (notification,
   // housekeeper, this node's own pushes) serialise on reload_mu_; readers copy the pointer.
