@@ -211,6 +211,10 @@ class Writer {
   void ratio_table(std::ostream& out, const std::string& workload,
                    const std::vector<const Measurement*>& rows) const {
     if (workload == "floor") return;
+    const auto& targets = r_.options.targets;
+    if (std::find(targets.begin(), targets.end(), kNever) == targets.end() &&
+        std::find(targets.begin(), targets.end(), kAlways) == targets.end())
+      return;  // nothing to divide (a scale-out run has its own table)
     std::ostringstream body;
     auto row = [&](const std::string& label, const Measurement& peer) {
       body << "| " << label << " | " << peer.connections << " | "
