@@ -10,14 +10,14 @@
 // BlockingExecutor, one at a time per connection; a blocking acquire waits inside acquire().
 //
 // Lifecycle:
-//  1. start(): lock the data dir (its LOCK file, as the embedded store does), connect the pool,
-//  migrate the schema,
-//     free the session holds of this data dir's previous incarnation (it is dead: we hold its
-//     lock), register a fresh node row, load the rule set, start the LISTEN thread and the
-//     housekeeper. Any failure is returned and the node must not serve.
+//  1. start(): lock the data dir (its LOCK file, as the embedded store does), migrate the
+//     schema, connect the pool, free the session holds of this data dir's previous
+//     incarnation (it is dead: we hold its lock), register a fresh node row, load the rule
+//     set, start the LISTEN thread and the housekeeper. Any failure is returned and the node
+//     must not serve.
 //  2. serve: see pg_acquire.cc for how a blocked acquire waits across nodes.
 //  3. end_session(s): the connection's waiters wake and answer UNAVAILABLE; its session holds
-//     are deleted (and notified) if it had any.
+//     are freed (and their keys notified) if it had any.
 //  4. stop(): every blocked call wakes with UNAVAILABLE, this node's session holds are freed
 //     and its row removed, the threads stop.
 #pragma once
