@@ -6,7 +6,7 @@
 //  1. Heartbeat this node's row. If the row was gone (another node presumed this one dead
 //     and freed its session holds), write it again and log it.
 //  2. Free the session holds of nodes whose heartbeat is older than the grace, notifying each
-//     key (waiters on every node retry), then forget those nodes' rows.
+//     key (waiters on every node retry), then forget those nodes' rows and registrations.
 //  3. Ask for the rule set's version; the owner reloads when it moved (this covers a lost
 //     notification, so a rule change reaches every node within one tick at worst).
 // Every sweep (sweep_ms, 5 s by default):
