@@ -24,7 +24,7 @@ struct ServerConfig {
   Millis max_lease_ms = 86'400'000;
   std::string store_url;                  // postgres://... for scale-out; empty: embedded
   Millis session_grace_ms = 10'000;       // scale-out: a silent node's session holds live this long
-  std::int64_t store_pool_size = 8;       // scale-out: PostgreSQL connections per node
+  std::int64_t store_pool_size = 32;      // scale-out: PostgreSQL connections per node
 };
 
 // Overrides given on the command line; unset fields keep the file's (or the default) value.

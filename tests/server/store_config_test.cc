@@ -22,11 +22,11 @@ class StoreConfig : public ::testing::Test {
   }
 };
 
-TEST_F(StoreConfig, DefaultsAreATenSecondGraceAndEightConnections) {
+TEST_F(StoreConfig, DefaultsAreATenSecondGraceAndThirtyTwoConnections) {
   auto c = load_config("", {});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->session_grace_ms, 10000);
-  EXPECT_EQ(c->store_pool_size, 8);
+  EXPECT_EQ(c->store_pool_size, 32);
 }
 
 TEST_F(StoreConfig, TheFileSetsThemAndTheFlagOverridesTheGrace) {
