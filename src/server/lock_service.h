@@ -94,6 +94,9 @@ class LockService {
 
   // True when calls may block (run them off the event loop).
   virtual bool blocking() const = 0;
+  // The server is stopping: calls blocked inside the service (a waiting acquire of a blocking
+  // service) must return now, with UNAVAILABLE. Called once, on the loop thread.
+  virtual void begin_shutdown() {}
   // Replies must not leave before durable_sequence() reaches the last_sequence() seen when
   // they were made. A service whose calls are durable on return answers 0 for both.
   virtual std::uint64_t last_sequence() const = 0;

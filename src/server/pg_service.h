@@ -64,6 +64,7 @@ class PgService final : public LockService {
 
   Status start();
   void stop();
+  void begin_shutdown() override { stop(); }
 
   Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args,
                                  WaiterClient* client) override;

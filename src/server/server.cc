@@ -231,6 +231,7 @@ void Server::begin_shutdown() {
   for (auto& [id, weak] : http_hub_.live)
     if (auto s = weak.lock()) sessions.push_back(std::move(s));
   for (auto& s : sessions) s->shutdown();
+  service_.begin_shutdown();  // calls blocked on executor threads answer UNAVAILABLE now
   drain(std::chrono::steady_clock::now() + std::chrono::seconds(5));
 }
 

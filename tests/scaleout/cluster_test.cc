@@ -211,5 +211,20 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }
 
+
+TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableAtOnce) {
+  auto holder = client(0);
+  ASSERT_FALSE(holder.call({"LOCK.TRY", "stop:1", "TTL", "60000"}).is_null());
+  auto waiter = client(1);
+  waiter.send({"LOCK.ACQUIRE", "stop:1", "TTL", "1000", "TIMEOUT", "60000"});
+  auto watcher = client(1);
+  ASSERT_TRUE(await_waiters(watcher, "stop:1", 1));
+  const auto start = Clock::now();
+  EXPECT_EQ(cluster.node(1).stop(), 0);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(4)) << "the node waited for the drain deadline";
+  EXPECT_EQ(waiter.read().error_code(), "UNAVAILABLE");
+  EXPECT_TRUE(waiter.wait_closed());
+}
+
 }  // namespace
 }  // namespace holdfast::testing

@@ -188,7 +188,9 @@ void Connection::flush() {
 
 void Connection::shutdown() {
   if (closed_) return;
-  if (blocked_) {
+  // An offloaded command in flight answers for itself (the service wakes it with UNAVAILABLE);
+  // the connection closes once that reply is out.
+  if (blocked_ && hub_.offload == nullptr) {
     hub_.service.cancel_waiter(blocked_on_);
     blocked_ = false;
     ReplyWriter writer(out_, state_.proto);
