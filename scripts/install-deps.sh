@@ -9,7 +9,7 @@ profile="${1:-test}"
 build_pkgs=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-dev libboost-json1.81-dev libtomlplusplus-dev libcli11-dev
-  libspdlog-dev libre2-dev libssl-dev libpq-dev libmariadb-dev
+  libspdlog-dev libre2-dev libssl-dev libpq-dev libmariadb-dev libabsl-dev
   libgtest-dev libgmock-dev
 )
 test_pkgs=(

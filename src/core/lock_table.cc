@@ -66,6 +66,9 @@ std::uint32_t& LockTable::WaiterIndex::operator()(Waiter* w) const { return w->h
 
 namespace {
 
+// Debian's Abseil has its own string_view type; its maps look keys up by that.
+absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
 std::string hex_encode(std::string_view s) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
@@ -147,18 +150,18 @@ LockTable::Slot* LockTable::live_or_new(std::string_view key, Millis now) {
 }
 
 LockTable::Slot& LockTable::slot_for(std::string_view key) {
-  auto it = keys_.find(key);
+  auto it = keys_.find(absl_view(key));
   if (it == keys_.end()) it = keys_.emplace(std::string(key), Entry{}).first;
   return *it;
 }
 
 LockTable::Slot* LockTable::find_live(std::string_view key, Millis now) {
-  auto it = keys_.find(key);
+  auto it = keys_.find(absl_view(key));
   if (it == keys_.end()) return nullptr;
   Slot* slot = &*it;
   if (slot->second.held() && slot->second.lease_expires_at <= now) {
     expire(slot, now);
-    it = keys_.find(key);  // the hand-off may have erased the entry
+    it = keys_.find(absl_view(key));  // the hand-off may have erased the entry
     return it == keys_.end() ? nullptr : &*it;
   }
   return slot;

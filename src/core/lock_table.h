@@ -29,6 +29,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include <absl/container/node_hash_map.h>
+
 #include "core/clock.h"
 #include "core/deadline_heap.h"
 #include "core/error.h"
@@ -228,7 +230,11 @@ class LockTable {
   std::size_t held_count_ = 0;
   LockTableCounters counters_;
 
-  std::unordered_map<std::string, Entry, StringHash, std::equal_to<>> keys_;
+  // Open addressing over individually allocated nodes (absl::node_hash_map): a lookup probes a
+  // few control bytes and touches one node, where a chained std::unordered_map walked a bucket
+  // list (its _M_find_before_node was 10% of the pipelined profile); nodes never move, so the
+  // heaps and session indexes can point at them.
+  absl::node_hash_map<std::string, Entry> keys_;
   std::unordered_map<WaiterId, std::unique_ptr<Waiter>> waiters_;
   // Interned heldBy strings with reference counts: most holds share a few principals, and the
   // last one used is remembered, so a grant by the same caller costs a compare, not a hash.
