@@ -55,30 +55,37 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
   out.reserve(8192);
   const auto& c = stats.counters;
   const auto& store = stats.store;
-  line(out, "holdfast_locks_held", "gauge", "Keys held right now.");
-  value(out, "holdfast_locks_held", static_cast<double>(stats.held));
-  line(out, "holdfast_waiters", "gauge", "Blocking acquires and assigns waiting in a queue.");
-  value(out, "holdfast_waiters", static_cast<double>(stats.waiters));
-  line(out, "holdfast_grants_total", "counter", "Holds granted (acquire, re-take, hand-off, assign, transfer).");
-  value(out, "holdfast_grants_total", static_cast<double>(c.grants));
-  line(out, "holdfast_releases_total", "counter", "Holds ended by release, unassign or the end of a session.");
-  value(out, "holdfast_releases_total", static_cast<double>(c.releases));
-  line(out, "holdfast_expiries_total", "counter", "Holds ended by their lease.");
-  value(out, "holdfast_expiries_total", static_cast<double>(c.expiries));
-  line(out, "holdfast_acquire_timeouts_total", "counter", "Waiters that timed out without a grant.");
-  value(out, "holdfast_acquire_timeouts_total", static_cast<double>(c.timeouts));
-  line(out, "holdfast_renewals_total", "counter", "Leases renewed.");
-  value(out, "holdfast_renewals_total", static_cast<double>(c.renewals));
-  line(out, "holdfast_connections", "gauge", "Open client connections (RESP and HTTP).");
-  value(out, "holdfast_connections", static_cast<double>(gauges.connections));
-  line(out, "holdfast_store_appends_total", "counter", "Changes appended to the store.");
-  value(out, "holdfast_store_appends_total", static_cast<double>(store.appended));
-  line(out, "holdfast_wal_syncs_total", "counter", "fdatasync calls of the write-ahead log (one per group commit).");
-  value(out, "holdfast_wal_syncs_total", static_cast<double>(store.syncs));
-  line(out, "holdfast_wal_sync_seconds_total", "counter", "Time spent in fdatasync.");
-  value(out, "holdfast_wal_sync_seconds_total", static_cast<double>(store.sync_nanos) / 1e9);
-  line(out, "holdfast_wal_snapshots_total", "counter", "Snapshots written.");
-  value(out, "holdfast_wal_snapshots_total", static_cast<double>(store.snapshots));
+  struct Simple {
+    const char* name;
+    const char* type;
+    const char* help;
+    double value;
+  };
+  const Simple simple[] = {
+      {"holdfast_locks_held", "gauge", "Keys held right now.", static_cast<double>(stats.held)},
+      {"holdfast_waiters", "gauge", "Blocking acquires and assigns waiting in a queue.",
+       static_cast<double>(stats.waiters)},
+      {"holdfast_grants_total", "counter", "Holds granted (acquire, re-take, hand-off, assign, transfer).",
+       static_cast<double>(c.grants)},
+      {"holdfast_releases_total", "counter", "Holds ended by release, unassign or the end of a session.",
+       static_cast<double>(c.releases)},
+      {"holdfast_expiries_total", "counter", "Holds ended by their lease.", static_cast<double>(c.expiries)},
+      {"holdfast_acquire_timeouts_total", "counter", "Waiters that timed out without a grant.",
+       static_cast<double>(c.timeouts)},
+      {"holdfast_renewals_total", "counter", "Leases renewed.", static_cast<double>(c.renewals)},
+      {"holdfast_connections", "gauge", "Open client connections (RESP and HTTP).",
+       static_cast<double>(gauges.connections)},
+      {"holdfast_store_appends_total", "counter", "Changes appended to the store.", static_cast<double>(store.appended)},
+      {"holdfast_wal_syncs_total", "counter", "fdatasync calls of the write-ahead log (one per group commit).",
+       static_cast<double>(store.syncs)},
+      {"holdfast_wal_sync_seconds_total", "counter", "Time spent in fdatasync.",
+       static_cast<double>(store.sync_nanos) / 1e9},
+      {"holdfast_wal_snapshots_total", "counter", "Snapshots written.", static_cast<double>(store.snapshots)},
+  };
+  for (const Simple& m : simple) {
+    line(out, m.name, m.type, m.help);
+    value(out, m.name, m.value);
+  }
   line(out, "holdfast_command_duration_seconds", "histogram",
        "Time to execute a command on the server (a blocking acquire's wait is not included).");
   std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
