@@ -2,6 +2,8 @@
 // length, bit flips, and where each counts as the end of the log or as corruption.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "store/wal/fake_file_system.h"
 #include "store/wal/format.h"
 #include "store/wal/log_reader.h"
@@ -200,6 +202,132 @@ TEST(Log, BatchLargerThanTheFrameLimitIsSplitIntoSeveralFrames) {
   EXPECT_EQ(r.scan->frames, 2u);
   ASSERT_EQ(r.changes.size(), batch.size());
   EXPECT_EQ(std::get<RuleSetPut>(r.changes.back()).name, "r13");
+}
+
+// --- preallocated segments: what a crash leaves in reserved (zero) space ---
+
+// Three batches whose last frame spans several 512-byte sectors, followed by reserved space.
+struct Preallocated {
+  std::vector<std::vector<Change>> batches;
+  Written written;
+  std::string bytes;  // the segment as a reader sees it: frames, then zeros
+};
+
+Preallocated preallocated_segment() {
+  Preallocated p;
+  p.batches = three_batches();
+  p.batches.back().push_back(RuleSetPut{"big", std::string(1500, 'r')});
+  p.written = write_batches(p.batches);
+  p.bytes = p.written.bytes + std::string(8192, '\0');
+  return p;
+}
+
+TEST(Log, ReservedSpaceAfterTheLastFrameIsTheEndOfTheLog) {
+  const Preallocated p = preallocated_segment();
+  const Read r = read(p.bytes);
+  ASSERT_TRUE(r.scan.ok()) << r.scan.error().message;
+  EXPECT_EQ(r.scan->valid_bytes, p.written.bytes.size());
+  EXPECT_TRUE(r.scan->torn_tail);  // recovery cuts the reserved space off
+  EXPECT_EQ(r.changes.size(), count(p.batches, 3));
+}
+
+TEST(Log, LastFrameWithASectorThatNeverReachedTheDiskIsATornWrite) {
+  const Preallocated p = preallocated_segment();
+  const std::uint64_t last = p.written.frame_starts.back();
+  const std::uint64_t end = p.written.bytes.size();
+  ASSERT_GT(end - last, 3 * kTornWriteSector);
+  int sectors = 0;
+  for (std::uint64_t sector = last / kTornWriteSector * kTornWriteSector; sector < end;
+       sector += kTornWriteSector) {
+    const std::uint64_t from = std::max(sector, last);
+    const std::uint64_t to = std::min<std::uint64_t>(sector + kTornWriteSector, p.bytes.size());
+    if (std::min(to, end) - from < kMinLostSectorPiece) continue;
+    std::string torn = p.bytes;
+    std::fill(torn.begin() + static_cast<std::ptrdiff_t>(from),
+              torn.begin() + static_cast<std::ptrdiff_t>(to), '\0');
+    const Read r = read(torn);
+    ASSERT_TRUE(r.scan.ok()) << "sector at " << sector << ": " << r.scan.error().message;
+    EXPECT_TRUE(r.scan->torn_tail);
+    EXPECT_EQ(r.scan->valid_bytes, last) << sector;
+    EXPECT_EQ(r.changes.size(), count(p.batches, 2)) << sector;
+    ++sectors;
+  }
+  EXPECT_GE(sectors, 3);
+}
+
+TEST(Log, BitFlipInTheLastFrameBeforeReservedSpaceIsStillCorruption) {
+  const Preallocated p = preallocated_segment();
+  for (std::uint64_t at = p.written.frame_starts.back(); at < p.written.bytes.size(); at += 7) {
+    std::string damaged = p.bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x04);
+    const Read r = read(damaged);
+    ASSERT_FALSE(r.scan.ok()) << "flip at " << at << " was taken for a torn write";
+    EXPECT_NE(r.scan.error().message.find(
+                  "at offset " + std::to_string(p.written.frame_starts.back())),
+              std::string::npos);
+  }
+}
+
+TEST(Log, ZeroedSectorFollowedByAnotherFrameIsCorruption) {
+  // Frames after it were written, and so possibly acknowledged, after it: not a torn tail.
+  Preallocated p = preallocated_segment();
+  std::string bytes = p.written.bytes;
+  const std::uint64_t last = p.written.frame_starts.back();
+  bytes += bytes.substr(last);  // the big frame once more
+  const std::uint64_t sector = (last / kTornWriteSector + 1) * kTornWriteSector;
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(sector),
+            bytes.begin() + static_cast<std::ptrdiff_t>(sector + kTornWriteSector), '\0');
+  bytes += std::string(4096, '\0');
+  const Read r = read(bytes);
+  ASSERT_FALSE(r.scan.ok());
+  EXPECT_NE(r.scan.error().message.find("at offset " + std::to_string(last)), std::string::npos);
+  // The same with the header's sector lost.
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(last),
+            bytes.begin() + static_cast<std::ptrdiff_t>(sector), '\0');
+  EXPECT_FALSE(read(bytes).scan.ok());
+}
+
+TEST(Log, TornWriteInAnOlderSegmentIsCorruption) {
+  const Preallocated p = preallocated_segment();
+  std::string torn = p.bytes;
+  const std::uint64_t sector = (p.written.frame_starts.back() / kTornWriteSector + 1) *
+                               kTornWriteSector;
+  std::fill(torn.begin() + static_cast<std::ptrdiff_t>(sector),
+            torn.begin() + static_cast<std::ptrdiff_t>(sector + kTornWriteSector), '\0');
+  EXPECT_TRUE(read(torn).scan.ok());
+  EXPECT_FALSE(read(torn, SegmentPosition::kOlder).scan.ok());
+  EXPECT_FALSE(read(p.bytes, SegmentPosition::kOlder).scan.ok()) << "reserved space left over";
+}
+
+TEST(Log, ReservedSegmentWhoseMagicNeverReachedTheDiskIsAnEmptyLog) {
+  const std::string zeros(4096, '\0');
+  const Read r = read(zeros);
+  ASSERT_TRUE(r.scan.ok()) << r.scan.error().message;
+  EXPECT_EQ(r.scan->valid_bytes, 0u);
+  EXPECT_TRUE(r.scan->torn_tail);
+  EXPECT_FALSE(read(zeros, SegmentPosition::kOlder).scan.ok());
+}
+
+TEST(Log, WriterReservesSpaceAndAppendsFromTheStart) {
+  FakeFileSystem fs;
+  ASSERT_TRUE(fs.create_dir("/data").ok());
+  auto writer = LogWriter::create(fs, "/data", kPath, true, 4096);
+  ASSERT_TRUE(writer.ok());
+  std::string records;
+  append_record(records, Granted{make_hold("a", 1)});
+  ASSERT_TRUE((*writer)->add_records(records).ok());
+  ASSERT_TRUE((*writer)->sync().ok());
+  std::string bytes = *fs.contents(kPath);
+  ASSERT_EQ(bytes.size(), 4096u);
+  const Read r = read(bytes);
+  ASSERT_TRUE(r.scan.ok());
+  EXPECT_EQ(r.scan->valid_bytes, (*writer)->size());
+  EXPECT_EQ(r.changes.size(), 1u);
+  // Finishing cuts the reserved space off: an older segment ends with its last frame.
+  ASSERT_TRUE((*writer)->finish(true).ok());
+  bytes = *fs.contents(kPath);
+  EXPECT_EQ(bytes.size(), (*writer)->size());
+  EXPECT_TRUE(read(bytes, SegmentPosition::kOlder).scan.ok());
 }
 
 }  // namespace

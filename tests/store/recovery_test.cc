@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include "store/wal/log_reader.h"
 #include "store/wal/snapshot.h"
 #include "wal_store_fixture.h"
 
@@ -200,6 +201,56 @@ TEST_F(RecoveryTest, KillDuringASyncKeepsWhatWasWrittenAndPowerLossKeepsWhatWasS
   auto killed = fs_.image_after(FakeFileSystem::Crash::kKill);
   store->close();
   expect_restart_sees_model(killed.get());
+}
+
+// With preallocated segments (fsync always): reserved space is the end of the log, a crash
+// inside it loses only the write in flight, and every older segment is cut to its frames.
+TEST_F(RecoveryTest, PreallocatedSegmentsSurvivePowerLossTornWritesAndRolls) {
+  options_.preallocate_segments = true;
+  options_.segment_bytes = 2048;
+  auto store = open();
+  EXPECT_EQ(fs_.contents(segment_path(1))->size(), 2048u) << "the segment was not reserved";
+  std::uint64_t token = 0;
+  for (int batch = 0; batch < 12; ++batch) {  // several rolls
+    std::vector<Change> changes;
+    for (int i = 0; i < 4; ++i, ++token)
+      changes.push_back(Granted{make_hold("k" + std::to_string(token % 9), token + 1)});
+    append_all(*store, changes);
+  }
+  std::uint64_t newest = 1;
+  while (fs_.exists(segment_path(newest + 1))) ++newest;
+  ASSERT_GT(newest, 2u);
+  for (std::uint64_t n = 1; n < newest; ++n) {  // older segments end with their last frame
+    const std::string older = *fs_.contents(segment_path(n));
+    Result<SegmentScan> scan =
+        read_segment(older, segment_path(n), SegmentPosition::kOlder, [](Change&&) {});
+    ASSERT_TRUE(scan.ok()) << scan.error().message;
+    EXPECT_EQ(scan->valid_bytes, older.size()) << "segment " << n << " kept reserved space";
+  }
+  const DurableState durable = model_.after_restart(kStart);
+
+  // A write in flight when the power went: one of its sectors never reached the disk.
+  fs_.block_syncs();
+  const std::string before = *fs_.contents(segment_path(newest));
+  const std::uint64_t frame = before.find_last_not_of('\0') + 1;
+  append(*store, RuleSetPut{"in-flight", std::string(1200, 'x')});
+  ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
+  auto image = fs_.image_after(FakeFileSystem::Crash::kKill);
+  std::string torn = *image->contents(segment_path(newest));
+  const std::uint64_t sector = (frame / kTornWriteSector + 1) * kTornWriteSector;
+  ASSERT_LT(sector + kTornWriteSector, torn.find_last_not_of('\0'));
+  std::fill(torn.begin() + static_cast<std::ptrdiff_t>(sector),
+            torn.begin() + static_cast<std::ptrdiff_t>(sector + kTornWriteSector), '\0');
+  image->set_contents(segment_path(newest), torn);
+  Result<DurableState> state = restart(image.get());
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  testing::expect_same_state(*state, durable);
+  EXPECT_EQ(image->contents(segment_path(newest))->size(), frame) << "torn write not cut off";
+
+  // Without the damage, the same image keeps the write too (it reached the page cache).
+  fs_.unblock_syncs();
+  store->close();
+  expect_restart_sees_model();
 }
 
 TEST_F(RecoveryTest, SecondServerOnTheSameDataDirRefuses) {

@@ -105,6 +105,8 @@ inline bool wait_durable(Store& store, std::uint64_t sequence) {
 inline WalOptions fake_options() {
   WalOptions o;
   o.data_dir = kDir;
+  // Exact file sizes in the tests; the preallocation tests turn it on with small segments.
+  o.preallocate_segments = false;
   o.on_fatal = [](const Error& e) {
     ADD_FAILURE() << "unexpected fatal store error: " << e.message;
   };

@@ -4,6 +4,8 @@
 #include "store/wal/fake_file_system.h"
 
 #include <unistd.h>
+
+#include <algorithm>
 #include <thread>
 
 namespace holdfast::wal {
@@ -14,6 +16,12 @@ Error fake_error(std::string_view what, const std::string& path) {
 }
 
 }  // namespace
+
+std::string FakeFileSystem::File::visible() const {
+  std::string bytes = data;
+  if (bytes.size() < reserved) bytes.resize(reserved, '\0');
+  return bytes;
+}
 
 class FakeFileSystem::Writable final : public WritableFile {
  public:
@@ -26,6 +34,14 @@ class FakeFileSystem::Writable final : public WritableFile {
   Status sync() override {
     if (closed_) return fake_error("sync of closed file", path_);
     return fs_.sync_file(path_);
+  }
+  Status preallocate(std::uint64_t bytes) override {
+    if (closed_) return fake_error("fallocate of closed file", path_);
+    return fs_.reserve(path_, bytes, false);
+  }
+  Status truncate_to_appended() override {
+    if (closed_) return fake_error("truncate of closed file", path_);
+    return fs_.reserve(path_, 0, true);
   }
   Status close() override {
     closed_ = true;
@@ -70,7 +86,7 @@ Result<FileContents> FakeFileSystem::read_file(const std::string& path) {
   std::lock_guard lock(mu_);
   const auto it = files_.find(path);
   if (it == files_.end()) return fake_error("no such file", path);
-  return FileContents(it->second.data);
+  return FileContents(it->second.visible());
 }
 
 Result<std::unique_ptr<WritableFile>> FakeFileSystem::create_file(const std::string& path) {
@@ -83,8 +99,10 @@ Status FakeFileSystem::truncate_file(const std::string& path, std::uint64_t size
   std::lock_guard lock(mu_);
   const auto it = files_.find(path);
   if (it == files_.end()) return fake_error("no such file", path);
+  it->second.data = it->second.visible();
   it->second.data.resize(size);
   it->second.synced = size;
+  it->second.reserved = 0;
   return ok_status();
 }
 
@@ -125,7 +143,7 @@ std::optional<std::string> FakeFileSystem::contents(const std::string& path) con
   std::lock_guard lock(mu_);
   const auto it = files_.find(path);
   if (it == files_.end()) return std::nullopt;
-  return it->second.data;
+  return it->second.visible();
 }
 
 void FakeFileSystem::set_contents(const std::string& path, std::string data) {
@@ -133,6 +151,7 @@ void FakeFileSystem::set_contents(const std::string& path, std::string data) {
   File& file = files_[path];
   file.data = std::move(data);
   file.synced = file.data.size();
+  file.reserved = 0;
 }
 
 bool FakeFileSystem::exists(const std::string& path) const {
@@ -231,6 +250,19 @@ Status FakeFileSystem::sync_file(const std::string& path) {
   const auto it = files_.find(path);
   if (it == files_.end()) return fake_error("sync of removed file", path);
   it->second.synced = it->second.data.size();
+  return ok_status();
+}
+
+Status FakeFileSystem::reserve(const std::string& path, std::uint64_t bytes, bool cut_to_data) {
+  std::lock_guard lock(mu_);
+  if (fail_writes_) return fake_error("injected write error on", path);
+  const auto it = files_.find(path);
+  if (it == files_.end()) return fake_error("fallocate of removed file", path);
+  File& file = it->second;
+  if (cut_to_data)
+    file.reserved = 0;
+  else
+    file.reserved = std::max<std::size_t>(file.reserved, bytes);
   return ok_status();
 }
 

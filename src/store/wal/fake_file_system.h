@@ -38,8 +38,10 @@ class FakeFileSystem final : public FileSystem {
   Result<LockAttempt> lock_file(const std::string& path) override;
 
   // --- inspection and damage ---
+  // A file's bytes as a reader sees them (preallocated space included, as zeros).
   std::optional<std::string> contents(const std::string& path) const;
-  // Replaces a file's bytes, as if they were on disk (synced). Creates the file if needed.
+  // Replaces a file's bytes, as if they were on disk (synced; nothing reserved beyond them).
+  // Creates the file if needed.
   void set_contents(const std::string& path, std::string data);
   bool exists(const std::string& path) const;
   // A power loss: every file goes back to what its last sync made durable.
@@ -69,14 +71,19 @@ class FakeFileSystem final : public FileSystem {
 
  private:
   struct File {
-    std::string data;
+    std::string data;        // what was appended (or set)
     std::size_t synced = 0;  // bytes of data that survive drop_unsynced()
+    // Preallocated size: the file reads as data followed by zeros up to here. Kept by crashes
+    // (fallocate's size change is made durable with the new file, before it is used).
+    std::size_t reserved = 0;
+    std::string visible() const;
   };
   class Writable;
   class Lock;
 
   Status append_to(const std::string& path, std::span<const std::string_view> pieces);
   Status sync_file(const std::string& path);
+  Status reserve(const std::string& path, std::uint64_t bytes, bool cut_to_data);
   void unlock(const std::string& path);
 
   mutable std::mutex mu_;

@@ -29,6 +29,15 @@ class WritableFile {
   // Makes everything appended so far durable (fdatasync).
   virtual Status sync() = 0;
 
+  // Reserves the file's first `bytes` bytes (they read as zeros beyond what was appended), so
+  // that appends inside them change no file size and a sync has only data to commit. Appends
+  // still go on from the end of what was appended. A file system that cannot reserve space
+  // ignores it (the appends then simply grow the file).
+  virtual Status preallocate(std::uint64_t bytes) = 0;
+
+  // Cuts the file at the end of what was appended, dropping unused reserved space.
+  virtual Status truncate_to_appended() = 0;
+
   // Closes the file; further calls are errors. Idempotent. The destructor closes too.
   virtual Status close() = 0;
 };

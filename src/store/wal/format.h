@@ -23,6 +23,11 @@ inline constexpr std::size_t kFrameHeaderSize = 16;
 // A batch bigger than this is written as several frames (u32 lengths, bounded reads).
 inline constexpr std::size_t kMaxFrameBody = std::size_t{64} << 20;
 
+// Torn writes (docs/wal-format.md, section 5): a crash loses whole sectors of this size, and a
+// zero run inside one frame counts as a lost sector only from this length on.
+inline constexpr std::size_t kTornWriteSector = 512;
+inline constexpr std::size_t kMinLostSectorPiece = 16;
+
 // type:u8 payload_length:u32
 inline constexpr std::size_t kRecordHeaderSize = 5;
 

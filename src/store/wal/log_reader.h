@@ -2,8 +2,9 @@
 // frame, in order, and a verdict on what follows the last intact frame.
 //
 // The verdict is the heart of "never silently drop an acknowledged record":
-//  - a torn tail (an incomplete frame at the end of the file, or nothing but zeros from some
-//    offset on) is the end of the log; it is allowed only in the newest segment;
+//  - a torn tail (an incomplete frame at the end of the file, nothing but zeros from some
+//    offset on, or a last frame with a zeroed sector: a write a crash cut short in
+//    preallocated space) is the end of the log; it is allowed only in the newest segment;
 //  - anything else that does not check out is corruption, reported with file and offset.
 #pragma once
 

@@ -31,11 +31,14 @@ FrameHeader encode_frame_header(std::string_view body, std::uint32_t record_coun
 }
 
 Result<std::unique_ptr<LogWriter>> LogWriter::create(FileSystem& fs, const std::string& dir,
-                                                     const std::string& path, bool sync) {
+                                                     const std::string& path, bool sync,
+                                                     std::uint64_t preallocate) {
   Result<std::unique_ptr<WritableFile>> file = fs.create_file(path);
   if (!file) return std::move(file).error();
   const std::string_view magic[] = {kSegmentMagic};
   if (Status s = (*file)->append(magic); !s) return std::move(s).error();
+  if (preallocate > 0)
+    if (Status s = (*file)->preallocate(preallocate); !s) return std::move(s).error();
   if (sync) {
     if (Status s = (*file)->sync(); !s) return std::move(s).error();
     if (Status s = fs.sync_dir(dir); !s) return std::move(s).error();
@@ -81,6 +84,11 @@ Status LogWriter::add_records(std::string_view records) {
 }
 
 Status LogWriter::sync() { return file_->sync(); }
+
+Status LogWriter::finish(bool sync) {
+  if (Status s = file_->truncate_to_appended(); !s) return s;
+  return sync ? file_->sync() : ok_status();
+}
 
 Status LogWriter::close() { return file_->close(); }
 

@@ -28,16 +28,21 @@ FrameHeader encode_frame_header(std::string_view body, std::uint32_t record_coun
 
 class LogWriter {
  public:
-  // Creates (or empties) the segment at path and writes its magic; with `sync`, makes the new
-  // file durable (file and directory) before returning.
+  // Creates (or empties) the segment at path and writes its magic; reserves its first
+  // `preallocate` bytes (0: none); with `sync`, makes the new file durable (file and
+  // directory) before returning.
   static Result<std::unique_ptr<LogWriter>> create(FileSystem& fs, const std::string& dir,
-                                                   const std::string& path, bool sync);
+                                                   const std::string& path, bool sync,
+                                                   std::uint64_t preallocate = 0);
 
   // Writes `records` (whole records, as append_record made them) as frames. An empty run
   // writes nothing. An error leaves the segment in an unknown state: stop writing to it.
   Status add_records(std::string_view records);
 
   Status sync();
+  // Ends the segment for good: cuts off unused reserved space (so an older segment always ends
+  // with its last frame) and, with `sync`, makes that durable.
+  Status finish(bool sync);
   Status close();
 
   // Bytes in the segment, magic included.

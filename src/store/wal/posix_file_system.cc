@@ -2,6 +2,11 @@
 //  - append uses writev so a frame header and its body leave in one system call, and loops on
 //    short writes and EINTR (a regular file can return a short count on a full disk).
 //  - sync is fdatasync: the log only needs its data and size durable, not its timestamps.
+//  - files are not opened O_APPEND: a preallocated file's end is not where appends go; the
+//    descriptor's own offset (only ever moved by these appends) is.
+//  - preallocate is fallocate(2) mode 0: the size is set and the blocks reserved once, so an
+//    fdatasync after a write inside them commits no size change (about 140 instead of
+//    180-270 us on the development VM's ext4).
 //  - the lock is flock(2): it belongs to the open file description, so it dies with the
 //    process (kill -9 included) and a second open in the same process conflicts too.
 #include <dirent.h>
@@ -80,6 +85,7 @@ class PosixWritableFile final : public WritableFile {
         return io_error("write", path_, errno);
       }
       auto written = static_cast<std::size_t>(n);
+      appended_ += written;
       while (piece < pieces.size() && written >= pieces[piece].size() - offset) {
         written -= pieces[piece].size() - offset;
         ++piece;
@@ -96,6 +102,23 @@ class PosixWritableFile final : public WritableFile {
     return ok_status();
   }
 
+  Status preallocate(std::uint64_t bytes) override {
+    if (fd_.get() < 0) return io_error("fallocate", path_, EBADF);
+    if (bytes <= appended_) return ok_status();
+    if (::fallocate(fd_.get(), 0, 0, static_cast<off_t>(bytes)) != 0) {
+      if (errno == EOPNOTSUPP || errno == ENOSYS) return ok_status();  // e.g. some FUSE mounts
+      return io_error("fallocate", path_, errno);
+    }
+    return ok_status();
+  }
+
+  Status truncate_to_appended() override {
+    if (fd_.get() < 0) return io_error("truncate", path_, EBADF);
+    if (::ftruncate(fd_.get(), static_cast<off_t>(appended_)) != 0)
+      return io_error("truncate", path_, errno);
+    return ok_status();
+  }
+
   Status close() override {
     if (const int err = fd_.release_close(); err != 0) return io_error("close", path_, err);
     return ok_status();
@@ -104,6 +127,7 @@ class PosixWritableFile final : public WritableFile {
  private:
   std::string path_;
   FileDescriptor fd_;
+  std::uint64_t appended_ = 0;
 };
 
 class PosixFileLock final : public FileLock {
@@ -165,7 +189,7 @@ class PosixFileSystem final : public FileSystem {
   }
 
   Result<std::unique_ptr<WritableFile>> create_file(const std::string& path) override {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return io_error("create", path, errno);
     return std::unique_ptr<WritableFile>(std::make_unique<PosixWritableFile>(path, fd));
   }

@@ -94,7 +94,10 @@ Result<DurableState> WalStore::open() {
   for (const std::string& name : recovered->garbage)
     if (Status s = fs_.remove_file(join_path(dir, name)); !s) return std::move(s).error();
 
-  log_ = std::make_unique<SegmentLog>(fs_, dir, options_.fsync == FsyncMode::kAlways);
+  // Reserving segments pays only where commits sync (fdatasync then commits no size change).
+  const bool always = options_.fsync == FsyncMode::kAlways;
+  log_ = std::make_unique<SegmentLog>(
+      fs_, dir, always, always && options_.preallocate_segments ? options_.segment_bytes : 0);
   if (Status s = log_->open(recovered->next_segment, recovered->live_segments); !s)
     return std::move(s).error();
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
@@ -188,7 +191,8 @@ void WalStore::close() {
     }
     wake_.notify_one();
     syncer_.join();
-    if (Status s = log_->close(); !s && !failed_) fail(s.error());
+    // After a failure the file is left exactly as the failed write left it.
+    if (Status s = log_->close(/*finish=*/!failed_); !s && !failed_) fail(s.error());
     log_.reset();
   }
   lock_.reset();
