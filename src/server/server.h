@@ -68,7 +68,9 @@ class Server {
 
   ServerConfig config_;
   const Authenticator* auth_;
-  boost::asio::io_context io_{1};
+  // One thread runs the loop and does all socket I/O; other threads only post to it, so the
+  // reactor needs no per-descriptor locking (the scheduler keeps its lock for those posts).
+  boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   LockService& service_;
   EmbeddedService* embedded_;
   LoopDriver loop_;

@@ -25,6 +25,9 @@ Connection::~Connection() = default;
 
 void Connection::start() {
   hub_.live[state_.id] = weak_from_this();
+  // flush() writes synchronously first; that write must never block the loop.
+  boost::system::error_code ignored;
+  socket_.non_blocking(true, ignored);
   read();
 }
 
@@ -167,6 +170,31 @@ void Connection::flush() {
     }
     return;
   }
+  // Replies almost always fit in the socket's send buffer: write them now, instead of starting
+  // an asynchronous write whose completion is one more handler (and one more pass over the
+  // input) per command. Whatever does not fit goes the asynchronous way.
+  boost::system::error_code ec;
+  const std::size_t n = socket_.write_some(boost::asio::buffer(out_), ec);
+  if (ec && ec != boost::asio::error::would_block && ec != boost::asio::error::try_again) {
+    close();
+    return;
+  }
+  if (!ec && n == out_.size()) {
+    const bool was_congested = congested();
+    out_.clear();
+    if (closing_ && !blocked_) {
+      close();
+    } else if (was_congested && !blocked_ && in_begin_ < in_end_ && !process_posted_) {
+      // process() stopped at the output limit: go on from the loop, not from inside it.
+      process_posted_ = true;
+      boost::asio::post(hub_.io, [self = shared_from_this()] {
+        self->process();
+        self->read();
+      });
+    }
+    return;
+  }
+  if (!ec) out_.erase(0, n);
   writing_.swap(out_);
   write_in_flight_ = true;
   boost::asio::async_write(socket_, boost::asio::buffer(writing_),
