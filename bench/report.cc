@@ -443,6 +443,28 @@ class Writer {
     out << "| mutual-exclusion violations, all workloads (" << fmt_count(double(sections))
         << " sections checked) | " << violations << " | = 0 | "
         << (violations == 0 ? "yes" : "**no**") << " |\n\n";
+    context_table(out, c);
+  }
+
+  // Figures that put goals in proportion: how close the peers themselves come to the floor,
+  // and the comparison with PostgreSQL's advisory locks where neither side writes to disk.
+  void context_table(std::ostream& out, int c) const {
+    const std::string cs = std::to_string(c);
+    std::vector<std::pair<std::string, std::optional<double>>> rows;
+    if (const Measurement* f = floor_at(c); f != nullptr && find("pairs", "redis", c) != nullptr)
+      rows.emplace_back("(a) " + cs + " conns: redis pairs ÷ PING+PING floor (" + f->target +
+                            "): how close a peer comes",
+                        ratio("pairs", "redis", *f, false));
+    if (const Measurement* pg = find("pairs", "postgres", c))
+      rows.emplace_back("(a) " + cs +
+                            " conns: never ÷ postgres (advisory locks live in memory; "
+                            "neither side writes to disk)",
+                        ratio("pairs", kNever, *pg, false));
+    if (rows.empty()) return;
+    out << "Context for the goals, same run:\n\n| figure | ratio |\n|---|---:|\n";
+    for (const auto& [what, value] : rows)
+      out << "| " << what << " | " << (value ? fmt(*value, 2) : "–") << " |\n";
+    out << "\n";
   }
 
  private:
