@@ -323,6 +323,19 @@ TEST(Log, WriterReservesSpaceAndAppendsFromTheStart) {
   ASSERT_TRUE(r.scan.ok());
   EXPECT_EQ(r.scan->valid_bytes, (*writer)->size());
   EXPECT_EQ(r.changes.size(), 1u);
+  // Writing on extends the zeros a chunk at a time, always half a chunk ahead.
+  for (std::uint64_t t = 2; t < 200; ++t) {
+    records.clear();
+    append_record(records, Granted{make_hold("k" + std::to_string(t), t)});
+    ASSERT_TRUE((*writer)->add_records(records).ok());
+    bytes = *fs.contents(kPath);
+    ASSERT_EQ(bytes.size() % 4096, 0u) << t;
+    ASSERT_GE(bytes.size(), (*writer)->size() + 2048) << t;
+  }
+  ASSERT_GT((*writer)->size(), 3 * 4096u);
+  const Read all = read(bytes);
+  ASSERT_TRUE(all.scan.ok());
+  EXPECT_EQ(all.changes.size(), 199u);
   // Finishing cuts the reserved space off: an older segment ends with its last frame.
   ASSERT_TRUE((*writer)->finish(true).ok());
   bytes = *fs.contents(kPath);

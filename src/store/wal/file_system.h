@@ -29,10 +29,10 @@ class WritableFile {
   // Makes everything appended so far durable (fdatasync).
   virtual Status sync() = 0;
 
-  // Reserves the file's first `bytes` bytes (they read as zeros beyond what was appended), so
-  // that appends inside them change no file size and a sync has only data to commit. Appends
-  // still go on from the end of what was appended. A file system that cannot reserve space
-  // ignores it (the appends then simply grow the file).
+  // Makes the file's first `bytes` bytes real, zero-filled blocks (zeros are written after
+  // whatever the file holds), so that later appends inside them overwrite allocated blocks:
+  // their sync then has data to write and no size or extent change to commit. Appends still go
+  // on from the end of what was appended. The zeros become durable with the next sync.
   virtual Status preallocate(std::uint64_t bytes) = 0;
 
   // Cuts the file at the end of what was appended, dropping unused reserved space.

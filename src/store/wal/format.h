@@ -61,5 +61,7 @@ inline constexpr int kFileNumberDigits = 20;
 // --- defaults of WalOptions ---
 inline constexpr std::uint64_t kDefaultSnapshotThresholdBytes = std::uint64_t{64} << 20;
 inline constexpr std::uint64_t kDefaultSegmentBytes = std::uint64_t{16} << 20;
+// Zero-filled space is written ahead of the frames this much at a time (fsync always).
+inline constexpr std::uint64_t kReserveChunkBytes = std::uint64_t{1} << 20;
 
 }  // namespace holdfast::wal

@@ -32,18 +32,28 @@ FrameHeader encode_frame_header(std::string_view body, std::uint32_t record_coun
 
 Result<std::unique_ptr<LogWriter>> LogWriter::create(FileSystem& fs, const std::string& dir,
                                                      const std::string& path, bool sync,
-                                                     std::uint64_t preallocate) {
+                                                     std::uint64_t reserve_chunk) {
   Result<std::unique_ptr<WritableFile>> file = fs.create_file(path);
   if (!file) return std::move(file).error();
   const std::string_view magic[] = {kSegmentMagic};
   if (Status s = (*file)->append(magic); !s) return std::move(s).error();
-  if (preallocate > 0)
-    if (Status s = (*file)->preallocate(preallocate); !s) return std::move(s).error();
+  std::unique_ptr<LogWriter> writer(
+      new LogWriter(std::move(*file), path, kSegmentHeaderSize, reserve_chunk));
+  if (Status s = writer->reserve(kSegmentHeaderSize); !s) return std::move(s).error();
   if (sync) {
-    if (Status s = (*file)->sync(); !s) return std::move(s).error();
+    if (Status s = writer->file_->sync(); !s) return std::move(s).error();
     if (Status s = fs.sync_dir(dir); !s) return std::move(s).error();
   }
-  return std::unique_ptr<LogWriter>(new LogWriter(std::move(*file), path, kSegmentHeaderSize));
+  return writer;
+}
+
+Status LogWriter::reserve(std::uint64_t end) {
+  const std::uint64_t want = end + reserve_chunk_ / 2;
+  if (reserve_chunk_ == 0 || reserved_ >= want) return ok_status();
+  const std::uint64_t target = (want + reserve_chunk_ - 1) / reserve_chunk_ * reserve_chunk_;
+  if (Status s = file_->preallocate(target); !s) return s;
+  reserved_ = target;
+  return ok_status();
 }
 
 Status LogWriter::add_records(std::string_view records) {
@@ -78,8 +88,12 @@ Status LogWriter::add_records(std::string_view records) {
     pieces_.push_back(frames_[i].body);
   }
   if (pieces_.empty()) return ok_status();
+  const std::uint64_t end = size_ + frames_.size() * kFrameHeaderSize + records.size();
+  // Zeros first: a frame written past them would append (a size change for the sync), and
+  // zeros written after a frame in the same commit cost the same either way.
+  if (Status s = reserve(end); !s) return s;
   if (Status s = file_->append(pieces_); !s) return s;
-  size_ += frames_.size() * kFrameHeaderSize + records.size();
+  size_ = end;
   return ok_status();
 }
 
@@ -87,6 +101,7 @@ Status LogWriter::sync() { return file_->sync(); }
 
 Status LogWriter::finish(bool sync) {
   if (Status s = file_->truncate_to_appended(); !s) return s;
+  reserved_ = size_;
   return sync ? file_->sync() : ok_status();
 }
 

@@ -28,12 +28,14 @@ FrameHeader encode_frame_header(std::string_view body, std::uint32_t record_coun
 
 class LogWriter {
  public:
-  // Creates (or empties) the segment at path and writes its magic; reserves its first
-  // `preallocate` bytes (0: none); with `sync`, makes the new file durable (file and
-  // directory) before returning.
+  // Creates (or empties) the segment at path and writes its magic; with `sync`, makes the new
+  // file durable (file and directory) before returning. With `reserve_chunk` > 0 the writer
+  // keeps zero-filled space ahead of its frames (FileSystem::preallocate), extending it a
+  // chunk at a time when less than half a chunk would be left, so that commits overwrite
+  // allocated blocks.
   static Result<std::unique_ptr<LogWriter>> create(FileSystem& fs, const std::string& dir,
                                                    const std::string& path, bool sync,
-                                                   std::uint64_t preallocate = 0);
+                                                   std::uint64_t reserve_chunk = 0);
 
   // Writes `records` (whole records, as append_record made them) as frames. An empty run
   // writes nothing. An error leaves the segment in an unknown state: stop writing to it.
@@ -50,12 +52,18 @@ class LogWriter {
   const std::string& path() const { return path_; }
 
  private:
-  LogWriter(std::unique_ptr<WritableFile> file, std::string path, std::uint64_t size)
-      : file_(std::move(file)), path_(std::move(path)), size_(size) {}
+  LogWriter(std::unique_ptr<WritableFile> file, std::string path, std::uint64_t size,
+            std::uint64_t reserve_chunk)
+      : file_(std::move(file)), path_(std::move(path)), size_(size), reserve_chunk_(reserve_chunk) {}
+
+  // Zeros up to at least `end` plus half a chunk, to a multiple of the chunk.
+  Status reserve(std::uint64_t end);
 
   std::unique_ptr<WritableFile> file_;
   std::string path_;
   std::uint64_t size_;
+  const std::uint64_t reserve_chunk_;
+  std::uint64_t reserved_ = 0;  // end of the zero-filled space
   struct Frame {
     std::string_view body;
     std::uint32_t records;

@@ -4,9 +4,11 @@
 //  - sync is fdatasync: the log only needs its data and size durable, not its timestamps.
 //  - files are not opened O_APPEND: a preallocated file's end is not where appends go; the
 //    descriptor's own offset (only ever moved by these appends) is.
-//  - preallocate is fallocate(2) mode 0: the size is set and the blocks reserved once, so an
-//    fdatasync after a write inside them commits no size change (about 140 instead of
-//    180-270 us on the development VM's ext4).
+//  - preallocate writes zeros (pwrite, 1 MiB at a time). Not fallocate(2): that leaves
+//    unwritten extents, and every first write into one of their blocks converts it, a
+//    metadata change the next fdatasync must commit. Measured on the development VM's ext4
+//    with 3.6 KB writes, each followed by fdatasync: 183-238 us appending or in a fallocated
+//    file, 125-128 us over written zeros.
 //  - the lock is flock(2): it belongs to the open file description, so it dies with the
 //    process (kill -9 included) and a second open in the same process conflicts too.
 #include <dirent.h>
@@ -17,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -103,11 +106,17 @@ class PosixWritableFile final : public WritableFile {
   }
 
   Status preallocate(std::uint64_t bytes) override {
-    if (fd_.get() < 0) return io_error("fallocate", path_, EBADF);
-    if (bytes <= appended_) return ok_status();
-    if (::fallocate(fd_.get(), 0, 0, static_cast<off_t>(bytes)) != 0) {
-      if (errno == EOPNOTSUPP || errno == ENOSYS) return ok_status();  // e.g. some FUSE mounts
-      return io_error("fallocate", path_, errno);
+    if (fd_.get() < 0) return io_error("write", path_, EBADF);
+    static const char zeros[1 << 20] = {};
+    for (std::uint64_t at = std::max(appended_, reserved_); at < bytes;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof zeros, bytes - at));
+      const ssize_t w = ::pwrite(fd_.get(), zeros, n, static_cast<off_t>(at));
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return io_error("write", path_, errno);
+      }
+      at += static_cast<std::uint64_t>(w);
+      reserved_ = at;
     }
     return ok_status();
   }
@@ -116,6 +125,7 @@ class PosixWritableFile final : public WritableFile {
     if (fd_.get() < 0) return io_error("truncate", path_, EBADF);
     if (::ftruncate(fd_.get(), static_cast<off_t>(appended_)) != 0)
       return io_error("truncate", path_, errno);
+    reserved_ = appended_;
     return ok_status();
   }
 
@@ -128,6 +138,7 @@ class PosixWritableFile final : public WritableFile {
   std::string path_;
   FileDescriptor fd_;
   std::uint64_t appended_ = 0;
+  std::uint64_t reserved_ = 0;  // end of the zeros written by preallocate
 };
 
 class PosixFileLock final : public FileLock {

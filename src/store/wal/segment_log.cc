@@ -10,8 +10,8 @@
 namespace holdfast::wal {
 
 SegmentLog::SegmentLog(FileSystem& fs, std::string dir, bool sync_new_files,
-                       std::uint64_t preallocate)
-    : fs_(fs), dir_(std::move(dir)), sync_new_files_(sync_new_files), preallocate_(preallocate) {}
+                       std::uint64_t reserve_chunk)
+    : fs_(fs), dir_(std::move(dir)), sync_new_files_(sync_new_files), reserve_chunk_(reserve_chunk) {}
 
 Status SegmentLog::open(std::uint64_t number,
                         const std::vector<std::pair<std::uint64_t, std::uint64_t>>& earlier) {
@@ -22,7 +22,7 @@ Status SegmentLog::open(std::uint64_t number,
 Status SegmentLog::start(std::uint64_t number) {
   Result<std::unique_ptr<LogWriter>> writer =
       LogWriter::create(fs_, dir_, join_path(dir_, segment_file_name(number)), sync_new_files_,
-                        preallocate_);
+                        reserve_chunk_);
   if (!writer) return std::move(writer).error();
   writer_ = std::move(writer).value();
   number_ = number;
@@ -35,7 +35,7 @@ Status SegmentLog::sync() { return writer_->sync(); }
 
 Status SegmentLog::roll() {
   finished_[number_] = writer_->size();
-  if (preallocate_ > 0)
+  if (reserve_chunk_ > 0)
     if (Status s = writer_->finish(sync_new_files_); !s) return s;
   if (Status s = writer_->close(); !s) return s;
   writer_.reset();
@@ -60,7 +60,7 @@ Status SegmentLog::snapshot_and_compact(const DurableState& state) {
 
 Status SegmentLog::close(bool finish) {
   if (!writer_) return ok_status();
-  Status s = finish && preallocate_ > 0 ? writer_->finish(sync_new_files_) : ok_status();
+  Status s = finish && reserve_chunk_ > 0 ? writer_->finish(sync_new_files_) : ok_status();
   if (Status closed = writer_->close(); s) s = std::move(closed);
   finished_[number_] = writer_->size();
   writer_.reset();

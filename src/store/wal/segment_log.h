@@ -24,10 +24,10 @@ namespace holdfast::wal {
 class SegmentLog {
  public:
   // sync_new_files: make a new segment (its magic and its directory entry) durable when it is
-  // started (fsync always); false for fsync never. preallocate: bytes reserved for each new
-  // segment (0: none), so that commits inside them sync data only; a finished segment is cut
-  // back to its last frame.
-  SegmentLog(FileSystem& fs, std::string dir, bool sync_new_files, std::uint64_t preallocate = 0);
+  // started (fsync always); false for fsync never. reserve_chunk: zero-filled space kept
+  // ahead of the frames, a chunk at a time (0: none; LogWriter::create), so that commits sync
+  // data only; a finished segment is cut back to its last frame.
+  SegmentLog(FileSystem& fs, std::string dir, bool sync_new_files, std::uint64_t reserve_chunk = 0);
 
   // Starts writing segment `number`. `earlier` are the segments before it that are still part
   // of the log (number, bytes), for live_bytes().
@@ -61,7 +61,7 @@ class SegmentLog {
   FileSystem& fs_;
   const std::string dir_;
   const bool sync_new_files_;
-  const std::uint64_t preallocate_;
+  const std::uint64_t reserve_chunk_;
   std::uint64_t number_ = 0;
   std::unique_ptr<LogWriter> writer_;
   std::map<std::uint64_t, std::uint64_t> finished_;  // finished segments still live: bytes

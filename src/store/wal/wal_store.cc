@@ -94,10 +94,10 @@ Result<DurableState> WalStore::open() {
   for (const std::string& name : recovered->garbage)
     if (Status s = fs_.remove_file(join_path(dir, name)); !s) return std::move(s).error();
 
-  // Reserving segments pays only where commits sync (fdatasync then commits no size change).
+  // Zero-filled space ahead of the frames pays only where commits sync.
   const bool always = options_.fsync == FsyncMode::kAlways;
   log_ = std::make_unique<SegmentLog>(
-      fs_, dir, always, always && options_.preallocate_segments ? options_.segment_bytes : 0);
+      fs_, dir, always, always && options_.preallocate_segments ? kReserveChunkBytes : 0);
   if (Status s = log_->open(recovered->next_segment, recovered->live_segments); !s)
     return std::move(s).error();
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);

@@ -48,8 +48,8 @@ struct WalOptions {
   std::uint64_t snapshot_threshold_bytes = kDefaultSnapshotThresholdBytes;
   // A segment that has grown past this is closed and the next one started.
   std::uint64_t segment_bytes = kDefaultSegmentBytes;
-  // With fsync always, reserve segment_bytes for each new segment (fallocate), so that a
-  // commit's fdatasync has no size change to write (docs/wal-format.md, section 4).
+  // With fsync always, keep zero-filled space ahead of the log's frames, so that a commit's
+  // fdatasync has no size or extent change to write (docs/wal-format.md, section 4).
   bool preallocate_segments = true;
   // Called once, from the syncer thread, when writing, syncing or writing a snapshot fails
   // (or from close(), when closing the segment does). After that nothing more becomes
