@@ -74,7 +74,8 @@ class FakeFileSystem final : public FileSystem {
     std::string data;        // what was appended (or set)
     std::size_t synced = 0;  // bytes of data that survive drop_unsynced()
     // Preallocated size: the file reads as data followed by zeros up to here. Kept by crashes
-    // (fallocate's size change is made durable with the new file, before it is used).
+    // (a simplification: the zeros are written before the frames they precede and synced with
+    // them, so a crash that loses them loses those frames too, which tests play by hand).
     std::size_t reserved = 0;
     std::string visible() const;
   };
