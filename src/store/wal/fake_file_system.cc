@@ -36,7 +36,7 @@ class FakeFileSystem::Writable final : public WritableFile {
     return fs_.sync_file(path_);
   }
   Status preallocate(std::uint64_t bytes) override {
-    if (closed_) return fake_error("fallocate of closed file", path_);
+    if (closed_) return fake_error("preallocate of closed file", path_);
     return fs_.reserve(path_, bytes, false);
   }
   Status truncate_to_appended() override {
@@ -257,7 +257,7 @@ Status FakeFileSystem::reserve(const std::string& path, std::uint64_t bytes, boo
   std::lock_guard lock(mu_);
   if (fail_writes_) return fake_error("injected write error on", path);
   const auto it = files_.find(path);
-  if (it == files_.end()) return fake_error("fallocate of removed file", path);
+  if (it == files_.end()) return fake_error("preallocate of removed file", path);
   File& file = it->second;
   if (cut_to_data)
     file.reserved = 0;
