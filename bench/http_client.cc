@@ -5,9 +5,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cstring>
+
+#include "socket_io.h"
 
 namespace holdfast::bench {
 
@@ -65,41 +66,24 @@ void HttpConnection::post(std::string_view path, std::string_view json_body) {
 }
 
 void HttpConnection::flush() {
-  while (fd_ >= 0 && !out_.empty()) {
-    const std::string_view data = out_.view();
-    const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      out_.consume(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) {
-      if (!want_write_) {
-        want_write_ = true;
-        loop_.rewatch(fd_, EPOLLIN | EPOLLOUT, this);
-      }
-      return;
-    }
-    fail(std::strerror(errno));
-    return;
-  }
-  if (want_write_ && fd_ >= 0) {
-    want_write_ = false;
-    loop_.rewatch(fd_, EPOLLIN, this);
-  }
+  if (fd_ < 0) return;
+  std::string error;
+  if (!send_buffered(loop_, this, fd_, out_, want_write_, error)) fail(error);
 }
 
 void HttpConnection::on_io(std::uint32_t events) {
   if (events & EPOLLOUT) flush();
   if (fd_ < 0 || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
-  char* space = in_.reserve(32768);
-  const ssize_t n = recv(fd_, space, in_.room(), 0);
-  if (n <= 0) {
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    fail(n == 0 ? "server closed the connection" : std::strerror(errno));
-    return;
+  std::string error;
+  switch (recv_buffered(fd_, in_, error)) {
+    case ReadResult::kNothing:
+      return;
+    case ReadResult::kFailed:
+      fail(error);
+      return;
+    case ReadResult::kData:
+      break;
   }
-  in_.commit(static_cast<std::size_t>(n));
   while (fd_ >= 0 && !in_.empty() && parse_one()) {
   }
 }

@@ -4,7 +4,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <thread>
@@ -12,6 +11,7 @@
 #include "../clock.h"
 #include "../net.h"
 #include "../process.h"
+#include "../socket_io.h"
 
 namespace holdfast::bench {
 
@@ -117,42 +117,24 @@ void RespLockClient::ping(std::uint64_t tag) {
 }
 
 void RespLockClient::flush() {
-  while (fd_ >= 0 && !out_.empty()) {
-    const std::string_view data = out_.view();
-    const ssize_t n = send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      out_.consume(static_cast<std::size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno == EAGAIN) {
-      // The socket buffer is full (deep pipelines): finish when it drains.
-      if (!want_write_) {
-        want_write_ = true;
-        loop_.rewatch(fd_, EPOLLIN | EPOLLOUT, this);
-      }
-      return;
-    }
-    fail(std::string("send: ") + std::strerror(errno));
-    return;
-  }
-  if (want_write_ && fd_ >= 0) {
-    want_write_ = false;
-    loop_.rewatch(fd_, EPOLLIN, this);
-  }
+  if (fd_ < 0) return;
+  std::string error;
+  if (!send_buffered(loop_, this, fd_, out_, want_write_, error)) fail("send: " + error);
 }
 
 void RespLockClient::on_io(std::uint32_t events) {
   if (events & EPOLLOUT) flush();
   if (fd_ < 0 || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
-  char* space = in_.reserve(32768);
-  const ssize_t n = recv(fd_, space, in_.room(), 0);
-  if (n <= 0) {
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    fail(n == 0 ? "server closed the connection" : std::strerror(errno));
-    return;
+  std::string error;
+  switch (recv_buffered(fd_, in_, error)) {
+    case ReadResult::kNothing:
+      return;
+    case ReadResult::kFailed:
+      fail(error);
+      return;
+    case ReadResult::kData:
+      break;
   }
-  in_.commit(static_cast<std::size_t>(n));
   while (!in_.empty() && fd_ >= 0) {
     const resp::ParseResult r = resp::parse_reply(in_.view(), tokens_);
     if (r.status == resp::ParseStatus::kIncomplete) break;
