@@ -244,8 +244,7 @@ TEST(Log, LastFrameWithASectorThatNeverReachedTheDiskIsATornWrite) {
     const std::uint64_t to = std::min<std::uint64_t>(sector + kTornWriteSector, p.bytes.size());
     if (std::min(to, end) - from < kMinLostSectorPiece) continue;
     std::string torn = p.bytes;
-    std::fill(torn.begin() + static_cast<std::ptrdiff_t>(from),
-              torn.begin() + static_cast<std::ptrdiff_t>(to), '\0');
+    testing::zero_range(torn, from, to);
     const Read r = read(torn);
     ASSERT_TRUE(r.scan.ok()) << "sector at " << sector << ": " << r.scan.error().message;
     EXPECT_TRUE(r.scan->torn_tail);
@@ -275,26 +274,22 @@ TEST(Log, ZeroedSectorFollowedByAnotherFrameIsCorruption) {
   std::string bytes = p.written.bytes;
   const std::uint64_t last = p.written.frame_starts.back();
   bytes += bytes.substr(last);  // the big frame once more
-  const std::uint64_t sector = (last / kTornWriteSector + 1) * kTornWriteSector;
-  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(sector),
-            bytes.begin() + static_cast<std::ptrdiff_t>(sector + kTornWriteSector), '\0');
+  const std::uint64_t sector = testing::next_sector(last);
+  testing::zero_range(bytes, sector, sector + kTornWriteSector);
   bytes += std::string(4096, '\0');
   const Read r = read(bytes);
   ASSERT_FALSE(r.scan.ok());
   EXPECT_NE(r.scan.error().message.find("at offset " + std::to_string(last)), std::string::npos);
   // The same with the header's sector lost.
-  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(last),
-            bytes.begin() + static_cast<std::ptrdiff_t>(sector), '\0');
+  testing::zero_range(bytes, last, sector);
   EXPECT_FALSE(read(bytes).scan.ok());
 }
 
 TEST(Log, TornWriteInAnOlderSegmentIsCorruption) {
   const Preallocated p = preallocated_segment();
   std::string torn = p.bytes;
-  const std::uint64_t sector = (p.written.frame_starts.back() / kTornWriteSector + 1) *
-                               kTornWriteSector;
-  std::fill(torn.begin() + static_cast<std::ptrdiff_t>(sector),
-            torn.begin() + static_cast<std::ptrdiff_t>(sector + kTornWriteSector), '\0');
+  const std::uint64_t sector = testing::next_sector(p.written.frame_starts.back());
+  testing::zero_range(torn, sector, sector + kTornWriteSector);
   EXPECT_TRUE(read(torn).scan.ok());
   EXPECT_FALSE(read(torn, SegmentPosition::kOlder).scan.ok());
   EXPECT_FALSE(read(p.bytes, SegmentPosition::kOlder).scan.ok()) << "reserved space left over";
@@ -389,8 +384,7 @@ TEST(Log, RandomTornWritesNeverLoseAcknowledgedBatchesAndBitFlipsAreCaught) {
       const std::uint64_t from = std::max(sector, last);
       const std::uint64_t to = std::min<std::uint64_t>(sector + kTornWriteSector, end);
       if (to - from >= kMinLostSectorPiece) long_piece_lost = true;
-      std::fill(disk.begin() + static_cast<std::ptrdiff_t>(from),
-                disk.begin() + static_cast<std::ptrdiff_t>(to), '\0');
+      testing::zero_range(disk, from, to);
       const bool header_in_sector = from < last + kFrameHeaderSize;
       const bool header_straddles =
           last / kTornWriteSector != (last + kFrameHeaderSize - 1) / kTornWriteSector;

@@ -237,10 +237,9 @@ TEST_F(RecoveryTest, PreallocatedSegmentsSurvivePowerLossTornWritesAndRolls) {
   ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
   auto image = fs_.image_after(FakeFileSystem::Crash::kKill);
   std::string torn = *image->contents(segment_path(newest));
-  const std::uint64_t sector = (frame / kTornWriteSector + 1) * kTornWriteSector;
+  const std::uint64_t sector = testing::next_sector(frame);
   ASSERT_LT(sector + kTornWriteSector, torn.find_last_not_of('\0'));
-  std::fill(torn.begin() + static_cast<std::ptrdiff_t>(sector),
-            torn.begin() + static_cast<std::ptrdiff_t>(sector + kTornWriteSector), '\0');
+  testing::zero_range(torn, sector, sector + kTornWriteSector);
   image->set_contents(segment_path(newest), torn);
   Result<DurableState> state = restart(image.get());
   ASSERT_TRUE(state.ok()) << state.error().message;

@@ -18,12 +18,23 @@
 #include "core/clock.h"
 #include "core/hold.h"
 #include "store/wal/fake_file_system.h"
+#include "store/wal/format.h"
 #include "store/wal/wal_store.h"
 
 namespace holdfast::wal::testing {
 
 inline constexpr Millis kStart = 1'700'000'000'000;
 inline const std::string kDir = "/data";
+
+// Torn writes: where the 512-byte sector after the one holding `offset` starts, and a range
+// of a file's bytes that never reached the disk (reads as zeros).
+inline std::uint64_t next_sector(std::uint64_t offset) {
+  return (offset / kTornWriteSector + 1) * kTornWriteSector;
+}
+inline void zero_range(std::string& bytes, std::uint64_t from, std::uint64_t to) {
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(from),
+            bytes.begin() + static_cast<std::ptrdiff_t>(to), '\0');
+}
 
 inline HoldState make_hold(std::string key, std::uint64_t token, Millis expires = kStart + 60'000,
                            Scope scope = Scope::kLease) {
