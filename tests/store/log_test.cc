@@ -262,9 +262,9 @@ TEST(Log, BitFlipInTheLastFrameBeforeReservedSpaceIsStillCorruption) {
     damaged[at] = static_cast<char>(damaged[at] ^ 0x04);
     const Read r = read(damaged);
     ASSERT_FALSE(r.scan.ok()) << "flip at " << at << " was taken for a torn write";
-    EXPECT_NE(r.scan.error().message.find(
-                  "at offset " + std::to_string(p.written.frame_starts.back())),
-              std::string::npos);
+    EXPECT_NE(
+        r.scan.error().message.find("at offset " + std::to_string(p.written.frame_starts.back())),
+        std::string::npos);
   }
 }
 
@@ -362,9 +362,14 @@ TEST(Log, RandomTornWritesNeverLoseAcknowledgedBatchesAndBitFlipsAreCaught) {
       const std::uint32_t records = 1 + next(12);
       for (std::uint32_t r = 0; r < records; ++r, ++token) {
         switch (next(4)) {
-          case 0: batch.push_back(Released{"key/" + std::to_string(next(50)), token}); break;
-          case 1: batch.push_back(RuleSetPut{"r", std::string(1 + next(900), 'x')}); break;
-          default: batch.push_back(Granted{make_hold("key/" + std::to_string(next(50)), token)});
+          case 0:
+            batch.push_back(Released{"key/" + std::to_string(next(50)), token});
+            break;
+          case 1:
+            batch.push_back(RuleSetPut{"r", std::string(1 + next(900), 'x')});
+            break;
+          default:
+            batch.push_back(Granted{make_hold("key/" + std::to_string(next(50)), token)});
         }
       }
       batches.push_back(std::move(batch));
@@ -410,7 +415,8 @@ TEST(Log, RandomTornWritesNeverLoseAcknowledgedBatchesAndBitFlipsAreCaught) {
 
     // A bit flip in what was acknowledged (the interrupted batch never written at all).
     std::string flipped = w.bytes.substr(0, last) + std::string(4096, '\0');
-    const std::uint64_t at = kSegmentHeaderSize + next(static_cast<std::uint32_t>(last - kSegmentHeaderSize));
+    const std::uint64_t at =
+        kSegmentHeaderSize + next(static_cast<std::uint32_t>(last - kSegmentHeaderSize));
     flipped[at] = static_cast<char>(flipped[at] ^ (1 << next(8)));
     EXPECT_FALSE(read(flipped).scan.ok()) << "round " << round << ": flip at " << at << " missed";
     ++flips;

@@ -50,9 +50,8 @@ void Connection::read() {
   }
   reading_ = true;
   socket_.async_read_some(boost::asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
-                          [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
-                            self->on_read(ec, n);
-                          });
+                          [self = shared_from_this()](const boost::system::error_code& ec,
+                                                      std::size_t n) { self->on_read(ec, n); });
 }
 
 void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
@@ -76,7 +75,8 @@ void Connection::process() {
     std::string_view pending(in_.get() + in_begin_, in_end_ - in_begin_);
     ParseStatus st = parser_.parse(pending, &consumed);
     if (st == ParseStatus::kIncomplete) {
-      if (in_begin_ == 0 && in_end_ == in_cap_ && in_cap_ >= hub_.limits.max_frame_bytes + 64 * 1024) {
+      if (in_begin_ == 0 && in_end_ == in_cap_ &&
+          in_cap_ >= hub_.limits.max_frame_bytes + 64 * 1024) {
         writer.error_line("ERR Protocol error: command is larger than " +
                           std::to_string(hub_.limits.max_frame_bytes) + " bytes");
         closing_ = true;
@@ -123,7 +123,8 @@ void Connection::run_offloaded() {
     std::vector<std::string_view> views(args.begin(), args.end());
     std::string out;
     ReplyWriter writer(out, self->state_.proto);
-    CommandContext ctx{self->hub_.service, self->state_, writer, self.get(), self->hub_.info, self->hub_.auth, self->hub_.metrics};
+    CommandContext ctx{self->hub_.service, self->state_,      writer, self.get(), self->hub_.info,
+                       self->hub_.auth,    self->hub_.metrics};
     Flow flow = execute(ctx, views);
     boost::asio::post(self->hub_.io, [self, out = std::move(out), flow]() mutable {
       if (self->closed_) return;
@@ -197,21 +198,22 @@ void Connection::flush() {
   if (!ec) out_.erase(0, n);
   writing_.swap(out_);
   write_in_flight_ = true;
-  boost::asio::async_write(socket_, boost::asio::buffer(writing_),
-                           [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                             self->write_in_flight_ = false;
-                             self->writing_.clear();
-                             if (ec) {
-                               self->close();
-                               return;
-                             }
-                             const bool was_congested = !self->out_.empty();
-                             self->flush();
-                             if (was_congested || !self->blocked_) {
-                               self->process();
-                               self->read();
-                             }
-                           });
+  boost::asio::async_write(
+      socket_, boost::asio::buffer(writing_),
+      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+        self->write_in_flight_ = false;
+        self->writing_.clear();
+        if (ec) {
+          self->close();
+          return;
+        }
+        const bool was_congested = !self->out_.empty();
+        self->flush();
+        if (was_congested || !self->blocked_) {
+          self->process();
+          self->read();
+        }
+      });
 }
 
 void Connection::shutdown() {

@@ -56,8 +56,7 @@ bool intact_frame_header(std::string_view header) {
 bool intact_frame_after(std::string_view file, std::uint64_t from) {
   const std::size_t last_nonzero = file.find_last_not_of('\0');
   if (last_nonzero == std::string_view::npos) return false;
-  for (std::uint64_t at = from; at <= last_nonzero && at + kFrameHeaderSize <= file.size();
-       ++at) {
+  for (std::uint64_t at = from; at <= last_nonzero && at + kFrameHeaderSize <= file.size(); ++at) {
     const std::string_view header = file.substr(at, kFrameHeaderSize);
     if (!intact_frame_header(header)) continue;
     const std::uint32_t body_length = load_u32(header.data() + 4);

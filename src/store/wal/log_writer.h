@@ -54,7 +54,10 @@ class LogWriter {
  private:
   LogWriter(std::unique_ptr<WritableFile> file, std::string path, std::uint64_t size,
             std::uint64_t reserve_chunk)
-      : file_(std::move(file)), path_(std::move(path)), size_(size), reserve_chunk_(reserve_chunk) {}
+      : file_(std::move(file)),
+        path_(std::move(path)),
+        size_(size),
+        reserve_chunk_(reserve_chunk) {}
 
   // Zeros up to at least `end` plus half a chunk, to a multiple of the chunk.
   Status reserve(std::uint64_t end);

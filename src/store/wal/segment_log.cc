@@ -11,7 +11,10 @@ namespace holdfast::wal {
 
 SegmentLog::SegmentLog(FileSystem& fs, std::string dir, bool sync_new_files,
                        std::uint64_t reserve_chunk)
-    : fs_(fs), dir_(std::move(dir)), sync_new_files_(sync_new_files), reserve_chunk_(reserve_chunk) {}
+    : fs_(fs),
+      dir_(std::move(dir)),
+      sync_new_files_(sync_new_files),
+      reserve_chunk_(reserve_chunk) {}
 
 Status SegmentLog::open(std::uint64_t number,
                         const std::vector<std::pair<std::uint64_t, std::uint64_t>>& earlier) {
@@ -20,9 +23,8 @@ Status SegmentLog::open(std::uint64_t number,
 }
 
 Status SegmentLog::start(std::uint64_t number) {
-  Result<std::unique_ptr<LogWriter>> writer =
-      LogWriter::create(fs_, dir_, join_path(dir_, segment_file_name(number)), sync_new_files_,
-                        reserve_chunk_);
+  Result<std::unique_ptr<LogWriter>> writer = LogWriter::create(
+      fs_, dir_, join_path(dir_, segment_file_name(number)), sync_new_files_, reserve_chunk_);
   if (!writer) return std::move(writer).error();
   writer_ = std::move(writer).value();
   number_ = number;

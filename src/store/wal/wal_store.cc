@@ -137,7 +137,8 @@ void WalStore::submit() {
       pending_.append(batch_);
     }
     pending_sequence_ = batch_sequence_;
-    wake = syncer_idle_ && (options_.fsync == FsyncMode::kAlways || pending_.size() >= kLazyWriteBytes);
+    wake = syncer_idle_ &&
+           (options_.fsync == FsyncMode::kAlways || pending_.size() >= kLazyWriteBytes);
   }
   batch_.clear();
   if (wake) wake_.notify_one();
@@ -206,7 +207,8 @@ void WalStore::syncer_main() {
     if (options_.fsync == FsyncMode::kAlways) {
       wake_.wait(lock, [this] { return !pending_.empty() || snapshot_request_ || stopping_; });
       if (last_batch_changes_ > 1 && !snapshot_request_) {
-        const auto window = std::min<std::chrono::nanoseconds>(std::chrono::nanoseconds(last_sync_nanos_ / 4), kMaxGather);
+        const auto window = std::min<std::chrono::nanoseconds>(
+            std::chrono::nanoseconds(last_sync_nanos_ / 4), kMaxGather);
         const auto deadline = std::chrono::steady_clock::now() + window;
         while (!stopping_ && pending_sequence_ - written_sequence_ < last_batch_changes_) {
           if (wake_.wait_until(lock, deadline) == std::cv_status::timeout) break;
