@@ -11,13 +11,7 @@ LoopDriver::LoopDriver(boost::asio::io_context& io, EmbeddedService* embedded)
 void LoopDriver::after_event() {
   if (service_ == nullptr) return;
   service_->dispatch_outcomes();
-  if (!submit_posted_) {
-    submit_posted_ = true;
-    boost::asio::post(io_, [this] {
-      submit_posted_ = false;
-      service_->store().submit();
-    });
-  }
+  service_->store().submit();
   if (stopped_) return;
   auto next = service_->next_deadline();
   if (next && (!armed_ || *next < *armed_)) arm(*next);

@@ -4,9 +4,9 @@
 //  1. after_event(), called once after every batch of work (a connection's pipeline, a timer,
 //     a disconnect), delivers queued waiter outcomes and re-arms the single deadline timer if
 //     the table's next deadline moved earlier. Wake-ups happen here, never from inside another
-//     handler (as in Redis's beforeSleep). It also posts one store submit() per turn: the post
-//     runs after every handler already queued by the same epoll wake-up, so the changes of all
-//     the connections served in that turn reach the log writer together.
+//     handler (as in Redis's beforeSleep). It also hands the changes just made to the store
+//     (submit()): at once, not at the end of the turn, so a free log writer starts syncing
+//     while the loop serves the other connections of the same turn.
 //  2. The timer fires at the table's earliest deadline: advance, then after_event().
 //  3. Connections whose replies wait for durability register with wait_durable(); when the
 //     store's syncer thread reports progress, store_advanced() posts to the loop and every
@@ -49,7 +49,6 @@ class LoopDriver {
   std::vector<std::function<void()>> durable_waiters_;
   std::atomic<bool> durable_post_pending_{false};
   bool stopped_ = false;
-  bool submit_posted_ = false;
 };
 
 }  // namespace holdfast

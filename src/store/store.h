@@ -5,8 +5,9 @@
 //  1. recover() once at start-up: the durable state (live holds, token high-water mark, rule set).
 //  2. append(change) for every change, on the loop thread, in order. It never waits for the disk;
 //     it returns the change's sequence number. submit() hands everything appended so far to the
-//     disk; the loop calls it once per turn, after a batch of work, so one wake-up of the
-//     writer covers every change of that turn (nothing becomes durable before it is submitted).
+//     disk; the loop calls it after every piece of work (a connection's commands, a timer), and
+//     it is cheap: changes handed over while the writer is busy go into its next batch (nothing
+//     becomes durable before it is submitted).
 //  3. A reply that reports a change (or was computed after it) is sent only once
 //     durable_sequence() has reached that change's number. The store calls the on_durable
 //     callback (from its own thread) whenever the durable sequence advances.

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
       h.token = holds + i + 1;
       last = store.append(holdfast::Granted{std::move(h)});
     }
-    store.submit();  // as the event loop does at the end of its turn
+    store.submit();  // as the event loop does after each piece of work
     while (store.durable_sequence() < last) std::this_thread::yield();
   }
 

@@ -38,7 +38,7 @@ class WalStoreTest : public ::testing::Test {
   std::uint64_t append(WalStore& store, const Change& change) {
     model_.apply(change);
     const std::uint64_t sequence = store.append(change);
-    store.submit();  // as the loop would at the end of its turn
+    store.submit();  // as the loop would after each piece of work
     return sequence;
   }
 

@@ -2,20 +2,20 @@
 //
 // Group commit, step by step:
 //  1. append() encodes the record into batch_, a buffer only the loop thread touches (no lock).
-//     submit(), once per turn of the loop, moves batch_ into pending_ under mu_ and wakes the
-//     syncer if it is idle: a turn's worth of changes costs one lock and at most one wake-up.
+//     submit(), which the loop calls after every piece of work, moves batch_ into pending_
+//     under mu_ and wakes the syncer if it is idle (once: the first submit marks it busy).
 //  2. The syncer swaps pending_ with its own empty buffer (both keep their capacity), lets go
 //     of mu_, writes the whole batch as one frame with one writev and one fdatasync.
 //  3. It publishes the batch's last sequence number (release store) and calls on_durable.
-//  4. Meanwhile appends accumulate in pending_; the next loop takes all of them at once, so
-//     the number of syncs follows the disk's latency, not the number of changes.
+//  4. Meanwhile appends accumulate in pending_; the moment the syncer is free it takes all of
+//     them, so the number of syncs follows the disk's latency, not the number of changes.
 //
-// Gathering (fsync always). Under steady load the clients answered by one sync send their next
-// commands over the next ~100 us; a sync started at the first of them would carry a few and
-// leave the rest for the one after. So when fewer changes are pending than the last batch held,
-// the syncer waits (at most a quarter of the last sync's time, and kMaxGather) for that many:
-// one sync per round of clients instead of two. An idle or single-client server never waits
-// (its last batch held one change).
+// The syncer never waits to gather a bigger batch (fsync always). Under load the clients
+// answered by one sync come back one after another while the loop sends the rest of that
+// sync's replies; a sync that starts with the first of them overlaps the loop's work on the
+// others, and the next sync takes whatever arrived meanwhile. Waiting for the whole round
+// instead leaves the disk idle while the loop works and the loop idle while the disk syncs
+// (docs/performance.md, change 10).
 //
 // With fsync never nothing waits for the disk, so the syncer is not woken per turn: it writes
 // what has piled up every kLazyWrite (or sooner, once kLazyWriteBytes are pending). That keeps
@@ -44,8 +44,6 @@ constexpr std::size_t kKeepBufferBytes = std::size_t{16} << 20;
 // fsync never: how long changes may wait in memory before they are written, and how many bytes.
 constexpr auto kLazyWrite = std::chrono::milliseconds(10);
 constexpr std::size_t kLazyWriteBytes = std::size_t{256} << 10;
-// fsync always: the longest the syncer waits to gather a batch as large as the last one.
-constexpr auto kMaxGather = std::chrono::microseconds(500);
 
 void abort_on_fatal(const Error& error) {
   std::fprintf(stderr, "holdfast: the write-ahead log failed, stopping: %s\n",
@@ -139,6 +137,7 @@ void WalStore::submit() {
     pending_sequence_ = batch_sequence_;
     wake = syncer_idle_ &&
            (options_.fsync == FsyncMode::kAlways || pending_.size() >= kLazyWriteBytes);
+    if (wake) syncer_idle_ = false;  // one wake-up, however many submits follow
   }
   batch_.clear();
   if (wake) wake_.notify_one();
@@ -155,6 +154,7 @@ void WalStore::request_snapshot() {
     std::lock_guard lock(mu_);
     snapshot_request_ = SnapshotRequest{pending_.size(), std::move(state)};
     wake = syncer_idle_;
+    syncer_idle_ = false;
   }
   if (wake) wake_.notify_one();
   bytes_since_cut_ = 0;
@@ -206,14 +206,6 @@ void WalStore::syncer_main() {
     syncer_idle_ = true;
     if (options_.fsync == FsyncMode::kAlways) {
       wake_.wait(lock, [this] { return !pending_.empty() || snapshot_request_ || stopping_; });
-      if (last_batch_changes_ > 1 && !snapshot_request_) {
-        const auto window = std::min<std::chrono::nanoseconds>(
-            std::chrono::nanoseconds(last_sync_nanos_ / 4), kMaxGather);
-        const auto deadline = std::chrono::steady_clock::now() + window;
-        while (!stopping_ && pending_sequence_ - written_sequence_ < last_batch_changes_) {
-          if (wake_.wait_until(lock, deadline) == std::cv_status::timeout) break;
-        }
-      }
     } else {
       wake_.wait_for(lock, kLazyWrite, [this] {
         return pending_.size() >= kLazyWriteBytes || snapshot_request_ || stopping_;
@@ -224,8 +216,6 @@ void WalStore::syncer_main() {
     if (pending_.empty() && !snapshot_request_) break;  // stopping, and everything is written
     writing_.swap(pending_);
     const std::uint64_t last_sequence = pending_sequence_;
-    last_batch_changes_ = last_sequence - written_sequence_;
-    written_sequence_ = last_sequence;
     std::optional<SnapshotRequest> snapshot = std::move(snapshot_request_);
     snapshot_request_.reset();
     lock.unlock();
@@ -271,7 +261,6 @@ Status WalStore::write_and_sync(std::string_view records) {
   const auto nanos =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count();
-  last_sync_nanos_ = static_cast<std::uint64_t>(nanos);
   syncs_.fetch_add(1, std::memory_order_relaxed);
   sync_nanos_.fetch_add(static_cast<std::uint64_t>(nanos), std::memory_order_relaxed);
   return s;

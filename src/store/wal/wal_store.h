@@ -133,9 +133,6 @@ class WalStore final : public Store {
 
   // Syncer thread only (after open()).
   std::string writing_;                   // swapped with pending_: both keep their capacity
-  std::uint64_t written_sequence_ = 0;    // the last sequence handed to commit()
-  std::uint64_t last_batch_changes_ = 0;  // how many changes the last batch held
-  std::uint64_t last_sync_nanos_ = 0;     // how long the last fdatasync took
   std::unique_ptr<SegmentLog> log_;
   bool failed_ = false;
 
