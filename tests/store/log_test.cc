@@ -255,6 +255,33 @@ TEST(Log, LastFrameWithASectorThatNeverReachedTheDiskIsATornWrite) {
   EXPECT_GE(sectors, 3);
 }
 
+TEST(Log, LastFrameWhoseHeaderLostTheSectorAfterABoundaryIsATornWrite) {
+  // The header straddles a sector boundary: its first bytes reached the disk, the rest did not.
+  int cases = 0;
+  for (std::size_t pad = 1; pad < 600; ++pad) {
+    std::vector<std::vector<Change>> batches = three_batches();
+    batches.front().push_back(RuleSetPut{"pad", std::string(pad, 'p')});
+    batches.back().push_back(RuleSetPut{"big", std::string(1500, 'r')});
+    const Written w = write_batches(batches);
+    const std::uint64_t last = w.frame_starts.back();
+    const std::uint64_t boundary = testing::next_sector(last);
+    if (boundary <= last || boundary >= last + kFrameHeaderSize) continue;
+    std::string disk = w.bytes + std::string(4096, '\0');
+    testing::zero_range(disk, boundary, boundary + kTornWriteSector);
+    const Read r = read(disk);
+    ASSERT_TRUE(r.scan.ok()) << "pad " << pad << ": " << r.scan.error().message;
+    EXPECT_TRUE(r.scan->torn_tail);
+    EXPECT_EQ(r.scan->valid_bytes, last) << "pad " << pad;
+    EXPECT_EQ(r.changes.size(), count(batches, 2)) << "pad " << pad;
+    // A flipped bit in the same header is not a lost sector.
+    std::string flipped = w.bytes + std::string(4096, '\0');
+    flipped[last + 2] = static_cast<char>(flipped[last + 2] ^ 0x10);
+    EXPECT_FALSE(read(flipped).scan.ok()) << "pad " << pad;
+    ++cases;
+  }
+  EXPECT_GE(cases, 10);
+}
+
 TEST(Log, BitFlipInTheLastFrameBeforeReservedSpaceIsStillCorruption) {
   const Preallocated p = preallocated_segment();
   for (std::uint64_t at = p.written.frame_starts.back(); at < p.written.bytes.size(); at += 7) {
@@ -400,7 +427,8 @@ TEST(Log, RandomTornWritesNeverLoseAcknowledgedBatchesAndBitFlipsAreCaught) {
     const Read r = read(disk);
     if (!r.scan.ok()) {
       ++refused;
-      // The documented refusals: half a header lost, or only pieces too short to tell from data.
+      // The documented refusals: the first part of a straddling header lost (the rest survived),
+      // or only pieces too short to tell from data.
       EXPECT_TRUE(header_split_lost || !long_piece_lost)
           << "round " << round << ": " << r.scan.error().message;
     } else if (r.changes.size() == acknowledged) {

@@ -232,7 +232,11 @@ TEST_F(RecoveryTest, PreallocatedSegmentsSurvivePowerLossTornWritesAndRolls) {
   // A write in flight when the power went: one of its sectors never reached the disk.
   fs_.block_syncs();
   const std::string before = *fs_.contents(segment_path(newest));
-  const std::uint64_t frame = before.find_last_not_of('\0') + 1;
+  // Where the last intact frame ends (not the last non-zero byte: a frame may end in zeros).
+  Result<SegmentScan> scanned =
+      read_segment(before, segment_path(newest), SegmentPosition::kNewest, [](Change&&) {});
+  ASSERT_TRUE(scanned.ok()) << scanned.error().message;
+  const std::uint64_t frame = scanned->valid_bytes;
   append(*store, RuleSetPut{"in-flight", std::string(1200, 'x')});
   ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
   auto image = fs_.image_after(FakeFileSystem::Crash::kKill);

@@ -2,7 +2,9 @@
 //   1. nothing but zeros from O on                       -> end of the log (torn tail)
 //   2. fewer than 16 bytes left                          -> torn tail
 //   3. header checksum wrong: a torn write if the header is all zeros (its sector never
-//      reached the disk) and no intact frame starts anywhere after it, otherwise corruption
+//      reached the disk), or it straddles a sector boundary and the sector after that boundary
+//      reads as zeros (the first part of the header reached the disk, the rest did not), and in
+//      both cases no intact frame starts anywhere after it; otherwise corruption
 //   4. body runs past the end of the file                -> torn tail (the header is intact,
 //                                                           so the length is genuine)
 //   5. body checksum wrong: a torn write if one 512-byte sector of the frame reads as zeros
@@ -43,6 +45,18 @@ bool has_lost_sector(std::string_view file, std::uint64_t begin, std::uint64_t e
     piece_begin = piece_end;
   }
   return false;
+}
+
+// Whether the frame header at `offset` lost its end with a sector: the header straddles a
+// kTornWriteSector boundary, and from that boundary on its sector (or the file, if shorter)
+// reads as at least kMinLostSectorPiece zeros. A genuine header is followed by a record's
+// non-zero type byte, so its own zero high bytes cannot pass for this.
+bool header_lost_its_end(std::string_view file, std::uint64_t offset) {
+  const std::uint64_t boundary = (offset / kTornWriteSector + 1) * kTornWriteSector;
+  if (boundary >= offset + kFrameHeaderSize || boundary >= file.size()) return false;
+  const std::uint64_t piece_end = std::min<std::uint64_t>(file.size(), boundary + kTornWriteSector);
+  return piece_end - boundary >= kMinLostSectorPiece &&
+         all_zero(file.substr(boundary, piece_end - boundary));
 }
 
 bool intact_frame_header(std::string_view header) {
@@ -107,7 +121,7 @@ Result<SegmentScan> read_segment(std::string_view data, const std::string& path,
     if (all_zero(rest)) return torn(offset, "zero-filled tail");
     if (rest.size() < kFrameHeaderSize) return torn(offset, "incomplete frame header");
     if (!intact_frame_header(rest.substr(0, kFrameHeaderSize))) {
-      if (all_zero(rest.substr(0, kFrameHeaderSize)) &&
+      if ((all_zero(rest.substr(0, kFrameHeaderSize)) || header_lost_its_end(data, offset)) &&
           !intact_frame_after(data, offset + kFrameHeaderSize))
         return torn(offset, "torn frame (its header never reached the disk)");
       return corruption_error(path, offset, "frame header checksum mismatch");
