@@ -26,11 +26,11 @@ inline std::string_view kind_name(HoldKind k) {
 // A hold as stored and as shown to the caller who made it.
 struct HoldState {
   std::string key;
-  Handle handle;              // null for assigned holds
-  std::uint64_t token = 0;    // fencing token
-  std::string held_by;        // "user:<id>" | "function:<name>"
-  std::string owner;          // empty: no owner
-  std::string holder_id;      // assigned holds: the holder id
+  Handle handle;            // null for assigned holds
+  std::uint64_t token = 0;  // fencing token
+  std::string held_by;      // "user:<id>" | "function:<name>"
+  std::string owner;        // empty: no owner
+  std::string holder_id;    // assigned holds: the holder id
   Millis acquired_at = 0;
   Millis lease_expires_at = kNever;  // kNever: an assigned hold without TTL
   Scope scope = Scope::kLease;
@@ -38,6 +38,39 @@ struct HoldState {
 
   bool operator==(const HoldState&) const = default;
 };
+
+// A hold seen where it lives, without copying its strings: what a snapshot encodes. Valid only
+// while the hold it was taken from is unchanged.
+struct HoldView {
+  std::string_view key;
+  Handle handle;
+  std::uint64_t token = 0;
+  std::string_view held_by;
+  std::string_view owner;
+  std::string_view holder_id;
+  Millis acquired_at = 0;
+  Millis lease_expires_at = kNever;
+  Scope scope = Scope::kLease;
+  HoldKind kind = HoldKind::kHandle;
+};
+
+inline HoldView view_of(const HoldState& h) {
+  return HoldView{h.key,         h.handle,           h.token, h.held_by, h.owner, h.holder_id,
+                  h.acquired_at, h.lease_expires_at, h.scope, h.kind};
+}
+
+inline HoldState state_of(const HoldView& v) {
+  return HoldState{std::string(v.key),
+                   v.handle,
+                   v.token,
+                   std::string(v.held_by),
+                   std::string(v.owner),
+                   std::string(v.holder_id),
+                   v.acquired_at,
+                   v.lease_expires_at,
+                   v.scope,
+                   v.kind};
+}
 
 // What the store must make durable before the reply that reports it leaves.
 struct Granted {  // a new hold on key (acquire, re-take, hand-off, assign, transfer)
@@ -65,8 +98,8 @@ using Change = std::variant<Granted, Renewed, Released, RuleSetPut, RuleSetDelet
 
 // Everything that survives a restart.
 struct DurableState {
-  std::uint64_t last_token = 0;       // tokens after a restart start above this
-  std::vector<HoldState> holds;       // live lease-scoped holds (session holds never survive)
+  std::uint64_t last_token = 0;  // tokens after a restart start above this
+  std::vector<HoldState> holds;  // live lease-scoped holds (session holds never survive)
   std::optional<RuleSetPut> rule_set;
 };
 

@@ -379,12 +379,18 @@ DurableState LockTable::snapshot(Millis now) const {
   DurableState state;
   state.last_token = last_token_;
   state.holds.reserve(held_count_);
+  for_each_durable_hold(now, [&](const HoldView& hold) { state.holds.push_back(state_of(hold)); });
+  return state;
+}
+
+void LockTable::for_each_durable_hold(Millis now,
+                                      const std::function<void(const HoldView&)>& fn) const {
   for (const auto& slot : keys_) {
     const Entry& e = slot.second;
     if (!e.held() || e.scope == Scope::kSession || e.lease_expires_at <= now) continue;
-    state.holds.push_back(view(slot, /*with_handle=*/true));
+    fn(HoldView{slot.first, e.handle, e.token, e.held_by->first, e.owner(), e.holder_id(),
+                e.acquired_at, e.lease_expires_at, e.scope, e.kind});
   }
-  return state;
 }
 
 Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {

@@ -135,10 +135,11 @@ Status EmbeddedService::recover() {
       return Error(ErrorCode::kInternal, "the stored rule set no longer compiles: " + rules.error().message);
     rules_ = std::move(*rules);
   }
-  store_.set_state_source([this] {
-    DurableState s = table_.snapshot(now());
-    if (rules_) s.rule_set = RuleSetPut{rules_->name, rules_->toml};
-    return s;
+  store_.set_state_source([this](StateSink& sink) {
+    sink.last_token(table_.last_token());
+    if (rules_) sink.rule_set(RuleSetPut{rules_->name, rules_->toml});
+    sink.expect_holds(table_.held_count());
+    table_.for_each_durable_hold(now(), [&sink](const HoldView& hold) { sink.hold(hold); });
   });
   return ok_status();
 }

@@ -18,7 +18,7 @@ class MemoryStore final : public Store {
   void submit() override {}
   std::uint64_t durable_sequence() const override { return sequence_; }
   void set_on_durable(std::function<void(std::uint64_t)>) override {}
-  void set_state_source(std::function<DurableState()>) override {}
+  void set_state_source(StateSource) override {}
   StoreStats stats() const override { return stats_; }
   void close() override {}
 

@@ -12,7 +12,9 @@
 //     durable_sequence() has reached that change's number. The store calls the on_durable
 //     callback (from its own thread) whenever the durable sequence advances.
 //  4. The store may ask the state source for a snapshot of the live state (on the loop thread,
-//     from inside append) to compact its log.
+//     from inside append) to compact its log. The source hands the state to a StateSink, hold
+//     by hold, seen in place: the store encodes each as it comes, so the loop pauses for an
+//     encoding pass, not for a copy of the table.
 #pragma once
 
 #include <cstdint>
@@ -25,12 +27,38 @@
 namespace holdfast {
 
 struct StoreStats {
-  std::uint64_t appended = 0;        // changes appended
-  std::uint64_t syncs = 0;           // fdatasync calls (or commits)
-  std::uint64_t sync_nanos = 0;      // total time spent in syncs
-  std::uint64_t snapshots = 0;       // snapshots written
-  std::uint64_t log_bytes = 0;       // bytes in the live log
+  std::uint64_t appended = 0;    // changes appended
+  std::uint64_t syncs = 0;       // fdatasync calls (or commits)
+  std::uint64_t sync_nanos = 0;  // total time spent in syncs
+  std::uint64_t snapshots = 0;   // snapshots written
+  std::uint64_t log_bytes = 0;   // bytes in the live log
 };
+
+// Receives the live state for a snapshot: last_token and rule_set at most once, then hold() for
+// every live lease-scoped hold. The views are valid only during the call.
+class StateSink {
+ public:
+  virtual ~StateSink() = default;
+  virtual void last_token(std::uint64_t token) = 0;
+  virtual void rule_set(const RuleSetPut& rules) = 0;
+  // About how many holds follow (lets the sink size its buffer once).
+  virtual void expect_holds(std::size_t count) = 0;
+  virtual void hold(const HoldView& hold) = 0;
+};
+
+// Hands the live state to the sink. Called on the loop thread.
+using StateSource = std::function<void(StateSink&)>;
+
+// A source that copies a whole DurableState first (tests and tools; the server streams).
+inline StateSource state_source_of(std::function<DurableState()> make) {
+  return [make = std::move(make)](StateSink& sink) {
+    const DurableState state = make();
+    sink.last_token(state.last_token);
+    if (state.rule_set) sink.rule_set(*state.rule_set);
+    sink.expect_holds(state.holds.size());
+    for (const HoldState& hold : state.holds) sink.hold(view_of(hold));
+  };
+}
 
 class Store {
  public:
@@ -54,7 +82,7 @@ class Store {
   virtual void set_on_durable(std::function<void(std::uint64_t)> fn) = 0;
 
   // The live state, for snapshots. Called on the loop thread.
-  virtual void set_state_source(std::function<DurableState()> source) = 0;
+  virtual void set_state_source(StateSource source) = 0;
 
   virtual StoreStats stats() const = 0;
 

@@ -27,7 +27,7 @@ class CompactionTest : public WalStoreTest {
 
   std::unique_ptr<WalStore> open_with_source() {
     auto store = open();
-    store->set_state_source([this] { return model_.live(); });
+    store->set_state_source(state_source_of([this] { return model_.live(); }));
     return store;
   }
 

@@ -41,7 +41,7 @@ class DiskTest : public ::testing::Test {
 TEST_F(DiskTest, ChangesSurviveARestartFromTheDisk) {
   auto store = make();
   ASSERT_TRUE(store->recover().ok());
-  store->set_state_source([this] { return model_.live(); });
+  store->set_state_source(state_source_of([this] { return model_.live(); }));
   std::uint64_t last = 0;
   for (std::uint64_t t = 1; t <= 2000; ++t) {
     const Change c = Granted{make_hold("k/" + std::to_string(t % 300), t)};
@@ -68,7 +68,7 @@ TEST_F(DiskTest, SnapshotsAndCompactionOnTheDisk) {
   options_.segment_bytes = 16 * 1024;
   auto store = make();
   ASSERT_TRUE(store->recover().ok());
-  store->set_state_source([this] { return model_.live(); });
+  store->set_state_source(state_source_of([this] { return model_.live(); }));
   std::uint64_t last = 0;
   for (std::uint64_t t = 1; t <= 5000; ++t) {
     const Change c = Granted{make_hold("k/" + std::to_string(t % 100), t)};

@@ -34,6 +34,32 @@ inline void put_i64(std::string& out, std::int64_t v) {
   put_u64(out, static_cast<std::uint64_t>(v));
 }
 
+// Writing into space already sized (one resize for a whole structure instead of one append
+// per field: an append is an out-of-line call, ~10 ns, and a hold has 17 fields). Each
+// returns the position after what it wrote.
+inline char* write_u8(char* p, std::uint8_t v) {
+  *p = static_cast<char>(v);
+  return p + 1;
+}
+inline char* write_u32(char* p, std::uint32_t v) {
+  p[0] = static_cast<char>(v);
+  p[1] = static_cast<char>(v >> 8);
+  p[2] = static_cast<char>(v >> 16);
+  p[3] = static_cast<char>(v >> 24);
+  return p + 4;
+}
+inline char* write_u64(char* p, std::uint64_t v) {
+  return write_u32(write_u32(p, static_cast<std::uint32_t>(v)),
+                   static_cast<std::uint32_t>(v >> 32));
+}
+inline char* write_bytes(char* p, std::string_view s) {
+  if (!s.empty()) std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+inline char* write_str(char* p, std::string_view s) {
+  return write_bytes(write_u32(p, static_cast<std::uint32_t>(s.size())), s);
+}
+
 // REQUIRES: s.size() < 4 GiB (keys are at most 1 KiB; rule sets are small texts).
 inline void put_str(std::string& out, std::string_view s) {
   put_u32(out, static_cast<std::uint32_t>(s.size()));

@@ -3,6 +3,8 @@
 // format (extra fields) is reported, not half-read.
 #include "store/wal/record.h"
 
+#include <cassert>
+
 #include <type_traits>
 
 namespace holdfast::wal {
@@ -103,17 +105,24 @@ std::size_t append_record(std::string& out, const Change& change) {
   return size;
 }
 
-void append_hold(std::string& out, const HoldState& hold) {
-  put_str(out, hold.key);
-  out.append(reinterpret_cast<const char*>(hold.handle.bytes.data()), hold.handle.bytes.size());
-  put_u64(out, hold.token);
-  put_str(out, hold.held_by);
-  put_str(out, hold.owner);
-  put_str(out, hold.holder_id);
-  put_i64(out, hold.acquired_at);
-  put_i64(out, hold.lease_expires_at);
-  put_u8(out, static_cast<std::uint8_t>(hold.scope));
-  put_u8(out, static_cast<std::uint8_t>(hold.kind));
+void append_hold(std::string& out, const HoldView& hold) {
+  const std::size_t size = kMinHoldSize + hold.key.size() + hold.held_by.size() +
+                           hold.owner.size() + hold.holder_id.size();
+  const std::size_t at = out.size();
+  out.resize(at + size);
+  char* p = out.data() + at;
+  p = write_str(p, hold.key);
+  p = write_bytes(p, std::string_view(reinterpret_cast<const char*>(hold.handle.bytes.data()),
+                                      hold.handle.bytes.size()));
+  p = write_u64(p, hold.token);
+  p = write_str(p, hold.held_by);
+  p = write_str(p, hold.owner);
+  p = write_str(p, hold.holder_id);
+  p = write_u64(p, static_cast<std::uint64_t>(hold.acquired_at));
+  p = write_u64(p, static_cast<std::uint64_t>(hold.lease_expires_at));
+  p = write_u8(p, static_cast<std::uint8_t>(hold.scope));
+  p = write_u8(p, static_cast<std::uint8_t>(hold.kind));
+  assert(p == out.data() + at + size);
 }
 
 HoldState read_hold(Decoder& in) {

@@ -29,7 +29,10 @@ std::size_t append_record(std::string& out, const Change& change);
 inline constexpr std::size_t kMinHoldSize = 4 + 16 + 8 + 4 + 4 + 4 + 8 + 8 + 1 + 1;
 
 // Appends the `hold` encoding (without a record header).
-void append_hold(std::string& out, const HoldState& hold);
+void append_hold(std::string& out, const HoldView& hold);
+inline void append_hold(std::string& out, const HoldState& hold) {
+  append_hold(out, view_of(hold));
+}
 
 // Reads a `hold`; on malformed input marks `in` failed (check in.ok()).
 HoldState read_hold(Decoder& in);

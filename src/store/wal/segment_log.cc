@@ -44,7 +44,7 @@ Status SegmentLog::roll() {
   return start(number_ + 1);
 }
 
-Status SegmentLog::snapshot_and_compact(const DurableState& state) {
+Status SegmentLog::snapshot_and_compact(const EncodedState& state) {
   if (Status s = write_snapshot(fs_, dir_, number_, state); !s) return s;
   Result<DirListing> listing = list_data_dir(fs_, dir_);
   if (!listing) return std::move(listing).error();

@@ -18,6 +18,7 @@
 #include "core/hold.h"
 #include "store/wal/file_system.h"
 #include "store/wal/log_writer.h"
+#include "store/wal/snapshot.h"
 
 namespace holdfast::wal {
 
@@ -45,7 +46,7 @@ class SegmentLog {
   // Writes snap-<current_number()> holding `state`, which must be the state at the start of
   // the current segment, then deletes every older segment and snapshot. Always synced (also
   // with fsync never): a compaction must never leave a log without its beginning.
-  Status snapshot_and_compact(const DurableState& state);
+  Status snapshot_and_compact(const EncodedState& state);
 
   // Closes the current segment; with `finish`, first cuts off its unused reserved space.
   Status close(bool finish);

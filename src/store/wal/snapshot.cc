@@ -1,8 +1,10 @@
-// Snapshot writing streams holds into a 1 MiB buffer, extending the body CRC and flushing it
-// to the file whenever it fills; the trailer (CRC and length) goes last, which is why the
-// length sits at the end rather than in the header. Reading takes the whole file at once
-// (one read) and decodes it in a flat loop into a reserved vector.
+// Snapshot writing takes holds already encoded on the loop thread (SnapshotEncoder) and writes
+// header, holds, rule set and trailer (CRC and length) with one gathered write (the length
+// sits at the end so that a writer may also stream the body). Reading takes the whole file at
+// once (one read) and decodes it in a flat loop into a reserved vector.
 #include "store/wal/snapshot.h"
+
+#include <algorithm>
 
 #include "store/wal/coding.h"
 #include "store/wal/crc32c.h"
@@ -13,66 +15,24 @@
 namespace holdfast::wal {
 namespace {
 
-constexpr std::size_t kFlushBytes = std::size_t{1} << 20;
-
-class BodyWriter {
- public:
-  explicit BodyWriter(WritableFile& file) : file_(file) { buffer_.reserve(2 * kFlushBytes); }
-
-  std::string& buffer() { return buffer_; }
-
-  Status maybe_flush() { return buffer_.size() >= kFlushBytes ? flush() : ok_status(); }
-
-  Status flush() {
-    if (buffer_.empty()) return ok_status();
-    crc_ = crc32c::extend(crc_, buffer_);
-    length_ += buffer_.size();
-    const std::string_view pieces[] = {buffer_};
-    Status s = file_.append(pieces);
-    buffer_.clear();
-    return s;
-  }
-
-  std::uint32_t crc() const { return crc_; }
-  std::uint64_t length() const { return length_; }
-
- private:
-  WritableFile& file_;
-  std::string buffer_;
-  std::uint32_t crc_ = 0;
-  std::uint64_t length_ = 0;
-};
-
-Status write_contents(WritableFile& file, std::uint64_t next_segment, const DurableState& state) {
-  const std::string_view magic[] = {kSnapshotMagic};
-  if (Status s = file.append(magic); !s) return s;
-
-  BodyWriter body(file);
-  std::uint64_t hold_count = 0;
-  std::uint64_t last_token = state.last_token;
-  for (const HoldState& hold : state.holds) {
-    last_token = std::max(last_token, hold.token);
-    if (hold.scope == Scope::kLease) ++hold_count;
-  }
-  put_u64(body.buffer(), next_segment);
-  put_u64(body.buffer(), last_token);
-  put_u64(body.buffer(), hold_count);
-  for (const HoldState& hold : state.holds) {
-    if (hold.scope != Scope::kLease) continue;
-    append_hold(body.buffer(), hold);
-    if (Status s = body.maybe_flush(); !s) return s;
-  }
-  put_u8(body.buffer(), state.rule_set ? 1 : 0);
+Status write_contents(WritableFile& file, std::uint64_t next_segment, const EncodedState& state) {
+  std::string head;
+  put_u64(head, next_segment);
+  put_u64(head, state.last_token);
+  put_u64(head, state.hold_count);
+  std::string tail;
+  put_u8(tail, state.rule_set ? 1 : 0);
   if (state.rule_set) {
-    put_str(body.buffer(), state.rule_set->name);
-    put_str(body.buffer(), state.rule_set->toml);
+    put_str(tail, state.rule_set->name);
+    put_str(tail, state.rule_set->toml);
   }
-  if (Status s = body.flush(); !s) return s;
-
+  std::uint32_t crc = crc32c::extend(0, head);
+  crc = crc32c::extend(crc, state.holds);
+  crc = crc32c::extend(crc, tail);
   std::string trailer;
-  put_u32(trailer, crc32c::mask(body.crc()));
-  put_u64(trailer, body.length());
-  const std::string_view pieces[] = {trailer};
+  put_u32(trailer, crc32c::mask(crc));
+  put_u64(trailer, head.size() + state.holds.size() + tail.size());
+  const std::string_view pieces[] = {kSnapshotMagic, head, state.holds, tail, trailer};
   return file.append(pieces);
 }
 
@@ -83,8 +43,37 @@ Error snapshot_error(const std::string& path, std::string_view what) {
 
 }  // namespace
 
+void SnapshotEncoder::last_token(std::uint64_t token) {
+  state_.last_token = std::max(state_.last_token, token);
+}
+
+void SnapshotEncoder::rule_set(const RuleSetPut& rules) { state_.rule_set = rules; }
+
+void SnapshotEncoder::expect_holds(std::size_t count) {
+  // A hold with a 20-byte key and a short principal encodes to about 80 bytes.
+  state_.holds.reserve(state_.holds.size() + count * 96);
+}
+
+void SnapshotEncoder::hold(const HoldView& hold) {
+  // A session hold is left out, but its token must not be handed out again after a restart.
+  state_.last_token = std::max(state_.last_token, hold.token);
+  if (hold.scope != Scope::kLease) return;
+  ++state_.hold_count;
+  append_hold(state_.holds, hold);
+}
+
 Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
                       const DurableState& state) {
+  SnapshotEncoder encoder;
+  encoder.last_token(state.last_token);
+  if (state.rule_set) encoder.rule_set(*state.rule_set);
+  encoder.expect_holds(state.holds.size());
+  for (const HoldState& hold : state.holds) encoder.hold(view_of(hold));
+  return write_snapshot(fs, dir, next_segment, encoder.take());
+}
+
+Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
+                      const EncodedState& state) {
   const std::string path = join_path(dir, snapshot_file_name(next_segment));
   const std::string temp = path + std::string(kTempSuffix);
   Result<std::unique_ptr<WritableFile>> file = fs.create_file(temp);

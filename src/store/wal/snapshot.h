@@ -6,11 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/error.h"
 #include "core/hold.h"
+#include "store/store.h"
 #include "store/wal/file_system.h"
 
 namespace holdfast::wal {
@@ -20,9 +22,34 @@ struct Snapshot {
   DurableState state;
 };
 
+// A snapshot's state, its holds already encoded as they will be written.
+struct EncodedState {
+  std::uint64_t last_token = 0;  // at least every encoded hold's token
+  std::uint64_t hold_count = 0;
+  std::string holds;  // hold_count records of append_hold()
+  std::optional<RuleSetPut> rule_set;
+};
+
+// Encodes what a state source hands it, on the loop thread: 0.17 s for a million holds where
+// copying them into a DurableState took 0.35 s (docs/performance.md, change 11).
+// Session-scoped holds are left out: they never survive a restart.
+class SnapshotEncoder final : public StateSink {
+ public:
+  void last_token(std::uint64_t token) override;
+  void rule_set(const RuleSetPut& rules) override;
+  void expect_holds(std::size_t count) override;
+  void hold(const HoldView& hold) override;
+  EncodedState take() { return std::move(state_); }
+
+ private:
+  EncodedState state_;
+};
+
 // Writes snap-<next_segment>.snap into dir atomically: a .tmp file, fdatasync, rename, fsync of
-// the directory. Session-scoped holds in `state` are left out (they never survive a restart).
-// Streams through a bounded buffer, so a million holds do not need a second copy in memory.
+// the directory.
+Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
+                      const EncodedState& state);
+// The same from a whole state (tests and tools). Session-scoped holds are left out.
 Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
                       const DurableState& state);
 

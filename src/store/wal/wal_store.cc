@@ -145,9 +145,11 @@ void WalStore::submit() {
 
 void WalStore::request_snapshot() {
   // On the loop thread, so the table cannot change while its state is copied.
-  submit();  // the cut below must follow every change appended so far
-  DurableState state = state_source_();
-  state.last_token = std::max(state.last_token, max_token_);
+  submit();                 // the cut below must follow every change appended so far
+  SnapshotEncoder encoder;  // encodes each hold as the source hands it over: no table copy
+  state_source_(encoder);
+  encoder.last_token(max_token_);
+  EncodedState state = encoder.take();
   snapshot_in_flight_.store(true, std::memory_order_release);
   bool wake = false;
   {
@@ -169,9 +171,7 @@ void WalStore::set_on_durable(std::function<void(std::uint64_t)> fn) {
   on_durable_ = std::move(fn);
 }
 
-void WalStore::set_state_source(std::function<DurableState()> source) {
-  state_source_ = std::move(source);
-}
+void WalStore::set_state_source(StateSource source) { state_source_ = std::move(source); }
 
 StoreStats WalStore::stats() const {
   StoreStats s;

@@ -31,6 +31,7 @@
 #include "store/wal/file_system.h"
 #include "store/wal/format.h"
 #include "store/wal/segment_log.h"
+#include "store/wal/snapshot.h"
 
 namespace holdfast::wal {
 
@@ -85,7 +86,7 @@ class WalStore final : public Store {
   // The source must return every hold the table has, including the effects of every change
   // appended so far; it may include effects of changes not yet appended (see the format doc,
   // section 6). Loop thread only.
-  void set_state_source(std::function<DurableState()> source) override;
+  void set_state_source(StateSource source) override;
 
   StoreStats stats() const override;
 
@@ -94,7 +95,7 @@ class WalStore final : public Store {
  private:
   struct SnapshotRequest {
     std::size_t cut;  // offset in the pending batch: the snapshot is the state before it
-    DurableState state;
+    EncodedState state;
   };
   enum class Phase : std::uint8_t { kNew, kOpen, kClosed };
 
@@ -117,7 +118,7 @@ class WalStore final : public Store {
   std::uint64_t last_sequence_ = 0;
   std::uint64_t bytes_since_cut_ = 0;
   std::uint64_t max_token_ = 0;  // feeds snapshots' last_token
-  std::function<DurableState()> state_source_;
+  StateSource state_source_;
   std::string batch_;                 // appended since the last submit()
   std::uint64_t batch_sequence_ = 0;  // the last sequence number in batch_
 
@@ -132,7 +133,7 @@ class WalStore final : public Store {
   bool stopping_ = false;
 
   // Syncer thread only (after open()).
-  std::string writing_;                   // swapped with pending_: both keep their capacity
+  std::string writing_;  // swapped with pending_: both keep their capacity
   std::unique_ptr<SegmentLog> log_;
   bool failed_ = false;
 
