@@ -30,8 +30,8 @@ struct EncodedState {
   std::optional<RuleSetPut> rule_set;
 };
 
-// Encodes what a state source hands it, on the loop thread: 0.17 s for a million holds where
-// copying them into a DurableState took 0.35 s (docs/performance.md, change 11).
+// Encodes what a state source hands it, on the loop thread: 0.18 s for a million holds where
+// copying them into a DurableState took 0.37 s (docs/performance.md, change 11).
 // Session-scoped holds are left out: they never survive a restart.
 class SnapshotEncoder final : public StateSink {
  public:

@@ -17,7 +17,7 @@
 // instead leaves the disk idle while the loop works and the loop idle while the disk syncs
 // (docs/performance.md, change 10).
 //
-// With fsync never nothing waits for the disk, so the syncer is not woken per turn: it writes
+// With fsync never nothing waits for the disk, so submit() does not wake the syncer: it writes
 // what has piled up every kLazyWrite (or sooner, once kLazyWriteBytes are pending). That keeps
 // a thread switch off the path of every request on a small machine; the price, a kill -9 losing
 // up to kLazyWrite of changes, is within what fsync never already gives up.
@@ -144,7 +144,7 @@ void WalStore::submit() {
 }
 
 void WalStore::request_snapshot() {
-  // On the loop thread, so the table cannot change while its state is copied.
+  // On the loop thread, so the table cannot change while its state is encoded.
   submit();                 // the cut below must follow every change appended so far
   SnapshotEncoder encoder;  // encodes each hold as the source hands it over: no table copy
   state_source_(encoder);
