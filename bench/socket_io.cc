@@ -36,16 +36,16 @@ bool send_buffered(EventLoop& loop, IoHandler* handler, int fd, ByteBuffer& out,
   return true;
 }
 
-ReadResult recv_buffered(int fd, ByteBuffer& in, std::string& error) {
+bool recv_buffered(int fd, ByteBuffer& in, std::string& error) {
   char* space = in.reserve(32768);
   const ssize_t n = recv(fd, space, in.room(), 0);
   if (n > 0) {
     in.commit(static_cast<std::size_t>(n));
-    return ReadResult::kData;
+    return true;
   }
-  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return ReadResult::kNothing;
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
   error = n == 0 ? "server closed the connection" : std::strerror(errno);
-  return ReadResult::kFailed;
+  return false;
 }
 
 }  // namespace holdfast::bench

@@ -16,10 +16,9 @@ namespace holdfast::bench {
 bool send_buffered(EventLoop& loop, IoHandler* handler, int fd, ByteBuffer& out, bool& want_write,
                    std::string& error);
 
-enum class ReadResult { kData, kNothing, kFailed };
-
-// One recv into `in`. kNothing: nothing to read yet; kFailed: `error` says why (the server
-// closed the connection, or strerror text).
-ReadResult recv_buffered(int fd, ByteBuffer& in, std::string& error);
+// One recv into `in`. True when bytes arrived; false when there is nothing to read yet
+// (`error` stays empty) or the connection failed (`error` says why: the server closed the
+// connection, or strerror text).
+bool recv_buffered(int fd, ByteBuffer& in, std::string& error);
 
 }  // namespace holdfast::bench

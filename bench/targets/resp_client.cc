@@ -126,14 +126,9 @@ void RespLockClient::on_io(std::uint32_t events) {
   if (events & EPOLLOUT) flush();
   if (fd_ < 0 || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
   std::string error;
-  switch (recv_buffered(fd_, in_, error)) {
-    case ReadResult::kNothing:
-      return;
-    case ReadResult::kFailed:
-      fail(error);
-      return;
-    case ReadResult::kData:
-      break;
+  if (!recv_buffered(fd_, in_, error)) {
+    if (!error.empty()) fail(error);
+    return;
   }
   while (!in_.empty() && fd_ >= 0) {
     const resp::ParseResult r = resp::parse_reply(in_.view(), tokens_);

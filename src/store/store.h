@@ -49,15 +49,17 @@ class StateSink {
 // Hands the live state to the sink. Called on the loop thread.
 using StateSource = std::function<void(StateSink&)>;
 
-// A source that copies a whole DurableState first (tests and tools; the server streams).
+// Hands a whole DurableState to a sink (tests and tools; the server streams from its table).
+inline void hand_over(const DurableState& state, StateSink& sink) {
+  sink.last_token(state.last_token);
+  if (state.rule_set) sink.rule_set(*state.rule_set);
+  sink.expect_holds(state.holds.size());
+  for (const HoldState& hold : state.holds) sink.hold(view_of(hold));
+}
+
+// A source that builds a whole DurableState first.
 inline StateSource state_source_of(std::function<DurableState()> make) {
-  return [make = std::move(make)](StateSink& sink) {
-    const DurableState state = make();
-    sink.last_token(state.last_token);
-    if (state.rule_set) sink.rule_set(*state.rule_set);
-    sink.expect_holds(state.holds.size());
-    for (const HoldState& hold : state.holds) sink.hold(view_of(hold));
-  };
+  return [make = std::move(make)](StateSink& sink) { hand_over(make(), sink); };
 }
 
 class Store {

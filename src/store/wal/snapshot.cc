@@ -65,10 +65,7 @@ void SnapshotEncoder::hold(const HoldView& hold) {
 Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
                       const DurableState& state) {
   SnapshotEncoder encoder;
-  encoder.last_token(state.last_token);
-  if (state.rule_set) encoder.rule_set(*state.rule_set);
-  encoder.expect_holds(state.holds.size());
-  for (const HoldState& hold : state.holds) encoder.hold(view_of(hold));
+  hand_over(state, encoder);
   return write_snapshot(fs, dir, next_segment, encoder.take());
 }
 
