@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,6 +115,7 @@ struct Measurement {
   bool failed = false;  // the measurement itself could not run (connect failed, ...)
   std::string failure;
   int rounds = 0;  // windows merged into this figure
+  std::vector<double> window_rates;  // ops/s of each window, in the order they ran
 
   // The raw material the derived figures above are computed from.
   LatencyHistogram latency;
@@ -141,5 +143,13 @@ Measurement measure(Target& target, const std::string& workload, const MeasureSh
 // taken in rounds interleaved across targets so that every target samples the same minutes
 // of the host's drift.
 void accumulate(Measurement& total, const Measurement& round);
+
+// The lowest and highest ratio a[k] ÷ b[k] over the windows two figures took in the same
+// rounds (window k of one ran next to window k of the other). None unless both have the same
+// number of windows, at least two, all with a rate above zero.
+struct RatioRange {
+  double low = 0, high = 0;
+};
+std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b);
 
 }  // namespace holdfast::bench

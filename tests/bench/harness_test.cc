@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "histogram.h"
+#include "measurement.h"
 #include "mutex_checker.h"
 #include "resp.h"
 
@@ -149,6 +150,64 @@ TEST(MutexChecker, UnreleasedSectionsAreCountedNotJudged) {
   c.open(3, 100);
   EXPECT_EQ(c.verify().unclosed, 1u);
   EXPECT_EQ(c.verify().violations, 0u);
+}
+
+Measurement window(double seconds, std::uint64_t ops) {
+  Measurement m;
+  m.rounds = 1;
+  m.seconds = seconds;
+  m.ops = ops;
+  m.ops_per_sec = double(ops) / seconds;
+  m.window_rates = {m.ops_per_sec};
+  return m;
+}
+
+TEST(Accumulate, KeepsEachWindowsRateInOrderAndTheOverallRate) {
+  Measurement total;
+  accumulate(total, window(1, 100));
+  accumulate(total, window(1, 300));
+  accumulate(total, window(2, 400));
+  EXPECT_EQ(total.rounds, 3);
+  EXPECT_EQ(total.window_rates, (std::vector<double>{100, 300, 200}));
+  EXPECT_DOUBLE_EQ(total.ops_per_sec, 800.0 / 4);
+}
+
+TEST(Accumulate, AFailedWindowAddsNoRate) {
+  Measurement total;
+  accumulate(total, window(1, 100));
+  Measurement failed;
+  failed.failed = true;
+  accumulate(total, failed);
+  EXPECT_EQ(total.window_rates, (std::vector<double>{100}));
+}
+
+TEST(WindowRatioRange, LowestAndHighestRatioOfSideBySideWindows) {
+  Measurement h, p;
+  for (auto [a, b] : {std::pair{120, 100}, std::pair{90, 100}, std::pair{300, 200}}) {
+    accumulate(h, window(1, a));
+    accumulate(p, window(1, b));
+  }
+  const auto r = window_ratio_range(h, p);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_DOUBLE_EQ(r->low, 0.9);
+  EXPECT_DOUBLE_EQ(r->high, 1.5);
+}
+
+TEST(WindowRatioRange, NoneUnlessBothTookTheSameRoundsOfMoreThanOne) {
+  Measurement one_h, one_p, two_p, zero_p;
+  accumulate(one_h, window(1, 100));
+  accumulate(one_p, window(1, 100));
+  EXPECT_FALSE(window_ratio_range(one_h, one_p).has_value());  // a single window: no spread
+  accumulate(two_p, window(1, 100));
+  accumulate(two_p, window(1, 100));
+  Measurement two_h = two_p;
+  accumulate(one_h, window(1, 100));
+  accumulate(one_h, window(1, 100));  // three windows against two
+  EXPECT_FALSE(window_ratio_range(one_h, two_p).has_value());
+  accumulate(zero_p, window(1, 100));
+  accumulate(zero_p, window(1, 0));
+  EXPECT_FALSE(window_ratio_range(two_h, zero_p).has_value());
+  EXPECT_TRUE(window_ratio_range(two_h, two_p).has_value());
 }
 
 }  // namespace
