@@ -66,8 +66,7 @@ void accumulate(Measurement& total, const Measurement& round) {
   total.mutex.sections += round.mutex.sections;
   total.mutex.violations += round.mutex.violations;
   total.mutex.unclosed += round.mutex.unclosed;
-  total.window_rates.insert(total.window_rates.end(), round.window_rates.begin(),
-                            round.window_rates.end());
+  total.windows.insert(total.windows.end(), round.windows.begin(), round.windows.end());
   total.per_connection.resize(std::max(total.per_connection.size(), round.per_connection.size()));
   for (std::size_t i = 0; i < round.per_connection.size(); ++i) {
     total.per_connection[i] += round.per_connection[i];
@@ -75,15 +74,18 @@ void accumulate(Measurement& total, const Measurement& round) {
   derive(total);
 }
 
-std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b) {
-  const auto& x = a.window_rates;
-  const auto& y = b.window_rates;
-  if (x.size() < 2 || x.size() != y.size()) return std::nullopt;
+std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b,
+                                             bool p99) {
+  if (a.windows.size() < 2 || a.windows.size() != b.windows.size()) return std::nullopt;
+  auto figure = [p99](const Measurement::Window& w) {
+    return p99 ? static_cast<double>(w.p99_ns) : w.ops_per_sec;
+  };
   RatioRange r{HUGE_VAL, 0};
-  for (std::size_t k = 0; k < x.size(); ++k) {
-    if (!(x[k] > 0 && y[k] > 0)) return std::nullopt;
-    r.low = std::min(r.low, x[k] / y[k]);
-    r.high = std::max(r.high, x[k] / y[k]);
+  for (std::size_t k = 0; k < a.windows.size(); ++k) {
+    const double x = figure(a.windows[k]), y = figure(b.windows[k]);
+    if (!(x > 0 && y > 0)) return std::nullopt;
+    r.low = std::min(r.low, x / y);
+    r.high = std::max(r.high, x / y);
   }
   return r;
 }
@@ -151,7 +153,7 @@ Measurement measure(Target& target, const std::string& workload, const MeasureSh
     for (auto& w : workers) m.per_connection.push_back(w->completed());
     m.rounds = 1;
     derive(m);
-    m.window_rates = {m.ops_per_sec};
+    m.windows = {{m.ops_per_sec, m.p99_ns}};
     if (interrupted()) {
       m.failed = true;
       m.failure = "interrupted";

@@ -115,7 +115,11 @@ struct Measurement {
   bool failed = false;  // the measurement itself could not run (connect failed, ...)
   std::string failure;
   int rounds = 0;  // windows merged into this figure
-  std::vector<double> window_rates;  // ops/s of each window, in the order they ran
+  struct Window {
+    double ops_per_sec = 0;
+    std::int64_t p99_ns = 0;
+  };
+  std::vector<Window> windows;  // each window's own figures, in the order they ran
 
   // The raw material the derived figures above are computed from.
   LatencyHistogram latency;
@@ -144,12 +148,13 @@ Measurement measure(Target& target, const std::string& workload, const MeasureSh
 // of the host's drift.
 void accumulate(Measurement& total, const Measurement& round);
 
-// The lowest and highest ratio a[k] ÷ b[k] over the windows two figures took in the same
-// rounds (window k of one ran next to window k of the other). None unless both have the same
-// number of windows, at least two, all with a rate above zero.
+// The lowest and highest ratio a[k] ÷ b[k] of throughput (or of p99 latency) over the windows
+// two figures took in the same rounds (window k of one ran next to window k of the other).
+// None unless both have the same number of windows, at least two, all with figures above zero.
 struct RatioRange {
   double low = 0, high = 0;
 };
-std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b);
+std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b,
+                                             bool p99 = false);
 
 }  // namespace holdfast::bench

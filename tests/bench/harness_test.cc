@@ -152,14 +152,20 @@ TEST(MutexChecker, UnreleasedSectionsAreCountedNotJudged) {
   EXPECT_EQ(c.verify().violations, 0u);
 }
 
-Measurement window(double seconds, std::uint64_t ops) {
+Measurement window(double seconds, std::uint64_t ops, std::int64_t p99_ns = 1000) {
   Measurement m;
   m.rounds = 1;
   m.seconds = seconds;
   m.ops = ops;
   m.ops_per_sec = double(ops) / seconds;
-  m.window_rates = {m.ops_per_sec};
+  m.windows = {{m.ops_per_sec, p99_ns}};
   return m;
+}
+
+std::vector<double> rates(const Measurement& m) {
+  std::vector<double> r;
+  for (const auto& w : m.windows) r.push_back(w.ops_per_sec);
+  return r;
 }
 
 TEST(Accumulate, KeepsEachWindowsRateInOrderAndTheOverallRate) {
@@ -168,7 +174,7 @@ TEST(Accumulate, KeepsEachWindowsRateInOrderAndTheOverallRate) {
   accumulate(total, window(1, 300));
   accumulate(total, window(2, 400));
   EXPECT_EQ(total.rounds, 3);
-  EXPECT_EQ(total.window_rates, (std::vector<double>{100, 300, 200}));
+  EXPECT_EQ(rates(total), (std::vector<double>{100, 300, 200}));
   EXPECT_DOUBLE_EQ(total.ops_per_sec, 800.0 / 4);
 }
 
@@ -178,7 +184,7 @@ TEST(Accumulate, AFailedWindowAddsNoRate) {
   Measurement failed;
   failed.failed = true;
   accumulate(total, failed);
-  EXPECT_EQ(total.window_rates, (std::vector<double>{100}));
+  EXPECT_EQ(rates(total), (std::vector<double>{100}));
 }
 
 TEST(WindowRatioRange, LowestAndHighestRatioOfSideBySideWindows) {
@@ -191,6 +197,19 @@ TEST(WindowRatioRange, LowestAndHighestRatioOfSideBySideWindows) {
   ASSERT_TRUE(r.has_value());
   EXPECT_DOUBLE_EQ(r->low, 0.9);
   EXPECT_DOUBLE_EQ(r->high, 1.5);
+}
+
+TEST(WindowRatioRange, OfP99LatencyUsesEachWindowsOwnP99) {
+  Measurement h, p;
+  accumulate(h, window(1, 100, 800));
+  accumulate(p, window(1, 100, 1000));
+  accumulate(h, window(1, 100, 1200));
+  accumulate(p, window(1, 100, 1000));
+  const auto r = window_ratio_range(h, p, /*p99=*/true);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_DOUBLE_EQ(r->low, 0.8);
+  EXPECT_DOUBLE_EQ(r->high, 1.2);
+  EXPECT_DOUBLE_EQ(window_ratio_range(h, p)->high, 1.0);  // throughput: equal in both rounds
 }
 
 TEST(WindowRatioRange, NoneUnlessBothTookTheSameRoundsOfMoreThanOne) {
