@@ -74,8 +74,7 @@ void accumulate(Measurement& total, const Measurement& round) {
   derive(total);
 }
 
-std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b,
-                                             bool p99) {
+std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b, bool p99) {
   if (a.windows.size() < 2 || a.windows.size() != b.windows.size()) return std::nullopt;
   auto figure = [p99](const Measurement::Window& w) {
     return p99 ? static_cast<double>(w.p99_ns) : w.ops_per_sec;

@@ -346,8 +346,8 @@ class Writer {
       std::string goal;
       std::optional<double> value;
       double threshold;
-      bool at_least;                   // value >= threshold (else value <= threshold)
-      std::string unmet_because = {};  // set: not met whatever the value says
+      bool at_least;                          // value >= threshold (else value <= threshold)
+      std::string unmet_because = {};         // set: not met whatever the value says
       std::optional<RatioRange> rounds = {};  // the ratio window by window
     };
     std::vector<Row> rows;
@@ -370,7 +370,11 @@ class Writer {
                        const std::string& peer) {
       const Measurement* h = find(w, hf, c);
       const Measurement* p = find(w, peer, c);
-      rows.push_back({goal, p ? ratio(w, hf, *p, true) : std::nullopt, 1.0, false, {},
+      rows.push_back({goal,
+                      p ? ratio(w, hf, *p, true) : std::nullopt,
+                      1.0,
+                      false,
+                      {},
                       h && p ? window_ratio_range(*h, *p, true) : std::nullopt});
     };
     const std::string cs = std::to_string(c);
@@ -441,8 +445,8 @@ class Writer {
         << "| goal | measured | per round | bound | met |\n|---|---:|---:|---:|:---:|\n";
     for (const Row& row : rows) {
       out << "| " << row.goal << " | " << (row.value ? fmt(*row.value, 2) : "–") << " | "
-          << (row.rounds ? fmt(row.rounds->low, 2) + "–" + fmt(row.rounds->high, 2) : "–")
-          << " | " << (row.at_least ? "≥ " : "≤ ") << fmt(row.threshold, 1) << " | ";
+          << (row.rounds ? fmt(row.rounds->low, 2) + "–" + fmt(row.rounds->high, 2) : "–") << " | "
+          << (row.at_least ? "≥ " : "≤ ") << fmt(row.threshold, 1) << " | ";
       if (!row.value)
         out << "n/a";
       else if (!row.unmet_because.empty())
