@@ -2,6 +2,8 @@
 // and restarts before, during and after a compaction all see the same state.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <random>
 
 #include "store/wal/data_dir.h"
@@ -135,6 +137,69 @@ TEST_F(CompactionTest, CrashAtAnyMomentOfACompactionLosesNothing) {
     // with the syncer idle, the image holds exactly the durable state.
     testing::expect_same_state(*state, expected);
   }
+}
+
+TEST_F(CompactionTest, CommitsGoOnWhileASnapshotIsWrittenAndCompactionWaitsForIt) {
+  fs_.block_syncs(".snap.tmp");  // the snapshot writer stops at its fdatasync
+  auto store = open_with_source();
+  std::uint64_t token = 0;
+  churn(*store, 200, token, /*wait=*/true);  // passes the threshold: a snapshot starts
+  ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
+
+  // Commits do not wait for the snapshot being written...
+  churn(*store, 100, token, /*wait=*/true);
+  const std::uint64_t last = append(*store, Granted{make_hold("during", ++token)});
+  ASSERT_TRUE(testing::wait_durable(*store, last));
+  // ...and nothing is compacted before it is durable: a power loss now keeps every segment.
+  EXPECT_EQ(store->stats().snapshots, 0u);
+  const DirListing during = listing();
+  EXPECT_TRUE(during.snapshots.empty());
+  ASSERT_FALSE(during.segments.empty());
+  EXPECT_EQ(during.segments.front(), 1u);
+  expect_restart_sees_model(fs_.image_after(FakeFileSystem::Crash::kPowerLoss).get());
+
+  fs_.unblock_syncs();
+  ASSERT_TRUE(testing::eventually([&] { return store->stats().snapshots >= 1; }));
+  const DirListing after = listing();
+  ASSERT_EQ(after.snapshots.size(), 1u);
+  EXPECT_GE(after.segments.front(), after.snapshots.front()) << "segments before it remain";
+  EXPECT_GT(after.snapshots.front(), 1u);
+  store->close();
+  expect_restart_sees_model();
+}
+
+TEST_F(CompactionTest, CloseWaitsForTheSnapshotBeingWritten) {
+  fs_.set_sync_delay(std::chrono::microseconds(200));
+  auto store = open_with_source();
+  std::uint64_t token = 0;
+  churn(*store, 60, token);  // one burst past the threshold, then close at once
+  store->close();
+  EXPECT_EQ(store->stats().snapshots, 1u);
+  const DirListing files = listing();
+  ASSERT_EQ(files.snapshots.size(), 1u);
+  EXPECT_GE(files.segments.front(), files.snapshots.front());
+  EXPECT_TRUE(files.temp_files.empty());
+  expect_restart_sees_model(fs_.image_after(FakeFileSystem::Crash::kPowerLoss).get());
+}
+
+TEST_F(CompactionTest, FailedSnapshotWriteIsFatalAndCompactsNothing) {
+  std::atomic<int> fatal{0};
+  options_.on_fatal = [&](const Error&) { ++fatal; };
+  fs_.block_syncs(".snap.tmp");
+  auto store = open_with_source();
+  std::uint64_t token = 0;
+  churn(*store, 200, token, /*wait=*/true);
+  ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
+  fs_.fail_syncs(true);  // the snapshot's fdatasync fails once released
+  fs_.unblock_syncs();
+  ASSERT_TRUE(testing::eventually([&] { return fatal.load() > 0; }));
+  fs_.fail_syncs(false);
+  store->close();
+  EXPECT_EQ(fatal.load(), 1);
+  EXPECT_EQ(store->stats().snapshots, 0u);
+  EXPECT_TRUE(listing().snapshots.empty());
+  EXPECT_EQ(listing().segments.front(), 1u);
+  expect_restart_sees_model();
 }
 
 TEST_F(CompactionTest, InterruptedCompactionLeftoversAreIgnoredAndCleanedUp) {

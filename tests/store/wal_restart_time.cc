@@ -19,25 +19,13 @@
 #include "store/wal/data_dir.h"
 #include "store/wal/snapshot.h"
 #include "store/wal/wal_store.h"
+#include "tool_holds.h"
 
 namespace {
 
 using holdfast::DurableState;
-using holdfast::HoldState;
+using holdfast::wal::tools::make_hold;
 using Seconds = std::chrono::duration<double>;
-
-HoldState make_hold(std::uint64_t i, holdfast::Millis now) {
-  HoldState h;
-  h.key = "tenant-" + std::to_string(i % 97) + "/orders/" + std::to_string(i);
-  for (std::size_t b = 0; b < h.handle.bytes.size(); ++b)
-    h.handle.bytes[b] = static_cast<std::uint8_t>(i * 131 + b);
-  h.token = i + 1;
-  h.held_by = "user:user-" + std::to_string(i % 1000);
-  h.owner = "worker-" + std::to_string(i % 64);
-  h.acquired_at = now;
-  h.lease_expires_at = now + 3'600'000;
-  return h;
-}
 
 }  // namespace
 
@@ -79,7 +67,7 @@ int main(int argc, char** argv) {
     }
     std::uint64_t last = 0;
     for (std::uint64_t i = 0; i < tail; ++i) {
-      HoldState h = make_hold(i % holds, now);
+      holdfast::HoldState h = make_hold(i % holds, now);
       h.token = holds + i + 1;
       last = store.append(holdfast::Granted{std::move(h)});
     }

@@ -183,9 +183,10 @@ std::unique_ptr<FakeFileSystem> FakeFileSystem::image_after(Crash crash) const {
   return image;
 }
 
-void FakeFileSystem::block_syncs() {
+void FakeFileSystem::block_syncs(std::string path_suffix) {
   std::lock_guard lock(mu_);
   syncs_blocked_ = true;
+  blocked_suffix_ = std::move(path_suffix);
 }
 
 void FakeFileSystem::unblock_syncs() {
@@ -236,7 +237,7 @@ Status FakeFileSystem::sync_file(const std::string& path) {
   {
     std::unique_lock lock(mu_);
     ++file_syncs_;
-    if (syncs_blocked_) {
+    if (syncs_blocked_ && path.ends_with(blocked_suffix_)) {
       ++blocked_syncs_;
       cv_.notify_all();  // wait_for_blocked_syncs
       cv_.wait(lock, [&] { return !syncs_blocked_; });

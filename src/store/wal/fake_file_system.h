@@ -56,8 +56,9 @@ class FakeFileSystem final : public FileSystem {
   std::unique_ptr<FakeFileSystem> image_after(Crash crash) const;
 
   // --- syncs ---
-  // While blocked, every WritableFile::sync waits (after counting itself as blocked).
-  void block_syncs();
+  // While blocked, every WritableFile::sync waits (after counting itself as blocked); with a
+  // suffix, only syncs of files whose path ends with it (".snap.tmp": snapshot writes).
+  void block_syncs(std::string path_suffix = {});
   void unblock_syncs();
   // Waits until at least n syncs are waiting on the latch; false after `timeout`.
   bool wait_for_blocked_syncs(int n, std::chrono::milliseconds timeout);
@@ -93,6 +94,7 @@ class FakeFileSystem final : public FileSystem {
   std::set<std::string> dirs_;
   std::set<std::string> locked_;
   bool syncs_blocked_ = false;
+  std::string blocked_suffix_;
   int blocked_syncs_ = 0;
   std::chrono::microseconds sync_delay_{0};
   std::uint64_t file_syncs_ = 0;

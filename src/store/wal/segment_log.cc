@@ -5,7 +5,6 @@
 #include "store/wal/segment_log.h"
 
 #include "store/wal/data_dir.h"
-#include "store/wal/snapshot.h"
 
 namespace holdfast::wal {
 
@@ -44,17 +43,16 @@ Status SegmentLog::roll() {
   return start(number_ + 1);
 }
 
-Status SegmentLog::snapshot_and_compact(const EncodedState& state) {
-  if (Status s = write_snapshot(fs_, dir_, number_, state); !s) return s;
+Status SegmentLog::compact_below(std::uint64_t snapshot) {
   Result<DirListing> listing = list_data_dir(fs_, dir_);
   if (!listing) return std::move(listing).error();
   for (const std::uint64_t n : listing->segments)
-    if (n < number_)
+    if (n < snapshot)
       if (Status s = fs_.remove_file(join_path(dir_, segment_file_name(n))); !s) return s;
   for (const std::uint64_t n : listing->snapshots)
-    if (n < number_)
+    if (n < snapshot)
       if (Status s = fs_.remove_file(join_path(dir_, snapshot_file_name(n))); !s) return s;
-  finished_.erase(finished_.begin(), finished_.lower_bound(number_));
+  finished_.erase(finished_.begin(), finished_.lower_bound(snapshot));
   // Not needed for correctness (recovery ignores what is below the snapshot), but it returns
   // the space for sure.
   return fs_.sync_dir(dir_);

@@ -1,9 +1,9 @@
 // SegmentLog: the log as a sequence of segment files, from the writer's side. It appends to
-// the newest segment, starts the next one (by size, or at a snapshot's cut), and writes a
-// snapshot followed by the compaction that deletes what the snapshot made redundant
-// (docs/wal-format.md, section 6).
+// the newest segment, starts the next one (by size, or at a snapshot's cut), and, once a
+// snapshot is written, deletes what it made redundant (docs/wal-format.md, section 6).
 //
-// Used by the syncer thread only (after recovery created it on the loop thread).
+// Used by the syncer thread only (after recovery created it on the loop thread); a snapshot
+// file itself may be written by another thread (write_snapshot), compact_below() after it.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,6 @@
 #include "core/hold.h"
 #include "store/wal/file_system.h"
 #include "store/wal/log_writer.h"
-#include "store/wal/snapshot.h"
 
 namespace holdfast::wal {
 
@@ -43,10 +42,10 @@ class SegmentLog {
   // fsync never), so only the newest segment can ever have a torn tail.
   Status roll();
 
-  // Writes snap-<current_number()> holding `state`, which must be the state at the start of
-  // the current segment, then deletes every older segment and snapshot. Always synced (also
-  // with fsync never): a compaction must never leave a log without its beginning.
-  Status snapshot_and_compact(const EncodedState& state);
+  // Deletes every segment and snapshot numbered below `snapshot`, which must be a durable
+  // snap-<snapshot>: write_snapshot() of the state at the start of that segment, written on
+  // another thread while this log went on appending and rolling. Syncs the directory.
+  Status compact_below(std::uint64_t snapshot);
 
   // Closes the current segment; with `finish`, first cuts off its unused reserved space.
   Status close(bool finish);

@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 
 #include "store/wal/data_dir.h"
 #include "store/wal/record.h"
@@ -205,14 +206,25 @@ void WalStore::syncer_main() {
   for (;;) {
     syncer_idle_ = true;
     if (options_.fsync == FsyncMode::kAlways) {
-      wake_.wait(lock, [this] { return !pending_.empty() || snapshot_request_ || stopping_; });
+      wake_.wait(lock, [this] {
+        return !pending_.empty() || snapshot_request_ || snapshot_written_ || stopping_;
+      });
     } else {
       wake_.wait_for(lock, kLazyWrite, [this] {
-        return pending_.size() >= kLazyWriteBytes || snapshot_request_ || stopping_;
+        return pending_.size() >= kLazyWriteBytes || snapshot_request_ || snapshot_written_ ||
+               stopping_;
       });
-      if (pending_.empty() && !snapshot_request_ && !stopping_) continue;
+      if (pending_.empty() && !snapshot_request_ && !snapshot_written_ && !stopping_) continue;
     }
     syncer_idle_ = false;
+    if (snapshot_written_) {
+      snapshot_written_ = false;
+      std::optional<Error> error = std::exchange(snapshot_error_, std::nullopt);
+      lock.unlock();
+      finish_snapshot(std::move(error));
+      lock.lock();
+      continue;  // then whatever is pending
+    }
     if (pending_.empty() && !snapshot_request_) break;  // stopping, and everything is written
     writing_.swap(pending_);
     const std::uint64_t last_sequence = pending_sequence_;
@@ -227,6 +239,41 @@ void WalStore::syncer_main() {
     if (writing_.capacity() > kKeepBufferBytes) writing_.shrink_to_fit();
     lock.lock();
   }
+  // Stopping: a snapshot still being written is finished (and compacted) before close().
+  if (snapshot_writer_.joinable()) {
+    wake_.wait(lock, [this] { return snapshot_written_; });
+    snapshot_written_ = false;
+    std::optional<Error> error = std::exchange(snapshot_error_, std::nullopt);
+    lock.unlock();
+    finish_snapshot(std::move(error));
+  }
+}
+
+void WalStore::start_snapshot_writer(EncodedState state) {
+  assert(!snapshot_writer_.joinable() && "one snapshot in flight at a time");
+  snapshot_number_ = log_->current_number();
+  snapshot_writer_ = std::thread([this, number = snapshot_number_, state = std::move(state)] {
+    Status s = write_snapshot(fs_, options_.data_dir, number, state);
+    {
+      std::lock_guard lock(mu_);
+      snapshot_written_ = true;
+      if (!s) snapshot_error_ = s.error();
+    }
+    wake_.notify_one();
+  });
+}
+
+void WalStore::finish_snapshot(std::optional<Error> error) {
+  snapshot_writer_.join();
+  if (failed_) return;
+  Status s = error ? Status(std::move(*error)) : log_->compact_below(snapshot_number_);
+  if (s) snapshots_.fetch_add(1, std::memory_order_relaxed);
+  log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
+  if (!s) {
+    fail(s.error());
+    return;
+  }
+  snapshot_in_flight_.store(false, std::memory_order_release);
 }
 
 Status WalStore::commit(std::string_view batch, std::uint64_t last_sequence,
@@ -245,11 +292,10 @@ Status WalStore::commit(std::string_view batch, std::uint64_t last_sequence,
   if (Status s = log_->roll(); !s) return s;
   if (Status s = write_and_sync(batch.substr(snapshot->cut)); !s) return s;
   publish(last_sequence);
-  Status s = log_->snapshot_and_compact(snapshot->state);
-  if (s) snapshots_.fetch_add(1, std::memory_order_relaxed);
+  // The snapshot is written beside the commits that follow; finish_snapshot() compacts.
+  start_snapshot_writer(std::move(snapshot->state));
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
-  snapshot_in_flight_.store(false, std::memory_order_release);
-  return s;
+  return ok_status();
 }
 
 Status WalStore::write_and_sync(std::string_view records) {

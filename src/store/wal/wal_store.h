@@ -9,8 +9,9 @@
 //     thread writes the batch as one frame and calls fdatasync once for all of it, then
 //     advances durable_sequence() and calls on_durable. Appends made while a sync runs form
 //     the next batch. When the log since the last snapshot outgrows snapshot_threshold_bytes,
-//     append asks the state source for the live state and the syncer writes a snapshot and
-//     deletes the log before it.
+//     append asks the state source for the live state; the syncer cuts the log there, a
+//     snapshot thread writes the snapshot while commits go on, and then the syncer deletes
+//     the log before it.
 //  4. close() (or the destructor): commits what is pending, stops the thread, unlocks.
 //
 // Sequence numbers restart at 1 in every process (they are not stored on disk).
@@ -106,6 +107,9 @@ class WalStore final : public Store {
                 std::optional<SnapshotRequest> snapshot);
   Status write_and_sync(std::string_view records);
   void publish(std::uint64_t sequence);
+  void start_snapshot_writer(EncodedState state);
+  // Syncer thread: after the snapshot writer reported, joins it and compacts (or fails).
+  void finish_snapshot(std::optional<Error> error);
   void fail(const Error& error);
 
   const WalOptions options_;
@@ -131,11 +135,18 @@ class WalStore final : public Store {
   std::optional<SnapshotRequest> snapshot_request_;
   bool syncer_idle_ = false;
   bool stopping_ = false;
+  // Set by the snapshot writer when it is done (with its error, if any); taken by the syncer.
+  bool snapshot_written_ = false;
+  std::optional<Error> snapshot_error_;
 
   // Syncer thread only (after open()).
   std::string writing_;  // swapped with pending_: both keep their capacity
   std::unique_ptr<SegmentLog> log_;
   bool failed_ = false;
+  // The snapshot being written, at most one (snapshot_in_flight_ holds off the next): its
+  // number, the segment it is the state at the start of, and its writer thread.
+  std::uint64_t snapshot_number_ = 0;
+  std::thread snapshot_writer_;
 
   std::atomic<std::uint64_t> durable_sequence_{0};
   std::atomic<bool> snapshot_in_flight_{false};

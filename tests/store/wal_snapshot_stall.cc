@@ -1,0 +1,92 @@
+// wal-snapshot-stall: how long commits wait while a snapshot of N live holds is taken.
+//
+//   wal-snapshot-stall [N=1000000] [SNAPSHOTS=2]
+//
+// Opens a WalStore with --fsync always semantics on the real file system in a fresh temporary
+// data dir, with a state source of N lease holds and a 1 MiB snapshot threshold, then plays one
+// client that appends a grant and waits until it is durable, again and again, until SNAPSHOTS
+// snapshots are complete. Prints the slowest append (the snapshot's encoding, which the loop
+// thread does), the slowest commit after its append returned (what the syncer and the snapshot
+// writer cost the client), and the median; removes the directory.
+#include <stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/clock.h"
+#include "store/wal/wal_store.h"
+#include "tool_holds.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Ms = std::chrono::duration<double, std::milli>;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::uint64_t holds = argc > 1 ? std::stoull(argv[1]) : 1'000'000;
+  const std::uint64_t snapshots = argc > 2 ? std::stoull(argv[2]) : 2;
+
+  char pattern[] = "/tmp/holdfast-stall-XXXXXX";
+  if (::mkdtemp(pattern) == nullptr) {
+    std::perror("mkdtemp");
+    return 1;
+  }
+  const std::string dir = pattern;
+  holdfast::SystemClock clock;
+  const holdfast::Millis now = clock.now_ms();
+  holdfast::DurableState state;
+  state.last_token = holds;
+  state.holds.reserve(holds);
+  for (std::uint64_t i = 0; i < holds; ++i)
+    state.holds.push_back(holdfast::wal::tools::make_hold(i, now));
+
+  holdfast::wal::WalOptions options;
+  options.data_dir = dir;
+  options.fsync = holdfast::wal::FsyncMode::kAlways;
+  options.snapshot_threshold_bytes = 1 << 20;
+  holdfast::wal::WalStore store(options, clock);
+  if (auto r = store.recover(); !r) {
+    std::fprintf(stderr, "recover: %s\n", r.error().message.c_str());
+    return 1;
+  }
+  store.set_state_source([&](holdfast::StateSink& sink) { holdfast::hand_over(state, sink); });
+
+  std::vector<double> commit_ms;  // append returned -> durable
+  double slowest_append_ms = 0;
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
+  std::uint64_t token = holds;
+  while (store.stats().snapshots < snapshots && Clock::now() < deadline) {
+    holdfast::HoldState h = holdfast::wal::tools::make_hold(token % holds, now);
+    h.token = ++token;
+    const auto start = Clock::now();
+    const std::uint64_t sequence = store.append(holdfast::Granted{std::move(h)});
+    store.submit();
+    const auto appended = Clock::now();
+    while (store.durable_sequence() < sequence) std::this_thread::yield();
+    slowest_append_ms = std::max(slowest_append_ms, Ms(appended - start).count());
+    commit_ms.push_back(Ms(Clock::now() - appended).count());
+  }
+  const std::uint64_t done = store.stats().snapshots;
+  store.close();
+  std::filesystem::remove_all(dir);
+  if (done < snapshots || commit_ms.empty()) {
+    std::fprintf(stderr, "only %llu snapshots in 60 s\n", static_cast<unsigned long long>(done));
+    return 1;
+  }
+  std::sort(commit_ms.begin(), commit_ms.end());
+  std::printf("holds: %llu  snapshots: %llu  commits: %zu\n",
+              static_cast<unsigned long long>(holds), static_cast<unsigned long long>(done),
+              commit_ms.size());
+  std::printf("slowest append (encoding the snapshot on the caller's thread): %.1f ms\n",
+              slowest_append_ms);
+  std::printf("commit after append: median %.3f ms, slowest %.1f ms\n",
+              commit_ms[commit_ms.size() / 2], commit_ms.back());
+  return 0;
+}
