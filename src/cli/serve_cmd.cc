@@ -28,7 +28,8 @@ int run_server(Server& server, CredentialStore* credentials) {
   if (credentials != nullptr) {
     server.on_reload([credentials] {
       if (auto st = credentials->reload(); st.ok()) {
-        spdlog::info("SIGHUP: reloaded {} credentials from {}", credentials->size(), credentials->path());
+        spdlog::info("SIGHUP: reloaded {} credentials from {}", credentials->size(),
+                     credentials->path());
       } else {
         spdlog::error("SIGHUP: keeping the previous credentials: {}", st.error().message);
       }
@@ -50,15 +51,16 @@ int serve_node(const ServerConfig& config, CredentialStore* credentials) {
   options.data_dir = config.data_dir;
   char host[256] = {};
   ::gethostname(host, sizeof(host) - 1);
-  options.node_name = std::string(host) + " " + (config.listen.empty() ? config.unix_path : config.listen);
+  options.node_name =
+      std::string(host) + " " + (config.listen.empty() ? config.unix_path : config.listen);
   options.pool_size = static_cast<std::size_t>(config.store_pool_size);
   options.session_grace_ms = config.session_grace_ms;
   options.max_lease_ms = config.max_lease_ms;
   options.acquire_per_user_per_hour = credentials != nullptr ? config.acquire_per_user_per_hour : 0;
   PgService service(options);
   if (auto st = service.start(); !st.ok()) {
-    std::cerr << "holdfast serve: cannot use the PostgreSQL store " << pg::redact_url(config.store_url) << ": "
-              << st.error().message << "\n";
+    std::cerr << "holdfast serve: cannot use the PostgreSQL store "
+              << pg::redact_url(config.store_url) << ": " << st.error().message << "\n";
     return 1;
   }
   int code = kExitOk;
@@ -100,7 +102,10 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   SystemClock clock;
   wal::WalOptions wal_options;
   wal_options.data_dir = config->data_dir;
-  wal_options.fsync = config->fsync == FsyncMode::kAlways ? wal::FsyncMode::kAlways : wal::FsyncMode::kNever;
+  wal_options.fsync =
+      config->fsync == FsyncMode::kAlways ? wal::FsyncMode::kAlways : wal::FsyncMode::kNever;
+  // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
+  wal_options.encode_snapshots_in_child = true;
   wal_options.on_fatal = [](const Error& e) {
     // Nothing more can be made durable, so nothing more may be answered: stop at once, as etcd
     // does. Clients see their connections drop; a restart recovers what was acknowledged.
@@ -121,17 +126,25 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* cmd = app.add_subcommand("serve", "Run the lock server");
-  cmd->add_option("--config", flags->config, "holdfast.toml to read ([server], [auth], [limits], [store])")
+  cmd->add_option("--config", flags->config,
+                  "holdfast.toml to read ([server], [auth], [limits], [store])")
       ->check(CLI::ExistingFile);
-  cmd->add_option("--data-dir", flags->data_dir, "where the log, snapshots and socket live (default ./data)");
-  cmd->add_option("--listen", flags->listen, "RESP over TCP, host:port (default 127.0.0.1:7420; \"\" turns it off)");
-  cmd->add_option("--http", flags->http, "HTTP/JSON, host:port (default 127.0.0.1:7421; \"\" turns it off)");
-  cmd->add_option("--unix", flags->unix_path, "RESP over a Unix socket (default <data-dir>/holdfast.sock)");
-  cmd->add_option("--fsync", flags->fsync, "always (default: every answered change is on disk) or never (unsafe)")
+  cmd->add_option("--data-dir", flags->data_dir,
+                  "where the log, snapshots and socket live (default ./data)");
+  cmd->add_option("--listen", flags->listen,
+                  "RESP over TCP, host:port (default 127.0.0.1:7420; \"\" turns it off)");
+  cmd->add_option("--http", flags->http,
+                  "HTTP/JSON, host:port (default 127.0.0.1:7421; \"\" turns it off)");
+  cmd->add_option("--unix", flags->unix_path,
+                  "RESP over a Unix socket (default <data-dir>/holdfast.sock)");
+  cmd->add_option("--fsync", flags->fsync,
+                  "always (default: every answered change is on disk) or never (unsafe)")
       ->check(CLI::IsMember({"always", "never"}));
-  cmd->add_option("--store", flags->store, "postgres://... to run as a node over a shared PostgreSQL");
+  cmd->add_option("--store", flags->store,
+                  "postgres://... to run as a node over a shared PostgreSQL");
   cmd->add_option("--session-grace-ms", flags->session_grace_ms,
-                  "with --store: how long a silent node's session holds outlive its last heartbeat (default 10000)");
+                  "with --store: how long a silent node's session holds outlive its last heartbeat "
+                  "(default 10000)");
   cmd->callback([flags, cmd, &exit_code] { exit_code = serve(*flags, *cmd); });
 }
 

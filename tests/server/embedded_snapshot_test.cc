@@ -25,7 +25,8 @@ resourceType = "lock"
 acquire = "true"
 )toml";
 
-class EmbeddedSnapshot : public ::testing::Test {
+// Run with the snapshot encoded on the loop thread and in a forked child (the server's way).
+class EmbeddedSnapshot : public ::testing::TestWithParam<bool> {
  protected:
   struct Node {
     std::unique_ptr<wal::WalStore> store;
@@ -38,6 +39,7 @@ class EmbeddedSnapshot : public ::testing::Test {
     options.fsync = wal::FsyncMode::kAlways;
     options.preallocate_segments = false;
     options.snapshot_threshold_bytes = 1;  // a snapshot at every change
+    options.encode_snapshots_in_child = GetParam();
     Node node;
     node.store = std::make_unique<wal::WalStore>(options, clock, fs);
     node.service = std::make_unique<EmbeddedService>(clock, *node.store);
@@ -73,7 +75,7 @@ class EmbeddedSnapshot : public ::testing::Test {
   Caller caller{&owner, 7};
 };
 
-TEST_F(EmbeddedSnapshot, RestartFromSnapshotsKeepsLeaseHoldsRulesAndTokenOrder) {
+TEST_P(EmbeddedSnapshot, RestartFromSnapshotsKeepsLeaseHoldsRulesAndTokenOrder) {
   std::vector<HoldState> leases;
   std::uint64_t session_token = 0;
   {
@@ -111,6 +113,11 @@ TEST_F(EmbeddedSnapshot, RestartFromSnapshotsKeepsLeaseHoldsRulesAndTokenOrder) 
   EXPECT_GT(take(node, "next").token, session_token) << "a token was handed out twice";
   node.store->close();
 }
+
+INSTANTIATE_TEST_SUITE_P(Encoders, EmbeddedSnapshot, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& p) {
+                           return p.param ? "InAChild" : "OnTheLoop";
+                         });
 
 }  // namespace
 }  // namespace holdfast

@@ -1,6 +1,7 @@
 // Snapshots and compaction through WalStore: the log is cut at a snapshot, old segments go,
 // and restarts before, during and after a compaction all see the same state.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -199,6 +200,43 @@ TEST_F(CompactionTest, FailedSnapshotWriteIsFatalAndCompactsNothing) {
   EXPECT_EQ(store->stats().snapshots, 0u);
   EXPECT_TRUE(listing().snapshots.empty());
   EXPECT_EQ(listing().segments.front(), 1u);
+  expect_restart_sees_model();
+}
+
+TEST_F(CompactionTest, SnapshotsEncodedInAChildRestoreTheSameState) {
+  options_.encode_snapshots_in_child = true;
+  auto store = open_with_source();
+  std::uint64_t token = 0;
+  churn(*store, 1000, token, /*wait=*/true);
+  append_all(*store, {RuleSetPut{"locks", "rules"}});
+  churn(*store, 300, token, /*wait=*/true);
+  store->close();
+  EXPECT_GT(store->stats().snapshots, 2u);
+  ASSERT_EQ(listing().snapshots.size(), 1u);
+  expect_restart_sees_model();
+}
+
+TEST_F(CompactionTest, AChildThatFailsSkipsItsSnapshotAndALaterOneIsTaken) {
+  options_.encode_snapshots_in_child = true;
+  std::atomic<bool> children_fail{true};
+  auto store = open();
+  store->set_state_source([&](StateSink& sink) {
+    if (children_fail) ::_exit(1);  // runs in the child only
+    hand_over(model_.live(), sink);
+  });
+  std::uint64_t token = 0;
+  churn(*store, 300, token, /*wait=*/true);  // several thresholds: every snapshot skipped
+  EXPECT_EQ(store->stats().snapshots, 0u);
+  EXPECT_TRUE(listing().snapshots.empty());
+  EXPECT_EQ(listing().segments.front(), 1u) << "nothing compacted without a snapshot";
+  expect_restart_sees_model(fs_.image_after(FakeFileSystem::Crash::kPowerLoss).get());
+
+  children_fail = false;
+  churn(*store, 300, token, /*wait=*/true);
+  store->close();
+  EXPECT_GT(store->stats().snapshots, 0u);
+  ASSERT_EQ(listing().snapshots.size(), 1u);
+  EXPECT_GT(listing().segments.front(), 1u);
   expect_restart_sees_model();
 }
 

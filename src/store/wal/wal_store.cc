@@ -145,17 +145,25 @@ void WalStore::submit() {
 }
 
 void WalStore::request_snapshot() {
-  // On the loop thread, so the table cannot change while its state is encoded.
-  submit();                 // the cut below must follow every change appended so far
-  SnapshotEncoder encoder;  // encodes each hold as the source hands it over: no table copy
-  state_source_(encoder);
-  encoder.last_token(max_token_);
-  EncodedState state = encoder.take();
+  // On the loop thread, so the table cannot change while its state is taken.
+  submit();  // the cut below must follow every change appended so far
+  std::optional<ForkedEncoding> child;
+  if (options_.encode_snapshots_in_child) {
+    Result<ForkedEncoding> forked = ForkedEncoding::start(state_source_, max_token_);
+    if (forked) child.emplace(std::move(forked).value());
+  }
+  EncodedState state;
+  if (!child) {
+    SnapshotEncoder encoder;  // encodes each hold as the source hands it over: no table copy
+    state_source_(encoder);
+    encoder.last_token(max_token_);
+    state = encoder.take();
+  }
   snapshot_in_flight_.store(true, std::memory_order_release);
   bool wake = false;
   {
     std::lock_guard lock(mu_);
-    snapshot_request_ = SnapshotRequest{pending_.size(), std::move(state)};
+    snapshot_request_ = SnapshotRequest{pending_.size(), std::move(state), std::move(child)};
     wake = syncer_idle_;
     syncer_idle_ = false;
   }
@@ -220,8 +228,9 @@ void WalStore::syncer_main() {
     if (snapshot_written_) {
       snapshot_written_ = false;
       std::optional<Error> error = std::exchange(snapshot_error_, std::nullopt);
+      std::optional<Error> skipped = std::exchange(snapshot_skipped_, std::nullopt);
       lock.unlock();
-      finish_snapshot(std::move(error));
+      finish_snapshot(std::move(error), std::move(skipped));
       lock.lock();
       continue;  // then whatever is pending
     }
@@ -244,28 +253,47 @@ void WalStore::syncer_main() {
     wake_.wait(lock, [this] { return snapshot_written_; });
     snapshot_written_ = false;
     std::optional<Error> error = std::exchange(snapshot_error_, std::nullopt);
+    std::optional<Error> skipped = std::exchange(snapshot_skipped_, std::nullopt);
     lock.unlock();
-    finish_snapshot(std::move(error));
+    finish_snapshot(std::move(error), std::move(skipped));
   }
 }
 
-void WalStore::start_snapshot_writer(EncodedState state) {
+void WalStore::start_snapshot_writer(EncodedState state, std::optional<ForkedEncoding> child) {
   assert(!snapshot_writer_.joinable() && "one snapshot in flight at a time");
   snapshot_number_ = log_->current_number();
-  snapshot_writer_ = std::thread([this, number = snapshot_number_, state = std::move(state)] {
-    Status s = write_snapshot(fs_, options_.data_dir, number, state);
+  snapshot_writer_ = std::thread([this, number = snapshot_number_, state = std::move(state),
+                                  child = std::move(child)]() mutable {
+    std::optional<Error> skipped;
+    if (child) {
+      Result<EncodedState> encoded = child->finish();
+      if (encoded) {
+        state = std::move(encoded).value();
+      } else {
+        skipped = encoded.error();
+      }
+    }
+    Status s = skipped ? ok_status() : write_snapshot(fs_, options_.data_dir, number, state);
     {
       std::lock_guard lock(mu_);
       snapshot_written_ = true;
       if (!s) snapshot_error_ = s.error();
+      snapshot_skipped_ = std::move(skipped);
     }
     wake_.notify_one();
   });
 }
 
-void WalStore::finish_snapshot(std::optional<Error> error) {
+void WalStore::finish_snapshot(std::optional<Error> error, std::optional<Error> skipped) {
   snapshot_writer_.join();
   if (failed_) return;
+  if (skipped) {
+    // Nothing was written, so nothing may be deleted; the log is whole and the next
+    // threshold asks again.
+    std::fprintf(stderr, "holdfast: snapshot skipped: %s\n", skipped->message.c_str());
+    snapshot_in_flight_.store(false, std::memory_order_release);
+    return;
+  }
   Status s = error ? Status(std::move(*error)) : log_->compact_below(snapshot_number_);
   if (s) snapshots_.fetch_add(1, std::memory_order_relaxed);
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
@@ -293,7 +321,7 @@ Status WalStore::commit(std::string_view batch, std::uint64_t last_sequence,
   if (Status s = write_and_sync(batch.substr(snapshot->cut)); !s) return s;
   publish(last_sequence);
   // The snapshot is written beside the commits that follow; finish_snapshot() compacts.
-  start_snapshot_writer(std::move(snapshot->state));
+  start_snapshot_writer(std::move(snapshot->state), std::move(snapshot->child));
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
   return ok_status();
 }

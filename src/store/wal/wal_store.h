@@ -30,6 +30,7 @@
 #include "core/clock.h"
 #include "store/store.h"
 #include "store/wal/file_system.h"
+#include "store/wal/forked_encoder.h"
 #include "store/wal/format.h"
 #include "store/wal/segment_log.h"
 #include "store/wal/snapshot.h"
@@ -53,6 +54,10 @@ struct WalOptions {
   // With fsync always, keep zero-filled space ahead of the log's frames, so that a commit's
   // fdatasync has no size or extent change to write (docs/wal-format.md, section 4).
   bool preallocate_segments = true;
+  // Encode snapshots in a forked child (ForkedEncoding), so the loop thread pauses for fork()
+  // only; false encodes on the loop thread. If fork fails, the loop encodes; if the child
+  // fails, that snapshot is skipped (the log stays whole) and a later one is tried.
+  bool encode_snapshots_in_child = false;
   // Called once, from the syncer thread, when writing, syncing or writing a snapshot fails
   // (or from close(), when closing the segment does). After that nothing more becomes
   // durable (a partly written frame must stay the end of the log), so the server cannot keep
@@ -97,6 +102,7 @@ class WalStore final : public Store {
   struct SnapshotRequest {
     std::size_t cut;  // offset in the pending batch: the snapshot is the state before it
     EncodedState state;
+    std::optional<ForkedEncoding> child;  // set: the state is still being encoded there
   };
   enum class Phase : std::uint8_t { kNew, kOpen, kClosed };
 
@@ -107,9 +113,10 @@ class WalStore final : public Store {
                 std::optional<SnapshotRequest> snapshot);
   Status write_and_sync(std::string_view records);
   void publish(std::uint64_t sequence);
-  void start_snapshot_writer(EncodedState state);
-  // Syncer thread: after the snapshot writer reported, joins it and compacts (or fails).
-  void finish_snapshot(std::optional<Error> error);
+  void start_snapshot_writer(EncodedState state, std::optional<ForkedEncoding> child);
+  // Syncer thread: after the snapshot writer reported, joins it and compacts (or fails, or
+  // after a skipped snapshot just lets the next one be requested).
+  void finish_snapshot(std::optional<Error> error, std::optional<Error> skipped);
   void fail(const Error& error);
 
   const WalOptions options_;
@@ -137,7 +144,8 @@ class WalStore final : public Store {
   bool stopping_ = false;
   // Set by the snapshot writer when it is done (with its error, if any); taken by the syncer.
   bool snapshot_written_ = false;
-  std::optional<Error> snapshot_error_;
+  std::optional<Error> snapshot_error_;    // writing it failed: fatal
+  std::optional<Error> snapshot_skipped_;  // encoding it in the child failed: none written
 
   // Syncer thread only (after open()).
   std::string writing_;  // swapped with pending_: both keep their capacity

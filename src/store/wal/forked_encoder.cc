@@ -1,0 +1,183 @@
+// ForkedEncoding: see forked_encoder.h.
+#include "store/wal/forked_encoder.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "store/wal/coding.h"
+
+namespace holdfast::wal {
+
+namespace {
+
+constexpr std::uint64_t kEnd = 0x444e45464e45444eULL;  // marks a complete stream
+// A stream longer than this is damaged, not a snapshot (the holds of ~10 billion locks).
+constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 40;
+
+Error encoder_error(std::string what) {
+  return Error(ErrorCode::kInternal, "snapshot encoder child: " + std::move(what));
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Runs in the child only: encode, write, and report by exit status.
+[[noreturn]] void child_main(int fd, const StateSource& source, std::uint64_t last_token) {
+  // Let go of every descriptor but stdio and the pipe: above all the data dir's lock, which
+  // would otherwise keep a server restarted right after a kill -9 out until this child ends.
+  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(fd) + 1, ~0U, 0);
+  SnapshotEncoder encoder;
+  source(encoder);
+  encoder.last_token(last_token);
+  const EncodedState state = encoder.take();
+  std::string meta;
+  put_u64(meta, state.last_token);
+  put_u64(meta, state.hold_count);
+  put_u8(meta, state.rule_set ? 1 : 0);
+  if (state.rule_set) {
+    put_str(meta, state.rule_set->name);
+    put_str(meta, state.rule_set->toml);
+  }
+  std::string head;
+  put_u64(head, meta.size());
+  head += meta;
+  put_u64(head, state.holds.size());
+  std::string end;
+  put_u64(end, kEnd);
+  const bool ok = write_all(fd, head) && write_all(fd, state.holds) && write_all(fd, end);
+  // _exit: no destructors, atexit handlers or stdio flushes of what is the parent's state.
+  ::_exit(ok ? 0 : 1);
+}
+
+// Reads exactly out.size() bytes; false at end of stream or on an error (errno set, or 0).
+bool read_exact(int fd, char* out, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::read(fd, out, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      if (n == 0) errno = 0;
+      return false;
+    }
+    out += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool read_u64(int fd, std::uint64_t& v) {
+  char b[8];
+  if (!read_exact(fd, b, sizeof b)) return false;
+  v = load_u64(b);
+  return true;
+}
+
+}  // namespace
+
+Result<ForkedEncoding> ForkedEncoding::start(const StateSource& source, std::uint64_t last_token) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return encoder_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return encoder_error(std::string("fork: ") + std::strerror(err));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child_main(fds[1], source, last_token);
+  }
+  ::close(fds[1]);
+  return ForkedEncoding(fds[0], pid);
+}
+
+ForkedEncoding::ForkedEncoding(ForkedEncoding&& other) noexcept : fd_(other.fd_), pid_(other.pid_) {
+  other.fd_ = -1;
+  other.pid_ = -1;
+}
+
+ForkedEncoding& ForkedEncoding::operator=(ForkedEncoding&& other) noexcept {
+  if (this != &other) {
+    abandon();
+    fd_ = std::exchange(other.fd_, -1);
+    pid_ = std::exchange(other.pid_, -1);
+  }
+  return *this;
+}
+
+ForkedEncoding::~ForkedEncoding() { abandon(); }
+
+void ForkedEncoding::abandon() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  pid_ = -1;
+}
+
+Result<EncodedState> ForkedEncoding::finish() {
+  if (fd_ < 0) return encoder_error("finish() called twice");
+  EncodedState state;
+  std::string meta;
+  std::uint64_t meta_len = 0, holds_len = 0, end = 0;
+  bool ok = read_u64(fd_, meta_len) && meta_len < kMaxBytes;
+  if (ok) {
+    meta.resize(meta_len);
+    ok = read_exact(fd_, meta.data(), meta.size());
+  }
+  ok = ok && read_u64(fd_, holds_len) && holds_len < kMaxBytes;
+  if (ok) {
+    state.holds.resize(holds_len);
+    ok = read_exact(fd_, state.holds.data(), state.holds.size());
+  }
+  ok = ok && read_u64(fd_, end) && end == kEnd;
+  const int read_errno = errno;
+  ::close(fd_);
+  fd_ = -1;
+
+  int status = 0;
+  pid_t reaped;
+  while ((reaped = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
+  }
+  pid_ = -1;
+  if (reaped < 0) return encoder_error(std::string("waitpid: ") + std::strerror(errno));
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return encoder_error(WIFSIGNALED(status)
+                             ? "killed by signal " + std::to_string(WTERMSIG(status))
+                             : "exited with status " + std::to_string(WEXITSTATUS(status)));
+  }
+  if (!ok) {
+    return encoder_error(read_errno != 0 ? std::string("read: ") + std::strerror(read_errno)
+                                         : "the stream ended early or was damaged");
+  }
+  Decoder d(meta);
+  state.last_token = d.u64();
+  state.hold_count = d.u64();
+  if (d.u8() != 0) state.rule_set = RuleSetPut{std::string(d.str()), std::string(d.str())};
+  if (!d.ok() || !d.done()) return encoder_error("damaged state header");
+  return state;
+}
+
+}  // namespace holdfast::wal

@@ -1,0 +1,108 @@
+// ForkedEncoding: a snapshot's state encoded in a child process and read back whole.
+#include "store/wal/forked_encoder.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "test_support.h"
+
+namespace holdfast::wal {
+namespace {
+
+using testing::make_hold;
+
+DurableState sample_state() {
+  DurableState state;
+  state.last_token = 40;
+  for (std::uint64_t t = 1; t <= 30; ++t)
+    state.holds.push_back(make_hold("k" + std::to_string(t), t));
+  // Left out of the snapshot, but its token counts.
+  state.holds.push_back(make_hold("session", 35, testing::kStart + 60'000, Scope::kSession));
+  state.rule_set = RuleSetPut{"locks", "[[rule]]\nallow = true\n"};
+  return state;
+}
+
+EncodedState encode_here(const DurableState& state, std::uint64_t last_token) {
+  SnapshotEncoder encoder;
+  hand_over(state, encoder);
+  encoder.last_token(last_token);
+  return encoder.take();
+}
+
+TEST(ForkedEncoding, TheChildsStateIsTheStateEncodedInProcess) {
+  const DurableState state = sample_state();
+  Result<ForkedEncoding> child =
+      ForkedEncoding::start([&](StateSink& sink) { hand_over(state, sink); }, 77);
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  Result<EncodedState> got = child->finish();
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  const EncodedState want = encode_here(state, 77);
+  EXPECT_EQ(got->last_token, 77u);
+  EXPECT_EQ(got->hold_count, 30u);
+  EXPECT_EQ(got->hold_count, want.hold_count);
+  EXPECT_EQ(got->holds, want.holds);
+  ASSERT_TRUE(got->rule_set.has_value());
+  EXPECT_EQ(got->rule_set->name, "locks");
+  EXPECT_EQ(got->rule_set->toml, want.rule_set->toml);
+}
+
+TEST(ForkedEncoding, SeesTheStateAsItWasAtTheFork) {
+  DurableState state = sample_state();
+  Result<ForkedEncoding> child =
+      ForkedEncoding::start([&](StateSink& sink) { hand_over(state, sink); }, 0);
+  ASSERT_TRUE(child.ok());
+  state.holds.clear();  // the parent goes on changing its table
+  state.rule_set.reset();
+  Result<EncodedState> got = child->finish();
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->hold_count, 30u);
+  EXPECT_TRUE(got->rule_set.has_value());
+}
+
+TEST(ForkedEncoding, AChildThatDiesIsAnErrorNotAState) {
+  Result<ForkedEncoding> child = ForkedEncoding::start([](StateSink&) { ::_exit(3); }, 0);
+  ASSERT_TRUE(child.ok());
+  Result<EncodedState> got = child->finish();
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.error().message.find("exited with status 3"), std::string::npos)
+      << got.error().message;
+}
+
+TEST(ForkedEncoding, DroppedBeforeFinishKillsAndReapsTheChild) {
+  const auto start = std::chrono::steady_clock::now();
+  {
+    Result<ForkedEncoding> child = ForkedEncoding::start([](StateSink&) { ::pause(); }, 0);
+    ASSERT_TRUE(child.ok());
+  }  // a child that would never finish
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(ForkedEncoding, TheChildDoesNotKeepTheDataDirLock) {
+  char path[] = "/tmp/holdfast-forked-lock-XXXXXX";
+  const int held = ::mkstemp(path);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX | LOCK_NB), 0);
+  // A child that stays alive (as one encoding a large table would) while the parent dies.
+  Result<ForkedEncoding> child = ForkedEncoding::start([](StateSink&) { ::pause(); }, 0);
+  ASSERT_TRUE(child.ok());
+  ::close(held);  // the parent's reference to the locked file goes
+  const int next = ::open(path, O_RDWR);
+  ASSERT_GE(next, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  bool locked = false;
+  while (!locked && std::chrono::steady_clock::now() < deadline) {
+    locked = ::flock(next, LOCK_EX | LOCK_NB) == 0;
+    if (!locked) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(locked) << "the child still holds the lock a restarted server needs";
+  ::close(next);
+  ::unlink(path);
+}
+
+}  // namespace
+}  // namespace holdfast::wal
