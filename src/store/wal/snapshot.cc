@@ -15,6 +15,8 @@
 namespace holdfast::wal {
 namespace {
 
+constexpr std::size_t kSyncedChunkBytes = std::size_t{8} << 20;
+
 Status write_contents(WritableFile& file, std::uint64_t next_segment, const EncodedState& state) {
   std::string head;
   put_u64(head, next_segment);
@@ -32,8 +34,20 @@ Status write_contents(WritableFile& file, std::uint64_t next_segment, const Enco
   std::string trailer;
   put_u32(trailer, crc32c::mask(crc));
   put_u64(trailer, head.size() + state.holds.size() + tail.size());
-  const std::string_view pieces[] = {kSnapshotMagic, head, state.holds, tail, trailer};
-  return file.append(pieces);
+  const std::string_view first[] = {kSnapshotMagic, head};
+  if (Status s = file.append(first); !s) return s;
+  // Synced a chunk at a time: the log's commits share the disk, and a commit's fdatasync must
+  // not queue behind the write-back of the whole snapshot (a million holds: 65-100 MB).
+  std::string_view holds = state.holds;
+  while (!holds.empty()) {
+    const std::string_view chunk[] = {holds.substr(0, kSyncedChunkBytes)};
+    holds.remove_prefix(chunk[0].size());
+    if (Status s = file.append(chunk); !s) return s;
+    if (!holds.empty())
+      if (Status s = file.sync(); !s) return s;
+  }
+  const std::string_view last[] = {tail, trailer};
+  return file.append(last);
 }
 
 Error snapshot_error(const std::string& path, std::string_view what) {
