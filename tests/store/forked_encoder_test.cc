@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <new>
 #include <thread>
 
 #include "test_support.h"
@@ -70,6 +71,16 @@ TEST(ForkedEncoding, AChildThatDiesIsAnErrorNotAState) {
   Result<EncodedState> got = child->finish();
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.error().message.find("exited with status 3"), std::string::npos)
+      << got.error().message;
+}
+
+TEST(ForkedEncoding, AnExceptionInTheChildEndsTheChild) {
+  Result<ForkedEncoding> child =
+      ForkedEncoding::start([](StateSink&) { throw std::bad_alloc(); }, 0);
+  ASSERT_TRUE(child.ok());  // only the parent gets here
+  Result<EncodedState> got = child->finish();
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.error().message.find("exited with status 2"), std::string::npos)
       << got.error().message;
 }
 

@@ -38,12 +38,8 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-// Runs in the child only: encode, write, and report by exit status.
-[[noreturn]] void child_main(int fd, const StateSource& source, std::uint64_t last_token) {
-  // Let go of every descriptor but stdio and the pipe: above all the data dir's lock, which
-  // would otherwise keep a server restarted right after a kill -9 out until this child ends.
-  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
-  ::close_range(static_cast<unsigned>(fd) + 1, ~0U, 0);
+// Encodes and writes the stream; false if the pipe failed.
+bool encode_to(int fd, const StateSource& source, std::uint64_t last_token) {
   SnapshotEncoder encoder;
   source(encoder);
   encoder.last_token(last_token);
@@ -62,12 +58,26 @@ bool write_all(int fd, std::string_view data) {
   put_u64(head, state.holds.size());
   std::string end;
   put_u64(end, kEnd);
-  const bool ok = write_all(fd, head) && write_all(fd, state.holds) && write_all(fd, end);
-  // _exit: no destructors, atexit handlers or stdio flushes of what is the parent's state.
-  ::_exit(ok ? 0 : 1);
+  return write_all(fd, head) && write_all(fd, state.holds) && write_all(fd, end);
 }
 
-// Reads exactly out.size() bytes; false at end of stream or on an error (errno set, or 0).
+// Runs in the child only, and never returns: an exception let out of here would go on running
+// the server's own code in a second process.
+[[noreturn]] void child_main(int fd, const StateSource& source, std::uint64_t last_token) {
+  // Let go of every descriptor but stdio and the pipe: above all the data dir's lock, which
+  // would otherwise keep a server restarted right after a kill -9 out until this child ends.
+  if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
+  ::close_range(static_cast<unsigned>(fd) + 1, ~0U, 0);
+  int status = 2;
+  try {
+    status = encode_to(fd, source, last_token) ? 0 : 1;
+  } catch (...) {  // bad_alloc, most likely: the parent skips this snapshot
+  }
+  // _exit: no destructors, atexit handlers or stdio flushes of what is the parent's state.
+  ::_exit(status);
+}
+
+// Reads exactly `size` bytes; false at end of stream or on an error (errno set, or 0).
 bool read_exact(int fd, char* out, std::size_t size) {
   while (size > 0) {
     const ssize_t n = ::read(fd, out, size);

@@ -4,8 +4,9 @@
 //  1. start() (loop thread): pipe, fork. The child is a copy-on-write image of the process at
 //     that instant, so the state source sees the table exactly as it is at the cut. The child
 //     closes every descriptor but stdio and the pipe (the data dir's lock among them), runs
-//     the source into a SnapshotEncoder, writes the EncodedState to the pipe and _exit()s; it
-//     touches nothing else (no file system, no lock another thread may have held).
+//     the source into a SnapshotEncoder, writes the EncodedState to the pipe and _exit()s,
+//     also when the source throws. It touches nothing else (no file system, no lock another
+//     thread may have held).
 //  2. finish() (the snapshot writer thread): reads the whole stream, reaps the child, and
 //     answers the state, or an error if the child failed or the stream is incomplete.
 //  3. Destroyed before finish(): the child is killed and reaped.
