@@ -351,32 +351,25 @@ class Writer {
       std::optional<RatioRange> rounds = {};  // the ratio window by window
     };
     std::vector<Row> rows;
-    auto ops_ratio = [&](const std::string& w, const std::string& hf, const std::string& peer) {
-      const Measurement* p = find(w, peer, w == "hotkey" ? r_.options.hot_connections : c);
-      return p ? ratio(w, hf, *p, false) : std::nullopt;
-    };
-    // Only figures whose windows alternated with each other have a per-round ratio.
-    auto ops_rounds = [&](const std::string& w, const std::string& hf, const std::string& peer) {
+    // A row comparing two figures of workload w; only figures whose windows alternated with
+    // each other have a per-round ratio.
+    auto add_row = [&](const std::string& goal, const std::string& w, const std::string& hf,
+                       const std::string& peer, double threshold, bool p99) {
       const int n = w == "hotkey" ? r_.options.hot_connections : c;
       const Measurement* h = find(w, hf, n);
       const Measurement* p = find(w, peer, n);
-      return h && p ? window_ratio_range(*h, *p) : std::nullopt;
+      rows.push_back({goal,
+                      p ? ratio(w, hf, *p, p99) : std::nullopt,
+                      threshold,
+                      !p99,
+                      {},
+                      h && p ? window_ratio_range(*h, *p, p99) : std::nullopt});
     };
     auto ops_row = [&](const std::string& goal, const std::string& w, const std::string& hf,
-                       const std::string& peer, double threshold) {
-      rows.push_back({goal, ops_ratio(w, hf, peer), threshold, true, {}, ops_rounds(w, hf, peer)});
-    };
+                       const std::string& peer,
+                       double threshold) { add_row(goal, w, hf, peer, threshold, false); };
     auto p99_row = [&](const std::string& goal, const std::string& w, const std::string& hf,
-                       const std::string& peer) {
-      const Measurement* h = find(w, hf, c);
-      const Measurement* p = find(w, peer, c);
-      rows.push_back({goal,
-                      p ? ratio(w, hf, *p, true) : std::nullopt,
-                      1.0,
-                      false,
-                      {},
-                      h && p ? window_ratio_range(*h, *p, true) : std::nullopt});
-    };
+                       const std::string& peer) { add_row(goal, w, hf, peer, 1.0, true); };
     const std::string cs = std::to_string(c);
     std::optional<double> floor_ratio;
     if (const Measurement* f = floor_at(c)) floor_ratio = ratio("pairs", kNever, *f, false);

@@ -7,8 +7,6 @@
 // WalStore::recover() on the real file system (the snapshot is then in the page cache, as it
 // would be after a process restart; a cold cache adds the time to read it from the disk).
 // Prints the figures and removes the directory.
-#include <stdlib.h>
-
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -19,7 +17,7 @@
 #include "store/wal/data_dir.h"
 #include "store/wal/snapshot.h"
 #include "store/wal/wal_store.h"
-#include "tool_holds.h"
+#include "tool_support.h"
 
 namespace {
 
@@ -33,20 +31,14 @@ int main(int argc, char** argv) {
   const std::uint64_t holds = argc > 1 ? std::stoull(argv[1]) : 1'000'000;
   const std::uint64_t tail = argc > 2 ? std::stoull(argv[2]) : 10'000;
 
-  char pattern[] = "/tmp/holdfast-restart-XXXXXX";
-  if (::mkdtemp(pattern) == nullptr) {
-    std::perror("mkdtemp");
-    return 1;
-  }
-  const std::string dir = pattern;
+  const std::optional<std::string> made = holdfast::wal::tools::make_temp_dir("holdfast-restart");
+  if (!made) return 1;
+  const std::string dir = *made;
   holdfast::SystemClock clock;
   holdfast::wal::FileSystem& fs = holdfast::wal::posix_file_system();
   const holdfast::Millis now = clock.now_ms();
 
-  DurableState state;
-  state.last_token = holds;
-  state.holds.reserve(holds);
-  for (std::uint64_t i = 0; i < holds; ++i) state.holds.push_back(make_hold(i, now));
+  DurableState state = holdfast::wal::tools::make_state(holds, now);
   auto start = std::chrono::steady_clock::now();
   if (auto s = holdfast::wal::write_snapshot(fs, dir, 1, state); !s) {
     std::fprintf(stderr, "write_snapshot: %s\n", s.error().message.c_str());

@@ -9,8 +9,6 @@
 // thread does), the slowest commit after its append returned (what the syncer and the snapshot
 // writer cost the client), and the median; removes the directory. `child` (the server's way)
 // encodes snapshots in a forked child; `loop` on the appending thread.
-#include <stdlib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,7 +19,7 @@
 
 #include "core/clock.h"
 #include "store/wal/wal_store.h"
-#include "tool_holds.h"
+#include "tool_support.h"
 
 namespace {
 
@@ -35,19 +33,12 @@ int main(int argc, char** argv) {
   const std::uint64_t snapshots = argc > 2 ? std::stoull(argv[2]) : 2;
   const bool in_child = argc <= 3 || std::string(argv[3]) != "loop";
 
-  char pattern[] = "/tmp/holdfast-stall-XXXXXX";
-  if (::mkdtemp(pattern) == nullptr) {
-    std::perror("mkdtemp");
-    return 1;
-  }
-  const std::string dir = pattern;
+  const std::optional<std::string> made = holdfast::wal::tools::make_temp_dir("holdfast-stall");
+  if (!made) return 1;
+  const std::string dir = *made;
   holdfast::SystemClock clock;
   const holdfast::Millis now = clock.now_ms();
-  holdfast::DurableState state;
-  state.last_token = holds;
-  state.holds.reserve(holds);
-  for (std::uint64_t i = 0; i < holds; ++i)
-    state.holds.push_back(holdfast::wal::tools::make_hold(i, now));
+  const holdfast::DurableState state = holdfast::wal::tools::make_state(holds, now);
 
   holdfast::wal::WalOptions options;
   options.data_dir = dir;

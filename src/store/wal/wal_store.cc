@@ -226,12 +226,7 @@ void WalStore::syncer_main() {
     }
     syncer_idle_ = false;
     if (snapshot_written_) {
-      snapshot_written_ = false;
-      std::optional<Error> error = std::exchange(snapshot_error_, std::nullopt);
-      std::optional<Error> skipped = std::exchange(snapshot_skipped_, std::nullopt);
-      lock.unlock();
-      finish_snapshot(std::move(error), std::move(skipped));
-      lock.lock();
+      finish_snapshot(lock);
       continue;  // then whatever is pending
     }
     if (pending_.empty() && !snapshot_request_) break;  // stopping, and everything is written
@@ -251,11 +246,7 @@ void WalStore::syncer_main() {
   // Stopping: a snapshot still being written is finished (and compacted) before close().
   if (snapshot_writer_.joinable()) {
     wake_.wait(lock, [this] { return snapshot_written_; });
-    snapshot_written_ = false;
-    std::optional<Error> error = std::exchange(snapshot_error_, std::nullopt);
-    std::optional<Error> skipped = std::exchange(snapshot_skipped_, std::nullopt);
-    lock.unlock();
-    finish_snapshot(std::move(error), std::move(skipped));
+    finish_snapshot(lock);
   }
 }
 
@@ -284,7 +275,16 @@ void WalStore::start_snapshot_writer(EncodedState state, std::optional<ForkedEnc
   });
 }
 
-void WalStore::finish_snapshot(std::optional<Error> error, std::optional<Error> skipped) {
+void WalStore::finish_snapshot(std::unique_lock<std::mutex>& lock) {
+  snapshot_written_ = false;
+  std::optional<Error> error = std::exchange(snapshot_error_, std::nullopt);
+  std::optional<Error> skipped = std::exchange(snapshot_skipped_, std::nullopt);
+  lock.unlock();
+  finish_snapshot_unlocked(std::move(error), std::move(skipped));
+  lock.lock();
+}
+
+void WalStore::finish_snapshot_unlocked(std::optional<Error> error, std::optional<Error> skipped) {
   snapshot_writer_.join();
   if (failed_) return;
   if (skipped) {

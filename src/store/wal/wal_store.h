@@ -114,9 +114,11 @@ class WalStore final : public Store {
   Status write_and_sync(std::string_view records);
   void publish(std::uint64_t sequence);
   void start_snapshot_writer(EncodedState state, std::optional<ForkedEncoding> child);
-  // Syncer thread: after the snapshot writer reported, joins it and compacts (or fails, or
-  // after a skipped snapshot just lets the next one be requested).
-  void finish_snapshot(std::optional<Error> error, std::optional<Error> skipped);
+  // Syncer thread, holding mu_, after the snapshot writer reported: takes its report, then
+  // (without mu_) joins it and compacts, or fails, or after a skipped snapshot just lets the
+  // next one be requested.
+  void finish_snapshot(std::unique_lock<std::mutex>& lock);
+  void finish_snapshot_unlocked(std::optional<Error> error, std::optional<Error> skipped);
   void fail(const Error& error);
 
   const WalOptions options_;
