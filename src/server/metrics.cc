@@ -81,6 +81,11 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
       {"holdfast_wal_sync_seconds_total", "counter", "Time spent in fdatasync.",
        static_cast<double>(store.sync_nanos) / 1e9},
       {"holdfast_wal_snapshots_total", "counter", "Snapshots written.", static_cast<double>(store.snapshots)},
+      {"holdfast_wal_snapshots_skipped_total", "counter",
+       "Snapshots given up because their encoder child failed; the log is kept whole.",
+       static_cast<double>(store.snapshots_skipped)},
+      {"holdfast_wal_snapshot_in_progress", "gauge", "1 while a snapshot is being encoded or written.",
+       store.snapshot_in_progress ? 1.0 : 0.0},
   };
   for (const Simple& m : simple) {
     line(out, m.name, m.type, m.help);

@@ -31,7 +31,9 @@ struct StoreStats {
   std::uint64_t syncs = 0;       // fdatasync calls (or commits)
   std::uint64_t sync_nanos = 0;  // total time spent in syncs
   std::uint64_t snapshots = 0;   // snapshots written
+  std::uint64_t snapshots_skipped = 0;  // snapshots given up (their encoder child failed)
   std::uint64_t log_bytes = 0;   // bytes in the live log
+  bool snapshot_in_progress = false;  // requested and not yet written and compacted (or skipped)
 };
 
 // Receives the live state for a snapshot: last_token and rule_set at most once, then hold() for

@@ -188,6 +188,8 @@ StoreStats WalStore::stats() const {
   s.syncs = syncs_.load(std::memory_order_relaxed);
   s.sync_nanos = sync_nanos_.load(std::memory_order_relaxed);
   s.snapshots = snapshots_.load(std::memory_order_relaxed);
+  s.snapshots_skipped = snapshots_skipped_.load(std::memory_order_acquire);
+  s.snapshot_in_progress = snapshot_in_flight_.load(std::memory_order_acquire);
   s.log_bytes = log_bytes_.load(std::memory_order_relaxed);
   return s;
 }
@@ -292,6 +294,7 @@ void WalStore::finish_snapshot_unlocked(std::optional<Error> error, std::optiona
     // threshold asks again.
     std::fprintf(stderr, "holdfast: snapshot skipped: %s\n", skipped->message.c_str());
     snapshot_in_flight_.store(false, std::memory_order_release);
+    snapshots_skipped_.fetch_add(1, std::memory_order_release);
     return;
   }
   Status s = error ? Status(std::move(*error)) : log_->compact_below(snapshot_number_);

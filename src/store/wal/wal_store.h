@@ -164,6 +164,7 @@ class WalStore final : public Store {
   std::atomic<std::uint64_t> syncs_{0};
   std::atomic<std::uint64_t> sync_nanos_{0};
   std::atomic<std::uint64_t> snapshots_{0};
+  std::atomic<std::uint64_t> snapshots_skipped_{0};
   std::atomic<std::uint64_t> log_bytes_{0};
 
   std::mutex callback_mu_;
