@@ -262,8 +262,11 @@ TEST_F(HttpApi, MetricsParseAndTheirCountersMove) {
   auto before = parse_prometheus(curl("GET", "/metrics").raw, &error);
   ASSERT_EQ(error, "");
   for (const char* name : {"holdfast_locks_held", "holdfast_waiters", "holdfast_grants_total", "holdfast_releases_total",
-                           "holdfast_expiries_total", "holdfast_acquire_timeouts_total", "holdfast_connections"})
+                           "holdfast_expiries_total", "holdfast_acquire_timeouts_total", "holdfast_connections",
+                           "holdfast_wal_snapshots_total", "holdfast_wal_snapshots_skipped_total",
+                           "holdfast_wal_snapshot_in_progress"})
     EXPECT_TRUE(before.count(name)) << name;
+  EXPECT_EQ(before["holdfast_wal_snapshots_skipped_total"], 0);
   auto resp = server.client();
   auto h = resp.call({"LOCK.TRY", "m", "TTL", "60000"});
   resp.call({"LOCK.TRY", "short", "TTL", "1"});
