@@ -49,6 +49,29 @@ class CompactionTest : public WalStoreTest {
     }
   }
 
+  // A snapshot file that cannot be written is fatal and compacts nothing, also when a child
+  // encoded its state (the file system's fault, not the child's: not a skipped snapshot).
+  void expect_a_failed_snapshot_write_is_fatal() {
+    std::atomic<int> fatal{0};
+    options_.on_fatal = [&](const Error&) { ++fatal; };
+    fs_.block_syncs(".snap.tmp");
+    auto store = open_with_source();
+    std::uint64_t token = 0;
+    churn(*store, 200, token, /*wait=*/true);
+    ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
+    fs_.fail_syncs(true);  // the snapshot's fdatasync fails once released
+    fs_.unblock_syncs();
+    ASSERT_TRUE(testing::eventually([&] { return fatal.load() > 0; }));
+    fs_.fail_syncs(false);
+    store->close();
+    EXPECT_EQ(fatal.load(), 1);
+    EXPECT_EQ(store->stats().snapshots, 0u);
+    EXPECT_EQ(store->stats().snapshots_skipped, 0u);
+    EXPECT_TRUE(listing().snapshots.empty());
+    EXPECT_EQ(listing().segments.front(), 1u);
+    expect_restart_sees_model();
+  }
+
   DirListing listing() {
     Result<DirListing> l = list_data_dir(fs_, kDir);
     EXPECT_TRUE(l.ok());
@@ -191,23 +214,12 @@ TEST_F(CompactionTest, CloseWaitsForTheSnapshotBeingWritten) {
 }
 
 TEST_F(CompactionTest, FailedSnapshotWriteIsFatalAndCompactsNothing) {
-  std::atomic<int> fatal{0};
-  options_.on_fatal = [&](const Error&) { ++fatal; };
-  fs_.block_syncs(".snap.tmp");
-  auto store = open_with_source();
-  std::uint64_t token = 0;
-  churn(*store, 200, token, /*wait=*/true);
-  ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
-  fs_.fail_syncs(true);  // the snapshot's fdatasync fails once released
-  fs_.unblock_syncs();
-  ASSERT_TRUE(testing::eventually([&] { return fatal.load() > 0; }));
-  fs_.fail_syncs(false);
-  store->close();
-  EXPECT_EQ(fatal.load(), 1);
-  EXPECT_EQ(store->stats().snapshots, 0u);
-  EXPECT_TRUE(listing().snapshots.empty());
-  EXPECT_EQ(listing().segments.front(), 1u);
-  expect_restart_sees_model();
+  expect_a_failed_snapshot_write_is_fatal();
+}
+
+TEST_F(CompactionTest, FailedWriteOfAChildsSnapshotIsFatalNotSkipped) {
+  options_.encode_snapshots_in_child = true;
+  expect_a_failed_snapshot_write_is_fatal();
 }
 
 TEST_F(CompactionTest, SnapshotsEncodedInAChildRestoreTheSameState) {

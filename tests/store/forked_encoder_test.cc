@@ -1,4 +1,4 @@
-// ForkedEncoding: a snapshot's state encoded in a child process and read back whole.
+// ForkedEncoding: a snapshot's state encoded in a child process and read back as a stream.
 #include "store/wal/forked_encoder.h"
 
 #include <fcntl.h>
@@ -28,6 +28,21 @@ DurableState sample_state() {
   return state;
 }
 
+// Reads the stream as the snapshot writer does, in small pieces, into one state.
+Result<EncodedState> read_all(StateStream& stream) {
+  std::uint64_t left = 0;
+  Result<EncodedState> state = stream.head(left);
+  if (!state) return state;
+  while (left > 0) {
+    Result<std::string_view> piece = stream.holds(std::min<std::uint64_t>(left, 7));
+    if (!piece) return std::move(piece).error();
+    state->holds += *piece;
+    left -= piece->size();
+  }
+  if (Status s = stream.finish(); !s) return std::move(s).error();
+  return state;
+}
+
 EncodedState encode_here(const DurableState& state, std::uint64_t last_token) {
   SnapshotEncoder encoder;
   hand_over(state, encoder);
@@ -40,8 +55,9 @@ TEST(ForkedEncoding, TheChildsStateIsTheStateEncodedInProcess) {
   Result<ForkedEncoding> child =
       ForkedEncoding::start([&](StateSink& sink) { hand_over(state, sink); }, 77);
   ASSERT_TRUE(child.ok()) << child.error().message;
-  Result<EncodedState> got = child->finish();
+  Result<EncodedState> got = read_all(*child);
   ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_FALSE(child->failed());
   const EncodedState want = encode_here(state, 77);
   EXPECT_EQ(got->last_token, 77u);
   EXPECT_EQ(got->hold_count, 30u);
@@ -59,7 +75,7 @@ TEST(ForkedEncoding, SeesTheStateAsItWasAtTheFork) {
   ASSERT_TRUE(child.ok());
   state.holds.clear();  // the parent goes on changing its table
   state.rule_set.reset();
-  Result<EncodedState> got = child->finish();
+  Result<EncodedState> got = read_all(*child);
   ASSERT_TRUE(got.ok()) << got.error().message;
   EXPECT_EQ(got->hold_count, 30u);
   EXPECT_TRUE(got->rule_set.has_value());
@@ -68,8 +84,9 @@ TEST(ForkedEncoding, SeesTheStateAsItWasAtTheFork) {
 TEST(ForkedEncoding, AChildThatDiesIsAnErrorNotAState) {
   Result<ForkedEncoding> child = ForkedEncoding::start([](StateSink&) { ::_exit(3); }, 0);
   ASSERT_TRUE(child.ok());
-  Result<EncodedState> got = child->finish();
+  Result<EncodedState> got = read_all(*child);
   ASSERT_FALSE(got.ok());
+  EXPECT_TRUE(child->failed());
   EXPECT_NE(got.error().message.find("exited with status 3"), std::string::npos)
       << got.error().message;
 }
@@ -78,10 +95,23 @@ TEST(ForkedEncoding, AnExceptionInTheChildEndsTheChild) {
   Result<ForkedEncoding> child =
       ForkedEncoding::start([](StateSink&) { throw std::bad_alloc(); }, 0);
   ASSERT_TRUE(child.ok());  // only the parent gets here
-  Result<EncodedState> got = child->finish();
+  Result<EncodedState> got = read_all(*child);
   ASSERT_FALSE(got.ok());
   EXPECT_NE(got.error().message.find("exited with status 2"), std::string::npos)
       << got.error().message;
+}
+
+TEST(ForkedEncoding, ReadingPastTheHoldsIsAnError) {
+  const DurableState state = sample_state();
+  Result<ForkedEncoding> child =
+      ForkedEncoding::start([&](StateSink& sink) { hand_over(state, sink); }, 0);
+  ASSERT_TRUE(child.ok());
+  std::uint64_t left = 0;
+  ASSERT_TRUE(child->head(left).ok());
+  ASSERT_GT(left, 0u);
+  EXPECT_FALSE(child->holds(left + 1).ok());
+  EXPECT_TRUE(child->failed());
+  EXPECT_FALSE(child->finish().ok());
 }
 
 TEST(ForkedEncoding, DroppedBeforeFinishKillsAndReapsTheChild) {

@@ -90,5 +90,70 @@ TEST(Snapshot, MillionHoldsLoadCorrectly) {
   EXPECT_TRUE(snap->state.holds == state.holds);
 }
 
+// A stream over an encoded state that hands out its holds in pieces and can break.
+class PiecewiseStream final : public StateStream {
+ public:
+  PiecewiseStream(EncodedState state, int fail_at_piece)
+      : state_(std::move(state)), rest_(state_.holds), fail_at_piece_(fail_at_piece) {}
+  Result<EncodedState> head(std::uint64_t& holds_bytes) override {
+    holds_bytes = state_.holds.size();
+    return EncodedState{state_.last_token, state_.hold_count, {}, state_.rule_set};
+  }
+  Result<std::string_view> holds(std::size_t size) override {
+    sizes.push_back(size);
+    if (static_cast<int>(sizes.size()) == fail_at_piece_)
+      return Error(ErrorCode::kInternal, "the stream broke");
+    const std::string_view piece = rest_.substr(0, size);
+    rest_.remove_prefix(piece.size());
+    return piece;
+  }
+  Status finish() override { return ok_status(); }
+  std::vector<std::size_t> sizes;  // asked for, in order
+
+ private:
+  EncodedState state_;
+  std::string_view rest_;
+  int fail_at_piece_;
+};
+
+EncodedState encoded_holds(std::uint64_t count) {
+  SnapshotEncoder encoder;
+  for (std::uint64_t i = 0; i < count; ++i)
+    encoder.hold(view_of(make_hold("key/" + std::to_string(i), i + 1, testing::kStart + i)));
+  encoder.rule_set(RuleSetPut{"locks", "toml text"});
+  return encoder.take();
+}
+
+TEST(Snapshot, AStreamedStateIsWrittenInPiecesAndReadsBackTheSame) {
+  FakeFileSystem fs;
+  ASSERT_TRUE(fs.create_dir(kDir).ok());
+  const EncodedState state = encoded_holds(200'000);  // more than one 8 MiB piece
+  ASSERT_GT(state.holds.size(), std::size_t{8} << 20);
+  PiecewiseStream stream(state, /*fail_at_piece=*/0);
+  ASSERT_TRUE(write_snapshot(fs, kDir, 3, stream).ok());
+  ASSERT_EQ(stream.sizes.size(), (state.holds.size() + (8u << 20) - 1) / (8u << 20));
+  EXPECT_EQ(stream.sizes.front(), std::size_t{8} << 20);
+  ASSERT_TRUE(write_snapshot(fs, kDir, 4, state).ok());
+  const std::string streamed = *fs.contents(snapshot_path(3));
+  const std::string whole = *fs.contents(snapshot_path(4));
+  // The same bytes but the segment number in the body, and so the checksum.
+  Result<Snapshot> a = decode_snapshot(streamed, snapshot_path(3), 3);
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  EXPECT_EQ(a->state.holds.size(), 200'000u);
+  EXPECT_EQ(streamed.size(), whole.size());
+  EXPECT_EQ(streamed.substr(32, 1 << 20), whole.substr(32, 1 << 20));
+}
+
+TEST(Snapshot, AStreamThatBreaksLeavesNoFileBehind) {
+  FakeFileSystem fs;
+  ASSERT_TRUE(fs.create_dir(kDir).ok());
+  PiecewiseStream stream(encoded_holds(200'000), /*fail_at_piece=*/2);
+  const Status s = write_snapshot(fs, kDir, 3, stream);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message, "the stream broke");
+  EXPECT_FALSE(fs.exists(snapshot_path(3)));
+  EXPECT_FALSE(fs.exists(snapshot_path(3) + ".tmp"));
+}
+
 }  // namespace
 }  // namespace holdfast::wal

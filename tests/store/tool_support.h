@@ -1,11 +1,12 @@
 // What the store's measuring tools (wal-restart-time, wal-snapshot-stall) share: a fresh data
-// dir, and lease holds with realistic key and principal lengths.
+// dir, lease holds with realistic key and principal lengths, and the process's memory.
 #pragma once
 
 #include <stdlib.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -45,5 +46,16 @@ inline DurableState make_state(std::uint64_t holds, Millis now) {
   for (std::uint64_t i = 0; i < holds; ++i) state.holds.push_back(make_hold(i, now));
   return state;
 }
+
+// A line "<field>: <n> kB" of /proc/self/status, in KiB (0 if missing).
+inline std::uint64_t proc_status_kb(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1));
+  return 0;
+}
+
+// Starts the peak resident size (VmHWM) over from the current one.
+inline void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 }  // namespace holdfast::wal::tools

@@ -7,7 +7,8 @@
 // client that appends a grant and waits until it is durable, again and again, until SNAPSHOTS
 // snapshots are complete. Prints the slowest append (the snapshot's encoding, which the loop
 // thread does), the slowest commit after its append returned (what the syncer and the snapshot
-// writer cost the client), and the median; removes the directory. `child` (the server's way)
+// writer cost the client), and the median, and how far the process's resident size rose above
+// where it stood before the first append (the snapshots' memory); removes the directory. `child` (the server's way)
 // encodes snapshots in a forked child; `loop` on the appending thread.
 #include <algorithm>
 #include <chrono>
@@ -52,6 +53,9 @@ int main(int argc, char** argv) {
   }
   store.set_state_source([&](holdfast::StateSink& sink) { holdfast::hand_over(state, sink); });
 
+  namespace tools = holdfast::wal::tools;
+  tools::reset_peak_rss();
+  const std::uint64_t start_kb = tools::proc_status_kb("VmRSS");
   std::vector<double> commit_ms;  // append returned -> durable
   double slowest_append_ms = 0;
   const auto deadline = Clock::now() + std::chrono::seconds(60);
@@ -68,6 +72,7 @@ int main(int argc, char** argv) {
     commit_ms.push_back(Ms(Clock::now() - appended).count());
   }
   const std::uint64_t done = store.stats().snapshots;
+  const std::uint64_t peak_kb = tools::proc_status_kb("VmHWM");
   store.close();
   std::filesystem::remove_all(dir);
   if (done < snapshots || commit_ms.empty()) {
@@ -83,5 +88,7 @@ int main(int argc, char** argv) {
               slowest_append_ms);
   std::printf("commit after append: median %.3f ms, slowest %.1f ms\n",
               commit_ms[commit_ms.size() / 2], commit_ms.back());
+  std::printf("resident size: %.1f MiB before, peak %.1f MiB above it\n", start_kb / 1024.0,
+              (static_cast<double>(peak_kb) - static_cast<double>(start_kb)) / 1024.0);
   return 0;
 }

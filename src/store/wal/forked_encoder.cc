@@ -92,6 +92,11 @@ bool read_exact(int fd, char* out, std::size_t size) {
   return true;
 }
 
+// Why a read_exact() failed.
+std::string read_failure() {
+  return errno != 0 ? std::string("read: ") + std::strerror(errno) : "the stream ended early";
+}
+
 bool read_u64(int fd, std::uint64_t& v) {
   char b[8];
   if (!read_exact(fd, b, sizeof b)) return false;
@@ -120,16 +125,21 @@ Result<ForkedEncoding> ForkedEncoding::start(const StateSource& source, std::uin
   return ForkedEncoding(fds[0], pid);
 }
 
-ForkedEncoding::ForkedEncoding(ForkedEncoding&& other) noexcept : fd_(other.fd_), pid_(other.pid_) {
-  other.fd_ = -1;
-  other.pid_ = -1;
-}
+ForkedEncoding::ForkedEncoding(ForkedEncoding&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)),
+      pid_(std::exchange(other.pid_, -1)),
+      failed_(other.failed_),
+      holds_left_(other.holds_left_),
+      buffer_(std::move(other.buffer_)) {}
 
 ForkedEncoding& ForkedEncoding::operator=(ForkedEncoding&& other) noexcept {
   if (this != &other) {
     abandon();
     fd_ = std::exchange(other.fd_, -1);
     pid_ = std::exchange(other.pid_, -1);
+    failed_ = other.failed_;
+    holds_left_ = other.holds_left_;
+    buffer_ = std::move(other.buffer_);
   }
   return *this;
 }
@@ -147,47 +157,72 @@ void ForkedEncoding::abandon() {
   pid_ = -1;
 }
 
-Result<EncodedState> ForkedEncoding::finish() {
-  if (fd_ < 0) return encoder_error("finish() called twice");
-  EncodedState state;
-  std::string meta;
-  std::uint64_t meta_len = 0, holds_len = 0, end = 0;
-  bool ok = read_u64(fd_, meta_len) && meta_len < kMaxBytes;
-  if (ok) {
-    meta.resize(meta_len);
-    ok = read_exact(fd_, meta.data(), meta.size());
-  }
-  ok = ok && read_u64(fd_, holds_len) && holds_len < kMaxBytes;
-  if (ok) {
-    state.holds.resize(holds_len);
-    ok = read_exact(fd_, state.holds.data(), state.holds.size());
-  }
-  ok = ok && read_u64(fd_, end) && end == kEnd;
-  const int read_errno = errno;
-  ::close(fd_);
-  fd_ = -1;
-
+Status ForkedEncoding::reap() {
   int status = 0;
   pid_t reaped;
   while ((reaped = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
   }
   pid_ = -1;
   if (reaped < 0) return encoder_error(std::string("waitpid: ") + std::strerror(errno));
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return encoder_error(WIFSIGNALED(status)
-                             ? "killed by signal " + std::to_string(WTERMSIG(status))
-                             : "exited with status " + std::to_string(WEXITSTATUS(status)));
-  }
-  if (!ok) {
-    return encoder_error(read_errno != 0 ? std::string("read: ") + std::strerror(read_errno)
-                                         : "the stream ended early or was damaged");
-  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return ok_status();
+  return encoder_error(WIFSIGNALED(status)
+                           ? "killed by signal " + std::to_string(WTERMSIG(status))
+                           : "exited with status " + std::to_string(WEXITSTATUS(status)));
+}
+
+Error ForkedEncoding::fail(std::string what, bool damaged) {
+  failed_ = true;
+  if (pid_ > 0 && damaged) ::kill(pid_, SIGKILL);  // its status would only say so
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (pid_ <= 0) return encoder_error(std::move(what));
+  Status child = reap();
+  if (!child && !damaged) return std::move(child).error();
+  return encoder_error(std::move(what));
+}
+
+Result<EncodedState> ForkedEncoding::head(std::uint64_t& holds_bytes) {
+  if (fd_ < 0 || pid_ <= 0) return encoder_error("head() after the stream ended");
+  std::uint64_t meta_len = 0;
+  if (!read_u64(fd_, meta_len)) return fail(read_failure(), false);
+  if (meta_len >= kMaxBytes) return fail("damaged state header", true);
+  std::string meta(meta_len, '\0');
+  if (!read_exact(fd_, meta.data(), meta.size())) return fail(read_failure(), false);
+  if (!read_u64(fd_, holds_left_)) return fail(read_failure(), false);
+  if (holds_left_ >= kMaxBytes) return fail("damaged state header", true);
+  EncodedState state;
   Decoder d(meta);
   state.last_token = d.u64();
   state.hold_count = d.u64();
   if (d.u8() != 0) state.rule_set = RuleSetPut{std::string(d.str()), std::string(d.str())};
-  if (!d.ok() || !d.done()) return encoder_error("damaged state header");
+  if (!d.ok() || !d.done()) return fail("damaged state header", true);
+  holds_bytes = holds_left_;
   return state;
+}
+
+Result<std::string_view> ForkedEncoding::holds(std::size_t size) {
+  if (fd_ < 0) return encoder_error("holds() after the stream ended");
+  if (size == 0 || size > holds_left_) return fail("holds() past the end of the holds", true);
+  buffer_.resize(size);
+  if (!read_exact(fd_, buffer_.data(), size)) return fail(read_failure(), false);
+  holds_left_ -= size;
+  return std::string_view(buffer_);
+}
+
+Status ForkedEncoding::finish() {
+  if (fd_ < 0) return encoder_error("finish() after the stream ended");
+  if (holds_left_ != 0) return fail("finish() before the last hold", true);
+  std::uint64_t end = 0;
+  if (!read_u64(fd_, end)) return fail(read_failure(), false);
+  if (end != kEnd) return fail("the stream was damaged", true);
+  ::close(fd_);
+  fd_ = -1;
+  std::string().swap(buffer_);
+  if (Status s = reap(); !s) {
+    failed_ = true;
+    return s;
+  }
+  return ok_status();
 }
 
 }  // namespace holdfast::wal

@@ -7,8 +7,11 @@
 //     the source into a SnapshotEncoder, writes the EncodedState to the pipe and _exit()s,
 //     also when the source throws. It touches nothing else (no file system, no lock another
 //     thread may have held).
-//  2. finish() (the snapshot writer thread): reads the whole stream, reaps the child, and
-//     answers the state, or an error if the child failed or the stream is incomplete.
+//  2. The snapshot writer thread reads it as a StateStream: head(), the holds a chunk at a
+//     time straight into the snapshot file (the parent never holds the encoded state whole),
+//     then finish() checks the end of the stream and reaps the child. Any of them answers an
+//     error if the child failed or the stream is incomplete; failed() then tells the writer
+//     the fault was the child's, not the file system's.
 //  3. Destroyed before finish(): the child is killed and reaped.
 //
 // The stream: meta_len:u64 meta holds_len:u64 holds end:u64, where meta is
@@ -25,7 +28,7 @@
 
 namespace holdfast::wal {
 
-class ForkedEncoding {
+class ForkedEncoding final : public StateStream {
  public:
   // Errors: pipe or fork failed (the caller encodes in process instead).
   static Result<ForkedEncoding> start(const StateSource& source, std::uint64_t last_token);
@@ -33,17 +36,30 @@ class ForkedEncoding {
   ForkedEncoding(ForkedEncoding&& other) noexcept;
   ForkedEncoding& operator=(ForkedEncoding&& other) noexcept;
   ForkedEncoding(const ForkedEncoding&) = delete;
-  ~ForkedEncoding();
+  ~ForkedEncoding() override;
 
-  // Blocks until the child is done. Call once.
-  Result<EncodedState> finish();
+  // StateStream, each called once and in order (holds() until every byte is read).
+  Result<EncodedState> head(std::uint64_t& holds_bytes) override;
+  Result<std::string_view> holds(std::size_t size) override;
+  Status finish() override;
+
+  // One of the above failed: the child died or its stream was damaged.
+  bool failed() const { return failed_; }
 
  private:
   ForkedEncoding(int fd, pid_t pid) : fd_(fd), pid_(pid) {}
   void abandon();
+  // Ends the child (reaped; killed if `damaged`) and answers why the stream failed: the
+  // child's exit status if it failed, else `what`.
+  Error fail(std::string what, bool damaged);
+  // Reaps the child; an error unless it exited with status 0.
+  Status reap();
 
   int fd_ = -1;
   pid_t pid_ = -1;
+  bool failed_ = false;
+  std::uint64_t holds_left_ = 0;
+  std::string buffer_;  // the chunk holds() answers
 };
 
 }  // namespace holdfast::wal

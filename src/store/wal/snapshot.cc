@@ -1,6 +1,6 @@
-// Snapshot writing takes holds already encoded on the loop thread (SnapshotEncoder) and writes
-// header, holds, rule set and trailer (CRC and length) with one gathered write (the length
-// sits at the end so that a writer may also stream the body). Reading takes the whole file at
+// Snapshot writing takes holds already encoded (SnapshotEncoder, on the loop thread or in a
+// forked child) as a stream and writes header, holds a chunk at a time, rule set and trailer
+// (CRC and length; the length sits at the end so that the body can be streamed). Reading takes the whole file at
 // once (one read) and decodes it in a flat loop into a reserved vector.
 #include "store/wal/snapshot.h"
 
@@ -17,38 +17,64 @@ namespace {
 
 constexpr std::size_t kSyncedChunkBytes = std::size_t{8} << 20;
 
-Status write_contents(WritableFile& file, std::uint64_t next_segment, const EncodedState& state) {
+Status write_contents(WritableFile& file, std::uint64_t next_segment, StateStream& stream) {
+  std::uint64_t holds_bytes = 0;
+  Result<EncodedState> state = stream.head(holds_bytes);
+  if (!state) return std::move(state).error();
   std::string head;
   put_u64(head, next_segment);
-  put_u64(head, state.last_token);
-  put_u64(head, state.hold_count);
-  std::string tail;
-  put_u8(tail, state.rule_set ? 1 : 0);
-  if (state.rule_set) {
-    put_str(tail, state.rule_set->name);
-    put_str(tail, state.rule_set->toml);
-  }
+  put_u64(head, state->last_token);
+  put_u64(head, state->hold_count);
   std::uint32_t crc = crc32c::extend(0, head);
-  crc = crc32c::extend(crc, state.holds);
-  crc = crc32c::extend(crc, tail);
-  std::string trailer;
-  put_u32(trailer, crc32c::mask(crc));
-  put_u64(trailer, head.size() + state.holds.size() + tail.size());
   const std::string_view first[] = {kSnapshotMagic, head};
   if (Status s = file.append(first); !s) return s;
   // Synced a chunk at a time: the log's commits share the disk, and a commit's fdatasync must
   // not queue behind the write-back of the whole snapshot (a million holds: 65-100 MB).
-  std::string_view holds = state.holds;
-  while (!holds.empty()) {
-    const std::string_view chunk[] = {holds.substr(0, kSyncedChunkBytes)};
-    holds.remove_prefix(chunk[0].size());
-    if (Status s = file.append(chunk); !s) return s;
-    if (!holds.empty())
+  for (std::uint64_t left = holds_bytes; left > 0;) {
+    Result<std::string_view> chunk =
+        stream.holds(static_cast<std::size_t>(std::min<std::uint64_t>(left, kSyncedChunkBytes)));
+    if (!chunk) return std::move(chunk).error();
+    crc = crc32c::extend(crc, *chunk);
+    const std::string_view piece[] = {*chunk};
+    if (Status s = file.append(piece); !s) return s;
+    left -= chunk->size();
+    if (left > 0)
       if (Status s = file.sync(); !s) return s;
   }
+  if (Status s = stream.finish(); !s) return s;
+  std::string tail;
+  put_u8(tail, state->rule_set ? 1 : 0);
+  if (state->rule_set) {
+    put_str(tail, state->rule_set->name);
+    put_str(tail, state->rule_set->toml);
+  }
+  crc = crc32c::extend(crc, tail);
+  std::string trailer;
+  put_u32(trailer, crc32c::mask(crc));
+  put_u64(trailer, head.size() + holds_bytes + tail.size());
   const std::string_view last[] = {tail, trailer};
   return file.append(last);
 }
+
+// An EncodedState in memory as a stream: its holds handed out in place.
+class EncodedStateStream final : public StateStream {
+ public:
+  explicit EncodedStateStream(const EncodedState& state) : state_(state), rest_(state.holds) {}
+  Result<EncodedState> head(std::uint64_t& holds_bytes) override {
+    holds_bytes = state_.holds.size();
+    return EncodedState{state_.last_token, state_.hold_count, {}, state_.rule_set};
+  }
+  Result<std::string_view> holds(std::size_t size) override {
+    const std::string_view chunk = rest_.substr(0, size);
+    rest_.remove_prefix(chunk.size());
+    return chunk;
+  }
+  Status finish() override { return ok_status(); }
+
+ private:
+  const EncodedState& state_;
+  std::string_view rest_;
+};
 
 Error snapshot_error(const std::string& path, std::string_view what) {
   return Error(ErrorCode::kInternal, "bad snapshot " + path + ": " + std::string(what))
@@ -85,6 +111,12 @@ Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next
 
 Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
                       const EncodedState& state) {
+  EncodedStateStream stream(state);
+  return write_snapshot(fs, dir, next_segment, stream);
+}
+
+Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
+                      StateStream& state) {
   const std::string path = join_path(dir, snapshot_file_name(next_segment));
   const std::string temp = path + std::string(kTempSuffix);
   Result<std::unique_ptr<WritableFile>> file = fs.create_file(temp);

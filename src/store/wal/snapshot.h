@@ -45,8 +45,25 @@ class SnapshotEncoder final : public StateSink {
   EncodedState state_;
 };
 
+// A snapshot's state handed to the writer in order, its holds a piece at a time, so that the
+// writer never needs them all in memory (a forked child's pipe, or an EncodedState).
+class StateStream {
+ public:
+  virtual ~StateStream() = default;
+  // First: the state with its holds' bytes left out (`holds` empty), and their length.
+  virtual Result<EncodedState> head(std::uint64_t& holds_bytes) = 0;
+  // Then: the next `size` bytes of the holds (0 < size <= what is left), valid until the next
+  // call.
+  virtual Result<std::string_view> holds(std::size_t size) = 0;
+  // Last, after every byte: whether the stream was whole.
+  virtual Status finish() = 0;
+};
+
 // Writes snap-<next_segment>.snap into dir atomically: a .tmp file, fdatasync, rename, fsync of
-// the directory.
+// the directory. If the stream or the file system fails, the .tmp file is removed.
+Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
+                      StateStream& state);
+// The same from a state encoded in memory.
 Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,
                       const EncodedState& state);
 // The same from a whole state (tests and tools). Session-scoped holds are left out.

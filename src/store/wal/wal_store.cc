@@ -257,16 +257,14 @@ void WalStore::start_snapshot_writer(EncodedState state, std::optional<ForkedEnc
   snapshot_number_ = log_->current_number();
   snapshot_writer_ = std::thread([this, number = snapshot_number_, state = std::move(state),
                                   child = std::move(child)]() mutable {
+    // A child's holds go from its pipe to the file a chunk at a time.
+    Status s = child ? write_snapshot(fs_, options_.data_dir, number, *child)
+                     : write_snapshot(fs_, options_.data_dir, number, state);
     std::optional<Error> skipped;
-    if (child) {
-      Result<EncodedState> encoded = child->finish();
-      if (encoded) {
-        state = std::move(encoded).value();
-      } else {
-        skipped = encoded.error();
-      }
+    if (!s && child && child->failed()) {
+      skipped = std::move(s).error();  // the child's fault: nothing was written
+      s = ok_status();
     }
-    Status s = skipped ? ok_status() : write_snapshot(fs_, options_.data_dir, number, state);
     {
       std::lock_guard lock(mu_);
       snapshot_written_ = true;
