@@ -21,6 +21,7 @@ struct ServeFlags {
   ConfigOverrides overrides;
   std::string listen, http, unix_path, data_dir, fsync, store;
   Millis session_grace_ms = 0;
+  std::int64_t snapshot_after_bytes = 0;
 };
 
 // SIGHUP reloads the credentials; start, serve until a stop signal, report a failed start.
@@ -82,6 +83,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   if (cmd.count("--fsync")) o.fsync = f.fsync;
   if (cmd.count("--store")) o.store_url = f.store;
   if (cmd.count("--session-grace-ms")) o.session_grace_ms = f.session_grace_ms;
+  if (cmd.count("--snapshot-after-bytes")) o.snapshot_after_bytes = f.snapshot_after_bytes;
   auto config = load_config(f.config, o);
   if (!config.ok()) {
     std::cerr << "holdfast serve: " << config.error().message << "\n";
@@ -104,6 +106,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   wal_options.data_dir = config->data_dir;
   wal_options.fsync =
       config->fsync == FsyncMode::kAlways ? wal::FsyncMode::kAlways : wal::FsyncMode::kNever;
+  wal_options.snapshot_threshold_bytes = static_cast<std::uint64_t>(config->snapshot_after_bytes);
   // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
   wal_options.encode_snapshots_in_child = true;
   wal_options.on_fatal = [](const Error& e) {
@@ -140,6 +143,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--fsync", flags->fsync,
                   "always (default: every answered change is on disk) or never (unsafe)")
       ->check(CLI::IsMember({"always", "never"}));
+  cmd->add_option("--snapshot-after-bytes", flags->snapshot_after_bytes,
+                  "take a snapshot (and drop the log it replaces) after this much log "
+                  "(default 67108864)");
   cmd->add_option("--store", flags->store,
                   "postgres://... to run as a node over a shared PostgreSQL");
   cmd->add_option("--session-grace-ms", flags->session_grace_ms,

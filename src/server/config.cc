@@ -101,12 +101,14 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       if (!value.is_table()) return config_error(path, "[" + k + "] must be a table");
     }
     if (auto* s = doc["server"].as_table()) {
-      if (auto e = check_keys(path, *s, "server", {"listen", "http", "unix", "dataDir", "fsync"})) return *e;
+      if (auto e = check_keys(path, *s, "server", {"listen", "http", "unix", "dataDir", "fsync", "snapshotAfterBytes"}))
+        return *e;
       std::string fsync;
       for (auto [key, out] : {std::pair{"listen", &c.listen}, {"http", &c.http}, {"unix", &c.unix_path},
                               {"dataDir", &c.data_dir}, {"fsync", &fsync}}) {
         if (auto e = read_string(path, *s, "server", key, out)) return *e;
       }
+      if (auto e = read_int(path, *s, "server", "snapshotAfterBytes", &c.snapshot_after_bytes)) return *e;
       if (!fsync.empty()) {
         auto mode = parse_fsync(fsync);
         if (!mode.ok()) return config_error(path, "[server] " + mode.error().message);
@@ -152,6 +154,9 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
   if (o.session_grace_ms) c.session_grace_ms = *o.session_grace_ms;
   if (c.session_grace_ms < 100 || c.session_grace_ms > 86'400'000)
     return invalid_argument("[store] sessionGraceMs (--session-grace-ms) must be from 100 to 86400000 milliseconds");
+  if (o.snapshot_after_bytes) c.snapshot_after_bytes = *o.snapshot_after_bytes;
+  if (c.snapshot_after_bytes < kMinSnapshotAfterBytes || c.snapshot_after_bytes > kMaxSnapshotAfterBytes)
+    return invalid_argument("[server] snapshotAfterBytes (--snapshot-after-bytes) must be from 4096 to 1099511627776 bytes");
   if (o.fsync) {
     auto mode = parse_fsync(*o.fsync);
     if (!mode.ok()) return std::move(mode).error();

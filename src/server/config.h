@@ -1,5 +1,6 @@
 // Server configuration: the [server], [auth], [limits] and [store] tables of holdfast.toml
-// (SPEC section 6, "Configuration"), overridden by command-line flags.
+// (SPEC section 6, "Configuration"; [server] snapshotAfterBytes and the [store] table are
+// Holdfast's own), overridden by command-line flags.
 #pragma once
 
 #include <cstdint>
@@ -13,12 +14,16 @@ namespace holdfast {
 
 enum class FsyncMode { kAlways, kNever };
 
+inline constexpr std::int64_t kMinSnapshotAfterBytes = 4096;
+inline constexpr std::int64_t kMaxSnapshotAfterBytes = std::int64_t{1} << 40;
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:7420";  // RESP over TCP; empty: off
   std::string http = "127.0.0.1:7421";    // HTTP/JSON; empty: off
   std::string unix_path;                  // RESP over a Unix socket; default <dataDir>/holdfast.sock
   std::string data_dir = "data";
   FsyncMode fsync = FsyncMode::kAlways;
+  std::int64_t snapshot_after_bytes = 64 << 20;  // log written since the last snapshot
   std::string credentials;                // empty: local open mode
   std::int64_t acquire_per_user_per_hour = 600;
   Millis max_lease_ms = 86'400'000;
@@ -31,6 +36,7 @@ struct ServerConfig {
 struct ConfigOverrides {
   std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url;
   std::optional<Millis> session_grace_ms;
+  std::optional<std::int64_t> snapshot_after_bytes;
 };
 
 // Reads `path` (empty: no file) and applies `overrides`. Relative paths in the file (data dir,

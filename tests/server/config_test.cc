@@ -29,6 +29,7 @@ TEST_F(ConfigFile, DefaultsWithoutAFile) {
   EXPECT_EQ(c->unix_path, "data/holdfast.sock");
   EXPECT_EQ(c->fsync, FsyncMode::kAlways);
   EXPECT_EQ(c->acquire_per_user_per_hour, 600);
+  EXPECT_EQ(c->snapshot_after_bytes, 64 << 20);
 }
 
 TEST_F(ConfigFile, ReadsEveryNameAndResolvesPathsAgainstTheFile) {
@@ -39,6 +40,7 @@ http = ""
 unix = "run/h.sock"
 dataDir = "state"
 fsync = "never"
+snapshotAfterBytes = 1048576
 [auth]
 credentials = "creds.toml"
 [limits]
@@ -54,6 +56,7 @@ url = "postgres://db/locks"
   EXPECT_EQ(c->unix_path, (dir / "run/h.sock").string());
   EXPECT_EQ(c->data_dir, (dir / "state").string());
   EXPECT_EQ(c->fsync, FsyncMode::kNever);
+  EXPECT_EQ(c->snapshot_after_bytes, 1 << 20);
   EXPECT_EQ(c->credentials, (dir / "creds.toml").string());
   EXPECT_EQ(c->acquire_per_user_per_hour, 5);
   EXPECT_EQ(c->max_lease_ms, 60000);
@@ -66,9 +69,11 @@ TEST_F(ConfigFile, FlagsOverrideTheFile) {
   o.listen = "127.0.0.1:9100";
   o.fsync = "always";
   o.data_dir = "/var/lib/holdfast";
+  o.snapshot_after_bytes = 65536;
   auto c = load_config(path, o);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->listen, "127.0.0.1:9100");
+  EXPECT_EQ(c->snapshot_after_bytes, 65536);
   EXPECT_EQ(c->fsync, FsyncMode::kAlways);
   EXPECT_EQ(c->unix_path, "/var/lib/holdfast/holdfast.sock");
 }
@@ -85,6 +90,8 @@ TEST_F(ConfigFile, MistakesAreNamed) {
       {"[server]\nlisten = \"nohostport\"\n", "is not host:port"},
       {"[limits]\nacquirePerUserPerHour = \"many\"\n", "acquirePerUserPerHour must be an integer"},
       {"[limits]\nmaxLeaseMs = 0\n", "maxLeaseMs must be from 1 to 86400000"},
+      {"[server]\nsnapshotAfterBytes = 4095\n", "snapshotAfterBytes (--snapshot-after-bytes) must be from 4096"},
+      {"[server]\nsnapshotAfterBytes = \"64MiB\"\n", "[server] snapshotAfterBytes must be an integer"},
       {"[server\n", "holdfast.toml: 1:"},
   };
   for (const auto& c : cases) {
