@@ -6,7 +6,12 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <new>
 #include <thread>
 
@@ -121,6 +126,52 @@ TEST(ForkedEncoding, DroppedBeforeFinishKillsAndReapsTheChild) {
     ASSERT_TRUE(child.ok());
   }  // a child that would never finish
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+bool ended(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const std::size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] == 'Z';
+}
+
+TEST(ForkedEncoding, TheChildDiesWithTheServer) {
+  char path[] = "/tmp/holdfast-forked-pid-XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ::close(fd);
+  const std::string pid_file = path;
+  // A "server" that starts an encoding that never finishes, then dies without cleaning up.
+  const pid_t server = ::fork();
+  ASSERT_GE(server, 0);
+  if (server == 0) {
+    Result<ForkedEncoding> child = ForkedEncoding::start(
+        [&](StateSink&) {
+          std::ofstream(pid_file + ".new") << ::getpid();
+          ::rename((pid_file + ".new").c_str(), pid_file.c_str());
+          ::pause();
+        },
+        0);
+    if (!child.ok()) ::_exit(1);
+    for (std::uintmax_t size = 0; size == 0; size = std::filesystem::file_size(pid_file))
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ::_exit(0);  // as a kill -9 would: no destructor kills the child
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(server, &status, 0), server);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  pid_t encoder = 0;
+  std::ifstream(pid_file) >> encoder;
+  ::unlink(pid_file.c_str());
+  ASSERT_GT(encoder, 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!ended(encoder) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const bool gone = ended(encoder);
+  if (!gone) ::kill(encoder, SIGKILL);
+  EXPECT_TRUE(gone) << "the encoder child outlived the server that forked it";
 }
 
 TEST(ForkedEncoding, TheChildDoesNotKeepTheDataDirLock) {

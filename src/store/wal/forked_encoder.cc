@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,7 +64,13 @@ bool encode_to(int fd, const StateSource& source, std::uint64_t last_token) {
 
 // Runs in the child only, and never returns: an exception let out of here would go on running
 // the server's own code in a second process.
-[[noreturn]] void child_main(int fd, const StateSource& source, std::uint64_t last_token) {
+[[noreturn]] void child_main(int fd, const StateSource& source, std::uint64_t last_token,
+                             pid_t parent) {
+  // Die with the thread that forked it (the server's loop): a child left encoding after a
+  // kill -9 would only compete with the restarted server for CPU and memory. Checked again
+  // after the prctl, in case the parent died before it.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != parent) ::_exit(3);
   // Let go of every descriptor but stdio and the pipe: above all the data dir's lock, which
   // would otherwise keep a server restarted right after a kill -9 out until this child ends.
   if (fd > 3) ::close_range(3, static_cast<unsigned>(fd) - 1, 0);
@@ -110,6 +117,7 @@ Result<ForkedEncoding> ForkedEncoding::start(const StateSource& source, std::uin
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     return encoder_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int err = errno;
@@ -119,7 +127,7 @@ Result<ForkedEncoding> ForkedEncoding::start(const StateSource& source, std::uin
   }
   if (pid == 0) {
     ::close(fds[0]);
-    child_main(fds[1], source, last_token);
+    child_main(fds[1], source, last_token, parent);
   }
   ::close(fds[1]);
   return ForkedEncoding(fds[0], pid);
