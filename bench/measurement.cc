@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <thread>
 
 #include "clock.h"
 #include "proc_stats.h"
@@ -89,8 +90,10 @@ std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measure
   return r;
 }
 
-Measurement measure(Target& target, const std::string& workload, const MeasureShape& shape,
-                    const WorkerFactory& make_worker) {
+namespace {
+
+Measurement measure_on_this_thread(Target& target, const std::string& workload,
+                                   const MeasureShape& shape, const WorkerFactory& make_worker) {
   Measurement m;
   m.workload = workload;
   m.target = target.name();
@@ -161,6 +164,16 @@ Measurement measure(Target& target, const std::string& workload, const MeasureSh
     m.failed = true;
     m.failure = e.what();
   }
+  return m;
+}
+
+}  // namespace
+
+Measurement measure(Target& target, const std::string& workload, const MeasureShape& shape,
+                    const WorkerFactory& make_worker) {
+  Measurement m;
+  std::thread window([&] { m = measure_on_this_thread(target, workload, shape, make_worker); });
+  window.join();
   return m;
 }
 

@@ -2,9 +2,15 @@
 #include <gtest/gtest.h>
 
 #include "histogram.h"
+#include <unistd.h>
+
+#include <stdexcept>
+#include <vector>
+
 #include "measurement.h"
 #include "mutex_checker.h"
 #include "resp.h"
+#include "target.h"
 
 namespace holdfast::bench {
 namespace {
@@ -185,6 +191,35 @@ TEST(Accumulate, AFailedWindowAddsNoRate) {
   failed.failed = true;
   accumulate(total, failed);
   EXPECT_EQ(rates(total), (std::vector<double>{100}));
+}
+
+// A target whose connect() notes the thread that asked and then fails the window.
+class ThreadNotingTarget final : public Target {
+ public:
+  std::string name() const override { return "noting"; }
+  std::string description() const override { return "notes the measuring thread"; }
+  void start(const std::filesystem::path&) override {}
+  void stop() override {}
+  pid_t server_pid() const override { return ::getpid(); }
+  std::unique_ptr<LockClient> connect(EventLoop&) override {
+    tids.push_back(::gettid());
+    throw std::runtime_error("no server here");
+  }
+  std::vector<pid_t> tids;
+};
+
+TEST(Measure, EachWindowRunsOnAFreshThreadAndReportsFailure) {
+  ThreadNotingTarget target;
+  const MeasureShape shape{1, 1, 0, 0.1};
+  const WorkerFactory none;
+  for (int window = 0; window < 2; ++window) {
+    const Measurement m = measure(target, "pairs", shape, none);
+    EXPECT_TRUE(m.failed);
+    EXPECT_EQ(m.failure, "no server here");
+  }
+  ASSERT_EQ(target.tids.size(), 2u);
+  EXPECT_NE(target.tids[0], ::gettid()) << "a window ran on the caller's thread";
+  EXPECT_NE(target.tids[0], target.tids[1]) << "two windows shared a thread";
 }
 
 TEST(WindowRatioRange, LowestAndHighestRatioOfSideBySideWindows) {
