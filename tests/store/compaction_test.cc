@@ -103,7 +103,8 @@ TEST_F(CompactionTest, CompactionRemovesOldSegmentsAndARestartSeesTheSameState) 
   const std::uint64_t before = store->stats().snapshots;
   for (int i = 0; !store->stats().snapshot_in_progress && store->stats().snapshots == before; ++i) {
     ASSERT_LT(i, 1000) << "no snapshot asked for past the threshold";
-    const std::uint64_t last = append(*store, Granted{make_hold("final/" + std::to_string(i), ++token)});
+    const std::uint64_t last =
+        append(*store, Granted{make_hold("final/" + std::to_string(i), ++token)});
     ASSERT_TRUE(testing::wait_durable(*store, last));
   }
   store->close();

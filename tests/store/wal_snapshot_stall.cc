@@ -8,8 +8,9 @@
 // snapshots are complete. Prints the slowest append (the snapshot's encoding, which the loop
 // thread does), the slowest commit after its append returned (what the syncer and the snapshot
 // writer cost the client), and the median, and how far the process's resident size rose above
-// where it stood before the first append (the snapshots' memory); removes the directory. `child` (the server's way)
-// encodes snapshots in a forked child; `loop` on the appending thread.
+// where it stood before the first append (the snapshots' memory); removes the directory.
+// `child` (the server's way) encodes snapshots in a forked child; `loop` on the appending
+// thread.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>

@@ -6,8 +6,8 @@
 //     dies with the thread that forked it (PR_SET_PDEATHSIG: a kill -9 of the server ends it
 //     too), closes every descriptor but stdio and the pipe (the data dir's lock among them),
 //     runs the source into a SnapshotEncoder, writes the EncodedState to the pipe and
-//     _exit()s, also when the source throws. It touches nothing else (no file system, no lock another
-//     thread may have held).
+//     _exit()s, also when the source throws. It touches nothing else (no file system, no
+//     lock another thread may have held).
 //  2. The snapshot writer thread reads it as a StateStream: head(), the holds a chunk at a
 //     time straight into the snapshot file (the parent never holds the encoded state whole),
 //     then finish() checks the end of the stream and reaps the child. Any of them answers an

@@ -1,7 +1,7 @@
 // Snapshot writing takes holds already encoded (SnapshotEncoder, on the loop thread or in a
 // forked child) as a stream and writes header, holds a chunk at a time, rule set and trailer
-// (CRC and length; the length sits at the end so that the body can be streamed). Reading takes the whole file at
-// once (one read) and decodes it in a flat loop into a reserved vector.
+// (CRC and length; the length sits at the end so that the body can be streamed). Reading
+// takes the whole file at once (one read) and decodes it in a flat loop into a reserved vector.
 #include "store/wal/snapshot.h"
 
 #include <algorithm>
