@@ -12,7 +12,8 @@
 //     durable_sequence() has reached that change's number. The store calls the on_durable
 //     callback (from its own thread) whenever the durable sequence advances.
 //  4. The store may ask the state source for a snapshot of the live state (on the loop thread,
-//     from inside append) to compact its log. The source hands the state to a StateSink, hold
+//     from inside submit, never append: the state must be that of finished operations, which
+//     the loop guarantees when it submits) to compact its log. The source hands the state to a StateSink, hold
 //     by hold, seen in place: the store encodes each as it comes, so the loop pauses for an
 //     encoding pass, not for a copy of the table.
 #pragma once
@@ -75,8 +76,9 @@ class Store {
   // Queues a change; returns its sequence number (strictly increasing from 1).
   virtual std::uint64_t append(const Change& change) = 0;
 
-  // Hands the changes appended since the last submit to the writer. Loop thread only; cheap
-  // when nothing was appended.
+  // Hands the changes appended since the last submit to the writer. Loop thread only, and only
+  // between operations (every change of a finished operation appended, and applied to what the
+  // state source reads); cheap when nothing was appended.
   virtual void submit() = 0;
 
   // The highest sequence number that is durable. Thread-safe.

@@ -119,13 +119,21 @@ std::uint64_t WalStore::append(const Change& change) {
     durable_sequence_.store(sequence, std::memory_order_release);
 
   bytes_since_cut_ += bytes;
-  if (bytes_since_cut_ >= options_.snapshot_threshold_bytes && state_source_ &&
-      !snapshot_in_flight_.load(std::memory_order_acquire))
-    request_snapshot();
   return sequence;
 }
 
 void WalStore::submit() {
+  hand_over_batch();
+  // Here, between two pieces of work, and never inside append(): the lock table reports some
+  // changes before it has applied them (a release is appended, then the key is freed), so a
+  // state taken in the middle of an operation could miss a change the log already has before
+  // the cut, and compaction would then delete the only record of it.
+  if (bytes_since_cut_ >= options_.snapshot_threshold_bytes && state_source_ &&
+      !snapshot_in_flight_.load(std::memory_order_acquire))
+    request_snapshot();
+}
+
+void WalStore::hand_over_batch() {
   if (batch_.empty()) return;
   bool wake = false;
   {
@@ -146,7 +154,7 @@ void WalStore::submit() {
 
 void WalStore::request_snapshot() {
   // On the loop thread, so the table cannot change while its state is taken.
-  submit();  // the cut below must follow every change appended so far
+  hand_over_batch();  // the cut below must follow every change appended so far
   std::optional<ForkedEncoding> child;
   if (options_.encode_snapshots_in_child) {
     Result<ForkedEncoding> forked = ForkedEncoding::start(state_source_, max_token_);
@@ -196,7 +204,7 @@ StoreStats WalStore::stats() const {
 
 void WalStore::close() {
   if (phase_ == Phase::kOpen) {
-    submit();
+    hand_over_batch();
     {
       std::lock_guard lock(mu_);
       stopping_ = true;

@@ -9,7 +9,8 @@
 //     thread writes the batch as one frame and calls fdatasync once for all of it, then
 //     advances durable_sequence() and calls on_durable. Appends made while a sync runs form
 //     the next batch. When the log since the last snapshot outgrows snapshot_threshold_bytes,
-//     append asks the state source for the live state; the syncer cuts the log there, a
+//     the next submit() (between operations, never append()) asks the state source for the
+//     live state; the syncer cuts the log there, a
 //     snapshot thread writes the snapshot while commits go on, and then the syncer deletes
 //     the log before it.
 //  4. close() (or the destructor): commits what is pending, stops the thread, unlocks.
@@ -107,6 +108,7 @@ class WalStore final : public Store {
   enum class Phase : std::uint8_t { kNew, kOpen, kClosed };
 
   Result<DurableState> open();
+  void hand_over_batch();  // batch_ to pending_, waking the syncer if it should write
   void request_snapshot();
   void syncer_main();
   Status commit(std::string_view batch, std::uint64_t last_sequence,
