@@ -1,6 +1,7 @@
 #include "server/embedded_service.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "core/validation.h"
 
@@ -139,7 +140,11 @@ Status EmbeddedService::recover() {
     sink.last_token(table_.last_token());
     if (rules_) sink.rule_set(RuleSetPut{rules_->name, rules_->toml});
     sink.expect_holds(table_.held_count());
-    table_.for_each_durable_hold(now(), [&sink](const HoldView& hold) { sink.hold(hold); });
+    // Leases that ended but are not swept yet go in too: the encoder child reads the table
+    // twice and both reads must agree, so nothing here may depend on the clock (recovery
+    // drops ended leases anyway).
+    table_.for_each_durable_hold(std::numeric_limits<Millis>::min(),
+                                 [&sink](const HoldView& hold) { sink.hold(hold); });
   });
   return ok_status();
 }

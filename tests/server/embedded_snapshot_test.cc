@@ -12,6 +12,7 @@
 #include "core/principal.h"
 #include "server/embedded_service.h"
 #include "store/wal/fake_file_system.h"
+#include "store/wal/snapshot.h"
 #include "store/wal/wal_store.h"
 
 namespace holdfast {
@@ -112,6 +113,51 @@ TEST_P(EmbeddedSnapshot, RestartFromSnapshotsKeepsLeaseHoldsRulesAndTokenOrder) 
   EXPECT_EQ((*rules)->name, "lock-policy");
   EXPECT_GT(take(node, "next").token, session_token) << "a token was handed out twice";
   node.store->close();
+}
+
+// A store that keeps nothing but the state source, to call it as the encoder child does.
+class SourceOnlyStore final : public Store {
+ public:
+  Result<DurableState> recover() override { return DurableState{}; }
+  std::uint64_t append(const Change&) override { return ++sequence_; }
+  void submit() override {}
+  std::uint64_t durable_sequence() const override { return sequence_; }
+  void set_on_durable(std::function<void(std::uint64_t)>) override {}
+  void set_state_source(StateSource s) override { source = std::move(s); }
+  StoreStats stats() const override { return {}; }
+  void close() override {}
+  StateSource source;
+
+ private:
+  std::uint64_t sequence_ = 0;
+};
+
+// The encoder child reads the state twice (to count, then to encode) and both reads must
+// agree, so a lease that ends between them must not change what is handed over.
+TEST(EmbeddedStateSource, HandsOverTheSameStateWhateverTheClockSays) {
+  FakeClock clock;
+  SourceOnlyStore store;
+  EmbeddedService service(clock, store);
+  ASSERT_TRUE(service.recover().ok());
+  Principal owner = Principal::local_owner();
+  const Caller caller{&owner, 7};
+  for (const auto& [key, ttl] : {std::pair{"short", 100}, {"long", 60'000}}) {
+    AcquireArgs args;
+    args.key = key;
+    args.ttl_ms = ttl;
+    ASSERT_TRUE(service.acquire(caller, args, nullptr).ok());
+  }
+  ASSERT_TRUE(store.source);
+  wal::SnapshotEncoder first;
+  store.source(first);
+  clock.advance(1'000);  // "short" has ended; nothing has swept it yet
+  wal::SnapshotEncoder second;
+  store.source(second);
+  const wal::EncodedState a = first.take();
+  const wal::EncodedState b = second.take();
+  EXPECT_EQ(a.hold_count, 2u);
+  EXPECT_EQ(b.hold_count, a.hold_count);
+  EXPECT_EQ(b.holds, a.holds);
 }
 
 INSTANTIATE_TEST_SUITE_P(Encoders, EmbeddedSnapshot, ::testing::Values(false, true),

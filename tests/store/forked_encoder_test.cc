@@ -1,4 +1,4 @@
-// ForkedEncoding: a snapshot's state encoded in a child process and read back as a stream.
+// ForkedEncoding: a snapshot's state encoded in a child process and read back piece by piece.
 #include "store/wal/forked_encoder.h"
 
 #include <fcntl.h>
@@ -33,16 +33,16 @@ DurableState sample_state() {
   return state;
 }
 
-// Reads the stream as the snapshot writer does, in small pieces, into one state.
-Result<EncodedState> read_all(StateStream& stream) {
-  std::uint64_t left = 0;
-  Result<EncodedState> state = stream.head(left);
+// Reads the stream as the snapshot writer does, a piece at a time, into one state.
+Result<EncodedState> read_all(StateStream& stream, int* pieces = nullptr) {
+  Result<EncodedState> state = stream.head();
   if (!state) return state;
-  while (left > 0) {
-    Result<std::string_view> piece = stream.holds(std::min<std::uint64_t>(left, 7));
+  for (;;) {
+    Result<std::string_view> piece = stream.holds();
     if (!piece) return std::move(piece).error();
+    if (piece->empty()) break;
     state->holds += *piece;
-    left -= piece->size();
+    if (pieces != nullptr) ++*pieces;
   }
   if (Status s = stream.finish(); !s) return std::move(s).error();
   return state;
@@ -106,17 +106,49 @@ TEST(ForkedEncoding, AnExceptionInTheChildEndsTheChild) {
       << got.error().message;
 }
 
-TEST(ForkedEncoding, ReadingPastTheHoldsIsAnError) {
+TEST(ForkedEncoding, TheHoldsComeInPiecesOfAboutOneMiB) {
+  DurableState state;
+  for (std::uint64_t t = 1; t <= 100'000; ++t)
+    state.holds.push_back(make_hold("key/" + std::to_string(t), t));
+  Result<ForkedEncoding> child =
+      ForkedEncoding::start([&](StateSink& sink) { hand_over(state, sink); }, 0);
+  ASSERT_TRUE(child.ok());
+  int pieces = 0;
+  Result<EncodedState> got = read_all(*child, &pieces);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  const EncodedState want = encode_here(state, 0);
+  EXPECT_EQ(got->hold_count, 100'000u);
+  EXPECT_EQ(got->holds, want.holds);
+  EXPECT_GE(pieces, static_cast<int>(want.holds.size() >> 20));
+  EXPECT_LE(pieces, static_cast<int>(want.holds.size() >> 20) + 1);
+}
+
+TEST(ForkedEncoding, FinishingBeforeTheLastPieceIsAnError) {
   const DurableState state = sample_state();
   Result<ForkedEncoding> child =
       ForkedEncoding::start([&](StateSink& sink) { hand_over(state, sink); }, 0);
   ASSERT_TRUE(child.ok());
-  std::uint64_t left = 0;
-  ASSERT_TRUE(child->head(left).ok());
-  ASSERT_GT(left, 0u);
-  EXPECT_FALSE(child->holds(left + 1).ok());
-  EXPECT_TRUE(child->failed());
+  ASSERT_TRUE(child->head().ok());
   EXPECT_FALSE(child->finish().ok());
+  EXPECT_TRUE(child->failed());
+}
+
+TEST(ForkedEncoding, PassesThatDisagreeFailTheChild) {
+  // A source that hands over one hold more the second time: the head would lie.
+  int calls = 0;
+  Result<ForkedEncoding> child = ForkedEncoding::start(
+      [&](StateSink& sink) {
+        DurableState state = sample_state();
+        if (++calls == 2) state.holds.push_back(make_hold("late", 39));
+        hand_over(state, sink);
+      },
+      0);
+  ASSERT_TRUE(child.ok());
+  Result<EncodedState> got = read_all(*child);
+  ASSERT_FALSE(got.ok());
+  EXPECT_TRUE(child->failed());
+  EXPECT_NE(got.error().message.find("exited with status 1"), std::string::npos)
+      << got.error().message;
 }
 
 TEST(ForkedEncoding, DroppedBeforeFinishKillsAndReapsTheChild) {

@@ -90,29 +90,31 @@ TEST(Snapshot, MillionHoldsLoadCorrectly) {
   EXPECT_TRUE(snap->state.holds == state.holds);
 }
 
-// A stream over an encoded state that hands out its holds in pieces and can break.
+// A stream over an encoded state that hands out its holds in pieces of `piece` bytes and can
+// break at one of them.
 class PiecewiseStream final : public StateStream {
  public:
-  PiecewiseStream(EncodedState state, int fail_at_piece)
-      : state_(std::move(state)), rest_(state_.holds), fail_at_piece_(fail_at_piece) {}
-  Result<EncodedState> head(std::uint64_t& holds_bytes) override {
-    holds_bytes = state_.holds.size();
+  PiecewiseStream(EncodedState state, std::size_t piece, int fail_at_piece)
+      : state_(std::move(state)),
+        rest_(state_.holds),
+        piece_(piece),
+        fail_at_piece_(fail_at_piece) {}
+  Result<EncodedState> head() override {
     return EncodedState{state_.last_token, state_.hold_count, {}, state_.rule_set};
   }
-  Result<std::string_view> holds(std::size_t size) override {
-    sizes.push_back(size);
-    if (static_cast<int>(sizes.size()) == fail_at_piece_)
-      return Error(ErrorCode::kInternal, "the stream broke");
-    const std::string_view piece = rest_.substr(0, size);
+  Result<std::string_view> holds() override {
+    if (++pieces == fail_at_piece_) return Error(ErrorCode::kInternal, "the stream broke");
+    const std::string_view piece = rest_.substr(0, piece_);
     rest_.remove_prefix(piece.size());
     return piece;
   }
   Status finish() override { return ok_status(); }
-  std::vector<std::size_t> sizes;  // asked for, in order
+  int pieces = 0;  // asked for
 
  private:
   EncodedState state_;
   std::string_view rest_;
+  std::size_t piece_;
   int fail_at_piece_;
 };
 
@@ -124,30 +126,33 @@ EncodedState encoded_holds(std::uint64_t count) {
   return encoder.take();
 }
 
-TEST(Snapshot, AStreamedStateIsWrittenInPiecesAndReadsBackTheSame) {
+TEST(Snapshot, AStreamedStateIsSyncedEveryEightMiBAndReadsBackTheSame) {
   FakeFileSystem fs;
   ASSERT_TRUE(fs.create_dir(kDir).ok());
-  const EncodedState state = encoded_holds(200'000);  // more than one 8 MiB piece
-  ASSERT_GT(state.holds.size(), std::size_t{8} << 20);
-  PiecewiseStream stream(state, /*fail_at_piece=*/0);
+  const EncodedState state = encoded_holds(200'000);
+  ASSERT_GT(state.holds.size(), std::size_t{16} << 20);  // more than two 8 MiB chunks
+  PiecewiseStream stream(state, 1 << 20, /*fail_at_piece=*/0);
+  const std::uint64_t syncs_before = fs.file_syncs();
   ASSERT_TRUE(write_snapshot(fs, kDir, 3, stream).ok());
-  ASSERT_EQ(stream.sizes.size(), (state.holds.size() + (8u << 20) - 1) / (8u << 20));
-  EXPECT_EQ(stream.sizes.front(), std::size_t{8} << 20);
+  // One sync per 8 MiB written, and the last one of write_snapshot.
+  EXPECT_EQ(fs.file_syncs() - syncs_before, state.holds.size() / (8u << 20) + 1);
+  EXPECT_EQ(static_cast<std::size_t>(stream.pieces), (state.holds.size() >> 20) + 2);
   ASSERT_TRUE(write_snapshot(fs, kDir, 4, state).ok());
   const std::string streamed = *fs.contents(snapshot_path(3));
   const std::string whole = *fs.contents(snapshot_path(4));
-  // The same bytes but the segment number in the body, and so the checksum.
-  Result<Snapshot> a = decode_snapshot(streamed, snapshot_path(3), 3);
-  ASSERT_TRUE(a.ok()) << a.error().message;
-  EXPECT_EQ(a->state.holds.size(), 200'000u);
+  Result<Snapshot> read = decode_snapshot(streamed, snapshot_path(3), 3);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->state.holds.size(), 200'000u);
+  ASSERT_TRUE(read->state.rule_set.has_value());
+  // The same bytes but the segment number in the head, and so the checksum.
   EXPECT_EQ(streamed.size(), whole.size());
-  EXPECT_EQ(streamed.substr(32, 1 << 20), whole.substr(32, 1 << 20));
+  EXPECT_EQ(streamed.substr(16, streamed.size() - 28), whole.substr(16, whole.size() - 28));
 }
 
 TEST(Snapshot, AStreamThatBreaksLeavesNoFileBehind) {
   FakeFileSystem fs;
   ASSERT_TRUE(fs.create_dir(kDir).ok());
-  PiecewiseStream stream(encoded_holds(200'000), /*fail_at_piece=*/2);
+  PiecewiseStream stream(encoded_holds(1'000), 1'000, /*fail_at_piece=*/2);
   const Status s = write_snapshot(fs, kDir, 3, stream);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message, "the stream broke");

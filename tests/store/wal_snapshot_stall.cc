@@ -8,9 +8,11 @@
 // snapshots are complete. Prints the slowest append (the snapshot's encoding, which the loop
 // thread does), the slowest commit after its append returned (what the syncer and the snapshot
 // writer cost the client), and the median, and how far the process's resident size rose above
-// where it stood before the first append (the snapshots' memory); removes the directory.
-// `child` (the server's way) encodes snapshots in a forked child; `loop` on the appending
-// thread.
+// where it stood before the first append (the snapshots' memory), and with `child` the
+// largest encoder child's peak resident size; removes the directory. `child` (the server's
+// way) encodes snapshots in a forked child; `loop` on the appending thread.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -91,5 +93,11 @@ int main(int argc, char** argv) {
               commit_ms[commit_ms.size() / 2], commit_ms.back());
   std::printf("resident size: %.1f MiB before, peak %.1f MiB above it\n", start_kb / 1024.0,
               (static_cast<double>(peak_kb) - static_cast<double>(start_kb)) / 1024.0);
+  if (in_child) {
+    rusage children{};
+    ::getrusage(RUSAGE_CHILDREN, &children);  // the encoder children, reaped by the store
+    std::printf("largest encoder child: peak resident size %.1f MiB (the table's pages count)\n",
+                static_cast<double>(children.ru_maxrss) / 1024.0);
+  }
   return 0;
 }

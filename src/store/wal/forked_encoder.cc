@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,8 +21,10 @@ namespace holdfast::wal {
 namespace {
 
 constexpr std::uint64_t kEnd = 0x444e45464e45444eULL;  // marks a complete stream
-// A stream longer than this is damaged, not a snapshot (the holds of ~10 billion locks).
-constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 40;
+// The child sends the holds in pieces of about this size (the parent holds one at a time).
+constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+// A header or a piece longer than this is damage, not part of a snapshot.
+constexpr std::uint64_t kMaxBytes = std::uint64_t{1} << 30;
 
 Error encoder_error(std::string what) {
   return Error(ErrorCode::kInternal, "snapshot encoder child: " + std::move(what));
@@ -39,27 +42,67 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-// Encodes and writes the stream; false if the pipe failed.
-bool encode_to(int fd, const StateSource& source, std::uint64_t last_token) {
-  SnapshotEncoder encoder;
-  source(encoder);
-  encoder.last_token(last_token);
-  const EncodedState state = encoder.take();
-  std::string meta;
-  put_u64(meta, state.last_token);
-  put_u64(meta, state.hold_count);
-  put_u8(meta, state.rule_set ? 1 : 0);
-  if (state.rule_set) {
-    put_str(meta, state.rule_set->name);
-    put_str(meta, state.rule_set->toml);
+// The second pass: encodes the holds and sends them a piece at a time.
+class PipeSink final : public StateSink {
+ public:
+  explicit PipeSink(int fd) : fd_(fd) {}
+  void last_token(std::uint64_t) override {}  // in the head, from the first pass
+  void rule_set(const RuleSetPut&) override {}
+  void expect_holds(std::size_t) override {}
+  void hold(const HoldView& hold) override {
+    encoder_.hold(hold);
+    if (encoder_.pending_bytes() >= kPieceBytes) send_piece();
   }
-  std::string head;
-  put_u64(head, meta.size());
-  head += meta;
-  put_u64(head, state.holds.size());
+  // Sends what is left; the number of holds sent, or none if the pipe failed.
+  std::optional<std::uint64_t> finish() {
+    send_piece();
+    if (!ok_) return std::nullopt;
+    return encoder_.take().hold_count;
+  }
+
+ private:
+  void send_piece() {
+    encoder_.drain_holds(piece_);
+    if (!ok_ || piece_.empty()) return;
+    std::string length;
+    put_u64(length, piece_.size());
+    ok_ = write_all(fd_, length) && write_all(fd_, piece_);
+  }
+
+  int fd_;
+  bool ok_ = true;
+  SnapshotEncoder encoder_;
+  std::string piece_;
+};
+
+// Writes the stream; false if the pipe failed or the two passes disagree. Two passes over the
+// (frozen) table, so that the child never holds more than one piece of the encoded holds: the
+// head names the hold count before the holds.
+bool encode_to(int fd, const StateSource& source, std::uint64_t last_token) {
+  SnapshotCounter counter;
+  source(counter);
+  counter.last_token(last_token);
+  const EncodedState head = counter.take();
+  std::string meta;
+  put_u64(meta, head.last_token);
+  put_u64(meta, head.hold_count);
+  put_u8(meta, head.rule_set ? 1 : 0);
+  if (head.rule_set) {
+    put_str(meta, head.rule_set->name);
+    put_str(meta, head.rule_set->toml);
+  }
+  std::string framed;
+  put_u64(framed, meta.size());
+  framed += meta;
+  if (!write_all(fd, framed)) return false;
+  PipeSink holds(fd);
+  source(holds);
+  const std::optional<std::uint64_t> sent = holds.finish();
+  if (!sent || *sent != head.hold_count) return false;
   std::string end;
+  put_u64(end, 0);  // the empty piece
   put_u64(end, kEnd);
-  return write_all(fd, head) && write_all(fd, state.holds) && write_all(fd, end);
+  return write_all(fd, end);
 }
 
 // Runs in the child only, and never returns: an exception let out of here would go on running
@@ -137,7 +180,7 @@ ForkedEncoding::ForkedEncoding(ForkedEncoding&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
       pid_(std::exchange(other.pid_, -1)),
       failed_(other.failed_),
-      holds_left_(other.holds_left_),
+      holds_done_(other.holds_done_),
       buffer_(std::move(other.buffer_)) {}
 
 ForkedEncoding& ForkedEncoding::operator=(ForkedEncoding&& other) noexcept {
@@ -146,7 +189,7 @@ ForkedEncoding& ForkedEncoding::operator=(ForkedEncoding&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     pid_ = std::exchange(other.pid_, -1);
     failed_ = other.failed_;
-    holds_left_ = other.holds_left_;
+    holds_done_ = other.holds_done_;
     buffer_ = std::move(other.buffer_);
   }
   return *this;
@@ -189,43 +232,46 @@ Error ForkedEncoding::fail(std::string what, bool damaged) {
   return encoder_error(std::move(what));
 }
 
-Result<EncodedState> ForkedEncoding::head(std::uint64_t& holds_bytes) {
+Result<EncodedState> ForkedEncoding::head() {
   if (fd_ < 0 || pid_ <= 0) return encoder_error("head() after the stream ended");
   std::uint64_t meta_len = 0;
   if (!read_u64(fd_, meta_len)) return fail(read_failure(), false);
   if (meta_len >= kMaxBytes) return fail("damaged state header", true);
   std::string meta(meta_len, '\0');
   if (!read_exact(fd_, meta.data(), meta.size())) return fail(read_failure(), false);
-  if (!read_u64(fd_, holds_left_)) return fail(read_failure(), false);
-  if (holds_left_ >= kMaxBytes) return fail("damaged state header", true);
   EncodedState state;
   Decoder d(meta);
   state.last_token = d.u64();
   state.hold_count = d.u64();
   if (d.u8() != 0) state.rule_set = RuleSetPut{std::string(d.str()), std::string(d.str())};
   if (!d.ok() || !d.done()) return fail("damaged state header", true);
-  holds_bytes = holds_left_;
   return state;
 }
 
-Result<std::string_view> ForkedEncoding::holds(std::size_t size) {
+Result<std::string_view> ForkedEncoding::holds() {
   if (fd_ < 0) return encoder_error("holds() after the stream ended");
-  if (size == 0 || size > holds_left_) return fail("holds() past the end of the holds", true);
+  if (holds_done_) return fail("holds() after the last piece", true);
+  std::uint64_t size = 0;
+  if (!read_u64(fd_, size)) return fail(read_failure(), false);
+  if (size >= kMaxBytes) return fail("damaged piece of holds", true);
+  if (size == 0) {
+    holds_done_ = true;
+    std::string().swap(buffer_);
+    return std::string_view();
+  }
   buffer_.resize(size);
   if (!read_exact(fd_, buffer_.data(), size)) return fail(read_failure(), false);
-  holds_left_ -= size;
   return std::string_view(buffer_);
 }
 
 Status ForkedEncoding::finish() {
   if (fd_ < 0) return encoder_error("finish() after the stream ended");
-  if (holds_left_ != 0) return fail("finish() before the last hold", true);
+  if (!holds_done_) return fail("finish() before the last piece of holds", true);
   std::uint64_t end = 0;
   if (!read_u64(fd_, end)) return fail(read_failure(), false);
   if (end != kEnd) return fail("the stream was damaged", true);
   ::close(fd_);
   fd_ = -1;
-  std::string().swap(buffer_);
   if (Status s = reap(); !s) {
     failed_ = true;
     return s;

@@ -5,18 +5,21 @@
 //     that instant, so the state source sees the table exactly as it is at the cut. The child
 //     dies with the thread that forked it (PR_SET_PDEATHSIG: a kill -9 of the server ends it
 //     too), closes every descriptor but stdio and the pipe (the data dir's lock among them),
-//     runs the source into a SnapshotEncoder, writes the EncodedState to the pipe and
-//     _exit()s, also when the source throws. It touches nothing else (no file system, no
-//     lock another thread may have held).
-//  2. The snapshot writer thread reads it as a StateStream: head(), the holds a chunk at a
-//     time straight into the snapshot file (the parent never holds the encoded state whole),
-//     then finish() checks the end of the stream and reaps the child. Any of them answers an
-//     error if the child failed or the stream is incomplete; failed() then tells the writer
-//     the fault was the child's, not the file system's.
+//     runs the source twice (a SnapshotCounter for the head, which names the hold count
+//     first; then a SnapshotEncoder whose holds it sends on every 1 MiB), and _exit()s, also
+//     when the source throws. Neither side ever holds more than a piece of the encoded holds,
+//     so the source must hand over the same state both times (it must not depend on the
+//     clock). It touches nothing else (no file system, no lock another thread may have held).
+//  2. The snapshot writer thread reads it as a StateStream: head(), the holds a piece at a
+//     time straight into the snapshot file, then finish() checks the end of the stream and
+//     reaps the child. Any of them answers an error if the child failed or the stream is
+//     incomplete; failed() then tells the writer the fault was the child's, not the file
+//     system's.
 //  3. Destroyed before finish(): the child is killed and reaped.
 //
-// The stream: meta_len:u64 meta holds_len:u64 holds end:u64, where meta is
-// last_token:u64 hold_count:u64 has_rule_set:u8 [name toml].
+// The stream: meta_len:u64 meta (piece_len:u64 piece)* 0:u64 end:u64, where meta is
+// last_token:u64 hold_count:u64 has_rule_set:u8 [name toml] and the pieces, in order, are the
+// holds' records. A child whose two passes count different holds fails.
 #pragma once
 
 #include <sys/types.h>
@@ -39,9 +42,9 @@ class ForkedEncoding final : public StateStream {
   ForkedEncoding(const ForkedEncoding&) = delete;
   ~ForkedEncoding() override;
 
-  // StateStream, each called once and in order (holds() until every byte is read).
-  Result<EncodedState> head(std::uint64_t& holds_bytes) override;
-  Result<std::string_view> holds(std::size_t size) override;
+  // StateStream, in order: head(), holds() until it answers the empty piece, finish().
+  Result<EncodedState> head() override;
+  Result<std::string_view> holds() override;
   Status finish() override;
 
   // One of the above failed: the child died or its stream was damaged.
@@ -59,8 +62,8 @@ class ForkedEncoding final : public StateStream {
   int fd_ = -1;
   pid_t pid_ = -1;
   bool failed_ = false;
-  std::uint64_t holds_left_ = 0;
-  std::string buffer_;  // the chunk holds() answers
+  bool holds_done_ = false;  // holds() answered the empty piece
+  std::string buffer_;      // the piece holds() answers
 };
 
 }  // namespace holdfast::wal

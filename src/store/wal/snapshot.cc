@@ -18,8 +18,7 @@ namespace {
 constexpr std::size_t kSyncedChunkBytes = std::size_t{8} << 20;
 
 Status write_contents(WritableFile& file, std::uint64_t next_segment, StateStream& stream) {
-  std::uint64_t holds_bytes = 0;
-  Result<EncodedState> state = stream.head(holds_bytes);
+  Result<EncodedState> state = stream.head();
   if (!state) return std::move(state).error();
   std::string head;
   put_u64(head, next_segment);
@@ -30,16 +29,21 @@ Status write_contents(WritableFile& file, std::uint64_t next_segment, StateStrea
   if (Status s = file.append(first); !s) return s;
   // Synced a chunk at a time: the log's commits share the disk, and a commit's fdatasync must
   // not queue behind the write-back of the whole snapshot (a million holds: 65-100 MB).
-  for (std::uint64_t left = holds_bytes; left > 0;) {
-    Result<std::string_view> chunk =
-        stream.holds(static_cast<std::size_t>(std::min<std::uint64_t>(left, kSyncedChunkBytes)));
-    if (!chunk) return std::move(chunk).error();
-    crc = crc32c::extend(crc, *chunk);
-    const std::string_view piece[] = {*chunk};
-    if (Status s = file.append(piece); !s) return s;
-    left -= chunk->size();
-    if (left > 0)
+  std::uint64_t holds_bytes = 0;
+  std::size_t unsynced = 0;
+  for (;;) {
+    Result<std::string_view> piece = stream.holds();
+    if (!piece) return std::move(piece).error();
+    if (piece->empty()) break;
+    crc = crc32c::extend(crc, *piece);
+    const std::string_view pieces[] = {*piece};
+    if (Status s = file.append(pieces); !s) return s;
+    holds_bytes += piece->size();
+    unsynced += piece->size();
+    if (unsynced >= kSyncedChunkBytes) {
       if (Status s = file.sync(); !s) return s;
+      unsynced = 0;
+    }
   }
   if (Status s = stream.finish(); !s) return s;
   std::string tail;
@@ -56,18 +60,17 @@ Status write_contents(WritableFile& file, std::uint64_t next_segment, StateStrea
   return file.append(last);
 }
 
-// An EncodedState in memory as a stream: its holds handed out in place.
+// An EncodedState in memory as a stream: its holds handed out in place, a chunk at a time.
 class EncodedStateStream final : public StateStream {
  public:
   explicit EncodedStateStream(const EncodedState& state) : state_(state), rest_(state.holds) {}
-  Result<EncodedState> head(std::uint64_t& holds_bytes) override {
-    holds_bytes = state_.holds.size();
+  Result<EncodedState> head() override {
     return EncodedState{state_.last_token, state_.hold_count, {}, state_.rule_set};
   }
-  Result<std::string_view> holds(std::size_t size) override {
-    const std::string_view chunk = rest_.substr(0, size);
-    rest_.remove_prefix(chunk.size());
-    return chunk;
+  Result<std::string_view> holds() override {
+    const std::string_view piece = rest_.substr(0, kSyncedChunkBytes);
+    rest_.remove_prefix(piece.size());
+    return piece;
   }
   Status finish() override { return ok_status(); }
 
@@ -75,6 +78,9 @@ class EncodedStateStream final : public StateStream {
   const EncodedState& state_;
   std::string_view rest_;
 };
+
+// Session-scoped holds are left out of snapshots: they never survive a restart.
+bool in_snapshot(const HoldView& hold) { return hold.scope == Scope::kLease; }
 
 Error snapshot_error(const std::string& path, std::string_view what) {
   return Error(ErrorCode::kInternal, "bad snapshot " + path + ": " + std::string(what))
@@ -97,9 +103,20 @@ void SnapshotEncoder::expect_holds(std::size_t count) {
 void SnapshotEncoder::hold(const HoldView& hold) {
   // A session hold is left out, but its token must not be handed out again after a restart.
   state_.last_token = std::max(state_.last_token, hold.token);
-  if (hold.scope != Scope::kLease) return;
+  if (!in_snapshot(hold)) return;
   ++state_.hold_count;
   append_hold(state_.holds, hold);
+}
+
+void SnapshotCounter::last_token(std::uint64_t token) {
+  state_.last_token = std::max(state_.last_token, token);
+}
+
+void SnapshotCounter::rule_set(const RuleSetPut& rules) { state_.rule_set = rules; }
+
+void SnapshotCounter::hold(const HoldView& hold) {
+  state_.last_token = std::max(state_.last_token, hold.token);
+  if (in_snapshot(hold)) ++state_.hold_count;
 }
 
 Status write_snapshot(FileSystem& fs, const std::string& dir, std::uint64_t next_segment,

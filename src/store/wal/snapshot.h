@@ -40,6 +40,27 @@ class SnapshotEncoder final : public StateSink {
   void expect_holds(std::size_t count) override;
   void hold(const HoldView& hold) override;
   EncodedState take() { return std::move(state_); }
+  // The holds encoded since the last drain, swapped into `out` (whose old bytes are dropped
+  // and whose capacity is reused): for a writer that sends them on piece by piece.
+  void drain_holds(std::string& out) {
+    out.clear();
+    out.swap(state_.holds);
+  }
+  std::size_t pending_bytes() const { return state_.holds.size(); }
+
+ private:
+  EncodedState state_;
+};
+
+// What a SnapshotEncoder would answer but the holds' bytes, without encoding them: a first
+// pass over the same state, for a writer that must name the count before it has the holds.
+class SnapshotCounter final : public StateSink {
+ public:
+  void last_token(std::uint64_t token) override;
+  void rule_set(const RuleSetPut& rules) override;
+  void expect_holds(std::size_t) override {}
+  void hold(const HoldView& hold) override;
+  EncodedState take() { return std::move(state_); }
 
  private:
   EncodedState state_;
@@ -50,12 +71,12 @@ class SnapshotEncoder final : public StateSink {
 class StateStream {
  public:
   virtual ~StateStream() = default;
-  // First: the state with its holds' bytes left out (`holds` empty), and their length.
-  virtual Result<EncodedState> head(std::uint64_t& holds_bytes) = 0;
-  // Then: the next `size` bytes of the holds (0 < size <= what is left), valid until the next
-  // call.
-  virtual Result<std::string_view> holds(std::size_t size) = 0;
-  // Last, after every byte: whether the stream was whole.
+  // First: the state with its holds' bytes left out (`holds` empty; the rest is final).
+  virtual Result<EncodedState> head() = 0;
+  // Then: the next piece of the holds' bytes, valid until the next call; empty once every
+  // piece has been handed out.
+  virtual Result<std::string_view> holds() = 0;
+  // Last, after the empty piece: whether the stream was whole.
   virtual Status finish() = 0;
 };
 
