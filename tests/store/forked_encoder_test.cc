@@ -48,6 +48,15 @@ Result<EncodedState> read_all(StateStream& stream, int* pieces = nullptr) {
   return state;
 }
 
+// Reads the stream to its end and expects it to fail because the child exited with `status`.
+void expect_child_exited(ForkedEncoding& child, int status) {
+  Result<EncodedState> got = read_all(child);
+  ASSERT_FALSE(got.ok());
+  EXPECT_TRUE(child.failed());
+  const std::string want = "exited with status " + std::to_string(status);
+  EXPECT_NE(got.error().message.find(want), std::string::npos) << got.error().message;
+}
+
 EncodedState encode_here(const DurableState& state, std::uint64_t last_token) {
   SnapshotEncoder encoder;
   hand_over(state, encoder);
@@ -89,21 +98,14 @@ TEST(ForkedEncoding, SeesTheStateAsItWasAtTheFork) {
 TEST(ForkedEncoding, AChildThatDiesIsAnErrorNotAState) {
   Result<ForkedEncoding> child = ForkedEncoding::start([](StateSink&) { ::_exit(3); }, 0);
   ASSERT_TRUE(child.ok());
-  Result<EncodedState> got = read_all(*child);
-  ASSERT_FALSE(got.ok());
-  EXPECT_TRUE(child->failed());
-  EXPECT_NE(got.error().message.find("exited with status 3"), std::string::npos)
-      << got.error().message;
+  expect_child_exited(*child, 3);
 }
 
 TEST(ForkedEncoding, AnExceptionInTheChildEndsTheChild) {
   Result<ForkedEncoding> child =
       ForkedEncoding::start([](StateSink&) { throw std::bad_alloc(); }, 0);
   ASSERT_TRUE(child.ok());  // only the parent gets here
-  Result<EncodedState> got = read_all(*child);
-  ASSERT_FALSE(got.ok());
-  EXPECT_NE(got.error().message.find("exited with status 2"), std::string::npos)
-      << got.error().message;
+  expect_child_exited(*child, 2);
 }
 
 TEST(ForkedEncoding, TheHoldsComeInPiecesOfAboutOneMiB) {
@@ -144,11 +146,7 @@ TEST(ForkedEncoding, PassesThatDisagreeFailTheChild) {
       },
       0);
   ASSERT_TRUE(child.ok());
-  Result<EncodedState> got = read_all(*child);
-  ASSERT_FALSE(got.ok());
-  EXPECT_TRUE(child->failed());
-  EXPECT_NE(got.error().message.find("exited with status 1"), std::string::npos)
-      << got.error().message;
+  expect_child_exited(*child, 1);
 }
 
 TEST(ForkedEncoding, DroppedBeforeFinishKillsAndReapsTheChild) {
