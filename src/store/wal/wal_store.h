@@ -10,9 +10,8 @@
 //     advances durable_sequence() and calls on_durable. Appends made while a sync runs form
 //     the next batch. When the log since the last snapshot outgrows snapshot_threshold_bytes,
 //     the next submit() (between operations, never append()) asks the state source for the
-//     live state; the syncer cuts the log there, a
-//     snapshot thread writes the snapshot while commits go on, and then the syncer deletes
-//     the log before it.
+//     live state; the syncer cuts the log there, a snapshot thread writes the snapshot while
+//     commits go on, and then the syncer deletes the log before it.
 //  4. close() (or the destructor): commits what is pending, stops the thread, unlocks.
 //
 // Sequence numbers restart at 1 in every process (they are not stored on disk).
