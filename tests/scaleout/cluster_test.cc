@@ -179,7 +179,8 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   }
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "1");
+  // Each migration recorded once, by whichever node took the migration lock first.
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "2");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -211,6 +212,19 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }
 
+TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
+  const std::string url = fresh_store_url(postgres_url());
+  { ServerProcess first({"--store", url}); }
+  // Back to what a version-1 node left: no holdfast_key_waited().
+  sql_value(url, "DROP FUNCTION holdfast_key_waited(text)");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
+  ServerProcess node({"--store", url});
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "2");
+  auto c = node.client();
+  auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
+  ASSERT_FALSE(hold.is_null()) << hold.debug();
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "up:1", hold.text("handle")}).number("released"), 1);
+}
 
 TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableAtOnce) {
   auto holder = client(0);

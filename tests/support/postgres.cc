@@ -1,10 +1,12 @@
 #include "support/postgres.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -56,24 +58,50 @@ void TestPostgres::start_again() {
   if (r.exit_code != 0) throw std::runtime_error("PostgreSQL did not start again: " + r.err);
 }
 
-std::string sql_value(const std::string& store_url, const std::string& sql) {
-  PGconn* conn = PQconnectdb(store_url.c_str());
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(conn);
-    PQfinish(conn);
-    throw std::runtime_error("cannot connect to " + store_url + ": " + message);
+SqlSession::SqlSession(const std::string& url) : conn_(PQconnectdb(url.c_str())) {
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    std::string message = PQerrorMessage(conn_);
+    PQfinish(conn_);
+    throw std::runtime_error("cannot connect to " + url + ": " + message);
   }
   PQsetNoticeProcessor(
-      conn, [](void*, const char*) {}, nullptr);
-  PGresult* r = PQexec(conn, sql.c_str());
+      conn_, [](void*, const char*) {}, nullptr);
+}
+
+SqlSession::~SqlSession() { PQfinish(conn_); }
+
+std::string SqlSession::value(const std::string& sql) {
+  PGresult* r = PQexec(conn_, sql.c_str());
   const ExecStatusType status = PQresultStatus(r);
   std::string value, message = PQresultErrorMessage(r);
   if (status == PGRES_TUPLES_OK && PQntuples(r) > 0) value = PQgetvalue(r, 0, 0);
   PQclear(r);
-  PQfinish(conn);
   if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK)
     throw std::runtime_error(sql + ": " + message);
   return value;
+}
+
+std::optional<std::string> SqlSession::next_notification(int timeout_ms) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    if (PQconsumeInput(conn_) == 0)
+      throw std::runtime_error(std::string("connection lost: ") + PQerrorMessage(conn_));
+    if (PGnotify* n = PQnotifies(conn_)) {
+      std::string payload = n->extra;
+      PQfreemem(n);
+      return payload;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return std::nullopt;
+    pollfd pfd{PQsocket(conn_), POLLIN, 0};
+    ::poll(&pfd, 1, static_cast<int>(left.count()));
+  }
+}
+
+std::string sql_value(const std::string& store_url, const std::string& sql) {
+  return SqlSession(store_url).value(sql);
 }
 
 std::string fresh_store_url(const std::string& base_url) {

@@ -7,9 +7,12 @@
 // creates its tables there.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "support/process.h"
+
+typedef struct pg_conn PGconn;  // libpq's, as <libpq-fe.h> declares it
 
 namespace holdfast::testing {
 
@@ -35,6 +38,25 @@ class TestPostgres {
 // Creates a new, empty schema in the database at `base_url` and returns a URL that makes it
 // the search path. Throws std::runtime_error when the database cannot be reached.
 std::string fresh_store_url(const std::string& base_url);
+
+// One libpq connection, for tests that need a transaction to stay open or a LISTEN.
+class SqlSession {
+ public:
+  explicit SqlSession(const std::string& url);  // throws std::runtime_error
+  ~SqlSession();
+  SqlSession(const SqlSession&) = delete;
+  SqlSession& operator=(const SqlSession&) = delete;
+
+  // Runs one statement; the first column of the first row ("" when none). Throws
+  // std::runtime_error with the database's message.
+  std::string value(const std::string& sql);
+  // The payload of the next notification on a channel this session LISTENs on, or none
+  // when none arrived within timeout_ms.
+  std::optional<std::string> next_notification(int timeout_ms);
+
+ private:
+  PGconn* conn_;
+};
 
 // Runs one SQL statement on the schema of `store_url`; returns the first column of the first
 // row ("" when none). Throws std::runtime_error with the database's message.

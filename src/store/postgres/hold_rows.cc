@@ -111,9 +111,11 @@ RETURNING h.lease_expires_at)sql";
 }
 
 // Frees the live or session rows matching `where` (over holds h and now) and notifies each
-// key that some node waits for (holdfast_waits). The row stays, with its last token, as a free key
-// whose lease ended now: the next grant of the key is then always an update of this row, so its
-// token is drawn after it locked the row, i.e. after this hold's token (see hold_rows.h, "Tokens").
+// key that some node waits for: holdfast_key_waited() reads holdfast_waits with a fresh
+// snapshot, after the key's row was updated (hold_rows.h says why). The row stays, with its
+// last token, as a free key whose lease ended now: the next grant of the key is then always an
+// update of this row, so its token is drawn after it locked the row, i.e. after this hold's
+// token (see hold_rows.h, "Tokens").
 std::string free_and_notify_sql(const std::string& where) {
   return kWithNow + R"sql(,
 freed AS (UPDATE holdfast_holds h
@@ -122,8 +124,7 @@ freed AS (UPDATE holdfast_holds h
             FROM now WHERE )sql" +
          where + R"sql( RETURNING h.key)
 SELECT freed.key,
-       CASE WHEN EXISTS (SELECT 1 FROM holdfast_waits w WHERE w.key = freed.key)
-            THEN pg_notify('holdfast_keys', freed.key) END
+       CASE WHEN holdfast_key_waited(freed.key) THEN pg_notify('holdfast_keys', freed.key) END
   FROM freed)sql";
 }
 

@@ -17,6 +17,8 @@
 //   holdfast_rate            acquire attempts per member user per minute (rate limits)
 //   holdfast_tokens          the sequence every fencing token comes from
 //   holdfast_rule_versions   the sequence that versions the rule set (cache invalidation)
+// Version 2 adds holdfast_key_waited(key), which statements that free a key call to decide
+// whether to NOTIFY (it reads holdfast_waits with a fresh snapshot; hold_rows.h says why).
 // Times are bigint milliseconds since the Unix epoch by the database's clock.
 // docs/scale-out.md describes them for operators.
 #pragma once
