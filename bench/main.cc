@@ -86,6 +86,14 @@ int main(int argc, char** argv) {
   app.add_option("--depth", o.depth, "Pipeline depth of workload (c)")->capture_default_str();
   app.add_option("--think-us", o.think_us, "Pause after each critical section in (b), µs")
       ->capture_default_str();
+  app.add_option("--backoff-min-us", o.backoff_min_us,
+                 "First back-off of a retry-loop worker in (b), µs (doubles after each busy try)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}))
+      ->capture_default_str();
+  app.add_option("--backoff-max-us", o.backoff_max_us,
+                 "Largest back-off of a retry-loop worker in (b), µs")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}))
+      ->capture_default_str();
   app.add_option("--memory-holds", o.memory_holds, "Holds loaded in (d)")->capture_default_str();
   app.add_option("--restart-holds", o.restart_holds, "Holds loaded in (e)")->capture_default_str();
   app.add_option("--restart-fsync", restart_fsync, "Holdfast --fsync mode of (e)")
@@ -135,6 +143,10 @@ int main(int argc, char** argv) {
       return 2;
     }
     o.pg_nodes.push_back(count);
+  }
+  if (o.backoff_min_us > o.backoff_max_us) {
+    std::fprintf(stderr, "--backoff-min-us must not exceed --backoff-max-us\n");
+    return 2;
   }
   o.holdfast_binary = holdfast_binary;
   o.scripts_dir = scripts_dir;

@@ -512,6 +512,15 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
   }
   w.goals_table(out);
   const std::string keys = fmt_count(double(results.options.keys));
+  auto ms = [](std::int64_t us) {
+    std::ostringstream s;
+    s << double(us) / 1000 << " ms";
+    return s.str();
+  };
+  const std::string backoff =
+      results.options.backoff_min_us == results.options.backoff_max_us
+          ? ms(results.options.backoff_min_us)
+          : ms(results.options.backoff_min_us) + "→" + ms(results.options.backoff_max_us);
   w.streaming_table(out, "floor", "(f) Loopback floor: PING + PING", "pairs",
                     "one PING+PING pair, first sent to second answered");
   w.streaming_table(
@@ -525,8 +534,9 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
                         " connections, critical sections back to back",
                     "sections",
                     "the wait for the lock, first attempt to grant (Holdfast: LOCK.ACQUIRE waits "
-                    "in the server's FIFO; peers: try, back off 1→32 ms with jitter); fairness "
-                    "is Jain's index over per-connection counts (1 = even)");
+                    "in the server's FIFO; peers: try, back off " + backoff +
+                        " with jitter); fairness is Jain's index over per-connection counts "
+                        "(1 = even)");
   w.scaleout_table(out);
   w.memory_table(out);
   w.restart_table(out);

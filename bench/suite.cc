@@ -219,6 +219,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
           HotKeyParams params;
           params.blocking = t.supports_blocking_acquire();
           params.think_ns = o.think_us * 1000;
+          params.backoff_min_ns = o.backoff_min_us * 1000;
+          params.backoff_max_ns = o.backoff_max_us * 1000;
           return hot_key_worker(params);
         },
         no_pause);

@@ -33,6 +33,8 @@ struct SuiteOptions {
   int hot_connections = 64;
   int depth = 16;
   std::int64_t think_us = 1000;
+  std::int64_t backoff_min_us = 1000;  // (b) retry loops: first back-off ...
+  std::int64_t backoff_max_us = 32'000;  // ... doubling up to this
   std::uint64_t memory_holds = 1'000'000;
   std::uint64_t restart_holds = 1'000'000;
   bool restart_fsync_always = false;
