@@ -521,6 +521,10 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
       results.options.backoff_min_us == results.options.backoff_max_us
           ? ms(results.options.backoff_min_us)
           : ms(results.options.backoff_min_us) + "→" + ms(results.options.backoff_max_us);
+  const std::string hotkey_latency =
+      "the wait for the lock, first attempt to grant (Holdfast: LOCK.ACQUIRE waits in the "
+      "server's FIFO; peers: try, back off " +
+      backoff + " with jitter); fairness is Jain's index over per-connection counts (1 = even)";
   w.streaming_table(out, "floor", "(f) Loopback floor: PING + PING", "pairs",
                     "one PING+PING pair, first sent to second answered");
   w.streaming_table(
@@ -532,11 +536,7 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
   w.streaming_table(out, "hotkey",
                     "(b) One hot key, " + std::to_string(results.options.hot_connections) +
                         " connections, critical sections back to back",
-                    "sections",
-                    "the wait for the lock, first attempt to grant (Holdfast: LOCK.ACQUIRE waits "
-                    "in the server's FIFO; peers: try, back off " + backoff +
-                        " with jitter); fairness is Jain's index over per-connection counts "
-                        "(1 = even)");
+                    "sections", hotkey_latency);
   w.scaleout_table(out);
   w.memory_table(out);
   w.restart_table(out);

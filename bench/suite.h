@@ -22,9 +22,9 @@
 namespace holdfast::bench {
 
 struct SuiteOptions {
-  std::vector<std::string> targets;    // names, see all_target_names() and "holdfast-pg"
+  std::vector<std::string> targets;       // names, see all_target_names() and "holdfast-pg"
   std::vector<int> pg_nodes = {1, 2, 3};  // "holdfast-pg" runs one target per node count
-  std::vector<std::string> workloads;  // names, see all_workload_names()
+  std::vector<std::string> workloads;     // names, see all_workload_names()
   std::vector<int> connections = {1, 16, 64};
   double duration_s = 5;  // per figure, split over `rounds` windows
   double warmup_s = 1;    // per figure, split likewise
@@ -33,7 +33,7 @@ struct SuiteOptions {
   int hot_connections = 64;
   int depth = 16;
   std::int64_t think_us = 1000;
-  std::int64_t backoff_min_us = 1000;  // (b) retry loops: first back-off ...
+  std::int64_t backoff_min_us = 1000;    // (b) retry loops: first back-off ...
   std::int64_t backoff_max_us = 32'000;  // ... doubling up to this
   std::uint64_t memory_holds = 1'000'000;
   std::uint64_t restart_holds = 1'000'000;

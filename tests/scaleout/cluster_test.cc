@@ -235,7 +235,8 @@ TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableAtOnce) {
   ASSERT_TRUE(await_waiters(watcher, "stop:1", 1));
   const auto start = Clock::now();
   EXPECT_EQ(cluster.node(1).stop(), 0);
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(4)) << "the node waited for the drain deadline";
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(4))
+      << "the node waited for the drain deadline";
   EXPECT_EQ(waiter.read().error_code(), "UNAVAILABLE");
   EXPECT_TRUE(waiter.wait_closed());
 }

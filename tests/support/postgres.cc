@@ -82,8 +82,7 @@ std::string SqlSession::value(const std::string& sql) {
 }
 
 std::optional<std::string> SqlSession::next_notification(int timeout_ms) {
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     if (PQconsumeInput(conn_) == 0)
       throw std::runtime_error(std::string("connection lost: ") + PQerrorMessage(conn_));
