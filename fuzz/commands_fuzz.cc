@@ -2,7 +2,8 @@
 // the command table to an EmbeddedService (lock table, rules, rate limits, waiters) over a
 // MemoryStore, with a fake clock, for three connections. Any input must leave the server
 // answering: no crash, no undefined behaviour, a reply to every command that does not block,
-// and a waiter's outcome only for a connection that is blocked.
+// and a waiter's outcome only for a connection that is blocked. And fencing must hold: the
+// tokens that lock replies show for a key never go down.
 //
 // The first input byte picks the setup: bit 0 auth mode (credentials below; connections must
 // AUTH), bit 1 a rate limit of 20 acquire attempts per user per hour. The rest is a RESP
@@ -19,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -57,13 +59,14 @@ const CredentialStore& credentials() {
 
 struct FuzzConnection final : WaiterClient {
   ConnectionState state;
-  std::string out;
+  std::string out;       // replies to commands
+  std::string outcomes;  // replies to blocked commands, written when their waiter ends
   bool blocked = false;
   WaiterId blocked_on = 0;
 
   void on_waiter_outcome(const WaiterOutcome& outcome) override {
     if (!blocked) std::abort();  // outcomes go only to connections that wait
-    ReplyWriter writer(out, state.proto);
+    ReplyWriter writer(outcomes, state.proto);
     write_waiter_outcome(writer, outcome);
     blocked = false;
     blocked_on = 0;
@@ -108,6 +111,7 @@ class Node {
       CommandContext ctx{service_, c.state, writer, &c, info_, auth_ ? &credentials() : nullptr,
                          nullptr};
       const Flow flow = execute(ctx, args);
+      if (name.size() > 5 && iequals(name.substr(0, 5), "LOCK.")) check_tokens(c.out);
       if (flow == Flow::kBlock) {
         if (ctx.blocked_on == 0) std::abort();
         c.blocked = true;
@@ -122,6 +126,9 @@ class Node {
     }
     service_.dispatch_outcomes();
     for (auto& each : connections_) {
+      check_tokens(each.outcomes);
+      each.out += each.outcomes;
+      each.outcomes.clear();
       if (echo_ && !each.out.empty())
         std::fprintf(stderr, "[%zu] %s\n", static_cast<std::size_t>(&each - connections_.data()),
                      each.out.c_str());
@@ -142,6 +149,35 @@ class Node {
     for (std::size_t i = 0; i < a.size(); ++i)
       if ((a[i] | 0x20) != (b[i] | 0x20)) return false;
     return true;
+  }
+
+  // Every (key, token) pair in lock replies: a map's "key" field and the "token" field that
+  // follows it before the next map's key. A key's token must never go down.
+  void check_tokens(std::string_view out) {
+    static constexpr std::string_view kKey = "$3\r\nkey\r\n$";
+    static constexpr std::string_view kToken = "$5\r\ntoken\r\n:";
+    std::size_t at = out.find(kKey);
+    while (at != std::string_view::npos) {
+      std::size_t p = at + kKey.size();
+      const std::size_t eol = out.find("\r\n", p);
+      if (eol == std::string_view::npos) std::abort();
+      const auto length = parse_int64(out.substr(p, eol - p));
+      if (!length || eol + 2 + static_cast<std::size_t>(*length) > out.size()) std::abort();
+      const std::string key(out.substr(eol + 2, static_cast<std::size_t>(*length)));
+      p = eol + 2 + static_cast<std::size_t>(*length);
+      const std::size_t next = out.find(kKey, p);
+      const std::size_t token_at = out.find(kToken, p);
+      if (token_at != std::string_view::npos && token_at < next) {
+        const std::size_t start = token_at + kToken.size();
+        const std::size_t end = out.find("\r\n", start);
+        const auto token = parse_int64(out.substr(start, end - start));
+        if (!token) std::abort();
+        std::int64_t& seen = tokens_[key];
+        if (*token < seen) std::abort();  // fencing broken: a key's token went down
+        seen = *token;
+      }
+      at = next;
+    }
   }
 
   void remember_handle(std::string_view out) {
@@ -178,6 +214,7 @@ class Node {
   std::size_t current_ = 0;
   SessionId last_session_ = 0;
   std::string last_handle_;
+  std::map<std::string, std::int64_t> tokens_;  // the highest token seen per key
 };
 
 }  // namespace
