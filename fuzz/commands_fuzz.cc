@@ -5,15 +5,21 @@
 // and a waiter's outcome only for a connection that is blocked. And fencing must hold: the
 // tokens that lock replies show for a key never go down.
 //
+// With the write-ahead log (bit 2 of the first byte) the store is a WalStore on an in-memory
+// file system, snapshotting every 4 KiB of log; at the end of the input the connections close,
+// the store closes, and a new one recovers from the files: it must find exactly the holds, the
+// token high-water mark and the rule set that the running server had.
+//
 // The first input byte picks the setup: bit 0 auth mode (credentials below; connections must
-// AUTH), bit 1 a rate limit of 20 acquire attempts per user per hour. The rest is a RESP
-// stream. Three pseudo-commands steer the harness: FUZZ.CONN n (later commands come from
+// AUTH), bit 1 a rate limit of 20 acquire attempts per user per hour, bit 2 the log. The rest is a
+// RESP stream. Three pseudo-commands steer the harness: FUZZ.CONN n (later commands come from
 // connection n % 3), FUZZ.TICK ms (the clock moves on, lease ends and timeouts run),
 // FUZZ.CLOSE (the current connection goes away and a new one takes its place). Handles are
 // random, so an argument "$H" stands for the last handle any reply carried. With
 // HOLDFAST_FUZZ_ECHO set, every reply is printed (to see what a seed does).
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +38,8 @@
 #include "server/embedded_service.h"
 #include "server/resp/commands.h"
 #include "store/memory_store.h"
+#include "store/wal/fake_file_system.h"
+#include "store/wal/wal_store.h"
 
 namespace {
 
@@ -75,8 +83,12 @@ struct FuzzConnection final : WaiterClient {
 
 class Node {
  public:
-  Node(bool auth, bool rate_limited)
-      : auth_(auth), service_(clock_, store_, options(rate_limited)) {
+  Node(bool auth, bool rate_limited, bool wal)
+      : auth_(auth),
+        store_(wal ? std::unique_ptr<Store>(
+                         std::make_unique<wal::WalStore>(wal_options(), clock_, fs_))
+                   : std::make_unique<MemoryStore>()),
+        service_(clock_, *store_, options(rate_limited)) {
     if (!service_.recover().ok()) std::abort();
     info_.version = "fuzz";
     info_.auth_mode = auth;
@@ -84,8 +96,41 @@ class Node {
   }
 
   ~Node() {
+    if (store_closed_) return;
     for (auto& c : connections_) close(c);
     service_.dispatch_outcomes();
+  }
+
+  // What a restart would recover must be what the server has now (log mode only).
+  void check_restart() {
+    for (auto& c : connections_) close(c);
+    service_.dispatch_outcomes();
+    const Millis now = clock_.now_ms();
+    const DurableState live = service_.table().snapshot(now);
+    const Principal owner = Principal::local_owner();
+    auto live_rules = service_.get_rule_set(Caller{&owner, 0});
+    if (!live_rules.ok()) std::abort();
+    if (echo_)
+      std::fprintf(stderr, "restart check: %zu holds, last token %llu, %llu snapshots\n",
+                   live.holds.size(), static_cast<unsigned long long>(live.last_token),
+                   static_cast<unsigned long long>(store_->stats().snapshots));
+    store_->close();
+    store_closed_ = true;
+
+    wal::WalStore again(wal_options(), clock_, fs_);
+    auto recovered = again.recover();
+    if (!recovered.ok()) std::abort();  // the log the server wrote must read back
+    LockTable table;
+    table.restore(*recovered, now);
+    const DurableState restored = table.snapshot(now);
+    again.close();
+    if (restored.last_token != live.last_token) std::abort();
+    if (sorted(restored.holds) != sorted(live.holds)) std::abort();
+    const auto& rules = *live_rules;
+    if (rules.has_value() != recovered->rule_set.has_value()) std::abort();
+    if (rules &&
+        (rules->name != recovered->rule_set->name || rules->toml != recovered->rule_set->toml))
+      std::abort();
   }
 
   void run(std::span<const std::string_view> raw) {
@@ -124,7 +169,8 @@ class Node {
         open(c);
       }
     }
-    service_.dispatch_outcomes();
+    service_.dispatch_outcomes();  // what the loop does after each event
+    store_->submit();
     for (auto& each : connections_) {
       check_tokens(each.outcomes);
       each.out += each.outcomes;
@@ -138,6 +184,20 @@ class Node {
   }
 
  private:
+  static wal::WalOptions wal_options() {
+    wal::WalOptions o;
+    o.fsync = wal::FsyncMode::kNever;
+    o.snapshot_threshold_bytes = 4096;
+    o.segment_bytes = 16384;
+    return o;
+  }
+
+  static std::vector<HoldState> sorted(std::vector<HoldState> holds) {
+    std::sort(holds.begin(), holds.end(),
+              [](const HoldState& a, const HoldState& b) { return a.key < b.key; });
+    return holds;
+  }
+
   static ServiceOptions options(bool rate_limited) {
     ServiceOptions o;
     if (rate_limited) o.acquire_per_user_per_hour = 20;
@@ -205,9 +265,11 @@ class Node {
   }
 
   bool auth_;
+  bool store_closed_ = false;
   const bool echo_ = std::getenv("HOLDFAST_FUZZ_ECHO") != nullptr;  // replies to stderr
   FakeClock clock_;
-  MemoryStore store_;
+  wal::FakeFileSystem fs_;
+  std::unique_ptr<Store> store_;
   EmbeddedService service_;
   ServerInfo info_;
   std::array<FuzzConnection, 3> connections_;
@@ -221,7 +283,8 @@ class Node {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  Node node((data[0] & 1) != 0, (data[0] & 2) != 0);
+  const bool wal = (data[0] & 4) != 0;
+  Node node((data[0] & 1) != 0, (data[0] & 2) != 0, wal);
   ParserLimits limits;
   limits.max_frame_bytes = 4096;
   limits.max_args = 64;
@@ -234,5 +297,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     rest.remove_prefix(consumed);
     if (!parser.args().empty()) node.run(parser.args());
   }
+  if (wal) node.check_restart();
   return 0;
 }
