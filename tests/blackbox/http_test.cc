@@ -1,7 +1,11 @@
 // The HTTP/JSON API with curl against the real server: every route, every error status, the
 // malformed-input cases, blocking and disconnects, concurrent transfers, and /metrics.
+#include <arpa/inet.h>
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <map>
 #include <regex>
@@ -210,6 +214,38 @@ TEST_F(HttpApi, UnknownRoutesAndWrongMethods) {
   EXPECT_EQ(na.status, 405);
   EXPECT_EQ(str(na.body, "errorCode"), "METHOD_NOT_ALLOWED");
   EXPECT_EQ(curl("DELETE", "/v1/locks/status?key=k").status, 405);
+}
+
+// Sends `request` as is (curl would percent-encode the path) and returns the response's body.
+std::string raw_http(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<std::uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "";
+  }
+  ::send(fd, request.data(), request.size(), 0);
+  std::string response;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) response.append(buf, std::size_t(n));
+  ::close(fd);
+  const auto at = response.find("\r\n\r\n");
+  return at == std::string::npos ? "" : response.substr(at + 4);
+}
+
+TEST_F(HttpApi, AnErrorQuotingBytesThatAreNotUtf8IsStillJson) {
+  // Found by fuzz/http_fuzz.cc: the 404 quoted the path's bytes as they came.
+  const std::string body =
+      raw_http(server.http_port(),
+               "GET /v1/\x87\xC9x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+  boost::system::error_code ec;
+  const json::value v = json::parse(body, ec);  // also checks that strings are UTF-8
+  ASSERT_FALSE(ec) << ec.message() << ": " << body;
+  EXPECT_EQ(str(v, "errorCode"), "NOT_FOUND");
+  EXPECT_EQ(str(v, "message"), "no route /v1/\xEF\xBF\xBD\xEF\xBF\xBDx");
 }
 
 TEST_F(HttpApi, OversizedBodiesAndHeadersAreRefused) {

@@ -2,6 +2,8 @@
 
 #include <ctime>
 
+#include "cel/utf8.h"
+
 namespace holdfast::http {
 
 namespace json = boost::json;
@@ -74,8 +76,8 @@ json::value iso_time(Millis at) {
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[96];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms);
   return json::string(buf);
 }
 
@@ -92,7 +94,8 @@ json::object hold_json(const HoldState& h, bool with_handle) {
   json::object o;
   o["key"] = h.key;
   const bool assigned = h.kind == HoldKind::kAssigned;
-  if (with_handle) o["handle"] = assigned ? json::value(nullptr) : json::value(h.handle.to_string());
+  if (with_handle)
+    o["handle"] = assigned ? json::value(nullptr) : json::value(h.handle.to_string());
   o["token"] = h.token;
   o["heldBy"] = h.held_by;
   o["owner"] = optional_string(h.owner);
@@ -144,18 +147,34 @@ json::object assignment_json(const HoldState& h) {
   return o;
 }
 
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  for (;;) {
+    const std::size_t bad = cel::find_invalid_utf8(text);
+    if (bad == std::string_view::npos) {
+      out.append(text);
+      return out;
+    }
+    out.append(text.substr(0, bad));
+    out.append("\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER
+    text.remove_prefix(bad + 1);
+  }
+}
+
 json::object error_json(const Error& e) {
+  // An error may quote what the client sent (a path, a key that failed validation), which
+  // need not be UTF-8; the JSON must be.
   json::object details;
   for (const auto& [name, value] : e.details) {
     if (const auto* n = std::get_if<std::int64_t>(&value)) {
       details[name] = *n;
     } else {
-      details[name] = std::get<std::string>(value);
+      details[name] = valid_utf8(std::get<std::string>(value));
     }
   }
   json::object o;
   o["errorCode"] = code_name(e.code);
-  o["message"] = e.message;
+  o["message"] = valid_utf8(e.message);
   o["details"] = std::move(details);
   return o;
 }

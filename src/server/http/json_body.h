@@ -46,5 +46,8 @@ boost::json::object holder_json(const HolderView& view);
 boost::json::object assignment_json(const HoldState& hold);
 // {"errorCode": ..., "message": ..., "details": {...}}
 boost::json::object error_json(const Error& error);
+// `text` with each byte that does not start valid UTF-8 replaced by U+FFFD (JSON strings must
+// be UTF-8; what a client sent need not be).
+std::string valid_utf8(std::string_view text);
 
 }  // namespace holdfast::http
