@@ -457,7 +457,9 @@ class Writer {
   }
 
   // Figures that put goals in proportion: how close the peers themselves come to the floor,
-  // and the comparison with PostgreSQL's advisory locks where neither side writes to disk.
+  // the comparison with PostgreSQL's advisory locks where neither side writes to disk, and the
+  // hot key's critical sections per round trip (a lock that its client releases needs one
+  // round trip to that client per section, so about 1 is the ceiling).
   void context_table(std::ostream& out, int c) const {
     const std::string cs = std::to_string(c);
     std::vector<std::pair<std::string, std::optional<double>>> rows;
@@ -470,6 +472,16 @@ class Writer {
                             " conns: never ÷ postgres (advisory locks live in memory; "
                             "neither side writes to disk)",
                         ratio("pairs", kNever, *pg, false));
+    if (const Measurement* f1 = floor_at(1); f1 != nullptr && f1->ops_per_sec > 0) {
+      const double round_trips = 2 * f1->ops_per_sec;  // PING round trips/s, one connection
+      for (const char* target : {kNever, "redis"}) {
+        if (const Measurement* h = find("hotkey", target, r_.options.hot_connections))
+          rows.emplace_back("(b) hot key: " + std::string(target) +
+                                " critical sections per PING round trip on one connection (" +
+                                f1->target + "); about 1 is the ceiling",
+                            h->ops_per_sec / round_trips);
+      }
+    }
     if (rows.empty()) return;
     out << "Context for the goals, same run:\n\n| figure | ratio |\n|---|---:|\n";
     for (const auto& [what, value] : rows)

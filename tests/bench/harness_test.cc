@@ -1,15 +1,20 @@
 // Unit tests of the benchmark harness's own machinery: if these are wrong, every figure is.
 #include <gtest/gtest.h>
 
-#include "histogram.h"
 #include <unistd.h>
+#include "histogram.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "measurement.h"
 #include "mutex_checker.h"
+#include "report.h"
 #include "resp.h"
+#include "suite.h"
 #include "target.h"
 
 namespace holdfast::bench {
@@ -262,6 +267,44 @@ TEST(WindowRatioRange, NoneUnlessBothTookTheSameRoundsOfMoreThanOne) {
   accumulate(zero_p, window(1, 0));
   EXPECT_FALSE(window_ratio_range(two_h, zero_p).has_value());
   EXPECT_TRUE(window_ratio_range(two_h, two_p).has_value());
+}
+
+Measurement figure(const char* workload, const char* target, int connections, double rate) {
+  Measurement m;
+  m.workload = workload;
+  m.target = target;
+  m.connections = connections;
+  m.seconds = 1;
+  m.ops_per_sec = rate;
+  m.ops = static_cast<std::uint64_t>(rate);
+  return m;
+}
+
+TEST(Report, PutsTheHotKeyInSectionsPerRoundTrip) {
+  SuiteResults r;
+  r.options.connections = {1, 64};
+  r.options.hot_connections = 64;
+  r.options.workloads = {"floor", "pairs", "hotkey"};
+  r.options.targets = {"holdfast-never", "redis"};
+  r.measurements = {
+      figure("floor", "holdfast-never", 1, 9'000),  // 18 000 round trips/s
+      figure("floor", "redis", 1, 8'000),          figure("pairs", "holdfast-never", 64, 100'000),
+      figure("pairs", "redis", 64, 90'000),        figure("hotkey", "holdfast-never", 64, 13'500),
+      figure("hotkey", "redis", 64, 9'000)};
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hb-report-" + std::to_string(getpid()));
+  const ReportFiles files = write_report(r, dir, "t");
+  std::ifstream in(files.markdown);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(text.str().find("| (b) hot key: holdfast-never critical sections per PING round trip "
+                            "on one connection (holdfast-never); about 1 is the ceiling | 0.75 |"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("| (b) hot key: redis critical sections per PING round trip on one "
+                            "connection (holdfast-never); about 1 is the ceiling | 0.50 |"),
+            std::string::npos);
 }
 
 }  // namespace
