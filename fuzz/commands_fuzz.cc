@@ -96,15 +96,12 @@ class Node {
   }
 
   ~Node() {
-    if (store_closed_) return;
-    for (auto& c : connections_) close(c);
-    service_.dispatch_outcomes();
+    if (!store_closed_) close_all();
   }
 
   // What a restart would recover must be what the server has now (log mode only).
   void check_restart() {
-    for (auto& c : connections_) close(c);
-    service_.dispatch_outcomes();
+    close_all();
     const Millis now = clock_.now_ms();
     const DurableState live = service_.table().snapshot(now);
     const Principal owner = Principal::local_owner();
@@ -148,8 +145,7 @@ class Node {
       clock_.advance(ms < 0 || ms > 86'400'000 ? 1 : ms);
       service_.advance();
     } else if (iequals(name, "FUZZ.CLOSE")) {
-      close(c);
-      open(c);
+      reopen(c);
     } else if (!c.blocked) {  // a blocked connection reads nothing until its outcome
       const std::size_t before = c.out.size();
       ReplyWriter writer(c.out, c.state.proto);
@@ -165,8 +161,7 @@ class Node {
         std::abort();  // every command that does not block answers at once
       }
       if (flow == Flow::kClose) {
-        close(c);
-        open(c);
+        reopen(c);
       }
     }
     service_.dispatch_outcomes();  // what the loop does after each event
@@ -256,6 +251,17 @@ class Node {
     }
     c.blocked = false;
     c.blocked_on = 0;
+  }
+
+  void close_all() {
+    for (auto& c : connections_) close(c);
+    service_.dispatch_outcomes();
+  }
+
+  // The connection goes away and a new one takes its place.
+  void reopen(FuzzConnection& c) {
+    close(c);
+    open(c);
   }
 
   void close(FuzzConnection& c) {
