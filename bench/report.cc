@@ -378,7 +378,6 @@ class Writer {
     ops_row("(a) " + cs + " conns: always ÷ redis-aof", "pairs", kAlways, "redis-aof", 1.5);
     ops_row("(a) " + cs + " conns: always ÷ postgres", "pairs", kAlways, "postgres", 3.0);
     ops_row("(a) " + cs + " conns: always ÷ etcd", "pairs", kAlways, "etcd", 10.0);
-    std::optional<double> best_hot;
     std::string best_name;
     double best_rate = 0;
     for (const auto& m : r_.measurements) {
