@@ -146,6 +146,29 @@ TEST_F(HttpApi, AssignTransferUnassignHolder) {
   EXPECT_TRUE(curl("GET", "/v1/locks/holder?key=turn").body.at("holder").is_null());
 }
 
+TEST_F(HttpApi, ABlockingAssignWaitsInTheQueueAndEndsIn409WhenItDoesNotGetTheKey) {
+  ASSERT_EQ(post("/v1/locks/assign", R"({"key":"turn","holderId":"white"})").status, 200);
+  auto timeout = post("/v1/locks/assign", R"({"key":"turn","holderId":"black","timeoutMs":150})");
+  EXPECT_EQ(timeout.status, 409) << timeout.raw;
+  EXPECT_EQ(str(timeout.body, "errorCode"), "LOCK_TIMEOUT");
+  EXPECT_EQ(str(timeout.body.at("details"), "key"), "turn");
+  EXPECT_EQ(timeout.body.at("details").at("timeoutMs"), 150);
+
+  Reply granted;
+  std::thread waiter([&] {
+    granted = post("/v1/locks/assign", R"({"key":"turn","holderId":"black","timeoutMs":10000})");
+  });
+  auto resp = server.client();
+  ASSERT_TRUE(await_waiters(resp, "turn", 1));
+  ASSERT_EQ(post("/v1/locks/unassign", R"({"key":"turn","holderId":"white"})").body.at("released"), true);
+  waiter.join();
+  ASSERT_EQ(granted.status, 200) << granted.raw;
+  EXPECT_EQ(str(granted.body, "holder"), "black");
+  EXPECT_EQ(str(granted.body, "key"), "turn");
+  EXPECT_TRUE(granted.body.at("leaseExpiresAt").is_null());
+  EXPECT_EQ(str(curl("GET", "/v1/locks/holder?key=turn").body, "holder"), "black");
+}
+
 TEST_F(HttpApi, ConcurrentTransfersOfOneKeyHaveExactlyOneWinner) {
   for (int round = 0; round < 10; ++round) {
     std::string key = "race:" + std::to_string(round);

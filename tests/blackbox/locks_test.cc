@@ -42,6 +42,19 @@ TEST_F(LocksOverResp, Resp3RepliesAreMaps) {
   auto again = a.call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_EQ(again.type, RespValue::Type::kNull);
   EXPECT_EQ(a.call({"HELLO", "4"}).error_code(), "NOPROTO");
+  // SETNAME is accepted (client libraries send it); anything else is a usage error.
+  EXPECT_EQ(a.call({"HELLO", "3", "SETNAME", "worker-7"}).text("server"), "holdfast");
+  auto bogus = a.call({"HELLO", "3", "BOGUS"});
+  EXPECT_EQ(bogus.error_code(), "INVALID_ARGUMENT");
+  EXPECT_NE(bogus.str.find("usage: HELLO"), std::string::npos) << bogus.str;
+}
+
+TEST_F(LocksOverResp, QuitAnswersOkThenClosesAndLaterCommandsAreNotRun) {
+  auto a = server.client();
+  a.send_raw(RespClient::encode({"QUIT"}) + RespClient::encode({"LOCK.TRY", "k", "TTL", "60000"}));
+  EXPECT_EQ(a.read().str, "OK");
+  EXPECT_TRUE(a.wait_closed());
+  EXPECT_EQ(server.client().call({"LOCK.STATUS", "k"}).number("held"), 0);
 }
 
 TEST_F(LocksOverResp, ThreeWaitersAreServedFirstInFirstOut) {
@@ -92,6 +105,14 @@ TEST_F(LocksOverResp, TimeoutErrorNamesKeyAndTimeout) {
   // TIMEOUT 0 is one attempt that ends in the same error at once.
   EXPECT_EQ(b.call({"LOCK.ACQUIRE", "jobs:1", "TTL", "1000", "TIMEOUT", "0"}).str,
             "LOCK_TIMEOUT no grant within the timeout key=jobs:1 timeoutMs=0");
+}
+
+TEST_F(LocksOverResp, ErrorDetailsWithSpacesQuotesOrEqualsAreJsonQuoted) {
+  const std::string key = R"(report "q4" = done\now)";
+  auto a = server.client();
+  ASSERT_FALSE(a.call({"LOCK.TRY", key, "TTL", "60000"}).is_null());
+  auto reply = a.call({"LOCK.ACQUIRE", key, "TTL", "1000", "TIMEOUT", "0"});
+  EXPECT_EQ(reply.str, R"(LOCK_TIMEOUT no grant within the timeout key="report \"q4\" = done\\now" timeoutMs=0)");
 }
 
 TEST_F(LocksOverResp, RetakeByOwnerFencesTheOldHandle) {
