@@ -1,7 +1,9 @@
 // Three nodes over one PostgreSQL behave as one lock server: exclusion across nodes, waking a
 // waiter on another node, one token sequence, holds that outlive a killed node, session holds
-// that do not (after the grace), nodes that start together, and a database that is not there.
+// that do not (after the grace), a paused node that comes back, nodes that start together, and a
+// database that is not there.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <chrono>
 #include <future>
@@ -144,6 +146,43 @@ TEST_F(ThreeNodes, KillNineKeepsLeasesInPostgresAndFreesSessionHoldsAfterTheGrac
             milliseconds(Cluster::kSessionGraceMs - Cluster::kSessionGraceMs / 3 - 100));
   EXPECT_LT(freed_after, milliseconds(Cluster::kSessionGraceMs + 2000));
   EXPECT_GT(granted.number("token"), session.number("token"));
+}
+
+// A node that stops answering (here SIGSTOP; in life a partition or a stalled VM) for longer
+// than the grace is presumed dead. When it resumes, its clients learn that they lost their
+// session holds, and the node re-registers so that its new session holds last.
+TEST_F(ThreeNodes, ANodePausedPastTheGraceLosesItsSessionHoldsAndReRegistersWhenItResumes) {
+  auto victim = client(1);
+  auto held = victim.call({"LOCK.TRY", "s", "TTL", "600000", "SESSION"});
+  ASSERT_FALSE(held.is_null());
+  cluster.node(1).drain_output();
+  const pid_t paused = cluster.node(1).pid();
+  ASSERT_EQ(::kill(paused, SIGSTOP), 0);
+  auto granted = client(2).call({"LOCK.ACQUIRE", "s", "TTL", "600000", "TIMEOUT", "10000"});
+  ASSERT_EQ(::kill(paused, SIGCONT), 0);
+  ASSERT_FALSE(granted.is_error()) << granted.debug();
+  EXPECT_GT(granted.number("token"), held.number("token"));
+
+  auto renewed = victim.call({"LOCK.RENEW", "s", held.text("handle"), "TTL", "600000"});
+  EXPECT_EQ(renewed.number("renewed"), 0) << renewed.debug();
+  EXPECT_EQ(renewed.text("reason"), "lease_lost");
+  EXPECT_EQ(victim.call({"LOCK.RELEASE", "s", held.text("handle")}).number("released"), 0);
+  auto status = victim.call({"LOCK.STATUS", "s"});
+  EXPECT_EQ(status.number("token"), granted.number("token")) << status.debug();
+
+  std::string log;
+  const auto deadline = Clock::now() + milliseconds(5000);
+  while (log.find("heartbeat row was gone") == std::string::npos && Clock::now() < deadline)
+    log += cluster.node(1).drain_output(200);
+  EXPECT_NE(log.find("heartbeat row was gone"), std::string::npos) << log;
+
+  // Re-registered: a new session hold outlives the grace like any other.
+  auto fresh = victim.call({"LOCK.TRY", "s2", "TTL", "600000", "SESSION"});
+  ASSERT_FALSE(fresh.is_null());
+  std::this_thread::sleep_for(milliseconds(Cluster::kSessionGraceMs + 500));
+  auto still = client(0).call({"LOCK.STATUS", "s2"});
+  EXPECT_EQ(still.number("held"), 1) << still.debug();
+  EXPECT_EQ(still.number("token"), fresh.number("token"));
 }
 
 TEST_F(ThreeNodes, AClosedConnectionFreesItsSessionHoldForWaitersOnOtherNodes) {
