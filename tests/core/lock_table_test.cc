@@ -170,6 +170,32 @@ TEST_F(TableTest, ExpiryHandsTheKeyToTheOldestWaiterAtOnce) {
   EXPECT_EQ(table.status("k", now())->hold.held_by, "user:bob");
 }
 
+// The lease ended but advance() has not run yet (the loop is busy): an acquire must not see the
+// old hold, and must not jump the queue either.
+TEST_F(TableTest, AnAcquireAsTheLeaseEndsBeforeTheTimerRanFindsTheKeyFree) {
+  HoldState old = take("k", 1000);
+  clock.advance(1000);
+  HoldState fresh = take("k", 1000, "user:carol");
+  EXPECT_GT(fresh.token, old.token);
+  EXPECT_EQ(table.counters().expiries, 1u);
+  EXPECT_FALSE(table.release("k", old.handle.to_string(), now())->released);
+  EXPECT_EQ(table.status("k", now())->hold.held_by, "user:carol");
+}
+
+TEST_F(TableTest, ANewcomerAsTheLeaseEndsBeforeTheTimerRanQueuesBehindTheWaiter) {
+  take("k", 1000);
+  WaiterId w = wait("k", 5000);
+  clock.advance(1000);
+  auto newcomer = table.acquire(req("k", 1000, 0, "user:carol"), now());
+  ASSERT_TRUE(newcomer.ok());
+  EXPECT_EQ(newcomer->kind, AcquireOutcome::Kind::kContended);
+  auto outs = table.take_outcomes();
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_EQ(outs[0].waiter, w);
+  EXPECT_TRUE(outs[0].granted);
+  EXPECT_EQ(table.status("k", now())->hold.held_by, "user:bob");
+}
+
 TEST_F(TableTest, WaiterTimesOutAtItsDeadlineAndLeavesTheQueue) {
   take("k", 60000);
   WaiterId w = wait("k", 300);
