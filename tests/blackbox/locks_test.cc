@@ -203,16 +203,50 @@ TEST_F(LocksOverResp, AThousandPipelinedCommandsInOneWriteAllAnswerInOrder) {
   }
 }
 
+// Replies of about 16 MB for a client that does not read yet: the server stops taking that
+// client's commands while its replies pile up (a few MB), serves everyone else meanwhile, and
+// sends every reply, in order, once the client reads.
+TEST_F(LocksOverResp, ASlowReaderGetsEveryReplyInOrderAndDoesNotStallOthers) {
+  auto setup = server.client();
+  const std::string pad(900, 'x');
+  for (int i = 0; i < 100; ++i) {
+    auto r = setup.call({"LOCK.TRY", "big:" + std::to_string(100 + i) + pad, "TTL", "600000"});
+    ASSERT_FALSE(r.is_null()) << r.debug();
+  }
+  auto slow = server.client();
+  std::string batch;
+  const int kLists = 150;  // ~110 KB each
+  for (int i = 0; i < kLists; ++i) batch += RespClient::encode({"LOCK.LIST", "MATCH", "big:*"});
+  slow.send_raw(batch);
+
+  auto other = server.client();
+  for (int i = 0; i < 20; ++i) ASSERT_EQ(other.call({"PING"}, 2000).str, "PONG");
+
+  for (int i = 0; i < kLists; ++i) {
+    auto page = slow.read();
+    ASSERT_EQ(page.items.size(), 2u) << "reply " << i;
+    ASSERT_EQ(page.items[0].str, "0");
+    ASSERT_EQ(page.items[1].items.size(), 100u) << "reply " << i;
+    EXPECT_EQ(page.items[1].items[0].text("key"), "big:100" + pad);
+    EXPECT_EQ(page.items[1].items[99].text("key"), "big:199" + pad);
+  }
+  EXPECT_EQ(slow.call({"PING"}).str, "PONG");
+}
+
 TEST_F(LocksOverResp, PipelinedCommandsAfterABlockingAcquireWaitForIt) {
   auto a = server.client();
   auto h = a.call({"LOCK.TRY", "k", "TTL", "60000"});
   auto b = server.client();
   b.send_raw(RespClient::encode({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "5000"}) +
              RespClient::encode({"PING", "after"}));
+  ASSERT_TRUE(await_waiters(a, "k", 1));
   a.call({"LOCK.RELEASE", "k", h.text("handle")});
   auto granted = b.read();
   EXPECT_EQ(granted.text("key"), "k");
   EXPECT_EQ(b.read().str, "after");
+  // The connection reads on as before: the next command is neither lost nor garbled (the input
+  // buffer was once rewound under the read that was waiting meanwhile).
+  EXPECT_EQ(b.call({"PING", "next"}, 2000).str, "next");
 }
 
 TEST_F(LocksOverResp, TheUnixSocketServesTheSameTable) {

@@ -107,7 +107,9 @@ void Connection::process() {
       closing_ = true;
     }
   }
-  if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
+  // Rewind an empty buffer, but not under a read in flight: that read fills the buffer from the
+  // offset it was started at, and on_read() counts its bytes from in_end_.
+  if (in_begin_ == in_end_ && !reading_) in_begin_ = in_end_ = 0;
   // Every reply written so far may depend on anything appended so far.
   need_sequence_ = hub_.service.last_sequence();
   // Wake-ups first: a release hands its key to the next waiter, whose grant is on the critical
