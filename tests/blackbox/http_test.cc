@@ -124,6 +124,18 @@ TEST_F(HttpApi, AClientThatHangsUpWhileWaitingLeavesTheQueue) {
   EXPECT_EQ(resp.call({"LOCK.STATUS", "k"}).number("held"), 0);
 }
 
+TEST_F(HttpApi, SigtermAnswersABlockedAcquireWith503AndExitsCleanly) {
+  ASSERT_EQ(post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})").status, 200);
+  Reply blocked;
+  std::thread waiter([&] { blocked = post("/v1/locks/acquire", R"({"key":"k","ttlMs":1000,"timeoutMs":30000})"); });
+  auto resp = server.client();
+  ASSERT_TRUE(await_waiters(resp, "k", 1));
+  EXPECT_EQ(server.stop(), 0);
+  waiter.join();
+  EXPECT_EQ(blocked.status, 503) << blocked.raw;
+  EXPECT_EQ(str(blocked.body, "errorCode"), "UNAVAILABLE");
+}
+
 TEST_F(HttpApi, AssignTransferUnassignHolder) {
   auto a = post("/v1/locks/assign", R"({"key":"turn","holderId":"white"})");
   ASSERT_EQ(a.status, 200) << a.raw;
