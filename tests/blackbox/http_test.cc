@@ -251,8 +251,8 @@ TEST_F(HttpApi, UnknownRoutesAndWrongMethods) {
   EXPECT_EQ(curl("DELETE", "/v1/locks/status?key=k").status, 405);
 }
 
-// Sends `request` as is (curl would percent-encode the path) and returns the response's body.
-std::string raw_http(int port, const std::string& request) {
+// A TCP connection to the HTTP port, or -1.
+int http_connect(int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -260,8 +260,15 @@ std::string raw_http(int port, const std::string& request) {
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
     ::close(fd);
-    return "";
+    return -1;
   }
+  return fd;
+}
+
+// Sends `request` as is (curl would percent-encode the path) and returns the response's body.
+std::string raw_http(int port, const std::string& request) {
+  const int fd = http_connect(port);
+  if (fd < 0) return "";
   ::send(fd, request.data(), request.size(), 0);
   std::string response;
   char buf[4096];
@@ -269,6 +276,55 @@ std::string raw_http(int port, const std::string& request) {
   ::close(fd);
   const auto at = response.find("\r\n\r\n");
   return at == std::string::npos ? "" : response.substr(at + 4);
+}
+
+// One write with a blocking acquire and a second request behind it (HTTP/1.1 pipelining).
+std::string acquire_then_healthz(const std::string& key) {
+  const std::string body = R"({"key":")" + key + R"(","ttlMs":60000,"timeoutMs":60000})";
+  return "POST /v1/locks/acquire HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body +
+         "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+}
+
+TEST_F(HttpApi, APipelinedRequestBehindABlockedAcquireIsAnsweredAfterTheGrant) {
+  auto first = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})");
+  const std::string both = acquire_then_healthz("k");
+  const std::string acquire = both.substr(0, both.find("GET "));
+  const int fd = http_connect(server.http_port());
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::send(fd, acquire.data(), acquire.size(), 0), static_cast<ssize_t>(acquire.size()));
+  auto resp = server.client();
+  ASSERT_TRUE(await_waiters(resp, "k", 1));
+  // Sent while the acquire waits; read by the server before the acquire is answered.
+  const std::string healthz = both.substr(acquire.size());
+  ASSERT_EQ(::send(fd, healthz.data(), healthz.size(), 0), static_cast<ssize_t>(healthz.size()));
+  EXPECT_EQ(resp.call({"LOCK.STATUS", "k"}).number("waiters"), 1);
+  resp.call({"LOCK.RELEASE", "k", str(first.body.at("handle"), "handle")});
+  std::string responses;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) responses.append(buf, std::size_t(n));
+  ::close(fd);
+  const auto grant = responses.find("\"handle\":{\"key\":\"k\"");
+  const auto health = responses.find(R"({"status":"ok"})");
+  EXPECT_NE(grant, std::string::npos) << responses;
+  EXPECT_NE(health, std::string::npos) << responses;
+  EXPECT_LT(grant, health);
+}
+
+TEST_F(HttpApi, AClientThatPipelinedBehindABlockedAcquireAndHangsUpLeavesTheQueue) {
+  post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})");
+  const int fd = http_connect(server.http_port());
+  ASSERT_GE(fd, 0);
+  const std::string both = acquire_then_healthz("k");
+  const std::string acquire = both.substr(0, both.find("GET "));
+  const std::string healthz = both.substr(acquire.size());
+  ASSERT_EQ(::send(fd, acquire.data(), acquire.size(), 0), static_cast<ssize_t>(acquire.size()));
+  auto resp = server.client();
+  ASSERT_TRUE(await_waiters(resp, "k", 1));
+  // The second request arrives while the first waits, and the hang-up behind it.
+  ASSERT_EQ(::send(fd, healthz.data(), healthz.size(), 0), static_cast<ssize_t>(healthz.size()));
+  ::close(fd);
+  EXPECT_TRUE(await_waiters(resp, "k", 0));
 }
 
 TEST_F(HttpApi, AnErrorQuotingBytesThatAreNotUtf8IsStillJson) {

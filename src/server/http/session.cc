@@ -135,17 +135,32 @@ void Session::handle() {
 }
 
 // While a request waits for a lock, a readable socket means either the client hung up (recv
-// peeks 0 bytes) or it pipelined another request (left in the socket for later).
+// reads 0 bytes) or it pipelined another request. Pipelined bytes move into the parse buffer,
+// where the next read() finds them, so that the socket can be watched again: the next
+// readiness is then more data or the hang-up. A client that pipelines more than one request
+// can hold is no longer watched (its hang-up then shows when the answer is written).
 void Session::watch_for_disconnect() {
   stream_.socket().async_wait(boost::asio::ip::tcp::socket::wait_read,
                               [self = shared_from_this()](const boost::system::error_code& ec) {
                                 if (!(self->waiting_ || self->offloaded_) || self->closed_) return;
-                                char byte;
-                                ssize_t n = ec ? 0
-                                               : ::recv(self->stream_.socket().native_handle(), &byte, 1,
-                                                        MSG_PEEK | MSG_DONTWAIT);
-                                if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) self->close();
+                                self->on_readable_while_waiting(ec);
                               });
+}
+
+void Session::on_readable_while_waiting(const boost::system::error_code& ec) {
+  if (ec) {
+    close();
+    return;
+  }
+  constexpr std::size_t kChunk = 4096;
+  auto space = buffer_.prepare(kChunk);
+  const ssize_t n = ::recv(stream_.socket().native_handle(), space.data(), space.size(), MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+    close();
+    return;
+  }
+  if (n > 0) buffer_.commit(static_cast<std::size_t>(n));
+  if (buffer_.size() + kChunk <= kHeaderLimit + kBodyLimit) watch_for_disconnect();
 }
 
 void Session::on_waiter_outcome(const WaiterOutcome& outcome) {

@@ -58,6 +58,7 @@ class Session final : public std::enable_shared_from_this<Session>, public Waite
   void send(Response response);
   void write_now();
   void watch_for_disconnect();
+  void on_readable_while_waiting(const boost::system::error_code& ec);
   void close();
 
   HttpHub& hub_;
