@@ -181,18 +181,14 @@ void Session::send(Response r) {
   response_.keep_alive(keep_alive_ && !stopping_);
   response_.body() = std::move(r.body);
   response_.prepare_payload();
-  if (hub_.service.durable_sequence() < hub_.service.last_sequence()) {
-    const std::uint64_t need = hub_.service.last_sequence();
-    auto self = shared_from_this();
-    auto retry = std::make_shared<std::function<void()>>();
-    *retry = [self, need, retry] {
-      if (self->hub_.service.durable_sequence() < need) {
-        self->hub_.loop.wait_durable(*retry);
-      } else {
-        self->write_now();
-      }
-    };
-    hub_.loop.wait_durable(*retry);
+  write_when_durable(hub_.service.last_sequence());
+}
+
+// The response may tell of changes made so far: it leaves once they are durable. (This was a
+// std::function that held a shared_ptr to itself, which kept every such session alive forever.)
+void Session::write_when_durable(std::uint64_t need) {
+  if (hub_.service.durable_sequence() < need) {
+    hub_.loop.wait_durable([self = shared_from_this(), need] { self->write_when_durable(need); });
     return;
   }
   write_now();

@@ -56,6 +56,7 @@ class Session final : public std::enable_shared_from_this<Session>, public Waite
   void on_read(const boost::system::error_code& ec);
   void handle();
   void send(Response response);
+  void write_when_durable(std::uint64_t need);
   void write_now();
   void watch_for_disconnect();
   void on_readable_while_waiting(const boost::system::error_code& ec);
