@@ -13,12 +13,13 @@ build_pkgs=(
   libgtest-dev libgmock-dev
 )
 test_pkgs=(
-  clang libclang-rt-14-dev python3 curl procps psmisc
+  clang libclang-rt-14-dev llvm python3 curl procps psmisc
   redis-tools redis-server postgresql mariadb-server
   etcd-server gnuplot-nox
 )
 # The smoke run of the benchmark (ctest bench_smoke) starts etcd and draws its charts, so
-# etcd-server and gnuplot-nox are test packages; the full run adds these.
+# etcd-server and gnuplot-nox are test packages; llvm brings llvm-cov for `make coverage`.
+# The full benchmark run adds these:
 bench_pkgs=(libbenchmark-dev etcd-client)
 
 wanted=("${build_pkgs[@]}")
