@@ -279,26 +279,32 @@ std::string raw_http(int port, const std::string& request) {
   return at == std::string::npos ? "" : response.substr(at + 4);
 }
 
-// One write with a blocking acquire and a second request behind it (HTTP/1.1 pipelining).
-std::string acquire_then_healthz(const std::string& key) {
+bool send_all(int fd, const std::string& bytes) {
+  return ::send(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
+}
+
+// A connection whose acquire of `key` waits in the queue (`resp` sees it there), with a second
+// request sent behind it while it waits (HTTP/1.1 pipelining). -1 if any step failed.
+int waiting_acquire_then_healthz(const ServerProcess& server, RespClient& resp, const std::string& key) {
   const std::string body = R"({"key":")" + key + R"(","ttlMs":60000,"timeoutMs":60000})";
-  return "POST /v1/locks/acquire HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
-         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body +
-         "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+  const std::string acquire = "POST /v1/locks/acquire HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  const int fd = http_connect(server.http_port());
+  if (fd < 0) return -1;
+  if (!send_all(fd, acquire) || !await_waiters(resp, key, 1) ||
+      !send_all(fd, "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 TEST_F(HttpApi, APipelinedRequestBehindABlockedAcquireIsAnsweredAfterTheGrant) {
   auto first = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})");
-  const std::string both = acquire_then_healthz("k");
-  const std::string acquire = both.substr(0, both.find("GET "));
-  const int fd = http_connect(server.http_port());
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::send(fd, acquire.data(), acquire.size(), 0), static_cast<ssize_t>(acquire.size()));
   auto resp = server.client();
-  ASSERT_TRUE(await_waiters(resp, "k", 1));
-  // Sent while the acquire waits; read by the server before the acquire is answered.
-  const std::string healthz = both.substr(acquire.size());
-  ASSERT_EQ(::send(fd, healthz.data(), healthz.size(), 0), static_cast<ssize_t>(healthz.size()));
+  const int fd = waiting_acquire_then_healthz(server, resp, "k");
+  ASSERT_GE(fd, 0);
+  // The server read the second request before the acquire is answered.
   EXPECT_EQ(resp.call({"LOCK.STATUS", "k"}).number("waiters"), 1);
   resp.call({"LOCK.RELEASE", "k", str(first.body.at("handle"), "handle")});
   std::string responses;
@@ -314,17 +320,10 @@ TEST_F(HttpApi, APipelinedRequestBehindABlockedAcquireIsAnsweredAfterTheGrant) {
 
 TEST_F(HttpApi, AClientThatPipelinedBehindABlockedAcquireAndHangsUpLeavesTheQueue) {
   post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})");
-  const int fd = http_connect(server.http_port());
-  ASSERT_GE(fd, 0);
-  const std::string both = acquire_then_healthz("k");
-  const std::string acquire = both.substr(0, both.find("GET "));
-  const std::string healthz = both.substr(acquire.size());
-  ASSERT_EQ(::send(fd, acquire.data(), acquire.size(), 0), static_cast<ssize_t>(acquire.size()));
   auto resp = server.client();
-  ASSERT_TRUE(await_waiters(resp, "k", 1));
-  // The second request arrives while the first waits, and the hang-up behind it.
-  ASSERT_EQ(::send(fd, healthz.data(), healthz.size(), 0), static_cast<ssize_t>(healthz.size()));
-  ::close(fd);
+  const int fd = waiting_acquire_then_healthz(server, resp, "k");
+  ASSERT_GE(fd, 0);
+  ::close(fd);  // the hang-up, behind the second request
   EXPECT_TRUE(await_waiters(resp, "k", 0));
 }
 

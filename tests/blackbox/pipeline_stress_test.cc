@@ -72,16 +72,16 @@ std::string drive(const ServerProcess& server, unsigned seed, int batches) {
     }
     if (pick(4) == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a slow reader
     for (std::size_t i = 0; i < sent.size(); ++i) {
+      const std::string where = "seed " + std::to_string(seed) + " batch " + std::to_string(b) +
+                                " reply " + std::to_string(i) + " of " +
+                                std::to_string(sent.size()) + ": ";
       RespValue r;
       try {
         r = c.read(5000);
       } catch (const std::exception& e) {
-        return "seed " + std::to_string(seed) + " batch " + std::to_string(b) + " reply " +
-               std::to_string(i) + " of " + std::to_string(sent.size()) + ": " + e.what();
+        return where + e.what();
       }
       const Sent& s = sent[i];
-      const std::string where = "seed " + std::to_string(seed) + " batch " + std::to_string(b) +
-                                " reply " + std::to_string(i) + ": ";
       bool ok = true;
       switch (s.kind) {
         case Sent::Kind::kPing: ok = r.str == s.arg; break;

@@ -184,8 +184,8 @@ void Session::send(Response r) {
   write_when_durable(hub_.service.last_sequence());
 }
 
-// The response may tell of changes made so far: it leaves once they are durable. (This was a
-// std::function that held a shared_ptr to itself, which kept every such session alive forever.)
+// The response may tell of changes made so far: it leaves once they are durable. The wait
+// captures only the session (a callback holding a shared_ptr to itself would never be freed).
 void Session::write_when_durable(std::uint64_t need) {
   if (hub_.service.durable_sequence() < need) {
     hub_.loop.wait_durable([self = shared_from_this(), need] { self->write_when_durable(need); });
