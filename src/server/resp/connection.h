@@ -44,6 +44,9 @@ struct ConnectionHub {
   ParserLimits limits;
   std::unordered_map<SessionId, std::weak_ptr<Connection>> live;
   SessionId last_id = 0;
+  // Past this much output waiting for a slow reader, a connection stops running its commands
+  // until the reader catches up (the fuzzer sets it low to reach that path often).
+  std::size_t max_pending_output = 4 * 1024 * 1024;
 };
 
 class Connection final : public std::enable_shared_from_this<Connection>, public WaiterClient {
@@ -68,10 +71,9 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   void run_offloaded();
   void flush();
   void close();
-  bool congested() const { return out_.size() + writing_.size() > kMaxPendingOutput; }
+  bool congested() const { return out_.size() + writing_.size() > hub_.max_pending_output; }
 
   static constexpr std::size_t kInitialBuffer = 16 * 1024;
-  static constexpr std::size_t kMaxPendingOutput = 4 * 1024 * 1024;
 
   ConnectionHub& hub_;
   Socket socket_;
