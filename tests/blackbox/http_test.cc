@@ -327,6 +327,47 @@ TEST_F(HttpApi, AClientThatPipelinedBehindABlockedAcquireAndHangsUpLeavesTheQueu
   EXPECT_TRUE(await_waiters(resp, "k", 0));
 }
 
+// Sends `request` as is and returns every byte the server answers until it closes.
+std::string raw_exchange(int port, const std::string& request) {
+  const int fd = http_connect(port);
+  if (fd < 0) return "";
+  send_all(fd, request);
+  std::string response;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) response.append(buf, std::size_t(n));
+  ::close(fd);
+  return response;
+}
+
+TEST_F(HttpApi, HeadAnswersWithTheHeadersOfGetAndNoBody) {
+  // A HEAD response that carried a body would be read as the start of the next response.
+  const std::string out = raw_exchange(server.http_port(),
+                                       "HEAD /healthz HTTP/1.1\r\nHost: h\r\n\r\n"
+                                       "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+  const auto end_of_head = out.find("\r\n\r\n");
+  ASSERT_NE(end_of_head, std::string::npos) << out;
+  const std::string head = out.substr(0, end_of_head);
+  EXPECT_EQ(head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << out;
+  EXPECT_NE(head.find("Content-Length: 15"), std::string::npos) << out;  // GET's body length
+  const std::string rest = out.substr(end_of_head + 4);
+  EXPECT_EQ(rest.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << out;
+  EXPECT_NE(rest.find("\r\n\r\n{\"status\":\"ok\"}"), std::string::npos) << out;
+}
+
+TEST_F(HttpApi, AWrongMethodIsAnsweredWithTheMethodsThePathTakes) {
+  const auto answer = [&](const std::string& request_line) {
+    return raw_exchange(server.http_port(), request_line + " HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+  };
+  const std::string status = answer("DELETE /v1/locks/status?key=k");
+  EXPECT_EQ(status.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), 0u) << status;
+  EXPECT_NE(status.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << status;
+  const std::string rule_set = answer("GET /v1/rule-sets/policy");
+  EXPECT_NE(rule_set.find("\r\nAllow: PUT, DELETE\r\n"), std::string::npos) << rule_set;
+  const std::string acquire = answer("HEAD /v1/locks/acquire");
+  EXPECT_NE(acquire.find("\r\nAllow: POST\r\n"), std::string::npos) << acquire;
+  EXPECT_EQ(acquire.substr(acquire.find("\r\n\r\n") + 4), "") << acquire;  // HEAD: no body
+}
+
 // The server's resident memory in KiB, from /proc.
 long rss_kib(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");

@@ -310,17 +310,21 @@ std::string percent_decode(std::string_view s) {
 std::span<const Route> route_table() { return kRoutes; }
 
 const Route* match_route(std::string_view method, std::string_view path, Response& response) {
-  bool path_known = false;
+  const std::string_view wanted = method == "HEAD" ? std::string_view("GET") : method;
+  std::string allow;
   for (const auto& r : kRoutes) {
     bool path_match = r.prefix ? path.substr(0, r.path.size()) == r.path && path.size() > r.path.size()
                                : path == r.path;
     if (!path_match) continue;
-    path_known = true;
-    if (method == r.method) return &r;
+    if (wanted == r.method) return &r;
+    if (!allow.empty()) allow += ", ";
+    allow += r.method;
+    if (r.method == "GET") allow += ", HEAD";
   }
-  if (path_known) {
+  if (!allow.empty()) {
     error_response(Error(ErrorCode::kMethodNotAllowed, std::string(method) + " is not allowed on " + std::string(path)),
                    response);
+    response.allow = std::move(allow);
   } else {
     error_response(Error(ErrorCode::kNotFound, "no route " + std::string(path)), response);
   }

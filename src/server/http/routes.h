@@ -25,6 +25,7 @@ struct Response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  std::string allow;  // the Allow header of a 405: the methods the path takes
 };
 
 // What routes may ask of the server beyond the LockService.
@@ -54,7 +55,8 @@ struct Route {
 
 std::span<const Route> route_table();
 
-// Finds the route; on a miss fills `response` with 404 NOT_FOUND or 405 METHOD_NOT_ALLOWED.
+// Finds the route; on a miss fills `response` with 404 NOT_FOUND or 405 METHOD_NOT_ALLOWED
+// (with `allow` set). HEAD finds the GET route: the caller sends its headers without the body.
 const Route* match_route(std::string_view method, std::string_view path, Response& response);
 
 // Renders an error with its HTTP status.

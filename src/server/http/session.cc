@@ -33,6 +33,7 @@ void Session::read() {
     close();
     return;
   }
+  head_ = false;
   parser_.emplace();
   parser_->header_limit(kHeaderLimit);
   parser_->body_limit(kBodyLimit);
@@ -69,6 +70,7 @@ void Session::on_read(const boost::system::error_code& ec) {
 void Session::handle() {
   const auto& req = parser_->get();
   keep_alive_ = req.keep_alive();
+  head_ = req.method() == bhttp::verb::head;
   std::string_view target(req.target().data(), req.target().size());
   std::string_view path = target.substr(0, target.find('?'));
   std::string_view query = path.size() < target.size() ? target.substr(path.size() + 1) : std::string_view();
@@ -179,8 +181,10 @@ void Session::send(Response r) {
   response_.set(bhttp::field::server, "holdfast");
   response_.set(bhttp::field::content_type, r.content_type);
   response_.keep_alive(keep_alive_ && !stopping_);
+  if (!r.allow.empty()) response_.set(bhttp::field::allow, r.allow);
   response_.body() = std::move(r.body);
   response_.prepare_payload();
+  if (head_) response_.body().clear();  // HEAD: GET's headers, Content-Length included, no body
   write_when_durable(hub_.service.last_sequence());
 }
 

@@ -73,6 +73,7 @@ class Session final : public std::enable_shared_from_this<Session>, public Waite
   bool waiting_ = false;
   bool offloaded_ = false;  // a call runs on the offload executor; its response comes later
   bool keep_alive_ = true;
+  bool head_ = false;  // the request is HEAD: the response leaves without its body
   bool closed_ = false;
   bool stopping_ = false;
 };
