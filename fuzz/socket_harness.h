@@ -1,0 +1,240 @@
+// What the socket-level fuzzers share (connection_fuzz for RESP, http_session_fuzz for HTTP):
+// an EmbeddedService on a fake clock over a store that makes changes durable only when told,
+// the loop driver on an io_context that the harness polls, and three clients, each holding
+// one end of a Unix socket pair whose other end a real server connection object owns.
+//
+// The input is a list of steps, each one byte for the kind, one for the client and one or two
+// for its arguments:
+//   0 queue a canned request (the fuzzer's own list)
+//   1 queue up to 255 raw bytes from the input
+//   2 write up to n bytes of a client's queue to its socket (so requests split anywhere)
+//   3 read up to n bytes of a client's replies
+//   4 advance the clock (leases end, blocking acquires time out)
+//   5 the store makes everything so far durable (replies held back for it may now leave)
+//   6 the client hangs up; a new client takes its place
+// After each step the loop runs until it has nothing left to do. finish() then writes what
+// every client has queued and reads until nothing more comes, moving the clock on and syncing
+// the store until a whole round changes nothing.
+#pragma once
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/asio/io_context.hpp>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "core/clock.h"
+#include "server/embedded_service.h"
+#include "server/loop_driver.h"
+#include "store/store.h"
+
+namespace holdfast::fuzz {
+
+// A memory store whose changes become durable only when the fuzzer says so.
+class HeldBackStore final : public Store {
+ public:
+  Result<DurableState> recover() override { return DurableState{}; }
+  std::uint64_t append(const Change&) override { return ++appended_; }
+  void submit() override {}
+  std::uint64_t durable_sequence() const override { return durable_; }
+  void set_on_durable(std::function<void(std::uint64_t)>) override {}
+  void set_state_source(StateSource) override {}
+  StoreStats stats() const override { return {}; }
+  void close() override {}
+  // True when something new became durable.
+  bool sync() {
+    const bool moved = durable_ != appended_;
+    durable_ = appended_;
+    return moved;
+  }
+
+ private:
+  std::uint64_t appended_ = 0, durable_ = 0;
+};
+
+// The fuzz input, read front to back; past its end every byte is 0.
+class Bytes {
+ public:
+  Bytes(const std::uint8_t* data, std::size_t size) : data_(data), size_(size) {}
+  bool empty() const { return at_ == size_; }
+  std::uint8_t next() { return at_ < size_ ? data_[at_++] : 0; }
+  std::string_view take(std::size_t n) {
+    n = std::min(n, size_ - at_);
+    std::string_view s(reinterpret_cast<const char*>(data_ + at_), n);
+    at_ += n;
+    return s;
+  }
+
+ private:
+  const std::uint8_t* data_;
+  std::size_t size_, at_ = 0;
+};
+
+struct Client {
+  int fd = -1;
+  std::string sent;      // every byte the socket accepted, in order
+  std::string queued;    // bytes waiting to be written
+  std::string received;  // every byte read
+  bool eof = false;      // a read saw the server close the connection
+  bool broken = false;   // a write found the connection closed
+};
+
+class SocketHarness {
+ public:
+  SocketHarness(const SocketHarness&) = delete;
+  SocketHarness& operator=(const SocketHarness&) = delete;
+
+  void step(Bytes& in) {
+    const std::uint8_t kind = in.next() % 7;
+    Client& c = clients_[in.next() % clients_.size()];
+    switch (kind) {
+      case 0: {
+        const std::uint8_t which = in.next();
+        c.queued += canned(which, in.next());
+        break;
+      }
+      case 1:
+        c.queued += in.take(in.next());
+        break;
+      case 2:
+        write(c, (static_cast<std::size_t>(in.next()) + 1) * 8);
+        break;
+      case 3:
+        read(c, (static_cast<std::size_t>(in.next()) + 1) * 16);
+        break;
+      case 4:
+        tick(static_cast<Millis>(in.next()) * 8);
+        break;
+      case 5:
+        sync();
+        break;
+      case 6:
+        ::close(c.fd);
+        c = Client{};
+        connect(c);
+        break;
+    }
+    pump();
+  }
+
+  void finish() {
+    for (int round = 0, idle = 0; idle < 2; ++round) {
+      if (round > 100000) std::abort();  // the server stopped making progress
+      bool progress = false;
+      for (auto& c : clients_) progress |= write(c, c.queued.size());
+      pump();
+      for (auto& c : clients_) progress |= read(c, SIZE_MAX);
+      if (progress) {
+        idle = 0;
+        continue;
+      }
+      const bool synced = sync();
+      tick(25LL * 3600 * 1000);  // past any lease and any (capped) timeout
+      idle = synced ? 0 : idle + 1;
+    }
+  }
+
+ protected:
+  SocketHarness() : service_(clock_, store_), loop_(io_, &service_) {
+    if (!service_.recover().ok()) std::abort();
+  }
+  virtual ~SocketHarness() = default;  // the derived class hangs up first (hang_up_all)
+
+  // Hands the server's end of a new socket pair to a server connection object.
+  virtual void attach(int server_fd) = 0;
+  virtual std::string canned(std::uint8_t which, std::uint8_t arg) = 0;
+
+  // Called by the derived constructor once what attach() needs exists.
+  void connect_all() {
+    for (auto& c : clients_) connect(c);
+  }
+
+  // Every client hangs up; the loop runs, and the store syncs once more, so that a
+  // connection that closed while its reply waited for the store lets go of it.
+  void hang_up_all() {
+    for (auto& c : clients_) {
+      if (c.fd >= 0) ::close(c.fd);
+      c.fd = -1;
+    }
+    pump();
+    sync();
+  }
+
+  void pump() {
+    for (int i = 0; i < 1000000; ++i) {
+      io_.restart();  // a loop that ran out of work stops, and a stopped loop polls nothing
+      if (io_.poll() == 0) return;
+    }
+    std::abort();  // handlers kept scheduling each other
+  }
+
+  boost::asio::io_context io_;
+  FakeClock clock_;
+  HeldBackStore store_;
+  EmbeddedService service_;
+  LoopDriver loop_;
+  std::array<Client, 3> clients_;
+
+ private:
+  void connect(Client& c) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
+    // Small socket buffers: the server's writes come back partial and go asynchronous.
+    const int small = 4096;
+    ::setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);
+    ::setsockopt(fds[0], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    c.fd = fds[0];
+    attach(fds[1]);
+    pump();
+  }
+
+  bool write(Client& c, std::size_t n) {
+    n = std::min(n, c.queued.size());
+    if (n == 0 || c.broken) return false;
+    const ssize_t w = ::send(c.fd, c.queued.data(), n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK) c.broken = true;
+      return false;
+    }
+    c.sent.append(c.queued, 0, static_cast<std::size_t>(w));
+    c.queued.erase(0, static_cast<std::size_t>(w));
+    return w > 0;
+  }
+
+  bool read(Client& c, std::size_t n) {
+    bool got = false;
+    char buf[4096];
+    while (n > 0 && !c.eof) {
+      const ssize_t r = ::recv(c.fd, buf, std::min(n, sizeof buf), MSG_DONTWAIT);
+      if (r == 0) c.eof = true;
+      if (r <= 0) break;
+      c.received.append(buf, static_cast<std::size_t>(r));
+      n -= static_cast<std::size_t>(r);
+      got = true;
+      pump();  // the server may have more to write now that there is room
+    }
+    return got;
+  }
+
+  void tick(Millis ms) {
+    clock_.advance(ms);
+    service_.advance();
+    loop_.after_event();
+    pump();
+  }
+
+  bool sync() {
+    const bool moved = store_.sync();
+    loop_.store_advanced();
+    pump();
+    return moved;
+  }
+};
+
+}  // namespace holdfast::fuzz
