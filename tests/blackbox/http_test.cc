@@ -1,9 +1,7 @@
 // The HTTP/JSON API with curl against the real server: every route, every error status, the
 // malformed-input cases, blocking and disconnects, concurrent transfers, and /metrics.
-#include <arpa/inet.h>
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/loopback.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -252,35 +251,21 @@ TEST_F(HttpApi, UnknownRoutesAndWrongMethods) {
   EXPECT_EQ(curl("DELETE", "/v1/locks/status?key=k").status, 405);
 }
 
-// A TCP connection to the HTTP port, or -1.
-int http_connect(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<std::uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
+// Sends `request` as is and returns every byte the server answers until it closes.
+std::string raw_exchange(int port, const std::string& request) {
+  const int fd = tcp_connect(port);
+  if (fd < 0) return "";
+  send_all(fd, request);
+  const std::string response = read_until_closed(fd);
+  ::close(fd);
+  return response;
 }
 
 // Sends `request` as is (curl would percent-encode the path) and returns the response's body.
 std::string raw_http(int port, const std::string& request) {
-  const int fd = http_connect(port);
-  if (fd < 0) return "";
-  ::send(fd, request.data(), request.size(), 0);
-  std::string response;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) response.append(buf, std::size_t(n));
-  ::close(fd);
+  const std::string response = raw_exchange(port, request);
   const auto at = response.find("\r\n\r\n");
   return at == std::string::npos ? "" : response.substr(at + 4);
-}
-
-bool send_all(int fd, const std::string& bytes) {
-  return ::send(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
 }
 
 // A connection whose acquire of `key` waits in the queue (`resp` sees it there), with a second
@@ -289,7 +274,7 @@ int waiting_acquire_then_healthz(const ServerProcess& server, RespClient& resp, 
   const std::string body = R"({"key":")" + key + R"(","ttlMs":60000,"timeoutMs":60000})";
   const std::string acquire = "POST /v1/locks/acquire HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
                               "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-  const int fd = http_connect(server.http_port());
+  const int fd = tcp_connect(server.http_port());
   if (fd < 0) return -1;
   if (!send_all(fd, acquire) || !await_waiters(resp, key, 1) ||
       !send_all(fd, "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n")) {
@@ -307,9 +292,7 @@ TEST_F(HttpApi, APipelinedRequestBehindABlockedAcquireIsAnsweredAfterTheGrant) {
   // The server read the second request before the acquire is answered.
   EXPECT_EQ(resp.call({"LOCK.STATUS", "k"}).number("waiters"), 1);
   resp.call({"LOCK.RELEASE", "k", str(first.body.at("handle"), "handle")});
-  std::string responses;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) responses.append(buf, std::size_t(n));
+  const std::string responses = read_until_closed(fd);
   ::close(fd);
   const auto grant = responses.find("\"handle\":{\"key\":\"k\"");
   const auto health = responses.find(R"({"status":"ok"})");
@@ -327,16 +310,42 @@ TEST_F(HttpApi, AClientThatPipelinedBehindABlockedAcquireAndHangsUpLeavesTheQueu
   EXPECT_TRUE(await_waiters(resp, "k", 0));
 }
 
-// Sends `request` as is and returns every byte the server answers until it closes.
-std::string raw_exchange(int port, const std::string& request) {
-  const int fd = http_connect(port);
-  if (fd < 0) return "";
-  send_all(fd, request);
-  std::string response;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) response.append(buf, std::size_t(n));
+// While an acquire waits, the session reads pipelined requests only up to one request's worth
+// (8 KiB of headers and 1 MiB of body) and then stops watching the socket. Once nothing but the
+// waiter's plain pointer referred to the session, it was freed, and the grant crashed the
+// server. Now the session keeps itself while it waits, and answers everything after the grant.
+TEST_F(HttpApi, ABlockedAcquireWithMoreThanARequestPipelinedBehindItIsAnsweredAndSoIsTheRest) {
+  auto first = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})");
+  auto resp = server.client();
+  const std::string body = R"({"key":"k","ttlMs":1000,"timeoutMs":30000})";
+  const int fd = tcp_connect(server.http_port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, "POST /v1/locks/acquire HTTP/1.1\r\nHost: h\r\nContent-Length: " +
+                               std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_TRUE(await_waiters(resp, "k", 1));
+  constexpr std::size_t kHealthChecks = 40000;
+  const std::string health = "GET /healthz HTTP/1.1\r\nHost: h\r\n\r\n";
+  std::string pipelined;
+  for (std::size_t i = 0; i < kHealthChecks; ++i) pipelined += health;
+  pipelined += "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+  std::jthread writer([&] { send_all(fd, pipelined); });  // joined also if a call below throws
+  // The session stops reading once it holds more than 1 MiB + 8 KiB - 4 KiB, in reads of 4 KiB.
+  constexpr std::size_t kStopsAt = 1024 * 1024 + 8 * 1024 - 4 * 1024;
+  const bool stopped = await_unread_by_server(server.http_port(), fd, pipelined.size() - kStopsAt - 4096,
+                                              pipelined.size() - kStopsAt - 1);
+  resp.call({"LOCK.RELEASE", "k", str(first.body.at("handle"), "handle")});
+  writer.join();
+  const std::string responses = read_until_closed(fd);
   ::close(fd);
-  return response;
+  ASSERT_TRUE(stopped) << "the session did not stop reading where expected";
+  EXPECT_EQ(responses.find("HTTP/1.1 200 OK"), 0u);
+  EXPECT_NE(responses.find("\"handle\":{\"key\":\"k\""), std::string::npos);
+  std::size_t answered = 0;
+  for (auto at = responses.find(R"({"status":"ok"})"); at != std::string::npos;
+       at = responses.find(R"({"status":"ok"})", at + 1))
+    ++answered;
+  EXPECT_EQ(answered, kHealthChecks + 1);
+  EXPECT_EQ(resp.call({"PING"}).str, "PONG");  // the server is still there
 }
 
 TEST_F(HttpApi, HeadAnswersWithTheHeadersOfGetAndNoBody) {

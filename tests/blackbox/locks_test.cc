@@ -1,6 +1,9 @@
 // The lock commands over the wire: contention, FIFO, timeouts, re-take, expiry, pipelining.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include "support/loopback.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -247,6 +250,38 @@ TEST_F(LocksOverResp, PipelinedCommandsAfterABlockingAcquireWaitForIt) {
   // The connection reads on as before: the next command is neither lost nor garbled (the input
   // buffer was once rewound under the read that was waiting meanwhile).
   EXPECT_EQ(b.call({"PING", "next"}, 2000).str, "next");
+}
+
+// While an acquire waits, the connection reads pipelined commands only until its input buffer
+// (1 MiB + 64 KiB) is full. Once nothing but the waiter's plain pointer referred to the
+// connection, it was freed, and the grant crashed the server. Now the connection keeps itself
+// while it waits, and answers everything after the grant.
+TEST_F(LocksOverResp, ABlockedAcquireWithMoreThanABufferPipelinedBehindItIsGrantedAndTheRestAnswered) {
+  auto a = server.client();
+  auto h = a.call({"LOCK.TRY", "k", "TTL", "60000"});
+  const int fd = tcp_connect(server.port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, RespClient::encode({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "30000"})));
+  ASSERT_TRUE(await_waiters(a, "k", 1));
+  constexpr std::size_t kPings = 200000;
+  std::string pipelined;
+  for (std::size_t i = 0; i < kPings; ++i) pipelined += "PING\r\n";
+  pipelined += "QUIT\r\n";
+  std::jthread writer([&] { send_all(fd, pipelined); });  // joined also if a call below throws
+  constexpr std::size_t kInputBuffer = 1024 * 1024 + 64 * 1024;
+  const std::size_t left = pipelined.size() - kInputBuffer;
+  const bool stopped = await_unread_by_server(server.port(), fd, left, left);
+  a.call({"LOCK.RELEASE", "k", h.text("handle")});
+  writer.join();
+  const std::string replies = read_until_closed(fd);
+  ::close(fd);
+  ASSERT_TRUE(stopped) << "the connection did not stop reading where expected";
+  EXPECT_EQ(replies.rfind("*18\r\n$3\r\nkey\r\n$1\r\nk\r\n", 0), 0u);  // the grant, first
+  std::size_t pongs = 0;
+  for (auto at = replies.find("+PONG\r\n"); at != std::string::npos; at = replies.find("+PONG\r\n", at + 1)) ++pongs;
+  EXPECT_EQ(pongs, kPings);
+  EXPECT_TRUE(replies.ends_with("+PONG\r\n+OK\r\n"));
+  EXPECT_EQ(a.call({"PING"}).str, "PONG");  // the server is still there
 }
 
 TEST_F(LocksOverResp, TheUnixSocketServesTheSameTable) {

@@ -128,6 +128,10 @@ void Session::handle() {
   if (outcome == Outcome::kBlocked) {
     waiting_ = true;
     waiter_ = ctx.blocked_on;
+    // The service keeps only a plain pointer to this session as the waiter's client, and the
+    // disconnect watch ends once a client has pipelined more than it may: without this hold
+    // nothing would keep the session alive until the outcome arrives.
+    self_while_waiting_ = shared_from_this();
     stream_.expires_never();
     watch_for_disconnect();
   } else {
@@ -166,6 +170,7 @@ void Session::on_readable_while_waiting(const boost::system::error_code& ec) {
 }
 
 void Session::on_waiter_outcome(const WaiterOutcome& outcome) {
+  const auto self = std::move(self_while_waiting_);  // lives to the end of this call
   if (closed_) return;
   waiting_ = false;
   waiter_ = 0;
@@ -217,6 +222,7 @@ void Session::shutdown() {
     hub_.service.cancel_waiter(waiter_);
     waiting_ = false;
     offloaded_ = false;
+    let_go_of_self();
     Response r;
     error_response(Error(ErrorCode::kUnavailable, "the server is shutting down"), r);
     send(std::move(r));
@@ -233,6 +239,7 @@ void Session::close() {
   if (waiting_) {
     hub_.service.cancel_waiter(waiter_);
     waiting_ = false;
+    let_go_of_self();
   }
   if (hub_.offload != nullptr) {
     hub_.offload->submit([&service = hub_.service, id = id_] { service.end_session(id); });
@@ -244,6 +251,12 @@ void Session::close() {
   stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
   stream_.socket().close(ignored);
   hub_.loop.after_event();
+}
+
+// The waiter was cancelled: drop the session's hold on itself from the loop, not here, where
+// the caller may still be using the session.
+void Session::let_go_of_self() {
+  if (self_while_waiting_) boost::asio::post(hub_.io, [self = std::move(self_while_waiting_)] {});
 }
 
 }  // namespace holdfast::http

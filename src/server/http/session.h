@@ -61,6 +61,7 @@ class Session final : public std::enable_shared_from_this<Session>, public Waite
   void watch_for_disconnect();
   void on_readable_while_waiting(const boost::system::error_code& ec);
   void close();
+  void let_go_of_self();
 
   HttpHub& hub_;
   boost::beast::tcp_stream stream_;
@@ -70,6 +71,7 @@ class Session final : public std::enable_shared_from_this<Session>, public Waite
   Principal principal_;
   SessionId id_ = 0;
   WaiterId waiter_ = 0;
+  std::shared_ptr<Session> self_while_waiting_;  // set while a blocking acquire waits
   bool waiting_ = false;
   bool offloaded_ = false;  // a call runs on the offload executor; its response comes later
   bool keep_alive_ = true;

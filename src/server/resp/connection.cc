@@ -103,6 +103,10 @@ void Connection::process() {
     if (flow == Flow::kBlock) {
       blocked_ = true;
       blocked_on_ = ctx.blocked_on;
+      // The service keeps only a plain pointer to this connection as the waiter's client. With
+      // its input buffer full of pipelined commands no read is in flight either, and nothing
+      // else would keep the connection alive until the outcome arrives.
+      self_while_waiting_ = shared_from_this();
     } else if (flow == Flow::kClose) {
       closing_ = true;
     }
@@ -140,6 +144,7 @@ void Connection::run_offloaded() {
 }
 
 void Connection::on_waiter_outcome(const WaiterOutcome& outcome) {
+  const auto self = std::move(self_while_waiting_);  // lives to the end of this call
   if (closed_) return;
   ReplyWriter writer(out_, state_.proto);
   write_waiter_outcome(writer, outcome);
@@ -225,6 +230,7 @@ void Connection::shutdown() {
   if (blocked_ && hub_.offload == nullptr) {
     hub_.service.cancel_waiter(blocked_on_);
     blocked_ = false;
+    let_go_of_self();
     ReplyWriter writer(out_, state_.proto);
     write_error(writer, Error(ErrorCode::kUnavailable, "the server is shutting down"));
     need_sequence_ = hub_.service.last_sequence();
@@ -238,6 +244,7 @@ void Connection::close() {
   closed_ = true;
   if (blocked_) hub_.service.cancel_waiter(blocked_on_);
   blocked_ = false;
+  let_go_of_self();
   if (hub_.offload != nullptr) {
     hub_.offload->submit([&service = hub_.service, id = state_.id] { service.end_session(id); });
   } else {
@@ -247,6 +254,12 @@ void Connection::close() {
   boost::system::error_code ignored;
   socket_.close(ignored);
   hub_.loop.after_event();
+}
+
+// The waiter was cancelled: drop the connection's hold on itself from the loop, not here, where
+// the caller may still be using the connection.
+void Connection::let_go_of_self() {
+  if (self_while_waiting_) boost::asio::post(hub_.io, [self = std::move(self_while_waiting_)] {});
 }
 
 }  // namespace holdfast::resp

@@ -71,6 +71,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   void run_offloaded();
   void flush();
   void close();
+  void let_go_of_self();
   bool congested() const { return out_.size() + writing_.size() > hub_.max_pending_output; }
 
   static constexpr std::size_t kInitialBuffer = 16 * 1024;
@@ -84,6 +85,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   std::string out_, writing_;
   std::uint64_t need_sequence_ = 0;
   WaiterId blocked_on_ = 0;
+  std::shared_ptr<Connection> self_while_waiting_;  // set while a blocking acquire waits
   bool blocked_ = false;
   bool reading_ = false;
   bool write_in_flight_ = false;
