@@ -2,8 +2,9 @@
 // talking to the fuzzer over a Unix socket pair, in front of an EmbeddedService on a fake clock.
 // commands_fuzz checks the commands; this one checks what happens around them: bytes that
 // arrive in arbitrary pieces, pipelines behind a blocking acquire, replies that wait for the
-// store to make them durable, a client that reads slowly (the output limit is set to 512 bytes
-// here, so congestion is common), clients that hang up at any moment.
+// store to make them durable, a client that reads slowly, clients that hang up at any moment.
+// The output limit (512 bytes) and the input buffer (4 KiB + 256 bytes) are set small here, so
+// that congestion and a full input buffer behind a waiting acquire are common.
 //
 // The steps of the input are those of socket_harness.h; the canned requests here are PING with
 // a fresh payload, lock commands on 4 keys, HELLO, QUIT and an unknown command.
@@ -107,6 +108,11 @@ struct Expected {
   bool may_end_with_protocol_error = false;          // an unfinished frame may be refused
 };
 
+// Small limits, so that slow readers congest a connection, and commands pipelined behind a
+// waiting acquire fill its input buffer, often.
+constexpr std::size_t kMaxPendingOutput = 512;
+constexpr std::size_t kInputSlack = 256;
+
 Expected expected_replies(std::string_view sent, const ParserLimits& limits) {
   Expected e;
   RequestParser parser(limits);
@@ -119,6 +125,10 @@ Expected expected_replies(std::string_view sent, const ParserLimits& limits) {
     }
     if (st == ParseStatus::kError) {
       e.replies.emplace_back(std::nullopt);
+      break;
+    }
+    if (consumed > limits.max_frame_bytes + kInputSlack) {
+      e.replies.emplace_back(std::nullopt);  // it cannot fit in the input buffer: refused
       break;
     }
     sent.remove_prefix(consumed);
@@ -139,7 +149,7 @@ class Harness final : public fuzz::SocketHarness {
   Harness() {
     hub_ = std::make_unique<ConnectionHub>(ConnectionHub{
         io_, service_, loop_, ServerInfo{"fuzz", false}, nullptr, nullptr, nullptr, limits(), {}, 0,
-        512});
+        kMaxPendingOutput, kInputSlack});
     connect_all();
   }
 

@@ -4,6 +4,7 @@
 
 #include <boost/beast/http/write.hpp>
 #include <chrono>
+#include <string>
 
 #include "auth/authenticator.h"
 
@@ -14,9 +15,14 @@ namespace bhttp = boost::beast::http;
 
 namespace {
 
-constexpr std::size_t kHeaderLimit = 8 * 1024;
-constexpr std::size_t kBodyLimit = 1024 * 1024;
 constexpr auto kIdleTimeout = std::chrono::seconds(60);
+
+// "8 KiB", "1 MiB", or a number of bytes.
+std::string size_text(std::size_t n) {
+  if (n % (1024 * 1024) == 0) return std::to_string(n / (1024 * 1024)) + " MiB";
+  if (n % 1024 == 0) return std::to_string(n / 1024) + " KiB";
+  return std::to_string(n) + " bytes";
+}
 
 }  // namespace
 
@@ -35,8 +41,8 @@ void Session::read() {
   }
   head_ = false;
   parser_.emplace();
-  parser_->header_limit(kHeaderLimit);
-  parser_->body_limit(kBodyLimit);
+  parser_->header_limit(static_cast<std::uint32_t>(hub_.header_limit));
+  parser_->body_limit(hub_.body_limit);
   stream_.expires_after(kIdleTimeout);
   bhttp::async_read(stream_, buffer_, *parser_,
                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) { self->on_read(ec); });
@@ -53,10 +59,10 @@ void Session::on_read(const boost::system::error_code& ec) {
     keep_alive_ = false;
     Response r;
     if (ec == bhttp::error::body_limit) {
-      error_response(invalid_argument("request body is larger than 1 MiB"), r);
+      error_response(invalid_argument("request body is larger than " + size_text(hub_.body_limit)), r);
       r.status = 413;
     } else if (ec == bhttp::error::header_limit) {
-      error_response(invalid_argument("request headers are larger than 8 KiB"), r);
+      error_response(invalid_argument("request headers are larger than " + size_text(hub_.header_limit)), r);
       r.status = 431;
     } else {
       error_response(invalid_argument("malformed HTTP request: " + ec.message()), r);
@@ -166,7 +172,7 @@ void Session::on_readable_while_waiting(const boost::system::error_code& ec) {
     return;
   }
   if (n > 0) buffer_.commit(static_cast<std::size_t>(n));
-  if (buffer_.size() + kChunk <= kHeaderLimit + kBodyLimit) watch_for_disconnect();
+  if (buffer_.size() + kChunk <= hub_.header_limit + hub_.body_limit) watch_for_disconnect();
 }
 
 void Session::on_waiter_outcome(const WaiterOutcome& outcome) {

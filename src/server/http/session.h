@@ -42,6 +42,9 @@ struct HttpHub {
   std::size_t first_metric = 0;  // metric id of route 0; route i is first_metric + i
   SessionId* last_id;            // shared with the RESP hub: one id space for sessions
   std::unordered_map<SessionId, std::weak_ptr<Session>> live;
+  // One request's limits (the fuzzer lowers them to reach their edges often).
+  std::size_t header_limit = 8 * 1024;
+  std::size_t body_limit = 1024 * 1024;
 };
 
 class Session final : public std::enable_shared_from_this<Session>, public WaiterClient {

@@ -1,5 +1,6 @@
 #include "server/resp/connection.h"
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
@@ -17,7 +18,7 @@ Connection::Connection(ConnectionHub& hub, Socket socket)
     state_.principal = Principal::local_owner();
     state_.authenticated = true;
   }
-  in_cap_ = kInitialBuffer;
+  in_cap_ = std::min(kInitialBuffer, max_input());
   in_ = std::make_unique<char[]>(in_cap_);
 }
 
@@ -38,8 +39,8 @@ void Connection::read() {
       std::memmove(in_.get(), in_.get() + in_begin_, in_end_ - in_begin_);
       in_end_ -= in_begin_;
       in_begin_ = 0;
-    } else if (in_cap_ < hub_.limits.max_frame_bytes + 64 * 1024) {
-      std::size_t cap = std::min(in_cap_ * 2, hub_.limits.max_frame_bytes + 64 * 1024);
+    } else if (in_cap_ < max_input()) {
+      std::size_t cap = std::min(in_cap_ * 2, max_input());
       auto bigger = std::make_unique<char[]>(cap);
       std::memcpy(bigger.get(), in_.get(), in_end_);
       in_ = std::move(bigger);
@@ -76,7 +77,7 @@ void Connection::process() {
     ParseStatus st = parser_.parse(pending, &consumed);
     if (st == ParseStatus::kIncomplete) {
       if (in_begin_ == 0 && in_end_ == in_cap_ &&
-          in_cap_ >= hub_.limits.max_frame_bytes + 64 * 1024) {
+          in_cap_ >= max_input()) {
         writer.error_line("ERR Protocol error: command is larger than " +
                           std::to_string(hub_.limits.max_frame_bytes) + " bytes");
         closing_ = true;

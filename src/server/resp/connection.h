@@ -44,9 +44,13 @@ struct ConnectionHub {
   ParserLimits limits;
   std::unordered_map<SessionId, std::weak_ptr<Connection>> live;
   SessionId last_id = 0;
+  // The fuzzer lowers these two to reach their edges often.
   // Past this much output waiting for a slow reader, a connection stops running its commands
-  // until the reader catches up (the fuzzer sets it low to reach that path often).
+  // until the reader catches up.
   std::size_t max_pending_output = 4 * 1024 * 1024;
+  // The input buffer holds at most one maximal command (limits.max_frame_bytes) and this much
+  // more; when it is full of commands that cannot run yet, reading pauses.
+  std::size_t input_slack = 64 * 1024;
 };
 
 class Connection final : public std::enable_shared_from_this<Connection>, public WaiterClient {
@@ -73,6 +77,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   void close();
   void let_go_of_self();
   bool congested() const { return out_.size() + writing_.size() > hub_.max_pending_output; }
+  std::size_t max_input() const { return hub_.limits.max_frame_bytes + hub_.input_slack; }
 
   static constexpr std::size_t kInitialBuffer = 16 * 1024;
 
