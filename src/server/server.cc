@@ -40,7 +40,8 @@ Server::Server(const ServerConfig& config, LockService& service, EmbeddedService
       http_hub_{io_, service_, loop_, auth, {}, &metrics_, nullptr, 0, &hub_.last_id, {}},
       signals_(io_, SIGINT, SIGTERM),
       reload_signal_(io_, SIGHUP),
-      shutdown_deadline_(io_) {
+      shutdown_deadline_(io_),
+      accept_pause_(io_) {
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
   http_hub_.first_metric = resp::command_table().size();
   for (const auto& r : http::route_table()) metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
@@ -176,13 +177,13 @@ void Server::accept_tcp() {
   if (!tcp_ || stopping_) return;
   tcp_->async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
     if (stopping_) return;
-    if (!ec) {
-      boost::system::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      adopt(resp::Connection::Socket(std::move(socket)));
-    } else if (ec == boost::asio::error::no_descriptors) {
-      spdlog::warn("accept: {}", ec.message());
+    if (ec) {
+      pause_accepting(ec, &Server::accept_tcp);
+      return;
     }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    adopt(resp::Connection::Socket(std::move(socket)));
     accept_tcp();
   });
 }
@@ -191,7 +192,11 @@ void Server::accept_unix() {
   if (!unix_ || stopping_) return;
   unix_->async_accept([this](const boost::system::error_code& ec, stream_protocol::socket socket) {
     if (stopping_) return;
-    if (!ec) adopt(resp::Connection::Socket(std::move(socket)));
+    if (ec) {
+      pause_accepting(ec, &Server::accept_unix);
+      return;
+    }
+    adopt(resp::Connection::Socket(std::move(socket)));
     accept_unix();
   });
 }
@@ -200,12 +205,39 @@ void Server::accept_http() {
   if (!http_ || stopping_) return;
   http_->async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
     if (stopping_) return;
-    if (!ec) {
-      boost::system::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      std::make_shared<http::Session>(http_hub_, std::move(socket))->start();
+    if (ec) {
+      pause_accepting(ec, &Server::accept_http);
+      return;
     }
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    std::make_shared<http::Session>(http_hub_, std::move(socket))->start();
     accept_http();
+  });
+}
+
+// A failed accept leaves the connection in the listen queue, so an error such as running out of
+// file descriptors comes straight back: retrying at once would spin the loop and flood the
+// log. The listener waits 100 ms instead (queued clients wait with it), and the warning comes
+// at most once a second, with the count of failures since the last one.
+void Server::pause_accepting(const boost::system::error_code& ec, void (Server::*resume)()) {
+  if (ec == boost::asio::error::operation_aborted || stopping_) return;
+  ++accept_failures_;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_accept_warning_ >= std::chrono::seconds(1)) {
+    spdlog::warn("accept: {}; accepting again in 100 ms ({} failed accepts since the last warning)",
+                 ec.message(), accept_failures_);
+    last_accept_warning_ = now;
+    accept_failures_ = 0;
+  }
+  paused_listeners_.push_back(resume);
+  if (paused_listeners_.size() > 1) return;  // the timer is already set
+  accept_pause_.expires_after(std::chrono::milliseconds(100));
+  accept_pause_.async_wait([this](const boost::system::error_code& wait_ec) {
+    auto listeners = std::move(paused_listeners_);
+    paused_listeners_.clear();
+    if (wait_ec || stopping_) return;
+    for (auto listener : listeners) (this->*listener)();
   });
 }
 
@@ -222,6 +254,7 @@ void Server::begin_shutdown() {
   if (unix_) unix_->close(ignored);
   if (http_) http_->close(ignored);
   reload_signal_.cancel(ignored);
+  accept_pause_.cancel();
   loop_.stop();
   std::vector<std::shared_ptr<resp::Connection>> live;
   for (auto& [id, weak] : hub_.live)

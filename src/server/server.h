@@ -16,10 +16,13 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "server/blocking_executor.h"
 #include "server/config.h"
@@ -61,6 +64,7 @@ class Server {
   void accept_http();
   void accept_tcp();
   void accept_unix();
+  void pause_accepting(const boost::system::error_code& ec, void (Server::*resume)());
   void adopt(resp::Connection::Socket socket);
   void begin_shutdown();
   void wait_for_reload();
@@ -85,6 +89,10 @@ class Server {
   boost::asio::signal_set reload_signal_;
   std::function<void()> reload_;
   boost::asio::steady_timer shutdown_deadline_;
+  boost::asio::steady_timer accept_pause_;
+  std::vector<void (Server::*)()> paused_listeners_;  // accept again when accept_pause_ fires
+  std::chrono::steady_clock::time_point last_accept_warning_{};
+  std::uint64_t accept_failures_ = 0;
   std::string resp_address_;
   std::string http_address_;
   bool stopping_ = false;

@@ -59,9 +59,9 @@ int ServerProcess::stop() {
   return child_.wait();
 }
 
-std::string ServerProcess::drain_output(int timeout_ms) {
+std::string ServerProcess::drain_output(int timeout_ms, std::size_t max_lines) {
   std::string out, line;
-  while (child_.read_line(&line, timeout_ms)) out += line + "\n";
+  for (std::size_t n = 0; n < max_lines && child_.read_line(&line, timeout_ms); ++n) out += line + "\n";
   return out;
 }
 

@@ -2,6 +2,7 @@
 // socket, and waits for its ready line. Stops it (SIGTERM) in the destructor.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -38,8 +39,9 @@ class ServerProcess {
     start();
   }
   pid_t pid() const { return child_.pid(); }
-  // Lines the server printed on stdout/stderr after its ready line, read so far.
-  std::string drain_output(int timeout_ms = 100);
+  // Lines the server printed on stdout/stderr after its ready line, read until none comes for
+  // timeout_ms, or max_lines of them (a server that logs without pause never goes quiet).
+  std::string drain_output(int timeout_ms = 100, std::size_t max_lines = 10000);
 
  private:
   TempDir data_;

@@ -1,0 +1,88 @@
+// A server that runs out of file descriptors: new clients wait in the listen queue, the server
+// neither spins nor floods its log, and it serves them once descriptors free up.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/loopback.h"
+#include "support/server_process.h"
+
+namespace holdfast::testing {
+namespace {
+
+// Starts a server whose descriptor limit is `limit` (the child inherits it from this process,
+// whose own limit is restored at once).
+std::unique_ptr<ServerProcess> server_with_descriptor_limit(rlim_t limit) {
+  rlimit saved{};
+  ::getrlimit(RLIMIT_NOFILE, &saved);
+  rlimit low = saved;
+  low.rlim_cur = limit;
+  ::setrlimit(RLIMIT_NOFILE, &low);
+  std::unique_ptr<ServerProcess> server;
+  try {
+    server = std::make_unique<ServerProcess>();
+  } catch (...) {
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    throw;
+  }
+  ::setrlimit(RLIMIT_NOFILE, &saved);
+  return server;
+}
+
+// PING on a raw connection; true when +PONG comes back within 10 s.
+bool pings(int fd) {
+  timeval timeout{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  if (!send_all(fd, "PING\r\n")) return false;
+  std::string reply;
+  char buf[64];
+  while (reply.size() < 7) {
+    const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return false;
+    reply.append(buf, static_cast<std::size_t>(n));
+  }
+  return reply == "+PONG\r\n";
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(Descriptors, AServerOutOfDescriptorsWaitsQuietlyAndServesTheQueueOnceSomeClose) {
+  auto server = server_with_descriptor_limit(64);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int> clients;
+  for (int i = 0; i < 100; ++i) {
+    const int fd = tcp_connect(server->port());  // queued by the kernel whether accepted or not
+    ASSERT_GE(fd, 0);
+    clients.push_back(fd);
+  }
+  std::string log;
+  for (int i = 0; i < 100 && log.find("accept: Too many open files") == std::string::npos; ++i)
+    log += server->drain_output(100);
+  ASSERT_NE(log.find("accept: Too many open files"), std::string::npos) << log;
+  // The last ten are still in the listen queue. Free the descriptors of the others.
+  for (std::size_t i = 0; i + 10 < clients.size(); ++i) ::close(clients[i]);
+  for (std::size_t i = clients.size() - 10; i < clients.size(); ++i) {
+    ASSERT_TRUE(pings(clients[i])) << "client " << i << " was not served";
+    ::close(clients[i]);
+  }
+  log += server->drain_output(100);
+  // One warning a second at most (retrying at once used to log a million lines a second).
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
+  EXPECT_LE(count(log, "accept: "), static_cast<std::size_t>(seconds.count()) + 2) << log.substr(0, 2000);
+  EXPECT_EQ(server->client().call({"PING"}).str, "PONG");
+}
+
+}  // namespace
+}  // namespace holdfast::testing
