@@ -50,7 +50,9 @@ fuzz: deps-test
 # Sanitizer reports go to files, one per process (a server's leak report on stderr could fill
 # a pipe nobody reads); any report fails the target. Left out: client_find_package (it links
 # the installed, instrumented library into a plain project) and the one test that measures the
-# server's RSS (ASan keeps freed memory in quarantine; its leak checker covers that test's point).
+# server's RSS (ASan keeps freed memory in quarantine; its leak checker covers that test's point),
+# and the one that runs a server out of file descriptors (UBSan's vptr check probes memory
+# through a pipe, so with no descriptor left it takes a virtual call it has not seen for a bad one).
 coverage: deps-test
 	scripts/coverage.sh $(COVERAGE_DIR)
 
@@ -65,7 +67,7 @@ sanitize: deps-test
 	rm -f $(SANITIZE_DIR)/report.*
 	cd $(SANITIZE_DIR) && ASAN_OPTIONS=log_path=$(CURDIR)/$(SANITIZE_DIR)/report \
 	  UBSAN_OPTIONS=log_path=$(CURDIR)/$(SANITIZE_DIR)/report:print_stacktrace=1 \
-	  GTEST_FILTER=-HttpApi.ConnectionsWhoseResponseWaitedForTheLogGiveTheirMemoryBack \
+	  GTEST_FILTER=-HttpApi.ConnectionsWhoseResponseWaitedForTheLogGiveTheirMemoryBack:Descriptors.* \
 	  ctest --output-on-failure -j $(CTEST_JOBS) --timeout 900 -E client_find_package
 	@! ls $(SANITIZE_DIR)/report.* 2>/dev/null || { cat $(SANITIZE_DIR)/report.*; exit 1; }
 
