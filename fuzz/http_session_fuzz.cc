@@ -39,7 +39,6 @@ namespace {
 using namespace holdfast;
 namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
-using fuzz::Bytes;
 using fuzz::Client;
 
 // The session's limits, set small: the disconnect watch behind a waiting acquire stops at one
@@ -134,15 +133,6 @@ class Harness final : public fuzz::SocketHarness {
 
   ~Harness() override { hang_up_all(); }
 
-  void check_all() {
-    for (auto& c : clients_) check(c);
-    hang_up_all();
-    if (!hub_->live.empty()) std::abort();
-    for (const auto& weak : sessions_)
-      if (!weak.expired()) std::abort();  // a session outlived its socket
-    if (service_.table().waiter_count() != 0) std::abort();
-  }
-
  private:
   void attach(int server_fd) override {
     boost::asio::ip::tcp::socket socket(io_, boost::asio::ip::tcp::v4(), server_fd);
@@ -221,7 +211,14 @@ class Harness final : public fuzz::SocketHarness {
     return best;
   }
 
-  void check(const Client& c) {
+  bool all_connections_gone() const override {
+    if (!hub_->live.empty()) return false;
+    for (const auto& weak : sessions_)
+      if (!weak.expired()) return false;
+    return true;
+  }
+
+  void check(const Client& c) override {
     const Expected expected = expected_responses(c.sent);
     if (echo_)
       std::fprintf(stderr, "client sent %zu bytes:\n%s\nowed %zu responses, got %zu bytes:\n%s\n", c.sent.size(),
@@ -257,10 +254,6 @@ class Harness final : public fuzz::SocketHarness {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  Bytes in(data, size);
-  Harness harness;
-  for (int steps = 0; !in.empty() && steps < 2000; ++steps) harness.step(in);
-  harness.finish();
-  harness.check_all();
+  fuzz::SocketHarness::run<Harness>(data, size);
   return 0;
 }

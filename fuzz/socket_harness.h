@@ -123,6 +123,18 @@ class SocketHarness {
     pump();
   }
 
+  // One fuzz input: its steps, then finish() and check_all().
+  template <class Harness>
+  static void run(const std::uint8_t* data, std::size_t size) {
+    Bytes in(data, size);
+    Harness harness;
+    for (int steps = 0; !in.empty() && steps < 2000; ++steps) harness.step(in);
+    harness.finish();
+    harness.check_all();
+  }
+
+  // Writes what every client has queued and reads until nothing more comes, moving the clock
+  // on and syncing the store until a whole round changes nothing.
   void finish() {
     for (int round = 0, idle = 0; idle < 2; ++round) {
       if (round > 100000) std::abort();  // the server stopped making progress
@@ -149,6 +161,19 @@ class SocketHarness {
   // Hands the server's end of a new socket pair to a server connection object.
   virtual void attach(int server_fd) = 0;
   virtual std::string canned(std::uint8_t which, std::uint8_t arg) = 0;
+  // Aborts unless the client got what it was owed for what it sent.
+  virtual void check(const Client& c) = 0;
+  // No connection object is left (none registered as live, none still referenced).
+  virtual bool all_connections_gone() const = 0;
+
+  // Every client's replies are checked; then every client hangs up, and no connection object
+  // and no waiter may outlive that.
+  void check_all() {
+    for (auto& c : clients_) check(c);
+    hang_up_all();
+    if (!all_connections_gone()) std::abort();
+    if (service_.table().waiter_count() != 0) std::abort();
+  }
 
   // Called by the derived constructor once what attach() needs exists.
   void connect_all() {
