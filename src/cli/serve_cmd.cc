@@ -1,6 +1,9 @@
 // holdfast serve: runs the lock server.
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <iostream>
 #include <memory>
@@ -23,6 +26,23 @@ struct ServeFlags {
   Millis session_grace_ms = 0;
   std::int64_t snapshot_after_bytes = 0;
 };
+
+// Every client connection takes a file descriptor, and the soft limit is often 1 024 where the
+// hard limit allows far more: raise the soft limit to the hard one, as Redis and Go programs do.
+void raise_open_files_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  const rlim_t before = limit.rlim_cur;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, rlim_t{1} << 20);  // the kernel's usual nr_open
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = before;
+  }
+  if (limit.rlim_cur != before) {
+    spdlog::info("open files limit raised from {} to {}", before, limit.rlim_cur);
+  } else {
+    spdlog::info("open files limit {}", limit.rlim_cur);
+  }
+}
 
 // SIGHUP reloads the credentials; start, serve until a stop signal, report a failed start.
 int run_server(Server& server, CredentialStore* credentials) {
@@ -90,6 +110,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     return kExitUsage;
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  raise_open_files_limit();
   std::unique_ptr<CredentialStore> credentials;
   if (!config->credentials.empty()) {
     auto opened = CredentialStore::open(config->credentials);

@@ -6,10 +6,15 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "support/loopback.h"
@@ -18,9 +23,9 @@
 namespace holdfast::testing {
 namespace {
 
-// Starts a server whose descriptor limit is `limit` (the child inherits it from this process,
-// whose own limit is restored at once).
-std::unique_ptr<ServerProcess> server_with_descriptor_limit(rlim_t limit) {
+// Starts a server whose soft descriptor limit is `limit` when it starts (the child inherits it
+// from this process, whose own limit is restored at once).
+std::unique_ptr<ServerProcess> server_started_with_soft_limit(rlim_t limit) {
   rlimit saved{};
   ::getrlimit(RLIMIT_NOFILE, &saved);
   rlimit low = saved;
@@ -35,6 +40,19 @@ std::unique_ptr<ServerProcess> server_with_descriptor_limit(rlim_t limit) {
   }
   ::setrlimit(RLIMIT_NOFILE, &saved);
   return server;
+}
+
+// The server's soft and hard limits on open files, from /proc.
+std::pair<std::string, std::string> open_files_limits(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/limits");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Max open files", 0) != 0) continue;
+    std::istringstream fields(line.substr(std::string("Max open files").size()));
+    std::string soft, hard;
+    fields >> soft >> hard;
+    return {soft, hard};
+  }
+  return {};
 }
 
 // PING on a raw connection; true when +PONG comes back within 10 s.
@@ -59,7 +77,9 @@ std::size_t count(const std::string& text, const std::string& what) {
 }
 
 TEST(Descriptors, AServerOutOfDescriptorsWaitsQuietlyAndServesTheQueueOnceSomeClose) {
-  auto server = server_with_descriptor_limit(64);
+  auto server = std::make_unique<ServerProcess>();
+  const rlimit low{64, 64};  // soft and hard: the server cannot raise it again
+  ASSERT_EQ(::prlimit(server->pid(), RLIMIT_NOFILE, &low, nullptr), 0) << std::strerror(errno);
   const auto start = std::chrono::steady_clock::now();
   std::vector<int> clients;
   for (int i = 0; i < 100; ++i) {
@@ -81,6 +101,17 @@ TEST(Descriptors, AServerOutOfDescriptorsWaitsQuietlyAndServesTheQueueOnceSomeCl
   // One warning a second at most (retrying at once used to log a million lines a second).
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
   EXPECT_LE(count(log, "accept: "), static_cast<std::size_t>(seconds.count()) + 2) << log.substr(0, 2000);
+  EXPECT_EQ(server->client().call({"PING"}).str, "PONG");
+}
+
+TEST(Descriptors, TheServerRaisesItsOpenFilesLimitToTheHardLimit) {
+  rlimit own{};
+  ::getrlimit(RLIMIT_NOFILE, &own);
+  ASSERT_GT(own.rlim_max, 256u) << "the hard limit leaves nothing to raise";
+  auto server = server_started_with_soft_limit(256);
+  const auto [soft, hard] = open_files_limits(server->pid());
+  EXPECT_EQ(soft, hard);
+  EXPECT_NE(soft, "256");
   EXPECT_EQ(server->client().call({"PING"}).str, "PONG");
 }
 
