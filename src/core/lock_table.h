@@ -156,6 +156,8 @@ class LockTable {
   // Frees the key if `handle` is its current handle; released=false otherwise.
   Result<ReleaseOutcome> release(std::string_view key, std::string_view handle, Millis now);
   Result<StatusView> status(std::string_view key, Millis now);
+  // The most holds one page of list() may ask for; a larger COUNT is served as this many.
+  static constexpr std::size_t kMaxListPage = 10000;
   // Holds whose key matches the glob `match` (empty: all), in key order, from `cursor`
   // ("0" or empty: the start), at most `count`. O(number of holds) per page.
   Result<ListPage> list(std::string_view match, std::string_view cursor, std::size_t count,

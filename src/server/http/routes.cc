@@ -128,7 +128,7 @@ Outcome list(RouteContext& ctx, const Request& req, Response& res) {
   if (auto c = query_param(req.query, "count")) {
     auto n = parse_int64(*c);
     if (!n || *n < 1) return fail(invalid_argument("count must be a positive integer"), res);
-    count = std::min<std::int64_t>(*n, 10000);
+    count = std::min<std::int64_t>(*n, LockTable::kMaxListPage);
   }
   auto page = ctx.service.list(ctx.caller, match, cursor, static_cast<std::size_t>(count));
   if (!page.ok()) return fail(page.error(), res);

@@ -152,7 +152,7 @@ Flow cmd_list(CommandContext& ctx, std::span<const std::string_view> args) {
         if (!n || *n < 1) {
           r.fail("COUNT must be a positive integer");
         } else {
-          count = std::min<std::int64_t>(*n, 10000);
+          count = std::min<std::int64_t>(*n, LockTable::kMaxListPage);
         }
       }
     } else {
