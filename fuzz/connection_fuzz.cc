@@ -167,7 +167,7 @@ class Harness final : public fuzz::SocketHarness {
     Connection::Socket socket(io_, boost::asio::generic::stream_protocol(AF_UNIX, 0), server_fd);
     auto conn = std::make_shared<Connection>(*hub_, std::move(socket));
     conn->start();
-    connections_.push_back(conn);
+    track(conn);
   }
 
   std::string canned(std::uint8_t which, std::uint8_t arg) override {
@@ -189,9 +189,9 @@ class Harness final : public fuzz::SocketHarness {
       case 6:
         return multibulk({"LOCK.ACQUIRE", key, "TTL", ttl, "TIMEOUT", "1000", "OWNER", "o"});
       case 7:
-        return multibulk({"LOCK.RELEASE", key, last_handle()});
+        return multibulk({"LOCK.RELEASE", key, handle()});
       case 8:
-        return multibulk({"LOCK.RENEW", key, last_handle(), "TTL", ttl});
+        return multibulk({"LOCK.RENEW", key, handle(), "TTL", ttl});
       case 9:
         return multibulk({"LOCK.STATUS", key});
       case 10:
@@ -218,26 +218,9 @@ class Harness final : public fuzz::SocketHarness {
     }
   }
 
-  // The newest handle any client was given (handles are random; a release needs a real one).
-  std::string last_handle() const {
-    static constexpr std::string_view kMarker = "handle\r\n$";
-    std::string best = "none";
-    for (const auto& c : clients_) {
-      const std::size_t at = c.received.rfind(kMarker);
-      if (at == std::string::npos) continue;
-      const std::size_t eol = c.received.find("\r\n", at + kMarker.size());
-      if (eol == std::string::npos) continue;
-      best = c.received.substr(eol + 2, 26);
-    }
-    return best;
-  }
+  bool none_live() const override { return hub_->live.empty(); }
 
-  bool all_connections_gone() const override {
-    if (!hub_->live.empty()) return false;
-    for (const auto& weak : connections_)
-      if (!weak.expired()) return false;
-    return true;
-  }
+  std::string handle() const { return last_handle("handle\r\n$", "\r\n"); }  // "26\r\n" and the handle
 
   void check(const Client& c) override {
     const Expected e = expected_replies(c.sent, limits());
@@ -273,7 +256,6 @@ class Harness final : public fuzz::SocketHarness {
 
   const bool echo_ = std::getenv("HOLDFAST_FUZZ_ECHO") != nullptr;
   std::unique_ptr<ConnectionHub> hub_;
-  std::vector<std::weak_ptr<Connection>> connections_;
   std::uint64_t pings_ = 0;
 };
 

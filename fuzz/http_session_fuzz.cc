@@ -138,7 +138,7 @@ class Harness final : public fuzz::SocketHarness {
     boost::asio::ip::tcp::socket socket(io_, boost::asio::ip::tcp::v4(), server_fd);
     auto session = std::make_shared<http::Session>(*hub_, std::move(socket));
     session->start();
-    sessions_.push_back(session);
+    track(session);
   }
 
   std::string canned(std::uint8_t which, std::uint8_t arg) override {
@@ -153,9 +153,9 @@ class Harness final : public fuzz::SocketHarness {
         return request("POST", "/v1/locks/acquire",
                        "{" + key + ttl + ",\"timeoutMs\":" + std::to_string(arg * 8) + "}");
       case 3:
-        return request("POST", "/v1/locks/release", "{" + key + ",\"handle\":\"" + last_handle() + "\"}");
+        return request("POST", "/v1/locks/release", "{" + key + ",\"handle\":\"" + handle() + "\"}");
       case 4:
-        return request("POST", "/v1/locks/renew", "{" + key + ",\"handle\":\"" + last_handle() + "\"" + ttl + "}");
+        return request("POST", "/v1/locks/renew", "{" + key + ",\"handle\":\"" + handle() + "\"" + ttl + "}");
       case 5:
         return request("POST", "/v1/locks/assign",
                        "{" + key + ",\"holderId\":\"u" + std::to_string(arg % 2) +
@@ -198,25 +198,9 @@ class Harness final : public fuzz::SocketHarness {
     }
   }
 
-  // The newest handle any client was given (handles are random; a release needs a real one).
-  std::string last_handle() const {
-    static constexpr std::string_view kMarker = "\"handle\":\"";
-    std::string best = "none";
-    for (const auto& c : clients_) {
-      const std::size_t at = c.received.rfind(kMarker);
-      if (at == std::string::npos) continue;
-      const std::size_t end = c.received.find('"', at + kMarker.size());
-      if (end != std::string::npos) best = c.received.substr(at + kMarker.size(), end - at - kMarker.size());
-    }
-    return best;
-  }
+  bool none_live() const override { return hub_->live.empty(); }
 
-  bool all_connections_gone() const override {
-    if (!hub_->live.empty()) return false;
-    for (const auto& weak : sessions_)
-      if (!weak.expired()) return false;
-    return true;
-  }
+  std::string handle() const { return last_handle("\"handle\":\""); }
 
   void check(const Client& c) override {
     const Expected expected = expected_responses(c.sent);
@@ -247,7 +231,6 @@ class Harness final : public fuzz::SocketHarness {
   const bool echo_ = std::getenv("HOLDFAST_FUZZ_ECHO") != nullptr;
   SessionId last_id_ = 0;
   std::unique_ptr<http::HttpHub> hub_;
-  std::vector<std::weak_ptr<http::Session>> sessions_;
   std::uint64_t fresh_ = 0;
 };
 

@@ -26,8 +26,10 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/clock.h"
 #include "server/embedded_service.h"
@@ -163,16 +165,40 @@ class SocketHarness {
   virtual std::string canned(std::uint8_t which, std::uint8_t arg) = 0;
   // Aborts unless the client got what it was owed for what it sent.
   virtual void check(const Client& c) = 0;
-  // No connection object is left (none registered as live, none still referenced).
-  virtual bool all_connections_gone() const = 0;
+  // The server side's registry of live connections (hub.live) is empty.
+  virtual bool none_live() const = 0;
 
   // Every client's replies are checked; then every client hangs up, and no connection object
-  // and no waiter may outlive that.
+  // (registered or still referenced) and no waiter may outlive that.
   void check_all() {
     for (auto& c : clients_) check(c);
     hang_up_all();
-    if (!all_connections_gone()) std::abort();
+    if (!none_live()) std::abort();
+    for (const auto& weak : connections_)
+      if (!weak.expired()) std::abort();  // a connection outlived its socket
     if (service_.table().waiter_count() != 0) std::abort();
+  }
+
+  // attach() registers each connection object it makes, so that check_all() sees it go.
+  void track(const std::shared_ptr<void>& connection) { connections_.push_back(connection); }
+
+  // The handle in the last reply of the last client that was given one (handles are random;
+  // a release needs a real one), or "none". It is the 26 characters after `marker`, or after
+  // the first `then` that follows the marker.
+  std::string last_handle(std::string_view marker, std::string_view then = {}) const {
+    std::string found = "none";
+    for (const auto& c : clients_) {
+      std::size_t at = c.received.rfind(marker);
+      if (at == std::string::npos) continue;
+      at += marker.size();
+      if (!then.empty()) {
+        at = c.received.find(then, at);
+        if (at == std::string::npos) continue;
+        at += then.size();
+      }
+      if (at + 26 <= c.received.size()) found = c.received.substr(at, 26);
+    }
+    return found;
   }
 
   // Called by the derived constructor once what attach() needs exists.
@@ -207,6 +233,8 @@ class SocketHarness {
   std::array<Client, 3> clients_;
 
  private:
+  std::vector<std::weak_ptr<void>> connections_;
+
   void connect(Client& c) {
     int fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
