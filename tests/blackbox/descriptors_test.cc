@@ -13,7 +13,6 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -24,22 +23,17 @@ namespace holdfast::testing {
 namespace {
 
 // Starts a server whose soft descriptor limit is `limit` when it starts (the child inherits it
-// from this process, whose own limit is restored at once).
+// from this process, whose own limit is restored once the server has started, or failed to).
 std::unique_ptr<ServerProcess> server_started_with_soft_limit(rlim_t limit) {
-  rlimit saved{};
-  ::getrlimit(RLIMIT_NOFILE, &saved);
-  rlimit low = saved;
+  struct Restore {
+    rlimit saved{};
+    Restore() { ::getrlimit(RLIMIT_NOFILE, &saved); }
+    ~Restore() { ::setrlimit(RLIMIT_NOFILE, &saved); }
+  } restore;
+  rlimit low = restore.saved;
   low.rlim_cur = limit;
   ::setrlimit(RLIMIT_NOFILE, &low);
-  std::unique_ptr<ServerProcess> server;
-  try {
-    server = std::make_unique<ServerProcess>();
-  } catch (...) {
-    ::setrlimit(RLIMIT_NOFILE, &saved);
-    throw;
-  }
-  ::setrlimit(RLIMIT_NOFILE, &saved);
-  return server;
+  return std::make_unique<ServerProcess>();
 }
 
 // The server's soft and hard limits on open files, from /proc.
@@ -70,26 +64,20 @@ bool pings(int fd) {
   return reply == "+PONG\r\n";
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(Descriptors, AServerOutOfDescriptorsWaitsQuietlyAndServesTheQueueOnceSomeClose) {
-  auto server = std::make_unique<ServerProcess>();
+  ServerProcess server;
   const rlimit low{64, 64};  // soft and hard: the server cannot raise it again
-  ASSERT_EQ(::prlimit(server->pid(), RLIMIT_NOFILE, &low, nullptr), 0) << std::strerror(errno);
+  ASSERT_EQ(::prlimit(server.pid(), RLIMIT_NOFILE, &low, nullptr), 0) << std::strerror(errno);
   const auto start = std::chrono::steady_clock::now();
   std::vector<int> clients;
   for (int i = 0; i < 100; ++i) {
-    const int fd = tcp_connect(server->port());  // queued by the kernel whether accepted or not
+    const int fd = tcp_connect(server.port());  // queued by the kernel whether accepted or not
     ASSERT_GE(fd, 0);
     clients.push_back(fd);
   }
   std::string log;
   for (int i = 0; i < 100 && log.find("accept: Too many open files") == std::string::npos; ++i)
-    log += server->drain_output(100);
+    log += server.drain_output(100);
   ASSERT_NE(log.find("accept: Too many open files"), std::string::npos) << log;
   // The last ten are still in the listen queue. Free the descriptors of the others.
   for (std::size_t i = 0; i + 10 < clients.size(); ++i) ::close(clients[i]);
@@ -97,11 +85,11 @@ TEST(Descriptors, AServerOutOfDescriptorsWaitsQuietlyAndServesTheQueueOnceSomeCl
     ASSERT_TRUE(pings(clients[i])) << "client " << i << " was not served";
     ::close(clients[i]);
   }
-  log += server->drain_output(100);
+  log += server.drain_output(100);
   // One warning a second at most (retrying at once used to log a million lines a second).
   const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
-  EXPECT_LE(count(log, "accept: "), static_cast<std::size_t>(seconds.count()) + 2) << log.substr(0, 2000);
-  EXPECT_EQ(server->client().call({"PING"}).str, "PONG");
+  EXPECT_LE(occurrences(log, "accept: "), static_cast<std::size_t>(seconds.count()) + 2) << log.substr(0, 2000);
+  EXPECT_EQ(server.client().call({"PING"}).str, "PONG");
 }
 
 TEST(Descriptors, TheServerRaisesItsOpenFilesLimitToTheHardLimit) {

@@ -340,11 +340,7 @@ TEST_F(HttpApi, ABlockedAcquireWithMoreThanARequestPipelinedBehindItIsAnsweredAn
   ASSERT_TRUE(stopped) << "the session did not stop reading where expected";
   EXPECT_EQ(responses.find("HTTP/1.1 200 OK"), 0u);
   EXPECT_NE(responses.find("\"handle\":{\"key\":\"k\""), std::string::npos);
-  std::size_t answered = 0;
-  for (auto at = responses.find(R"({"status":"ok"})"); at != std::string::npos;
-       at = responses.find(R"({"status":"ok"})", at + 1))
-    ++answered;
-  EXPECT_EQ(answered, kHealthChecks + 1);
+  EXPECT_EQ(occurrences(responses, R"({"status":"ok"})"), kHealthChecks + 1);
   EXPECT_EQ(resp.call({"PING"}).str, "PONG");  // the server is still there
 }
 

@@ -43,6 +43,12 @@ std::string read_until_closed(int fd) {
   return out;
 }
 
+std::size_t occurrences(std::string_view text, std::string_view what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string_view::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 std::optional<std::size_t> unread_by_server(int server_port, int client_fd) {
   sockaddr_in local{};
   socklen_t len = sizeof local;

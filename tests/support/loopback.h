@@ -18,6 +18,9 @@ bool send_all(int fd, std::string_view bytes);
 // Every byte the server sends until it closes the connection.
 std::string read_until_closed(int fd);
 
+// How often `what` occurs in `text` (to count the replies of one kind in a stream of them).
+std::size_t occurrences(std::string_view text, std::string_view what);
+
 // How many bytes the client on `client_fd` sent that the server, listening on `server_port`,
 // has not read yet: in the server socket's receive queue or still in the client's send queue
 // (from /proc/net/tcp). nullopt if either socket is not found.
