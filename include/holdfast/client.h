@@ -103,7 +103,8 @@ class Client {
 
   // One page of holds; admin/owner role only (ForbiddenError otherwise).
   ListPage list(const ListOptions& options = {});
-  // Every hold matching `match` (empty: all), following the cursor to the end.
+  // Every hold matching `match` (empty: all), following the cursor to the end in pages of
+  // 10 000 (each page is a scan of the server's table, so the largest pages cost least).
   std::vector<HoldInfo> list_all(std::string_view match = {});
 
   // Holds the key on behalf of `holder_id` (an assigned hold, no handle). Re-assigning to the

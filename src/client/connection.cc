@@ -158,8 +158,12 @@ Reply Connection::receive(Deadline deadline, std::string_view command) {
   const std::string unknown_outcome = " (the call may or may not have taken effect)";
   for (;;) {
     try {
-      if (auto parsed = parse_reply(in_)) {
-        in_.erase(0, parsed->consumed);
+      if (const std::size_t length = framer_.complete_length(in_)) {
+        auto parsed = parse_reply(std::string_view(in_).substr(0, length));
+        framer_.reset();
+        if (!parsed || parsed->consumed != length)
+          throw ProtocolError("malformed reply from the server: its framing is inconsistent");
+        in_.erase(0, length);
         return std::move(parsed->reply);
       }
     } catch (const ProtocolError&) {

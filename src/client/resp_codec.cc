@@ -17,6 +17,14 @@ constexpr int kMaxDepth = 16;
   throw ProtocolError("malformed reply from the server: " + what);
 }
 
+std::int64_t number(std::string_view text) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    malformed("'" + std::string(text.substr(0, 32)) + "' is not an integer");
+  return v;
+}
+
 class Parser {
  public:
   explicit Parser(std::string_view buf) : buf_(buf) {}
@@ -90,14 +98,6 @@ class Parser {
     *line = buf_.substr(pos_, end - pos_);
     pos_ = end + 2;
     return true;
-  }
-
-  static std::int64_t number(std::string_view text) {
-    std::int64_t v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size() || text.empty())
-      malformed("'" + std::string(text.substr(0, 32)) + "' is not an integer");
-    return v;
   }
 
   bool bulk(char tag, std::int64_t len, Reply* out) {
@@ -184,6 +184,67 @@ std::string encode_command(const std::vector<std::string>& args) {
     out += "\r\n";
   }
   return out;
+}
+
+std::size_t ReplyFramer::complete_length(std::string_view buf) {
+  for (;;) {
+    if (open_.size() > static_cast<std::size_t>(kMaxDepth))
+      malformed("nesting deeper than " + std::to_string(kMaxDepth));
+    if (pos_ >= buf.size()) return 0;
+    const char tag = buf[pos_];
+    const std::size_t end = buf.find("\r\n", pos_ + 1);
+    if (end == std::string_view::npos) {
+      if (buf.size() - pos_ > 64 * 1024) malformed("a header line longer than 64 KiB");
+      return 0;
+    }
+    const std::string_view line = buf.substr(pos_ + 1, end - pos_ - 1);
+    std::size_t next = end + 2;
+    bool finished = true;
+    switch (tag) {
+      case '+': case '-': case ':': case '_': case '#': case ',': case '(':
+        break;  // parse_reply() checks what the line says
+      case '$': case '=': case '!': {
+        const std::int64_t len = number(line);
+        if (len == -1 && tag == '$') break;
+        if (len < 0 || len > kMaxBulk) malformed("bulk length " + std::to_string(len));
+        if (buf.size() - next < static_cast<std::size_t>(len) + 2) return 0;  // the header is read again
+        next += static_cast<std::size_t>(len) + 2;
+        break;
+      }
+      case '*': case '~': case '>': case '%': case '|': {
+        const std::int64_t count = number(line);
+        const bool map = tag == '%' || tag == '|';
+        if (count == -1 && !map) break;
+        if (count < 0 || count > kMaxItems) malformed("aggregate length " + std::to_string(count));
+        if (count > 0) {
+          open_.push_back(Open{map ? count * 2 : count, tag == '|'});
+          finished = false;
+        } else if (tag == '|') {
+          finished = false;  // an empty attribute: the value follows
+        }
+        break;
+      }
+      default:
+        malformed("unknown type byte '" + std::string(1, tag) + "'");
+    }
+    pos_ = next;
+    if (finished && finish_value()) return pos_;
+  }
+}
+
+bool ReplyFramer::finish_value() {
+  while (!open_.empty()) {
+    if (--open_.back().remaining > 0) return false;
+    const bool attribute = open_.back().attribute;
+    open_.pop_back();
+    if (attribute) return false;  // the value it annotates is still to come
+  }
+  return true;
+}
+
+void ReplyFramer::reset() {
+  pos_ = 0;
+  open_.clear();
 }
 
 std::optional<ParseOutcome> parse_reply(std::string_view buffer) {

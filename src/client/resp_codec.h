@@ -1,11 +1,10 @@
 // The client side of RESP: encoding commands and parsing replies of either protocol version.
 //
 // Commands go out as arrays of bulk strings (never inline), so any byte is safe in a key,
-// owner or token. Replies are parsed into a small tree. The parser is incremental in the
-// simplest way: parse_reply() is given everything received so far and either returns one
-// complete reply with the bytes it used, or says "need more" (replies are small, so parsing
-// again from the start when more bytes arrive costs little). Malformed input throws
-// ProtocolError; the connection is then unusable.
+// owner or token. Replies are parsed into a small tree. A ReplyFramer first finds where a reply
+// ends, resuming its scan as more bytes arrive, and parse_reply() then builds the tree once: a
+// page of 10 000 holds (2.5 MB) that arrives in 16 KiB pieces is not parsed 150 times over.
+// Malformed input throws ProtocolError; the connection is then unusable.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +36,29 @@ std::string encode_command(const std::vector<std::string>& args);
 struct ParseOutcome {
   Reply reply;
   std::size_t consumed = 0;
+};
+
+// Where the first reply in a growing buffer ends, found without building it. Each call resumes
+// where the last one stopped, so the buffer must keep what the last call saw and only grow.
+class ReplyFramer {
+ public:
+  // The length of the first complete reply in `buffer`, or 0 while it is incomplete. Throws
+  // ProtocolError on framing that no reply has (an unknown type byte, a bad length, nesting
+  // deeper than parse_reply() accepts).
+  std::size_t complete_length(std::string_view buffer);
+  // Starts over, for a buffer whose first reply has been taken out.
+  void reset();
+
+ private:
+  // Counts one finished value; true when it finished the reply.
+  bool finish_value();
+
+  struct Open {
+    std::int64_t remaining;  // values still expected in this aggregate
+    bool attribute;          // an attribute map: the value it annotates follows it
+  };
+  std::size_t pos_ = 0;
+  std::vector<Open> open_;
 };
 
 // One complete reply from the front of `buffer`, or nullopt when more bytes are needed.
