@@ -106,6 +106,23 @@ TEST_F(ClientLocks, ListPagesThroughMatchingHolds) {
   EXPECT_EQ(client.list_all().size(), 6u);
 }
 
+TEST_F(ClientLocks, ListAllFollowsTheCursorPastAFullPage) {
+  // list_all asks for pages of 10 000: one more hold than that takes a second page, and the
+  // first page (about 2.5 MB) arrives over many reads.
+  constexpr int kHolds = 10'005;
+  for (int i = 0; i < kHolds; ++i)
+    ASSERT_TRUE(client.try_acquire("many:" + std::to_string(i), {.ttl = 60000ms}));
+  ASSERT_TRUE(client.try_acquire("other", {.ttl = 60000ms}));
+  ListPage first = client.list({.match = "many:*", .count = 10'000});
+  EXPECT_EQ(first.holds.size(), 10'000u);
+  EXPECT_FALSE(first.last());
+  std::set<std::string> keys;
+  for (const auto& h : client.list_all("many:*")) EXPECT_TRUE(keys.insert(h.key).second) << h.key;
+  EXPECT_EQ(keys.size(), static_cast<std::size_t>(kHolds));
+  EXPECT_EQ(keys.count("many:10004"), 1u);
+  EXPECT_EQ(client.list_all().size(), static_cast<std::size_t>(kHolds) + 1);
+}
+
 TEST_F(ClientLocks, RetakeByOwnerFencesTheOldHandle) {
   auto first = client.acquire("import:u1", {.ttl = 60000ms, .timeout = 0ms, .owner = "run-7"});
   auto second = client.try_acquire("import:u1", {.ttl = 60000ms, .owner = "run-7"});
