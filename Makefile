@@ -5,12 +5,13 @@ BUILD_DIR ?= build
 FUZZ_DIR  ?= build-fuzz
 COVERAGE_DIR ?= build-coverage
 SANITIZE_DIR ?= build-sanitize
+TSAN_DIR ?= build-tsan
 BUILD_TYPE ?= RelWithDebInfo
 CTEST_JOBS ?= 2
 SERVE_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: all deps deps-test deps-bench configure build serve test unit-test fuzz bench coverage sanitize format clean
+.PHONY: all deps deps-test deps-bench configure build serve test unit-test fuzz bench coverage sanitize tsan format clean
 
 all: build
 
@@ -70,6 +71,22 @@ sanitize: deps-test
 	  GTEST_FILTER=-HttpApi.ConnectionsWhoseResponseWaitedForTheLogGiveTheirMemoryBack:Descriptors.AServerOutOfDescriptors* \
 	  ctest --output-on-failure -j $(CTEST_JOBS) --timeout 900 -E client_find_package
 	@! ls $(SANITIZE_DIR)/report.* 2>/dev/null || { cat $(SANITIZE_DIR)/report.*; exit 1; }
+
+# Not part of `make test` either: every test under ThreadSanitizer, the server it starts too (its
+# loop, the log writer, the snapshot child, PostgreSQL offload threads). Reports go to files as
+# above. Built without the allocation tests (TSan's runtime replaces operator new itself).
+tsan: deps-test
+	cmake -S . -B $(TSAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DHOLDFAST_ALLOCATION_TESTS=OFF \
+	  -DCMAKE_CXX_FLAGS="-O1 -g -fsanitize=thread -fno-omit-frame-pointer" \
+	  -DCMAKE_C_FLAGS="-fsanitize=thread" \
+	  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
+	  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=thread"
+	cmake --build $(TSAN_DIR)
+	rm -f $(TSAN_DIR)/report.*
+	cd $(TSAN_DIR) && TSAN_OPTIONS=log_path=$(CURDIR)/$(TSAN_DIR)/report:second_deadlock_stack=1 \
+	  ctest --output-on-failure -j $(CTEST_JOBS) --timeout 900 -E client_find_package
+	@! ls $(TSAN_DIR)/report.* 2>/dev/null || { cat $(TSAN_DIR)/report.*; exit 1; }
 
 bench: deps-bench build
 	./$(BUILD_DIR)/holdfast-bench --out bench/results $(BENCH_ARGS)
