@@ -2,3 +2,8 @@
 # pieces, with slow readers, replies held back for the store and clients that hang up.
 holdfast_fuzzer(connection_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/connection_fuzz.cc)
 target_link_libraries(connection_fuzz PRIVATE holdfast_connections)
+# The same with a blocking service: every command on the offload executor, whose calls the
+# fuzzer runs in any order, as on a PostgreSQL node.
+holdfast_fuzzer(connection_offload_fuzz ${CMAKE_CURRENT_SOURCE_DIR}/connection_fuzz.cc)
+target_link_libraries(connection_offload_fuzz PRIVATE holdfast_connections)
+target_compile_definitions(connection_offload_fuzz PRIVATE HOLDFAST_FUZZ_OFFLOAD)

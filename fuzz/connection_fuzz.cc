@@ -16,6 +16,7 @@
 //   - every PING <payload> got its own payload back, in order (a lost, repeated or misplaced
 //     command shows here);
 //   - once all clients hang up, no connection object is left alive and no waiter is queued.
+// connection_offload_fuzz is the same with a blocking service (see socket_harness.h).
 #include <sys/socket.h>
 
 #include <boost/asio/generic/stream_protocol.hpp>
@@ -143,12 +144,20 @@ Expected expected_replies(std::string_view sent, const ParserLimits& limits) {
   return e;
 }
 
+// connection_offload_fuzz builds this file with HOLDFAST_FUZZ_OFFLOAD: every command runs on
+// the offload executor, as on a PostgreSQL node.
+#ifdef HOLDFAST_FUZZ_OFFLOAD
+constexpr bool kOffload = true;
+#else
+constexpr bool kOffload = false;
+#endif
+
 class Harness final : public fuzz::SocketHarness {
  public:
-  Harness() {
+  Harness() : SocketHarness(kOffload) {
     hub_ = std::make_unique<ConnectionHub>(ConnectionHub{
-        io_, service_, loop_, ServerInfo{"fuzz", false}, nullptr, nullptr, nullptr, limits(), {}, 0,
-        kMaxPendingOutput, kInputSlack});
+        io_, front_service(), loop_, ServerInfo{"fuzz", false}, nullptr, nullptr, offload(), limits(),
+        {}, 0, kMaxPendingOutput, kInputSlack});
     connect_all();
   }
 

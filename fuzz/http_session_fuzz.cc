@@ -20,6 +20,7 @@
 //   - the status of a fresh key names that key: responses come back in the order of requests;
 //   - a HEAD response has no body;
 //   - once all clients hang up, no session object is left alive and no waiter is queued.
+// http_session_offload_fuzz is the same with a blocking service (see socket_harness.h).
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdint>
@@ -119,11 +120,19 @@ std::string request(std::string_view method, std::string_view target, std::strin
   return r;
 }
 
+// http_session_offload_fuzz builds this file with HOLDFAST_FUZZ_OFFLOAD: every request runs on
+// the offload executor, as on a PostgreSQL node.
+#ifdef HOLDFAST_FUZZ_OFFLOAD
+constexpr bool kOffload = true;
+#else
+constexpr bool kOffload = false;
+#endif
+
 class Harness final : public fuzz::SocketHarness {
  public:
-  Harness() {
-    hub_ = std::make_unique<http::HttpHub>(http::HttpHub{io_, service_, loop_, nullptr, {}, nullptr, nullptr, 0,
-                                                         &last_id_, {}});
+  Harness() : SocketHarness(kOffload) {
+    hub_ = std::make_unique<http::HttpHub>(http::HttpHub{io_, front_service(), loop_, nullptr, {}, nullptr,
+                                                         offload(), 0, &last_id_, {}});
     hub_->view.metrics = [] { return std::string("# fuzz\n"); };
     hub_->view.ready = [] { return true; };
     hub_->header_limit = kHeaderLimit;

@@ -17,11 +17,13 @@ namespace holdfast {
 class BlockingExecutor {
  public:
   explicit BlockingExecutor(std::size_t max_threads = 2048) : max_threads_(max_threads) {}
-  ~BlockingExecutor();
+  virtual ~BlockingExecutor();
   BlockingExecutor(const BlockingExecutor&) = delete;
   BlockingExecutor& operator=(const BlockingExecutor&) = delete;
 
-  void submit(std::function<void()> job);
+  // Virtual for the socket fuzzers, which queue jobs and run them in an order of their choosing
+  // on their own thread (fuzz/socket_harness.h).
+  virtual void submit(std::function<void()> job);
   std::size_t threads() const;
 
  private:
