@@ -15,8 +15,8 @@
 namespace {
 
 using holdfast::ProtocolError;
-using holdfast::client_internal::ParseOutcome;
 using holdfast::client_internal::parse_reply;
+using holdfast::client_internal::ParseOutcome;
 using holdfast::client_internal::ReplyFramer;
 
 enum class Parsed { kWhole, kIncomplete, kMalformed };
@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const Parsed parsed = parse(buffer, &consumed);
     if (threw || length == 0) {
       if (parsed == Parsed::kWhole) std::abort();  // the framer missed a whole reply
-      if (threw) return 0;  // the connection is broken from here on
+      if (threw) return 0;                         // the connection is broken from here on
       continue;
     }
     if (parsed == Parsed::kIncomplete) std::abort();  // framed a reply the parser wants more of

@@ -97,7 +97,8 @@ class OffloadedService final : public LockService {
  public:
   explicit OffloadedService(EmbeddedService& inner) : inner_(inner) {}
 
-  Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args, WaiterClient*) override {
+  Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args,
+                                 WaiterClient*) override {
     AcquireArgs once = args;
     once.timeout_ms = 0;
     return inner_.acquire(caller, once, nullptr);
@@ -106,7 +107,8 @@ class OffloadedService final : public LockService {
                              Millis ttl_ms) override {
     return inner_.renew(caller, key, handle, ttl_ms);
   }
-  Result<ReleaseOutcome> release(const Caller& caller, std::string_view key, std::string_view handle) override {
+  Result<ReleaseOutcome> release(const Caller& caller, std::string_view key,
+                                 std::string_view handle) override {
     return inner_.release(caller, key, handle);
   }
   Result<StatusView> status(const Caller& caller, std::string_view key) override {
@@ -116,7 +118,8 @@ class OffloadedService final : public LockService {
                         std::size_t count) override {
     return inner_.list(caller, match, cursor, count);
   }
-  Result<AcquireOutcome> assign(const Caller& caller, const AssignArgs& args, WaiterClient*) override {
+  Result<AcquireOutcome> assign(const Caller& caller, const AssignArgs& args,
+                                WaiterClient*) override {
     AssignArgs once = args;
     if (once.timeout_ms) once.timeout_ms = 0;
     return inner_.assign(caller, once, nullptr);
@@ -258,7 +261,9 @@ class SocketHarness {
     if (!service_.recover().ok()) std::abort();
   }
 
-  LockService& front_service() { return offload_ ? static_cast<LockService&>(offloaded_) : service_; }
+  LockService& front_service() {
+    return offload_ ? static_cast<LockService&>(offloaded_) : service_;
+  }
   BlockingExecutor* offload() { return offload_ ? &executor_ : nullptr; }
   virtual ~SocketHarness() = default;  // the derived class hangs up first (hang_up_all)
 
@@ -355,7 +360,8 @@ class SocketHarness {
 
   void connect(Client& c) {
     int fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0) std::abort();
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) != 0)
+      std::abort();
     // Small socket buffers: the server's writes come back partial and go asynchronous.
     const int small = 4096;
     ::setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &small, sizeof small);

@@ -53,7 +53,7 @@ class Connection {
 
   int fd_ = -1;
   std::string peer_;
-  std::string in_;  // bytes received and not yet parsed
+  std::string in_;      // bytes received and not yet parsed
   ReplyFramer framer_;  // how far into in_'s first reply the scan has come
   bool broken_ = false;
   bool pinned_ = false;

@@ -201,17 +201,30 @@ std::size_t ReplyFramer::complete_length(std::string_view buf) {
     std::size_t next = end + 2;
     bool finished = true;
     switch (tag) {
-      case '+': case '-': case ':': case '_': case '#': case ',': case '(':
+      case '+':
+      case '-':
+      case ':':
+      case '_':
+      case '#':
+      case ',':
+      case '(':
         break;  // parse_reply() checks what the line says
-      case '$': case '=': case '!': {
+      case '$':
+      case '=':
+      case '!': {
         const std::int64_t len = number(line);
         if (len == -1 && tag == '$') break;
         if (len < 0 || len > kMaxBulk) malformed("bulk length " + std::to_string(len));
-        if (buf.size() - next < static_cast<std::size_t>(len) + 2) return 0;  // the header is read again
+        if (buf.size() - next < static_cast<std::size_t>(len) + 2)
+          return 0;  // the header is read again
         next += static_cast<std::size_t>(len) + 2;
         break;
       }
-      case '*': case '~': case '>': case '%': case '|': {
+      case '*':
+      case '~':
+      case '>':
+      case '%':
+      case '|': {
         const std::int64_t count = number(line);
         const bool map = tag == '%' || tag == '|';
         if (count == -1 && !map) break;
