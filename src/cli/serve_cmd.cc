@@ -24,6 +24,7 @@ struct ServeFlags {
   std::string listen, http, unix_path, data_dir, fsync, store;
   Millis session_grace_ms = 0;
   std::int64_t snapshot_after_bytes = 0;
+  std::int64_t idle_poll_us = 0;
 };
 
 // Every client connection takes a file descriptor, and the soft limit is often 1 024 where the
@@ -103,6 +104,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   if (cmd.count("--store")) o.store_url = f.store;
   if (cmd.count("--session-grace-ms")) o.session_grace_ms = f.session_grace_ms;
   if (cmd.count("--snapshot-after-bytes")) o.snapshot_after_bytes = f.snapshot_after_bytes;
+  if (cmd.count("--idle-poll-us")) o.idle_poll_us = f.idle_poll_us;
   auto config = load_config(f.config, o);
   if (!config.ok()) {
     std::cerr << "holdfast serve: " << config.error().message << "\n";
@@ -166,6 +168,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--snapshot-after-bytes", flags->snapshot_after_bytes,
                   "take a snapshot (and drop the log it replaces) after this much log "
                   "(default 67108864)");
+  cmd->add_option("--idle-poll-us", flags->idle_poll_us,
+                  "how long the loop may poll for work before it sleeps, adapting to how soon "
+                  "work comes back; 0 turns polling off (default 100; not with --store)");
   cmd->add_option("--store", flags->store,
                   "postgres://... to run as a node over a shared PostgreSQL");
   cmd->add_option("--session-grace-ms", flags->session_grace_ms,

@@ -101,7 +101,7 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       if (!value.is_table()) return config_error(path, "[" + k + "] must be a table");
     }
     if (auto* s = doc["server"].as_table()) {
-      if (auto e = check_keys(path, *s, "server", {"listen", "http", "unix", "dataDir", "fsync", "snapshotAfterBytes"}))
+      if (auto e = check_keys(path, *s, "server", {"listen", "http", "unix", "dataDir", "fsync", "snapshotAfterBytes", "idlePollUs"}))
         return *e;
       std::string fsync;
       for (auto [key, out] : {std::pair{"listen", &c.listen}, {"http", &c.http}, {"unix", &c.unix_path},
@@ -109,6 +109,7 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
         if (auto e = read_string(path, *s, "server", key, out)) return *e;
       }
       if (auto e = read_int(path, *s, "server", "snapshotAfterBytes", &c.snapshot_after_bytes)) return *e;
+      if (auto e = read_int(path, *s, "server", "idlePollUs", &c.idle_poll_us)) return *e;
       if (!fsync.empty()) {
         auto mode = parse_fsync(fsync);
         if (!mode.ok()) return config_error(path, "[server] " + mode.error().message);
@@ -157,6 +158,9 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
   if (o.snapshot_after_bytes) c.snapshot_after_bytes = *o.snapshot_after_bytes;
   if (c.snapshot_after_bytes < kMinSnapshotAfterBytes || c.snapshot_after_bytes > kMaxSnapshotAfterBytes)
     return invalid_argument("[server] snapshotAfterBytes (--snapshot-after-bytes) must be from 4096 to 1099511627776 bytes");
+  if (o.idle_poll_us) c.idle_poll_us = *o.idle_poll_us;
+  if (c.idle_poll_us < 0 || c.idle_poll_us > kMaxIdlePollUs)
+    return invalid_argument("[server] idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds");
   if (o.fsync) {
     auto mode = parse_fsync(*o.fsync);
     if (!mode.ok()) return std::move(mode).error();

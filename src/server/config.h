@@ -16,6 +16,8 @@ enum class FsyncMode { kAlways, kNever };
 
 inline constexpr std::int64_t kMinSnapshotAfterBytes = 4096;
 inline constexpr std::int64_t kMaxSnapshotAfterBytes = std::int64_t{1} << 40;
+inline constexpr std::int64_t kDefaultIdlePollUs = 100;
+inline constexpr std::int64_t kMaxIdlePollUs = 10'000;
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:7420";  // RESP over TCP; empty: off
@@ -24,6 +26,7 @@ struct ServerConfig {
   std::string data_dir = "data";
   FsyncMode fsync = FsyncMode::kAlways;
   std::int64_t snapshot_after_bytes = 64 << 20;  // log written since the last snapshot
+  std::int64_t idle_poll_us = kDefaultIdlePollUs;  // embedded: the loop's longest poll before it sleeps
   std::string credentials;                // empty: local open mode
   std::int64_t acquire_per_user_per_hour = 600;
   Millis max_lease_ms = 86'400'000;
@@ -36,7 +39,7 @@ struct ServerConfig {
 struct ConfigOverrides {
   std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url;
   std::optional<Millis> session_grace_ms;
-  std::optional<std::int64_t> snapshot_after_bytes;
+  std::optional<std::int64_t> snapshot_after_bytes, idle_poll_us;
 };
 
 // Reads `path` (empty: no file) and applies `overrides`. Relative paths in the file (data dir,

@@ -30,6 +30,7 @@ class Metrics {
 
   struct Gauges {
     std::size_t connections = 0;
+    double loop_poll_seconds = 0;
   };
   std::string render(const ServiceStats& stats, const Gauges& gauges) const;
 

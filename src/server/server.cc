@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <spdlog/spdlog.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -41,12 +42,14 @@ Server::Server(const ServerConfig& config, LockService& service, EmbeddedService
       signals_(io_, SIGINT, SIGTERM),
       reload_signal_(io_, SIGHUP),
       shutdown_deadline_(io_),
-      accept_pause_(io_) {
+      accept_pause_(io_),
+      idle_poll_(embedded != nullptr ? config.idle_poll_us : 0) {
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
   http_hub_.first_metric = resp::command_table().size();
   for (const auto& r : http::route_table()) metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
   http_hub_.view.metrics = [this] {
-    return metrics_.render(service_.stats(), Metrics::Gauges{connection_count()});
+    const double polled_seconds = static_cast<double>(idle_poll_.polled_total()) / 1e6;
+    return metrics_.render(service_.stats(), Metrics::Gauges{connection_count(), polled_seconds});
   };
   http_hub_.view.ready = [this] { return !stopping_; };
   if (service_.blocking()) {
@@ -281,9 +284,43 @@ void Server::drain(std::chrono::steady_clock::time_point deadline) {
 }
 
 void Server::run() {
-  io_.run();
+  // A node over PostgreSQL always sleeps: its loop waits for the database, which needs the CPU.
+  if (idle_poll_.max() > 0) {
+    run_polling();
+  } else {
+    io_.run();
+  }
   if (embedded_ != nullptr) embedded_->store().close();
   spdlog::info("stopped");
+}
+
+// io_.run(), but polling for up to the idle window before each sleep (idle_poll.h says why).
+void Server::run_polling() {
+  IdlePoll& idle = idle_poll_;
+  const auto now_us = [] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  while (!io_.stopped()) {
+    if (io_.poll() > 0) {
+      if (idle.idle()) idle.found_work(now_us());
+    } else if (io_.stopped()) {
+      break;
+    } else if (loop_.awaiting_durability()) {
+      // Waiting for the disk: the log writer needs the CPU a poll would take, and its report
+      // comes as a post that wakes the loop anyway.
+      if (idle.idle()) idle.found_work(now_us());
+      io_.run_one();
+    } else if (idle.keep_polling(now_us())) {
+      // Poll only with a CPU nobody else wants: any other runnable thread on this CPU (a
+      // client on the same machine, another server) goes first.
+      sched_yield();
+    } else {
+      io_.run_one();
+      idle.woke(now_us());
+    }
+  }
 }
 
 }  // namespace holdfast

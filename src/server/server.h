@@ -27,6 +27,7 @@
 #include "server/blocking_executor.h"
 #include "server/config.h"
 #include "server/http/session.h"
+#include "server/idle_poll.h"
 #include "server/metrics.h"
 #include "server/loop_driver.h"
 #include "server/resp/connection.h"
@@ -69,6 +70,7 @@ class Server {
   void begin_shutdown();
   void wait_for_reload();
   void drain(std::chrono::steady_clock::time_point deadline);
+  void run_polling();
 
   ServerConfig config_;
   const Authenticator* auth_;
@@ -96,6 +98,7 @@ class Server {
   std::string resp_address_;
   std::string http_address_;
   bool stopping_ = false;
+  IdlePoll idle_poll_;  // max 0 (never polls) for a node over PostgreSQL
 };
 
 }  // namespace holdfast

@@ -30,6 +30,7 @@ TEST_F(ConfigFile, DefaultsWithoutAFile) {
   EXPECT_EQ(c->fsync, FsyncMode::kAlways);
   EXPECT_EQ(c->acquire_per_user_per_hour, 600);
   EXPECT_EQ(c->snapshot_after_bytes, 64 << 20);
+  EXPECT_EQ(c->idle_poll_us, 100);
 }
 
 TEST_F(ConfigFile, ReadsEveryNameAndResolvesPathsAgainstTheFile) {
@@ -41,6 +42,7 @@ unix = "run/h.sock"
 dataDir = "state"
 fsync = "never"
 snapshotAfterBytes = 1048576
+idlePollUs = 0
 [auth]
 credentials = "creds.toml"
 [limits]
@@ -57,6 +59,7 @@ url = "postgres://db/locks"
   EXPECT_EQ(c->data_dir, (dir / "state").string());
   EXPECT_EQ(c->fsync, FsyncMode::kNever);
   EXPECT_EQ(c->snapshot_after_bytes, 1 << 20);
+  EXPECT_EQ(c->idle_poll_us, 0);
   EXPECT_EQ(c->credentials, (dir / "creds.toml").string());
   EXPECT_EQ(c->acquire_per_user_per_hour, 5);
   EXPECT_EQ(c->max_lease_ms, 60000);
@@ -64,14 +67,16 @@ url = "postgres://db/locks"
 }
 
 TEST_F(ConfigFile, FlagsOverrideTheFile) {
-  auto path = write("[server]\nlisten = \"127.0.0.1:9000\"\nfsync = \"never\"\n");
+  auto path = write("[server]\nlisten = \"127.0.0.1:9000\"\nfsync = \"never\"\nidlePollUs = 50\n");
   ConfigOverrides o;
   o.listen = "127.0.0.1:9100";
   o.fsync = "always";
   o.data_dir = "/var/lib/holdfast";
   o.snapshot_after_bytes = 65536;
+  o.idle_poll_us = 10000;
   auto c = load_config(path, o);
   ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->idle_poll_us, 10000);
   EXPECT_EQ(c->listen, "127.0.0.1:9100");
   EXPECT_EQ(c->snapshot_after_bytes, 65536);
   EXPECT_EQ(c->fsync, FsyncMode::kAlways);
@@ -92,6 +97,9 @@ TEST_F(ConfigFile, MistakesAreNamed) {
       {"[limits]\nmaxLeaseMs = 0\n", "maxLeaseMs must be from 1 to 86400000"},
       {"[server]\nsnapshotAfterBytes = 4095\n", "snapshotAfterBytes (--snapshot-after-bytes) must be from 4096"},
       {"[server]\nsnapshotAfterBytes = \"64MiB\"\n", "[server] snapshotAfterBytes must be an integer"},
+      {"[server]\nidlePollUs = -1\n", "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
+      {"[server]\nidlePollUs = 10001\n", "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
+      {"[server]\nidlePollUs = 1.5\n", "[server] idlePollUs must be an integer"},
       {"[server\n", "holdfast.toml: 1:"},
   };
   for (const auto& c : cases) {
