@@ -42,14 +42,15 @@ void EventLoop::rewatch(int fd, std::uint32_t events, IoHandler* handler) {
 void EventLoop::unwatch(int fd) { epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr); }
 
 void EventLoop::mark_dirty(Flushable* f) {
-  // A connection queues several requests per iteration; the vector stays short (one entry per
-  // connection at most after dedup at flush time), so a linear check is cheaper than a set.
-  if (dirty_.empty() || dirty_.back() != f) dirty_.push_back(f);
+  if (f->marked_) return;
+  f->marked_ = true;
+  dirty_.push_back(f);
 }
 
 void EventLoop::forget(Flushable* f) {
   std::erase(dirty_, f);
   std::replace(flushing_.begin(), flushing_.end(), f, static_cast<Flushable*>(nullptr));
+  f->marked_ = false;
 }
 
 void EventLoop::add_timer(std::int64_t at_ns, TimerHandler* handler, std::uint64_t cookie) {
@@ -66,8 +67,9 @@ void EventLoop::flush_dirty() {
   while (!dirty_.empty()) {
     flushing_.swap(dirty_);
     dirty_.clear();
-    std::sort(flushing_.begin(), flushing_.end());
-    flushing_.erase(std::unique(flushing_.begin(), flushing_.end()), flushing_.end());
+    for (Flushable* f : flushing_) {
+      if (f != nullptr) f->marked_ = false;
+    }
     for (std::size_t i = 0; i < flushing_.size(); ++i) {
       if (flushing_[i] != nullptr) flushing_[i]->flush();
     }

@@ -34,6 +34,10 @@ class Flushable {
  public:
   virtual ~Flushable() = default;
   virtual void flush() = 0;
+
+ private:
+  friend class EventLoop;
+  bool marked_ = false;  // in the loop's dirty list
 };
 
 class TimerHandler {
@@ -56,7 +60,9 @@ class EventLoop {
   void rewatch(int fd, std::uint32_t events, IoHandler* handler);
   void unwatch(int fd);
 
-  // Queues `f` for step 4 of the current iteration; marking it twice flushes it once.
+  // Queues `f` for step 4 of the current iteration; marking it twice flushes it once. Flushes
+  // go in the order of the first marks: the request queued first (say, the release that lets
+  // the next waiter in) leaves first.
   void mark_dirty(Flushable* f);
   // Forgets `f` (a connection being destroyed).
   void forget(Flushable* f);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include "event_loop.h"
 #include "histogram.h"
 
 #include <filesystem>
@@ -19,6 +20,50 @@
 
 namespace holdfast::bench {
 namespace {
+
+// Records the order in which the loop flushed it, and can mark another one as it flushes.
+struct OrderedFlush final : Flushable {
+  OrderedFlush(int id, std::vector<int>* log) : id(id), log(log) {}
+  void flush() override {
+    log->push_back(id);
+    if (then != nullptr) loop->mark_dirty(then);
+    then = nullptr;
+  }
+  int id;
+  std::vector<int>* log;
+  EventLoop* loop = nullptr;
+  Flushable* then = nullptr;
+};
+
+TEST(EventLoop, FlushesOnceEachInTheOrderOfTheFirstMarks) {
+  EventLoop loop;
+  std::vector<int> order;
+  // Allocated in one array, so address order (the old sort) would be 0, 1, 2, 3.
+  std::vector<OrderedFlush> f;
+  for (int i = 0; i < 4; ++i) f.emplace_back(i, &order);
+  for (int i : {2, 0, 2, 3, 0, 1, 3}) loop.mark_dirty(&f[i]);
+  loop.run_once(0);
+  EXPECT_EQ(order, (std::vector<int>{2, 0, 3, 1}));
+}
+
+TEST(EventLoop, AFlushMayMarkAnotherForTheSameIterationAndAForgottenOneIsNotFlushed) {
+  EventLoop loop;
+  std::vector<int> order;
+  std::vector<OrderedFlush> f;
+  for (int i = 0; i < 3; ++i) f.emplace_back(i, &order);
+  f[0].loop = &loop;
+  f[0].then = &f[0];  // marks itself again while being flushed
+  loop.mark_dirty(&f[0]);
+  loop.mark_dirty(&f[2]);
+  loop.mark_dirty(&f[1]);
+  loop.forget(&f[2]);
+  loop.run_once(0);
+  EXPECT_EQ(order, (std::vector<int>{0, 1, 0}));
+  order.clear();
+  loop.mark_dirty(&f[2]);  // forgetting cleared its mark
+  loop.run_once(0);
+  EXPECT_EQ(order, (std::vector<int>{2}));
+}
 
 TEST(LatencyHistogram, PercentilesOfUniformValuesAreWithinOnePercent) {
   LatencyHistogram h;
