@@ -16,8 +16,8 @@
 //     window halves (and drops to 0 below max/4).
 //  4. Work found while polling leaves the window as it is.
 // So a server whose clients come back within `max` polls (one busy core, lower latency), and
-// one whose work arrives further apart than that sleeps as before: polling never costs more
-// than one window per sleep that ended a shrink.
+// one whose work arrives further apart than that sleeps as before: from a full window, three
+// long sleeps in a row (after polls of max, max/2 and max/4) turn polling off.
 //
 // Pure: the caller passes the time. Not thread-safe (the loop thread owns it).
 #pragma once
