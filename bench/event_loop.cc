@@ -67,11 +67,11 @@ void EventLoop::flush_dirty() {
   while (!dirty_.empty()) {
     flushing_.swap(dirty_);
     dirty_.clear();
-    for (Flushable* f : flushing_) {
-      if (f != nullptr) f->marked_ = false;
-    }
     for (std::size_t i = 0; i < flushing_.size(); ++i) {
-      if (flushing_[i] != nullptr) flushing_[i]->flush();
+      Flushable* f = flushing_[i];
+      if (f == nullptr) continue;  // forgotten by an earlier flush
+      f->marked_ = false;
+      f->flush();
     }
     flushing_.clear();
   }

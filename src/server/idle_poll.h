@@ -38,7 +38,7 @@ class IdlePoll {
   bool keep_polling(Micros now);
   // True between the first keep_polling() of an idle spell and the work that ends it.
   bool idle() const { return idle_since_.has_value(); }
-  // The loop polled and found work at `now`. REQUIRES: idle().
+  // The loop found work at `now` after polling (counted as polled time); nothing if not idle().
   void found_work(Micros now);
   // The loop slept (after keep_polling() said false) and woke with work at `now`.
   void woke(Micros now);

@@ -296,29 +296,32 @@ void Server::run() {
 
 // io_.run(), but polling for up to the idle window before each sleep (idle_poll.h says why).
 void Server::run_polling() {
-  IdlePoll& idle = idle_poll_;
   const auto now_us = [] {
     return std::chrono::duration_cast<std::chrono::microseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
   };
+  // Reads the clock only when a spell of polling has something to account for.
+  const auto end_idle_spell = [&] {
+    if (idle_poll_.idle()) idle_poll_.found_work(now_us());
+  };
   while (!io_.stopped()) {
     if (io_.poll() > 0) {
-      if (idle.idle()) idle.found_work(now_us());
+      end_idle_spell();
     } else if (io_.stopped()) {
       break;
     } else if (loop_.awaiting_durability()) {
       // Waiting for the disk: the log writer needs the CPU a poll would take, and its report
       // comes as a post that wakes the loop anyway.
-      if (idle.idle()) idle.found_work(now_us());
+      end_idle_spell();
       io_.run_one();
-    } else if (idle.keep_polling(now_us())) {
+    } else if (idle_poll_.keep_polling(now_us())) {
       // Poll only with a CPU nobody else wants: any other runnable thread on this CPU (a
       // client on the same machine, another server) goes first.
       sched_yield();
     } else {
       io_.run_one();
-      idle.woke(now_us());
+      idle_poll_.woke(now_us());
     }
   }
 }
