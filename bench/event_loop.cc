@@ -1,6 +1,7 @@
 // EventLoop: see event_loop.h for the iteration.
 #include "event_loop.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,17 +78,46 @@ void EventLoop::flush_dirty() {
   }
 }
 
-void EventLoop::run_once(std::int64_t deadline_ns) {
-  std::int64_t wake_ns = deadline_ns;
-  if (!timers_.empty()) wake_ns = std::min(wake_ns, timers_.top().at_ns);
-  // Work queued outside an iteration (the first requests of a measurement) goes out first.
-  flush_dirty();
-  std::int64_t wait_ns = std::max<std::int64_t>(0, wake_ns - now_ns());
+int EventLoop::wait(std::int64_t wait_ns) {
   timespec timeout{static_cast<time_t>(wait_ns / kNsPerSec),
                    static_cast<long>(wait_ns % kNsPerSec)};
   const int n =
       epoll_pwait2(epoll_fd_, events_.data(), static_cast<int>(events_.size()), &timeout, nullptr);
   if (n < 0 && errno != EINTR) fail("epoll_pwait2");
+  return std::max(n, 0);
+}
+
+int EventLoop::poll_then_wait(std::int64_t wake_ns) {
+  int n = wait(0);
+  if (n > 0) return n;  // busy: no idle spell to account for
+  for (;;) {
+    const std::int64_t now = now_ns();
+    if (now >= wake_ns) {  // a timer (or the deadline) is due: that is the work found
+      idle_poll_.found_work(now / 1000);
+      return 0;
+    }
+    if (!idle_poll_.keep_polling(now / 1000)) break;
+    // Any other runnable thread on this CPU (a server's process, say) goes first.
+    sched_yield();
+    n = wait(0);
+    if (n > 0) {
+      idle_poll_.found_work(now_ns() / 1000);
+      return n;
+    }
+  }
+  n = wait(std::max<std::int64_t>(0, wake_ns - now_ns()));
+  idle_poll_.woke(now_ns() / 1000);
+  return n;
+}
+
+void EventLoop::run_once(std::int64_t deadline_ns) {
+  std::int64_t wake_ns = deadline_ns;
+  if (!timers_.empty()) wake_ns = std::min(wake_ns, timers_.top().at_ns);
+  // Work queued outside an iteration (the first requests of a measurement) goes out first.
+  flush_dirty();
+  const int n = idle_poll_.max() > 0
+                    ? poll_then_wait(wake_ns)
+                    : wait(std::max<std::int64_t>(0, wake_ns - now_ns()));
   for (int i = 0; i < n; ++i) {
     static_cast<IoHandler*>(events_[i].data.ptr)->on_io(events_[i].events);
   }

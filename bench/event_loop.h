@@ -2,7 +2,8 @@
 // point per iteration.
 //
 // An iteration:
-//   1. waits in epoll_pwait2 until a socket is ready or the earliest timer is due;
+//   1. waits in epoll_pwait2 until a socket is ready or the earliest timer is due (with a poll
+//      window, polls first: see set_idle_poll_us);
 //   2. hands every ready socket to its IoHandler (which parses replies and lets the workload
 //      queue its next requests into the connection's output buffer);
 //   3. fires the due timers (backoff sleeps);
@@ -20,6 +21,8 @@
 #include <functional>
 #include <queue>
 #include <vector>
+
+#include "server/idle_poll.h"
 
 namespace holdfast::bench {
 
@@ -75,6 +78,13 @@ class EventLoop {
   // Step 5: called with the time right after the flushes of an iteration.
   void set_after_flush(std::function<void(std::int64_t)> hook) { after_flush_ = std::move(hook); }
 
+  // How long step 1 may poll (epoll with no timeout, yielding the CPU between tries) before it
+  // sleeps, adapting to how soon work has been coming back: the server's IdlePoll
+  // (src/server/idle_poll.h). 0, the default, sleeps at once.
+  void set_idle_poll_us(std::int64_t max_us) { idle_poll_ = IdlePoll(max_us); }
+  // Time step 1 spent polling so far, µs.
+  std::int64_t polled_us() const { return idle_poll_.polled_total(); }
+
   // Runs one iteration, waiting at most until `deadline_ns` for events.
   void run_once(std::int64_t deadline_ns);
 
@@ -90,6 +100,8 @@ class EventLoop {
   };
 
   void flush_dirty();
+  int wait(std::int64_t wait_ns);            // one epoll_pwait2; the number of events
+  int poll_then_wait(std::int64_t wake_ns);  // step 1 with a poll window
 
   int epoll_fd_;
   std::vector<epoll_event> events_;
@@ -98,6 +110,7 @@ class EventLoop {
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   std::uint64_t timer_seq_ = 0;
   std::function<void(std::int64_t)> after_flush_;
+  IdlePoll idle_poll_{0};
 };
 
 }  // namespace holdfast::bench

@@ -86,6 +86,11 @@ int main(int argc, char** argv) {
   app.add_option("--depth", o.depth, "Pipeline depth of workload (c)")->capture_default_str();
   app.add_option("--think-us", o.think_us, "Pause after each critical section in (b), µs")
       ->capture_default_str();
+  app.add_option("--client-poll-us", o.client_poll_us,
+                 "How long the client's loop may poll before it sleeps, adapting like the "
+                 "server's --idle-poll-us; 0 sleeps at once")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{10'000}))
+      ->capture_default_str();
   app.add_option("--backoff-min-us", o.backoff_min_us,
                  "First back-off of a retry-loop worker in (b), µs (doubles after each busy try)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}))

@@ -101,6 +101,7 @@ Measurement measure_on_this_thread(Target& target, const std::string& workload,
   m.depth = shape.depth;
   try {
     EventLoop loop;
+    loop.set_idle_poll_us(shape.client_poll_us);
     Recorder rec;
     std::vector<std::unique_ptr<LockClient>> clients;
     // Declared after the clients so that workers go first: they unhook themselves as listeners.

@@ -136,6 +136,7 @@ struct MeasureShape {
   int depth = 1;
   double warmup_s = 0.5;
   double duration_s = 5;
+  std::int64_t client_poll_us = 0;  // the client loop's poll window (EventLoop::set_idle_poll_us)
 };
 
 // Runs steps 1-5 on a thread of its own, started for this window. Never throws: failures are

@@ -113,8 +113,11 @@ class Writer {
     out << "Run: " << fmt(o.duration_s, 1) << " s per figure after " << fmt(o.warmup_s, 1)
         << " s of warm-up, taken in " << o.rounds
         << " windows interleaved across the targets (so all see the same drift of the host); one "
-           "single-threaded epoll client (`holdfast-bench`) on the same "
-           "machine; servers started by the harness on loopback; wall time "
+           "single-threaded epoll client (`holdfast-bench`"
+        << (o.client_poll_us > 0 ? ", polling for up to " + std::to_string(o.client_poll_us) +
+                                       " µs before it sleeps, for every target alike"
+                                 : std::string(", sleeping as soon as it has nothing to do"))
+        << ") on the same machine; servers started by the harness on loopback; wall time "
         << fmt(r_.wall_seconds, 0) << " s"
         << (o.smoke ? "; **smoke run: the figures mean nothing**" : "")
         << (r_.interrupted ? "; **interrupted**" : "") << ".";

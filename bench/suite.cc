@@ -167,7 +167,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   };
   auto all = [](const Target&) { return true; };
   auto resp_only = [](const Target& t) { return t.speaks_resp(); };
-  const MeasureShape base{1, 1, o.warmup_s, o.duration_s};
+  const MeasureShape base{1, 1, o.warmup_s, o.duration_s, o.client_poll_us};
   const std::chrono::milliseconds no_pause(0);
 
   // Step 2. The floor runs once per server implementation: PING does not touch persistence.

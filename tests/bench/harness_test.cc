@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include "clock.h"
 #include "event_loop.h"
 #include "histogram.h"
 
@@ -63,6 +64,71 @@ TEST(EventLoop, AFlushMayMarkAnotherForTheSameIterationAndAForgottenOneIsNotFlus
   loop.mark_dirty(&f[2]);  // forgetting cleared its mark
   loop.run_once(0);
   EXPECT_EQ(order, (std::vector<int>{2}));
+}
+
+// Counts its firings; the loop's timers are how these tests make work come back at a known time.
+struct CountingTimer final : TimerHandler {
+  void on_timer(std::uint64_t) override { ++fired; }
+  int fired = 0;
+};
+
+// Runs iterations until `t` has fired `n` times in all.
+void run_until_fired(EventLoop& loop, const CountingTimer& t, int n) {
+  while (t.fired < n) loop.run_once(now_ns() + kNsPerSec);
+}
+
+TEST(EventLoop, WithAPollWindowItPollsOnceWorkHasComeBackSoonAfterASleep) {
+  EventLoop loop;
+  // A window far longer than the timers below, so that a loaded machine cannot make the
+  // first sleep look long.
+  loop.set_idle_poll_us(1'000'000);
+  CountingTimer t;
+  // The window starts at 0: the loop sleeps until the timer, polling nothing.
+  loop.add_timer(now_ns() + 200'000, &t, 1);
+  run_until_fired(loop, t, 1);
+  EXPECT_EQ(loop.polled_us(), 0);
+  // That sleep ended within the window's bound, so the window grew: the next wait is polled.
+  const std::int64_t before = now_ns();
+  loop.add_timer(before + 2'000'000, &t, 2);
+  run_until_fired(loop, t, 2);
+  EXPECT_GE(now_ns() - before, 2'000'000);
+  EXPECT_GT(loop.polled_us(), 0);
+}
+
+TEST(EventLoop, WithoutAPollWindowItNeverPolls) {
+  EventLoop loop;
+  CountingTimer t;
+  for (int i = 1; i <= 3; ++i) {
+    loop.add_timer(now_ns() + 200'000, &t, i);
+    run_until_fired(loop, t, i);
+  }
+  EXPECT_EQ(loop.polled_us(), 0);
+}
+
+TEST(EventLoop, WithAPollWindowAReadySocketIsHandledWithoutAnIdleSpell) {
+  struct Reader final : IoHandler {
+    void on_io(std::uint32_t) override {
+      char buf[16];
+      got += static_cast<int>(read(fd, buf, sizeof buf));
+    }
+    int fd = -1;
+    int got = 0;
+  };
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  EventLoop loop;
+  loop.set_idle_poll_us(1'000'000);
+  Reader r;
+  r.fd = fds[0];
+  loop.watch(fds[0], EPOLLIN, &r);
+  // Ready before the iteration: found by the first, non-blocking look, no idle spell.
+  ASSERT_EQ(write(fds[1], "ab", 2), 2);
+  loop.run_once(now_ns() + kNsPerSec);
+  EXPECT_EQ(r.got, 2);
+  EXPECT_EQ(loop.polled_us(), 0);
+  loop.unwatch(fds[0]);
+  close(fds[0]);
+  close(fds[1]);
 }
 
 TEST(LatencyHistogram, PercentilesOfUniformValuesAreWithinOnePercent) {
