@@ -61,6 +61,7 @@ void accumulate(Measurement& total, const Measurement& round) {
   if (total.errors == 0) total.first_error = round.first_error;
   total.errors += round.errors;
   total.client_cpu_s += round.client_cpu_s;
+  total.client_poll_s += round.client_poll_s;
   total.server_cpu_s += round.server_cpu_s;
   total.latency.merge(round.latency);
   if (total.mutex.violations == 0) total.mutex.first_violation = round.mutex.first_violation;
@@ -126,12 +127,14 @@ Measurement measure_on_this_thread(Target& target, const std::string& workload,
       return s;
     };
     const double client_cpu0 = self_cpu_seconds();
+    const std::int64_t polled0_us = loop.polled_us();
     const double server_cpu0 = server_cpu();
     const std::int64_t start = now_ns();
     run_until(loop, start + static_cast<std::int64_t>(shape.duration_s * kNsPerSec));
     rec.recording = false;
     const std::int64_t end = now_ns();
     m.client_cpu_s = self_cpu_seconds() - client_cpu0;
+    m.client_poll_s = static_cast<double>(loop.polled_us() - polled0_us) / 1e6;
     m.server_cpu_s = server_cpu() - server_cpu0;
     m.seconds = static_cast<double>(end - start) / kNsPerSec;
 

@@ -108,6 +108,7 @@ struct Measurement {
   std::uint64_t busy = 0, timeouts = 0, not_held = 0, errors = 0;
   std::int64_t p50_ns = 0, p99_ns = 0, p999_ns = 0, max_ns = 0;
   double client_cpu_s = 0, server_cpu_s = 0;  // inside the window
+  double client_poll_s = 0;  // of the window, the client's loop polling for work (EventLoop)
   MutexChecker::Verdict mutex;
   double fairness = 1;  // Jain's index over per-connection counts: 1 = even, 1/N = one wins all
   std::uint64_t min_per_connection = 0, max_per_connection = 0;
@@ -127,6 +128,7 @@ struct Measurement {
 
   double client_cpu_pct() const { return seconds > 0 ? 100 * client_cpu_s / seconds : 0; }
   double server_cpu_pct() const { return seconds > 0 ? 100 * server_cpu_s / seconds : 0; }
+  double client_poll_pct() const { return seconds > 0 ? 100 * client_poll_s / seconds : 0; }
   // Server CPU per unit of work: a figure that the host's drift moves less than ops/s.
   double server_us_per_op() const { return ops > 0 ? 1e6 * server_cpu_s / ops : 0; }
 };

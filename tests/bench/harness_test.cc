@@ -300,6 +300,20 @@ TEST(Accumulate, KeepsEachWindowsRateInOrderAndTheOverallRate) {
   EXPECT_DOUBLE_EQ(total.ops_per_sec, 800.0 / 4);
 }
 
+TEST(Accumulate, CpuAndPollingAddUpOverTheWindows) {
+  Measurement total;
+  Measurement a = window(1, 100);
+  a.client_cpu_s = 0.9;
+  a.client_poll_s = 0.5;
+  Measurement b = window(1, 100);
+  b.client_cpu_s = 0.5;
+  b.client_poll_s = 0.1;
+  accumulate(total, a);
+  accumulate(total, b);
+  EXPECT_DOUBLE_EQ(total.client_cpu_pct(), 70);
+  EXPECT_DOUBLE_EQ(total.client_poll_pct(), 30);
+}
+
 TEST(Accumulate, AFailedWindowAddsNoRate) {
   Measurement total;
   accumulate(total, window(1, 100));
