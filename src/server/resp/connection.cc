@@ -5,6 +5,7 @@
 #include <boost/asio/write.hpp>
 #include <cstring>
 
+#include "server/resp/read_space.h"
 #include "server/resp/render.h"
 
 namespace holdfast::resp {
@@ -50,7 +51,8 @@ void Connection::read() {
     }
   }
   reading_ = true;
-  socket_.async_read_some(boost::asio::buffer(in_.get() + in_end_, in_cap_ - in_end_),
+  // ReadSpace: after a short read, the next one waits for epoll rather than trying recv() first.
+  socket_.async_read_some(ReadSpace(in_.get() + in_end_, in_cap_ - in_end_),
                           [self = shared_from_this()](const boost::system::error_code& ec,
                                                       std::size_t n) { self->on_read(ec, n); });
 }
