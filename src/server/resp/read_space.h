@@ -11,7 +11,11 @@
 // event. Its stock receive operation reports that only at end of stream; this one also does
 // when recv() returned less than the space it was given, which on a stream socket (TCP or
 // Unix) means the receive queue was empty. Any data that arrives afterwards is a new epoll
-// event, which sets the flag again and performs the queued read.
+// event, which sets the flag again and performs the queued read. Two cases return short with
+// data left, and neither arises here: a Unix socket with SO_PASSCRED set, which does not join
+// writes from different senders (the listener never sets it), and TCP urgent data, at whose
+// mark recv() stops (a client that sends it only delays its own connection until it sends
+// again).
 //
 // How: an explicit specialization of Asio's receive-operation base for this buffer type. It
 // depends on Asio internals of the version it was written against, so it is compiled only
