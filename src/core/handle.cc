@@ -2,7 +2,9 @@
 
 #include <sys/random.h>
 
+#include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -11,12 +13,19 @@ namespace {
 
 constexpr char kAlphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";  // Crockford base32
 
-int decode_char(char c) {
-  if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  const char* p = std::strchr(kAlphabet, c);
-  if (c == '\0' || p == nullptr) return -1;
-  return static_cast<int>(p - kAlphabet);
-}
+// Digit value by character, either case; -1 for anything else (I, L, O, U among them).
+constexpr std::array<std::int8_t, 256> kDigitOf = [] {
+  std::array<std::int8_t, 256> t{};
+  t.fill(-1);
+  for (int i = 0; i < 32; ++i) {
+    const char c = kAlphabet[i];
+    t[static_cast<unsigned char>(c)] = static_cast<std::int8_t>(i);
+    if (c >= 'A' && c <= 'Z') t[static_cast<unsigned char>(c - 'A' + 'a')] = static_cast<std::int8_t>(i);
+  }
+  return t;
+}();
+
+int decode_char(char c) { return kDigitOf[static_cast<unsigned char>(c)]; }
 
 }  // namespace
 

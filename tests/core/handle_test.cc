@@ -33,6 +33,11 @@ TEST(Handle, RejectsWrongLengthAndForeignCharacters) {
   EXPECT_FALSE(Handle::parse("0123").has_value());
   EXPECT_FALSE(Handle::parse(std::string(26, 'U')).has_value());  // U is not in the alphabet
   EXPECT_FALSE(Handle::parse("8" + std::string(25, '0')).has_value());  // above 128 bits
+  EXPECT_FALSE(Handle::parse(std::string(25, '0') + "u").has_value());  // nor in lower case
+  EXPECT_FALSE(Handle::parse(std::string(25, '0') + "i").has_value());
+  EXPECT_FALSE(Handle::parse(std::string(26, '\0')).has_value());
+  EXPECT_FALSE(Handle::parse(std::string(25, '0') + "\xff").has_value());
+  EXPECT_TRUE(Handle::parse(std::string(25, '0') + "z").has_value());
 }
 
 TEST(Handle, ConsecutiveHandlesNeverRepeat) {

@@ -80,6 +80,17 @@ TEST(ReplyWriter, MapsAreMapsInResp3AndFlatArraysInResp2) {
   EXPECT_EQ(out3, "%2\r\n$7\r\nrenewed\r\n:1\r\n$5\r\nowner\r\n_\r\n");
 }
 
+TEST(ReplyWriter, BulkStringsOfEverySizeAreFramedAlike) {
+  for (std::size_t n : {0u, 1u, 9u, 10u, 223u, 224u, 225u, 256u, 5000u}) {
+    std::string body(n, 'x');
+    if (n > 0) body[n - 1] = '\0';  // binary-safe: the length frames it, not a terminator
+    std::string out = "?";
+    ReplyWriter w(out, 3);
+    w.bulk(body);
+    EXPECT_EQ(out, "?$" + std::to_string(n) + "\r\n" + body + "\r\n") << n;
+  }
+}
+
 TEST(ReplyWriter, ErrorLinesCannotSmuggleNewlines) {
   std::string out;
   ReplyWriter w(out, 2);

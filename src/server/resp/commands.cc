@@ -48,8 +48,10 @@ constexpr CommandSpec kCommands[] = {
 // Command names are matched case-insensitively through an upper-cased copy on the stack.
 std::string_view upper(std::string_view name, std::array<char, 32>& buf) {
   if (name.size() > buf.size()) return {};
-  for (std::size_t i = 0; i < name.size(); ++i)
-    buf[i] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[i])));
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];  // ASCII only: command names are, and the locale must not matter
+    buf[i] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+  }
   return {buf.data(), name.size()};
 }
 
