@@ -115,9 +115,8 @@ void EventLoop::run_once(std::int64_t deadline_ns) {
   if (!timers_.empty()) wake_ns = std::min(wake_ns, timers_.top().at_ns);
   // Work queued outside an iteration (the first requests of a measurement) goes out first.
   flush_dirty();
-  const int n = idle_poll_.max() > 0
-                    ? poll_then_wait(wake_ns)
-                    : wait(std::max<std::int64_t>(0, wake_ns - now_ns()));
+  const int n = idle_poll_.max() > 0 ? poll_then_wait(wake_ns)
+                                     : wait(std::max<std::int64_t>(0, wake_ns - now_ns()));
   for (int i = 0; i < n; ++i) {
     static_cast<IoHandler*>(events_[i].data.ptr)->on_io(events_[i].events);
   }

@@ -182,8 +182,7 @@ class Writer {
       out << " | " << fmt_count(m->ops_per_sec) << " | " << fmt_us(m->p50_ns) << " | "
           << fmt_us(m->p99_ns) << " | " << fmt_us(m->p999_ns) << " | "
           << fmt(m->client_cpu_pct(), 0) << "% | " << fmt(m->client_poll_pct(), 0) << "% | "
-          << fmt(m->server_cpu_pct(), 0) << "% | "
-          << fmt(m->server_us_per_op(), 1);
+          << fmt(m->server_cpu_pct(), 0) << "% | " << fmt(m->server_us_per_op(), 1);
       if (locks) out << " | " << fmt_count(double(m->busy));
       if (hot) {
         out << " | " << m->timeouts << " | " << fmt(m->fairness, 2) << " | "

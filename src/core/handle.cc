@@ -20,7 +20,8 @@ constexpr std::array<std::int8_t, 256> kDigitOf = [] {
   for (int i = 0; i < 32; ++i) {
     const char c = kAlphabet[i];
     t[static_cast<unsigned char>(c)] = static_cast<std::int8_t>(i);
-    if (c >= 'A' && c <= 'Z') t[static_cast<unsigned char>(c - 'A' + 'a')] = static_cast<std::int8_t>(i);
+    if (c >= 'A' && c <= 'Z')
+      t[static_cast<unsigned char>(c - 'A' + 'a')] = static_cast<std::int8_t>(i);
   }
   return t;
 }();

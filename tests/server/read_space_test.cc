@@ -61,9 +61,7 @@ void poll(Pair& p) {
   p.io.poll();
 }
 
-void send(Pair& p, const std::string& data) {
-  boost::asio::write(p.a, boost::asio::buffer(data));
-}
+void send(Pair& p, const std::string& data) { boost::asio::write(p.a, boost::asio::buffer(data)); }
 
 auto read_space = [](char* d, std::size_t n) { return ReadSpace(d, n); };
 auto plain = [](char* d, std::size_t n) { return boost::asio::buffer(d, n); };
