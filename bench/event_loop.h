@@ -1,17 +1,17 @@
-// EventLoop: the load generator's single thread. One epoll set, one timer heap, and one flush
-// point per iteration.
+// EventLoop: the load generator's single thread. One epoll set, one timer heap, and a flush
+// point after every handler.
 //
 // An iteration:
 //   1. waits in epoll_pwait2 until a socket is ready or the earliest timer is due (with a poll
 //      window, polls first: see set_idle_poll_us);
 //   2. hands every ready socket to its IoHandler (which parses replies and lets the workload
-//      queue its next requests into the connection's output buffer);
-//   3. fires the due timers (backoff sleeps);
-//   4. flushes every connection marked dirty in 2-3, one write per connection, however many
-//      requests were queued: the client batches its syscalls as it asks the servers to;
-//   5. tells the after-flush hook the time at which those writes were done: a release queued
-//      in this iteration has been sent by then (the mutual-exclusion checker closes intervals
-//      with it).
+//      queue its next requests into the connection's output buffer), and right after each one
+//      flushes what it queued: one write per connection, however many requests its replies
+//      made, and no request waits for the other ready sockets to be read;
+//   3. fires the due timers (backoff sleeps), then flushes what they queued the same way;
+//   4. after every flush, tells the after-flush hook the time at which those writes were done:
+//      a release queued before it has been sent by then (the mutual-exclusion checker closes
+//      intervals with it).
 // Nothing here blocks, allocates per event, or takes a lock.
 #pragma once
 
@@ -32,7 +32,7 @@ class IoHandler {
   virtual void on_io(std::uint32_t epoll_events) = 0;
 };
 
-// Something with queued output that goes out at step 4.
+// Something with queued output that goes out at the next flush point.
 class Flushable {
  public:
   virtual ~Flushable() = default;
@@ -63,8 +63,8 @@ class EventLoop {
   void rewatch(int fd, std::uint32_t events, IoHandler* handler);
   void unwatch(int fd);
 
-  // Queues `f` for step 4 of the current iteration; marking it twice flushes it once. Flushes
-  // go in the order of the first marks: the request queued first (say, the release that lets
+  // Queues `f` for the next flush point; marking it twice flushes it once. Flushes go in the
+  // order of the first marks: the request queued first (say, the release that lets
   // the next waiter in) leaves first.
   void mark_dirty(Flushable* f);
   // Forgets `f` (a connection being destroyed).
@@ -75,7 +75,7 @@ class EventLoop {
   // Drops every pending timer (end of a measurement).
   void clear_timers();
 
-  // Step 5: called with the time right after the flushes of an iteration.
+  // Step 4: called with the time right after each flush point's writes.
   void set_after_flush(std::function<void(std::int64_t)> hook) { after_flush_ = std::move(hook); }
 
   // How long step 1 may poll (epoll with no timeout, yielding the CPU between tries) before it
