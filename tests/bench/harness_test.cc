@@ -101,8 +101,8 @@ TEST(EventLoop, WhatOneReadySocketQueuedLeavesBeforeTheNextReadySocketIsHandled)
   // epoll may report the two in either order; each handler's flush follows it directly.
   ASSERT_EQ(order.size(), 7u);
   const int first = order[0] - 100;
-  EXPECT_EQ(order, (std::vector<int>{100 + first, first, -1, 100 + (1 - first), 1 - first, -1,
-                                     -1}));
+  EXPECT_EQ(order,
+            (std::vector<int>{100 + first, first, -1, 100 + (1 - first), 1 - first, -1, -1}));
   loop.unwatch(a[0]);
   loop.unwatch(b[0]);
   for (int fd : {a[0], a[1], b[0], b[1]}) close(fd);
