@@ -461,9 +461,10 @@ class Writer {
   }
 
   // Figures that put goals in proportion: how close the peers themselves come to the floor,
-  // the comparison with PostgreSQL's advisory locks where neither side writes to disk, and the
-  // hot key's critical sections per round trip (a lock that its client releases needs one
-  // round trip to that client per section, so about 1 is the ceiling).
+  // how close each side alone would let Holdfast come, the comparison with PostgreSQL's
+  // advisory locks where neither side writes to disk, and the hot key's critical sections per
+  // round trip (a lock that its client releases needs one round trip to that client per
+  // section, so about 1 is the ceiling).
   void context_table(std::ostream& out, int c) const {
     const std::string cs = std::to_string(c);
     std::vector<std::pair<std::string, std::optional<double>>> rows;
@@ -471,6 +472,28 @@ class Writer {
       rows.emplace_back("(a) " + cs + " conns: redis pairs ÷ PING+PING floor (" + f->target +
                             "): how close a peer comes",
                         ratio("pairs", "redis", *f, false));
+    // The floor goal with one side taken away: each process's CPU per PING pair over its CPU
+    // per lock pair is the ratio the floor goal could reach if the other process cost nothing.
+    if (const Measurement* f = floor_at(c)) {
+      if (const Measurement* h = find("pairs", kNever, c)) {
+        const auto per_op = [](const Measurement& m, double cpu_s) {
+          return m.ops > 0 ? std::optional(cpu_s / static_cast<double>(m.ops)) : std::nullopt;
+        };
+        const auto ceiling = [](std::optional<double> ping, std::optional<double> lock) {
+          return ping && lock && *lock > 0 ? std::optional(*ping / *lock) : std::nullopt;
+        };
+        rows.emplace_back("(a) " + cs +
+                              " conns: never ÷ floor if the server took no time: the "
+                              "load generator's CPU per PING pair ÷ per lock pair (polling left "
+                              "out)",
+                          ceiling(per_op(*f, f->client_cpu_s - f->client_poll_s),
+                                  per_op(*h, h->client_cpu_s - h->client_poll_s)));
+        rows.emplace_back("(a) " + cs +
+                              " conns: never ÷ floor if the load generator took no "
+                              "time: the server's CPU per PING pair ÷ per lock pair",
+                          ceiling(per_op(*f, f->server_cpu_s), per_op(*h, h->server_cpu_s)));
+      }
+    }
     if (const Measurement* pg = find("pairs", "postgres", c))
       rows.emplace_back("(a) " + cs +
                             " conns: never ÷ postgres (advisory locks live in memory; "

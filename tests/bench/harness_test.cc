@@ -474,5 +474,36 @@ TEST(Report, PutsTheHotKeyInSectionsPerRoundTrip) {
             std::string::npos);
 }
 
+TEST(Report, SaysHowCloseToTheFloorEachSideAloneWouldLetHoldfastCome) {
+  SuiteResults r;
+  r.options.connections = {64};
+  r.options.workloads = {"floor", "pairs"};
+  r.options.targets = {"holdfast-never"};
+  Measurement floor = figure("floor", "holdfast-never", 64, 100'000);
+  floor.client_cpu_s = 0.7;  // 6 us of work per PING pair once 0.1 s of polling is left out
+  floor.client_poll_s = 0.1;
+  floor.server_cpu_s = 0.7;  // 7 us per PING pair
+  Measurement pairs = figure("pairs", "holdfast-never", 64, 80'000);
+  pairs.client_cpu_s = 0.6;  // 7.5 us of work per lock pair
+  pairs.client_poll_s = 0.0;
+  pairs.server_cpu_s = 0.8;  // 10 us per lock pair
+  r.measurements = {floor, pairs};
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hb-ceiling-" + std::to_string(getpid()));
+  const ReportFiles files = write_report(r, dir, "t");
+  std::ifstream in(files.markdown);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove_all(dir);
+  EXPECT_NE(text.str().find("| (a) 64 conns: never ÷ floor if the server took no time: the load "
+                            "generator's CPU per PING pair ÷ per lock pair (polling left out) | "
+                            "0.80 |"),
+            std::string::npos)
+      << text.str();
+  EXPECT_NE(text.str().find("| (a) 64 conns: never ÷ floor if the load generator took no time: "
+                            "the server's CPU per PING pair ÷ per lock pair | 0.70 |"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace holdfast::bench
