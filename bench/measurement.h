@@ -131,6 +131,10 @@ struct Measurement {
   double client_poll_pct() const { return seconds > 0 ? 100 * client_poll_s / seconds : 0; }
   // Server CPU per unit of work: a figure that the host's drift moves less than ops/s.
   double server_us_per_op() const { return ops > 0 ? 1e6 * server_cpu_s / ops : 0; }
+  // Client CPU per unit of work, its polling for work left out.
+  double client_work_us_per_op() const {
+    return ops > 0 ? 1e6 * (client_cpu_s - client_poll_s) / ops : 0;
+  }
 };
 
 struct MeasureShape {

@@ -476,22 +476,19 @@ class Writer {
     // per lock pair is the ratio the floor goal could reach if the other process cost nothing.
     if (const Measurement* f = floor_at(c)) {
       if (const Measurement* h = find("pairs", kNever, c)) {
-        const auto per_op = [](const Measurement& m, double cpu_s) {
-          return m.ops > 0 ? std::optional(cpu_s / static_cast<double>(m.ops)) : std::nullopt;
-        };
-        const auto ceiling = [](std::optional<double> ping, std::optional<double> lock) {
-          return ping && lock && *lock > 0 ? std::optional(*ping / *lock) : std::nullopt;
+        const bool measured = f->ops > 0 && h->ops > 0;
+        const auto ceiling = [measured](double ping_us, double lock_us) {
+          return measured && lock_us > 0 ? std::optional(ping_us / lock_us) : std::nullopt;
         };
         rows.emplace_back("(a) " + cs +
                               " conns: never ÷ floor if the server took no time: the "
                               "load generator's CPU per PING pair ÷ per lock pair (polling left "
                               "out)",
-                          ceiling(per_op(*f, f->client_cpu_s - f->client_poll_s),
-                                  per_op(*h, h->client_cpu_s - h->client_poll_s)));
+                          ceiling(f->client_work_us_per_op(), h->client_work_us_per_op()));
         rows.emplace_back("(a) " + cs +
                               " conns: never ÷ floor if the load generator took no "
                               "time: the server's CPU per PING pair ÷ per lock pair",
-                          ceiling(per_op(*f, f->server_cpu_s), per_op(*h, h->server_cpu_s)));
+                          ceiling(f->server_us_per_op(), h->server_us_per_op()));
       }
     }
     if (const Measurement* pg = find("pairs", "postgres", c))

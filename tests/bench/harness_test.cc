@@ -447,6 +447,18 @@ Measurement figure(const char* workload, const char* target, int connections, do
   return m;
 }
 
+// Writes the report of `r` to a temporary directory and returns its markdown.
+std::string report_markdown(const SuiteResults& r) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hb-report-" + std::to_string(getpid()));
+  const ReportFiles files = write_report(r, dir, "t");
+  std::ifstream in(files.markdown);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::filesystem::remove_all(dir);
+  return text.str();
+}
+
 TEST(Report, PutsTheHotKeyInSectionsPerRoundTrip) {
   SuiteResults r;
   r.options.connections = {1, 64};
@@ -458,19 +470,13 @@ TEST(Report, PutsTheHotKeyInSectionsPerRoundTrip) {
       figure("floor", "redis", 1, 8'000),          figure("pairs", "holdfast-never", 64, 100'000),
       figure("pairs", "redis", 64, 90'000),        figure("hotkey", "holdfast-never", 64, 13'500),
       figure("hotkey", "redis", 64, 9'000)};
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("hb-report-" + std::to_string(getpid()));
-  const ReportFiles files = write_report(r, dir, "t");
-  std::ifstream in(files.markdown);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::filesystem::remove_all(dir);
-  EXPECT_NE(text.str().find("| (b) hot key: holdfast-never critical sections per PING round trip "
-                            "on one connection (holdfast-never); about 1 is the ceiling | 0.75 |"),
+  const std::string text = report_markdown(r);
+  EXPECT_NE(text.find("| (b) hot key: holdfast-never critical sections per PING round trip "
+                      "on one connection (holdfast-never); about 1 is the ceiling | 0.75 |"),
             std::string::npos)
-      << text.str();
-  EXPECT_NE(text.str().find("| (b) hot key: redis critical sections per PING round trip on one "
-                            "connection (holdfast-never); about 1 is the ceiling | 0.50 |"),
+      << text;
+  EXPECT_NE(text.find("| (b) hot key: redis critical sections per PING round trip on one "
+                      "connection (holdfast-never); about 1 is the ceiling | 0.50 |"),
             std::string::npos);
 }
 
@@ -488,20 +494,14 @@ TEST(Report, SaysHowCloseToTheFloorEachSideAloneWouldLetHoldfastCome) {
   pairs.client_poll_s = 0.0;
   pairs.server_cpu_s = 0.8;  // 10 us per lock pair
   r.measurements = {floor, pairs};
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("hb-ceiling-" + std::to_string(getpid()));
-  const ReportFiles files = write_report(r, dir, "t");
-  std::ifstream in(files.markdown);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::filesystem::remove_all(dir);
-  EXPECT_NE(text.str().find("| (a) 64 conns: never ÷ floor if the server took no time: the load "
-                            "generator's CPU per PING pair ÷ per lock pair (polling left out) | "
-                            "0.80 |"),
+  const std::string text = report_markdown(r);
+  EXPECT_NE(text.find("| (a) 64 conns: never ÷ floor if the server took no time: the load "
+                      "generator's CPU per PING pair ÷ per lock pair (polling left out) | "
+                      "0.80 |"),
             std::string::npos)
-      << text.str();
-  EXPECT_NE(text.str().find("| (a) 64 conns: never ÷ floor if the load generator took no time: "
-                            "the server's CPU per PING pair ÷ per lock pair | 0.70 |"),
+      << text;
+  EXPECT_NE(text.find("| (a) 64 conns: never ÷ floor if the load generator took no time: "
+                      "the server's CPU per PING pair ÷ per lock pair | 0.70 |"),
             std::string::npos);
 }
 
