@@ -22,7 +22,7 @@
 #include <queue>
 #include <vector>
 
-#include "server/idle_poll.h"
+#include "core/idle_poll.h"
 
 namespace holdfast::bench {
 
@@ -80,7 +80,7 @@ class EventLoop {
 
   // How long step 1 may poll (epoll with no timeout, yielding the CPU between tries) before it
   // sleeps, adapting to how soon work has been coming back: the server's IdlePoll
-  // (src/server/idle_poll.h). 0, the default, sleeps at once.
+  // (src/core/idle_poll.h). 0, the default, sleeps at once.
   void set_idle_poll_us(std::int64_t max_us) { idle_poll_ = IdlePoll(max_us); }
   // Time step 1 spent polling so far, µs.
   std::int64_t polled_us() const { return idle_poll_.polled_total(); }

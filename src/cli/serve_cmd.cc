@@ -131,6 +131,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   wal_options.snapshot_threshold_bytes = static_cast<std::uint64_t>(config->snapshot_after_bytes);
   // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
   wal_options.encode_snapshots_in_child = true;
+  wal_options.idle_poll_us = config->idle_poll_us;  // the loop's window, for the syncer too
   wal_options.on_fatal = [](const Error& e) {
     // Nothing more can be made durable, so nothing more may be answered: stop at once, as etcd
     // does. Clients see their connections drop; a restart recovers what was acknowledged.
@@ -169,8 +170,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "take a snapshot (and drop the log it replaces) after this much log "
                   "(default 67108864)");
   cmd->add_option("--idle-poll-us", flags->idle_poll_us,
-                  "how long the loop may poll for work before it sleeps, adapting to how soon "
-                  "work comes back; 0 turns polling off (default 100; not with --store)");
+                  "how long the loop (and, with --fsync always, the log writer) may poll for "
+                  "work before it sleeps, adapting to how soon work comes back; 0 turns "
+                  "polling off (default 100; not with --store)");
   cmd->add_option("--store", flags->store,
                   "postgres://... to run as a node over a shared PostgreSQL");
   cmd->add_option("--session-grace-ms", flags->session_grace_ms,

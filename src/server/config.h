@@ -26,7 +26,7 @@ struct ServerConfig {
   std::string data_dir = "data";
   FsyncMode fsync = FsyncMode::kAlways;
   std::int64_t snapshot_after_bytes = 64 << 20;  // log written since the last snapshot
-  std::int64_t idle_poll_us = kDefaultIdlePollUs;  // embedded: the loop's longest poll before it sleeps
+  std::int64_t idle_poll_us = kDefaultIdlePollUs;  // embedded: the longest poll of the loop and the log writer before they sleep
   std::string credentials;                // empty: local open mode
   std::int64_t acquire_per_user_per_hour = 600;
   Millis max_lease_ms = 86'400'000;

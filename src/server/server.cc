@@ -310,14 +310,11 @@ void Server::run_polling() {
       end_idle_spell();
     } else if (io_.stopped()) {
       break;
-    } else if (loop_.awaiting_durability()) {
-      // Waiting for the disk: the log writer needs the CPU a poll would take, and its report
-      // comes as a post that wakes the loop anyway.
-      end_idle_spell();
-      io_.run_one();
     } else if (idle_poll_.keep_polling(now_us())) {
       // Poll only with a CPU nobody else wants: any other runnable thread on this CPU (a
-      // client on the same machine, another server) goes first.
+      // client on the same machine, another server, the log writer) goes first. Also while
+      // replies wait for the disk: the log writer's report is then a post this poll finds
+      // without the wake-up a sleeping loop would cost.
       sched_yield();
     } else {
       io_.run_one();

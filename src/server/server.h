@@ -27,7 +27,7 @@
 #include "server/blocking_executor.h"
 #include "server/config.h"
 #include "server/http/session.h"
-#include "server/idle_poll.h"
+#include "core/idle_poll.h"
 #include "server/metrics.h"
 #include "server/loop_driver.h"
 #include "server/resp/connection.h"

@@ -34,6 +34,7 @@ struct StoreStats {
   std::uint64_t snapshots = 0;   // snapshots written
   std::uint64_t snapshots_skipped = 0;  // snapshots given up (their encoder child failed)
   std::uint64_t log_bytes = 0;   // bytes in the live log
+  std::uint64_t writer_poll_us = 0;  // time the log writer polled for work instead of sleeping
   bool snapshot_in_progress = false;  // requested and not yet written and compacted (or skipped)
 };
 

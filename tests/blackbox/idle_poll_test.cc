@@ -1,6 +1,7 @@
-// The event loop's idle polling (--idle-poll-us; src/server/idle_poll.h) seen from outside:
-// commands sent back to back are met by a polling loop, whose time /metrics counts; an idle
-// server sleeps; --idle-poll-us 0 and a node over PostgreSQL never poll.
+// Idle polling (--idle-poll-us; src/core/idle_poll.h) seen from outside: commands sent back to
+// back are met by a polling loop, and changes made back to back with --fsync always by a
+// polling log writer, whose times /metrics counts; an idle server sleeps; --idle-poll-us 0 and
+// a node over PostgreSQL never poll, and the log writer does not with --fsync never.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -14,15 +15,23 @@
 namespace holdfast::testing {
 namespace {
 
-double poll_seconds(const ServerProcess& server) {
+double metric(const ServerProcess& server, const std::string& name) {
   auto r = run({"curl", "-s", server.http_url() + "/metrics"});
   std::smatch m;
-  static const std::regex line("\nholdfast_loop_poll_seconds_total ([0-9.e+-]+)\n");
+  const std::regex line("\n" + name + " ([0-9.e+-]+)\n");
   if (!std::regex_search(r.out, m, line)) {
-    ADD_FAILURE() << "no holdfast_loop_poll_seconds_total in /metrics:\n" << r.out;
+    ADD_FAILURE() << "no " << name << " in /metrics:\n" << r.out;
     return -1;
   }
   return std::stod(m[1]);
+}
+
+double poll_seconds(const ServerProcess& server) {
+  return metric(server, "holdfast_loop_poll_seconds_total");
+}
+
+double writer_poll_seconds(const ServerProcess& server) {
+  return metric(server, "holdfast_wal_writer_poll_seconds_total");
 }
 
 // User plus system CPU time of the process so far, in clock ticks (/proc/PID/stat fields 14, 15).
@@ -42,6 +51,15 @@ void ping_back_to_back(const ServerProcess& server, int n) {
   for (int i = 0; i < n; ++i) ASSERT_EQ(c.call({"PING"}).str, "PONG");
 }
 
+// Each waits for its sync before the next is sent: a chain of commits.
+void change_back_to_back(const ServerProcess& server, int n) {
+  auto c = server.client();
+  for (int i = 0; i < n; ++i) {
+    ASSERT_FALSE(c.call({"LOCK.ASSIGN", "chain", "worker"}).is_error());
+    ASSERT_FALSE(c.call({"LOCK.UNASSIGN", "chain"}).is_error());
+  }
+}
+
 TEST(IdlePolling, CommandsSentBackToBackAreMetByAPollingLoopWhoseTimeIsCounted) {
   ServerProcess server;
   const double before = poll_seconds(server);
@@ -54,13 +72,34 @@ TEST(IdlePolling, CommandsSentBackToBackAreMetByAPollingLoopWhoseTimeIsCounted) 
   }
 }
 
+TEST(IdlePolling, ChangesMadeBackToBackAreMetByAPollingLogWriterWhoseTimeIsCounted) {
+  ServerProcess server;  // --fsync always, the default
+  const double before = writer_poll_seconds(server);
+  change_back_to_back(server, 500);
+  const double after = writer_poll_seconds(server);
+  if (server.store_url().empty()) {
+    EXPECT_GT(after, before) << "the log writer never polled between commits";
+  } else {
+    EXPECT_EQ(after, 0) << "a node over PostgreSQL has no log writer";
+  }
+}
+
+TEST(IdlePolling, WithFsyncNeverTheLogWriterDoesNotPoll) {
+  ServerProcess server({"--fsync", "never"});
+  change_back_to_back(server, 500);
+  EXPECT_EQ(writer_poll_seconds(server), 0);
+}
+
 TEST(IdlePolling, AnIdleServerSleeps) {
   ServerProcess server;
-  ping_back_to_back(server, 3000);  // the window has grown, if it ever does
+  ping_back_to_back(server, 3000);  // the windows have grown, if they ever do
+  change_back_to_back(server, 500);
   const double polled = poll_seconds(server);
+  const double writer_polled = writer_poll_seconds(server);
   const long ticks = cpu_ticks(server.pid());
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // idle is what is observed
   EXPECT_LT(poll_seconds(server) - polled, 0.005);
+  EXPECT_LT(writer_poll_seconds(server) - writer_polled, 0.005);
   // Clock ticks are 10 ms; a loop that kept polling would have used about 50 of them.
   EXPECT_LE(cpu_ticks(server.pid()) - ticks, 5);
 }
@@ -68,7 +107,9 @@ TEST(IdlePolling, AnIdleServerSleeps) {
 TEST(IdlePolling, ZeroTurnsItOff) {
   ServerProcess server({"--idle-poll-us", "0"});
   ping_back_to_back(server, 3000);
+  change_back_to_back(server, 500);
   EXPECT_EQ(poll_seconds(server), 0);
+  EXPECT_EQ(writer_poll_seconds(server), 0);
 }
 
 TEST(IdlePolling, ABadValueIsRefusedWithItsRange) {

@@ -96,6 +96,30 @@ TEST_F(GroupCommitTest, BurstOfTenThousandAppendsCostsAHandfulOfSyncs) {
   expect_restart_sees_model();
 }
 
+TEST_F(GroupCommitTest, APollingSyncerCommitsAChainOfAppendsThatEachWaitForTheLast) {
+  constexpr std::uint64_t kN = 2000;
+  options_.idle_poll_us = 10'000;  // the window grows past any gap between two appends here
+  auto store = open();
+  std::uint64_t last = 0;
+  for (std::uint64_t t = 1; t <= kN; ++t) {
+    last = append(*store, grant(t));
+    ASSERT_TRUE(testing::wait_durable(*store, last)) << t;
+  }
+  const StoreStats stats = store->stats();
+  EXPECT_EQ(stats.syncs, kN) << "each append waited for its own sync";
+  EXPECT_GT(stats.writer_poll_us, 0u) << "the syncer never polled between commits";
+  store->close();  // while the syncer polls: close must stop it
+  expect_restart_sees_model();
+}
+
+TEST_F(GroupCommitTest, ASyncerWithoutAWindowNeverPolls) {
+  auto store = open();  // idle_poll_us 0, the default
+  for (std::uint64_t t = 1; t <= 200; ++t)
+    ASSERT_TRUE(testing::wait_durable(*store, append(*store, grant(t))));
+  EXPECT_EQ(store->stats().writer_poll_us, 0u);
+  store->close();
+}
+
 TEST_F(GroupCommitTest, FsyncNeverIsDurableAtAppendAndNeverSyncs) {
   options_.fsync = FsyncMode::kNever;
   auto store = open();

@@ -31,6 +31,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <sched.h>
 #include <utility>
 
 #include "store/wal/data_dir.h"
@@ -55,7 +56,10 @@ void abort_on_fatal(const Error& error) {
 }  // namespace
 
 WalStore::WalStore(WalOptions options, const Clock& clock, FileSystem& fs)
-    : options_(std::move(options)), clock_(clock), fs_(fs) {}
+    : options_(std::move(options)),
+      clock_(clock),
+      fs_(fs),
+      poll_(options_.fsync == FsyncMode::kAlways ? options_.idle_poll_us : 0) {}
 
 WalStore::~WalStore() { close(); }
 
@@ -147,6 +151,7 @@ void WalStore::hand_over_batch() {
     wake = syncer_idle_ &&
            (options_.fsync == FsyncMode::kAlways || pending_.size() >= kLazyWriteBytes);
     if (wake) syncer_idle_ = false;  // one wake-up, however many submits follow
+    poked_.store(true, std::memory_order_release);
   }
   batch_.clear();
   if (wake) wake_.notify_one();
@@ -174,6 +179,7 @@ void WalStore::request_snapshot() {
     snapshot_request_ = SnapshotRequest{pending_.size(), std::move(state), std::move(child)};
     wake = syncer_idle_;
     syncer_idle_ = false;
+    poked_.store(true, std::memory_order_release);
   }
   if (wake) wake_.notify_one();
   bytes_since_cut_ = 0;
@@ -199,6 +205,7 @@ StoreStats WalStore::stats() const {
   s.snapshots_skipped = snapshots_skipped_.load(std::memory_order_acquire);
   s.snapshot_in_progress = snapshot_in_flight_.load(std::memory_order_acquire);
   s.log_bytes = log_bytes_.load(std::memory_order_relaxed);
+  s.writer_poll_us = static_cast<std::uint64_t>(polled_us_.load(std::memory_order_relaxed));
   return s;
 }
 
@@ -208,6 +215,7 @@ void WalStore::close() {
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
+      poked_.store(true, std::memory_order_release);
     }
     wake_.notify_one();
     syncer_.join();
@@ -224,9 +232,7 @@ void WalStore::syncer_main() {
   for (;;) {
     syncer_idle_ = true;
     if (options_.fsync == FsyncMode::kAlways) {
-      wake_.wait(lock, [this] {
-        return !pending_.empty() || snapshot_request_ || snapshot_written_ || stopping_;
-      });
+      wait_for_work(lock);
     } else {
       wake_.wait_for(lock, kLazyWrite, [this] {
         return pending_.size() >= kLazyWriteBytes || snapshot_request_ || snapshot_written_ ||
@@ -260,6 +266,36 @@ void WalStore::syncer_main() {
   }
 }
 
+void WalStore::wait_for_work(std::unique_lock<std::mutex>& lock) {
+  const auto has_work = [this] {
+    return !pending_.empty() || snapshot_request_ || snapshot_written_ || stopping_;
+  };
+  if (has_work()) return;
+  const auto now_us = [] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  if (poll_.max() > 0) {
+    poked_.store(false, std::memory_order_relaxed);  // under mu_: every later poke is seen
+    lock.unlock();
+    bool poked = false;
+    while (!(poked = poked_.load(std::memory_order_acquire)) && poll_.keep_polling(now_us()))
+      sched_yield();  // any other runnable thread on this CPU (the loop, a client) goes first
+    lock.lock();
+    if (poked) {
+      poll_.found_work(now_us());
+      polled_us_.store(poll_.polled_total(), std::memory_order_relaxed);
+      if (has_work()) return;
+    }
+  }
+  wake_.wait(lock, has_work);
+  if (poll_.max() > 0) {
+    poll_.woke(now_us());
+    polled_us_.store(poll_.polled_total(), std::memory_order_relaxed);
+  }
+}
+
 void WalStore::start_snapshot_writer(EncodedState state, std::optional<ForkedEncoding> child) {
   assert(!snapshot_writer_.joinable() && "one snapshot in flight at a time");
   snapshot_number_ = log_->current_number();
@@ -278,6 +314,7 @@ void WalStore::start_snapshot_writer(EncodedState state, std::optional<ForkedEnc
       snapshot_written_ = true;
       if (!s) snapshot_error_ = s.error();
       snapshot_skipped_ = std::move(skipped);
+      poked_.store(true, std::memory_order_release);
     }
     wake_.notify_one();
   });

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "core/clock.h"
+#include "core/idle_poll.h"
 #include "store/store.h"
 #include "store/wal/file_system.h"
 #include "store/wal/forked_encoder.h"
@@ -58,6 +59,12 @@ struct WalOptions {
   // only; false encodes on the loop thread. If fork fails, the loop encodes; if the child
   // fails, that snapshot is skipped (the log stays whole) and a later one is tried.
   bool encode_snapshots_in_child = false;
+  // With fsync always, the longest the syncer polls for the next batch before it sleeps, in
+  // microseconds; the window adapts as the event loop's does (core/idle_poll.h). A chain of
+  // commits that each wait for the one before (a hot key handed from waiter to waiter, a
+  // client that sends its next change as soon as the last is durable) then skips a thread
+  // wake-up per commit. 0: sleep at once.
+  std::int64_t idle_poll_us = 0;
   // Called once, from the syncer thread, when writing, syncing or writing a snapshot fails
   // (or from close(), when closing the segment does). After that nothing more becomes
   // durable (a partly written frame must stay the end of the log), so the server cannot keep
@@ -110,6 +117,9 @@ class WalStore final : public Store {
   void hand_over_batch();  // batch_ to pending_, waking the syncer if it should write
   void request_snapshot();
   void syncer_main();
+  // Syncer thread, holding mu_, nothing to write: polls (without mu_) until poked_ or the end
+  // of the window, then waits on wake_ until there is work.
+  void wait_for_work(std::unique_lock<std::mutex>& lock);
   Status commit(std::string_view batch, std::uint64_t last_sequence,
                 std::optional<SnapshotRequest> snapshot);
   Status write_and_sync(std::string_view records);
@@ -145,6 +155,9 @@ class WalStore final : public Store {
   std::optional<SnapshotRequest> snapshot_request_;
   bool syncer_idle_ = false;
   bool stopping_ = false;
+  // Set (under mu_) whenever the syncer has something new to look at; cleared by the syncer
+  // before it polls, and read by it without mu_ while it polls.
+  std::atomic<bool> poked_{false};
   // Set by the snapshot writer when it is done (with its error, if any); taken by the syncer.
   bool snapshot_written_ = false;
   std::optional<Error> snapshot_error_;    // writing it failed: fatal
@@ -158,6 +171,7 @@ class WalStore final : public Store {
   // number, the segment it is the state at the start of, and its writer thread.
   std::uint64_t snapshot_number_ = 0;
   std::thread snapshot_writer_;
+  IdlePoll poll_;  // max 0 unless fsync always and idle_poll_us > 0
 
   std::atomic<std::uint64_t> durable_sequence_{0};
   std::atomic<bool> snapshot_in_flight_{false};
@@ -167,6 +181,7 @@ class WalStore final : public Store {
   std::atomic<std::uint64_t> snapshots_{0};
   std::atomic<std::uint64_t> snapshots_skipped_{0};
   std::atomic<std::uint64_t> log_bytes_{0};
+  std::atomic<std::int64_t> polled_us_{0};  // poll_.polled_total(), for stats()
 
   std::mutex callback_mu_;
   std::function<void(std::uint64_t)> on_durable_;

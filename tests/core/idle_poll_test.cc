@@ -1,4 +1,4 @@
-#include "server/idle_poll.h"
+#include "core/idle_poll.h"
 
 #include <gtest/gtest.h>
 

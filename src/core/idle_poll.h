@@ -1,4 +1,5 @@
-// IdlePoll: how long the event loop keeps polling for work before it goes to sleep.
+// IdlePoll: how long a thread that serves a chain of work (the event loop, the log writer, the
+// load generator's loop) keeps polling for the next piece before it goes to sleep.
 //
 // A loop that sleeps in epoll_wait as soon as it runs out of work pays for a wake-up whenever
 // the next command arrives: a context switch and, on a virtual machine whose idle CPU halts,
@@ -19,7 +20,7 @@
 // one whose work arrives further apart than that sleeps as before: from a full window, three
 // long sleeps in a row (after polls of max, max/2 and max/4) turn polling off.
 //
-// Pure: the caller passes the time. Not thread-safe (the loop thread owns it).
+// Pure: the caller passes the time. Not thread-safe (the thread that polls owns it).
 #pragma once
 
 #include <cstdint>
