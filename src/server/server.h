@@ -24,10 +24,10 @@
 #include <string>
 #include <vector>
 
+#include "core/idle_poll.h"
 #include "server/blocking_executor.h"
 #include "server/config.h"
 #include "server/http/session.h"
-#include "core/idle_poll.h"
 #include "server/metrics.h"
 #include "server/loop_driver.h"
 #include "server/resp/connection.h"
