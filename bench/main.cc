@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "options.h"
 #include "process.h"
 #include "report.h"
 #include "suite.h"
@@ -35,6 +36,12 @@ std::vector<std::string> split(const std::string& list) {
   for (std::string item; std::getline(ss, item, ',');) {
     if (!item.empty()) out.push_back(item);
   }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
   return out;
 }
 
@@ -65,7 +72,6 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--rounds", o.rounds,
                  "Windows per figure, interleaved across targets so all see the same drift")
-      ->check(CLI::PositiveNumber)
       ->capture_default_str();
   app.add_option("--targets", targets,
                  "Comma list of holdfast-always,holdfast-never,redis,redis-aof,postgres,etcd "
@@ -113,14 +119,20 @@ int main(int argc, char** argv) {
   app.add_flag("--smoke", o.smoke,
                "A few seconds in all: every target starts, figures parse, mutual exclusion "
                "holds; exit 1 otherwise");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int status = app.exit(e);  // prints the help, or the error
+    return status == 0 ? 0 : 2;      // --help is not an error; every bad flag is status 2
+  }
 
   o.targets = targets == "all" ? hb::all_target_names() : split(targets);
   for (const auto& t : o.targets) {
     if (t != hb::kScaleOutTarget &&
         std::find(hb::all_target_names().begin(), hb::all_target_names().end(), t) ==
             hb::all_target_names().end()) {
-      std::fprintf(stderr, "unknown target '%s'\n", t.c_str());
+      std::fprintf(stderr, "unknown target '%s' (--targets takes %s, holdfast-pg or all)\n",
+                   t.c_str(), join(hb::all_target_names()).c_str());
       return 2;
     }
   }
@@ -128,31 +140,25 @@ int main(int argc, char** argv) {
   for (const auto& w : workloads == "all" ? hb::all_workload_names() : split(workloads)) {
     const std::string name = hb::workload_name(w);
     if (name.empty()) {
-      std::fprintf(stderr, "unknown workload '%s'\n", w.c_str());
+      std::fprintf(stderr, "unknown workload '%s' (--workloads takes %s, the letters a-f or all)\n",
+                   w.c_str(), join(hb::all_workload_names()).c_str());
       return 2;
     }
     o.workloads.push_back(name);
   }
-  o.connections.clear();
-  for (const auto& c : split(connections)) o.connections.push_back(std::stoi(c));
+  if (o.targets.empty() || o.workloads.empty()) {
+    std::fprintf(stderr, "%s\n", o.targets.empty() ? "--targets needs at least one target"
+                                                    : "--workloads needs at least one workload");
+    return 2;
+  }
+  std::string problem = hb::parse_counts("--connections", connections, 1, 4096, o.connections);
+  if (problem.empty()) problem = hb::parse_counts("--pg-nodes", pg_nodes, 1, 16, o.pg_nodes);
+  if (problem.empty()) problem = hb::check_options(o);
+  if (!problem.empty()) {
+    std::fprintf(stderr, "%s\n", problem.c_str());
+    return 2;
+  }
   std::sort(o.connections.begin(), o.connections.end());
-  if (o.connections.empty() || o.connections.front() < 1) {
-    std::fprintf(stderr, "--connections needs positive counts\n");
-    return 2;
-  }
-  o.pg_nodes.clear();
-  for (const auto& n : split(pg_nodes)) {
-    const int count = std::atoi(n.c_str());
-    if (count < 1 || count > 16) {
-      std::fprintf(stderr, "--pg-nodes needs counts from 1 to 16\n");
-      return 2;
-    }
-    o.pg_nodes.push_back(count);
-  }
-  if (o.backoff_min_us > o.backoff_max_us) {
-    std::fprintf(stderr, "--backoff-min-us must not exceed --backoff-max-us\n");
-    return 2;
-  }
   o.holdfast_binary = holdfast_binary;
   o.scripts_dir = scripts_dir;
   o.restart_fsync_always = restart_fsync == "always";

@@ -14,6 +14,7 @@
 
 #include "measurement.h"
 #include "mutex_checker.h"
+#include "options.h"
 #include "report.h"
 #include "resp.h"
 #include "suite.h"
@@ -503,6 +504,57 @@ TEST(Report, SaysHowCloseToTheFloorEachSideAloneWouldLetHoldfastCome) {
   EXPECT_NE(text.find("| (a) 64 conns: never ÷ floor if the load generator took no time: "
                       "the server's CPU per PING pair ÷ per lock pair | 0.70 |"),
             std::string::npos);
+}
+
+TEST(Options, CountListsParseOrSayWhatIsWrongWithThem) {
+  std::vector<int> out;
+  EXPECT_EQ(parse_counts("--connections", "1,16,,64", 1, 4096, out), "");
+  EXPECT_EQ(out, (std::vector<int>{1, 16, 64}));
+  EXPECT_EQ(parse_counts("--connections", "1,x", 1, 4096, out),
+            "--connections needs a comma list of counts from 1 to 4096, not 'x'");
+  EXPECT_EQ(parse_counts("--connections", "2.5", 1, 4096, out),
+            "--connections needs a comma list of counts from 1 to 4096, not '2.5'");
+  EXPECT_EQ(parse_counts("--connections", "0,4", 1, 4096, out),
+            "--connections needs a comma list of counts from 1 to 4096, not 0");
+  EXPECT_EQ(parse_counts("--pg-nodes", "17", 1, 16, out),
+            "--pg-nodes needs a comma list of counts from 1 to 16, not 17");
+  EXPECT_EQ(parse_counts("--pg-nodes", ",", 1, 16, out),
+            "--pg-nodes needs a comma list of counts from 1 to 16, not ','");
+  EXPECT_EQ(parse_counts("--connections", "99999999999", 1, 4096, out),
+            "--connections needs a comma list of counts from 1 to 4096, not '99999999999'");
+}
+
+TEST(Options, EveryCountAndDurationMustBeOneThatCanRun) {
+  EXPECT_EQ(check_options(SuiteOptions{}), "") << "the defaults run";
+  const auto with = [](auto set) {
+    SuiteOptions o;
+    set(o);
+    return check_options(o);
+  };
+  EXPECT_EQ(with([](SuiteOptions& o) { o.duration_s = 0; }),
+            "--duration needs seconds from more than 0 to 3600");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.duration_s = -1; }),
+            "--duration needs seconds from more than 0 to 3600");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.warmup_s = -0.5; }),
+            "--warmup needs seconds from 0 to 3600");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.warmup_s = 0; }), "") << "no warm-up is allowed";
+  EXPECT_EQ(with([](SuiteOptions& o) { o.rounds = 0; }), "--rounds needs windows from 1 to 100");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.keys = 0; }), "--keys needs keys from 1 to 100000000");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.hot_connections = 0; }),
+            "--hot-connections needs connections from 1 to 4096");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.depth = 0; }),
+            "--depth needs requests in flight from 1 to 1024");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.think_us = -1; }),
+            "--think-us needs microseconds from 0 to 10000000");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.memory_holds = 0; }),
+            "--memory-holds needs holds from 1 to 100000000");
+  EXPECT_EQ(with([](SuiteOptions& o) { o.restart_holds = 0; }),
+            "--restart-holds needs holds from 1 to 100000000");
+  EXPECT_EQ(with([](SuiteOptions& o) {
+              o.backoff_min_us = 5000;
+              o.backoff_max_us = 4000;
+            }),
+            "--backoff-min-us must not exceed --backoff-max-us");
 }
 
 }  // namespace
