@@ -510,18 +510,22 @@ TEST(Options, CountListsParseOrSayWhatIsWrongWithThem) {
   std::vector<int> out;
   EXPECT_EQ(parse_counts("--connections", "1,16,,64", 1, 4096, out), "");
   EXPECT_EQ(out, (std::vector<int>{1, 16, 64}));
-  EXPECT_EQ(parse_counts("--connections", "1,x", 1, 4096, out),
-            "--connections needs a comma list of counts from 1 to 4096, not 'x'");
-  EXPECT_EQ(parse_counts("--connections", "2.5", 1, 4096, out),
-            "--connections needs a comma list of counts from 1 to 4096, not '2.5'");
-  EXPECT_EQ(parse_counts("--connections", "0,4", 1, 4096, out),
-            "--connections needs a comma list of counts from 1 to 4096, not 0");
-  EXPECT_EQ(parse_counts("--pg-nodes", "17", 1, 16, out),
-            "--pg-nodes needs a comma list of counts from 1 to 16, not 17");
-  EXPECT_EQ(parse_counts("--pg-nodes", ",", 1, 16, out),
-            "--pg-nodes needs a comma list of counts from 1 to 16, not ','");
-  EXPECT_EQ(parse_counts("--connections", "99999999999", 1, 4096, out),
-            "--connections needs a comma list of counts from 1 to 4096, not '99999999999'");
+  const std::string connections = "--connections needs a comma list of counts from 1 to 4096, not ";
+  const std::string nodes = "--pg-nodes needs a comma list of counts from 1 to 16, not ";
+  const struct {
+    const char* flag;
+    const char* list;
+    int hi;
+    std::string want;
+  } bad[] = {
+      {"--connections", "1,x", 4096, connections + "'x'"},
+      {"--connections", "2.5", 4096, connections + "'2.5'"},
+      {"--connections", "0,4", 4096, connections + "0"},
+      {"--connections", "99999999999", 4096, connections + "'99999999999'"},
+      {"--pg-nodes", "17", 16, nodes + "17"},
+      {"--pg-nodes", ",", 16, nodes + "','"},
+  };
+  for (const auto& b : bad) EXPECT_EQ(parse_counts(b.flag, b.list, 1, b.hi, out), b.want) << b.list;
 }
 
 TEST(Options, EveryCountAndDurationMustBeOneThatCanRun) {
