@@ -18,6 +18,9 @@ inline constexpr std::int64_t kMinSnapshotAfterBytes = 4096;
 inline constexpr std::int64_t kMaxSnapshotAfterBytes = std::int64_t{1} << 40;
 inline constexpr std::int64_t kDefaultIdlePollUs = 100;
 inline constexpr std::int64_t kMaxIdlePollUs = 10'000;
+// While replies wait for the disk (fsync always) the loop's window may grow to this many times
+// idlePollUs: a sync outlasts the gap between two commands, and its end is work sure to come.
+inline constexpr std::int64_t kDiskPollFactor = 10;
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:7420";  // RESP over TCP; empty: off

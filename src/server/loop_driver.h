@@ -37,6 +37,9 @@ class LoopDriver {
   // Thread-safe: called by the store's syncer.
   void store_advanced();
   void stop();
+  // True while some reply waits for the store's next sync: the loop's next work is then the
+  // syncer's report, which is sure to come.
+  bool awaiting_durability() const { return !durable_waiters_.empty(); }
 
  private:
   void arm(Millis at);

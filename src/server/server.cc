@@ -43,12 +43,14 @@ Server::Server(const ServerConfig& config, LockService& service, EmbeddedService
       reload_signal_(io_, SIGHUP),
       shutdown_deadline_(io_),
       accept_pause_(io_),
-      idle_poll_(embedded != nullptr ? config.idle_poll_us : 0) {
+      idle_poll_(embedded != nullptr ? config.idle_poll_us : 0),
+      disk_poll_(idle_poll_.max() * kDiskPollFactor) {
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
   http_hub_.first_metric = resp::command_table().size();
   for (const auto& r : http::route_table()) metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
   http_hub_.view.metrics = [this] {
-    const double polled_seconds = static_cast<double>(idle_poll_.polled_total()) / 1e6;
+    const double polled_seconds =
+        static_cast<double>(idle_poll_.polled_total() + disk_poll_.polled_total()) / 1e6;
     return metrics_.render(service_.stats(), Metrics::Gauges{connection_count(), polled_seconds});
   };
   http_hub_.view.ready = [this] { return !stopping_; };
@@ -304,21 +306,24 @@ void Server::run_polling() {
   // Reads the clock only when a spell of polling has something to account for.
   const auto end_idle_spell = [&] {
     if (idle_poll_.idle()) idle_poll_.found_work(now_us());
+    if (disk_poll_.idle()) disk_poll_.found_work(now_us());
   };
   while (!io_.stopped()) {
     if (io_.poll() > 0) {
       end_idle_spell();
-    } else if (io_.stopped()) {
-      break;
-    } else if (idle_poll_.keep_polling(now_us())) {
+      continue;
+    }
+    if (io_.stopped()) break;
+    // Waiting for the disk, the next work is the log writer's report, due when its sync ends:
+    // longer than the gap between a client's commands, hence a window of its own.
+    IdlePoll& window = loop_.awaiting_durability() ? disk_poll_ : idle_poll_;
+    if (window.keep_polling(now_us())) {
       // Poll only with a CPU nobody else wants: any other runnable thread on this CPU (a
-      // client on the same machine, another server, the log writer) goes first. Also while
-      // replies wait for the disk: the log writer's report is then a post this poll finds
-      // without the wake-up a sleeping loop would cost.
+      // client on the same machine, another server, the log writer) goes first.
       sched_yield();
     } else {
       io_.run_one();
-      idle_poll_.woke(now_us());
+      window.woke(now_us());
     }
   }
 }

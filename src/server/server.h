@@ -99,6 +99,7 @@ class Server {
   std::string http_address_;
   bool stopping_ = false;
   IdlePoll idle_poll_;  // max 0 (never polls) for a node over PostgreSQL
+  IdlePoll disk_poll_;  // the window while replies wait for the disk; max kDiskPollFactor × idle_poll_'s
 };
 
 }  // namespace holdfast
