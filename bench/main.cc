@@ -15,7 +15,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 
 #include "options.h"
 #include "process.h"
@@ -29,15 +28,6 @@
 namespace {
 
 using holdfast::bench::SuiteOptions;
-
-std::vector<std::string> split(const std::string& list) {
-  std::vector<std::string> out;
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
 
 std::string join(const std::vector<std::string>& names) {
   std::string out;
@@ -126,7 +116,7 @@ int main(int argc, char** argv) {
     return status == 0 ? 0 : 2;      // --help is not an error; every bad flag is status 2
   }
 
-  o.targets = targets == "all" ? hb::all_target_names() : split(targets);
+  o.targets = targets == "all" ? hb::all_target_names() : hb::split(targets);
   for (const auto& t : o.targets) {
     if (t != hb::kScaleOutTarget &&
         std::find(hb::all_target_names().begin(), hb::all_target_names().end(), t) ==
@@ -137,7 +127,7 @@ int main(int argc, char** argv) {
     }
   }
   o.workloads.clear();
-  for (const auto& w : workloads == "all" ? hb::all_workload_names() : split(workloads)) {
+  for (const auto& w : workloads == "all" ? hb::all_workload_names() : hb::split(workloads)) {
     const std::string name = hb::workload_name(w);
     if (name.empty()) {
       std::fprintf(stderr, "unknown workload '%s' (--workloads takes %s, the letters a-f or all)\n",

@@ -18,14 +18,21 @@ std::string range(const std::string& flag, const std::string& what, const std::s
 
 }  // namespace
 
+std::vector<std::string> split(const std::string& list) {
+  std::vector<std::string> out;
+  std::stringstream ss(list);
+  for (std::string item; std::getline(ss, item, ',');) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
 std::string parse_counts(const std::string& flag, const std::string& list, int lo, int hi,
                          std::vector<int>& out) {
   out.clear();
   const std::string need = range(flag, "a comma list of counts", std::to_string(lo),
                                  std::to_string(hi));
-  std::stringstream ss(list);
-  for (std::string item; std::getline(ss, item, ',');) {
-    if (item.empty()) continue;
+  for (const std::string& item : split(list)) {
     int value = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
     if (ec != std::errc() || end != item.data() + item.size())

@@ -10,6 +10,9 @@
 
 namespace holdfast::bench {
 
+// The items of a comma list, empty ones skipped.
+std::vector<std::string> split(const std::string& list);
+
 // Parses a comma list of whole numbers from lo to hi (empty items are skipped) into out.
 // Returns "" or the problem, naming `flag`: a list with nothing in it, an item that is not a
 // number ("x", "1x", "2.5"), or one out of range.

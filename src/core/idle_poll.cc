@@ -1,11 +1,18 @@
 #include "core/idle_poll.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace holdfast {
 
 IdlePoll::IdlePoll(Micros max_us)
     : max_(std::max<Micros>(max_us, 0)), grow_start_(std::max<Micros>(max_ / 4, 1)) {}
+
+IdlePoll::Micros IdlePoll::steady_now() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 bool IdlePoll::keep_polling(Micros now) {
   if (!idle_since_) idle_since_ = now;

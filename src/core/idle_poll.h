@@ -35,6 +35,9 @@ class IdlePoll {
   // REQUIRES: max_us >= 0. 0 turns polling off: keep_polling() is always false.
   explicit IdlePoll(Micros max_us);
 
+  // The monotonic clock in microseconds: the time the server's threads pass to a window.
+  static Micros steady_now();
+
   // The loop found nothing to do at `now`. True: poll again; false: sleep until work comes.
   bool keep_polling(Micros now);
   // True between the first keep_polling() of an idle spell and the work that ends it.

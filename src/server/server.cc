@@ -298,11 +298,7 @@ void Server::run() {
 
 // io_.run(), but polling for up to the idle window before each sleep (idle_poll.h says why).
 void Server::run_polling() {
-  const auto now_us = [] {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
+  const auto now_us = &IdlePoll::steady_now;
   // Reads the clock only when a spell of polling has something to account for.
   const auto end_idle_spell = [&] {
     if (idle_poll_.idle()) idle_poll_.found_work(now_us());

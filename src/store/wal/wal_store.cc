@@ -271,11 +271,7 @@ void WalStore::wait_for_work(std::unique_lock<std::mutex>& lock) {
     return !pending_.empty() || snapshot_request_ || snapshot_written_ || stopping_;
   };
   if (has_work()) return;
-  const auto now_us = [] {
-    return std::chrono::duration_cast<std::chrono::microseconds>(
-               std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
+  const auto now_us = &IdlePoll::steady_now;
   if (poll_.max() > 0) {
     poked_.store(false, std::memory_order_relaxed);  // under mu_: every later poke is seen
     lock.unlock();
