@@ -146,7 +146,10 @@ TEST_F(LocksOverResp, ExpiryHandsTheKeyToAWaiterWithoutARelease) {
   auto waited = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(granted.is_error()) << granted.debug();
   EXPECT_GE(granted.number("acquiredAt"), first.number("leaseExpiresAt"));
-  EXPECT_LT(granted.number("acquiredAt") - first.number("leaseExpiresAt"), 50);
+  // A few milliseconds on an idle machine. The bound leaves room for a loaded 2-core CI run
+  // (a node over PostgreSQL once took 54 ms there) and still fails a server that only notices
+  // at its next periodic look: a waiting node over PostgreSQL re-asks every 250 ms.
+  EXPECT_LT(granted.number("acquiredAt") - first.number("leaseExpiresAt"), 100);
   EXPECT_LT(waited, std::chrono::milliseconds(1000));
 }
 
