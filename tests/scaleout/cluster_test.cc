@@ -76,7 +76,9 @@ TEST_F(ThreeNodes, ExpiryHandsTheKeyToAWaiterOnAnotherNodeByTheDatabaseClock) {
   auto granted = client(1).call({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "5000"});
   ASSERT_FALSE(granted.is_error()) << granted.debug();
   EXPECT_GE(granted.number("acquiredAt"), first.number("leaseExpiresAt"));
-  EXPECT_LT(granted.number("acquiredAt") - first.number("leaseExpiresAt"), 50);
+  // A few milliseconds on an idle machine; the bound leaves room for a loaded CI run and still
+  // fails a node that only notices at its next periodic look (every 250 ms).
+  EXPECT_LT(granted.number("acquiredAt") - first.number("leaseExpiresAt"), 100);
 }
 
 TEST_F(ThreeNodes, TokensStayStrictlyIncreasingAcrossNodes) {
