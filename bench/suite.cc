@@ -138,32 +138,50 @@ SuiteResults run_suite(const SuiteOptions& o) {
     results.targets.push_back(info);
   }
 
-  // One figure per target for `workload` at `shape`, each made of o.rounds windows taken
-  // round-robin across the targets (see accumulate()).
-  auto figures = [&](const std::string& workload, MeasureShape shape,
-                     const std::function<bool(const Target&)>& applies,
-                     const std::function<WorkerFactory(const Target&)>& factory,
-                     std::chrono::milliseconds pause_after) {
+  // One figure per target and leg at `shape`, each made of o.rounds windows: every round runs
+  // each leg's windows across its targets in turn (see accumulate()), so window k of every
+  // figure comes from round k, next to window k of the others.
+  struct Leg {
+    std::string workload;
+    std::function<bool(const Target&)> applies;
+    std::function<WorkerFactory(const Target&)> factory;
+  };
+  auto figures_of = [&](const std::vector<Leg>& legs, MeasureShape shape,
+                        std::chrono::milliseconds pause_after) {
     shape.duration_s = o.duration_s / o.rounds;
     shape.warmup_s = o.warmup_s / o.rounds;
-    std::vector<Target*> chosen;
-    for (auto& t : running) {
-      if (applies(*t)) chosen.push_back(t.get());
+    struct Slot {
+      const Leg* leg;
+      Target* target;
+      Measurement total;
+    };
+    std::vector<Slot> slots;
+    for (const Leg& leg : legs) {
+      for (auto& t : running) {
+        if (leg.applies(*t)) slots.push_back({&leg, t.get(), {}});
+      }
     }
-    std::vector<Measurement> totals(chosen.size());
     for (int round = 0; round < o.rounds && !interrupted(); ++round) {
-      for (std::size_t i = 0; i < chosen.size() && !interrupted(); ++i) {
-        accumulate(totals[i], measure(*chosen[i], workload, shape, factory(*chosen[i])));
+      for (std::size_t i = 0; i < slots.size() && !interrupted(); ++i) {
+        Slot& slot = slots[i];
+        accumulate(slot.total, measure(*slot.target, slot.leg->workload, shape,
+                                       slot.leg->factory(*slot.target)));
         // Let what this window left behind (expiring holds) settle before the next server is
         // timed on the same two cores.
         std::this_thread::sleep_for(pause_after);
       }
     }
-    for (auto& m : totals) {
-      if (m.rounds == 0 && !m.failed) continue;  // interrupted before it ran
-      log_measurement(m);
-      results.measurements.push_back(std::move(m));
+    for (auto& slot : slots) {
+      if (slot.total.rounds == 0 && !slot.total.failed) continue;  // interrupted before it ran
+      log_measurement(slot.total);
+      results.measurements.push_back(std::move(slot.total));
     }
+  };
+  auto figures = [&](const std::string& workload, MeasureShape shape,
+                     const std::function<bool(const Target&)>& applies,
+                     const std::function<WorkerFactory(const Target&)>& factory,
+                     std::chrono::milliseconds pause_after) {
+    figures_of({{workload, applies, factory}}, shape, pause_after);
   };
   auto all = [](const Target&) { return true; };
   auto resp_only = [](const Target& t) { return t.speaks_resp(); };
@@ -171,29 +189,33 @@ SuiteResults run_suite(const SuiteOptions& o) {
   const std::chrono::milliseconds no_pause(0);
 
   // Step 2. The floor runs once per server implementation: PING does not touch persistence.
+  // With (a) it runs in (a)'s rounds, each round's PING windows right before its pairs
+  // windows: the floor goal is then a ratio of windows taken side by side, like the others.
   auto floor_wanted = [&](const Target& t) {
     if (!t.speaks_resp()) return false;
     if (t.name() == "redis-aof") return !contains(o.targets, "redis");
     if (t.name() == "holdfast-always") return !contains(o.targets, "holdfast-never");
     return true;
   };
-  if (wants("floor")) {
-    say("(f) loopback floor: PING+PING pairs");
+  const Leg floor_leg{"floor", floor_wanted, [](const Target&) { return ping_pair_worker(); }};
+  const WorkerFactory pairs = pairs_worker({o.keys, 10'000});
+  const Leg pairs_leg{"pairs", all, [&](const Target&) { return pairs; }};
+  if (wants("floor") || wants("pairs")) {
+    std::vector<Leg> legs;
+    if (wants("floor")) legs.push_back(floor_leg);
+    if (wants("pairs")) legs.push_back(pairs_leg);
+    const std::string pairs_title =
+        "(a) try-acquire + release pairs over " + std::to_string(o.keys) + " keys";
+    if (!wants("pairs"))
+      say("(f) loopback floor: PING+PING pairs");
+    else if (wants("floor"))
+      say("(f) loopback floor and " + pairs_title + ", in the same rounds");
+    else
+      say(pairs_title);
     for (int c : o.connections) {
       MeasureShape s = base;
       s.connections = c;
-      figures(
-          "floor", s, floor_wanted, [](const Target&) { return ping_pair_worker(); }, no_pause);
-    }
-  }
-  if (wants("pairs")) {
-    say("(a) try-acquire + release pairs over " + std::to_string(o.keys) + " keys");
-    const WorkerFactory pairs = pairs_worker({o.keys, 10'000});
-    for (int c : o.connections) {
-      MeasureShape s = base;
-      s.connections = c;
-      figures(
-          "pairs", s, all, [&](const Target&) { return pairs; }, no_pause);
+      figures_of(legs, s, no_pause);
     }
   }
   if (wants("pipeline")) {

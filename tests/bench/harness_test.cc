@@ -506,6 +506,30 @@ TEST(Report, SaysHowCloseToTheFloorEachSideAloneWouldLetHoldfastCome) {
             std::string::npos);
 }
 
+// The floor goal compares two workloads: its spread comes from the rounds in which both ran.
+TEST(Report, GivesTheFloorGoalTheRangeOfItsRounds) {
+  SuiteResults r;
+  r.options.connections = {64};
+  r.options.workloads = {"floor", "pairs"};
+  r.options.targets = {"holdfast-never"};
+  Measurement floor, pairs;
+  accumulate(floor, window(1, 100'000));
+  accumulate(pairs, window(1, 80'000));
+  accumulate(floor, window(1, 120'000));
+  accumulate(pairs, window(1, 114'000));
+  for (Measurement* m : {&floor, &pairs}) {
+    m->target = "holdfast-never";
+    m->connections = 64;
+  }
+  floor.workload = "floor";
+  pairs.workload = "pairs";
+  r.measurements = {floor, pairs};
+  // 194 000 / 220 000 over both; 0.80 and 0.95 round by round.
+  EXPECT_NE(report_markdown(r).find("| (a) 64 conns: never ÷ PING+PING floor | 0.88 | 0.80–0.95 |"),
+            std::string::npos)
+      << report_markdown(r);
+}
+
 TEST(Options, CountListsParseOrSayWhatIsWrongWithThem) {
   std::vector<int> out;
   EXPECT_EQ(parse_counts("--connections", "1,16,,64", 1, 4096, out), "");
