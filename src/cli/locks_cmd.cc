@@ -7,6 +7,7 @@
 //   0 done; 1 not acquired (held, timed out, rate limited) or not renewed/released/
 //   transferred/unassigned; 2 usage error (bad flags, or arguments the server refused);
 //   3 authentication or access error; 4 server unreachable or unavailable.
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -40,6 +41,22 @@ struct Flags {
 };
 
 TimePoint now() { return std::chrono::time_point_cast<std::chrono::milliseconds>(Clock::now()); }
+
+// A whole number from `min` up, of `unit`. CLI11's own range checks call a word like "soon"
+// or "1.5" out of range, and print a double's range for a count.
+CLI::Validator whole_number(std::int64_t min, const std::string& unit) {
+  return CLI::Validator(
+      [min, unit](std::string& text) -> std::string {
+        std::int64_t v = 0;
+        const char* end = text.data() + text.size();
+        const auto [p, ec] = std::from_chars(text.data(), end, v);
+        if (ec == std::errc::result_out_of_range) return text + " is too large";
+        if (ec != std::errc() || p != end) return "'" + text + "' is not a whole number of " + unit;
+        if (v < min) return text + " is below " + std::to_string(min);
+        return "";
+      },
+      unit + " >= " + std::to_string(min));
+}
 
 // Connects lazily, runs `body`, maps exceptions to an exit code and a message.
 int run(const Flags& f, const std::function<int(Client&)>& body) {
@@ -235,14 +252,14 @@ void add_locks_command(CLI::App& app, int& exit_code) {
     cmd->callback(
         [f, &exit_code, body] { exit_code = run(*f, [&](Client& c) { return body(*f, c); }); });
   };
-  auto ttl_check = CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max());
-  auto wait_check = CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max());
+  const CLI::Validator ttl_check = whole_number(1, "milliseconds");
+  const CLI::Validator wait_check = whole_number(0, "milliseconds");
 
   CLI::App* list_cmd =
       leaf(locks, "list", "List held locks (admin); every page unless --count/--cursor");
   list_cmd->add_option("--match", f->match, "only keys matching this glob, e.g. 'import:*'");
   list_cmd->add_option("--count", f->count, "one page of at most this many")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number(1, "holds"));
   list_cmd->add_option("--cursor", f->cursor, "continue from this cursor (from a previous page)");
   on(list_cmd, list);
 

@@ -245,8 +245,26 @@ TEST_F(LocksCli, UsageErrorsExitTwo) {
   EXPECT_EQ(cli({"status"}).exit_code, 2) << "missing KEY";
   EXPECT_EQ(cli({"release", "k"}).exit_code, 2) << "missing --handle";
   EXPECT_EQ(cli({"renew", "k", "--handle", "h"}).exit_code, 2) << "missing --ttl";
-  EXPECT_EQ(cli({"acquire", "k", "--ttl", "0"}).exit_code, 2);
-  EXPECT_EQ(cli({"acquire", "k", "--ttl", "soon"}).exit_code, 2);
+  // Bad numbers are refused before anything is sent, with what is wrong with them.
+  const struct {
+    std::vector<std::string> args;
+    std::string message;
+  } numbers[] = {
+      {{"acquire", "k", "--ttl", "0"}, "--ttl: 0 is below 1"},
+      {{"acquire", "k", "--ttl", "soon"}, "--ttl: 'soon' is not a whole number of milliseconds"},
+      {{"acquire", "k", "--ttl", "1.5"}, "--ttl: '1.5' is not a whole number of milliseconds"},
+      {{"acquire", "k", "--ttl", "99999999999999999999"}, "--ttl: 99999999999999999999 is too large"},
+      {{"acquire", "k", "--wait", "-1"}, "--wait: -1 is below 0"},
+      {{"renew", "k", "--handle", "h", "--ttl", "x"}, "--ttl: 'x' is not a whole number"},
+      {{"list", "--count", "0"}, "--count: 0 is below 1"},
+      {{"list", "--count", "x"}, "--count: 'x' is not a whole number of holds"},
+  };
+  for (const auto& bad : numbers) {
+    RunResult r = cli(bad.args);
+    EXPECT_EQ(r.exit_code, 2) << bad.message;
+    EXPECT_NE(r.err.find(bad.message), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(resp.call({"LOCK.STATUS", "k"}).number("held"), 0) << "nothing was taken";
   EXPECT_EQ(cli({"frobnicate"}).exit_code, 2);
   EXPECT_EQ(run({HOLDFAST_BIN, "locks"}).exit_code, 2) << "no subcommand";
   EXPECT_EQ(cli({"acquire", "k", "--server", "redis://x"}).exit_code, 2) << "malformed URL";
