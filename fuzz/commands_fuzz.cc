@@ -1,9 +1,10 @@
 // Fuzzes the RESP commands of one node end to end, without sockets: parsed requests go through
-// the command table to an EmbeddedService (lock table, rules, rate limits, waiters) over a
-// MemoryStore, with a fake clock, for three connections. Any input must leave the server
-// answering: no crash, no undefined behaviour, a reply to every command that does not block,
-// and a waiter's outcome only for a connection that is blocked. And fencing must hold: the
-// tokens that lock replies show for a key never go down.
+// each connection's Pipeline (the command table and the call runner) to the policy (rules,
+// rate limits) over an embedded backend (lock table, waiters) over a MemoryStore, with a fake
+// clock, for three connections. Any input must leave the server answering: no crash, no
+// undefined behaviour, and exactly one reply per command, in order: whenever a connection has
+// no call in flight, it has had as many replies as it ran commands. And fencing must hold:
+// the tokens that lock replies show for a key never go down.
 //
 // With the write-ahead log (bit 2 of the first byte) the store is a WalStore on an in-memory
 // file system, snapshotting every 4 KiB of log; at the end of the input the connections close,
@@ -11,10 +12,12 @@
 // token high-water mark and the rule set that the running server had.
 //
 // The first input byte picks the setup: bit 0 auth mode (credentials below; connections must
-// AUTH), bit 1 a rate limit of 20 acquire attempts per user per hour, bit 2 the log. The rest is a
-// RESP stream. Three pseudo-commands steer the harness: FUZZ.CONN n (later commands come from
-// connection n % 3), FUZZ.TICK ms (the clock moves on, lease ends and timeouts run),
-// FUZZ.CLOSE (the current connection goes away and a new one takes its place). Handles are
+// AUTH), bit 1 a rate limit of 20 acquire attempts per user per hour, bit 2 the log, bit 3 the
+// deferred shape (every call takes effect later, when FUZZ.RUN says, as on a node over
+// PostgreSQL: deferred_service.h). The rest is a RESP stream. Pseudo-commands steer the
+// harness: FUZZ.CONN n (later commands come from connection n % 3), FUZZ.TICK ms (the clock
+// moves on, lease ends and timeouts run), FUZZ.CLOSE (the current connection goes away and a
+// new one takes its place), FUZZ.RUN n (the deferred call at n runs). Handles are
 // random, so an argument "$H" stands for the last handle any reply carried. With
 // HOLDFAST_FUZZ_ECHO set, every reply is printed (to see what a seed does).
 #include <unistd.h>
@@ -34,9 +37,13 @@
 
 #include "auth/credentials.h"
 #include "core/clock.h"
+#include "core/lock_table.h"
 #include "core/validation.h"
-#include "server/embedded_service.h"
-#include "server/resp/commands.h"
+#include "deferred_service.h"
+#include "resp_replies.h"
+#include "server/resp/pipeline.h"
+#include "service/embedded/embedded_backend.h"
+#include "service/policy.h"
 #include "store/memory_store.h"
 #include "store/wal/fake_file_system.h"
 #include "store/wal/wal_store.h"
@@ -65,33 +72,31 @@ const CredentialStore& credentials() {
   return *store;
 }
 
-struct FuzzConnection final : WaiterClient {
-  ConnectionState state;
-  std::string out;       // replies to commands
-  std::string outcomes;  // replies to blocked commands, written when their waiter ends
-  bool blocked = false;
-  WaiterId blocked_on = 0;
+// One connection: its pipeline, and what it has been told.
+struct FuzzConnection final : Pipeline::Events {
+  void replies_ready() override {}  // the harness reads every output after every step
+  void resume() override {}
+  void keep_alive(bool) override {}
 
-  void on_waiter_outcome(const WaiterOutcome& outcome) override {
-    if (!blocked) std::abort();  // outcomes go only to connections that wait
-    ReplyWriter writer(outcomes, state.proto);
-    write_waiter_outcome(writer, outcome);
-    blocked = false;
-    blocked_on = 0;
-  }
+  std::unique_ptr<Pipeline> pipeline;
+  std::string replies;         // every reply, in order, since the connection opened
+  std::uint64_t commands = 0;  // commands it ran
 };
 
 class Node {
  public:
-  Node(bool auth, bool rate_limited, bool wal)
+  Node(bool auth, bool rate_limited, bool wal, bool deferred)
       : auth_(auth),
         store_(wal ? std::unique_ptr<Store>(
                          std::make_unique<wal::WalStore>(wal_options(), clock_, fs_))
                    : std::make_unique<MemoryStore>()),
-        service_(clock_, *store_, options(rate_limited)) {
-    if (!service_.recover().ok()) std::abort();
-    info_.version = "fuzz";
-    info_.auth_mode = auth;
+        backend_(clock_, *store_),
+        policy_(backend_, clock_, options(rate_limited)),
+        deferred_service_(policy_),
+        service_(deferred ? static_cast<LockService&>(deferred_service_) : policy_),
+        info_{"fuzz", auth},
+        env_{service_, info_, auth ? &credentials() : nullptr, nullptr} {
+    if (!backend_.recover().ok()) std::abort();
     for (auto& c : connections_) open(c);
   }
 
@@ -103,10 +108,14 @@ class Node {
   void check_restart() {
     close_all();
     const Millis now = clock_.now_ms();
-    const DurableState live = service_.table().snapshot(now);
-    const Principal owner = Principal::local_owner();
-    auto live_rules = service_.get_rule_set(Caller{&owner, 0});
-    if (!live_rules.ok()) std::abort();
+    const DurableState live = backend_.table().snapshot(now);
+    struct Keep final : Completion {
+      void finish(Result<Answer> r) override { result.emplace(std::move(r)); }
+      std::optional<Result<Answer>> result;
+    } rules_answer;
+    backend_.get_rule_set(rules_answer);  // durable at once: the log here never syncs
+    if (!rules_answer.result || !rules_answer.result->ok()) std::abort();
+    const auto& live_rules = std::get<std::optional<RuleSetPut>>(**rules_answer.result);
     if (echo_)
       std::fprintf(stderr, "restart check: %zu holds, last token %llu, %llu snapshots\n",
                    live.holds.size(), static_cast<unsigned long long>(live.last_token),
@@ -123,7 +132,7 @@ class Node {
     again.close();
     if (restored.last_token != live.last_token) std::abort();
     if (sorted(restored.holds) != sorted(live.holds)) std::abort();
-    const auto& rules = *live_rules;
+    const auto& rules = live_rules;
     if (rules.has_value() != recovered->rule_set.has_value()) std::abort();
     if (rules &&
         (rules->name != recovered->rule_set->name || rules->toml != recovered->rule_set->toml))
@@ -146,35 +155,21 @@ class Node {
       service_.advance();
     } else if (iequals(name, "FUZZ.CLOSE")) {
       reopen(c);
-    } else if (!c.blocked) {  // a blocked connection reads nothing until its outcome
-      const std::size_t before = c.out.size();
-      ReplyWriter writer(c.out, c.state.proto);
-      CommandContext ctx{service_, c.state, writer, &c, info_, auth_ ? &credentials() : nullptr,
-                         nullptr};
-      const Flow flow = execute(ctx, args);
-      if (name.size() > 5 && iequals(name.substr(0, 5), "LOCK.")) check_tokens(c.out);
-      if (flow == Flow::kBlock) {
-        if (ctx.blocked_on == 0) std::abort();
-        c.blocked = true;
-        c.blocked_on = ctx.blocked_on;
-      } else if (c.out.size() == before) {
-        std::abort();  // every command that does not block answers at once
-      }
-      if (flow == Flow::kClose) {
+    } else if (iequals(name, "FUZZ.RUN")) {
+      const std::int64_t n = args.size() > 1 ? parse_int64(args[1]).value_or(0) : 0;
+      deferred_service_.run(static_cast<std::size_t>(n < 0 ? 0 : n));
+    } else if (c.pipeline->ready()) {  // a blocked connection reads nothing until it is answered
+      ++c.commands;
+      if (c.pipeline->run(args) == Flow::kClose) {
+        collect(c);
+        check_replies(c);
         reopen(c);
       }
     }
-    service_.dispatch_outcomes();  // what the loop does after each event
-    store_->submit();
+    service_.dispatch();  // what the loop does after each event
     for (auto& each : connections_) {
-      check_tokens(each.outcomes);
-      each.out += each.outcomes;
-      each.outcomes.clear();
-      if (echo_ && !each.out.empty())
-        std::fprintf(stderr, "[%zu] %s\n", static_cast<std::size_t>(&each - connections_.data()),
-                     each.out.c_str());
-      remember_handle(each.out);
-      each.out.clear();
+      collect(each);
+      check_replies(each);
     }
   }
 
@@ -193,10 +188,31 @@ class Node {
     return holds;
   }
 
-  static ServiceOptions options(bool rate_limited) {
-    ServiceOptions o;
+  static PolicyOptions options(bool rate_limited) {
+    PolicyOptions o;
     if (rate_limited) o.acquire_per_user_per_hour = 20;
     return o;
+  }
+
+  // Takes what the connection's pipeline has written: checks tokens, remembers a handle.
+  void collect(FuzzConnection& c) {
+    std::string& out = c.pipeline->output();
+    if (out.empty()) return;
+    check_tokens(out);
+    if (echo_)
+      std::fprintf(stderr, "[%zu] %s\n", static_cast<std::size_t>(&c - connections_.data()),
+                   out.c_str());
+    remember_handle(out);
+    c.replies += out;
+    out.clear();
+  }
+
+  // Exactly one well-formed reply per command: with no call in flight, all have come.
+  static void check_replies(const FuzzConnection& c) {
+    bool bad = false;
+    const std::size_t replies = fuzz::count_replies(c.replies, &bad);
+    if (bad || replies > c.commands) std::abort();
+    if (!c.pipeline->in_flight() && replies != c.commands) std::abort();
   }
 
   static bool iequals(std::string_view a, std::string_view b) {
@@ -243,31 +259,24 @@ class Node {
   }
 
   void open(FuzzConnection& c) {
-    c.state = ConnectionState{};
-    c.state.id = ++last_session_;
-    if (!auth_) {
-      c.state.principal = Principal::local_owner();
-      c.state.authenticated = true;
-    }
-    c.blocked = false;
-    c.blocked_on = 0;
+    c.pipeline = std::make_unique<Pipeline>(env_, ++last_session_, c);
+    c.replies.clear();
+    c.commands = 0;
   }
 
   void close_all() {
-    for (auto& c : connections_) close(c);
-    service_.dispatch_outcomes();
+    for (auto& c : connections_) c.pipeline->end();
+    if (!deferred_service_.empty()) std::abort();  // every session has ended
+    service_.dispatch();
   }
 
-  // The connection goes away and a new one takes its place.
+  // The connection goes away and a new one takes its place. Its calls still in flight finish
+  // (their answers are dropped); the pipeline object must outlive them, so it is kept.
   void reopen(FuzzConnection& c) {
-    close(c);
+    c.pipeline->end();
+    service_.dispatch();
+    ended_.push_back(std::move(c.pipeline));
     open(c);
-  }
-
-  void close(FuzzConnection& c) {
-    if (c.blocked) service_.cancel_waiter(c.blocked_on);
-    c.blocked = false;
-    service_.end_session(c.state.id);
   }
 
   bool auth_;
@@ -276,9 +285,14 @@ class Node {
   FakeClock clock_;
   wal::FakeFileSystem fs_;
   std::unique_ptr<Store> store_;
-  EmbeddedService service_;
-  ServerInfo info_;
+  EmbeddedBackend backend_;
+  Policy policy_;
+  fuzz::DeferredService deferred_service_;
+  LockService& service_;
+  const ServerInfo info_;
+  const Pipeline::Env env_;
   std::array<FuzzConnection, 3> connections_;
+  std::vector<std::unique_ptr<Pipeline>> ended_;
   std::size_t current_ = 0;
   SessionId last_session_ = 0;
   std::string last_handle_;
@@ -290,7 +304,7 @@ class Node {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const bool wal = (data[0] & 4) != 0;
-  Node node((data[0] & 1) != 0, (data[0] & 2) != 0, wal);
+  Node node((data[0] & 1) != 0, (data[0] & 2) != 0, wal, (data[0] & 8) != 0);
   ParserLimits limits;
   limits.max_frame_bytes = 4096;
   limits.max_args = 64;

@@ -1,5 +1,6 @@
 // Fuzzes the RESP connection itself: real resp::Connection objects on an io_context, each
-// talking to the fuzzer over a Unix socket pair, in front of an EmbeddedService on a fake clock.
+// talking to the fuzzer over a Unix socket pair, in front of the policy over an embedded
+// backend on a fake clock.
 // commands_fuzz checks the commands; this one checks what happens around them: bytes that
 // arrive in arbitrary pieces, pipelines behind a blocking acquire, replies that wait for the
 // store to make them durable, a client that reads slowly, clients that hang up at any moment.
@@ -16,7 +17,8 @@
 //   - every PING <payload> got its own payload back, in order (a lost, repeated or misplaced
 //     command shows here);
 //   - once all clients hang up, no connection object is left alive and no waiter is queued.
-// connection_offload_fuzz is the same with a blocking service (see socket_harness.h).
+// connection_offload_fuzz is the same with a service whose calls all take effect later, in any
+// order (see socket_harness.h).
 #include <sys/socket.h>
 
 #include <boost/asio/generic/stream_protocol.hpp>
@@ -31,6 +33,7 @@
 
 #include "core/validation.h"
 #include "server/resp/connection.h"
+#include "resp_replies.h"
 #include "socket_harness.h"
 
 namespace {
@@ -43,55 +46,6 @@ std::string multibulk(const std::vector<std::string>& args) {
   std::string s = "*" + std::to_string(args.size()) + "\r\n";
   for (const auto& a : args) s += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
   return s;
-}
-
-// The replies at the front of `data`: one complete top-level RESP reply, or nullopt when the
-// data ends inside one. *bad is set when the bytes are not RESP the server could have written.
-std::optional<std::size_t> reply_length(std::string_view data, std::size_t at, bool* bad) {
-  if (at >= data.size()) return std::nullopt;
-  const std::size_t eol = data.find("\r\n", at);
-  if (eol == std::string_view::npos) return std::nullopt;
-  const char type = data[at];
-  const std::string_view line = data.substr(at + 1, eol - at - 1);
-  std::size_t end = eol + 2;
-  switch (type) {
-    case '+':
-    case '-':
-    case '_':
-      return end;
-    case ':':
-      if (!parse_int64(line)) *bad = true;
-      return end;
-    case '$': {
-      const auto n = parse_int64(line);
-      if (!n || *n < -1) {
-        *bad = true;
-        return end;
-      }
-      if (*n == -1) return end;
-      if (end + static_cast<std::size_t>(*n) + 2 > data.size()) return std::nullopt;
-      if (data.substr(end + static_cast<std::size_t>(*n), 2) != "\r\n") *bad = true;
-      return end + static_cast<std::size_t>(*n) + 2;
-    }
-    case '*':
-    case '%': {
-      const auto n = parse_int64(line);
-      if (!n || *n < -1) {
-        *bad = true;
-        return end;
-      }
-      const std::int64_t items = type == '%' ? 2 * *n : *n;
-      for (std::int64_t i = 0; i < items; ++i) {
-        auto next = reply_length(data, end, bad);
-        if (!next || *bad) return next;
-        end = *next;
-      }
-      return end;
-    }
-    default:
-      *bad = true;
-      return end;
-  }
 }
 
 bool iequals(std::string_view a, std::string_view b) {
@@ -144,8 +98,8 @@ Expected expected_replies(std::string_view sent, const ParserLimits& limits) {
   return e;
 }
 
-// connection_offload_fuzz builds this file with HOLDFAST_FUZZ_OFFLOAD: every command runs on
-// the offload executor, as on a PostgreSQL node.
+// connection_offload_fuzz builds this file with HOLDFAST_FUZZ_OFFLOAD: every call takes effect
+// later, when the fuzzer says, as on a PostgreSQL node.
 #ifdef HOLDFAST_FUZZ_OFFLOAD
 constexpr bool kOffload = true;
 #else
@@ -156,8 +110,8 @@ class Harness final : public fuzz::SocketHarness {
  public:
   Harness() : SocketHarness(kOffload) {
     hub_ = std::make_unique<ConnectionHub>(ConnectionHub{
-        io_, front_service(), loop_, ServerInfo{"fuzz", false}, nullptr, nullptr, offload(), limits(),
-        {}, 0, kMaxPendingOutput, kInputSlack});
+        io_, loop_, Pipeline::Env{front_service(), info_, nullptr, nullptr}, limits(), {},
+        &last_session_, kMaxPendingOutput, kInputSlack});
     connect_all();
   }
 
@@ -240,7 +194,7 @@ class Harness final : public fuzz::SocketHarness {
     std::size_t at = 0;
     for (std::size_t i = 0; i < e.replies.size(); ++i) {
       bool bad = false;
-      const auto end = reply_length(got, at, &bad);
+      const auto end = fuzz::reply_length(got, at, &bad);
       if (bad) std::abort();             // not RESP
       if (!end) {
         if (echo_) std::fprintf(stderr, "reply %zu of %zu missing\n", i, e.replies.size());
@@ -256,7 +210,7 @@ class Harness final : public fuzz::SocketHarness {
     if (at < got.size()) {
       // Only an unfinished last frame may draw one more reply: its protocol error.
       bool bad = false;
-      const auto end = reply_length(got, at, &bad);
+      const auto end = fuzz::reply_length(got, at, &bad);
       if (!e.may_end_with_protocol_error || bad || !end || *end != got.size() ||
           got.substr(at).rfind("-ERR Protocol error", 0) != 0)
         std::abort();  // replies to nothing
@@ -264,6 +218,7 @@ class Harness final : public fuzz::SocketHarness {
   }
 
   const bool echo_ = std::getenv("HOLDFAST_FUZZ_ECHO") != nullptr;
+  const ServerInfo info_{"fuzz", false};
   std::unique_ptr<ConnectionHub> hub_;
   std::uint64_t pings_ = 0;
 };

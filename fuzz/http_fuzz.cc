@@ -1,8 +1,10 @@
-// Fuzzes the HTTP/JSON API's routes (docs/http.md) without sockets: requests go through the
-// route table to an EmbeddedService over a MemoryStore, with a fake clock, from two callers.
+// Fuzzes the HTTP/JSON API's routes (docs/http.md) without sockets: requests go through an
+// Exchange (the route table and the call runner) to the policy over an embedded backend over a
+// MemoryStore, with a fake clock, from two callers.
 // Any request must get a response with a status from 200 to 599 and, when it says JSON, a body
 // that parses as JSON; an error's body must carry errorCode, message and details. No crash,
-// no undefined behaviour, and a waiter's outcome only for a caller that waits.
+// no undefined behaviour, a late response only for a caller that waits for one, and every call
+// finished by the time its connection ends.
 //
 // Input: requests separated by NUL bytes, each "METHOD TARGET\nBODY". Pseudo-requests steer
 // the harness: "CONN n" (later requests come from caller n % 2), "TICK ms" (the clock moves
@@ -19,8 +21,9 @@
 
 #include "core/clock.h"
 #include "core/validation.h"
-#include "server/embedded_service.h"
-#include "server/http/routes.h"
+#include "server/http/exchange.h"
+#include "service/embedded/embedded_backend.h"
+#include "service/policy.h"
 #include "store/memory_store.h"
 
 namespace {
@@ -28,19 +31,21 @@ namespace {
 using namespace holdfast;
 using namespace holdfast::http;
 
-struct HttpCaller final : WaiterClient {
-  SessionId session = 0;
-  bool blocked = false;
-  WaiterId blocked_on = 0;
-  std::optional<Response> outcome;
-
-  void on_waiter_outcome(const WaiterOutcome& o) override {
-    if (!blocked) std::abort();  // outcomes go only to callers that wait
-    outcome.emplace();
-    waiter_response(o, *outcome);
-    blocked = false;
-    blocked_on = 0;
+// One caller: an exchange over one connection, and the request it has in flight. The request's
+// strings live here until its response is ready.
+struct HttpCaller final : Exchange::Events {
+  HttpCaller(const Exchange::Env& env, SessionId id) : exchange(env, id, *this) {}
+  void response_ready() override {
+    if (!waiting) std::abort();  // a response only for a request that waits for one
+    waiting = false;
+    ready = true;
   }
+  void keep_alive(bool) override {}
+
+  Exchange exchange;
+  std::string method, path, query, body;
+  bool waiting = false;
+  bool ready = false;
 };
 
 void check_response(const Response& r, std::string& last_handle) {
@@ -82,23 +87,33 @@ std::string replace_handle(std::string_view text, const std::string& handle) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   FakeClock clock;
   MemoryStore store;
-  EmbeddedService service(clock, store);
-  if (!service.recover().ok()) std::abort();
-  const Principal owner = Principal::local_owner();
+  EmbeddedBackend backend(clock, store);
+  Policy service(backend, clock);
+  if (!backend.recover().ok()) std::abort();
   ServerView view;
   view.metrics = [] { return std::string("# metrics\n"); };
   view.ready = [] { return true; };
-  HttpCaller callers[2];
+  const Exchange::Env env{service, nullptr, view, nullptr, 0};
   SessionId last_session = 0;
-  for (auto& c : callers) c.session = ++last_session;
+  std::unique_ptr<HttpCaller> callers[2];
+  for (auto& c : callers) c = std::make_unique<HttpCaller>(env, ++last_session);
   std::size_t current = 0;
   std::string last_handle;
 
-  auto close = [&](HttpCaller& c) {
-    if (c.blocked) service.cancel_waiter(c.blocked_on);
-    c.blocked = false;
-    service.end_session(c.session);
-    c.session = ++last_session;
+  // What the loop does after each event: deliver what is ready, then check it.
+  auto after_event = [&] {
+    service.dispatch();
+    for (auto& each : callers) {
+      if (!each->ready) continue;
+      each->ready = false;
+      check_response(each->exchange.response(), last_handle);
+    }
+  };
+  auto close = [&](std::unique_ptr<HttpCaller>& c) {
+    c->exchange.end();
+    service.dispatch();
+    if (c->exchange.busy()) std::abort();  // every call finishes, also when its connection ends
+    c = std::make_unique<HttpCaller>(env, ++last_session);
   };
 
   std::string_view rest(reinterpret_cast<const char*>(data), size);
@@ -106,12 +121,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view one = rest.substr(0, rest.find('\0'));
     rest.remove_prefix(std::min(rest.size(), one.size() + 1));
     const std::string_view line = one.substr(0, one.find('\n'));
-    const std::string body =
+    std::string body =
         replace_handle(line.size() < one.size() ? one.substr(line.size() + 1) : "", last_handle);
     const std::string_view method = line.substr(0, line.find(' '));
     const std::string target = replace_handle(
         method.size() < line.size() ? line.substr(method.size() + 1) : "", last_handle);
-    HttpCaller& c = callers[current];
+    HttpCaller& c = *callers[current];
     if (method == "CONN") {
       current = parse_int64(target).value_or(0) == 1 ? 1 : 0;
     } else if (method == "TICK") {
@@ -119,34 +134,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       clock.advance(ms < 0 || ms > 86'400'000 ? 1 : ms);
       service.advance();
     } else if (method == "CLOSE") {
-      close(c);
-    } else if (!c.blocked) {
+      close(callers[current]);
+    } else if (!c.waiting) {
       const std::string_view t(target);
-      const std::string_view path = t.substr(0, t.find('?'));
-      const std::string_view query =
-          path.size() < t.size() ? t.substr(path.size() + 1) : std::string_view();
-      Request request{method, path, query, body};
-      Response response;
-      if (const Route* route = match_route(request.method, request.path, response)) {
-        RouteContext ctx{service, holdfast::Caller{&owner, c.session}, &c, view};
-        if (route->handler(ctx, request, response) == Outcome::kBlocked) {
-          if (ctx.blocked_on == 0) std::abort();
-          c.blocked = true;
-          c.blocked_on = ctx.blocked_on;
-        } else {
-          check_response(response, last_handle);
-        }
+      c.method = std::string(method);
+      c.path = std::string(t.substr(0, t.find('?')));
+      c.query = c.path.size() < t.size() ? std::string(t.substr(c.path.size() + 1)) : "";
+      c.body = std::move(body);
+      if (c.exchange.handle(Request{c.method, c.path, c.query, c.body}, "")) {
+        check_response(c.exchange.response(), last_handle);
       } else {
-        check_response(response, last_handle);
+        c.waiting = true;
       }
     }
-    service.dispatch_outcomes();
-    for (auto& each : callers) {
-      if (each.outcome) check_response(*each.outcome, last_handle);
-      each.outcome.reset();
-    }
+    after_event();
   }
   for (auto& c : callers) close(c);
-  service.dispatch_outcomes();
   return 0;
 }

@@ -20,7 +20,8 @@
 //   - the status of a fresh key names that key: responses come back in the order of requests;
 //   - a HEAD response has no body;
 //   - once all clients hang up, no session object is left alive and no waiter is queued.
-// http_session_offload_fuzz is the same with a blocking service (see socket_harness.h).
+// http_session_offload_fuzz is the same with a service whose calls all take effect later, in
+// any order (see socket_harness.h).
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/http.hpp>
 #include <cstdint>
@@ -120,8 +121,8 @@ std::string request(std::string_view method, std::string_view target, std::strin
   return r;
 }
 
-// http_session_offload_fuzz builds this file with HOLDFAST_FUZZ_OFFLOAD: every request runs on
-// the offload executor, as on a PostgreSQL node.
+// http_session_offload_fuzz builds this file with HOLDFAST_FUZZ_OFFLOAD: every call takes
+// effect later, when the fuzzer says, as on a PostgreSQL node.
 #ifdef HOLDFAST_FUZZ_OFFLOAD
 constexpr bool kOffload = true;
 #else
@@ -131,10 +132,11 @@ constexpr bool kOffload = false;
 class Harness final : public fuzz::SocketHarness {
  public:
   Harness() : SocketHarness(kOffload) {
-    hub_ = std::make_unique<http::HttpHub>(http::HttpHub{io_, front_service(), loop_, nullptr, {}, nullptr,
-                                                         offload(), 0, &last_id_, {}});
-    hub_->view.metrics = [] { return std::string("# fuzz\n"); };
-    hub_->view.ready = [] { return true; };
+    view_.metrics = [] { return std::string("# fuzz\n"); };
+    view_.ready = [] { return true; };
+    hub_ = std::make_unique<http::HttpHub>(http::HttpHub{
+        io_, loop_, http::Exchange::Env{front_service(), nullptr, view_, nullptr, 0},
+        &last_session_});
     hub_->header_limit = kHeaderLimit;
     hub_->body_limit = kBodyLimit;
     connect_all();
@@ -238,7 +240,7 @@ class Harness final : public fuzz::SocketHarness {
   }
 
   const bool echo_ = std::getenv("HOLDFAST_FUZZ_ECHO") != nullptr;
-  SessionId last_id_ = 0;
+  http::ServerView view_;
   std::unique_ptr<http::HttpHub> hub_;
   std::uint64_t fresh_ = 0;
 };

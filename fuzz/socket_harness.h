@@ -1,7 +1,7 @@
 // What the socket-level fuzzers share (connection_fuzz for RESP, http_session_fuzz for HTTP):
-// an EmbeddedService on a fake clock over a store that makes changes durable only when told,
-// the loop driver on an io_context that the harness polls, and three clients, each holding
-// one end of a Unix socket pair whose other end a real server connection object owns.
+// the policy over an embedded backend on a fake clock, over a store that makes changes durable
+// only when told, the loop driver on an io_context that the harness polls, and three clients,
+// each holding one end of a Unix socket pair whose other end a real server connection owns.
 //
 // The input is a list of steps, each one byte for the kind, one for the client and one or two
 // for its arguments:
@@ -12,15 +12,15 @@
 //   4 advance the clock (leases end, blocking acquires time out)
 //   5 the store makes everything so far durable (replies held back for it may now leave)
 //   6 the client hangs up; a new client takes its place
-//   7 (offload mode only) run one queued call of the offload executor, chosen by the argument
+//   7 (deferred mode only) run one queued call, chosen by the argument
 // After each step the loop runs until it has nothing left to do. finish() then writes what
 // every client has queued and reads until nothing more comes, moving the clock on, syncing
 // the store and running queued calls until a whole round changes nothing.
 //
-// In offload mode the front ends see the service as a blocking one (as on a PostgreSQL node):
-// every command goes to the offload executor, here a queue that the fuzzer runs one call at a
-// time, in any order, on its own thread, so a call may finish after its client hung up, while
-// its connection is congested, or after calls submitted later.
+// In deferred mode the front ends see a service whose calls all take effect later (as on a
+// PostgreSQL node): every call waits in a queue that the fuzzer runs one call at a time, in
+// any order (deferred_service.h), so a call may finish after its client hung up, while its
+// connection is congested, or after calls of other connections submitted later.
 #pragma once
 
 #include <sys/socket.h>
@@ -40,9 +40,10 @@
 #include <vector>
 
 #include "core/clock.h"
-#include "server/blocking_executor.h"
-#include "server/embedded_service.h"
+#include "deferred_service.h"
 #include "server/loop_driver.h"
+#include "service/embedded/embedded_backend.h"
+#include "service/policy.h"
 #include "store/store.h"
 
 namespace holdfast::fuzz {
@@ -67,92 +68,6 @@ class HeldBackStore final : public Store {
 
  private:
   std::uint64_t appended_ = 0, durable_ = 0;
-};
-
-// The offload executor of offload mode: calls wait in a queue until the fuzzer runs one.
-class QueuedExecutor final : public BlockingExecutor {
- public:
-  QueuedExecutor() : BlockingExecutor(0) {}
-  void submit(std::function<void()> job) override { jobs_.push_back(std::move(job)); }
-  bool empty() const { return jobs_.empty(); }
-  // Runs the queued call at `pick` (modulo the queue's length); false when none is queued.
-  bool run(std::size_t pick) {
-    if (jobs_.empty()) return false;
-    const auto at = jobs_.begin() + static_cast<std::ptrdiff_t>(pick % jobs_.size());
-    std::function<void()> job = std::move(*at);
-    jobs_.erase(at);
-    job();
-    return true;
-  }
-
- private:
-  std::vector<std::function<void()>> jobs_;
-};
-
-// The embedded service as the front ends see a blocking one: they run its calls on the offload
-// executor, and its answers are durable when they return. A blocking service's acquire waits
-// inside the call; one fuzz thread cannot, so every acquire and assign here is one attempt
-// (contended: LOCK_TIMEOUT, as when a wait runs out).
-class OffloadedService final : public LockService {
- public:
-  explicit OffloadedService(EmbeddedService& inner) : inner_(inner) {}
-
-  Result<AcquireOutcome> acquire(const Caller& caller, const AcquireArgs& args,
-                                 WaiterClient*) override {
-    AcquireArgs once = args;
-    once.timeout_ms = 0;
-    return inner_.acquire(caller, once, nullptr);
-  }
-  Result<RenewOutcome> renew(const Caller& caller, std::string_view key, std::string_view handle,
-                             Millis ttl_ms) override {
-    return inner_.renew(caller, key, handle, ttl_ms);
-  }
-  Result<ReleaseOutcome> release(const Caller& caller, std::string_view key,
-                                 std::string_view handle) override {
-    return inner_.release(caller, key, handle);
-  }
-  Result<StatusView> status(const Caller& caller, std::string_view key) override {
-    return inner_.status(caller, key);
-  }
-  Result<ListPage> list(const Caller& caller, std::string_view match, std::string_view cursor,
-                        std::size_t count) override {
-    return inner_.list(caller, match, cursor, count);
-  }
-  Result<AcquireOutcome> assign(const Caller& caller, const AssignArgs& args,
-                                WaiterClient*) override {
-    AssignArgs once = args;
-    if (once.timeout_ms) once.timeout_ms = 0;
-    return inner_.assign(caller, once, nullptr);
-  }
-  Result<HoldState> transfer(const Caller& caller, std::string_view key, std::string_view to_id,
-                             std::string_view from_id) override {
-    return inner_.transfer(caller, key, to_id, from_id);
-  }
-  Result<ReleaseOutcome> unassign(const Caller& caller, std::string_view key,
-                                  std::optional<std::string_view> holder_id) override {
-    return inner_.unassign(caller, key, holder_id);
-  }
-  Result<HolderView> holder(const Caller& caller, std::string_view key) override {
-    return inner_.holder(caller, key);
-  }
-  Result<bool> set_rule_set(const Caller& caller, std::string_view toml) override {
-    return inner_.set_rule_set(caller, toml);
-  }
-  Result<std::optional<RuleSetPut>> get_rule_set(const Caller& caller) override {
-    return inner_.get_rule_set(caller);
-  }
-  Status delete_rule_set(const Caller& caller, std::string_view name) override {
-    return inner_.delete_rule_set(caller, name);
-  }
-  void cancel_waiter(WaiterId waiter) override { inner_.cancel_waiter(waiter); }
-  void end_session(SessionId session) override { inner_.end_session(session); }
-  bool blocking() const override { return true; }
-  std::uint64_t last_sequence() const override { return 0; }
-  std::uint64_t durable_sequence() const override { return 0; }
-  ServiceStats stats() const override { return inner_.stats(); }
-
- private:
-  EmbeddedService& inner_;
 };
 
 // The fuzz input, read front to back; past its end every byte is 0.
@@ -188,7 +103,7 @@ class SocketHarness {
   SocketHarness& operator=(const SocketHarness&) = delete;
 
   void step(Bytes& in) {
-    const std::uint8_t kind = in.next() % (offload_ ? 8 : 7);
+    const std::uint8_t kind = in.next() % (deferred_ ? 8 : 7);
     Client& c = clients_[in.next() % clients_.size()];
     switch (kind) {
       case 0: {
@@ -217,7 +132,7 @@ class SocketHarness {
         connect(c);
         break;
       case 7:
-        executor_.run(in.next());
+        deferred_service_.run(in.next());
         break;
     }
     pump();
@@ -254,17 +169,21 @@ class SocketHarness {
   }
 
  protected:
-  // offload: the front ends see the service as a blocking one and run every call on
-  // executor_ (the derived class hands them front_service() and offload()).
-  explicit SocketHarness(bool offload)
-      : service_(clock_, store_), offloaded_(service_), loop_(io_, &service_), offload_(offload) {
-    if (!service_.recover().ok()) std::abort();
+  // deferred: the front ends see a service whose every call takes effect later (the derived
+  // class hands them front_service()).
+  explicit SocketHarness(bool deferred)
+      : loop_(io_, clock_),
+        backend_(clock_, store_, loop_.waker()),
+        policy_(backend_, clock_),
+        deferred_service_(policy_),
+        deferred_(deferred) {
+    if (!backend_.recover().ok()) std::abort();
+    loop_.set_service(front_service());
   }
 
   LockService& front_service() {
-    return offload_ ? static_cast<LockService&>(offloaded_) : service_;
+    return deferred_ ? static_cast<LockService&>(deferred_service_) : policy_;
   }
-  BlockingExecutor* offload() { return offload_ ? &executor_ : nullptr; }
   virtual ~SocketHarness() = default;  // the derived class hangs up first (hang_up_all)
 
   // Hands the server's end of a new socket pair to a server connection object.
@@ -283,8 +202,8 @@ class SocketHarness {
     if (!none_live()) std::abort();
     for (const auto& weak : connections_)
       if (!weak.expired()) std::abort();  // a connection outlived its socket
-    if (service_.table().waiter_count() != 0) std::abort();
-    if (!executor_.empty()) std::abort();  // a call was submitted after everything had ended
+    if (backend_.table().waiter_count() != 0) std::abort();
+    if (!deferred_service_.empty()) std::abort();  // a call queued after everything had ended
   }
 
   // attach() registers each connection object it makes, so that check_all() sees it go.
@@ -330,7 +249,7 @@ class SocketHarness {
   // Runs queued calls, oldest first, until none is left; true when one ran.
   bool run_queued_calls() {
     bool ran = false;
-    while (executor_.run(0)) {
+    while (deferred_service_.run(0)) {
       ran = true;
       pump();
     }
@@ -348,14 +267,15 @@ class SocketHarness {
   boost::asio::io_context io_;
   FakeClock clock_;
   HeldBackStore store_;
-  EmbeddedService service_;
-  OffloadedService offloaded_;
-  QueuedExecutor executor_;
   LoopDriver loop_;
+  EmbeddedBackend backend_;
+  Policy policy_;
+  DeferredService deferred_service_;
   std::array<Client, 3> clients_;
+  SessionId last_session_ = 0;
 
  private:
-  const bool offload_;
+  const bool deferred_;
   std::vector<std::weak_ptr<void>> connections_;
 
   void connect(Client& c) {
@@ -401,14 +321,14 @@ class SocketHarness {
 
   void tick(Millis ms) {
     clock_.advance(ms);
-    service_.advance();
+    front_service().advance();
     loop_.after_event();
     pump();
   }
 
   bool sync() {
     const bool moved = store_.sync();
-    loop_.store_advanced();
+    loop_.wake();  // what the log writer does after a sync
     pump();
     return moved;
   }

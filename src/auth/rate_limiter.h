@@ -1,4 +1,4 @@
-// Rate limits (SPEC section 4): acquire attempts per member user over a rolling hour.
+// Rate limits (docs/reference.md section 4): acquire attempts per member user over a rolling hour.
 //
 // Each active user has 60 one-minute buckets (a ring indexed by minute). An attempt is allowed
 // while the sum of the last 60 buckets is under the cap; it is then counted in the current
@@ -17,7 +17,7 @@
 #include <unordered_map>
 
 #include "core/clock.h"
-#include "core/lock_table.h"  // StringHash
+#include "core/lock_types.h"  // StringHash
 
 namespace holdfast {
 
@@ -37,6 +37,8 @@ class RateLimiter {
 
   std::size_t tracked_users() const { return users_.size(); }
   std::int64_t cap() const { return cap_; }
+  // Windows already counted keep their counts under the new cap.
+  void set_cap(std::int64_t per_hour) { cap_ = per_hour; }
 
  private:
   struct Window {

@@ -1,42 +1,7 @@
-/* UTF-8 validation and counting; see utf8.h for the invariant these protect. */
+/* UTF-8 counting and encoding; see utf8.h for the invariant these protect. */
 #include "cel/utf8.h"
 
 namespace holdfast::cel {
-
-std::size_t find_invalid_utf8(std::string_view text) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char lead = bytes[i];
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t length = 0;
-    std::uint32_t cp = 0;
-    std::uint32_t min = 0;
-    if ((lead & 0xE0) == 0xC0) {
-      length = 2, cp = lead & 0x1F, min = 0x80;
-    } else if ((lead & 0xF0) == 0xE0) {
-      length = 3, cp = lead & 0x0F, min = 0x800;
-    } else if ((lead & 0xF8) == 0xF0) {
-      length = 4, cp = lead & 0x07, min = 0x10000;
-    } else {
-      return i;  // a continuation byte or 0xF8..0xFF cannot start a sequence
-    }
-    if (n - i < length) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      const unsigned char next = bytes[i + k];
-      if ((next & 0xC0) != 0x80) return i;
-      cp = (cp << 6) | (next & 0x3F);
-    }
-    // Overlong forms would give one code point two spellings; surrogates are not scalars.
-    if (cp < min || !is_scalar_value(cp)) return i;
-    i += length;
-  }
-  return std::string_view::npos;
-}
 
 std::size_t count_code_points(std::string_view text) {
   std::size_t count = 0;

@@ -14,14 +14,13 @@
 #include <string>
 #include <string_view>
 
+#include "core/text.h"
+
 namespace holdfast::cel {
 
-// The byte offset of the first invalid sequence in `text`, or npos when `text` is valid UTF-8.
-std::size_t find_invalid_utf8(std::string_view text);
-
-inline bool is_valid_utf8(std::string_view text) {
-  return find_invalid_utf8(text) == std::string_view::npos;
-}
+// Validity is the server's one UTF-8 check (core/text.h).
+using holdfast::find_invalid_utf8;
+using holdfast::is_valid_utf8;
 
 // The number of code points in valid UTF-8 `text`.
 std::size_t count_code_points(std::string_view text);

@@ -6,27 +6,15 @@
 #include <optional>
 #include <utility>
 
+#include "core/hold_fields.h"
+#include "core/text.h"
+
 namespace holdfast::cli {
 
 std::string json_string(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (u < 0x20 || u == 0x7f) {
-      out += "\\u00";
-      out.push_back(kHex[u >> 4]);
-      out.push_back(kHex[u & 15]);
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out + "\"";
+  std::string out;
+  append_json_quoted(out, s);
+  return out;
 }
 
 namespace {
@@ -89,16 +77,65 @@ std::string expires_text(const std::optional<TimePoint>& at, TimePoint now) {
   return relative_time(*at, now) + " (" + iso_time(*at) + ")";
 }
 
-void add_hold_fields(JsonObject& o, const HoldInfo& h) {
-  o.str("key", h.key)
-      .num("token", static_cast<std::int64_t>(h.token))
-      .str("heldBy", h.held_by)
-      .opt_str("owner", h.owner)
-      .time("acquiredAt", h.acquired_at)
-      .time("leaseExpiresAt", h.lease_expires_at)
-      .str("scope", to_string(h.scope))
-      .str("kind", to_string(h.kind));
-  if (h.holder) o.str("holder", *h.holder);
+// A hold as the client library read it, seen as the server's field list sees a hold
+// (core/hold_fields.h), so that --json names, orders and nulls fields as the wire does.
+struct HoldFields {
+  HoldFields(std::string_view key_, std::string_view held_by_, std::string_view scope_,
+             std::string_view kind_)
+      : key(key_), held_by(held_by_), scope(scope_), kind(kind_) {}
+
+  std::string_view key, held_by, scope, kind;
+  std::optional<std::string_view> handle, owner, holder;
+  std::uint64_t token = 0;
+  TimePoint acquired_at{};
+  std::optional<TimePoint> lease_expires_at;
+
+  static HoldFields of(const HoldInfo& h) {
+    HoldFields f{h.key, h.held_by, to_string(h.scope), to_string(h.kind)};
+    if (h.owner) f.owner = *h.owner;
+    if (h.holder) f.holder = *h.holder;
+    f.token = h.token;
+    f.acquired_at = h.acquired_at;
+    f.lease_expires_at = h.lease_expires_at;
+    return f;
+  }
+
+  FieldValue value(HoldField field) const {
+    using Type = FieldValue::Type;
+    auto text = [](std::optional<std::string_view> v) {
+      return v ? FieldValue{Type::kText, 0, *v} : FieldValue{};
+    };
+    auto time = [](std::optional<TimePoint> at) {
+      return at ? FieldValue{Type::kTime, at->time_since_epoch().count(), {}} : FieldValue{};
+    };
+    switch (field) {
+      case HoldField::kKey: return text(key);
+      case HoldField::kHandle: return text(handle);
+      case HoldField::kToken:
+        return FieldValue{Type::kInteger, static_cast<std::int64_t>(token), {}};
+      case HoldField::kHeldBy: return text(held_by);
+      case HoldField::kOwner: return text(owner);
+      case HoldField::kAcquiredAt: return time(acquired_at);
+      case HoldField::kLeaseExpiresAt: return time(lease_expires_at);
+      case HoldField::kScope: return text(scope);
+      case HoldField::kKind: return text(kind);
+      case HoldField::kHolder: return text(holder);
+    }
+    return FieldValue{};
+  }
+};
+
+// Times as the wire has them: integer milliseconds since the Unix epoch.
+void add_fields(JsonObject& o, std::span<const HoldField> fields, const HoldFields& h) {
+  for_each_field(fields, h.holder.has_value(), [&](HoldField f) {
+    const FieldValue v = h.value(f);
+    switch (v.type) {
+      case FieldValue::Type::kNull: o.raw(field_name(f), "null"); break;
+      case FieldValue::Type::kInteger:
+      case FieldValue::Type::kTime: o.num(field_name(f), v.number); break;
+      case FieldValue::Type::kText: o.str(field_name(f), v.text); break;
+    }
+  });
 }
 
 }  // namespace
@@ -134,22 +171,20 @@ std::string iso_time(TimePoint at) {
 }
 
 std::string json_hold(const LockHandle& h) {
-  return JsonObject()
-      .str("key", h.key)
-      .str("handle", h.handle)
-      .num("token", static_cast<std::int64_t>(h.token))
-      .str("heldBy", h.held_by)
-      .opt_str("owner", h.owner)
-      .time("acquiredAt", h.acquired_at)
-      .time("leaseExpiresAt", h.lease_expires_at)
-      .str("scope", to_string(h.scope))
-      .str("kind", "handle")
-      .text();
+  HoldFields f{h.key, h.held_by, to_string(h.scope), to_string(HoldKind::kHandle)};
+  f.handle = h.handle;
+  if (h.owner) f.owner = *h.owner;
+  f.token = h.token;
+  f.acquired_at = h.acquired_at;
+  f.lease_expires_at = h.lease_expires_at;
+  JsonObject o;
+  add_fields(o, kGrantFields, f);
+  return o.text();
 }
 
 std::string json_hold_info(const HoldInfo& h) {
   JsonObject o;
-  add_hold_fields(o, h);
+  add_fields(o, kPublicFields, HoldFields::of(h));
   return o.text();
 }
 
@@ -157,17 +192,16 @@ std::string json_status(const LockStatus& s) {
   JsonObject o;
   o.str("key", s.key).boolean("held", s.held());
   if (s.hold) {
-    const HoldInfo& h = *s.hold;
-    o.str("heldBy", h.held_by)
-        .opt_str("owner", h.owner)
-        .time("acquiredAt", h.acquired_at)
-        .time("leaseExpiresAt", h.lease_expires_at)
-        .num("token", static_cast<std::int64_t>(h.token))
-        .str("scope", to_string(h.scope))
-        .str("kind", to_string(h.kind));
+    // The status fields, then waiters, then the holder of an assignment (the wire's order).
+    HoldFields f = HoldFields::of(*s.hold);
+    const auto holder = f.holder;
+    f.holder.reset();
+    add_fields(o, kStatusFields, f);
+    o.num("waiters", s.waiters);
+    if (holder) o.str("holder", *holder);
+  } else {
+    o.num("waiters", s.waiters);
   }
-  o.num("waiters", s.waiters);
-  if (s.hold && s.hold->holder) o.str("holder", *s.hold->holder);
   return o.text();
 }
 
@@ -196,14 +230,14 @@ std::string json_release(const ReleaseResult& r) {
 }
 
 std::string json_assignment(const Assignment& a) {
-  return JsonObject()
-      .str("key", a.key)
-      .str("holder", a.holder)
-      .num("token", static_cast<std::int64_t>(a.token))
-      .str("heldBy", a.held_by)
-      .time("acquiredAt", a.acquired_at)
-      .time("leaseExpiresAt", a.lease_expires_at)
-      .text();
+  HoldFields f{a.key, a.held_by, to_string(Scope::kLease), to_string(HoldKind::kAssigned)};
+  f.holder = a.holder;
+  f.token = a.token;
+  f.acquired_at = a.acquired_at;
+  f.lease_expires_at = a.lease_expires_at;
+  JsonObject o;
+  add_fields(o, kAssignmentFields, f);
+  return o.text();
 }
 
 std::string json_transfer(const TransferResult& t) {

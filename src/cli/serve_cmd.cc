@@ -10,9 +10,10 @@
 #include "auth/credentials.h"
 #include "cli/commands.h"
 #include "server/config.h"
-#include "server/embedded_service.h"
-#include "server/pg_service.h"
 #include "server/server.h"
+#include "service/embedded/embedded_backend.h"
+#include "service/policy.h"
+#include "service/postgres/pg_backend.h"
 #include "store/wal/wal_store.h"
 
 namespace holdfast::cli {
@@ -45,7 +46,7 @@ void raise_open_files_limit() {
 }
 
 // SIGHUP reloads the credentials; start, serve until a stop signal, report a failed start.
-int run_server(Server& server, CredentialStore* credentials) {
+int run_server(Server& server, LockService& service, CredentialStore* credentials) {
   if (credentials != nullptr) {
     server.on_reload([credentials] {
       if (auto st = credentials->reload(); st.ok()) {
@@ -56,7 +57,7 @@ int run_server(Server& server, CredentialStore* credentials) {
       }
     });
   }
-  if (auto st = server.start(); !st.ok()) {
+  if (auto st = server.start(service); !st.ok()) {
     std::cerr << "holdfast serve: " << st.error().message << "\n";
     return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : 1;
   }
@@ -64,10 +65,18 @@ int run_server(Server& server, CredentialStore* credentials) {
   return kExitOk;
 }
 
+PolicyOptions policy_options(const ServerConfig& config, const CredentialStore* credentials) {
+  PolicyOptions options;
+  options.max_lease_ms = config.max_lease_ms;
+  // Local open mode has one user, the owner: nobody to limit.
+  options.acquire_per_user_per_hour = credentials != nullptr ? config.acquire_per_user_per_hour : 0;
+  return options;
+}
+
 // A scale-out node: the locks live in PostgreSQL (docs/scale-out.md); the data dir keeps only
 // the Unix socket and this node's identity.
-int serve_node(const ServerConfig& config, CredentialStore* credentials) {
-  PgServiceOptions options;
+int serve_node(ServerConfig config, CredentialStore* credentials) {
+  PgBackendOptions options;
   options.url = config.store_url;
   options.data_dir = config.data_dir;
   char host[256] = {};
@@ -76,21 +85,19 @@ int serve_node(const ServerConfig& config, CredentialStore* credentials) {
       std::string(host) + " " + (config.listen.empty() ? config.unix_path : config.listen);
   options.pool_size = static_cast<std::size_t>(config.store_pool_size);
   options.session_grace_ms = config.session_grace_ms;
-  options.max_lease_ms = config.max_lease_ms;
-  options.acquire_per_user_per_hour = credentials != nullptr ? config.acquire_per_user_per_hour : 0;
-  PgService service(options);
-  if (auto st = service.start(); !st.ok()) {
+  // The loop waits for the database, which needs the CPU: it never polls.
+  config.idle_poll_us = 0;
+  SystemClock clock;
+  Server server(config, clock, credentials);
+  PgBackend backend(options, server.waker());
+  Policy policy(backend, clock, policy_options(config, credentials));
+  if (auto st = backend.start(); !st.ok()) {
     std::cerr << "holdfast serve: cannot use the PostgreSQL store "
               << pg::redact_url(config.store_url) << ": " << st.error().message << "\n";
     return 1;
   }
-  int code = kExitOk;
-  {
-    Server server(config, service, nullptr, credentials);
-    code = run_server(server, credentials);
-    // Wake calls still blocked on executor threads before the server joins them.
-    service.stop();
-  }
+  const int code = run_server(server, policy, credentials);
+  backend.stop();  // wakes calls still blocked on its threads before they are joined
   return code;
 }
 
@@ -140,11 +147,18 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     std::_Exit(70);
   };
   wal::WalStore store(wal_options, clock);
-  EmbeddedService service(clock, store,
-                          ServiceOptions{LockTableOptions{config->max_lease_ms, kMaxLeaseMs},
-                                         credentials ? config->acquire_per_user_per_hour : 0});
-  Server server(*config, service, &service, credentials.get());
-  return run_server(server, credentials.get());
+  Server server(*config, clock, credentials.get());
+  EmbeddedBackend backend(clock, store, server.waker());
+  Policy policy(backend, clock, policy_options(*config, credentials.get()));
+  if (auto st = backend.recover(); !st.ok()) {
+    std::cerr << "holdfast serve: " << st.error().message << "\n";
+    return 1;
+  }
+  spdlog::info("recovered {} holds; next token {}", backend.table().held_count(),
+               backend.table().last_token() + 1);
+  const int code = run_server(server, policy, credentials.get());
+  store.close();
+  return code;
 }
 
 }  // namespace

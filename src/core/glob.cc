@@ -81,4 +81,9 @@ bool glob_match(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
+std::string glob_literal_prefix(std::string_view glob) {
+  const auto special = glob.find_first_of("*?[\\");
+  return std::string(glob.substr(0, special));
+}
+
 }  // namespace holdfast

@@ -1,6 +1,7 @@
 #include "core/lock_table.h"
 
 #include "core/glob.h"
+#include "core/list_cursor.h"
 
 #include <algorithm>
 #include <utility>
@@ -69,42 +70,6 @@ namespace {
 // Debian's Abseil has its own string_view type; its maps look keys up by that.
 absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-std::string hex_encode(std::string_view s) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size() * 2);
-  for (unsigned char c : s) {
-    out.push_back(kDigits[c >> 4]);
-    out.push_back(kDigits[c & 15]);
-  }
-  return out;
-}
-
-std::optional<std::string> hex_decode(std::string_view s) {
-  if (s.size() % 2 != 0) return std::nullopt;
-  auto nibble = [](char c) -> int {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-  };
-  std::string out;
-  out.reserve(s.size() / 2);
-  for (std::size_t i = 0; i < s.size(); i += 2) {
-    int hi = nibble(s[i]), lo = nibble(s[i + 1]);
-    if (hi < 0 || lo < 0) return std::nullopt;
-    out.push_back(static_cast<char>(hi * 16 + lo));
-  }
-  return out;
-}
-
-// A handle as presented by a caller: empty or oversized input is an error, anything else that
-// is not one of our handles simply does not match.
-std::optional<Error> check_handle_text(std::string_view handle) {
-  if (handle.empty()) return invalid_argument("handle must not be empty");
-  if (handle.size() > 64) return invalid_argument("handle is longer than 64 characters");
-  return std::nullopt;
-}
-
 Error held_error(std::string_view key) {
   return Error(ErrorCode::kLockHeld, "the key is held by another holder").with("key", std::string(key));
 }
@@ -115,7 +80,7 @@ Error not_holder_error(std::string_view key, std::string_view why) {
 
 }  // namespace
 
-LockTable::LockTable(LockTableOptions options, ChangeSink* sink) : options_(options), sink_(sink) {}
+LockTable::LockTable(ChangeSink* sink) : sink_(sink) {}
 
 LockTable::~LockTable() = default;
 
@@ -265,7 +230,7 @@ void LockTable::hand_off(Slot* slot, Millis now) {
     out.assign = w->assign;
     out.key = slot->first;
     out.timeout_ms = w->timeout_ms;
-    Millis lease_end = w->ttl_ms ? now + cap_ttl(*w->ttl_ms) : kNever;
+    Millis lease_end = w->ttl_ms ? now + *w->ttl_ms : kNever;
     if (w->assign) {
       out.hold = grant(slot, w->held_by, std::nullopt, w->holder_id, lease_end, Scope::kLease,
                        HoldKind::kAssigned, 0, now);
@@ -289,7 +254,7 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
   w->id = ++last_waiter_;
   w->slot = slot;
   w->session = request.session;
-  w->timeout_ms = std::min(timeout_ms, options_.max_timeout_ms);
+  w->timeout_ms = timeout_ms;
   w->deadline = now + w->timeout_ms;
   w->ttl_ms = ttl_ms;
   w->assign = assign;
@@ -394,17 +359,8 @@ void LockTable::for_each_durable_hold(Millis now,
 }
 
 Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
-  if (auto err = check_key(r.key)) return std::move(*err);
-  if (auto err = check_ttl(r.ttl_ms)) return std::move(*err);
-  if (auto err = check_timeout(r.timeout_ms)) return std::move(*err);
-  if (r.owner) {
-    if (auto err = check_label(*r.owner, "owner")) return std::move(*err);
-  }
-  if (r.session_scoped && r.session == 0)
-    return invalid_argument("a session-scoped hold needs a client connection");
-
   const Scope scope = r.session_scoped ? Scope::kSession : Scope::kLease;
-  const Millis lease_end = now + cap_ttl(r.ttl_ms);
+  const Millis lease_end = now + r.ttl_ms;
   Slot* slot = live_or_new(r.key, now);
   AcquireOutcome out;
   if (!slot->second.held()) {
@@ -432,9 +388,6 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
 
 Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view handle, Millis ttl_ms,
                                       Millis now) {
-  if (auto err = check_key(key)) return std::move(*err);
-  if (auto err = check_handle_text(handle)) return std::move(*err);
-  if (auto err = check_ttl(ttl_ms)) return std::move(*err);
   Slot* slot = find_live(key, now);
   auto parsed = Handle::parse(handle);
   if (slot == nullptr || !slot->second.held() || slot->second.kind != HoldKind::kHandle ||
@@ -442,7 +395,7 @@ Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view han
     return RenewOutcome{};
   }
   Entry& e = slot->second;
-  e.lease_expires_at = now + cap_ttl(ttl_ms);
+  e.lease_expires_at = now + ttl_ms;
   lease_ends_.set(slot, e.lease_expires_at);
   ++counters_.renewals;
   emit(Renewed{slot->first, e.token, e.lease_expires_at});
@@ -450,8 +403,6 @@ Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view han
 }
 
 Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view handle, Millis now) {
-  if (auto err = check_key(key)) return std::move(*err);
-  if (auto err = check_handle_text(handle)) return std::move(*err);
   Slot* slot = find_live(key, now);
   auto parsed = Handle::parse(handle);
   if (slot == nullptr || !slot->second.held() || slot->second.kind != HoldKind::kHandle ||
@@ -465,7 +416,6 @@ Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view
 }
 
 Result<StatusView> LockTable::status(std::string_view key, Millis now) {
-  if (auto err = check_key(key)) return std::move(*err);
   StatusView s;
   s.key = std::string(key);
   Slot* slot = find_live(key, now);
@@ -478,20 +428,14 @@ Result<StatusView> LockTable::status(std::string_view key, Millis now) {
   return s;
 }
 
-Result<ListPage> LockTable::list(std::string_view match, std::string_view cursor, std::size_t count,
-                                 Millis now) {
-  std::optional<std::string> after;
-  if (!cursor.empty() && cursor != "0") {
-    after = hex_decode(cursor);
-    if (!after) return invalid_argument("cursor is not one this server returned");
-  }
-  if (count == 0) return invalid_argument("COUNT must be at least 1");
+ListPage LockTable::list(std::string_view match, std::string_view after, std::size_t count,
+                         Millis now) {
   // Collect the matching live holds after the cursor, then keep the `count` smallest keys.
   std::vector<const Slot*> found;
   for (const auto& slot : keys_) {
     const Entry& e = slot.second;
     if (!e.held() || e.lease_expires_at <= now) continue;
-    if (after && slot.first <= *after) continue;
+    if (!after.empty() && slot.first <= after) continue;
     if (!match.empty() && !glob_match(match, slot.first)) continue;
     found.push_back(&slot);
   }
@@ -500,7 +444,7 @@ Result<ListPage> LockTable::list(std::string_view match, std::string_view cursor
   if (found.size() > count) {
     std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(count), found.end(), by_key);
     found.resize(count);
-    page.next_cursor = hex_encode(found.back()->first);
+    page.next_cursor = encode_list_cursor(found.back()->first);
   } else {
     std::sort(found.begin(), found.end(), by_key);
     page.next_cursor = "0";
@@ -511,15 +455,7 @@ Result<ListPage> LockTable::list(std::string_view match, std::string_view cursor
 }
 
 Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
-  if (auto err = check_key(r.key)) return std::move(*err);
-  if (auto err = check_label(r.holder_id, "holderId")) return std::move(*err);
-  if (r.ttl_ms) {
-    if (auto err = check_ttl(*r.ttl_ms)) return std::move(*err);
-  }
-  if (r.timeout_ms) {
-    if (auto err = check_timeout(*r.timeout_ms)) return std::move(*err);
-  }
-  const Millis lease_end = r.ttl_ms ? now + cap_ttl(*r.ttl_ms) : kNever;
+  const Millis lease_end = r.ttl_ms ? now + *r.ttl_ms : kNever;
   Slot* slot = live_or_new(r.key, now);
   AcquireOutcome out;
   if (!slot->second.held()) {
@@ -559,9 +495,6 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
 Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_id,
                                       std::string_view from_id, std::string_view held_by,
                                       Millis now) {
-  if (auto err = check_key(key)) return std::move(*err);
-  if (auto err = check_label(to_id, "toId")) return std::move(*err);
-  if (auto err = check_label(from_id, "fromId")) return std::move(*err);
   Slot* slot = find_live(key, now);
   if (slot == nullptr || !slot->second.held())
     return not_holder_error(key, "the key is not assigned to fromId (it is free)");
@@ -576,10 +509,6 @@ Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_
 
 Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
                                            std::optional<std::string_view> holder_id, Millis now) {
-  if (auto err = check_key(key)) return std::move(*err);
-  if (holder_id) {
-    if (auto err = check_label(*holder_id, "holderId")) return std::move(*err);
-  }
   Slot* slot = find_live(key, now);
   if (slot == nullptr || !slot->second.held()) return ReleaseOutcome{false};
   if (slot->second.kind != HoldKind::kAssigned)
@@ -593,7 +522,6 @@ Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
 }
 
 Result<HolderView> LockTable::holder(std::string_view key, Millis now) {
-  if (auto err = check_key(key)) return std::move(*err);
   HolderView v;
   v.key = std::string(key);
   Slot* slot = find_live(key, now);

@@ -1,5 +1,9 @@
-// LockTable: the lock server's state machine (SPEC section 2). Pure: no I/O, no threads, no
-// clock of its own; every operation takes `now` and returns a Result.
+// LockTable: the lock server's state machine (docs/reference.md section 2). Pure: no I/O, no
+// threads, no clock of its own; every operation takes `now` and returns a Result.
+//
+// REQUIRES of every caller: arguments already checked and capped by the policy layer
+// (service/policy.h): keys, owners and holder ids valid, TTLs positive and at most the lease
+// cap, timeouts non-negative and at most 24 h. The table decides; it does not re-validate.
 //
 // How a key moves through its life:
 //  1. acquire/try: a free key is granted at once (new handle, next token, lease = now + ttl).
@@ -36,25 +40,9 @@
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/hold.h"
-#include "core/validation.h"
+#include "core/lock_types.h"
 
 namespace holdfast {
-
-// Lets maps keyed by std::string be searched with a std::string_view, without a copy.
-// Deliberately not noexcept: libstdc++ then stores each key's hash in its node, so a lookup
-// compares hashes before strings and a rehash never hashes a key again.
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
-using SessionId = std::uint64_t;  // a client connection; 0 = none
-using WaiterId = std::uint64_t;
-
-struct LockTableOptions {
-  Millis max_lease_ms = kMaxLeaseMs;    // TTLs above this are capped (SPEC: 24 h)
-  Millis max_timeout_ms = kMaxLeaseMs;  // waits above this are capped
-};
 
 struct AcquireRequest {
   std::string_view key;
@@ -73,26 +61,9 @@ struct AcquireOutcome {
   WaiterId waiter = 0;  // kQueued
 };
 
-struct RenewOutcome {
-  bool renewed = false;
-  Millis lease_expires_at = 0;  // when renewed
-};
 
-struct ReleaseOutcome {
-  bool released = false;
-};
 
-struct StatusView {
-  std::string key;
-  bool held = false;
-  HoldState hold;  // when held; its handle is always null (only the acquirer learns it)
-  std::size_t waiters = 0;
-};
 
-struct ListPage {
-  std::string next_cursor;       // "0" when this is the last page
-  std::vector<HoldState> holds;  // handles nulled
-};
 
 struct AssignRequest {
   std::string_view key;
@@ -103,13 +74,6 @@ struct AssignRequest {
   std::string_view held_by;
 };
 
-struct HolderView {
-  std::string key;
-  bool held = false;
-  std::optional<std::string> holder;  // the holder id of an assigned hold
-  Millis acquired_at = 0;
-  Millis lease_expires_at = kNever;
-};
 
 // What became of a queued waiter.
 struct WaiterOutcome {
@@ -122,18 +86,11 @@ struct WaiterOutcome {
   Millis timeout_ms = 0;
 };
 
-struct LockTableCounters {
-  std::uint64_t grants = 0;
-  std::uint64_t releases = 0;
-  std::uint64_t expiries = 0;
-  std::uint64_t timeouts = 0;
-  std::uint64_t renewals = 0;
-};
 
 class LockTable {
  public:
   // `sink` (may be null) receives every durable change; it must outlive the table.
-  explicit LockTable(LockTableOptions options = {}, ChangeSink* sink = nullptr);
+  explicit LockTable(ChangeSink* sink = nullptr);
   ~LockTable();
   LockTable(const LockTable&) = delete;
   LockTable& operator=(const LockTable&) = delete;
@@ -156,12 +113,10 @@ class LockTable {
   // Frees the key if `handle` is its current handle; released=false otherwise.
   Result<ReleaseOutcome> release(std::string_view key, std::string_view handle, Millis now);
   Result<StatusView> status(std::string_view key, Millis now);
-  // The most holds one page of list() may ask for; a larger COUNT is served as this many.
-  static constexpr std::size_t kMaxListPage = 10000;
-  // Holds whose key matches the glob `match` (empty: all), in key order, from `cursor`
-  // ("0" or empty: the start), at most `count`. O(number of holds) per page.
-  Result<ListPage> list(std::string_view match, std::string_view cursor, std::size_t count,
-                        Millis now);
+  // Holds whose key matches the glob `match` (empty: all) and sorts after `after` (empty: the
+  // start), in key order, at most `count` (> 0); next_cursor (core/list_cursor.h) says where
+  // the next page starts. O(number of holds) per page.
+  ListPage list(std::string_view match, std::string_view after, std::size_t count, Millis now);
 
   // Identity-aware holds (SPEC section 2: assign, transfer, unassign, holder).
   Result<AcquireOutcome> assign(const AssignRequest& request, Millis now);
@@ -188,7 +143,7 @@ class LockTable {
   std::size_t held_count() const { return held_count_; }
   std::size_t waiter_count() const { return waiters_.size(); }
   std::uint64_t last_token() const { return last_token_; }
-  const LockTableCounters& counters() const { return counters_; }
+  const LockCounters& counters() const { return counters_; }
 
  private:
   struct Waiter;
@@ -222,20 +177,16 @@ class LockTable {
                    Millis now);
   void unlink_waiter(Waiter* waiter);
   void time_out(Waiter* waiter);
-  Millis cap_ttl(Millis ttl) const {
-    return ttl > options_.max_lease_ms ? options_.max_lease_ms : ttl;
-  }
   Interned* intern(std::string_view held_by);
   void unintern(Interned* held_by);
   void emit(Change change);
 
-  LockTableOptions options_;
   ChangeSink* sink_;
   HandleSource handles_;
   std::uint64_t last_token_ = 0;
   WaiterId last_waiter_ = 0;
   std::size_t held_count_ = 0;
-  LockTableCounters counters_;
+  LockCounters counters_;
 
   // Open addressing over individually allocated nodes (absl::node_hash_map): a lookup probes a
   // few control bytes and touches one node, where a chained std::unordered_map walked a bucket

@@ -3,78 +3,63 @@
 #include <charconv>
 #include <string>
 
+#include "core/text.h"
+
 namespace holdfast {
 namespace {
 
-// Validates UTF-8 (no overlongs, no surrogates, max U+10FFFF) and rejects C0 controls and DEL.
+// Valid UTF-8 (core/text.h) without C0 controls or DEL.
 bool is_clean_utf8(std::string_view s) {
-  std::size_t i = 0;
-  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
-  while (i < s.size()) {
-    unsigned char c = b[i];
-    if (c < 0x20 || c == 0x7F) return false;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    std::size_t n;
-    std::uint32_t cp;
-    if ((c & 0xE0) == 0xC0) {
-      n = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + n >= s.size()) return false;  // truncated sequence
-    for (std::size_t k = 1; k <= n; ++k) {
-      unsigned char cc = b[i + k];
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000)) return false;
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) return false;
   }
-  return true;
+  return is_valid_utf8(s);
+}
+
+// Every error names the field it is about (details.field), by its name on the wire.
+Error field_error(std::string message, std::string_view field) {
+  return invalid_argument(std::move(message)).with("field", std::string(field));
 }
 
 }  // namespace
 
 std::optional<Error> check_key(std::string_view key) {
-  if (key.empty()) return invalid_argument("key must not be empty");
+  if (key.empty()) return field_error("key must not be empty", "key");
   if (key.size() > kMaxKeyBytes)
-    return invalid_argument("key is longer than 1024 bytes").with("bytes", static_cast<std::int64_t>(key.size()));
-  if (!is_clean_utf8(key))
-    return invalid_argument("key must be UTF-8 without control characters");
+    return field_error("key is longer than 1024 bytes", "key")
+        .with("bytes", static_cast<std::int64_t>(key.size()));
+  if (!is_clean_utf8(key)) return field_error("key must be UTF-8 without control characters", "key");
   return std::nullopt;
 }
 
 std::optional<Error> check_label(std::string_view value, std::string_view what) {
   std::string name(what);
-  if (value.empty()) return invalid_argument(name + " must not be empty");
+  if (value.empty()) return field_error(name + " must not be empty", what);
   if (value.size() > kMaxOwnerBytes)
-    return invalid_argument(name + " is longer than 256 bytes")
+    return field_error(name + " is longer than 256 bytes", what)
         .with("bytes", static_cast<std::int64_t>(value.size()));
   if (!is_clean_utf8(value))
-    return invalid_argument(name + " must be UTF-8 without control characters");
+    return field_error(name + " must be UTF-8 without control characters", what);
   return std::nullopt;
 }
 
 std::optional<Error> check_ttl(Millis ttl_ms) {
-  if (ttl_ms <= 0) return invalid_argument("TTL must be a positive number of milliseconds").with("ttlMs", ttl_ms);
+  if (ttl_ms <= 0)
+    return field_error("TTL must be a positive number of milliseconds", "ttlMs").with("ttlMs", ttl_ms);
   return std::nullopt;
 }
 
 std::optional<Error> check_timeout(Millis timeout_ms) {
   if (timeout_ms < 0)
-    return invalid_argument("timeout must be zero or a positive number of milliseconds")
+    return field_error("timeout must be zero or a positive number of milliseconds", "timeoutMs")
         .with("timeoutMs", timeout_ms);
+  return std::nullopt;
+}
+
+std::optional<Error> check_handle_text(std::string_view handle) {
+  if (handle.empty()) return field_error("handle must not be empty", "handle");
+  if (handle.size() > 64) return field_error("handle is longer than 64 characters", "handle");
   return std::nullopt;
 }
 

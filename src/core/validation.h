@@ -1,4 +1,4 @@
-// Input rules shared by every front end (SPEC sections 1 and 8): keys, owners, holder ids,
+// Input rules shared by every front end (docs/reference.md sections 1 and 8): keys, owners, holder ids,
 // TTLs and timeouts. Each check returns the precise INVALID_ARGUMENT error or nothing.
 #pragma once
 
@@ -22,6 +22,9 @@ std::optional<Error> check_label(std::string_view value, std::string_view what);
 // A TTL must be positive; a timeout zero or positive.
 std::optional<Error> check_ttl(Millis ttl_ms);
 std::optional<Error> check_timeout(Millis timeout_ms);
+// A handle as a caller presents it: empty or longer than 64 characters is an error; anything
+// else that is not one of the server's handles simply does not match a hold.
+std::optional<Error> check_handle_text(std::string_view handle);
 
 // Parses a strict decimal 64-bit integer ("1e3", "1.0", "+5", " 5" are not integers).
 std::optional<std::int64_t> parse_int64(std::string_view text);

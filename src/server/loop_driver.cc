@@ -5,21 +5,29 @@
 
 namespace holdfast {
 
-LoopDriver::LoopDriver(boost::asio::io_context& io, EmbeddedService* embedded)
-    : io_(io), service_(embedded), timer_(io) {}
+LoopDriver::LoopDriver(boost::asio::io_context& io, const Clock& clock)
+    : io_(io), clock_(clock), timer_(io) {}
 
 void LoopDriver::after_event() {
-  if (service_ == nullptr) return;
-  service_->dispatch_outcomes();
-  service_->store().submit();
-  if (stopped_) return;
-  auto next = service_->next_deadline();
-  if (next && (!armed_ || *next < *armed_)) arm(*next);
+  if (service_ != nullptr) {
+    service_->dispatch();
+    if (!stopped_) {
+      auto next = service_->next_deadline();
+      if (next && (!armed_ || *next < *armed_)) arm(*next);
+    }
+  }
+  // Senders may be added while these flush (a flush that closes a connection ends its
+  // session, which may hand a key to a waiter elsewhere): they go in the next round.
+  while (!to_flush_.empty()) {
+    flushing_.swap(to_flush_);
+    for (auto& sender : flushing_) sender->flush();
+    flushing_.clear();
+  }
 }
 
 void LoopDriver::arm(Millis at) {
   armed_ = at;
-  Millis delay = at - service_->clock().now_ms();
+  Millis delay = at - clock_.now_ms();
   if (delay < 0) delay = 0;
   timer_.expires_after(std::chrono::milliseconds(delay));
   timer_.async_wait([this](const boost::system::error_code& ec) {
@@ -30,24 +38,16 @@ void LoopDriver::arm(Millis at) {
   });
 }
 
-void LoopDriver::wait_durable(std::function<void()> fn) {
-  durable_waiters_.push_back(std::move(fn));
-  // The store may have advanced between the caller's check and now.
-  if (service_ == nullptr || service_->durable_sequence() >= service_->last_sequence()) store_advanced();
-}
-
-void LoopDriver::store_advanced() {
-  if (durable_post_pending_.exchange(true)) return;  // one post covers any number of syncs
+void LoopDriver::wake() {
+  if (wake_pending_.exchange(true)) return;  // one turn covers any number of wakes
   boost::asio::post(io_, [this] {
-    durable_post_pending_ = false;
-    run_durable_waiters();
+    wake_pending_ = false;
+    after_event();
   });
 }
 
-void LoopDriver::run_durable_waiters() {
-  std::vector<std::function<void()>> waiters;
-  waiters.swap(durable_waiters_);
-  for (auto& fn : waiters) fn();
+void LoopDriver::flush_later(std::shared_ptr<ReplySender> sender) {
+  to_flush_.push_back(std::move(sender));
 }
 
 void LoopDriver::stop() {

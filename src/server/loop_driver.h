@@ -1,56 +1,63 @@
-// LoopDriver: the points of the event loop where the lock table's time and the store's
-// durability meet the connections.
+// LoopDriver: the points of the event loop where the lock service's time and its deferred
+// answers meet the connections.
 //
 //  1. after_event(), called once after every batch of work (a connection's pipeline, a timer,
-//     a disconnect), delivers queued waiter outcomes and re-arms the single deadline timer if
-//     the table's next deadline moved earlier. Wake-ups happen here, never from inside another
-//     handler (as in Redis's beforeSleep). It also hands the changes just made to the store
-//     (submit()): at once, not at the end of the turn, so a free log writer starts syncing
-//     while the loop serves the other connections of the same turn.
-//  2. The timer fires at the table's earliest deadline: advance, then after_event().
-//  3. Connections whose replies wait for durability register with wait_durable(); when the
-//     store's syncer thread reports progress, store_advanced() posts to the loop and every
-//     waiting connection tries to flush again.
+//     a disconnect, a wake-up), lets the service dispatch() what became ready (waiters'
+//     outcomes, answers the log made durable, database answers; it also hands new log
+//     records to the writer), re-arms the single deadline timer if the service's next
+//     deadline moved earlier, and then sends the replies of every connection that received
+//     answers outside its own turn (flush_later). Wake-ups happen here, never from inside
+//     another handler (as in Redis's beforeSleep), and replies leave in one write per
+//     connection per turn.
+//  2. The timer fires at the service's earliest deadline: advance(), then after_event().
+//  3. wake() (thread-safe) is the service's WakeLoop: the log writer after a sync, a database
+//     thread with an answer. Any number of wakes before the loop gets to it make one turn.
 #pragma once
 
 #include <atomic>
-#include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "server/embedded_service.h"
+#include "core/clock.h"
+#include "service/lock_service.h"
 
 namespace holdfast {
 
+// A connection whose replies can be sent from the loop.
+class ReplySender {
+ public:
+  virtual ~ReplySender() = default;
+  virtual void flush() = 0;
+};
+
 class LoopDriver {
  public:
-  // `embedded` is null when the locks live elsewhere (PostgreSQL): then there is no table to
-  // drive, and every reply is durable when made.
-  LoopDriver(boost::asio::io_context& io, EmbeddedService* embedded);
+  LoopDriver(boost::asio::io_context& io, const Clock& clock);
 
+  // Set once, before serving.
+  void set_service(LockService& service) { service_ = &service; }
   void after_event();
-  // fn runs on the loop after the store's durable sequence next advances.
-  void wait_durable(std::function<void()> fn);
-  // Thread-safe: called by the store's syncer.
-  void store_advanced();
+  void wake();
+  WakeLoop waker() {
+    return [this] { wake(); };
+  }
+  void flush_later(std::shared_ptr<ReplySender> sender);
   void stop();
-  // True while some reply waits for the store's next sync: the loop's next work is then the
-  // syncer's report, which is sure to come.
-  bool awaiting_durability() const { return !durable_waiters_.empty(); }
 
  private:
   void arm(Millis at);
-  void run_durable_waiters();
 
   boost::asio::io_context& io_;
-  EmbeddedService* service_;
+  const Clock& clock_;
+  LockService* service_ = nullptr;
   boost::asio::steady_timer timer_;
   std::optional<Millis> armed_;
-  std::vector<std::function<void()>> durable_waiters_;
-  std::atomic<bool> durable_post_pending_{false};
+  std::vector<std::shared_ptr<ReplySender>> to_flush_, flushing_;
+  std::atomic<bool> wake_pending_{false};
   bool stopped_ = false;
 };
 

@@ -32,15 +32,6 @@ std::size_t Metrics::add_command(std::string_view label) {
 }
 
 void Metrics::observe(std::size_t command, std::chrono::nanoseconds elapsed) {
-  if (concurrent_) {
-    std::lock_guard lock(mu_);
-    record(command, elapsed);
-  } else {
-    record(command, elapsed);
-  }
-}
-
-void Metrics::record(std::size_t command, std::chrono::nanoseconds elapsed) {
   Histogram& h = histograms_[command];
   const double seconds = static_cast<double>(elapsed.count()) / 1e9;
   std::size_t i = 0;
@@ -98,9 +89,8 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
     value(out, m.name, m.value);
   }
   line(out, "holdfast_command_duration_seconds", "histogram",
-       "Time to execute a command on the server (a blocking acquire's wait is not included).");
-  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-  if (concurrent_) lock.lock();
+       "Time from a command's arrival to its answer, its wait in a key's queue and for the "
+       "log included.");
   for (const auto& h : histograms_) {
     std::uint64_t cumulative = 0;
     const std::string label = "command=\"" + h.label + "\"";

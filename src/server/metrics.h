@@ -1,18 +1,17 @@
 // Metrics in the Prometheus text exposition format (GET /metrics). Counters of the lock table
 // and the store are read when rendered; the command latency histogram is recorded here.
-// Single-threaded (touched only on the event loop) unless set_concurrent(true): a service whose
-// calls run on executor threads observes from there, and then a mutex guards the histograms.
+// Single-threaded: touched only on the event loop (the call runner observes each command when
+// its answer arrives).
 #pragma once
 
 #include <array>
 #include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "server/lock_service.h"
+#include "service/lock_service.h"
 
 namespace holdfast {
 
@@ -24,8 +23,6 @@ class Metrics {
 
   // Registers a `command` label value; returns the id to observe() with. Before any observe().
   std::size_t add_command(std::string_view label);
-  // Called once before serving: observe() and render() may then run on any thread.
-  void set_concurrent(bool concurrent) { concurrent_ = concurrent; }
   void observe(std::size_t command, std::chrono::nanoseconds elapsed);
 
   struct Gauges {
@@ -41,11 +38,8 @@ class Metrics {
     std::uint64_t count = 0;
     std::uint64_t sum_nanos = 0;
   };
-  void record(std::size_t command, std::chrono::nanoseconds elapsed);
 
   std::vector<Histogram> histograms_;
-  bool concurrent_ = false;
-  mutable std::mutex mu_;  // only when concurrent_
 };
 
 }  // namespace holdfast

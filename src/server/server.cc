@@ -30,36 +30,26 @@ constexpr const char* kVersion = "0.1.0";
 
 }  // namespace
 
-Server::Server(const ServerConfig& config, LockService& service, EmbeddedService* embedded,
-               const Authenticator* auth)
+Server::Server(const ServerConfig& config, const Clock& clock, const Authenticator* auth)
     : config_(config),
       auth_(auth),
-      service_(service),
-      embedded_(embedded),
-      loop_(io_, embedded),
-      hub_{io_, service_, loop_, resp::ServerInfo{kVersion, auth != nullptr}, auth, &metrics_, nullptr, {}, {}, 0},
-      http_hub_{io_, service_, loop_, auth, {}, &metrics_, nullptr, 0, &hub_.last_id, {}},
+      loop_(io_, clock),
+      info_{kVersion, auth != nullptr},
       signals_(io_, SIGINT, SIGTERM),
       reload_signal_(io_, SIGHUP),
       shutdown_deadline_(io_),
       accept_pause_(io_),
-      idle_poll_(embedded != nullptr ? config.idle_poll_us : 0),
+      idle_poll_(config.idle_poll_us),
       disk_poll_(idle_poll_.max() * kDiskPollFactor) {
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
-  http_hub_.first_metric = resp::command_table().size();
-  for (const auto& r : http::route_table()) metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
-  http_hub_.view.metrics = [this] {
+  for (const auto& r : http::route_table())
+    metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
+  view_.metrics = [this] {
     const double polled_seconds =
         static_cast<double>(idle_poll_.polled_total() + disk_poll_.polled_total()) / 1e6;
-    return metrics_.render(service_.stats(), Metrics::Gauges{connection_count(), polled_seconds});
+    return metrics_.render(service_->stats(), Metrics::Gauges{connection_count(), polled_seconds});
   };
-  http_hub_.view.ready = [this] { return !stopping_; };
-  if (service_.blocking()) {
-    metrics_.set_concurrent(true);  // commands are timed on the executor's threads
-    offload_ = std::make_unique<BlockingExecutor>();
-    hub_.offload = offload_.get();
-    http_hub_.offload = offload_.get();
-  }
+  view_.ready = [this] { return !stopping_; };
 }
 
 Server::~Server() {
@@ -133,17 +123,20 @@ Status Server::bind_unix() {
   return ok_status();
 }
 
-Status Server::start() {
+Status Server::start(LockService& service) {
+  service_ = &service;
+  loop_.set_service(service);
+  hub_.emplace(resp::ConnectionHub{io_, loop_, {service, info_, auth_, &metrics_}, {}, {},
+                                   &last_session_, {}});
+  http_hub_.emplace(http::HttpHub{
+      io_, loop_, {service, auth_, view_, &metrics_, resp::command_table().size()},
+      &last_session_, {}});
   std::signal(SIGPIPE, SIG_IGN);
   if (auto st = check_open_mode(); !st.ok()) return st;
   std::error_code fs_ec;
   fs::create_directories(config_.data_dir, fs_ec);
   if (fs_ec) return invalid_argument("cannot create data dir " + config_.data_dir + ": " + fs_ec.message());
   if (!config_.unix_path.empty()) fs::create_directories(fs::path(config_.unix_path).parent_path(), fs_ec);
-  if (embedded_ != nullptr) {
-    if (auto st = embedded_->recover(); !st.ok()) return st;
-    embedded_->store().set_on_durable([this](std::uint64_t) { loop_.store_advanced(); });
-  }
   if (auto st = bind_tcp(config_.listen, "listen", tcp_, resp_address_); !st.ok()) return st;
   if (auto st = bind_unix(); !st.ok()) return st;
   if (auto st = bind_tcp(config_.http, "http", http_, http_address_); !st.ok()) return st;
@@ -163,10 +156,6 @@ Status Server::start() {
   if (!http_address_.empty()) line += " http=" + http_address_;
   line += std::string(" mode=") + (auth_ != nullptr ? "auth" : "open");
   std::cout << line << std::endl;
-  if (embedded_ != nullptr) {
-    spdlog::info("{} ({} holds recovered, next token {})", line, embedded_->table().held_count(),
-                 embedded_->table().last_token() + 1);
-  }
   return ok_status();
 }
 
@@ -216,7 +205,7 @@ void Server::accept_http() {
     }
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<http::Session>(http_hub_, std::move(socket))->start();
+    std::make_shared<http::Session>(*http_hub_, std::move(socket))->start();
     accept_http();
   });
 }
@@ -247,7 +236,7 @@ void Server::pause_accepting(const boost::system::error_code& ec, void (Server::
 }
 
 void Server::adopt(resp::Connection::Socket socket) {
-  auto conn = std::make_shared<resp::Connection>(hub_, std::move(socket));
+  auto conn = std::make_shared<resp::Connection>(*hub_, std::move(socket));
   conn->start();
 }
 
@@ -262,20 +251,22 @@ void Server::begin_shutdown() {
   accept_pause_.cancel();
   loop_.stop();
   std::vector<std::shared_ptr<resp::Connection>> live;
-  for (auto& [id, weak] : hub_.live)
+  for (auto& [id, weak] : hub_->live)
     if (auto c = weak.lock()) live.push_back(std::move(c));
   for (auto& c : live) c->shutdown();
   std::vector<std::shared_ptr<http::Session>> sessions;
-  for (auto& [id, weak] : http_hub_.live)
+  for (auto& [id, weak] : http_hub_->live)
     if (auto s = weak.lock()) sessions.push_back(std::move(s));
   for (auto& s : sessions) s->shutdown();
-  service_.begin_shutdown();  // calls blocked on executor threads answer UNAVAILABLE now
+  // Waiting calls answer UNAVAILABLE now; their connections close once the replies are out.
+  service_->shutdown();
+  loop_.after_event();
   drain(std::chrono::steady_clock::now() + std::chrono::seconds(5));
 }
 
 // Waits until every connection has closed, or the deadline passes, then stops the loop.
 void Server::drain(std::chrono::steady_clock::time_point deadline) {
-  if ((hub_.live.empty() && http_hub_.live.empty()) || std::chrono::steady_clock::now() >= deadline) {
+  if (connection_count() == 0 || std::chrono::steady_clock::now() >= deadline) {
     io_.stop();
     return;
   }
@@ -286,13 +277,11 @@ void Server::drain(std::chrono::steady_clock::time_point deadline) {
 }
 
 void Server::run() {
-  // A node over PostgreSQL always sleeps: its loop waits for the database, which needs the CPU.
   if (idle_poll_.max() > 0) {
     run_polling();
   } else {
     io_.run();
   }
-  if (embedded_ != nullptr) embedded_->store().close();
   spdlog::info("stopped");
 }
 
@@ -312,7 +301,7 @@ void Server::run_polling() {
     if (io_.stopped()) break;
     // Waiting for the disk, the next work is the log writer's report, due when its sync ends:
     // longer than the gap between a client's commands, hence a window of its own.
-    IdlePoll& window = loop_.awaiting_durability() ? disk_poll_ : idle_poll_;
+    IdlePoll& window = service_->answers_pending() ? disk_poll_ : idle_poll_;
     if (window.keep_polling(now_us())) {
       // Poll only with a CPU nobody else wants: any other runnable thread on this CPU (a
       // client on the same machine, another server, the log writer) goes first.

@@ -1,10 +1,10 @@
-// Server: the event loop, its listeners (RESP over TCP and a Unix socket; HTTP joins later),
-// signal handling and graceful shutdown. Owns nothing of the lock state: that is the
-// Service's, which it is given.
+// Server: the event loop, its listeners (RESP over TCP and a Unix socket, HTTP), signal
+// handling and graceful shutdown. Owns nothing of the lock state: that is the LockService's,
+// which it is given at start().
 //
-//  1. start(): recover the store into the table, refuse open mode on a non-loopback listener,
-//     bind every listener, then print one "holdfast ready ..." line on stdout (tests and
-//     scripts wait for it; nothing is answered before every listener is bound).
+//  1. start(service): refuse open mode on a non-loopback listener, bind every listener, then
+//     print one "holdfast ready ..." line on stdout (tests and scripts wait for it; nothing is
+//     answered before every listener is bound). The service is ready to serve (recovered).
 //  2. run(): serve until SIGINT/SIGTERM.
 //  3. Shutdown: stop accepting, answer blocked acquires with UNAVAILABLE, send pending
 //     replies, close connections, then flush and close the store. A connection that does not
@@ -24,26 +24,27 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/idle_poll.h"
-#include "server/blocking_executor.h"
 #include "server/config.h"
 #include "server/http/session.h"
-#include "server/metrics.h"
 #include "server/loop_driver.h"
+#include "server/metrics.h"
 #include "server/resp/connection.h"
-#include "server/embedded_service.h"
-#include "server/lock_service.h"
+#include "service/lock_service.h"
 
 namespace holdfast {
 
 class Server {
  public:
-  // `embedded` is the service when it is the in-process table (it is recovered in start() and
-  // driven by the loop); null when `service` keeps its locks elsewhere.
-  Server(const ServerConfig& config, LockService& service, EmbeddedService* embedded, const Authenticator* auth);
+  // `clock` and `auth` (null: local open mode) must outlive the server.
+  Server(const ServerConfig& config, const Clock& clock, const Authenticator* auth);
   ~Server();
 
-  Status start();
+  // The service's WakeLoop (lock_service.h): thread-safe.
+  WakeLoop waker() { return loop_.waker(); }
+  // `service` must outlive the server.
+  Status start(LockService& service);
   // Called on the loop when SIGHUP arrives (credentials reload).
   void on_reload(std::function<void()> fn) { reload_ = std::move(fn); }
   // Serves until a stop signal; returns when every connection is closed and the store flushed.
@@ -52,9 +53,10 @@ class Server {
   const std::string& resp_address() const { return resp_address_; }
   const std::string& http_address() const { return http_address_; }
 
-  LockService& service() { return service_; }
   boost::asio::io_context& io() { return io_; }
-  std::size_t connection_count() const { return hub_.live.size() + http_hub_.live.size(); }
+  std::size_t connection_count() const {
+    return (hub_ ? hub_->live.size() : 0) + (http_hub_ ? http_hub_->live.size() : 0);
+  }
 
  private:
   Status check_open_mode() const;
@@ -77,13 +79,14 @@ class Server {
   // One thread runs the loop and does all socket I/O; other threads only post to it, so the
   // reactor needs no per-descriptor locking (the scheduler keeps its lock for those posts).
   boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
-  LockService& service_;
-  EmbeddedService* embedded_;
+  LockService* service_ = nullptr;
   LoopDriver loop_;
   Metrics metrics_;
-  std::unique_ptr<BlockingExecutor> offload_;
-  resp::ConnectionHub hub_;
-  http::HttpHub http_hub_;
+  resp::ServerInfo info_;
+  http::ServerView view_;
+  SessionId last_session_ = 0;
+  std::optional<resp::ConnectionHub> hub_;
+  std::optional<http::HttpHub> http_hub_;
   std::optional<boost::asio::ip::tcp::acceptor> tcp_;
   std::optional<boost::asio::local::stream_protocol::acceptor> unix_;
   std::optional<boost::asio::ip::tcp::acceptor> http_;
@@ -98,7 +101,7 @@ class Server {
   std::string resp_address_;
   std::string http_address_;
   bool stopping_ = false;
-  IdlePoll idle_poll_;  // max 0 (never polls) for a node over PostgreSQL
+  IdlePoll idle_poll_;  // max 0 (idlePollUs 0, as for a node over PostgreSQL): never polls
   IdlePoll disk_poll_;  // the window while replies wait for the disk; max kDiskPollFactor × idle_poll_'s
 };
 

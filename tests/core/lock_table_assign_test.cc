@@ -135,11 +135,5 @@ TEST_F(AssignTest, HolderOfAHandleHeldKeyIsNullButHeld) {
   EXPECT_FALSE(free->holder.has_value());
 }
 
-TEST_F(AssignTest, BadHolderIdsAreInvalid) {
-  EXPECT_EQ(assign("turn", "").error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(assign("turn", "w", 0).error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(table.transfer("turn", "", "w", "user:x", now()).error().code, ErrorCode::kInvalidArgument);
-}
-
 }  // namespace
 }  // namespace holdfast::testing

@@ -103,7 +103,7 @@ TEST(LockTableModel, RandomSequencesAgreeWithTheReferenceModel) {
     std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
     auto pick = [&](std::size_t n) { return static_cast<std::size_t>(rng() % n); };
     Recorder recorder;
-    LockTable table(LockTableOptions{}, &recorder);
+    LockTable table(&recorder);
     Model model;
     Millis now = 1'000'000;
     std::vector<std::string> known_handles;  // every handle ever granted, some now stale

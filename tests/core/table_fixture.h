@@ -21,7 +21,7 @@ class TableTest : public ::testing::Test {
  protected:
   FakeClock clock;
   RecordingSink sink;
-  LockTable table{LockTableOptions{}, &sink};
+  LockTable table{&sink};
 
   Millis now() const { return clock.now_ms(); }
 

@@ -45,5 +45,26 @@ TEST(CommandTable, ArityMatchesTheUsageLine) {
   }
 }
 
+TEST(CommandTable, EachRowIsAConnectionCommandOrALockCallWithItsRenderer) {
+  for (const auto& c : command_table()) {
+    if (c.local != nullptr) {
+      EXPECT_EQ(c.call, nullptr) << c.name;
+      EXPECT_TRUE(c.options.empty()) << c.name;
+      continue;
+    }
+    EXPECT_NE(c.call, nullptr) << c.name;
+    EXPECT_NE(c.write, nullptr) << c.name;
+    EXPECT_LE(c.options.size(), kMaxOptions) << c.name;
+  }
+}
+
+TEST(CommandTable, EveryDeclaredOptionIsInTheUsageLine) {
+  for (const auto& c : command_table()) {
+    for (const auto& o : c.options)
+      EXPECT_NE(c.usage.find(std::string(o.name)), std::string_view::npos)
+          << c.name << " " << o.name;
+  }
+}
+
 }  // namespace
 }  // namespace holdfast::resp

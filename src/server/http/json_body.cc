@@ -2,7 +2,7 @@
 
 #include <ctime>
 
-#include "cel/utf8.h"
+#include "core/text.h"
 
 namespace holdfast::http {
 
@@ -81,29 +81,19 @@ json::value iso_time(Millis at) {
   return json::string(buf);
 }
 
-namespace {
-
-json::value optional_string(const std::string& s) {
-  if (s.empty()) return nullptr;
-  return json::string(s);
-}
-
-}  // namespace
-
-json::object hold_json(const HoldState& h, bool with_handle) {
+json::object hold_json(std::span<const HoldField> fields, const HoldState& h) {
   json::object o;
-  o["key"] = h.key;
-  const bool assigned = h.kind == HoldKind::kAssigned;
-  if (with_handle)
-    o["handle"] = assigned ? json::value(nullptr) : json::value(h.handle.to_string());
-  o["token"] = h.token;
-  o["heldBy"] = h.held_by;
-  o["owner"] = optional_string(h.owner);
-  o["acquiredAt"] = iso_time(h.acquired_at);
-  o["leaseExpiresAt"] = iso_time(h.lease_expires_at);
-  o["scope"] = scope_name(h.scope);
-  o["kind"] = kind_name(h.kind);
-  if (assigned) o["holder"] = h.holder_id;
+  for_each_field(fields, is_assigned(h), [&](HoldField f) {
+    char handle[kHandleChars];
+    const FieldValue v = field_value(f, h, handle);
+    json::value& slot = o[field_name(f)];
+    switch (v.type) {
+      case FieldValue::Type::kNull: slot = nullptr; break;
+      case FieldValue::Type::kInteger: slot = v.number; break;
+      case FieldValue::Type::kText: slot = json::string(v.text); break;
+      case FieldValue::Type::kTime: slot = iso_time(v.number); break;
+    }
+  });
   return o;
 }
 
@@ -112,15 +102,7 @@ json::object status_json(const StatusView& s) {
   o["key"] = s.key;
   o["held"] = s.held;
   if (s.held) {
-    const HoldState& h = s.hold;
-    o["heldBy"] = h.held_by;
-    o["owner"] = optional_string(h.owner);
-    o["acquiredAt"] = iso_time(h.acquired_at);
-    o["leaseExpiresAt"] = iso_time(h.lease_expires_at);
-    o["token"] = h.token;
-    o["scope"] = scope_name(h.scope);
-    o["kind"] = kind_name(h.kind);
-    if (h.kind == HoldKind::kAssigned) o["holder"] = h.holder_id;
+    for (auto& field : hold_json(kStatusFields, s.hold)) o[field.key()] = std::move(field.value());
   }
   o["waiters"] = s.waiters;
   return o;
@@ -134,31 +116,6 @@ json::object holder_json(const HolderView& v) {
   o["acquiredAt"] = v.held ? iso_time(v.acquired_at) : json::value(nullptr);
   o["leaseExpiresAt"] = v.held ? iso_time(v.lease_expires_at) : json::value(nullptr);
   return o;
-}
-
-json::object assignment_json(const HoldState& h) {
-  json::object o;
-  o["key"] = h.key;
-  o["holder"] = h.holder_id;
-  o["acquiredAt"] = iso_time(h.acquired_at);
-  o["leaseExpiresAt"] = iso_time(h.lease_expires_at);
-  o["token"] = h.token;
-  o["heldBy"] = h.held_by;
-  return o;
-}
-
-std::string valid_utf8(std::string_view text) {
-  std::string out;
-  for (;;) {
-    const std::size_t bad = cel::find_invalid_utf8(text);
-    if (bad == std::string_view::npos) {
-      out.append(text);
-      return out;
-    }
-    out.append(text.substr(0, bad));
-    out.append("\xEF\xBF\xBD");  // U+FFFD REPLACEMENT CHARACTER
-    text.remove_prefix(bad + 1);
-  }
 }
 
 json::object error_json(const Error& e) {

@@ -1,16 +1,18 @@
-// JSON for the HTTP API: strict request-body reading and the response shapes of SPEC
-// sections 5 and 6 (camelCase names, ISO-8601 UTC times with milliseconds).
+// JSON for the HTTP API: strict request-body reading and the response shapes of
+// docs/reference.md sections 5 and 6 (camelCase names, ISO-8601 UTC times with milliseconds).
 #pragma once
 
 #include <boost/json.hpp>
 #include <cstdint>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "core/error.h"
-#include "core/lock_table.h"
+#include "core/field_values.h"
+#include "core/lock_types.h"
 
 namespace holdfast::http {
 
@@ -40,14 +42,10 @@ class BodyReader {
 // "2026-11-30T12:58:43.913Z"; null for kNever.
 boost::json::value iso_time(Millis at);
 
-boost::json::object hold_json(const HoldState& hold, bool with_handle);
+// A JSON object of `fields` of the hold (core/hold_fields.h), times as ISO-8601 strings.
+boost::json::object hold_json(std::span<const HoldField> fields, const HoldState& hold);
 boost::json::object status_json(const StatusView& status);
 boost::json::object holder_json(const HolderView& view);
-boost::json::object assignment_json(const HoldState& hold);
 // {"errorCode": ..., "message": ..., "details": {...}}
 boost::json::object error_json(const Error& error);
-// `text` with each byte that does not start valid UTF-8 replaced by U+FFFD (JSON strings must
-// be UTF-8; what a client sent need not be).
-std::string valid_utf8(std::string_view text);
-
 }  // namespace holdfast::http

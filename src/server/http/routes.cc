@@ -2,9 +2,10 @@
 
 #include <boost/json.hpp>
 
-#include "core/validation.h"
 #include "auth/rule_set.h"
+#include "core/validation.h"
 #include "server/http/json_body.h"
+#include "server/http/query.h"
 
 namespace holdfast::http {
 namespace {
@@ -17,9 +18,9 @@ void json_response(json::object body, Response& r, int status = 200) {
   r.body = json::serialize(body);
 }
 
-Outcome fail(const Error& e, Response& r) {
-  error_response(e, r);
-  return Outcome::kDone;
+Issued refuse(Completion& done, Error error) {
+  done.finish(std::move(error));
+  return Issued::kApplied;
 }
 
 // Reads the body with `read`, then checks for unknown fields; errors become a 400.
@@ -31,278 +32,315 @@ std::optional<Error> read_body(const Request& req, Fn&& read) {
   return body->finish();
 }
 
-Outcome acquire_common(RouteContext& ctx, const Request& req, Response& res, bool blocking) {
+// A route whose parameters are all in the body takes no query parameters.
+std::optional<Error> no_query(const Request& req) { return QueryReader(req.query).finish(); }
+
+// The body of acquire and try-acquire; every string it points into lives in `owned`.
+struct AcquireBody {
   std::optional<std::string> key, owner;
   std::optional<std::int64_t> ttl, timeout;
-  if (auto err = read_body(req, [&](BodyReader& b) {
-        key = b.string("key", true);
-        ttl = b.integer("ttlMs", true);
-        if (blocking) timeout = b.integer("timeoutMs", true);
-        owner = b.string("owner", false);
-      }))
-    return fail(*err, res);
+  bool session = false;
+};
+
+std::optional<Error> read_acquire(const Request& req, bool blocking, AcquireBody& b) {
+  if (auto err = no_query(req)) return err;
+  return read_body(req, [&](BodyReader& r) {
+    b.key = r.string("key", true);
+    b.ttl = r.integer("ttlMs", true);
+    if (blocking) b.timeout = r.integer("timeoutMs", true);
+    b.owner = r.string("owner", false);
+  });
+}
+
+AcquireArgs acquire_args(const AcquireBody& b) {
   AcquireArgs a;
-  a.key = *key;
-  a.ttl_ms = *ttl;
-  a.timeout_ms = blocking ? *timeout : 0;
-  if (owner) a.owner = *owner;
-  auto out = ctx.service.acquire(ctx.caller, a, ctx.client);
-  if (!out.ok()) return fail(out.error(), res);
-  switch (out->kind) {
-    case AcquireOutcome::Kind::kGranted:
-      json_response({{"handle", hold_json(out->hold, true)}}, res);
-      return Outcome::kDone;
-    case AcquireOutcome::Kind::kContended:
-      if (!blocking) {
-        json_response({{"handle", nullptr}}, res);
-        return Outcome::kDone;
-      }
-      return fail(Error(ErrorCode::kLockTimeout, "no grant within the timeout").with("key", *key).with("timeoutMs", 0), res);
-    case AcquireOutcome::Kind::kQueued:
-      ctx.blocked_on = out->waiter;
-      return Outcome::kBlocked;
+  a.key = *b.key;
+  a.ttl_ms = *b.ttl;
+  a.timeout_ms = b.timeout.value_or(0);
+  if (b.owner) a.owner = *b.owner;
+  return a;
+}
+
+Issued acquire(LockService& service, const Caller& caller, const Request& req, Completion& done) {
+  AcquireBody b;
+  if (auto err = read_acquire(req, true, b)) return refuse(done, *err);
+  return service.acquire(caller, acquire_args(b), done);
+}
+
+Issued try_acquire(LockService& service, const Caller& caller, const Request& req,
+                   Completion& done) {
+  AcquireBody b;
+  if (auto err = read_acquire(req, false, b)) return refuse(done, *err);
+  return service.try_acquire(caller, acquire_args(b), done);
+}
+
+void write_grant(const Request&, Answer& answer, Response& res) {
+  if (const auto* hold = std::get_if<HoldState>(&answer)) {
+    json_response({{"handle", hold_json(kGrantFields, *hold)}}, res);
+  } else {
+    json_response({{"handle", nullptr}}, res);
   }
-  return Outcome::kDone;
 }
 
-Outcome acquire(RouteContext& ctx, const Request& req, Response& res) { return acquire_common(ctx, req, res, true); }
-Outcome try_acquire(RouteContext& ctx, const Request& req, Response& res) {
-  return acquire_common(ctx, req, res, false);
-}
-
-Outcome renew(RouteContext& ctx, const Request& req, Response& res) {
+Issued renew(LockService& service, const Caller& caller, const Request& req, Completion& done) {
   std::optional<std::string> key, handle;
   std::optional<std::int64_t> ttl;
+  if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         handle = b.string("handle", true);
         ttl = b.integer("ttlMs", true);
       }))
-    return fail(*err, res);
-  auto out = ctx.service.renew(ctx.caller, *key, *handle, *ttl);
-  if (!out.ok()) return fail(out.error(), res);
-  if (out->renewed) {
-    json_response({{"renewed", true}, {"leaseExpiresAt", iso_time(out->lease_expires_at)}}, res);
+    return refuse(done, *err);
+  return service.renew(caller, RenewArgs{*key, *handle, *ttl}, done);
+}
+
+void write_renewal(const Request&, Answer& answer, Response& res) {
+  const auto& out = std::get<RenewOutcome>(answer);
+  if (out.renewed) {
+    json_response({{"renewed", true}, {"leaseExpiresAt", iso_time(out.lease_expires_at)}}, res);
   } else {
     json_response({{"renewed", false}, {"reason", "lease_lost"}}, res);
   }
-  return Outcome::kDone;
 }
 
-Outcome release(RouteContext& ctx, const Request& req, Response& res) {
+Issued release(LockService& service, const Caller& caller, const Request& req, Completion& done) {
   std::optional<std::string> key, handle;
+  if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         handle = b.string("handle", true);
       }))
-    return fail(*err, res);
-  auto out = ctx.service.release(ctx.caller, *key, *handle);
-  if (!out.ok()) return fail(out.error(), res);
-  if (out->released) {
+    return refuse(done, *err);
+  return service.release(caller, ReleaseArgs{*key, *handle}, done);
+}
+
+void write_release(const Request&, Answer& answer, Response& res) {
+  if (std::get<ReleaseOutcome>(answer).released) {
     json_response({{"released", true}}, res);
   } else {
     json_response({{"released", false}, {"reason", "not_holder"}}, res);
   }
-  return Outcome::kDone;
 }
 
-std::optional<std::string> required_key(const Request& req, Response& res) {
-  auto key = query_param(req.query, "key");
-  if (!key) error_response(invalid_argument("key is required (?key=...)"), res);
-  return key;
+// ?key=K and nothing else: status and holder.
+template <Issued (LockService::*Call)(const Caller&, std::string_view, Completion&)>
+Issued by_key(LockService& service, const Caller& caller, const Request& req, Completion& done) {
+  QueryReader query(req.query);
+  auto key = query.get("key", true);
+  if (auto err = query.finish()) return refuse(done, *err);
+  if (!req.body.empty()) return refuse(done, invalid_argument("this route takes no body"));
+  return (service.*Call)(caller, *key, done);
 }
 
-Outcome status(RouteContext& ctx, const Request& req, Response& res) {
-  auto key = required_key(req, res);
-  if (!key) return Outcome::kDone;
-  auto out = ctx.service.status(ctx.caller, *key);
-  if (!out.ok()) return fail(out.error(), res);
-  json_response(status_json(*out), res);
-  return Outcome::kDone;
+void write_status(const Request&, Answer& answer, Response& res) {
+  json_response(status_json(std::get<StatusView>(answer)), res);
 }
 
-Outcome list(RouteContext& ctx, const Request& req, Response& res) {
-  std::string match = query_param(req.query, "match").value_or("");
-  std::string cursor = query_param(req.query, "cursor").value_or("0");
-  std::int64_t count = 100;
-  if (auto c = query_param(req.query, "count")) {
-    auto n = parse_int64(*c);
-    if (!n || *n < 1) return fail(invalid_argument("count must be a positive integer"), res);
-    count = std::min<std::int64_t>(*n, LockTable::kMaxListPage);
+Issued list(LockService& service, const Caller& caller, const Request& req, Completion& done) {
+  QueryReader query(req.query);
+  auto match = query.get("match");
+  auto cursor = query.get("cursor");
+  auto count = query.get("count");
+  if (auto err = query.finish()) return refuse(done, *err);
+  ListArgs a;
+  if (match) a.match = *match;
+  if (cursor) a.cursor = *cursor;
+  if (count) {
+    auto n = parse_int64(*count);
+    if (!n || *n < 1)
+      return refuse(done,
+                    invalid_argument("count must be a positive integer").with("field", "count"));
+    a.count = static_cast<std::size_t>(*n);
   }
-  auto page = ctx.service.list(ctx.caller, match, cursor, static_cast<std::size_t>(count));
-  if (!page.ok()) return fail(page.error(), res);
-  json::array locks;
-  for (const auto& h : page->holds) locks.push_back(hold_json(h, false));
-  json_response({{"locks", std::move(locks)}, {"nextCursor", page->next_cursor}}, res);
-  return Outcome::kDone;
+  return service.list(caller, a, done);
 }
 
-Outcome assign(RouteContext& ctx, const Request& req, Response& res) {
+void write_list(const Request&, Answer& answer, Response& res) {
+  const auto& page = std::get<ListPage>(answer);
+  json::array locks;
+  for (const auto& h : page.holds) locks.push_back(hold_json(kPublicFields, h));
+  json_response({{"locks", std::move(locks)}, {"nextCursor", page.next_cursor}}, res);
+}
+
+Issued assign(LockService& service, const Caller& caller, const Request& req, Completion& done) {
   std::optional<std::string> key, holder;
   std::optional<std::int64_t> ttl, timeout;
+  if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         holder = b.string("holderId", true);
         ttl = b.integer("ttlMs", false);
         timeout = b.integer("timeoutMs", false);
       }))
-    return fail(*err, res);
+    return refuse(done, *err);
   AssignArgs a;
   a.key = *key;
   a.holder_id = *holder;
   a.ttl_ms = ttl;
   a.timeout_ms = timeout;
-  auto out = ctx.service.assign(ctx.caller, a, ctx.client);
-  if (!out.ok()) return fail(out.error(), res);
-  switch (out->kind) {
-    case AcquireOutcome::Kind::kGranted:
-      json_response(assignment_json(out->hold), res);
-      return Outcome::kDone;
-    case AcquireOutcome::Kind::kContended:
-      return fail(Error(ErrorCode::kLockTimeout, "no grant within the timeout").with("key", *key).with("timeoutMs", 0), res);
-    case AcquireOutcome::Kind::kQueued:
-      ctx.blocked_on = out->waiter;
-      return Outcome::kBlocked;
-  }
-  return Outcome::kDone;
+  return service.assign(caller, a, done);
 }
 
-Outcome transfer(RouteContext& ctx, const Request& req, Response& res) {
+void write_assignment(const Request&, Answer& answer, Response& res) {
+  json_response(hold_json(kAssignmentFields, std::get<HoldState>(answer)), res);
+}
+
+Issued transfer(LockService& service, const Caller& caller, const Request& req,
+                Completion& done) {
   std::optional<std::string> key, to, from;
+  if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         to = b.string("toId", true);
         from = b.string("fromId", true);
       }))
-    return fail(*err, res);
-  auto out = ctx.service.transfer(ctx.caller, *key, *to, *from);
-  if (!out.ok()) return fail(out.error(), res);
-  json_response({{"holder", out->holder_id}, {"token", out->token}}, res);
-  return Outcome::kDone;
+    return refuse(done, *err);
+  return service.transfer(caller, TransferArgs{*key, *to, *from}, done);
 }
 
-Outcome unassign(RouteContext& ctx, const Request& req, Response& res) {
+void write_transfer(const Request&, Answer& answer, Response& res) {
+  const auto& h = std::get<HoldState>(answer);
+  json_response({{"holder", h.holder_id}, {"token", h.token}}, res);
+}
+
+Issued unassign(LockService& service, const Caller& caller, const Request& req,
+                Completion& done) {
   std::optional<std::string> key, holder;
+  if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         holder = b.string("holderId", false);
       }))
-    return fail(*err, res);
-  std::optional<std::string_view> h;
-  if (holder) h = *holder;
-  auto out = ctx.service.unassign(ctx.caller, *key, h);
-  if (!out.ok()) return fail(out.error(), res);
-  json_response({{"released", out->released}}, res);
-  return Outcome::kDone;
+    return refuse(done, *err);
+  UnassignArgs a;
+  a.key = *key;
+  if (holder) a.holder_id = *holder;
+  return service.unassign(caller, a, done);
 }
 
-Outcome holder(RouteContext& ctx, const Request& req, Response& res) {
-  auto key = required_key(req, res);
-  if (!key) return Outcome::kDone;
-  auto out = ctx.service.holder(ctx.caller, *key);
-  if (!out.ok()) return fail(out.error(), res);
-  json_response(holder_json(*out), res);
-  return Outcome::kDone;
+void write_unassign(const Request&, Answer& answer, Response& res) {
+  json_response({{"released", std::get<ReleaseOutcome>(answer).released}}, res);
 }
+
+void write_holder(const Request&, Answer& answer, Response& res) {
+  json_response(holder_json(std::get<HolderView>(answer)), res);
+}
+
+constexpr std::string_view kRuleSetsPrefix = "/v1/rule-sets/";
 
 std::string_view rule_set_name(const Request& req) {
-  constexpr std::string_view prefix = "/v1/rule-sets/";
-  return req.path.substr(prefix.size());
+  return req.path.substr(kRuleSetsPrefix.size());
 }
 
-Outcome put_rule_set(RouteContext& ctx, const Request& req, Response& res) {
+Issued put_rule_set(LockService& service, const Caller& caller, const Request& req,
+                    Completion& done) {
+  if (auto err = no_query(req)) return refuse(done, *err);
   // The path names the set; a TOML that names another one is refused before anything changes.
   auto parsed = parse_rule_set(req.body);
   if (parsed.ok() && parsed->name != rule_set_name(req)) {
-    return fail(invalid_argument("the path names rule set '" + std::string(rule_set_name(req)) +
-                                 "' but the TOML's [ruleSet] name is '" + parsed->name + "'"),
-                res);
+    return refuse(done, invalid_argument("the path names rule set '" +
+                                         std::string(rule_set_name(req)) +
+                                         "' but the TOML's [ruleSet] name is '" + parsed->name +
+                                         "'"));
   }
-  auto replaced = ctx.service.set_rule_set(ctx.caller, req.body);
-  if (!replaced.ok()) return fail(replaced.error(), res);
-  json_response({{"name", std::string(rule_set_name(req))}, {"replaced", *replaced}}, res);
-  return Outcome::kDone;
+  return service.set_rule_set(caller, req.body, done);
 }
 
-Outcome get_rule_sets(RouteContext& ctx, const Request&, Response& res) {
-  auto current = ctx.service.get_rule_set(ctx.caller);
-  if (!current.ok()) return fail(current.error(), res);
+void write_put_rule_set(const Request&, Answer& answer, Response& res) {
+  const auto& stored = std::get<RuleSetStored>(answer);
+  json_response({{"name", stored.name}, {"replaced", stored.replaced}}, res);
+}
+
+Issued get_rule_set(LockService& service, const Caller& caller, const Request& req,
+                    Completion& done) {
+  if (auto err = no_query(req)) return refuse(done, *err);
+  return service.get_rule_set(caller, done);
+}
+
+json::object rule_set_json(const RuleSetPut& set) {
+  return json::object{{"name", set.name}, {"toml", set.toml}};
+}
+
+void write_rule_sets(const Request&, Answer& answer, Response& res) {
+  const auto& current = std::get<std::optional<RuleSetPut>>(answer);
   json::array sets;
-  if (*current) sets.push_back(json::object{{"name", (**current).name}, {"toml", (**current).toml}});
+  if (current) sets.push_back(rule_set_json(*current));
   json_response({{"ruleSets", std::move(sets)}}, res);
-  return Outcome::kDone;
 }
 
-Outcome delete_rule_set(RouteContext& ctx, const Request& req, Response& res) {
-  auto st = ctx.service.delete_rule_set(ctx.caller, rule_set_name(req));
-  if (!st.ok()) return fail(st.error(), res);
+void write_named_rule_set(const Request& req, Answer& answer, Response& res) {
+  const auto& current = std::get<std::optional<RuleSetPut>>(answer);
+  if (!current || current->name != rule_set_name(req)) {
+    error_response(Error(ErrorCode::kNotFound, "no rule set named " +
+                                                   std::string(rule_set_name(req)) +
+                                                   " is installed"),
+                   res);
+    return;
+  }
+  json_response(rule_set_json(*current), res);
+}
+
+Issued delete_rule_set(LockService& service, const Caller& caller, const Request& req,
+                       Completion& done) {
+  if (auto err = no_query(req)) return refuse(done, *err);
+  return service.delete_rule_set(caller, rule_set_name(req), done);
+}
+
+void write_deleted(const Request&, Answer&, Response& res) {
   json_response({{"deleted", true}}, res);
-  return Outcome::kDone;
 }
 
-Outcome metrics(RouteContext& ctx, const Request&, Response& res) {
+void metrics(const ServerView& server, const Request&, Response& res) {
   res.status = 200;
   res.content_type = "text/plain; version=0.0.4; charset=utf-8";
-  res.body = ctx.server.metrics();
-  return Outcome::kDone;
+  res.body = server.metrics();
 }
 
-Outcome healthz(RouteContext&, const Request&, Response& res) {
+void healthz(const ServerView&, const Request&, Response& res) {
   json_response({{"status", "ok"}}, res);
-  return Outcome::kDone;
 }
 
-Outcome readyz(RouteContext& ctx, const Request&, Response& res) {
-  if (ctx.server.ready()) {
+void readyz(const ServerView& server, const Request&, Response& res) {
+  if (server.ready()) {
     json_response({{"status", "ready"}}, res);
   } else {
-    error_response(Error(ErrorCode::kUnavailable, "the server is not ready (starting or shutting down)"), res);
+    error_response(
+        Error(ErrorCode::kUnavailable, "the server is not ready (starting or shutting down)"),
+        res);
   }
-  return Outcome::kDone;
 }
 
 constexpr Route kRoutes[] = {
-    {"POST", "/v1/locks/acquire", false, false, acquire},
-    {"POST", "/v1/locks/try-acquire", false, false, try_acquire},
-    {"POST", "/v1/locks/renew", false, false, renew},
-    {"POST", "/v1/locks/release", false, false, release},
-    {"GET", "/v1/locks/status", false, false, status},
-    {"GET", "/v1/locks", false, false, list},
-    {"POST", "/v1/locks/assign", false, false, assign},
-    {"POST", "/v1/locks/transfer", false, false, transfer},
-    {"POST", "/v1/locks/unassign", false, false, unassign},
-    {"GET", "/v1/locks/holder", false, false, holder},
-    {"PUT", "/v1/rule-sets/", true, false, put_rule_set},
-    {"GET", "/v1/rule-sets", false, false, get_rule_sets},
-    {"DELETE", "/v1/rule-sets/", true, false, delete_rule_set},
-    {"GET", "/metrics", false, true, metrics},
-    {"GET", "/healthz", false, true, healthz},
-    {"GET", "/readyz", false, true, readyz},
+    {"POST", "/v1/locks/acquire", false, false, nullptr, acquire, write_grant},
+    {"POST", "/v1/locks/try-acquire", false, false, nullptr, try_acquire, write_grant},
+    {"POST", "/v1/locks/renew", false, false, nullptr, renew, write_renewal},
+    {"POST", "/v1/locks/release", false, false, nullptr, release, write_release},
+    {"GET", "/v1/locks/status", false, false, nullptr, by_key<&LockService::status>,
+     write_status},
+    {"GET", "/v1/locks", false, false, nullptr, list, write_list},
+    {"POST", "/v1/locks/assign", false, false, nullptr, assign, write_assignment},
+    {"POST", "/v1/locks/transfer", false, false, nullptr, transfer, write_transfer},
+    {"POST", "/v1/locks/unassign", false, false, nullptr, unassign, write_unassign},
+    {"GET", "/v1/locks/holder", false, false, nullptr, by_key<&LockService::holder>,
+     write_holder},
+    {"PUT", "/v1/rule-sets/", true, false, nullptr, put_rule_set, write_put_rule_set},
+    {"GET", "/v1/rule-sets/", true, false, nullptr, get_rule_set, write_named_rule_set},
+    {"DELETE", "/v1/rule-sets/", true, false, nullptr, delete_rule_set, write_deleted},
+    {"GET", "/v1/rule-sets", false, false, nullptr, get_rule_set, write_rule_sets},
+    {"GET", "/metrics", false, true, metrics, nullptr, nullptr},
+    {"GET", "/healthz", false, true, healthz, nullptr, nullptr},
+    {"GET", "/readyz", false, true, readyz, nullptr, nullptr},
 };
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-std::string percent_decode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out.push_back(' ');
-    } else if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 &&
-               hex_value(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
+// Whole seconds for Retry-After, rounded up (a client must not come back early).
+std::string retry_after_seconds(const Error& error) {
+  for (const auto& [name, value] : error.details) {
+    if (name != "retryAfterMs") continue;
+    const std::int64_t ms = std::get<std::int64_t>(value);
+    return std::to_string(ms <= 0 ? 1 : (ms + 999) / 1000);
   }
-  return out;
+  return "1";
 }
 
 }  // namespace
@@ -313,8 +351,9 @@ const Route* match_route(std::string_view method, std::string_view path, Respons
   const std::string_view wanted = method == "HEAD" ? std::string_view("GET") : method;
   std::string allow;
   for (const auto& r : kRoutes) {
-    bool path_match = r.prefix ? path.substr(0, r.path.size()) == r.path && path.size() > r.path.size()
-                               : path == r.path;
+    const bool path_match = r.prefix ? path.substr(0, r.path.size()) == r.path &&
+                                           path.size() > r.path.size()
+                                     : path == r.path;
     if (!path_match) continue;
     if (wanted == r.method) return &r;
     if (!allow.empty()) allow += ", ";
@@ -322,9 +361,10 @@ const Route* match_route(std::string_view method, std::string_view path, Respons
     if (r.method == "GET") allow += ", HEAD";
   }
   if (!allow.empty()) {
-    error_response(Error(ErrorCode::kMethodNotAllowed, std::string(method) + " is not allowed on " + std::string(path)),
+    error_response(Error(ErrorCode::kMethodNotAllowed,
+                         std::string(method) + " is not allowed on " + std::string(path)),
                    response);
-    response.allow = std::move(allow);
+    response.headers.emplace_back("Allow", std::move(allow));
   } else {
     error_response(Error(ErrorCode::kNotFound, "no route " + std::string(path)), response);
   }
@@ -333,30 +373,20 @@ const Route* match_route(std::string_view method, std::string_view path, Respons
 
 void error_response(const Error& error, Response& response) {
   json_response(error_json(error), response, http_status(error.code));
+  if (error.code == ErrorCode::kRateLimited) {
+    response.headers.emplace_back("Retry-After", retry_after_seconds(error));
+  } else if (error.code == ErrorCode::kUnauthenticated) {
+    response.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"holdfast\"");
+  }
 }
 
-void waiter_response(const WaiterOutcome& o, Response& response) {
-  if (!o.granted) {
-    error_response(Error(ErrorCode::kLockTimeout, "no grant within the timeout").with("key", o.key).with("timeoutMs", o.timeout_ms),
-                   response);
-  } else if (o.assign) {
-    json_response(assignment_json(o.hold), response);
+void write_result(const Route& route, const Request& request, Result<Answer>& result,
+                  Response& response) {
+  if (!result.ok()) {
+    error_response(result.error(), response);
   } else {
-    json_response({{"handle", hold_json(o.hold, true)}}, response);
+    route.write(request, *result, response);
   }
-}
-
-std::optional<std::string> query_param(std::string_view query, std::string_view name) {
-  while (!query.empty()) {
-    std::size_t amp = query.find('&');
-    std::string_view pair = query.substr(0, amp);
-    std::size_t eq = pair.find('=');
-    if (percent_decode(pair.substr(0, eq)) == name)
-      return eq == std::string_view::npos ? std::string() : percent_decode(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return std::nullopt;
 }
 
 }  // namespace holdfast::http

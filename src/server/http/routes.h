@@ -1,19 +1,23 @@
-// The HTTP/JSON API's routes (SPEC section 6): a table of method, path and handler, like the
-// RESP command table. Handlers parse with BodyReader, call the LockService, and fill a Response;
-// a blocking acquire or assign answers kBlocked and its response comes with the waiter's
-// outcome (waiter_response()).
+// The HTTP/JSON API's routes (docs/http.md): a table of method, path and handler, like the
+// RESP command table. Two kinds of routes:
+//  - local ones (metrics, health) answer at once from the server's view;
+//  - lock routes are calls into the LockService: `call` reads the request strictly (every
+//    body field and query parameter it does not take is a 400 naming it) and issues the call
+//    (a bad request finishes the call at once with its error), `write` renders the answer.
 #pragma once
 
 #include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
-#include "core/lock_table.h"
-#include "server/lock_service.h"
+#include "service/lock_service.h"
 
 namespace holdfast::http {
 
+// A request as the routes see it; the views stay valid until its response is written.
 struct Request {
   std::string_view method;
   std::string_view path;
@@ -25,7 +29,8 @@ struct Response {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
-  std::string allow;  // the Allow header of a 405: the methods the path takes
+  // Allow on a 405, WWW-Authenticate on a 401, Retry-After on a 429...
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 // What routes may ask of the server beyond the LockService.
@@ -34,37 +39,33 @@ struct ServerView {
   std::function<bool()> ready;           // serving and the store is usable
 };
 
-struct RouteContext {
-  LockService& service;
-  Caller caller;
-  WaiterClient* client;
-  const ServerView& server;
-  WaiterId blocked_on = 0;  // set when a handler answers kBlocked
-};
-
-enum class Outcome { kDone, kBlocked };
-using RouteHandler = Outcome (*)(RouteContext&, const Request&, Response&);
+using LocalRoute = void (*)(const ServerView& server, const Request& request, Response& response);
+using CallRoute = Issued (*)(LockService& service, const Caller& caller, const Request& request,
+                             Completion& done);
+using RouteWriter = void (*)(const Request& request, Answer& answer, Response& response);
 
 struct Route {
   std::string_view method;
-  std::string_view path;    // exact, or a prefix ending in '/' when `prefix`
+  std::string_view path;  // exact, or a prefix ending in '/' when `prefix`
   bool prefix;
-  bool open;                // no credentials needed (health, metrics)
-  RouteHandler handler;
+  bool open;  // no credentials needed (health, metrics)
+  LocalRoute local;
+  CallRoute call;
+  RouteWriter write;
 };
 
 std::span<const Route> route_table();
 
 // Finds the route; on a miss fills `response` with 404 NOT_FOUND or 405 METHOD_NOT_ALLOWED
-// (with `allow` set). HEAD finds the GET route: the caller sends its headers without the body.
+// (with its Allow header). HEAD finds the GET route: the caller sends its headers without the
+// body.
 const Route* match_route(std::string_view method, std::string_view path, Response& response);
 
-// Renders an error with its HTTP status.
+// Renders an error with its HTTP status and the headers its status calls for: Retry-After
+// (whole seconds, rounded up) on a 429, WWW-Authenticate: Bearer on a 401.
 void error_response(const Error& error, Response& response);
-// The response of a blocked acquire/assign once its waiter is decided.
-void waiter_response(const WaiterOutcome& outcome, Response& response);
-
-// Decodes one query parameter ("" if absent); percent-escapes and '+' are decoded.
-std::optional<std::string> query_param(std::string_view query, std::string_view name);
+// The response of route `route` to its call's result.
+void write_result(const Route& route, const Request& request, Result<Answer>& result,
+                  Response& response);
 
 }  // namespace holdfast::http

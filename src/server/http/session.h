@@ -1,12 +1,12 @@
-// One HTTP/1.1 connection (Boost.Beast, on the same event loop as RESP).
+// One HTTP/1.1 connection (Boost.Beast, on the same event loop as RESP): the socket side of an
+// Exchange (exchange.h).
 //
 //  1. read(): one request, with limits on header (8 KiB) and body (1 MiB) size; an idle
 //     keep-alive connection is closed after a minute.
-//  2. handle(): route, authenticate (Authorization: Bearer), run the handler. A blocking
-//     acquire/assign parks the request; meanwhile the socket is watched so a client that
-//     disconnects leaves the queue at once (and a grant that raced with it is released).
-//  3. send(): like RESP replies, a response leaves only once the store has made durable
-//     everything it depends on; then keep-alive reads the next request.
+//  2. The exchange handles it. While a call is in flight (a blocking acquire waits, a reply
+//     waits for the log) the socket is watched, so a client that disconnects ends its session
+//     at once (its waiter leaves the queue; a grant that raced with it is released).
+//  3. send(): the response leaves; keep-alive reads the next request.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -17,15 +17,8 @@
 #include <optional>
 #include <unordered_map>
 
-#include "server/http/routes.h"
-#include "server/blocking_executor.h"
+#include "server/http/exchange.h"
 #include "server/loop_driver.h"
-#include "server/metrics.h"
-#include "server/lock_service.h"
-
-namespace holdfast {
-class Authenticator;
-}
 
 namespace holdfast::http {
 
@@ -33,52 +26,49 @@ class Session;
 
 struct HttpHub {
   boost::asio::io_context& io;
-  LockService& service;
   LoopDriver& loop;
-  const Authenticator* auth;  // null: local open mode
-  ServerView view;
-  Metrics* metrics = nullptr;
-  BlockingExecutor* offload = nullptr;  // set when the service's calls block
-  std::size_t first_metric = 0;  // metric id of route 0; route i is first_metric + i
-  SessionId* last_id;            // shared with the RESP hub: one id space for sessions
+  Exchange::Env env;
+  SessionId* last_id;  // shared with the RESP hub: one id space for sessions
   std::unordered_map<SessionId, std::weak_ptr<Session>> live;
   // One request's limits (the fuzzer lowers them to reach their edges often).
   std::size_t header_limit = 8 * 1024;
   std::size_t body_limit = 1024 * 1024;
 };
 
-class Session final : public std::enable_shared_from_this<Session>, public WaiterClient {
+class Session final : public std::enable_shared_from_this<Session>,
+                      public ReplySender,
+                      private Exchange::Events {
  public:
   Session(HttpHub& hub, boost::asio::ip::tcp::socket socket);
   void start();
+  // The server is stopping: a request in flight is answered (UNAVAILABLE, by the service),
+  // then the connection closes.
   void shutdown();
-  void on_waiter_outcome(const WaiterOutcome& outcome) override;
+  void flush() override;
 
  private:
+  void response_ready() override;
+  void keep_alive(bool call_in_flight) override;
+
   void read();
   void on_read(const boost::system::error_code& ec);
   void handle();
   void send(Response response);
-  void write_when_durable(std::uint64_t need);
-  void write_now();
   void watch_for_disconnect();
   void on_readable_while_waiting(const boost::system::error_code& ec);
   void close();
-  void let_go_of_self();
 
   HttpHub& hub_;
   boost::beast::tcp_stream stream_;
+  const SessionId id_;
+  Exchange exchange_;
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   boost::beast::http::response<boost::beast::http::string_body> response_;
-  Principal principal_;
-  SessionId id_ = 0;
-  WaiterId waiter_ = 0;
-  std::shared_ptr<Session> self_while_waiting_;  // set while a blocking acquire waits
-  bool waiting_ = false;
-  bool offloaded_ = false;  // a call runs on the offload executor; its response comes later
+  std::shared_ptr<Session> self_;  // set while a call is in flight
   bool keep_alive_ = true;
   bool head_ = false;  // the request is HEAD: the response leaves without its body
+  bool ready_scheduled_ = false;
   bool closed_ = false;
   bool stopping_ = false;
 };

@@ -1,5 +1,11 @@
-// The RESP command table. Each row is data: name, arity, flags, handler, usage, summary, as in
-// Redis's command table; `holdfast --help` and docs/resp.md are written from the same rows.
+// The RESP command table. Each row is data, as in Redis's command table: name, arity, flags,
+// the options the command takes, what it does, usage and summary; COMMAND, `holdfast --help`
+// and docs/resp.md are written from the same rows.
+//
+// Two kinds of rows:
+//  - connection commands (PING, HELLO, AUTH, QUIT, COMMAND) run in the front end (`local`);
+//  - lock commands are calls into the LockService: `call` issues one from the parsed
+//    arguments (positional ones, then the options of `options`), `write` renders its answer.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +15,11 @@
 
 #include "core/principal.h"
 #include "server/resp/codec.h"
-#include "server/lock_service.h"
+#include "server/resp/options.h"
+#include "service/lock_service.h"
 
 namespace holdfast {
 class Authenticator;
-class Metrics;
 }
 
 namespace holdfast::resp {
@@ -32,23 +38,27 @@ struct ServerInfo {
 };
 
 enum class Flow {
-  kContinue,  // the reply is written; go on with the next command
-  kBlock,     // a waiter was queued; the reply comes with its outcome
-  kClose,     // the reply is written; close the connection after it leaves
+  kContinue,  // go on with the next command
+  kClose,     // close the connection once the replies so far have left
 };
 
-struct CommandContext {
-  LockService& service;
+// What a connection command may touch.
+struct LocalContext {
   ConnectionState& conn;
   ReplyWriter& out;
-  WaiterClient* client;  // told the outcome of a queued waiter
   const ServerInfo& info;
   const Authenticator* auth = nullptr;  // null in local open mode
-  Metrics* metrics = nullptr;           // command i of command_table() is metric id i
-  WaiterId blocked_on = 0;  // set by handlers that return kBlock
 };
+using LocalHandler = Flow (*)(LocalContext& ctx, std::span<const std::string_view> args);
 
-using Handler = Flow (*)(CommandContext& ctx, std::span<const std::string_view> args);
+// A lock command's parsed arguments: the positional ones, then its options by index.
+struct CallArgs {
+  std::span<const std::string_view> positional;
+  const OptionValues& options;
+};
+using CallIssuer = Issued (*)(LockService& service, const Caller& caller, const CallArgs& args,
+                              Completion& done);
+using AnswerWriter = void (*)(ReplyWriter& out, Answer& answer);
 
 enum CommandFlags : std::uint32_t {
   kNoAuth = 1u << 0,  // allowed before the connection authenticated
@@ -59,7 +69,11 @@ struct CommandSpec {
   int min_args;           // arguments after the name
   int max_args;           // -1: no limit
   std::uint32_t flags;
-  Handler handler;
+  int positional;                       // lock commands: arguments before the options
+  std::span<const OptionSpec> options;  // lock commands
+  LocalHandler local;                   // connection commands
+  CallIssuer call;                      // lock commands
+  AnswerWriter write;                   // lock commands
   std::string_view usage;
   std::string_view summary;
 };
@@ -67,32 +81,79 @@ struct CommandSpec {
 std::span<const CommandSpec> command_table();
 // Case-insensitive lookup; nullptr when unknown.
 const CommandSpec* find_command(std::string_view name);
+// The row's index: its metric id.
+inline std::uint16_t command_id(const CommandSpec& spec) {
+  return static_cast<std::uint16_t>(&spec - command_table().data());
+}
 
-// Runs one parsed command (args[0] is its name): arity and authentication checks, then the
-// handler. Unknown commands answer "-ERR unknown command '<name>'".
-Flow execute(CommandContext& ctx, std::span<const std::string_view> args);
+// Connection commands, by file.
+Flow cmd_ping(LocalContext&, std::span<const std::string_view>);
+Flow cmd_quit(LocalContext&, std::span<const std::string_view>);
+Flow cmd_command(LocalContext&, std::span<const std::string_view>);
+Flow cmd_hello(LocalContext&, std::span<const std::string_view>);
+Flow cmd_auth(LocalContext&, std::span<const std::string_view>);
 
-// Handlers, grouped by file.
-Flow cmd_ping(CommandContext&, std::span<const std::string_view>);
-Flow cmd_hello(CommandContext&, std::span<const std::string_view>);
-Flow cmd_auth(CommandContext&, std::span<const std::string_view>);
-Flow cmd_quit(CommandContext&, std::span<const std::string_view>);
-Flow cmd_command(CommandContext&, std::span<const std::string_view>);
-Flow cmd_acquire(CommandContext&, std::span<const std::string_view>);
-Flow cmd_try(CommandContext&, std::span<const std::string_view>);
-Flow cmd_renew(CommandContext&, std::span<const std::string_view>);
-Flow cmd_release(CommandContext&, std::span<const std::string_view>);
-Flow cmd_status(CommandContext&, std::span<const std::string_view>);
-Flow cmd_list(CommandContext&, std::span<const std::string_view>);
-Flow cmd_assign(CommandContext&, std::span<const std::string_view>);
-Flow cmd_transfer(CommandContext&, std::span<const std::string_view>);
-Flow cmd_unassign(CommandContext&, std::span<const std::string_view>);
-Flow cmd_holder(CommandContext&, std::span<const std::string_view>);
-Flow cmd_rules_set(CommandContext&, std::span<const std::string_view>);
-Flow cmd_rules_get(CommandContext&, std::span<const std::string_view>);
-Flow cmd_rules_delete(CommandContext&, std::span<const std::string_view>);
+// Lock commands (lock_commands.cc, rules_commands.cc): their issuers, options and writers.
+Issued call_acquire(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_try(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_renew(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_release(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_status(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_list(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_assign(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_transfer(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_unassign(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_holder(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_rules_set(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_rules_get(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_rules_delete(LockService&, const Caller&, const CallArgs&, Completion&);
 
-// Writes the reply of a queued waiter's outcome (a hold, an assignment or LOCK_TIMEOUT).
-void write_waiter_outcome(ReplyWriter& w, const WaiterOutcome& outcome);
+void write_grant(ReplyWriter&, Answer&);       // a hold with its handle, or nil
+void write_renewal(ReplyWriter&, Answer&);
+void write_release(ReplyWriter&, Answer&);
+void write_status_answer(ReplyWriter&, Answer&);
+void write_list(ReplyWriter&, Answer&);
+void write_assignment(ReplyWriter&, Answer&);
+void write_transfer(ReplyWriter&, Answer&);
+void write_unassign(ReplyWriter&, Answer&);
+void write_holder_answer(ReplyWriter&, Answer&);
+void write_rules_set(ReplyWriter&, Answer&);
+void write_rules_get(ReplyWriter&, Answer&);
+void write_ok(ReplyWriter&, Answer&);
+
+// The options of each lock command, with the index each is found at in CallArgs::options.
+namespace opt {
+enum Acquire { kTtl, kTimeout, kOwner, kSession };
+enum Try { kTryTtl, kTryOwner, kTrySession };
+enum List { kMatch, kCursor, kCount };
+enum Assign { kAssignTtl, kAssignTimeout };
+enum Transfer { kFrom };
+}  // namespace opt
+inline constexpr OptionSpec kAcquireOptions[] = {
+    {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
+    {"TIMEOUT", OptionKind::kMillis, "TIMEOUT is required (milliseconds; 0 for one attempt)"},
+    {"OWNER", OptionKind::kText, ""},
+    {"SESSION", OptionKind::kFlag, ""},
+};
+inline constexpr OptionSpec kTryOptions[] = {
+    {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
+    {"OWNER", OptionKind::kText, ""},
+    {"SESSION", OptionKind::kFlag, ""},
+};
+inline constexpr OptionSpec kRenewOptions[] = {
+    {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
+};
+inline constexpr OptionSpec kListOptions[] = {
+    {"MATCH", OptionKind::kText, ""},
+    {"CURSOR", OptionKind::kText, ""},
+    {"COUNT", OptionKind::kCount, ""},
+};
+inline constexpr OptionSpec kAssignOptions[] = {
+    {"TTL", OptionKind::kMillis, ""},
+    {"TIMEOUT", OptionKind::kMillis, ""},
+};
+inline constexpr OptionSpec kTransferOptions[] = {
+    {"FROM", OptionKind::kText, "FROM <fromId> is required"},
+};
 
 }  // namespace holdfast::resp

@@ -1,18 +1,17 @@
-// One RESP client connection.
+// One RESP client connection: the socket side of a Pipeline (pipeline.h).
 //
 // Lifecycle:
 //  1. read(): bytes land in a bounded input buffer (never more than one maximal frame plus
 //     slack; when it is full, reading pauses).
-//  2. process(): every complete command in the buffer runs in order; replies are appended to
-//     one output buffer. A blocking acquire that queues stops processing (later pipelined
-//     commands wait, as Redis does) until on_waiter_outcome() writes its reply. Processing also
-//     pauses while too much output is waiting for a slow reader.
-//  3. flush(): once the store has made durable everything the replies depend on, the whole
-//     output buffer leaves in one write: one syscall per batch of pipelined replies.
-//     With a service whose calls block (the PostgreSQL node), each command runs on the
-//     offload executor instead, one at a time per connection, and its reply is posted back.
-//  4. close(): on EOF, an error, QUIT or a protocol error. Its waiter leaves the queue and its
-//     session-scoped holds are released at once.
+//  2. process(): every complete command in the buffer runs in order through the pipeline. A
+//     command the service answers later (a blocking acquire in a queue, a call to the
+//     database) stops processing until it finishes (later pipelined commands wait, as in
+//     Redis). Processing also pauses while too much output waits for a slow reader.
+//  3. flush(): the replies the pipeline has made leave in one write: one syscall per batch of
+//     pipelined replies. Replies that arrive later (after the log made them durable, after a
+//     queue) are sent by the loop at the end of its turn (LoopDriver::flush_later).
+//  4. close(): on EOF, an error, QUIT or a protocol error. Its session ends in the service:
+//     its waiting calls end, its session-scoped holds are released at once.
 #pragma once
 
 #include <boost/asio/generic/stream_protocol.hpp>
@@ -21,12 +20,10 @@
 #include <string>
 #include <unordered_map>
 
-#include "server/blocking_executor.h"
 #include "server/loop_driver.h"
 #include "server/metrics.h"
 #include "server/resp/codec.h"
-#include "server/resp/commands.h"
-#include "server/lock_service.h"
+#include "server/resp/pipeline.h"
 
 namespace holdfast::resp {
 
@@ -35,15 +32,11 @@ class Connection;
 // What every connection shares: the loop, the service and the registry of live connections.
 struct ConnectionHub {
   boost::asio::io_context& io;
-  LockService& service;
   LoopDriver& loop;
-  ServerInfo info;
-  const Authenticator* auth = nullptr;
-  Metrics* metrics = nullptr;
-  BlockingExecutor* offload = nullptr;  // set when the service's calls block: run them there
+  Pipeline::Env env;
   ParserLimits limits;
   std::unordered_map<SessionId, std::weak_ptr<Connection>> live;
-  SessionId last_id = 0;
+  SessionId* last_id;  // one id space for RESP and HTTP sessions
   // The fuzzer lowers these two to reach their edges often.
   // Past this much output waiting for a slow reader, a connection stops running its commands
   // until the reader catches up.
@@ -53,7 +46,9 @@ struct ConnectionHub {
   std::size_t input_slack = 64 * 1024;
 };
 
-class Connection final : public std::enable_shared_from_this<Connection>, public WaiterClient {
+class Connection final : public std::enable_shared_from_this<Connection>,
+                         public ReplySender,
+                         private Pipeline::Events {
  public:
   using Socket = boost::asio::generic::stream_protocol::socket;
 
@@ -61,40 +56,39 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   ~Connection() override;
 
   void start();
-  // The server is stopping: a blocked acquire answers UNAVAILABLE, pending replies are sent,
-  // then the connection closes. Further input is not processed.
+  // The server is stopping: no further input is processed; replies still to come (the
+  // service answers its waiting calls with UNAVAILABLE) are sent, then the connection closes.
   void shutdown();
-  void on_waiter_outcome(const WaiterOutcome& outcome) override;
-  SessionId id() const { return state_.id; }
+  void flush() override;
+  SessionId id() const { return id_; }
 
  private:
+  void replies_ready() override;
+  void resume() override;
+  void keep_alive(bool calls_in_flight) override;
+
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
   void process();
-  // Runs one command on the offload executor; the reply comes back through the loop.
-  void run_offloaded();
-  void flush();
+  void post_process();
   void close();
-  void let_go_of_self();
-  bool congested() const { return out_.size() + writing_.size() > hub_.max_pending_output; }
+  bool congested() const { return pipeline_.output().size() + writing_.size() > hub_.max_pending_output; }
   std::size_t max_input() const { return hub_.limits.max_frame_bytes + hub_.input_slack; }
 
   static constexpr std::size_t kInitialBuffer = 16 * 1024;
 
   ConnectionHub& hub_;
   Socket socket_;
-  ConnectionState state_;
+  const SessionId id_;
+  Pipeline pipeline_;
   RequestParser parser_;
   std::unique_ptr<char[]> in_;
   std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
-  std::string out_, writing_;
-  std::uint64_t need_sequence_ = 0;
-  WaiterId blocked_on_ = 0;
-  std::shared_ptr<Connection> self_while_waiting_;  // set while a blocking acquire waits
-  bool blocked_ = false;
+  std::string writing_;
+  std::shared_ptr<Connection> self_;  // set while calls are in flight
   bool reading_ = false;
   bool write_in_flight_ = false;
-  bool durable_wait_ = false;
+  bool flush_scheduled_ = false;
   bool process_posted_ = false;
   bool closing_ = false;  // finish writing, then close
   bool closed_ = false;

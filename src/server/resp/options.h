@@ -1,79 +1,45 @@
-// Reading "NAME value" options after a command's positional arguments (TTL 1000 OWNER x ...),
-// with the first error sticking, as in Dragonfly's CmdArgParser.
+// Declarative command options: each command lists its "NAME value" options (TTL 1000 OWNER x
+// SESSION ...) as data, and one parser reads them for every command, with the first error
+// sticking, as in Dragonfly's CmdArgParser. Names match case-insensitively; an option given
+// twice, an unknown option, a missing value or a value of the wrong form is INVALID_ARGUMENT
+// naming it, and a required option that is missing answers the option's own message.
 #pragma once
 
 #include <array>
-#include <cctype>
+#include <cstdint>
 #include <optional>
 #include <span>
-#include <string>
 #include <string_view>
 
 #include "core/error.h"
-#include "core/validation.h"
 
 namespace holdfast::resp {
 
-class OptionReader {
- public:
-  OptionReader(std::span<const std::string_view> args, std::string_view command)
-      : args_(args), command_(command) {}
-
-  // Advances to the next option name; false at the end or after an error.
-  bool next() {
-    if (error_ || i_ >= args_.size()) return false;
-    std::string_view raw = args_[i_++];
-    name_len_ = std::min(raw.size(), name_.size());
-    for (std::size_t k = 0; k < name_len_; ++k)
-      name_[k] = static_cast<char>(std::toupper(static_cast<unsigned char>(raw[k])));
-    if (raw.size() > name_.size()) name_len_ = 0;  // too long to be one of ours
-    raw_ = raw;
-    return true;
-  }
-  bool is(std::string_view option) const { return std::string_view(name_.data(), name_len_) == option; }
-
-  // The option's value as text; `seen` guards against giving an option twice.
-  std::optional<std::string_view> text(bool* seen) {
-    if (!take_seen(seen)) return std::nullopt;
-    if (i_ >= args_.size()) {
-      fail(std::string(raw_) + " needs a value");
-      return std::nullopt;
-    }
-    return args_[i_++];
-  }
-  // The option's value as a strict 64-bit integer number of milliseconds.
-  std::optional<std::int64_t> millis(bool* seen) {
-    auto v = text(seen);
-    if (!v) return std::nullopt;
-    auto n = parse_int64(*v);
-    if (!n) fail(upper_name() + " must be an integer number of milliseconds");
-    return n;
-  }
-  bool flag(bool* seen) { return take_seen(seen); }
-  void unknown() { fail("unknown option '" + std::string(raw_.substr(0, 64)) + "' for " + std::string(command_)); }
-  void fail(std::string message) {
-    if (!error_) error_ = invalid_argument(std::move(message));
-  }
-  const std::optional<Error>& error() const { return error_; }
-
- private:
-  bool take_seen(bool* seen) {
-    if (*seen) {
-      fail(upper_name() + " given twice");
-      return false;
-    }
-    *seen = true;
-    return true;
-  }
-  std::string upper_name() const { return std::string(name_.data(), name_len_); }
-
-  std::span<const std::string_view> args_;
-  std::string_view command_;
-  std::size_t i_ = 0;
-  std::array<char, 16> name_{};
-  std::size_t name_len_ = 0;
-  std::string_view raw_;
-  std::optional<Error> error_;
+enum class OptionKind : std::uint8_t {
+  kMillis,  // a strict 64-bit integer number of milliseconds
+  kCount,   // a strict integer of at least 1
+  kText,    // any bytes
+  kFlag,    // no value
 };
+
+struct OptionSpec {
+  std::string_view name;      // upper case
+  OptionKind kind;
+  std::string_view required;  // non-empty: the option must be given; the error if it is not
+};
+
+struct OptionValue {
+  bool present = false;
+  std::int64_t number = 0;  // kMillis, kCount
+  std::string_view text;    // kText
+};
+
+inline constexpr std::size_t kMaxOptions = 6;
+using OptionValues = std::array<OptionValue, kMaxOptions>;
+
+// Reads `args` into `values` (values[i] for specs[i]). REQUIRES: specs.size() <= kMaxOptions.
+std::optional<Error> parse_options(std::span<const std::string_view> args,
+                                   std::span<const OptionSpec> specs, std::string_view command,
+                                   OptionValues& values);
 
 }  // namespace holdfast::resp

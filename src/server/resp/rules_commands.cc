@@ -1,44 +1,39 @@
-// RULES.* command handlers: the lock rule set over RESP.
+// RULES.* commands: the lock rule set over RESP.
 #include "server/resp/commands.h"
-#include "server/resp/render.h"
 
 namespace holdfast::resp {
 
-Flow cmd_rules_set(CommandContext& ctx, std::span<const std::string_view> args) {
-  auto replaced = ctx.service.set_rule_set(Caller{&ctx.conn.principal, ctx.conn.id}, args[0]);
-  if (!replaced.ok()) {
-    write_error(ctx.out, replaced.error());
-    return Flow::kContinue;
-  }
-  auto current = ctx.service.get_rule_set(Caller{&ctx.conn.principal, ctx.conn.id});
-  ctx.out.map(2);
-  ctx.out.field("name", current.ok() && *current ? (**current).name : std::string());
-  ctx.out.field("replaced", *replaced ? 1 : 0);
-  return Flow::kContinue;
+Issued call_rules_set(LockService& service, const Caller& caller, const CallArgs& a,
+                      Completion& done) {
+  return service.set_rule_set(caller, a.positional[0], done);
 }
 
-Flow cmd_rules_get(CommandContext& ctx, std::span<const std::string_view>) {
-  auto current = ctx.service.get_rule_set(Caller{&ctx.conn.principal, ctx.conn.id});
-  if (!current.ok()) {
-    write_error(ctx.out, current.error());
-  } else if (!*current) {
-    ctx.out.null();
-  } else {
-    ctx.out.map(2);
-    ctx.out.field("name", (**current).name);
-    ctx.out.field("toml", (**current).toml);
-  }
-  return Flow::kContinue;
+Issued call_rules_get(LockService& service, const Caller& caller, const CallArgs&,
+                      Completion& done) {
+  return service.get_rule_set(caller, done);
 }
 
-Flow cmd_rules_delete(CommandContext& ctx, std::span<const std::string_view> args) {
-  auto st = ctx.service.delete_rule_set(Caller{&ctx.conn.principal, ctx.conn.id}, args[0]);
-  if (!st.ok()) {
-    write_error(ctx.out, st.error());
-  } else {
-    ctx.out.simple("OK");
+Issued call_rules_delete(LockService& service, const Caller& caller, const CallArgs& a,
+                         Completion& done) {
+  return service.delete_rule_set(caller, a.positional[0], done);
+}
+
+void write_rules_set(ReplyWriter& out, Answer& answer) {
+  const auto& stored = std::get<RuleSetStored>(answer);
+  out.map(2);
+  out.field("name", stored.name);
+  out.field("replaced", stored.replaced ? 1 : 0);
+}
+
+void write_rules_get(ReplyWriter& out, Answer& answer) {
+  const auto& current = std::get<std::optional<RuleSetPut>>(answer);
+  if (!current) {
+    out.null();
+    return;
   }
-  return Flow::kContinue;
+  out.map(2);
+  out.field("name", current->name);
+  out.field("toml", current->toml);
 }
 
 }  // namespace holdfast::resp

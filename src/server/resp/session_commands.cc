@@ -10,7 +10,7 @@ namespace holdfast::resp {
 namespace {
 
 // Authenticates the connection; writes the error and returns false on failure.
-bool authenticate(CommandContext& ctx, std::optional<std::string_view> user, std::string_view token) {
+bool authenticate(LocalContext& ctx, std::optional<std::string_view> user, std::string_view token) {
   if (!ctx.info.auth_mode || ctx.auth == nullptr) return true;  // open mode: AUTH answers OK
   auto principal = ctx.auth->authenticate(user, token);
   if (!principal) {
@@ -24,14 +24,14 @@ bool authenticate(CommandContext& ctx, std::optional<std::string_view> user, std
 
 }  // namespace
 
-Flow cmd_auth(CommandContext& ctx, std::span<const std::string_view> args) {
+Flow cmd_auth(LocalContext& ctx, std::span<const std::string_view> args) {
   std::optional<std::string_view> user;
   if (args.size() == 2) user = args[0];
   if (authenticate(ctx, user, args.back())) ctx.out.simple("OK");
   return Flow::kContinue;
 }
 
-Flow cmd_hello(CommandContext& ctx, std::span<const std::string_view> args) {
+Flow cmd_hello(LocalContext& ctx, std::span<const std::string_view> args) {
   int proto = ctx.conn.proto;
   std::size_t i = 0;
   if (!args.empty()) {

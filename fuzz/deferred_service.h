@@ -1,0 +1,180 @@
+// DeferredService: a LockService whose calls all take effect later, in an order the fuzzer
+// chooses, as on a node over PostgreSQL (whose calls run on other threads and come back when
+// the database answers). Every call answers kWaiting and is queued with copies of its
+// arguments; run(pick) hands one queued call to the real service (a Policy over an embedded
+// backend), which finishes it when it decides: at once, after a queue, or after the log.
+// end_session() finishes a session's queued call with UNAVAILABLE, as a node does for a
+// connection that closed while its call waited.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "service/lock_service.h"
+
+namespace holdfast::fuzz {
+
+class DeferredService final : public LockService {
+ public:
+  explicit DeferredService(LockService& inner) : inner_(inner) {}
+
+  bool empty() const { return queued_.empty(); }
+  // Runs the queued call at `pick` (modulo the queue's length); false when none is queued.
+  bool run(std::size_t pick) {
+    if (queued_.empty()) return false;
+    const auto at = queued_.begin() + static_cast<std::ptrdiff_t>(pick % queued_.size());
+    Queued call = std::move(*at);
+    queued_.erase(at);
+    (void)call.run(inner_, *call.done);
+    return true;
+  }
+
+  Issued acquire(const Caller& caller, const AcquireArgs& args, Completion& done) override {
+    return defer(caller, done, [caller, a = Acquire(args)](LockService& s, Completion& d) {
+      return s.acquire(caller, a.args(), d);
+    });
+  }
+  Issued try_acquire(const Caller& caller, const AcquireArgs& args, Completion& done) override {
+    return defer(caller, done, [caller, a = Acquire(args)](LockService& s, Completion& d) {
+      return s.try_acquire(caller, a.args(), d);
+    });
+  }
+  Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) override {
+    return defer(caller, done,
+                 [caller, key = std::string(args.key), handle = std::string(args.handle),
+                  ttl = args.ttl_ms](LockService& s, Completion& d) {
+                   return s.renew(caller, RenewArgs{key, handle, ttl}, d);
+                 });
+  }
+  Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) override {
+    return defer(caller, done,
+                 [caller, key = std::string(args.key),
+                  handle = std::string(args.handle)](LockService& s, Completion& d) {
+                   return s.release(caller, ReleaseArgs{key, handle}, d);
+                 });
+  }
+  Issued status(const Caller& caller, std::string_view key, Completion& done) override {
+    return defer(caller, done, [caller, key = std::string(key)](LockService& s, Completion& d) {
+      return s.status(caller, key, d);
+    });
+  }
+  Issued list(const Caller& caller, const ListArgs& args, Completion& done) override {
+    return defer(caller, done,
+                 [caller, match = std::string(args.match), cursor = std::string(args.cursor),
+                  count = args.count](LockService& s, Completion& d) {
+                   return s.list(caller, ListArgs{match, cursor, count}, d);
+                 });
+  }
+  Issued assign(const Caller& caller, const AssignArgs& args, Completion& done) override {
+    return defer(caller, done,
+                 [caller, key = std::string(args.key), holder = std::string(args.holder_id),
+                  ttl = args.ttl_ms, timeout = args.timeout_ms](LockService& s, Completion& d) {
+                   return s.assign(caller, AssignArgs{key, holder, ttl, timeout}, d);
+                 });
+  }
+  Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override {
+    return defer(caller, done,
+                 [caller, key = std::string(args.key), to = std::string(args.to_id),
+                  from = std::string(args.from_id)](LockService& s, Completion& d) {
+                   return s.transfer(caller, TransferArgs{key, to, from}, d);
+                 });
+  }
+  Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override {
+    std::optional<std::string> holder;
+    if (args.holder_id) holder = std::string(*args.holder_id);
+    return defer(caller, done,
+                 [caller, key = std::string(args.key), holder](LockService& s, Completion& d) {
+                   UnassignArgs a;
+                   a.key = key;
+                   if (holder) a.holder_id = *holder;
+                   return s.unassign(caller, a, d);
+                 });
+  }
+  Issued holder(const Caller& caller, std::string_view key, Completion& done) override {
+    return defer(caller, done, [caller, key = std::string(key)](LockService& s, Completion& d) {
+      return s.holder(caller, key, d);
+    });
+  }
+  Issued set_rule_set(const Caller& caller, std::string_view toml, Completion& done) override {
+    return defer(caller, done, [caller, toml = std::string(toml)](LockService& s, Completion& d) {
+      return s.set_rule_set(caller, toml, d);
+    });
+  }
+  Issued get_rule_set(const Caller& caller, Completion& done) override {
+    return defer(caller, done,
+                 [caller](LockService& s, Completion& d) { return s.get_rule_set(caller, d); });
+  }
+  Issued delete_rule_set(const Caller& caller, std::string_view name, Completion& done) override {
+    return defer(caller, done, [caller, name = std::string(name)](LockService& s, Completion& d) {
+      return s.delete_rule_set(caller, name, d);
+    });
+  }
+
+  void end_session(SessionId session) override {
+    finish_all([session](const Queued& q) { return q.session == session; },
+               "the connection closed");
+    inner_.end_session(session);
+  }
+  void shutdown() override {
+    finish_all([](const Queued&) { return true; }, "the server is shutting down");
+    inner_.shutdown();
+  }
+  void dispatch() override { inner_.dispatch(); }
+  void advance() override { inner_.advance(); }
+  std::optional<Millis> next_deadline() const override { return inner_.next_deadline(); }
+  bool answers_pending() const override { return inner_.answers_pending(); }
+  ServiceStats stats() const override { return inner_.stats(); }
+
+ private:
+  // An acquire's arguments, owned.
+  struct Acquire {
+    explicit Acquire(const AcquireArgs& a)
+        : key(a.key), ttl(a.ttl_ms), timeout(a.timeout_ms), session_scoped(a.session_scoped) {
+      if (a.owner) owner = std::string(*a.owner);
+    }
+    AcquireArgs args() const {
+      AcquireArgs a;
+      a.key = key;
+      a.ttl_ms = ttl;
+      a.timeout_ms = timeout;
+      if (owner) a.owner = *owner;
+      a.session_scoped = session_scoped;
+      return a;
+    }
+    std::string key;
+    Millis ttl, timeout;
+    std::optional<std::string> owner;
+    bool session_scoped;
+  };
+  struct Queued {
+    SessionId session;
+    Completion* done;
+    std::function<Issued(LockService&, Completion&)> run;
+  };
+
+  Issued defer(const Caller& caller, Completion& done,
+               std::function<Issued(LockService&, Completion&)> run) {
+    queued_.push_back(Queued{caller.session, &done, std::move(run)});
+    return Issued::kWaiting;
+  }
+
+  template <typename Pred>
+  void finish_all(Pred pred, const char* why) {
+    std::vector<Completion*> ended;
+    std::erase_if(queued_, [&](const Queued& q) {
+      if (!pred(q)) return false;
+      ended.push_back(q.done);
+      return true;
+    });
+    for (Completion* done : ended) done->finish(Error(ErrorCode::kUnavailable, why));
+  }
+
+  LockService& inner_;
+  std::vector<Queued> queued_;
+};
+
+}  // namespace holdfast::fuzz

@@ -1,0 +1,72 @@
+// The names every part of the lock server shares about locks: connection and waiter ids, and
+// the answer of each operation. The lock table, both backends, the policy layer and the front
+// ends use these; none of them needs the table itself to speak of a lock.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/hold.h"
+
+namespace holdfast {
+
+using SessionId = std::uint64_t;  // a client connection; 0 = none
+using WaiterId = std::uint64_t;
+
+// Lets maps keyed by std::string be searched with a std::string_view, without a copy.
+// Deliberately not noexcept: libstdc++ then stores each key's hash in its node, so a lookup
+// compares hashes before strings and a rehash never hashes a key again.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// A page of LOCK.LIST holds COUNT holds: 100 unless asked, at most this many.
+inline constexpr std::size_t kDefaultListPage = 100;
+inline constexpr std::size_t kMaxListPage = 10'000;
+
+struct RenewOutcome {
+  bool renewed = false;
+  Millis lease_expires_at = 0;  // when renewed
+};
+
+struct ReleaseOutcome {
+  bool released = false;
+};
+
+struct StatusView {
+  std::string key;
+  bool held = false;
+  HoldState hold;  // when held; its handle is always null (only the acquirer learns it)
+  std::size_t waiters = 0;
+};
+
+struct ListPage {
+  std::string next_cursor;       // "0" when this is the last page
+  std::vector<HoldState> holds;  // handles nulled
+};
+
+struct HolderView {
+  std::string key;
+  bool held = false;
+  std::optional<std::string> holder;  // the holder id of an assigned hold
+  Millis acquired_at = 0;
+  Millis lease_expires_at = kNever;
+};
+
+// Counters for /metrics, kept by whichever backend holds the locks.
+struct LockCounters {
+  std::uint64_t grants = 0;
+  std::uint64_t releases = 0;
+  std::uint64_t expiries = 0;
+  std::uint64_t timeouts = 0;
+  std::uint64_t renewals = 0;
+};
+
+}  // namespace holdfast

@@ -1,0 +1,88 @@
+// Pipeline: one RESP connection's commands, without its socket. The connection
+// (connection.h) feeds it parsed commands and sends what it puts in output(); the command
+// fuzzer drives it the same way with no socket at all.
+//
+// run() answers what the front end decides on its own (an unknown command, a wrong arity,
+// a command before AUTH, a connection command) and issues lock commands to the LockService
+// through a CallRunner. Replies land in output() in the order the commands came, whether a
+// call finished at once, after the log, after a queue or after the database: a reply made
+// here while calls are in flight waits behind them. When an answer arrives outside run(),
+// Events::replies_ready() says so.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "server/call_runner.h"
+#include "server/metrics.h"
+#include "server/resp/commands.h"
+
+namespace holdfast::resp {
+
+class Pipeline final : private CallRunner::Host {
+ public:
+  // The connection's side.
+  class Events {
+   public:
+    // output() grew outside run(): send it.
+    virtual void replies_ready() = 0;
+    // The command that blocked the connection finished: run more (from the loop).
+    virtual void resume() = 0;
+    // Calls are in flight (true) or none are left (false): stay alive while they are; let go
+    // from the loop, not from inside this call.
+    virtual void keep_alive(bool calls_in_flight) = 0;
+
+   protected:
+    ~Events() = default;
+  };
+
+  struct Env {
+    LockService& service;
+    const ServerInfo& info;
+    const Authenticator* auth = nullptr;  // null in local open mode
+    Metrics* metrics = nullptr;           // command i of command_table() is metric id i
+  };
+
+  Pipeline(const Env& env, SessionId id, Events& events);
+
+  // Runs one parsed command (args[0] is its name; args may point into the caller's buffer
+  // only for the duration of the call). REQUIRES: ready().
+  Flow run(std::span<const std::string_view> args);
+  // Another command may run now: no blocking call is waiting and the connection is open.
+  bool ready() const { return runner_.ready(); }
+  // Calls whose replies are still to come.
+  bool in_flight() const { return runner_.in_flight(); }
+  // An error line of the connection's own (a protocol error), after every reply before it.
+  void error_line(std::string_view line);
+  // Replies that may leave now, in order; the caller takes what it sends.
+  std::string& output() { return out_; }
+  const std::string& output() const { return out_; }
+  // The connection is gone: its session ends in the service; later answers are dropped.
+  void end() { runner_.end(); }
+
+  ConnectionState& state() { return state_; }
+
+ private:
+  void answer(std::uint16_t command, Result<Answer> result) override;
+  void release_local(std::size_t bytes) override;
+  void resume() override { events_.resume(); }
+  void keep_alive(bool calls_in_flight) override { events_.keep_alive(calls_in_flight); }
+
+  // Where a reply made here goes: output() when nothing is in flight, else held back.
+  std::string& local_buffer() { return runner_.in_flight() ? held_ : out_; }
+  // After writing `before` bytes into local_buffer(): note what was held back.
+  void held_from(std::size_t before);
+
+  const Env& env_;
+  Events& events_;
+  ConnectionState state_;
+  CallRunner runner_;
+  std::string out_;
+  std::string held_;  // replies made here behind calls in flight, oldest first
+  std::size_t held_begin_ = 0;
+  bool running_ = false;  // inside run(): the caller sends output() when it returns
+};
+
+}  // namespace holdfast::resp

@@ -1,0 +1,260 @@
+#include "service/embedded/embedded_backend.h"
+
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace holdfast {
+
+namespace {
+
+Error lock_timeout(std::string_view key, Millis timeout_ms) {
+  return Error(ErrorCode::kLockTimeout, "no grant within the timeout")
+      .with("key", std::string(key))
+      .with("timeoutMs", timeout_ms);
+}
+
+Error rate_limited(Millis retry_after_ms) {
+  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later")
+      .with("retryAfterMs", retry_after_ms);
+}
+
+}  // namespace
+
+EmbeddedBackend::EmbeddedBackend(const Clock& clock, Store& store, WakeLoop wake)
+    : clock_(clock), store_(store), wake_(std::move(wake)), table_(this) {}
+
+Status EmbeddedBackend::recover() {
+  auto state = store_.recover();
+  if (!state.ok()) return std::move(state).error();
+  table_.restore(*state, now());
+  rule_set_ = state->rule_set;
+  if (rules_changed_) rules_changed_(rule_set_);
+  if (wake_) store_.set_on_durable([wake = wake_](std::uint64_t) { wake(); });
+  store_.set_state_source([this](StateSink& sink) {
+    sink.last_token(table_.last_token());
+    if (rule_set_) sink.rule_set(*rule_set_);
+    sink.expect_holds(table_.held_count());
+    // Leases that ended but are not swept yet go in too: the encoder child reads the table
+    // twice and both reads must agree, so nothing here may depend on the clock (recovery
+    // drops ended leases anyway).
+    table_.for_each_durable_hold(std::numeric_limits<Millis>::min(),
+                                 [&sink](const HoldView& hold) { sink.hold(hold); });
+  });
+  return ok_status();
+}
+
+void EmbeddedBackend::complete(Completion& done, Result<Answer> result) {
+  const std::uint64_t need = last_sequence_;
+  if (replies_.empty() && store_.durable_sequence() >= need) {
+    done.finish(std::move(result));
+    return;
+  }
+  replies_.push(need, done, std::move(result));
+}
+
+std::optional<Error> EmbeddedBackend::over_cap(const Caller& caller, Charge charge) {
+  if (charge.per_hour <= 0) return std::nullopt;
+  if (limiter_.cap() != charge.per_hour) limiter_.set_cap(charge.per_hour);
+  auto decision = limiter_.consume(caller.principal->id, now());
+  if (decision.allowed) return std::nullopt;
+  return rate_limited(decision.retry_after_ms);
+}
+
+Issued EmbeddedBackend::queued_or_answered(const Caller& caller, Result<AcquireOutcome> out,
+                                           Contention contention, std::string_view key,
+                                           Millis timeout_ms, Completion& done) {
+  if (!out.ok()) return answer(done, std::move(out).error());
+  switch (out->kind) {
+    case AcquireOutcome::Kind::kGranted:
+      return answer(done, Answer(std::move(out->hold)));
+    case AcquireOutcome::Kind::kContended:
+      if (contention == Contention::kNil) return answer(done, Answer());
+      return answer(done, lock_timeout(key, timeout_ms));
+    case AcquireOutcome::Kind::kQueued:
+      waiting_.emplace(out->waiter, Waiting{&done, caller.session});
+      waiting_by_session_.emplace(caller.session, out->waiter);
+      return Issued::kWaiting;
+  }
+  return Issued::kApplied;
+}
+
+Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
+                                Contention contention, Charge charge, Completion& done) {
+  if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
+  AcquireRequest r;
+  r.key = args.key;
+  r.ttl_ms = args.ttl_ms;
+  r.timeout_ms = contention == Contention::kNil ? 0 : args.timeout_ms;
+  r.owner = args.owner;
+  r.session_scoped = args.session_scoped;
+  r.session = caller.session;
+  const std::string held_by = caller.principal->held_by();
+  r.held_by = held_by;
+  return queued_or_answered(caller, table_.acquire(r, now()), contention, args.key,
+                            r.timeout_ms, done);
+}
+
+Issued EmbeddedBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
+                               Completion& done) {
+  if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
+  AssignRequest r;
+  r.key = args.key;
+  r.holder_id = args.holder_id;
+  r.ttl_ms = args.ttl_ms;
+  r.timeout_ms = args.timeout_ms;
+  r.session = caller.session;
+  const std::string held_by = caller.principal->held_by();
+  r.held_by = held_by;
+  return queued_or_answered(caller, table_.assign(r, now()), Contention::kError, args.key,
+                            args.timeout_ms.value_or(0), done);
+}
+
+Issued EmbeddedBackend::renew(const Caller&, const RenewArgs& args, Completion& done) {
+  auto out = table_.renew(args.key, args.handle, args.ttl_ms, now());
+  if (!out.ok()) return answer(done, std::move(out).error());
+  return answer(done, Answer(*out));
+}
+
+Issued EmbeddedBackend::release(const Caller&, const ReleaseArgs& args, Completion& done) {
+  auto out = table_.release(args.key, args.handle, now());
+  if (!out.ok()) return answer(done, std::move(out).error());
+  return answer(done, Answer(*out));
+}
+
+Issued EmbeddedBackend::status(const Caller&, std::string_view key, Completion& done) {
+  auto out = table_.status(key, now());
+  if (!out.ok()) return answer(done, std::move(out).error());
+  return answer(done, Answer(std::move(*out)));
+}
+
+Issued EmbeddedBackend::list(const Caller&, std::string_view match, std::string_view after,
+                             std::size_t count, Completion& done) {
+  return answer(done, Answer(table_.list(match, after, count, now())));
+}
+
+Issued EmbeddedBackend::transfer(const Caller& caller, const TransferArgs& args,
+                                 Completion& done) {
+  auto out = table_.transfer(args.key, args.to_id, args.from_id, caller.principal->held_by(),
+                             now());
+  if (!out.ok()) return answer(done, std::move(out).error());
+  return answer(done, Answer(std::move(*out)));
+}
+
+Issued EmbeddedBackend::unassign(const Caller&, const UnassignArgs& args, Completion& done) {
+  auto out = table_.unassign(args.key, args.holder_id, now());
+  if (!out.ok()) return answer(done, std::move(out).error());
+  return answer(done, Answer(*out));
+}
+
+Issued EmbeddedBackend::holder(const Caller&, std::string_view key, Completion& done) {
+  auto out = table_.holder(key, now());
+  if (!out.ok()) return answer(done, std::move(out).error());
+  return answer(done, Answer(std::move(*out)));
+}
+
+Issued EmbeddedBackend::put_rule_set(const RuleSetPut& rules, Completion& done) {
+  if (rule_set_ && rule_set_->name != rules.name)
+    return answer(done, Error(ErrorCode::kRulesetConflict,
+                              "a lock rule set is already installed; delete it first")
+                            .with("installed", rule_set_->name));
+  const bool replaced = rule_set_.has_value();
+  rule_set_ = rules;
+  last_sequence_ = store_.append(rules);
+  if (rules_changed_) rules_changed_(rule_set_);
+  return answer(done, Answer(RuleSetStored{rules.name, replaced}));
+}
+
+Issued EmbeddedBackend::get_rule_set(Completion& done) {
+  return answer(done, Answer(rule_set_));
+}
+
+Issued EmbeddedBackend::delete_rule_set(std::string_view name, Completion& done) {
+  if (!rule_set_ || rule_set_->name != name)
+    return answer(done, Error(ErrorCode::kNotFound,
+                              "no rule set named " + std::string(name) + " is installed"));
+  rule_set_.reset();
+  last_sequence_ = store_.append(RuleSetDeleted{std::string(name)});
+  if (rules_changed_) rules_changed_(rule_set_);
+  return answer(done, Answer());
+}
+
+ServiceStats EmbeddedBackend::stats() const {
+  return ServiceStats{table_.held_count(), table_.waiter_count(), table_.counters(),
+                      store_.stats()};
+}
+
+void EmbeddedBackend::forget_waiter(WaiterId waiter, SessionId session) {
+  waiting_.erase(waiter);
+  auto [first, last] = waiting_by_session_.equal_range(session);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == waiter) {
+      waiting_by_session_.erase(it);
+      return;
+    }
+  }
+}
+
+void EmbeddedBackend::end_session(SessionId session) {
+  // Its waiting calls end now. One whose grant is decided but not yet delivered is no longer
+  // in waiting_ when dispatch() finds it, so the grant is released there.
+  auto [first, last] = waiting_by_session_.equal_range(session);
+  std::vector<WaiterId> ended;
+  for (auto it = first; it != last; ++it) ended.push_back(it->second);
+  waiting_by_session_.erase(first, last);
+  for (WaiterId waiter : ended) {
+    auto it = waiting_.find(waiter);
+    if (it == waiting_.end()) continue;
+    Completion* done = it->second.done;
+    waiting_.erase(it);
+    table_.cancel_waiter(waiter, now());
+    complete(*done, Error(ErrorCode::kUnavailable, "the connection closed"));
+  }
+  table_.end_session(session, now());
+}
+
+void EmbeddedBackend::shutdown() {
+  auto waiting = std::move(waiting_);
+  waiting_.clear();
+  waiting_by_session_.clear();
+  for (auto& [waiter, w] : waiting) {
+    table_.cancel_waiter(waiter, now());
+    complete(*w.done, Error(ErrorCode::kUnavailable, "the server is shutting down"));
+  }
+}
+
+void EmbeddedBackend::advance() { table_.advance(now()); }
+
+void EmbeddedBackend::dispatch() {
+  while (table_.has_outcomes()) {
+    for (WaiterOutcome& o : table_.take_outcomes()) deliver(std::move(o));
+  }
+  store_.submit();
+  replies_.release(store_.durable_sequence());
+}
+
+void EmbeddedBackend::deliver(WaiterOutcome o) {
+  auto it = waiting_.find(o.waiter);
+  if (it == waiting_.end()) {
+    if (o.granted) release_orphan(o);
+    return;
+  }
+  Completion* done = it->second.done;
+  forget_waiter(o.waiter, it->second.session);
+  if (!o.granted) {
+    complete(*done, lock_timeout(o.key, o.timeout_ms));
+  } else {
+    complete(*done, Answer(std::move(o.hold)));
+  }
+}
+
+// A grant whose waiter has nobody left to tell: free the key again at once.
+void EmbeddedBackend::release_orphan(const WaiterOutcome& o) {
+  if (o.hold.kind == HoldKind::kAssigned) {
+    (void)table_.unassign(o.key, o.hold.holder_id, now());
+  } else {
+    (void)table_.release(o.key, o.hold.handle.to_string(), now());
+  }
+}
+
+}  // namespace holdfast

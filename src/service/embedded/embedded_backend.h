@@ -1,0 +1,107 @@
+// EmbeddedBackend: the locks of a single server, in the in-memory LockTable, every change made
+// durable by the Store (the write-ahead log), all on the loop thread.
+//
+// The life of a call:
+//  1. The table decides at once: a grant, a refusal, or a waiter in the key's queue (the call
+//     is then kWaiting and its completion is remembered under the waiter's id).
+//  2. Every change the table makes is appended to the store as it happens (this class is the
+//     table's ChangeSink), so each answer is stamped with the log sequence appended so far.
+//  3. An answer leaves through the reply queue: at once when the log is already durable up to
+//     its stamp (always, with --fsync never), otherwise when the store reports that it is.
+//  4. A waiter's outcome (granted, timed out) is queued by the table and delivered by
+//     dispatch() at one point of the loop, never from inside another call; a grant whose
+//     session has ended in the meantime is released again, so the key is not left held by
+//     nobody until its lease ends.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <unordered_map>
+
+#include "auth/rate_limiter.h"
+#include "core/clock.h"
+#include "core/lock_table.h"
+#include "service/backend.h"
+#include "service/embedded/reply_queue.h"
+#include "store/store.h"
+
+namespace holdfast {
+
+class EmbeddedBackend final : public LockBackend, private ChangeSink {
+ public:
+  // `clock` and `store` must outlive the backend. `wake` (thread-safe) asks the loop to call
+  // dispatch(): the store calls it from its writer thread when more of the log is durable.
+  EmbeddedBackend(const Clock& clock, Store& store, WakeLoop wake = {});
+  EmbeddedBackend(const EmbeddedBackend&) = delete;
+  EmbeddedBackend& operator=(const EmbeddedBackend&) = delete;
+
+  // Loads what the store kept (and tells the rule-set listener). Once, before serving.
+  Status recover();
+
+  Issued acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
+                 Charge charge, Completion& done) override;
+  Issued assign(const Caller& caller, const AssignArgs& args, Charge charge,
+                Completion& done) override;
+  Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) override;
+  Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) override;
+  Issued status(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued list(const Caller& caller, std::string_view match, std::string_view after,
+              std::size_t count, Completion& done) override;
+  Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
+  Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
+  Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued put_rule_set(const RuleSetPut& rules, Completion& done) override;
+  Issued get_rule_set(Completion& done) override;
+  Issued delete_rule_set(std::string_view name, Completion& done) override;
+  void on_rule_set_changed(std::function<void(const std::optional<RuleSetPut>&)> fn) override {
+    rules_changed_ = std::move(fn);
+  }
+
+  void complete(Completion& done, Result<Answer> result) override;
+  void end_session(SessionId session) override;
+  void shutdown() override;
+  void dispatch() override;
+  void advance() override;
+  std::optional<Millis> next_deadline() const override { return table_.next_deadline(); }
+  bool answers_pending() const override { return !replies_.empty(); }
+  ServiceStats stats() const override;
+
+  Store& store() { return store_; }
+  const LockTable& table() const { return table_; }
+
+ private:
+  struct Waiting {
+    Completion* done = nullptr;
+    SessionId session = 0;
+  };
+
+  void on_change(const Change& change) override { last_sequence_ = store_.append(change); }
+  Millis now() const { return clock_.now_ms(); }
+  // Finishes `done` with `result` and says the call took effect.
+  Issued answer(Completion& done, Result<Answer> result) {
+    complete(done, std::move(result));
+    return Issued::kApplied;
+  }
+  std::optional<Error> over_cap(const Caller& caller, Charge charge);
+  Issued queued_or_answered(const Caller& caller, Result<AcquireOutcome> out,
+                            Contention contention, std::string_view key, Millis timeout_ms,
+                            Completion& done);
+  void deliver(WaiterOutcome outcome);
+  void release_orphan(const WaiterOutcome& outcome);
+  void forget_waiter(WaiterId waiter, SessionId session);
+
+  const Clock& clock_;
+  Store& store_;
+  WakeLoop wake_;
+  LockTable table_;
+  RateLimiter limiter_{0};
+  std::optional<RuleSetPut> rule_set_;
+  std::function<void(const std::optional<RuleSetPut>&)> rules_changed_;
+  std::uint64_t last_sequence_ = 0;
+  ReplyQueue replies_;
+  std::unordered_map<WaiterId, Waiting> waiting_;
+  std::unordered_multimap<SessionId, WaiterId> waiting_by_session_;
+};
+
+}  // namespace holdfast

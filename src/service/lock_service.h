@@ -1,0 +1,172 @@
+// LockService: what the front ends (RESP, HTTP) ask of the lock server, whoever keeps the
+// locks. The policy layer (policy.h) implements it over one of two backends (backend.h): the
+// embedded lock table with its write-ahead log, or a node over PostgreSQL.
+//
+// The life of a call:
+//  1. The front end issues it on the loop thread with a Completion it owns. The call returns at
+//     once: kApplied when it has already taken effect (calls issued after it see its effects),
+//     kWaiting when it has not yet (a blocking acquire in a queue, a database round trip).
+//     After kWaiting the front end issues nothing more for that session until the call
+//     finishes: a blocked command blocks its connection, as in Redis.
+//  2. The service finishes it exactly once, on the loop thread, with its Answer or an Error:
+//     at once, after a queue, after the log made it durable, or after the database answered.
+//     A reply never leaves before everything it depends on is durable: the backend holds the
+//     completion until then. Calls of one session finish in the order they were issued.
+//  3. end_session(s) ends a connection: its waiting calls finish with UNAVAILABLE, a grant
+//     that raced with the end is released, its session holds are released.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "core/error.h"
+#include "core/hold.h"
+#include "core/lock_types.h"
+#include "core/principal.h"
+#include "store/store.h"
+
+namespace holdfast {
+
+// Who is calling, on which connection. The principal outlives every call it makes.
+struct Caller {
+  const Principal* principal = nullptr;
+  SessionId session = 0;
+};
+
+// Arguments are views valid for the duration of the issuing call only: a service that needs
+// them later copies them.
+struct AcquireArgs {
+  std::string_view key;
+  Millis ttl_ms = 0;
+  Millis timeout_ms = 0;  // acquire: how long to wait in the queue (0: one attempt)
+  std::optional<std::string_view> owner;
+  bool session_scoped = false;
+};
+
+struct RenewArgs {
+  std::string_view key;
+  std::string_view handle;
+  Millis ttl_ms = 0;
+};
+
+struct ReleaseArgs {
+  std::string_view key;
+  std::string_view handle;
+};
+
+struct ListArgs {
+  std::string_view match;          // a glob; empty: every key
+  std::string_view cursor = "0";   // "0": from the start
+  std::size_t count = kDefaultListPage;
+};
+
+struct AssignArgs {
+  std::string_view key;
+  std::string_view holder_id;
+  std::optional<Millis> ttl_ms;      // none: never expires
+  std::optional<Millis> timeout_ms;  // none: one attempt answering LOCK_HELD
+};
+
+struct TransferArgs {
+  std::string_view key;
+  std::string_view to_id;
+  std::string_view from_id;
+};
+
+struct UnassignArgs {
+  std::string_view key;
+  std::optional<std::string_view> holder_id;
+};
+
+// The answer of RULES.SET: the installed set's name and whether it replaced one.
+struct RuleSetStored {
+  std::string name;
+  bool replaced = false;
+};
+
+// What a call answers; the operation decides which alternative:
+//   acquire, try_acquire (granted), assign, transfer  HoldState
+//   try_acquire (held by another)                      std::monostate (nil)
+//   renew RenewOutcome, release and unassign ReleaseOutcome, status StatusView, list ListPage,
+//   holder HolderView, set_rule_set RuleSetStored, get_rule_set std::optional<RuleSetPut>,
+//   delete_rule_set std::monostate.
+using Answer = std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView,
+                            ListPage, HolderView, RuleSetStored, std::optional<RuleSetPut>>;
+
+class Completion {
+ public:
+  // Exactly once per call, on the loop thread.
+  virtual void finish(Result<Answer> result) = 0;
+
+ protected:
+  ~Completion() = default;
+};
+
+enum class Issued : std::uint8_t {
+  kApplied,  // the call took effect; it may still finish later (its reply waits for the log)
+  kWaiting,  // the call has not taken effect yet; issue nothing more for this session
+};
+
+// Gauges and counters for /metrics.
+struct ServiceStats {
+  std::size_t held = 0;
+  std::size_t waiters = 0;
+  LockCounters counters;
+  StoreStats store;
+};
+
+class LockService {
+ public:
+  virtual ~LockService() = default;
+
+  // Waits up to args.timeout_ms in the key's FIFO queue; LOCK_TIMEOUT when it does not win.
+  virtual Issued acquire(const Caller& caller, const AcquireArgs& args, Completion& done) = 0;
+  // One attempt (args.timeout_ms is ignored): the hold, or nil when another holds the key.
+  virtual Issued try_acquire(const Caller& caller, const AcquireArgs& args, Completion& done) = 0;
+  virtual Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) = 0;
+  virtual Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) = 0;
+  virtual Issued status(const Caller& caller, std::string_view key, Completion& done) = 0;
+  virtual Issued list(const Caller& caller, const ListArgs& args, Completion& done) = 0;
+  virtual Issued assign(const Caller& caller, const AssignArgs& args, Completion& done) = 0;
+  virtual Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) = 0;
+  virtual Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) = 0;
+  virtual Issued holder(const Caller& caller, std::string_view key, Completion& done) = 0;
+
+  // The lock rule set (admins, owners and functions only; members get FORBIDDEN). A set of
+  // another name than the installed one is RULESET_CONFLICT; deleting a name that is not
+  // installed is NOT_FOUND.
+  virtual Issued set_rule_set(const Caller& caller, std::string_view toml, Completion& done) = 0;
+  virtual Issued get_rule_set(const Caller& caller, Completion& done) = 0;
+  virtual Issued delete_rule_set(const Caller& caller, std::string_view name,
+                                 Completion& done) = 0;
+
+  // The connection is gone (see the top of this file).
+  virtual void end_session(SessionId session) = 0;
+  // The server is stopping: every waiting call finishes now with UNAVAILABLE. Once.
+  virtual void shutdown() = 0;
+
+  // The loop's hooks (server/loop_driver.h), on the loop thread:
+  // delivers what became ready (waiters' outcomes, replies the log made durable, database
+  // answers) and hands new log records to the writer; after every piece of work.
+  virtual void dispatch() = 0;
+  // runs what is due by the clock (lease ends, waiter timeouts, rate-limited retries).
+  virtual void advance() = 0;
+  // the wall-clock instant advance() next has work, if any.
+  virtual std::optional<Millis> next_deadline() const = 0;
+
+  // True while some answer waits for work already under way, whose end is sure to come soon
+  // (the log writer's sync): the loop may poll for it rather than sleep.
+  virtual bool answers_pending() const = 0;
+
+  // Never blocks: /metrics and INFO call it on the loop.
+  virtual ServiceStats stats() const = 0;
+};
+
+// Asks the loop to call dispatch() soon. Thread-safe; many requests may become one call.
+using WakeLoop = std::function<void()>;
+
+}  // namespace holdfast

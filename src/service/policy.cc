@@ -1,0 +1,361 @@
+#include "service/policy.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/list_cursor.h"
+#include "core/validation.h"
+
+namespace holdfast {
+
+// A blocking acquire or assign by a member with a cap: the policy keeps its arguments, passes
+// it to the backend as its own completion, and parks it while the cap says wait.
+struct Policy::Gated final : Completion {
+  Policy* policy = nullptr;
+  Completion* done = nullptr;
+  Caller caller;
+  bool assign = false;
+  std::string key;
+  std::optional<std::string> owner;  // acquire
+  std::string holder_id;             // assign
+  std::optional<Millis> ttl_ms;
+  bool session_scoped = false;
+  Millis timeout_ms = 0;  // as asked (after the 24 h cap): what LOCK_TIMEOUT reports
+  Millis deadline = 0;
+  std::uint32_t heap_index = kNotInHeap;
+
+  void finish(Result<Answer> result) override { policy->gated_finished(*this, std::move(result)); }
+};
+
+std::uint32_t& Policy::GatedIndex::operator()(Gated* g) const { return g->heap_index; }
+
+namespace {
+
+Error lock_timeout(std::string_view key, Millis timeout_ms) {
+  return Error(ErrorCode::kLockTimeout, "no grant within the timeout")
+      .with("key", std::string(key))
+      .with("timeoutMs", timeout_ms);
+}
+
+Error forbidden(std::string_view what) {
+  return Error(ErrorCode::kForbidden, std::string(what) + " needs the admin or owner role");
+}
+
+std::optional<Error> check_acquire(const Caller& caller, const AcquireArgs& a, bool waits) {
+  if (auto err = check_key(a.key)) return err;
+  if (auto err = check_ttl(a.ttl_ms)) return err;
+  if (waits) {
+    if (auto err = check_timeout(a.timeout_ms)) return err;
+  }
+  if (a.owner) {
+    if (auto err = check_label(*a.owner, "owner")) return err;
+  }
+  if (a.session_scoped && caller.session == 0)
+    return invalid_argument("a session-scoped hold needs a client connection");
+  return std::nullopt;
+}
+
+std::optional<Error> check_assign(const AssignArgs& a) {
+  if (auto err = check_key(a.key)) return err;
+  if (auto err = check_label(a.holder_id, "holderId")) return err;
+  if (a.ttl_ms) {
+    if (auto err = check_ttl(*a.ttl_ms)) return err;
+  }
+  if (a.timeout_ms) {
+    if (auto err = check_timeout(*a.timeout_ms)) return err;
+  }
+  return std::nullopt;
+}
+
+Millis cap_wait(Millis timeout_ms) { return std::min(timeout_ms, kMaxLeaseMs); }
+
+}  // namespace
+
+Policy::Policy(LockBackend& backend, const Clock& clock, PolicyOptions options)
+    : backend_(backend),
+      clock_(clock),
+      max_lease_ms_(options.max_lease_ms),
+      per_hour_(options.acquire_per_user_per_hour) {
+  backend_.on_rule_set_changed(
+      [this](const std::optional<RuleSetPut>& stored) { rule_set_changed(stored); });
+}
+
+Policy::~Policy() = default;
+
+Issued Policy::refuse(Completion& done, Error error) {
+  backend_.complete(done, std::move(error));
+  return Issued::kApplied;
+}
+
+std::optional<Error> Policy::denied(const Caller& caller, LockOperation op,
+                                    std::string_view key) const {
+  return check_access(rules(), *caller.principal, op, key);
+}
+
+Charge Policy::charge_for(const Caller& caller) const {
+  if (per_hour_ <= 0 || caller.principal->is_function()) return Charge{};
+  return Charge{per_hour_};
+}
+
+Issued Policy::acquire(const Caller& caller, const AcquireArgs& args, Completion& done) {
+  if (auto err = denied(caller, LockOperation::kAcquire, args.key)) return refuse(done, *err);
+  if (auto err = check_acquire(caller, args, /*waits=*/true)) return refuse(done, *err);
+  AcquireArgs capped = args;
+  capped.ttl_ms = cap_ttl(args.ttl_ms);
+  capped.timeout_ms = cap_wait(args.timeout_ms);
+  const Charge charge = charge_for(caller);
+  if (charge.per_hour > 0 && capped.timeout_ms > 0) {
+    auto call = std::make_unique<Gated>();
+    call->key = std::string(args.key);
+    if (args.owner) call->owner = std::string(*args.owner);
+    call->ttl_ms = capped.ttl_ms;
+    call->session_scoped = args.session_scoped;
+    call->timeout_ms = capped.timeout_ms;
+    return gate(caller, done, std::move(call));
+  }
+  return backend_.acquire(caller, capped, Contention::kError, charge, done);
+}
+
+Issued Policy::try_acquire(const Caller& caller, const AcquireArgs& args, Completion& done) {
+  if (auto err = denied(caller, LockOperation::kAcquire, args.key)) return refuse(done, *err);
+  if (auto err = check_acquire(caller, args, /*waits=*/false)) return refuse(done, *err);
+  AcquireArgs capped = args;
+  capped.ttl_ms = cap_ttl(args.ttl_ms);
+  capped.timeout_ms = 0;
+  return backend_.acquire(caller, capped, Contention::kNil, charge_for(caller), done);
+}
+
+Issued Policy::renew(const Caller& caller, const RenewArgs& args, Completion& done) {
+  if (auto err = denied(caller, LockOperation::kRenew, args.key)) return refuse(done, *err);
+  if (auto err = check_key(args.key)) return refuse(done, *err);
+  if (auto err = check_handle_text(args.handle)) return refuse(done, *err);
+  if (auto err = check_ttl(args.ttl_ms)) return refuse(done, *err);
+  RenewArgs capped = args;
+  capped.ttl_ms = cap_ttl(args.ttl_ms);
+  return backend_.renew(caller, capped, done);
+}
+
+Issued Policy::release(const Caller& caller, const ReleaseArgs& args, Completion& done) {
+  // Never gated by rules: holding the handle proves the holder.
+  if (auto err = check_key(args.key)) return refuse(done, *err);
+  if (auto err = check_handle_text(args.handle)) return refuse(done, *err);
+  return backend_.release(caller, args, done);
+}
+
+Issued Policy::status(const Caller& caller, std::string_view key, Completion& done) {
+  if (auto err = check_key(key)) return refuse(done, *err);
+  return backend_.status(caller, key, done);
+}
+
+Issued Policy::list(const Caller& caller, const ListArgs& args, Completion& done) {
+  if (!caller.principal->is_privileged()) return refuse(done, forbidden("listing locks"));
+  auto after = decode_list_cursor(args.cursor);
+  if (!after) return refuse(done, invalid_argument("cursor is not one this server returned"));
+  if (args.count < 1 || args.count > kMaxListPage)
+    return refuse(done, invalid_argument("COUNT must be between 1 and " +
+                                         std::to_string(kMaxListPage))
+                            .with("count", static_cast<std::int64_t>(args.count)));
+  return backend_.list(caller, args.match, *after, args.count, done);
+}
+
+Issued Policy::assign(const Caller& caller, const AssignArgs& args, Completion& done) {
+  if (auto err = denied(caller, LockOperation::kAssign, args.key)) return refuse(done, *err);
+  if (auto err = check_assign(args)) return refuse(done, *err);
+  AssignArgs capped = args;
+  if (args.ttl_ms) capped.ttl_ms = cap_ttl(*args.ttl_ms);
+  if (args.timeout_ms) capped.timeout_ms = cap_wait(*args.timeout_ms);
+  const Charge charge = charge_for(caller);
+  if (charge.per_hour > 0 && capped.timeout_ms.value_or(0) > 0) {
+    auto call = std::make_unique<Gated>();
+    call->assign = true;
+    call->key = std::string(args.key);
+    call->holder_id = std::string(args.holder_id);
+    call->ttl_ms = capped.ttl_ms;
+    call->timeout_ms = *capped.timeout_ms;
+    return gate(caller, done, std::move(call));
+  }
+  return backend_.assign(caller, capped, charge, done);
+}
+
+Issued Policy::transfer(const Caller& caller, const TransferArgs& args, Completion& done) {
+  if (auto err = denied(caller, LockOperation::kTransfer, args.key)) return refuse(done, *err);
+  if (auto err = check_key(args.key)) return refuse(done, *err);
+  if (auto err = check_label(args.to_id, "toId")) return refuse(done, *err);
+  if (auto err = check_label(args.from_id, "fromId")) return refuse(done, *err);
+  return backend_.transfer(caller, args, done);
+}
+
+Issued Policy::unassign(const Caller& caller, const UnassignArgs& args, Completion& done) {
+  if (auto err = denied(caller, LockOperation::kUnassign, args.key)) return refuse(done, *err);
+  if (auto err = check_key(args.key)) return refuse(done, *err);
+  if (args.holder_id) {
+    if (auto err = check_label(*args.holder_id, "holderId")) return refuse(done, *err);
+  }
+  return backend_.unassign(caller, args, done);
+}
+
+Issued Policy::holder(const Caller& caller, std::string_view key, Completion& done) {
+  if (auto err = check_key(key)) return refuse(done, *err);
+  return backend_.holder(caller, key, done);
+}
+
+Issued Policy::set_rule_set(const Caller& caller, std::string_view toml, Completion& done) {
+  if (!caller.principal->is_privileged())
+    return refuse(done, forbidden("changing the rule set"));
+  auto parsed = parse_rule_set(toml);
+  if (!parsed.ok()) return refuse(done, std::move(parsed).error());
+  RuleSetPut put{parsed->name, parsed->toml};
+  pushed_ = std::move(*parsed);
+  return backend_.put_rule_set(put, done);
+}
+
+Issued Policy::get_rule_set(const Caller& caller, Completion& done) {
+  if (!caller.principal->is_privileged())
+    return refuse(done, forbidden("reading the rule set"));
+  return backend_.get_rule_set(done);
+}
+
+Issued Policy::delete_rule_set(const Caller& caller, std::string_view name, Completion& done) {
+  if (!caller.principal->is_privileged())
+    return refuse(done, forbidden("changing the rule set"));
+  return backend_.delete_rule_set(name, done);
+}
+
+void Policy::rule_set_changed(const std::optional<RuleSetPut>& stored) {
+  if (!stored) {
+    rules_.reset();
+    return;
+  }
+  if (pushed_ && pushed_->name == stored->name && pushed_->toml == stored->toml) {
+    rules_ = std::move(pushed_);
+    pushed_.reset();
+    return;
+  }
+  auto parsed = parse_rule_set(stored->toml);
+  // A stored set was compiled when it was pushed; one that no longer compiles (a newer
+  // server's syntax) leaves the previous set in force rather than opening every key.
+  if (parsed.ok()) rules_ = std::move(*parsed);
+}
+
+// The rate gate.
+
+Issued Policy::gate(const Caller& caller, Completion& done, std::unique_ptr<Gated> call) {
+  call->policy = this;
+  call->done = &done;
+  call->caller = caller;
+  const Millis now = clock_.now_ms();
+  call->deadline = now + call->timeout_ms;
+  Gated& g = *call;
+  live_.emplace(&g, std::move(call));
+  run_gated(g, now);
+  return Issued::kWaiting;
+}
+
+void Policy::run_gated(Gated& g, Millis now) {
+  const Millis left = std::max<Millis>(g.deadline - now, 1);
+  const Charge charge{per_hour_};
+  if (g.assign) {
+    AssignArgs a;
+    a.key = g.key;
+    a.holder_id = g.holder_id;
+    a.ttl_ms = g.ttl_ms;
+    a.timeout_ms = left;
+    (void)backend_.assign(g.caller, a, charge, g);
+  } else {
+    AcquireArgs a;
+    a.key = g.key;
+    a.ttl_ms = *g.ttl_ms;
+    a.timeout_ms = left;
+    if (g.owner) a.owner = *g.owner;
+    a.session_scoped = g.session_scoped;
+    (void)backend_.acquire(g.caller, a, Contention::kError, charge, g);
+  }
+}
+
+void Policy::gated_finished(Gated& g, Result<Answer> result) {
+  if (!result.ok() && result.error().code == ErrorCode::kRateLimited) {
+    Millis retry_after = 0;
+    for (const auto& [name, value] : result.error().details)
+      if (name == "retryAfterMs") retry_after = std::get<std::int64_t>(value);
+    wait_for_slot(g, retry_after);
+    return;
+  }
+  if (!result.ok() && result.error().code == ErrorCode::kLockTimeout) {
+    result = lock_timeout(g.key, g.timeout_ms);  // the timeout it asked for, not what was left
+  }
+  Completion* done = g.done;
+  live_.erase(&g);
+  done->finish(std::move(result));
+}
+
+void Policy::wait_for_slot(Gated& g, Millis retry_after_ms) {
+  const Millis now = clock_.now_ms();
+  if (now >= g.deadline) {
+    Completion* done = g.done;
+    Error timeout = lock_timeout(g.key, g.timeout_ms);
+    live_.erase(&g);
+    backend_.complete(*done, std::move(timeout));
+    return;
+  }
+  parked_.set(&g, std::min(now + std::max<Millis>(retry_after_ms, 1), g.deadline));
+  parked_by_session_.emplace(g.caller.session, &g);
+}
+
+void Policy::unpark(Gated& g) {
+  parked_.remove(&g);
+  auto [first, last] = parked_by_session_.equal_range(g.caller.session);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == &g) {
+      parked_by_session_.erase(it);
+      break;
+    }
+  }
+}
+
+void Policy::advance() {
+  backend_.advance();
+  const Millis now = clock_.now_ms();
+  while (!parked_.empty() && parked_.top_deadline() <= now) {
+    Gated& g = *parked_.top();
+    unpark(g);
+    if (now >= g.deadline) {
+      wait_for_slot(g, 0);  // answers LOCK_TIMEOUT
+    } else {
+      run_gated(g, now);
+    }
+  }
+}
+
+std::optional<Millis> Policy::next_deadline() const {
+  std::optional<Millis> at = backend_.next_deadline();
+  if (!parked_.empty() && (!at || parked_.top_deadline() < *at)) at = parked_.top_deadline();
+  return at;
+}
+
+void Policy::end_session(SessionId session) {
+  auto [first, last] = parked_by_session_.equal_range(session);
+  std::vector<Gated*> gone;
+  for (auto it = first; it != last; ++it) gone.push_back(it->second);
+  parked_by_session_.erase(first, last);
+  for (Gated* g : gone) {
+    parked_.remove(g);
+    Completion* done = g->done;
+    live_.erase(g);
+    backend_.complete(*done, Error(ErrorCode::kUnavailable, "the connection closed"));
+  }
+  // Gated calls inside the backend finish through it (UNAVAILABLE), like any other.
+  backend_.end_session(session);
+}
+
+void Policy::shutdown() {
+  while (!parked_.empty()) {
+    Gated& g = *parked_.top();
+    unpark(g);
+    Completion* done = g.done;
+    live_.erase(&g);
+    backend_.complete(*done, Error(ErrorCode::kUnavailable, "the server is shutting down"));
+  }
+  backend_.shutdown();
+}
+
+}  // namespace holdfast

@@ -1,0 +1,107 @@
+// Policy: the LockService the front ends talk to. It applies the contract's checks once, in one
+// order, for both backends, and hands the backend only calls it may run:
+//  1. authentication happened in the front end: the Caller's principal is who calls;
+//  2. access: listing and rule-set administration need the admin or owner role or a function
+//     (FORBIDDEN); acquire (and try), renew, assign, transfer and unassign go through the rule
+//     set (LOCK_ACCESS_DENIED; auth/rule_set.h has the decision); release, status and holder
+//     are open to every caller;
+//  3. validation: keys, owners, holder ids, handles, TTLs, timeouts, the list cursor and count
+//     (INVALID_ARGUMENT naming the field); a TTL above the lease cap and a wait above 24 h are
+//     capped, and the reply shows the real expiry;
+//  4. rate limit: acquire, try and assign by a member count against the member's hourly cap.
+//     Over it, one attempt answers RATE_LIMITED (retryAfterMs); a blocking acquire or assign
+//     waits in the rate gate until a slot frees (then counts once and queues with the time it
+//     has left) or its timeout passes (LOCK_TIMEOUT with the timeout it asked for);
+//  5. the backend.
+// Every answer, the policy's own included, leaves through the backend (LockBackend::complete),
+// so no reply overtakes what it depends on on its way to the disk.
+//
+// The rule set: the policy compiles what the backend stores and keeps the compiled set; the
+// backend tells it when the stored set changes (a push here, another node, start-up).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+
+#include "auth/rule_set.h"
+#include "core/clock.h"
+#include "core/deadline_heap.h"
+#include "core/validation.h"
+#include "service/backend.h"
+#include "service/lock_service.h"
+
+namespace holdfast {
+
+struct PolicyOptions {
+  Millis max_lease_ms = kMaxLeaseMs;  // TTLs above this are capped
+  // Acquire attempts (acquire, try, assign) per member per rolling hour; 0: no limit.
+  std::int64_t acquire_per_user_per_hour = 0;
+};
+
+class Policy final : public LockService {
+ public:
+  // `backend` and `clock` must outlive the policy.
+  Policy(LockBackend& backend, const Clock& clock, PolicyOptions options = {});
+  ~Policy() override;
+  Policy(const Policy&) = delete;
+  Policy& operator=(const Policy&) = delete;
+
+  Issued acquire(const Caller& caller, const AcquireArgs& args, Completion& done) override;
+  Issued try_acquire(const Caller& caller, const AcquireArgs& args, Completion& done) override;
+  Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) override;
+  Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) override;
+  Issued status(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued list(const Caller& caller, const ListArgs& args, Completion& done) override;
+  Issued assign(const Caller& caller, const AssignArgs& args, Completion& done) override;
+  Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
+  Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
+  Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued set_rule_set(const Caller& caller, std::string_view toml, Completion& done) override;
+  Issued get_rule_set(const Caller& caller, Completion& done) override;
+  Issued delete_rule_set(const Caller& caller, std::string_view name, Completion& done) override;
+
+  void end_session(SessionId session) override;
+  void shutdown() override;
+  void dispatch() override { backend_.dispatch(); }
+  void advance() override;
+  std::optional<Millis> next_deadline() const override;
+  bool answers_pending() const override { return backend_.answers_pending(); }
+  ServiceStats stats() const override { return backend_.stats(); }
+
+  // The compiled rule set in force (null: none).
+  const RuleSet* rules() const { return rules_ ? &*rules_ : nullptr; }
+
+ private:
+  struct Gated;
+  struct GatedIndex {
+    std::uint32_t& operator()(Gated* g) const;
+  };
+
+  Issued refuse(Completion& done, Error error);
+  std::optional<Error> denied(const Caller& caller, LockOperation op, std::string_view key) const;
+  Millis cap_ttl(Millis ttl) const { return ttl > max_lease_ms_ ? max_lease_ms_ : ttl; }
+  Charge charge_for(const Caller& caller) const;
+  Issued gate(const Caller& caller, Completion& done, std::unique_ptr<Gated> call);
+  void run_gated(Gated& call, Millis now);
+  void gated_finished(Gated& call, Result<Answer> result);
+  void wait_for_slot(Gated& call, Millis retry_after_ms);
+  void unpark(Gated& call);
+  void rule_set_changed(const std::optional<RuleSetPut>& stored);
+
+  LockBackend& backend_;
+  const Clock& clock_;
+  const Millis max_lease_ms_;
+  const std::int64_t per_hour_;
+  std::optional<RuleSet> rules_;
+  std::optional<RuleSet> pushed_;  // compiled by a push here, until the backend stores it
+
+  // The rate gate: blocking calls over the cap, parked until their next try. Calls passed on
+  // to the backend are owned here too (`live_`) until they finish.
+  DeadlineHeap<Gated, GatedIndex> parked_;
+  std::unordered_multimap<SessionId, Gated*> parked_by_session_;
+  std::unordered_map<Gated*, std::unique_ptr<Gated>> live_;
+};
+
+}  // namespace holdfast

@@ -1,0 +1,76 @@
+// ClusterRows: what the nodes of one cluster share besides the holds, each as one statement:
+//
+//  - holdfast_nodes: a node registers at start and heartbeats its row (database clock); the
+//    session holds of a node whose heartbeat is older than the grace are freed by any live
+//    node (HoldRows::free_dead_sessions), after which its row is forgotten. A node that finds
+//    its own row gone (it was presumed dead, e.g. cut off for longer than the grace) writes it
+//    again and says so: its session holds were freed meanwhile.
+//  - holdfast_rule_set: the one lock rule set; every change draws a new version from
+//    holdfast_rule_versions and notifies 'holdfast_rules', so nodes reload their compiled copy.
+//  - holdfast_rate: acquire attempts per member user per minute; a rolling hour is the last 60
+//    minutes (the embedded limiter's window, shared by every node).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/error.h"
+#include "service/postgres/pg_pool.h"
+
+namespace holdfast::pg {
+
+inline constexpr char kRulesChannel[] = "holdfast_rules";
+
+struct StoredRuleSet {
+  std::string name;
+  std::string toml;
+  std::int64_t version = 0;
+};
+
+// The outcome of pushing a rule set.
+struct RulePut {
+  bool stored = false;    // false: another name is installed (RULESET_CONFLICT)
+  bool replaced = false;  // a set of the same name was replaced
+  std::int64_t version = 0;
+  std::string installed_name;  // when !stored
+};
+
+struct RateDecision {
+  bool allowed = true;
+  Millis retry_after_ms = 0;  // when not allowed
+};
+
+class ClusterRows {
+ public:
+  explicit ClusterRows(PgPool& pool) : pool_(pool) {}
+  static std::vector<Statement> statements();
+
+  Result<std::int64_t> register_node(std::string_view name);
+  // True when the row had to be written again (the node had been presumed dead).
+  Result<bool> heartbeat(std::int64_t node_id, std::string_view name);
+  Status forget_node(std::int64_t node_id);
+  // Rows of nodes silent for grace_ms that no longer own session holds.
+  Status forget_dead_nodes(Millis grace_ms);
+
+  Result<std::optional<StoredRuleSet>> rule_set();
+  // 0 when none is installed.
+  Result<std::int64_t> rule_set_version();
+  Result<RulePut> put_rule_set(std::string_view name, std::string_view toml);
+  // False when no set of that name is installed.
+  Result<bool> delete_rule_set(std::string_view name);
+
+  // Counts one acquire attempt for `user` if fewer than `cap` were made in the rolling hour.
+  // Two attempts racing on different connections may both see room for one: the cap can be
+  // passed by the number of such simultaneous attempts, never more.
+  Result<RateDecision> consume_attempt(std::string_view user, std::int64_t cap);
+  Status trim_rate_windows();
+
+ private:
+  PgPool& pool_;
+};
+
+}  // namespace holdfast::pg

@@ -1,0 +1,381 @@
+#include "service/postgres/hold_rows.h"
+
+namespace holdfast::pg {
+namespace {
+
+// Every statement that reads or writes a hold answers rows of this shape:
+//   0 granted/found, 1 key, 2 handle, 3 token, 4 held_by, 5 owner, 6 holder_id,
+//   7 acquired_at, 8 lease_expires_at, 9 scope, 10 kind, 11 db_now, 12 refreshed
+const std::string kHoldCols =
+    "h.key, h.handle, h.token, h.held_by, h.owner, h.holder_id, h.acquired_at, h.lease_expires_at, "
+    "h.scope, h.kind";
+// The database clock, read once per statement.
+const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)";
+
+// The hold in row `h` is live at `at`: its lease has not ended (or never ends).
+std::string live(const std::string& h, const std::string& at) {
+  return "(" + h + ".lease_expires_at IS NULL OR " + h + ".lease_expires_at > " + at + ")";
+}
+
+// $1 key, $2 handle, $3 held_by, $4 owner, $5 ttl, $6 scope, $7 node, $8 session.
+// The second branch reports the current hold's lease end when nothing was granted; it reads
+// the statement's snapshot, so a hold committed by a racing node may be missing from it (the
+// waiter then relies on the notification or its periodic check).
+std::string acquire_sql() {
+  return kWithNow + R"sql(,
+granted AS (
+  INSERT INTO holdfast_holds AS h (key, handle, token, held_by, owner, holder_id, acquired_at,
+                                   lease_expires_at, scope, kind, node_id, session_id)
+  SELECT $1, $2, nextval('holdfast_tokens'), $3, $4, NULL, now.ms, now.ms + $5::bigint,
+         $6::smallint, 0, $7::bigint, $8::bigint FROM now
+  ON CONFLICT (key) DO UPDATE SET
+    handle = EXCLUDED.handle, token = nextval('holdfast_tokens'), held_by = EXCLUDED.held_by,
+    owner = EXCLUDED.owner, holder_id = NULL, acquired_at = EXCLUDED.acquired_at,
+    lease_expires_at = EXCLUDED.lease_expires_at, scope = EXCLUDED.scope, kind = 0,
+    node_id = EXCLUDED.node_id, session_id = EXCLUDED.session_id
+  WHERE h.lease_expires_at <= EXCLUDED.acquired_at
+     OR (EXCLUDED.owner IS NOT NULL AND h.kind = 0 AND h.owner = EXCLUDED.owner
+         AND h.held_by = EXCLUDED.held_by)
+  RETURNING )sql" +
+         kHoldCols + R"sql()
+SELECT true, g.*, now.ms, false FROM granted g, now
+UNION ALL
+SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at, NULL, NULL, now.ms, false
+  FROM now LEFT JOIN holdfast_holds h ON h.key = $1
+ WHERE NOT EXISTS (SELECT 1 FROM granted))sql";
+}
+
+// Same parameters as acquire; only the re-take of a live handle hold.
+std::string retake_sql() {
+  return kWithNow + R"sql(
+UPDATE holdfast_holds h SET handle = $2, token = nextval('holdfast_tokens'), acquired_at = now.ms,
+       lease_expires_at = now.ms + $5::bigint, scope = $6::smallint, node_id = $7::bigint,
+       session_id = $8::bigint
+  FROM now
+ WHERE h.key = $1 AND h.kind = 0 AND h.held_by = $3 AND h.owner = $4::text
+   AND h.lease_expires_at > now.ms
+RETURNING true, )sql" +
+         kHoldCols + ", now.ms, false";
+}
+
+// $1 key, $2 held_by, $3 holder_id, $4 ttl (NULL: never ends). A live hold of the same holder
+// keeps token, heldBy and acquiredAt and only takes the new lease end; `refreshed` is told
+// apart by the token: a fresh grant's token is the number this statement drew.
+std::string assign_sql() {
+  const std::string was_live = live("h", "EXCLUDED.acquired_at");
+  return kWithNow + R"sql(,
+granted AS (
+  INSERT INTO holdfast_holds AS h (key, handle, token, held_by, owner, holder_id, acquired_at,
+                                   lease_expires_at, scope, kind, node_id, session_id)
+  SELECT $1, NULL, nextval('holdfast_tokens'), $2, NULL, $3, now.ms, now.ms + $4::bigint,
+         0, 1, NULL, NULL FROM now
+  ON CONFLICT (key) DO UPDATE SET
+    handle = NULL, owner = NULL, holder_id = EXCLUDED.holder_id,
+    lease_expires_at = EXCLUDED.lease_expires_at, scope = 0, kind = 1, node_id = NULL,
+    session_id = NULL,
+    token = CASE WHEN )sql" +
+         was_live + R"sql( THEN h.token ELSE nextval('holdfast_tokens') END,
+    held_by = CASE WHEN )sql" +
+         was_live + R"sql( THEN h.held_by ELSE EXCLUDED.held_by END,
+    acquired_at = CASE WHEN )sql" +
+         was_live + R"sql( THEN h.acquired_at ELSE EXCLUDED.acquired_at END
+  WHERE h.lease_expires_at <= EXCLUDED.acquired_at
+     OR (h.kind = 1 AND h.holder_id = EXCLUDED.holder_id)
+  RETURNING )sql" +
+         kHoldCols + R"sql()
+SELECT true, g.*, now.ms, g.token <> currval('holdfast_tokens') FROM granted g, now
+UNION ALL
+SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at, NULL, NULL, now.ms, false
+  FROM now LEFT JOIN holdfast_holds h ON h.key = $1
+ WHERE NOT EXISTS (SELECT 1 FROM granted))sql";
+}
+
+// $1 key, $2 holder_id, $3 ttl (NULL: never ends).
+std::string refresh_sql() {
+  return kWithNow + R"sql(
+UPDATE holdfast_holds h SET lease_expires_at = now.ms + $3::bigint
+  FROM now
+ WHERE h.key = $1 AND h.kind = 1 AND h.holder_id = $2 AND )sql" +
+         live("h", "now.ms") + R"sql(
+RETURNING true, )sql" +
+         kHoldCols + ", now.ms, true";
+}
+
+// $1 key, $2 handle, $3 ttl.
+std::string renew_sql() {
+  return kWithNow + R"sql(
+UPDATE holdfast_holds h SET lease_expires_at = now.ms + $3::bigint
+  FROM now
+ WHERE h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms
+RETURNING h.lease_expires_at)sql";
+}
+
+// Frees the live or session rows matching `where` (over holds h and now) and notifies each
+// key that some node waits for: holdfast_key_waited() reads holdfast_waits with a fresh
+// snapshot, after the key's row was updated (hold_rows.h says why). The row stays, with its
+// last token, as a free key whose lease ended now: the next grant of the key is then always an
+// update of this row, so its token is drawn after it locked the row, i.e. after this hold's
+// token (see hold_rows.h, "Tokens").
+std::string free_and_notify_sql(const std::string& where) {
+  return kWithNow + R"sql(,
+freed AS (UPDATE holdfast_holds h
+             SET lease_expires_at = LEAST(coalesce(h.lease_expires_at, now.ms), now.ms),
+                 handle = NULL, scope = 0, node_id = NULL, session_id = NULL
+            FROM now WHERE )sql" +
+         where + R"sql( RETURNING h.key)
+SELECT freed.key,
+       CASE WHEN holdfast_key_waited(freed.key) THEN pg_notify('holdfast_keys', freed.key) END
+  FROM freed)sql";
+}
+
+std::string find_sql(const std::string& where, const std::string& tail) {
+  return kWithNow + "\nSELECT true, " + kHoldCols +
+         ", now.ms, false FROM holdfast_holds h, now\n WHERE " + where + " AND " +
+         live("h", "now.ms") + tail;
+}
+
+// $1 key, $2 to_id, $3 from_id, $4 held_by. The lease carries over; the token is new.
+std::string transfer_sql() {
+  return kWithNow + R"sql(
+UPDATE holdfast_holds h SET token = nextval('holdfast_tokens'), held_by = $4, holder_id = $2,
+       acquired_at = now.ms
+  FROM now
+ WHERE h.key = $1 AND h.kind = 1 AND h.holder_id = $3 AND )sql" +
+         live("h", "now.ms") + R"sql(
+RETURNING true, )sql" +
+         kHoldCols + ", now.ms, false";
+}
+
+HoldState hold_from(const Rows& rows, int r) {
+  HoldState h;
+  h.key = std::string(rows.text(r, 1));
+  if (!rows.is_null(r, 2)) h.handle = Handle::parse(rows.text(r, 2)).value_or(Handle{});
+  h.token = static_cast<std::uint64_t>(rows.number(r, 3));
+  h.held_by = std::string(rows.text(r, 4));
+  h.owner = rows.maybe_text(r, 5).value_or("");
+  h.holder_id = rows.maybe_text(r, 6).value_or("");
+  h.acquired_at = rows.number(r, 7);
+  h.lease_expires_at = rows.maybe_number(r, 8).value_or(kNever);
+  h.scope = rows.number(r, 9) == 1 ? Scope::kSession : Scope::kLease;
+  h.kind = rows.number(r, 10) == 1 ? HoldKind::kAssigned : HoldKind::kHandle;
+  return h;
+}
+
+Grant grant_from(const Rows& rows) {
+  Grant g;
+  if (rows.empty()) return g;  // an UPDATE that matched nothing
+  g.granted = rows.boolean(0, 0);
+  g.db_now = rows.number(0, 11);
+  if (g.granted) {
+    g.hold = hold_from(rows, 0);
+    g.refreshed = rows.boolean(0, 12);
+  } else {
+    g.holder_lease_end = rows.maybe_number(0, 8);
+  }
+  return g;
+}
+
+Params grant_params(const GrantRequest& r) {
+  Params p;
+  p.text(r.key).text(r.handle.to_string()).text(r.held_by).maybe_text(r.owner).number(r.ttl_ms);
+  p.number(r.scope == Scope::kSession ? 1 : 0);
+  if (r.scope == Scope::kSession) {
+    p.number(r.node_id).number(static_cast<std::int64_t>(r.session));
+  } else {
+    p.null().null();
+  }
+  return p;
+}
+
+}  // namespace
+
+std::vector<Statement> HoldRows::statements() {
+  return {
+      {"hf_acquire", acquire_sql()},
+      {"hf_retake", retake_sql()},
+      {"hf_assign", assign_sql()},
+      {"hf_refresh", refresh_sql()},
+      {"hf_renew", renew_sql()},
+      // $1 key, $2 handle
+      {"hf_release",
+       free_and_notify_sql("h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms")},
+      // $1 key
+      {"hf_find", find_sql("h.key = $1", "")},
+      // $1 after (exclusive), $2 from (inclusive), $3 limit
+      {"hf_scan", find_sql("h.key > $1 AND h.key >= $2", "\n ORDER BY h.key LIMIT $3::bigint")},
+      {"hf_transfer", transfer_sql()},
+      // $1 key, $2 holder_id (NULL: whoever holds it)
+      {"hf_unassign",
+       free_and_notify_sql(
+           "h.key = $1 AND h.kind = 1 AND ($2::text IS NULL OR h.holder_id = $2) AND " +
+           live("h", "now.ms"))},
+      // $1 node, $2 session
+      {"hf_end_session",
+       free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint AND h.session_id = $2::bigint")},
+      // $1 node
+      {"hf_free_node", free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint")},
+      // $1 grace in ms: session holds of nodes without a recent heartbeat (or without a row)
+      {"hf_free_dead_sessions",
+       free_and_notify_sql(
+           "h.scope = 1 AND NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = h.node_id "
+           "AND n.heartbeat_at > now.ms - $1::bigint)")},
+      // $1 retention in ms: rows free for longer than that are deleted
+      {"hf_sweep_free", kWithNow + "\nDELETE FROM holdfast_holds h USING now WHERE "
+                                   "h.lease_expires_at <= now.ms - $1::bigint"},
+      // $1 key, $2 node, $3 generation
+      {"hf_wait_register",
+       "INSERT INTO holdfast_waits (key, node_id, generation) VALUES ($1, $2::bigint, $3::bigint) "
+       "ON CONFLICT (key, node_id) DO UPDATE SET generation = EXCLUDED.generation"},
+      {"hf_wait_unregister",
+       "DELETE FROM holdfast_waits WHERE key = $1 AND node_id = $2::bigint AND generation = "
+       "$3::bigint"},
+      // $1 node
+      {"hf_wait_forget_node", "DELETE FROM holdfast_waits WHERE node_id = $1::bigint"},
+      {"hf_wait_forget_orphans",
+       "DELETE FROM holdfast_waits w WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = "
+       "w.node_id)"},
+      {"hf_count_live",
+       kWithNow + "\nSELECT count(*) FROM holdfast_holds h, now WHERE " + live("h", "now.ms")},
+  };
+}
+
+Result<Grant> HoldRows::acquire(const GrantRequest& r) {
+  auto rows = pool_.run("hf_acquire", grant_params(r));
+  if (!rows.ok()) return std::move(rows).error();
+  return grant_from(*rows);
+}
+
+Result<Grant> HoldRows::retake(const GrantRequest& r) {
+  auto rows = pool_.run("hf_retake", grant_params(r));
+  if (!rows.ok()) return std::move(rows).error();
+  return grant_from(*rows);
+}
+
+Result<Grant> HoldRows::assign(std::string_view key, std::string_view held_by,
+                               std::string_view holder_id, std::optional<Millis> ttl_ms) {
+  auto rows =
+      pool_.run("hf_assign", Params().text(key).text(held_by).text(holder_id).maybe_number(ttl_ms));
+  if (!rows.ok()) return std::move(rows).error();
+  return grant_from(*rows);
+}
+
+Result<Grant> HoldRows::refresh(std::string_view key, std::string_view holder_id,
+                                std::optional<Millis> ttl_ms) {
+  auto rows = pool_.run("hf_refresh", Params().text(key).text(holder_id).maybe_number(ttl_ms));
+  if (!rows.ok()) return std::move(rows).error();
+  return grant_from(*rows);
+}
+
+Result<std::optional<Millis>> HoldRows::renew(std::string_view key, std::string_view handle,
+                                              Millis ttl_ms) {
+  auto rows = pool_.run("hf_renew", Params().text(key).text(handle).number(ttl_ms));
+  if (!rows.ok()) return std::move(rows).error();
+  if (rows->empty()) return std::optional<Millis>();
+  return std::optional<Millis>(rows->number(0, 0));
+}
+
+Result<bool> HoldRows::release(std::string_view key, std::string_view handle) {
+  auto rows = pool_.run("hf_release", Params().text(key).text(handle));
+  if (!rows.ok()) return std::move(rows).error();
+  return !rows->empty();
+}
+
+Result<std::optional<HoldState>> HoldRows::find(std::string_view key) {
+  auto rows = pool_.run("hf_find", Params().text(key));
+  if (!rows.ok()) return std::move(rows).error();
+  if (rows->empty()) return std::optional<HoldState>();
+  HoldState h = hold_from(*rows, 0);
+  h.handle = Handle{};
+  return std::optional<HoldState>(std::move(h));
+}
+
+Result<std::vector<HoldState>> HoldRows::scan(std::string_view after, std::string_view from,
+                                              std::int64_t limit) {
+  auto rows = pool_.run("hf_scan", Params().text(after).text(from).number(limit));
+  if (!rows.ok()) return std::move(rows).error();
+  std::vector<HoldState> out;
+  out.reserve(static_cast<std::size_t>(rows->size()));
+  for (int r = 0; r < rows->size(); ++r) {
+    out.push_back(hold_from(*rows, r));
+    out.back().handle = Handle{};
+  }
+  return out;
+}
+
+Result<std::optional<HoldState>> HoldRows::transfer(std::string_view key, std::string_view to_id,
+                                                    std::string_view from_id,
+                                                    std::string_view held_by) {
+  auto rows = pool_.run("hf_transfer", Params().text(key).text(to_id).text(from_id).text(held_by));
+  if (!rows.ok()) return std::move(rows).error();
+  if (rows->empty()) return std::optional<HoldState>();
+  return std::optional<HoldState>(hold_from(*rows, 0));
+}
+
+Result<bool> HoldRows::unassign(std::string_view key, std::optional<std::string_view> holder_id) {
+  auto rows = pool_.run("hf_unassign", Params().text(key).maybe_text(holder_id));
+  if (!rows.ok()) return std::move(rows).error();
+  return !rows->empty();
+}
+
+Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& statement,
+                                                      const Params& params) {
+  auto rows = pool_.run(statement, params);
+  if (!rows.ok()) return std::move(rows).error();
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(rows->size()));
+  for (int r = 0; r < rows->size(); ++r) keys.emplace_back(rows->text(r, 0));
+  return keys;
+}
+
+Result<std::vector<std::string>> HoldRows::end_session(std::int64_t node_id,
+                                                       std::uint64_t session) {
+  return freed_keys("hf_end_session",
+                    Params().number(node_id).number(static_cast<std::int64_t>(session)));
+}
+
+Result<std::vector<std::string>> HoldRows::free_node_sessions(std::int64_t node_id) {
+  return freed_keys("hf_free_node", Params().number(node_id));
+}
+
+Result<std::vector<std::string>> HoldRows::free_dead_sessions(Millis grace_ms) {
+  return freed_keys("hf_free_dead_sessions", Params().number(grace_ms));
+}
+
+Result<std::int64_t> HoldRows::sweep_free() {
+  auto rows = pool_.run("hf_sweep_free", Params().number(kFreeRowRetentionMs));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->affected();
+}
+
+Status HoldRows::register_wait(std::string_view key, std::int64_t node_id,
+                               std::uint64_t generation) {
+  auto rows =
+      pool_.run("hf_wait_register",
+                Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
+  if (!rows.ok()) return std::move(rows).error();
+  return ok_status();
+}
+
+Status HoldRows::unregister_wait(std::string_view key, std::int64_t node_id,
+                                 std::uint64_t generation) {
+  auto rows =
+      pool_.run("hf_wait_unregister",
+                Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
+  if (!rows.ok()) return std::move(rows).error();
+  return ok_status();
+}
+
+Status HoldRows::forget_waits(std::optional<std::int64_t> node_id) {
+  auto rows = node_id ? pool_.run("hf_wait_forget_node", Params().number(*node_id))
+                      : pool_.run("hf_wait_forget_orphans", Params());
+  if (!rows.ok()) return std::move(rows).error();
+  return ok_status();
+}
+
+Result<std::int64_t> HoldRows::count_live() {
+  auto rows = pool_.run("hf_count_live", Params());
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->number(0, 0);
+}
+
+}  // namespace holdfast::pg

@@ -1,0 +1,136 @@
+// HoldRows: every lock operation of SPEC section 2 as ONE conditional SQL statement on
+// holdfast_holds (autocommit: the statement is the transaction). The database decides:
+//
+//  - A key is free when it has no row or its row's lease has ended by holdfast_now_ms(), the
+//    database clock. No node's clock is ever compared with a lease. Release, unassign and the
+//    end of a session do not delete the row: they end its lease now, keeping its last token.
+//  - Grants are INSERT ... ON CONFLICT DO UPDATE ... WHERE <free or re-take>: two nodes racing
+//    for one key serialise on the row (READ COMMITTED re-checks the WHERE against the winner's
+//    committed row), so exactly one wins.
+//  - Renew and release are conditional on the handle (and a live lease); transfer and unassign
+//    on the holder id.
+//  - Every statement that frees a key also runs pg_notify('holdfast_keys', key) in the same
+//    transaction when some node has registered waiters for the key (holdfast_waits), so those
+//    waiters hear of it when (and only if) it commits. A node registers a key BEFORE its first
+//    waiter's first attempt. The freeing statement looks for registrations AFTER it updated
+//    (and so locked) the key's row, with a fresh snapshot: holdfast_key_waited() is a VOLATILE
+//    plpgsql function, which under READ COMMITTED takes a new snapshot per query. Then either
+//    the registration committed before that look (and is seen: notify), or after it, and so
+//    the waiter's first attempt came after the row update: it waits on the row lock and sees
+//    the key freed, or finds it free. (An EXISTS sub-select in the statement itself would use
+//    the snapshot from the statement's START: a release that waited for the row lock, held
+//    by that very first attempt failing, would miss a registration that committed meanwhile,
+//    and the waiter would hear of the free key only at its periodic re-check.) NOTIFY takes
+//    a cluster-wide lock at commit, so releases nobody waits for skip it.
+//
+// Tokens come from the one sequence holdfast_tokens. Per key they must strictly increase, so a
+// grant draws its token only while it holds the key's row lock: in ON CONFLICT DO UPDATE SET
+// and UPDATE SET, which PostgreSQL evaluates after locking the row (and re-evaluates if the row
+// changed meanwhile). Only the first grant of a key without a row draws its token before
+// inserting, and a freed row is deleted (sweep_free) only kFreeRowRetentionMs after its lease
+// ended, far longer than any statement may run (kStatementTimeoutMs, set on every pooled
+// connection): no grant can insert a token drawn before the key's last hold. Losing
+// statements burn numbers, so tokens have gaps, never repeats. Grants of different keys that
+// overlap in time may commit out of token order; a grant that completes before another starts
+// always has the smaller token.
+//
+// The SQL text of each statement is in hold_rows.cc next to the function that runs it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/hold.h"
+#include "service/postgres/pg_pool.h"
+
+namespace holdfast::pg {
+
+inline constexpr char kKeysChannel[] = "holdfast_keys";
+inline constexpr Millis kStatementTimeoutMs = 10'000;
+inline constexpr Millis kFreeRowRetentionMs = 60'000;
+static_assert(kFreeRowRetentionMs > 2 * kStatementTimeoutMs, "see Tokens above");
+
+// A grant of a handle hold (acquire, tryAcquire, re-take).
+struct GrantRequest {
+  std::string_view key;
+  Handle handle;  // fresh, drawn by the caller
+  std::string_view held_by;
+  std::optional<std::string_view> owner;
+  Millis ttl_ms = 0;  // already capped
+  Scope scope = Scope::kLease;
+  std::int64_t node_id = 0;  // session holds: whose connection
+  std::uint64_t session = 0;
+};
+
+// What a grant statement answered.
+struct Grant {
+  bool granted = false;
+  bool refreshed = false;  // assign: the same holder's hold was refreshed (token kept)
+  HoldState hold;          // when granted
+  Millis db_now = 0;       // the database clock when the statement ran
+  // When not granted: the current hold's lease end as the statement saw it (none: unknown
+  // or never ends). Waiters time their next attempt by it.
+  std::optional<Millis> holder_lease_end;
+};
+
+class HoldRows {
+ public:
+  explicit HoldRows(PgPool& pool) : pool_(pool) {}
+  // The statements to prepare on every pooled connection.
+  static std::vector<Statement> statements();
+
+  // Grants the key when it is free (or its lease ended), or re-takes it when the caller's
+  // heldBy and non-empty owner match the current handle hold.
+  Result<Grant> acquire(const GrantRequest& r);
+  // Only the re-take: never takes a free key (a newcomer behind this node's own waiters).
+  Result<Grant> retake(const GrantRequest& r);
+  // Assigns a free key to holder_id, or refreshes the lease of the same holder's hold (token,
+  // heldBy and acquiredAt kept). ttl none: never expires.
+  Result<Grant> assign(std::string_view key, std::string_view held_by, std::string_view holder_id,
+                       std::optional<Millis> ttl_ms);
+  // Only the refresh.
+  Result<Grant> refresh(std::string_view key, std::string_view holder_id,
+                        std::optional<Millis> ttl_ms);
+
+  // The new lease end, or none when `handle` is not the key's live handle.
+  Result<std::optional<Millis>> renew(std::string_view key, std::string_view handle, Millis ttl_ms);
+  Result<bool> release(std::string_view key, std::string_view handle);
+  // The live hold of key (handle left null), if any.
+  Result<std::optional<HoldState>> find(std::string_view key);
+  // Live holds with key > after and key >= from, in key order, at most `limit` (handles null).
+  Result<std::vector<HoldState>> scan(std::string_view after, std::string_view from,
+                                      std::int64_t limit);
+  // Moves a live assigned hold from `from_id` to `to_id` with a new token; none when the key
+  // is not assigned to from_id.
+  Result<std::optional<HoldState>> transfer(std::string_view key, std::string_view to_id,
+                                            std::string_view from_id, std::string_view held_by);
+  // Frees a live assigned hold (of holder_id, when given). False when nothing matched.
+  Result<bool> unassign(std::string_view key, std::optional<std::string_view> holder_id);
+
+  // Session holds: the keys freed.
+  Result<std::vector<std::string>> end_session(std::int64_t node_id, std::uint64_t session);
+  Result<std::vector<std::string>> free_node_sessions(std::int64_t node_id);
+  // Session holds of nodes without a heartbeat in the last grace_ms (or without a row).
+  Result<std::vector<std::string>> free_dead_sessions(Millis grace_ms);
+  // Deletes rows whose lease ended over kFreeRowRetentionMs ago; how many.
+  Result<std::int64_t> sweep_free();
+  Result<std::int64_t> count_live();
+
+  // holdfast_waits: this node has callers queued for key (generation: the queue's incarnation,
+  // so an unregister that arrives after a newer register leaves it alone).
+  Status register_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
+  Status unregister_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
+  // Every registration of node_id, or (none) of nodes that no longer have a row.
+  Status forget_waits(std::optional<std::int64_t> node_id);
+
+ private:
+  Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params);
+
+  PgPool& pool_;
+};
+
+}  // namespace holdfast::pg

@@ -1,0 +1,97 @@
+#include "service/postgres/listener.h"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
+namespace holdfast::pg {
+
+Listener::Listener(std::string url, std::vector<std::string> channels, NotifyFn on_notify,
+                   std::function<void()> on_resync)
+    : url_(std::move(url)),
+      channels_(std::move(channels)),
+      on_notify_(std::move(on_notify)),
+      on_resync_(std::move(on_resync)) {}
+
+Listener::~Listener() {
+  stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+Status Listener::connect_and_listen() {
+  auto conn = PgConn::connect(url_);
+  if (!conn.ok()) return std::move(conn).error();
+  for (const std::string& channel : channels_) {
+    if (auto r = (*conn)->exec("LISTEN " + channel); !r.ok()) return std::move(r).error();
+  }
+  if (PQsetnonblocking((*conn)->raw(), 1) != 0)
+    return Error(ErrorCode::kUnavailable, "cannot make the LISTEN connection non-blocking");
+  conn_ = std::move(*conn);
+  return ok_status();
+}
+
+Status Listener::start() {
+  wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wake_fd_ < 0) return Error(ErrorCode::kInternal, "eventfd failed");
+  if (auto st = connect_and_listen(); !st.ok()) return st;
+  thread_ = std::thread([this] { run(); });
+  return ok_status();
+}
+
+void Listener::stop() {
+  if (stopping_.exchange(true)) return;
+  if (wake_fd_ >= 0) {
+    std::uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof(one));
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+bool Listener::drain() {
+  PGconn* raw = conn_->raw();
+  if (PQconsumeInput(raw) == 0) return false;
+  while (PGnotify* n = PQnotifies(raw)) {
+    std::string channel = n->relname, payload = n->extra;
+    const int sender = n->be_pid;
+    PQfreemem(n);
+    on_notify_(channel, payload, sender);
+  }
+  return PQstatus(raw) == CONNECTION_OK;
+}
+
+void Listener::run() {
+  int backoff_ms = 50;
+  while (!stopping_) {
+    if (!conn_) {
+      pollfd wake{wake_fd_, POLLIN, 0};
+      ::poll(&wake, 1, backoff_ms);
+      if (stopping_) return;
+      if (auto st = connect_and_listen(); !st.ok()) {
+        spdlog::warn("LISTEN connection: {}; retrying", st.error().message);
+        backoff_ms = std::min(backoff_ms * 2, 1000);
+        continue;
+      }
+      spdlog::info("LISTEN connection re-established");
+      backoff_ms = 50;
+      on_resync_();
+      continue;
+    }
+    pollfd fds[2] = {{PQsocket(conn_->raw()), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    // Blocks until a notification, an error or stop(); the timeout is only a safety net.
+    const int n = ::poll(fds, 2, 1000);
+    if (stopping_) return;
+    if (n < 0) continue;   // EINTR
+    if (n == 0) continue;  // quiet; TCP keepalives surface a silently dead connection
+    if ((fds[0].revents & (POLLIN | POLLERR | POLLHUP)) != 0 && !drain()) {
+      spdlog::warn("LISTEN connection lost: {}", PQerrorMessage(conn_->raw()));
+      conn_.reset();  // reconnect above, then resync: notifications sent meanwhile are lost
+    }
+  }
+}
+
+}  // namespace holdfast::pg

@@ -1,0 +1,237 @@
+// PgBackend::acquire and ::assign: grants, and waiting for a key held elsewhere.
+//
+// A grant is one conditional statement (store/postgres/hold_rows.h); the database picks the
+// winner. Waiting happens on this node (LocalWaiters, FIFO per key):
+//  1. One attempt (TIMEOUT 0, tryAcquire, assign without TIMEOUT): if this node already has
+//     callers queued for the key, a newcomer must not take the key ahead of them, so it only
+//     tries the re-take (acquire with the holder's owner) or the refresh (assign to the same
+//     holder), which never takes a free key; otherwise the full grant.
+//  2. Blocking: join the key's queue. A newcomer behind others first tries the re-take or
+//     refresh (those never wait, SPEC section 8). Then the head of the queue attempts the
+//     grant whenever there is a reason: at once when it becomes head, on a NOTIFY for the key
+//     from any node (the first waiter of a node registers the key in holdfast_waits before
+//     its first attempt; a release, unassign or session end then notifies it), on a
+//     release through this node, at the holder's lease end as the database reported it (its
+//     clock; the wait is the distance between the lease end and the statement's own
+//     database time, plus 2 ms), and at least every recheck_ms (250) in case a notification
+//     was lost. On a grant the next waiter becomes head and retries at the new lease's end.
+//  3. The timeout is LOCK_TIMEOUT key=... timeoutMs=...; a closed connection or a stopping
+//     node wakes the waiter with UNAVAILABLE.
+// Fairness: FIFO among one node's waiters. Across nodes, each node's head competes in the
+// database when a key frees; whoever's statement reaches it first wins (docs/scale-out.md).
+//
+// Rate limits: when the policy asks, one attempt is counted in the database's shared window
+// before the grant (every node counts against the same window); over the cap the call
+// answers RATE_LIMITED and the policy's rate gate decides what happens next.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "service/postgres/pg_backend.h"
+
+namespace holdfast {
+
+struct PgBackend::Attempt {
+  std::string_view key;
+  std::optional<Millis> timeout_ms;  // none or 0: one attempt
+  // The grant (free key, ended lease, or the caller's own re-take/refresh).
+  std::function<Result<pg::Grant>()> grant;
+  // Only the re-take/refresh, which never takes a free key; empty when there is none.
+  std::function<Result<pg::Grant>()> narrow;
+};
+
+namespace {
+
+thread_local HandleSource handles;  // not thread-safe: one per executor thread
+
+Error lock_timeout(std::string_view key, Millis timeout_ms) {
+  return Error(ErrorCode::kLockTimeout, "no grant within the timeout")
+      .with("key", std::string(key))
+      .with("timeoutMs", timeout_ms);
+}
+
+Error rate_limited(Millis retry_after_ms) {
+  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later")
+      .with("retryAfterMs", retry_after_ms);
+}
+
+Error waiter_gone() {
+  return Error(ErrorCode::kUnavailable, "the connection closed or the server is shutting down");
+}
+
+}  // namespace
+
+PgBackend::TimePoint PgBackend::next_try(const pg::Grant& seen) const {
+  const auto now = std::chrono::steady_clock::now();
+  Millis wait = options_.recheck_ms;
+  const std::optional<Millis> lease_end =
+      seen.granted ? std::optional<Millis>(seen.hold.lease_expires_at) : seen.holder_lease_end;
+  if (lease_end && *lease_end != kNever)
+    wait = std::clamp<Millis>(*lease_end - seen.db_now + 2, 0, options_.recheck_ms);
+  return now + std::chrono::milliseconds(wait);
+}
+
+std::optional<Error> PgBackend::charge_attempt(const Principal& who, Charge charge) {
+  if (charge.per_hour <= 0) return std::nullopt;
+  auto d = cluster_->consume_attempt(who.id, charge.per_hour);
+  if (!d.ok()) return store_error(std::move(d).error());
+  ++counters_.writes;
+  if (d->allowed) return std::nullopt;
+  return rate_limited(d->retry_after_ms);
+}
+
+Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
+  if (!a.timeout_ms || *a.timeout_ms == 0) {
+    if (waiters_.has_queue(a.key)) {
+      if (!a.narrow) return pg::Grant{};
+      return a.narrow();
+    }
+    return a.grant();
+  }
+  const Millis timeout = *a.timeout_ms;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
+  auto ticket = waiters_.join(a.key, caller.session);
+  if (const std::uint64_t generation = waiters_.opened_generation(*ticket)) {
+    // First waiter of this node for the key: ask releases on every node to notify it, before
+    // the first attempt (so a release either sees the request or precedes the attempt).
+    if (auto st = db(holds_->register_wait(a.key, node_id_, generation)); !st.ok())
+      return std::move(st).error();
+  }
+  if (a.narrow && !waiters_.is_head(*ticket)) {
+    auto r = a.narrow();
+    if (!r.ok()) return r;
+    if (r->granted) return r;  // not the head: leaving changes nobody's turn
+  }
+  for (;;) {
+    switch (waiters_.wait(*ticket, deadline)) {
+      case LocalWaiters::Wake::kCancelled:
+        return waiter_gone();
+      case LocalWaiters::Wake::kDeadline:
+        ++counters_.timeouts;
+        return lock_timeout(a.key, timeout);
+      case LocalWaiters::Wake::kAttempt:
+        break;
+    }
+    auto r = a.grant();
+    if (!r.ok()) return r;
+    if (r->granted) {
+      waiters_.leave(*ticket, next_try(*r));
+      return r;
+    }
+    waiters_.retry_at(*ticket, next_try(*r));
+  }
+}
+
+Issued PgBackend::acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
+                          Charge charge, Completion& done) {
+  struct Copy {
+    std::string key;
+    std::optional<std::string> owner;
+  };
+  auto copy = std::make_shared<Copy>(Copy{std::string(args.key), std::nullopt});
+  if (args.owner) copy->owner = std::string(*args.owner);
+  AcquireArgs kept = args;
+  return run(done, [this, caller, kept, copy, contention, charge]() mutable {
+    kept.key = copy->key;
+    if (copy->owner) kept.owner = *copy->owner;
+    return do_acquire(caller, kept, contention, charge);
+  });
+}
+
+Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& args,
+                                     Contention contention, Charge charge) {
+  const Millis timeout = contention == Contention::kNil ? 0 : args.timeout_ms;
+  if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
+  const std::string held_by = caller.principal->held_by();
+  pg::GrantRequest g;
+  g.key = args.key;
+  g.handle = handles.next();
+  g.held_by = held_by;
+  g.owner = args.owner;
+  g.ttl_ms = args.ttl_ms;
+  g.scope = args.session_scoped ? Scope::kSession : Scope::kLease;
+  g.node_id = node_id_;
+  g.session = caller.session;
+  Attempt a;
+  a.key = args.key;
+  a.timeout_ms = timeout;
+  a.grant = [&] { return db(holds_->acquire(g)); };
+  if (args.owner) a.narrow = [&] { return db(holds_->retake(g)); };
+
+  if (!waiters_.begin_call(caller.session)) return waiter_gone();
+  auto r = run_grant(caller, a);
+  if (r.ok() && r->granted && g.scope == Scope::kSession)
+    waiters_.note_session_hold(caller.session);
+  const bool closed = waiters_.end_call(caller.session);
+  if (!r.ok()) return std::move(r).error();
+  if (!r->granted) {
+    if (contention == Contention::kNil) return Answer();
+    return lock_timeout(args.key, 0);
+  }
+  ++counters_.writes;
+  if (closed && (timeout > 0 || args.session_scoped)) {
+    // The connection closed while this grant was on its way: nobody will learn the handle,
+    // so free the key again at once rather than leave it wedged until the lease ends.
+    if (auto undone = holds_->release(args.key, r->hold.handle.to_string());
+        undone.ok() && *undone) {
+      waiters_.poke(args.key);
+    }
+    return waiter_gone();
+  }
+  ++counters_.grants;
+  ++held_;
+  return Answer(std::move(r->hold));
+}
+
+Issued PgBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
+                         Completion& done) {
+  auto key = std::make_shared<std::pair<std::string, std::string>>(std::string(args.key),
+                                                                    std::string(args.holder_id));
+  AssignArgs kept = args;
+  return run(done, [this, caller, kept, key, charge]() mutable {
+    kept.key = key->first;
+    kept.holder_id = key->second;
+    return do_assign(caller, kept, charge);
+  });
+}
+
+Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args,
+                                    Charge charge) {
+  if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
+  const bool blocking = args.timeout_ms && *args.timeout_ms > 0;
+  const std::string held_by = caller.principal->held_by();
+  const std::optional<Millis> ttl = args.ttl_ms;
+  Attempt a;
+  a.key = args.key;
+  a.timeout_ms = args.timeout_ms;
+  a.grant = [&] { return db(holds_->assign(args.key, held_by, args.holder_id, ttl)); };
+  a.narrow = [&] { return db(holds_->refresh(args.key, args.holder_id, ttl)); };
+
+  if (!waiters_.begin_call(caller.session)) return waiter_gone();
+  auto r = run_grant(caller, a);
+  const bool closed = waiters_.end_call(caller.session);
+  if (!r.ok()) return std::move(r).error();
+  if (!r->granted) {
+    if (!args.timeout_ms) {
+      return Error(ErrorCode::kLockHeld, "the key is held by another holder")
+          .with("key", std::string(args.key));
+    }
+    return lock_timeout(args.key, 0);  // TIMEOUT 0: one attempt
+  }
+  ++counters_.writes;
+  if (closed && blocking && !r->refreshed) {
+    if (auto undone = holds_->unassign(args.key, args.holder_id); undone.ok() && *undone)
+      waiters_.poke(args.key);
+    return waiter_gone();
+  }
+  if (r->refreshed) {
+    ++counters_.renewals;
+  } else {
+    ++counters_.grants;
+    ++held_;
+  }
+  return Answer(std::move(r->hold));
+}
+
+}  // namespace holdfast

@@ -1,0 +1,440 @@
+#include "service/postgres/pg_backend.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/glob.h"
+#include "core/list_cursor.h"
+#include "service/postgres/schema.h"
+#include "store/wal/data_dir.h"
+#include "store/wal/format.h"
+
+namespace holdfast {
+
+namespace fs = std::filesystem;
+
+PgBackend::PgBackend(PgBackendOptions options, WakeLoop wake)
+    : options_(std::move(options)), wake_(std::move(wake)) {}
+
+PgBackend::~PgBackend() { stop(); }
+
+Issued PgBackend::run(Completion& done, std::function<Result<Answer>()> job) {
+  executor_.submit([this, &done, job = std::move(job)] {
+    auto result = std::make_shared<Result<Answer>>(job());
+    on_loop([&done, result] { done.finish(std::move(*result)); });
+  });
+  return Issued::kWaiting;
+}
+
+void PgBackend::on_loop(std::function<void()> task) {
+  {
+    std::lock_guard lock(loop_mu_);
+    loop_tasks_.push_back(std::move(task));
+  }
+  if (wake_) wake_();
+}
+
+void PgBackend::dispatch() {
+  std::vector<std::function<void()>> tasks;
+  {
+    std::lock_guard lock(loop_mu_);
+    tasks.swap(loop_tasks_);
+  }
+  for (auto& task : tasks) task();
+}
+
+// One server per data dir, whatever its store: the same LOCK file as the write-ahead log's.
+// Holding it also proves that the node recorded in node-id (this dir's last node) is dead.
+Status PgBackend::claim_data_dir() {
+  wal::FileSystem& files = wal::posix_file_system();
+  if (auto st = files.create_dir(options_.data_dir); !st.ok()) return st;
+  auto attempt = files.lock_file(wal::join_path(options_.data_dir, wal::kLockFileName));
+  if (!attempt.ok()) return std::move(attempt).error();
+  if (!attempt->lock) {
+    std::string message = "data dir " + options_.data_dir + " is in use by another holdfast server";
+    if (attempt->holder_pid != 0) message += " (pid " + std::to_string(attempt->holder_pid) + ")";
+    return Error(ErrorCode::kUnavailable, std::move(message));
+  }
+  dir_lock_ = std::move(attempt->lock);
+  return ok_status();
+}
+
+Status PgBackend::start() {
+  if (auto st = claim_data_dir(); !st.ok()) return st;
+  {
+    auto conn = pg::PgConn::connect(options_.url);
+    if (!conn.ok()) return std::move(conn).error();
+    if (auto st = pg::migrate(**conn); !st.ok()) return st;
+  }
+  std::vector<pg::Statement> statements = pg::HoldRows::statements();
+  for (auto& s : pg::ClusterRows::statements()) statements.push_back(std::move(s));
+  auto pool = pg::PgPool::open(options_.url, options_.pool_size,
+                               "SET statement_timeout = " + std::to_string(pg::kStatementTimeoutMs),
+                               std::move(statements));
+  if (!pool.ok()) return std::move(pool).error();
+  pool_ = std::move(*pool);
+  holds_ = std::make_unique<pg::HoldRows>(*pool_);
+  cluster_ = std::make_unique<pg::ClusterRows>(*pool_);
+
+  // The previous node of this data dir is dead (we hold its lock): its session holds go now,
+  // not after the grace. SPEC: no session hold survives a restart.
+  const fs::path id_file = fs::path(options_.data_dir) / "node-id";
+  std::int64_t previous = 0;
+  if (std::ifstream in(id_file); in) in >> previous;
+  if (previous > 0) {
+    auto freed = holds_->free_node_sessions(previous);
+    if (!freed.ok()) return std::move(freed).error();
+    if (auto st = cluster_->forget_node(previous); !st.ok()) return st;
+    if (auto st = holds_->forget_waits(previous); !st.ok()) return st;
+    if (!freed->empty())
+      spdlog::info("freed {} session holds of this data dir's previous node", freed->size());
+  }
+  auto id = cluster_->register_node(options_.node_name);
+  if (!id.ok()) return std::move(id).error();
+  node_id_ = *id;
+  {
+    std::ofstream out(id_file, std::ios::trunc);
+    out << node_id_ << "\n";
+    if (!out) return Error(ErrorCode::kUnavailable, "cannot write " + id_file.string());
+  }
+  if (auto st = reload_rules(); !st.ok()) return st;
+
+  listener_ = std::make_unique<pg::Listener>(
+      options_.url, std::vector<std::string>{pg::kKeysChannel, pg::kRulesChannel},
+      [this](const std::string& channel, const std::string& payload, int pid) {
+        on_notify(channel, payload, pid);
+      },
+      [this] {
+        waiters_.poke_all();
+        (void)reload_rules();
+      });
+  if (auto st = listener_->start(); !st.ok()) return st;
+
+  HousekeeperOptions hk;
+  hk.node_id = node_id_;
+  hk.node_name = options_.node_name;
+  hk.session_grace_ms = options_.session_grace_ms;
+  hk.heartbeat_ms =
+      std::max<Millis>(10, std::min(options_.heartbeat_ms, options_.session_grace_ms / 3));
+  hk.sweep_ms = options_.sweep_ms;
+  HousekeeperHooks hooks;
+  hooks.keys_freed = [this](const std::vector<std::string>& keys) { keys_freed(keys); };
+  hooks.rules_version = [this](std::int64_t v) { rules_version_seen(v); };
+  hooks.held_count = [this](std::int64_t n) { held_ = n; };
+  housekeeper_ = std::make_unique<PgHousekeeper>(*holds_, *cluster_, hk, std::move(hooks));
+  housekeeper_->tick(/*sweep=*/true);
+  housekeeper_->start();
+  // The last waiter of a key on this node is gone: stop asking other nodes to notify it.
+  waiters_.on_queue_closed([this](const std::string& key, std::uint64_t generation) {
+    housekeeper_->defer([this, key, generation] {
+      if (auto st = holds_->unregister_wait(key, node_id_, generation); !st.ok())
+        spdlog::warn("unregistering waits for {}: {}", key, st.error().message);
+    });
+  });
+  spdlog::info(
+      "node {} over PostgreSQL {} (schema version {}, {} connections, session grace {} ms)",
+      node_id_, pg::redact_url(options_.url), pg::latest_schema_version(), options_.pool_size,
+      options_.session_grace_ms);
+  return ok_status();
+}
+
+void PgBackend::stop() {
+  if (stopped_.exchange(true)) return;
+  waiters_.close_all();
+  if (housekeeper_) housekeeper_->stop();
+  if (listener_) listener_->stop();
+  if (holds_ && node_id_ != 0) {
+    // A clean exit frees this node's session holds at once (its connections are gone).
+    if (auto freed = holds_->free_node_sessions(node_id_); !freed.ok())
+      spdlog::warn("freeing this node's session holds: {}", freed.error().message);
+    (void)cluster_->forget_node(node_id_);
+    (void)holds_->forget_waits(node_id_);
+  }
+}
+
+Error PgBackend::store_error(Error e) const {
+  spdlog::warn("{}", e.message);
+  if (e.code == ErrorCode::kUnavailable) e.message = "the lock store is unavailable: " + e.message;
+  return e;
+}
+
+void PgBackend::keys_freed(const std::vector<std::string>& keys) {
+  for (const std::string& key : keys) waiters_.poke(key);
+}
+
+void PgBackend::on_notify(const std::string& channel, const std::string& payload, int sender_pid) {
+  // This node pokes its own waiters when its statements free a key or change the rules.
+  if (pool_->is_own_backend(sender_pid)) return;
+  if (channel == pg::kKeysChannel) {
+    waiters_.poke(payload);
+  } else if (channel == pg::kRulesChannel) {
+    (void)reload_rules();
+  }
+}
+
+void PgBackend::rules_version_seen(std::int64_t version) {
+  {
+    std::lock_guard reload(reload_mu_);
+    if (version == rules_version_) return;
+  }
+  (void)reload_rules();
+}
+
+Status PgBackend::reload_rules() {
+  std::lock_guard reload(reload_mu_);
+  auto stored = cluster_->rule_set();
+  if (!stored.ok()) return store_error(std::move(stored).error());
+  const std::int64_t version = *stored ? (*stored)->version : 0;
+  if (version == rules_version_) return ok_status();
+  rules_version_ = version;
+  std::optional<RuleSetPut> set;
+  if (*stored) set = RuleSetPut{(*stored)->name, (*stored)->toml};
+  on_loop([this, set = std::move(set)] {
+    if (rules_changed_) rules_changed_(set);
+  });
+  return ok_status();
+}
+
+Issued PgBackend::put_rule_set(const RuleSetPut& rules, Completion& done) {
+  return run(done, [this, rules]() -> Result<Answer> {
+    std::lock_guard reload(reload_mu_);
+    auto put = cluster_->put_rule_set(rules.name, rules.toml);
+    if (!put.ok()) return store_error(std::move(put).error());
+    ++counters_.writes;
+    if (!put->stored)
+      return Error(ErrorCode::kRulesetConflict,
+                   "a lock rule set is already installed; delete it first")
+          .with("installed", put->installed_name);
+    rules_version_ = put->version;
+    // Tasks run in order on the loop: the policy has the new set before this call finishes.
+    on_loop([this, rules] {
+      if (rules_changed_) rules_changed_(rules);
+    });
+    return Answer(RuleSetStored{rules.name, put->replaced});
+  });
+}
+
+Issued PgBackend::get_rule_set(Completion& done) {
+  return run(done, [this]() -> Result<Answer> {
+    auto stored = cluster_->rule_set();
+    if (!stored.ok()) return store_error(std::move(stored).error());
+    std::optional<RuleSetPut> out;
+    if (*stored) out = RuleSetPut{(*stored)->name, (*stored)->toml};
+    return Answer(std::move(out));
+  });
+}
+
+Issued PgBackend::delete_rule_set(std::string_view name, Completion& done) {
+  return run(done, [this, name = std::string(name)]() -> Result<Answer> {
+    std::lock_guard reload(reload_mu_);
+    auto deleted = cluster_->delete_rule_set(name);
+    if (!deleted.ok()) return store_error(std::move(deleted).error());
+    if (!*deleted)
+      return Error(ErrorCode::kNotFound, "no rule set named " + name + " is installed");
+    ++counters_.writes;
+    rules_version_ = 0;
+    on_loop([this] {
+      if (rules_changed_) rules_changed_(std::nullopt);
+    });
+    return Answer();
+  });
+}
+
+namespace {
+
+Error not_holder_error(std::string_view key, std::string_view why) {
+  return Error(ErrorCode::kLockNotHolder, std::string(why)).with("key", std::string(key));
+}
+
+}  // namespace
+
+Issued PgBackend::renew(const Caller&, const RenewArgs& args, Completion& done) {
+  return run(done, [this, key = std::string(args.key), handle = std::string(args.handle),
+                    ttl = args.ttl_ms]() -> Result<Answer> {
+    auto parsed = Handle::parse(handle);
+    if (!parsed) return Answer(RenewOutcome{});
+    auto ends = holds_->renew(key, parsed->to_string(), ttl);
+    if (!ends.ok()) return store_error(std::move(ends).error());
+    if (!*ends) return Answer(RenewOutcome{});
+    ++counters_.renewals;
+    ++counters_.writes;
+    return Answer(RenewOutcome{true, **ends});
+  });
+}
+
+Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& done) {
+  return run(done, [this, key = std::string(args.key),
+                    handle = std::string(args.handle)]() -> Result<Answer> {
+    auto parsed = Handle::parse(handle);
+    if (!parsed) return Answer(ReleaseOutcome{false});
+    auto released = holds_->release(key, parsed->to_string());
+    if (!released.ok()) return store_error(std::move(released).error());
+    if (!*released) return Answer(ReleaseOutcome{false});
+    waiters_.poke(key);
+    ++counters_.releases;
+    ++counters_.writes;
+    --held_;
+    return Answer(ReleaseOutcome{true});
+  });
+}
+
+Issued PgBackend::status(const Caller&, std::string_view key, Completion& done) {
+  return run(done, [this, key = std::string(key)]() -> Result<Answer> {
+    auto found = holds_->find(key);
+    if (!found.ok()) return store_error(std::move(found).error());
+    StatusView s;
+    s.key = key;
+    s.waiters = waiters_.count(key);  // this node's queue: waiters elsewhere are not counted
+    if (*found) {
+      s.held = true;
+      s.hold = std::move(**found);
+    }
+    return Answer(std::move(s));
+  });
+}
+
+Issued PgBackend::list(const Caller&, std::string_view match, std::string_view after,
+                       std::size_t count, Completion& done) {
+  return run(done, [this, match = std::string(match), after = std::string(after), count] {
+    return do_list(match, after, count);
+  });
+}
+
+// Scans in key order from the cursor (and from the glob's literal prefix), filtering with the
+// glob, until one match more than the page holds shows whether another page follows.
+Result<Answer> PgBackend::do_list(std::string_view match, std::string after, std::size_t count) {
+  const std::string prefix = glob_literal_prefix(match);
+  const std::int64_t batch = static_cast<std::int64_t>(std::min<std::size_t>(count + 1, 1000));
+  std::vector<HoldState> found;
+  for (bool exhausted = false; !exhausted && found.size() <= count;) {
+    auto rows = holds_->scan(after, prefix, batch);
+    if (!rows.ok()) return store_error(std::move(rows).error());
+    exhausted = static_cast<std::int64_t>(rows->size()) < batch;
+    for (HoldState& h : *rows) {
+      after = h.key;
+      if (!h.key.starts_with(prefix)) {  // past every key the glob can match
+        exhausted = true;
+        break;
+      }
+      if (!match.empty() && !glob_match(match, h.key)) continue;
+      found.push_back(std::move(h));
+      if (found.size() > count) break;
+    }
+  }
+  ListPage page;
+  if (found.size() > count) {
+    found.resize(count);
+    page.next_cursor = encode_list_cursor(found.back().key);
+  } else {
+    page.next_cursor = "0";
+  }
+  page.holds = std::move(found);
+  return Answer(std::move(page));
+}
+
+Issued PgBackend::transfer(const Caller& caller, const TransferArgs& args, Completion& done) {
+  return run(done, [this, held_by = caller.principal->held_by(), key = std::string(args.key),
+                    to = std::string(args.to_id), from = std::string(args.from_id)] {
+    return do_transfer(held_by, TransferArgs{key, to, from});
+  });
+}
+
+Result<Answer> PgBackend::do_transfer(std::string_view held_by, const TransferArgs& args) {
+  auto moved = holds_->transfer(args.key, args.to_id, args.from_id, held_by);
+  if (!moved.ok()) return store_error(std::move(moved).error());
+  if (*moved) {
+    ++counters_.grants;
+    ++counters_.writes;
+    return Answer(std::move(**moved));
+  }
+  // Why not: read the hold as it is now (it may have moved on since; the code is the same).
+  auto now = holds_->find(args.key);
+  if (!now.ok()) return store_error(std::move(now).error());
+  if (!*now) return not_holder_error(args.key, "the key is not assigned to fromId (it is free)");
+  if ((*now)->kind != HoldKind::kAssigned)
+    return not_holder_error(args.key, "the key is held by a handle hold, not assigned");
+  return not_holder_error(args.key, "the key is not assigned to fromId");
+}
+
+Issued PgBackend::unassign(const Caller&, const UnassignArgs& args, Completion& done) {
+  std::optional<std::string> holder;
+  if (args.holder_id) holder = std::string(*args.holder_id);
+  return run(done, [this, key = std::string(args.key), holder = std::move(holder)] {
+    UnassignArgs a;
+    a.key = key;
+    if (holder) a.holder_id = *holder;
+    return do_unassign(a);
+  });
+}
+
+Result<Answer> PgBackend::do_unassign(const UnassignArgs& args) {
+  auto freed = holds_->unassign(args.key, args.holder_id);
+  if (!freed.ok()) return store_error(std::move(freed).error());
+  if (*freed) {
+    waiters_.poke(args.key);
+    ++counters_.releases;
+    ++counters_.writes;
+    --held_;
+    return Answer(ReleaseOutcome{true});
+  }
+  auto now = holds_->find(args.key);
+  if (!now.ok()) return store_error(std::move(now).error());
+  if (!*now) return Answer(ReleaseOutcome{false});
+  if ((*now)->kind != HoldKind::kAssigned)
+    return not_holder_error(args.key,
+                            "the key is held by a handle hold; release it with its handle");
+  if (args.holder_id && (*now)->holder_id != *args.holder_id)
+    return not_holder_error(args.key, "the key is assigned to another holder");
+  return Answer(ReleaseOutcome{false});  // freed by someone else between the two statements
+}
+
+Issued PgBackend::holder(const Caller&, std::string_view key, Completion& done) {
+  return run(done, [this, key = std::string(key)]() -> Result<Answer> {
+    auto found = holds_->find(key);
+    if (!found.ok()) return store_error(std::move(found).error());
+    HolderView v;
+    v.key = key;
+    if (!*found) return Answer(std::move(v));
+    v.held = true;
+    if ((*found)->kind == HoldKind::kAssigned) v.holder = (*found)->holder_id;
+    v.acquired_at = (*found)->acquired_at;
+    v.lease_expires_at = (*found)->lease_expires_at;
+    return Answer(std::move(v));
+  });
+}
+
+void PgBackend::end_session(SessionId session) {
+  if (!waiters_.close_session(session) || stopped_) return;
+  executor_.submit([this, session] {
+    auto freed = holds_->end_session(node_id_, session);
+    if (!freed.ok()) {
+      // The holds stay until their lease ends or, if the database is back later, until this
+      // node stops; log it so an operator can see why a key stayed held.
+      spdlog::warn("freeing the session holds of connection {}: {}", session,
+                   freed.error().message);
+      return;
+    }
+    counters_.releases += freed->size();
+    ++counters_.writes;
+    held_ -= static_cast<std::int64_t>(freed->size());
+    keys_freed(*freed);
+  });
+}
+
+ServiceStats PgBackend::stats() const {
+  ServiceStats s;
+  s.held = static_cast<std::size_t>(std::max<std::int64_t>(held_.load(), 0));
+  s.waiters = waiters_.total();
+  s.counters.grants = counters_.grants;
+  s.counters.releases = counters_.releases;
+  s.counters.expiries = counters_.expiries;
+  s.counters.timeouts = counters_.timeouts;
+  s.counters.renewals = counters_.renewals;
+  s.store.appended = counters_.writes;
+  return s;
+}
+
+}  // namespace holdfast

@@ -1,0 +1,168 @@
+// PgBackend: the LockBackend of a scale-out node. The locks, tokens, rule set and rate windows
+// live in one PostgreSQL database shared by every node; the node itself keeps only what is
+// about its own connections (blocked acquirers, which connection owns session holds) and a
+// count of holds for /metrics.
+//
+// Each lock operation is one conditional statement (hold_rows.h). Calls run on the
+// BlockingExecutor's threads, one at a time per connection (the policy issues nothing more
+// for a session until its call finishes), and a blocking acquire waits there; the answer is
+// handed back to the loop thread and delivered by dispatch(). Every answer is committed in
+// the database before it is delivered, so nothing waits for a log here.
+//
+// Lifecycle:
+//  1. start(): lock the data dir (its LOCK file, as the embedded store does), migrate the
+//     schema, connect the pool, free the session holds of this data dir's previous
+//     incarnation (it is dead: we hold its lock), register a fresh node row, load the rule
+//     set, start the LISTEN thread and the housekeeper. Any failure is returned and the node
+//     must not serve.
+//  2. serve: see pg_acquire.cc for how a blocked acquire waits across nodes.
+//  3. end_session(s): the connection's waiters wake and answer UNAVAILABLE; its session holds
+//     are freed (and their keys notified) if it had any.
+//  4. stop() (or shutdown()): every blocked call wakes with UNAVAILABLE, this node's session
+//     holds are freed and its row removed, the threads stop.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "service/backend.h"
+#include "service/postgres/blocking_executor.h"
+#include "service/postgres/cluster_rows.h"
+#include "service/postgres/hold_rows.h"
+#include "service/postgres/listener.h"
+#include "service/postgres/pg_housekeeper.h"
+#include "service/postgres/pg_pool.h"
+#include "service/postgres/pg_waiters.h"
+#include "store/wal/file_system.h"
+
+namespace holdfast {
+
+struct PgBackendOptions {
+  std::string url;                   // postgres://...
+  std::string data_dir;              // holds node.lock and node-id
+  std::string node_name;             // shown in holdfast_nodes (e.g. the RESP address)
+  std::size_t pool_size = 8;         // connections per node
+  Millis session_grace_ms = 10'000;  // a silent node's session holds live this long
+  Millis heartbeat_ms = 1'000;       // capped to a third of the grace
+  Millis recheck_ms = 250;           // a waiting head re-asks at least this often
+  Millis sweep_ms = 5'000;
+};
+
+class PgBackend final : public LockBackend {
+ public:
+  // `wake` (thread-safe) asks the loop to call dispatch(): answers are ready.
+  PgBackend(PgBackendOptions options, WakeLoop wake);
+  ~PgBackend() override;
+  PgBackend(const PgBackend&) = delete;
+  PgBackend& operator=(const PgBackend&) = delete;
+
+  Status start();
+  // Idempotent; blocks until the node's threads have stopped.
+  void stop();
+
+  Issued acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
+                 Charge charge, Completion& done) override;
+  Issued assign(const Caller& caller, const AssignArgs& args, Charge charge,
+                Completion& done) override;
+  Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) override;
+  Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) override;
+  Issued status(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued list(const Caller& caller, std::string_view match, std::string_view after,
+              std::size_t count, Completion& done) override;
+  Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
+  Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
+  Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued put_rule_set(const RuleSetPut& rules, Completion& done) override;
+  Issued get_rule_set(Completion& done) override;
+  Issued delete_rule_set(std::string_view name, Completion& done) override;
+  void on_rule_set_changed(std::function<void(const std::optional<RuleSetPut>&)> fn) override {
+    rules_changed_ = std::move(fn);
+  }
+
+  void complete(Completion& done, Result<Answer> result) override {
+    done.finish(std::move(result));
+  }
+  void end_session(SessionId session) override;
+  void shutdown() override { stop(); }
+  void dispatch() override;
+  void advance() override {}
+  std::optional<Millis> next_deadline() const override { return std::nullopt; }
+  // Database answers come when they come: the loop sleeps until woken.
+  bool answers_pending() const override { return false; }
+  ServiceStats stats() const override;
+
+  std::int64_t node_id() const { return node_id_; }
+
+ private:
+  using TimePoint = LocalWaiters::TimePoint;
+
+  struct Counters {
+    std::atomic<std::uint64_t> grants{0}, releases{0}, expiries{0}, timeouts{0}, renewals{0},
+        writes{0};
+  };
+  // One blocking or one-shot grant attempt loop, shared by acquire and assign (pg_acquire.cc).
+  struct Attempt;
+  Result<pg::Grant> run_grant(const Caller& caller, Attempt& attempt);
+  std::optional<Error> charge_attempt(const Principal& who, Charge charge);
+  TimePoint next_try(const pg::Grant& seen) const;
+
+  // Runs `job` on an executor thread; its answer reaches `done` on the loop.
+  Issued run(Completion& done, std::function<Result<Answer>()> job);
+  // Runs `task` on the loop, from dispatch().
+  void on_loop(std::function<void()> task);
+
+  Error store_error(Error e) const;
+  // `r` with a database failure turned into the UNAVAILABLE a caller sees (and logged).
+  template <typename T>
+  Result<T> db(Result<T> r) const {
+    if (!r.ok()) return store_error(std::move(r).error());
+    return r;
+  }
+  Result<Answer> do_acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
+                            Charge charge);
+  Result<Answer> do_assign(const Caller& caller, const AssignArgs& args, Charge charge);
+  Result<Answer> do_list(std::string_view match, std::string after, std::size_t count);
+  Result<Answer> do_transfer(std::string_view held_by, const TransferArgs& args);
+  Result<Answer> do_unassign(const UnassignArgs& args);
+  void keys_freed(const std::vector<std::string>& keys);
+  void on_notify(const std::string& channel, const std::string& payload, int sender_pid);
+  void rules_version_seen(std::int64_t version);
+  // Reads the stored rule set; when its version moved, hands it to the loop.
+  Status reload_rules();
+  Status claim_data_dir();
+
+  const PgBackendOptions options_;
+  WakeLoop wake_;
+  std::unique_ptr<pg::PgPool> pool_;
+  std::unique_ptr<pg::HoldRows> holds_;
+  std::unique_ptr<pg::ClusterRows> cluster_;
+  std::unique_ptr<pg::Listener> listener_;
+  std::unique_ptr<PgHousekeeper> housekeeper_;
+  LocalWaiters waiters_;
+  BlockingExecutor executor_;
+  std::int64_t node_id_ = 0;
+  std::unique_ptr<wal::FileLock> dir_lock_;
+  std::atomic<bool> stopped_{false};
+  std::function<void(const std::optional<RuleSetPut>&)> rules_changed_;
+
+  // The database version of the rule set last handed to the loop; reloads (notification,
+  // housekeeper, this node's own pushes) serialise on reload_mu_.
+  std::mutex reload_mu_;
+  std::int64_t rules_version_ = 0;
+
+  // Work for the loop thread, handed over by executor, listener and housekeeper threads.
+  std::mutex loop_mu_;
+  std::vector<std::function<void()>> loop_tasks_;
+
+  std::atomic<std::int64_t> held_{0};
+  mutable Counters counters_;
+};
+
+}  // namespace holdfast

@@ -1,0 +1,94 @@
+#include "service/postgres/pg_housekeeper.h"
+
+#include <spdlog/spdlog.h>
+
+namespace holdfast {
+
+PgHousekeeper::PgHousekeeper(pg::HoldRows& holds, pg::ClusterRows& cluster,
+                             HousekeeperOptions options, HousekeeperHooks hooks)
+    : holds_(holds), cluster_(cluster), options_(std::move(options)), hooks_(std::move(hooks)) {}
+
+PgHousekeeper::~PgHousekeeper() { stop(); }
+
+void PgHousekeeper::start() {
+  thread_ = std::thread([this] { run(); });
+}
+
+void PgHousekeeper::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void PgHousekeeper::defer(std::function<void()> job) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) return;
+    jobs_.push_back(std::move(job));
+  }
+  cv_.notify_all();
+}
+
+void PgHousekeeper::run() {
+  using Clock = std::chrono::steady_clock;
+  auto next_tick = Clock::now() + std::chrono::milliseconds(options_.heartbeat_ms);
+  auto next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait_until(lock, next_tick, [this] { return stopping_ || !jobs_.empty(); });
+    if (stopping_) return;
+    auto jobs = std::move(jobs_);
+    jobs_.clear();
+    lock.unlock();
+    for (auto& job : jobs) job();
+    if (Clock::now() >= next_tick) {
+      next_tick = Clock::now() + std::chrono::milliseconds(options_.heartbeat_ms);
+      const bool sweep = Clock::now() >= next_sweep;
+      if (sweep) next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
+      tick(sweep);
+    }
+    lock.lock();
+  }
+}
+
+void PgHousekeeper::tick(bool sweep) {
+  auto recreated = cluster_.heartbeat(options_.node_id, options_.node_name);
+  if (!recreated.ok()) {
+    spdlog::warn("heartbeat: {}", recreated.error().message);
+    return;  // the database is away; every later step would fail the same way
+  }
+  if (*recreated) {
+    spdlog::warn(
+        "this node's heartbeat row was gone: it was presumed dead and its session holds were "
+        "freed");
+  }
+  if (auto freed = holds_.free_dead_sessions(options_.session_grace_ms); freed.ok()) {
+    if (!freed->empty()) {
+      spdlog::info("freed {} session holds of nodes silent for over {} ms", freed->size(),
+                   options_.session_grace_ms);
+      hooks_.keys_freed(*freed);
+    }
+    if (auto st = cluster_.forget_dead_nodes(options_.session_grace_ms); !st.ok())
+      spdlog::warn("forgetting dead nodes: {}", st.error().message);
+    if (auto st = holds_.forget_waits(std::nullopt); !st.ok())
+      spdlog::warn("forgetting dead nodes' waits: {}", st.error().message);
+  } else {
+    spdlog::warn("freeing dead nodes' session holds: {}", freed.error().message);
+  }
+  if (auto version = cluster_.rule_set_version(); version.ok()) {
+    hooks_.rules_version(*version);
+  } else {
+    spdlog::warn("rule set version: {}", version.error().message);
+  }
+  if (!sweep) return;
+  if (auto swept = holds_.sweep_free(); !swept.ok())
+    spdlog::warn("sweeping free rows: {}", swept.error().message);
+  if (auto held = holds_.count_live(); held.ok()) hooks_.held_count(*held);
+  if (auto st = cluster_.trim_rate_windows(); !st.ok())
+    spdlog::warn("trimming rate windows: {}", st.error().message);
+}
+
+}  // namespace holdfast

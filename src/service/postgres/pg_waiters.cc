@@ -1,0 +1,225 @@
+#include "service/postgres/pg_waiters.h"
+
+namespace holdfast {
+
+namespace {
+// A call submitted before its connection closed starts within milliseconds; a minute is far
+// more than any executor backlog, and bounds the memory to the connections of one minute.
+constexpr std::chrono::seconds kRememberClosed{60};
+}  // namespace
+
+class LocalWaiters::Waiter {
+ public:
+  std::string key;
+  SessionId session = 0;
+  std::condition_variable cv;
+  bool poked = false;
+  bool cancelled = false;
+  bool queued = false;       // in queues_[key]
+  bool linked = false;       // not yet left
+  std::uint64_t opened = 0;  // the generation of the queue this waiter opened
+  std::optional<TimePoint> retry;
+  std::list<Waiter*>::iterator pos;
+};
+
+void LocalWaiters::WaiterDeleter::operator()(Waiter* w) const {
+  std::optional<Closed> closed;
+  {
+    std::lock_guard lock(owner->mu_);
+    if (w->linked) closed = owner->unlink(*w, std::nullopt);
+  }
+  delete w;
+  owner->report(std::move(closed));
+}
+
+void LocalWaiters::report(std::optional<Closed> closed) {
+  if (closed && on_closed_) on_closed_(closed->key, closed->generation);
+}
+
+LocalWaiters::Ticket LocalWaiters::join(std::string_view key, SessionId session) {
+  Ticket t(new Waiter, WaiterDeleter{this});
+  Waiter& w = *t;
+  w.key = std::string(key);
+  w.session = session;
+  std::lock_guard lock(mu_);
+  w.linked = true;
+  all_.insert(&w);
+  if (stopping_ || (session != 0 && closed_.count(session) != 0)) w.cancelled = true;
+  if (session != 0) by_session_.emplace(session, &w);
+  if (!key.empty()) {
+    auto it = queues_.find(key);
+    if (it == queues_.end()) {
+      it = queues_.emplace(std::string(key), Queue{}).first;
+      it->second.generation = w.opened = ++last_generation_;
+    }
+    auto& q = it->second.waiters;
+    w.pos = q.insert(q.end(), &w);
+    w.queued = true;
+    if (q.front() == &w) w.poked = true;  // nobody ahead: try at once
+  }
+  return t;
+}
+
+bool LocalWaiters::is_head(const Waiter& w) const {
+  std::lock_guard lock(mu_);
+  if (!w.queued) return false;
+  auto it = queues_.find(w.key);
+  return it != queues_.end() && it->second.waiters.front() == &w;
+}
+
+std::uint64_t LocalWaiters::opened_generation(const Waiter& w) const { return w.opened; }
+
+LocalWaiters::Wake LocalWaiters::wait(Waiter& w, TimePoint deadline) {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    if (w.cancelled) return Wake::kCancelled;
+    const auto now = std::chrono::steady_clock::now();
+    const bool head = w.queued && queues_.find(w.key)->second.waiters.front() == &w;
+    if (head && (w.poked || (w.retry && *w.retry <= now))) {
+      w.poked = false;
+      w.retry.reset();
+      return Wake::kAttempt;
+    }
+    if (now >= deadline) return Wake::kDeadline;
+    TimePoint until = deadline;
+    if (head && w.retry && *w.retry < until) until = *w.retry;
+    w.cv.wait_until(lock, until);
+  }
+}
+
+void LocalWaiters::retry_at(Waiter& w, TimePoint at) {
+  std::lock_guard lock(mu_);
+  if (!w.retry || at < *w.retry) w.retry = at;
+}
+
+void LocalWaiters::leave(Waiter& w, std::optional<TimePoint> next_try) {
+  std::optional<Closed> closed;
+  {
+    std::lock_guard lock(mu_);
+    if (w.linked) closed = unlink(w, next_try);
+  }
+  report(std::move(closed));
+}
+
+std::optional<LocalWaiters::Closed> LocalWaiters::unlink(Waiter& w,
+                                                         std::optional<TimePoint> next_try) {
+  w.linked = false;
+  all_.erase(&w);
+  if (w.session != 0) {
+    auto [first, last] = by_session_.equal_range(w.session);
+    for (auto it = first; it != last; ++it) {
+      if (it->second == &w) {
+        by_session_.erase(it);
+        break;
+      }
+    }
+  }
+  if (!w.queued) return std::nullopt;
+  w.queued = false;
+  auto q = queues_.find(w.key);
+  auto& waiters = q->second.waiters;
+  const bool was_head = waiters.front() == &w;
+  waiters.erase(w.pos);
+  if (waiters.empty()) {
+    Closed closed{q->first, q->second.generation};
+    queues_.erase(q);
+    return closed;
+  }
+  if (!was_head) return std::nullopt;
+  Waiter* next = waiters.front();
+  if (next_try) {
+    next->retry = next_try;
+  } else if (w.poked || !w.retry) {
+    next->poked = true;  // the key may be free now: find out at once
+  } else {
+    next->retry = w.retry;  // inherit the departing head's reason to wait
+  }
+  next->cv.notify_one();
+  return std::nullopt;
+}
+
+void LocalWaiters::poke(std::string_view key) {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(key);
+  if (it == queues_.end()) return;
+  Waiter* head = it->second.waiters.front();
+  head->poked = true;
+  head->cv.notify_one();
+}
+
+void LocalWaiters::poke_all() {
+  std::lock_guard lock(mu_);
+  for (auto& [key, queue] : queues_) {
+    queue.waiters.front()->poked = true;
+    queue.waiters.front()->cv.notify_one();
+  }
+}
+
+bool LocalWaiters::begin_call(SessionId session) {
+  std::lock_guard lock(mu_);
+  if (stopping_) return false;
+  if (session == 0) return true;
+  if (closed_.count(session) != 0) return false;
+  ++sessions_[session].calls;
+  return true;
+}
+
+bool LocalWaiters::end_call(SessionId session) {
+  std::lock_guard lock(mu_);
+  if (session == 0) return false;
+  auto it = sessions_.find(session);
+  if (it != sessions_.end() && --it->second.calls == 0 && !it->second.session_holds)
+    sessions_.erase(it);
+  return closed_.count(session) != 0;
+}
+
+void LocalWaiters::note_session_hold(SessionId session) {
+  std::lock_guard lock(mu_);
+  if (session != 0) sessions_[session].session_holds = true;
+}
+
+bool LocalWaiters::close_session(SessionId session) {
+  std::lock_guard lock(mu_);
+  remember_closed(session, std::chrono::steady_clock::now());
+  auto [first, last] = by_session_.equal_range(session);
+  for (auto it = first; it != last; ++it) {
+    it->second->cancelled = true;
+    it->second->cv.notify_one();
+  }
+  auto s = sessions_.find(session);
+  if (s == sessions_.end()) return false;
+  const bool holds = s->second.session_holds;
+  s->second.session_holds = false;
+  if (s->second.calls == 0) sessions_.erase(s);
+  return holds;
+}
+
+void LocalWaiters::remember_closed(SessionId session, TimePoint now) {
+  while (!closed_order_.empty() && now - closed_order_.front().first > kRememberClosed) {
+    closed_.erase(closed_order_.front().second);
+    closed_order_.pop_front();
+  }
+  if (closed_.insert(session).second) closed_order_.emplace_back(now, session);
+}
+
+void LocalWaiters::close_all() {
+  std::lock_guard lock(mu_);
+  stopping_ = true;
+  for (Waiter* w : all_) {
+    w->cancelled = true;
+    w->cv.notify_one();
+  }
+}
+
+std::size_t LocalWaiters::count(std::string_view key) const {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(key);
+  return it == queues_.end() ? 0 : it->second.waiters.size();
+}
+
+std::size_t LocalWaiters::total() const {
+  std::lock_guard lock(mu_);
+  return all_.size();
+}
+
+}  // namespace holdfast

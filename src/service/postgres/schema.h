@@ -1,0 +1,43 @@
+// The PostgreSQL schema of the scale-out store and its versioned migrations.
+//
+// Migration, run by every node at start (safe when several nodes start at once):
+//  0. The database must be UTF8 (keys are UTF-8 compared byte by byte).
+//  1. BEGIN; take pg_advisory_xact_lock(kAdvisoryClass, 0): nodes that start together queue
+//     here, and the lock ends with the transaction whatever happens.
+//  2. Create holdfast_schema_versions if missing; read the highest version applied.
+//  3. A version above what this binary knows means a newer Holdfast migrated the database:
+//     refuse to start (an older node must not run against a schema it does not understand).
+//  4. Apply each missing migration in order, recording its version, then COMMIT. Migrations
+//     are append-only: a released one is never edited, a change is a new version.
+//
+// The tables (version 1):
+//   holdfast_holds           one row per held key (lease ends judged by holdfast_now_ms())
+//   holdfast_nodes           one row per live node: its heartbeat, for session holds
+//   holdfast_rule_set        at most one row: the lock rule set as pushed (TOML)
+//   holdfast_rate            acquire attempts per member user per minute (rate limits)
+//   holdfast_tokens          the sequence every fencing token comes from
+//   holdfast_rule_versions   the sequence that versions the rule set (cache invalidation)
+// Version 2 adds holdfast_key_waited(key), which statements that free a key call to decide
+// whether to NOTIFY (it reads holdfast_waits with a fresh snapshot; hold_rows.h says why).
+// Times are bigint milliseconds since the Unix epoch by the database's clock.
+// docs/scale-out.md describes them for operators.
+#pragma once
+
+#include <cstdint>
+
+#include "core/error.h"
+#include "service/postgres/pg_conn.h"
+
+namespace holdfast::pg {
+
+// The classid of every advisory lock Holdfast takes ("Hold" in ASCII). The two-int form keeps
+// them apart from applications' one-bigint advisory locks in the same database.
+inline constexpr std::int32_t kAdvisoryClass = 0x486F6C64;
+
+// The newest schema version this binary knows.
+int latest_schema_version();
+
+// Brings the database's schema up to latest_schema_version() (see the steps above).
+Status migrate(PgConn& conn);
+
+}  // namespace holdfast::pg
