@@ -1,5 +1,5 @@
 // Errors thrown by the Holdfast client library. Every server error arrives as a subclass of
-// holdfast::Error whose code() is the wire code of SPEC section 5; details() holds its named
+// holdfast::Error whose code() is the wire code of docs/reference.md section 5; details() holds its named
 // details as strings (e.g. "key", "timeoutMs", "retryAfterMs").
 //
 // Every public client name lives in the inline namespace holdfast::v0: code writes

@@ -3,7 +3,7 @@
 // assigned-hold calls. All are plain copyable values; none keeps a reference to the Client.
 //
 // Times are std::chrono::system_clock instants with millisecond precision, exactly as the
-// server reported them (SPEC: milliseconds since the Unix epoch). They are the server's clock;
+// server reported them (milliseconds since the Unix epoch). They are the server's clock;
 // a client whose clock differs sees them shifted by the difference.
 #pragma once
 

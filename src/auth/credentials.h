@@ -1,4 +1,4 @@
-// The credentials file (SPEC section 6, "Configuration"): members with userId, role and groups,
+// The credentials file (docs/reference.md section 6, "Configuration"): members with userId, role and groups,
 // functions with a name, each with the SHA-256 of its bearer token. Tokens themselves are never
 // stored. Authentication hashes the presented token and compares it with every entry in
 // constant time, so neither a token nor which entry matched leaks through timing.

@@ -1,4 +1,4 @@
-// Lock rule sets (SPEC section 3): one optional set per server, pushed as TOML, one CEL rule
+// Lock rule sets (docs/reference.md section 3): one optional set per server, pushed as TOML, one CEL rule
 // per gated operation. Rules are compiled at push time; checking a call only evaluates.
 //
 // The decision, in order:

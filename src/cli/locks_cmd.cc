@@ -3,7 +3,7 @@
 //
 // Each subcommand builds one holdfast::Client from --server/--token, makes one or two calls,
 // prints the result (a table for people, --json for scripts; see locks_output.h) and maps the
-// outcome to the exit codes of SPEC section 8 (kExit* in commands.h):
+// outcome to the exit codes of docs/reference.md section 8 (kExit* in commands.h):
 //   0 done; 1 not acquired (held, timed out, rate limited) or not renewed/released/
 //   transferred/unassigned; 2 usage error (bad flags, or arguments the server refused);
 //   3 authentication or access error; 4 server unreachable or unavailable.

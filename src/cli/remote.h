@@ -1,5 +1,5 @@
 // What every client subcommand (locks, rules) shares: --server/--token/--json, building the
-// Client, and mapping the outcome to the exit codes of SPEC section 8.
+// Client, and mapping the outcome to the exit codes of docs/reference.md section 8.
 #pragma once
 
 #include <functional>

@@ -1,4 +1,4 @@
-// The one error type shared by every module: a code from SPEC section 5, a one-line
+// The one error type shared by every module: a code from docs/reference.md section 5, a one-line
 // human message, and named details. Exceptions appear only at the public client API.
 #pragma once
 
@@ -29,7 +29,7 @@ enum class ErrorCode : std::uint8_t {
 
 // The wire name, e.g. "LOCK_TIMEOUT".
 std::string_view code_name(ErrorCode code);
-// The HTTP status of SPEC section 5, e.g. 409 for LOCK_TIMEOUT.
+// The HTTP status of docs/reference.md section 5, e.g. 409 for LOCK_TIMEOUT.
 int http_status(ErrorCode code);
 
 // A detail value is an integer or a string; renderers quote strings where the wire needs it.

@@ -1,5 +1,5 @@
 // The durable description of a hold and the changes the lock table reports to its store.
-// These are the records of SPEC section 2 "Durability": the store persists them, recovery
+// These are the records of docs/reference.md section 2 "Durability": the store persists them, recovery
 // rebuilds the table from them.
 #pragma once
 

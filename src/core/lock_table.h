@@ -118,7 +118,7 @@ class LockTable {
   // the next page starts. O(number of holds) per page.
   ListPage list(std::string_view match, std::string_view after, std::size_t count, Millis now);
 
-  // Identity-aware holds (SPEC section 2: assign, transfer, unassign, holder).
+  // Identity-aware holds (docs/reference.md section 2: assign, transfer, unassign, holder).
   Result<AcquireOutcome> assign(const AssignRequest& request, Millis now);
   Result<HoldState> transfer(std::string_view key, std::string_view to_id, std::string_view from_id,
                              std::string_view held_by, Millis now);

@@ -1,5 +1,5 @@
 // Who calls: a member (a signed-in user with a role and groups) or a function (a server-side
-// caller acting with the app's own authority). SPEC section 1.
+// caller acting with the app's own authority). docs/reference.md section 1.
 #pragma once
 
 #include <string>

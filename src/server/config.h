@@ -1,5 +1,5 @@
 // Server configuration: the [server], [auth], [limits] and [store] tables of holdfast.toml
-// (SPEC section 6, "Configuration"; [server] snapshotAfterBytes and the [store] table are
+// (docs/reference.md section 6, "Configuration"; [server] snapshotAfterBytes and the [store] table are
 // Holdfast's own), overridden by command-line flags.
 #pragma once
 

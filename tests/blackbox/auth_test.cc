@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <fstream>
 
 #include "auth/credentials.h"
@@ -117,6 +119,23 @@ TEST_F(Auth, HttpNeedsABearerToken) {
   EXPECT_EQ(health.out, R"({"status":"ok"})");
 }
 
+// RFC 7235: the scheme name is case-insensitive, and a 401 says which scheme to use.
+TEST_F(Auth, TheBearerSchemeIsCaseInsensitiveAndA401NamesIt) {
+  for (const char* scheme : {"bearer", "BEARER", "BeArEr"}) {
+    auto r = run({"curl", "-s", "-w", "\n%{http_code}", "-H",
+                  std::string("Authorization: ") + scheme + " alice-secret",
+                  server.http_url() + "/v1/locks/status?key=k"});
+    EXPECT_EQ(r.out.substr(r.out.size() - 3), "200") << scheme << ": " << r.out;
+  }
+  auto refused = run({"curl", "-s", "-i", server.http_url() + "/v1/locks/status?key=k"});
+  EXPECT_EQ(refused.out.rfind("HTTP/1.1 401", 0), 0u) << refused.out;
+  EXPECT_NE(refused.out.find("\r\nWWW-Authenticate: Bearer realm=\"holdfast\"\r\n"), std::string::npos)
+      << refused.out;
+  auto fine = run({"curl", "-s", "-i", "-H", "Authorization: Bearer alice-secret",
+                   server.http_url() + "/v1/locks/status?key=k"});
+  EXPECT_EQ(fine.out.find("WWW-Authenticate"), std::string::npos) << fine.out;
+}
+
 TEST_F(Auth, SighupReloadsTheCredentials) {
   EXPECT_EQ(server.client().call({"AUTH", "carol-secret"}).error_code(), "UNAUTHENTICATED");
   config.add_member("carol", "carol-secret");
@@ -157,6 +176,28 @@ TEST_F(RateLimits, TryOverTheCapIsRateLimitedWithRetryAfter) {
   auto bob = server.client();
   bob.call({"AUTH", "bob-secret"});
   EXPECT_FALSE(bob.call({"LOCK.TRY", "b", "TTL", "1000"}).is_error());
+}
+
+TEST_F(RateLimits, A429OverHttpCarriesRetryAfterInWholeSeconds) {
+  auto try_acquire = [&](const std::string& key) {
+    return run({"curl", "-s", "-i", "-X", "POST", "-H", "Authorization: Bearer alice-secret",
+                server.http_url() + "/v1/locks/try-acquire", "-d",
+                R"({"key":")" + key + R"(","ttlMs":60000})"});
+  };
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(try_acquire("h" + std::to_string(i)).out.rfind("HTTP/1.1 200", 0), 0u);
+  auto limited = try_acquire("h9");
+  ASSERT_EQ(limited.out.rfind("HTTP/1.1 429", 0), 0u) << limited.out;
+  const std::smatch m = [&] {
+    std::smatch found;
+    std::regex_search(limited.out, found, std::regex("\r\nRetry-After: ([0-9]+)\r\n"));
+    return found;
+  }();
+  ASSERT_FALSE(m.empty()) << limited.out;
+  const long seconds = std::stol(m[1]);
+  std::smatch ms;
+  ASSERT_TRUE(std::regex_search(limited.out, ms, std::regex("\"retryAfterMs\":([0-9]+)")));
+  EXPECT_EQ(seconds, (std::stol(ms[1]) + 999) / 1000) << "rounded up from the body's retryAfterMs";
+  EXPECT_GE(seconds, 1);
 }
 
 TEST_F(RateLimits, ABlockingAcquireOverTheCapWaitsAndEndsInLockTimeout) {

@@ -1,6 +1,6 @@
 // Runs every curl example of docs/http.md, in order, against a fresh server and checks each
-// reply has the documented shape: the same fields with the same JSON types, recursively
-// (handles, tokens and times differ from run to run).
+// reply has the documented status and shape: the same fields with the same JSON types,
+// recursively (handles, tokens and times differ from run to run).
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
@@ -55,18 +55,23 @@ TEST(HttpDocs, EveryCurlExampleAnswersAsDocumented) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string doc = ss.str();
-  std::regex example("```sh\n(curl [^\n]*)\n```\n```json\n([^\n]*)\n```");
+  // A command (curl, or a pipe into curl), the status shown as `200 OK`, the body.
+  std::regex example("```sh\n([^\n]*curl [^\n]*)\n```\n`([0-9]{3}) [^`\n]*`\n```json\n([^\n]*)\n```");
   int ran = 0;
   std::string handle;
   for (auto it = std::sregex_iterator(doc.begin(), doc.end(), example); it != std::sregex_iterator(); ++it) {
     std::string command = (*it)[1];
-    std::string expected = (*it)[2];
+    const std::string status = (*it)[2];
+    std::string expected = (*it)[3];
     command = std::regex_replace(command, std::regex("127\\.0\\.0\\.1:7421"), "127.0.0.1:" + std::to_string(server.http_port()));
     command = std::regex_replace(command, std::regex("HANDLE"), handle);
-    auto result = run({"sh", "-c", command});
+    auto result = run({"sh", "-c", command + " -w '\\n%{http_code}'"});
     ASSERT_EQ(result.exit_code, 0) << command << "\n" << result.err;
+    const std::size_t last_line = result.out.rfind('\n');
+    ASSERT_NE(last_line, std::string::npos) << result.out;
+    EXPECT_EQ(result.out.substr(last_line + 1), status) << command;
     boost::system::error_code ec;
-    json::value got = json::parse(result.out, ec);
+    json::value got = json::parse(result.out.substr(0, last_line), ec);
     ASSERT_FALSE(ec) << command << " printed " << result.out;
     json::value want = json::parse(expected);
     EXPECT_EQ(same_shape(want, got, "$"), "") << command;
@@ -74,7 +79,7 @@ TEST(HttpDocs, EveryCurlExampleAnswersAsDocumented) {
       handle = std::string(got.at("handle").at("handle").as_string());
     ++ran;
   }
-  EXPECT_GE(ran, 14);
+  EXPECT_GE(ran, 21);
 }
 
 }  // namespace

@@ -359,6 +359,41 @@ TEST_F(HttpApi, HeadAnswersWithTheHeadersOfGetAndNoBody) {
   EXPECT_NE(rest.find("\r\n\r\n{\"status\":\"ok\"}"), std::string::npos) << out;
 }
 
+TEST_F(HttpApi, UnknownQueryParametersAndOversizedPagesAreRefusedNamingTheField) {
+  auto unknown = curl("GET", "/v1/locks/status?key=k&colour=red");
+  EXPECT_EQ(unknown.status, 400) << unknown.raw;
+  EXPECT_EQ(str(unknown.body.at("details"), "field"), "colour");
+  auto twice = curl("GET", "/v1/locks/status?key=a&key=b");
+  EXPECT_EQ(twice.status, 400) << twice.raw;
+  EXPECT_EQ(str(twice.body.at("details"), "field"), "key");
+  auto on_post = curl("POST", "/v1/locks/try-acquire?debug=1", R"({"key":"k","ttlMs":1000})");
+  EXPECT_EQ(on_post.status, 400) << on_post.raw;
+  auto too_many = curl("GET", "/v1/locks?count=10001");
+  EXPECT_EQ(too_many.status, 400) << too_many.raw;
+  EXPECT_EQ(curl("GET", "/v1/locks?count=10000").status, 200);
+  EXPECT_EQ(curl("GET", "/v1/locks/status?key=k").status, 200);
+}
+
+TEST_F(HttpApi, AValueTheContractRefusesNamesItsFieldInDetails) {
+  auto negative = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":-1})");
+  EXPECT_EQ(negative.status, 400) << negative.raw;
+  EXPECT_EQ(str(negative.body.at("details"), "field"), "ttlMs");
+  auto empty_key = post("/v1/locks/try-acquire", R"({"key":"","ttlMs":1000})");
+  EXPECT_EQ(str(empty_key.body.at("details"), "field"), "key");
+  auto owner = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":1000,"owner":""})");
+  EXPECT_EQ(str(owner.body.at("details"), "field"), "owner");
+}
+
+TEST_F(HttpApi, ARuleSetCanBeReadByName) {
+  const std::string toml = "[ruleSet]\nname = \"policy\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n";
+  ASSERT_EQ(curl("PUT", "/v1/rule-sets/policy", toml).status, 200);
+  auto got = curl("GET", "/v1/rule-sets/policy");
+  ASSERT_EQ(got.status, 200) << got.raw;
+  EXPECT_EQ(str(got.body, "name"), "policy");
+  EXPECT_EQ(str(got.body, "toml"), toml);
+  EXPECT_EQ(curl("GET", "/v1/rule-sets/other").status, 404);
+}
+
 TEST_F(HttpApi, AWrongMethodIsAnsweredWithTheMethodsThePathTakes) {
   const auto answer = [&](const std::string& request_line) {
     return raw_exchange(server.http_port(), request_line + " HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
@@ -366,8 +401,8 @@ TEST_F(HttpApi, AWrongMethodIsAnsweredWithTheMethodsThePathTakes) {
   const std::string status = answer("DELETE /v1/locks/status?key=k");
   EXPECT_EQ(status.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), 0u) << status;
   EXPECT_NE(status.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << status;
-  const std::string rule_set = answer("GET /v1/rule-sets/policy");
-  EXPECT_NE(rule_set.find("\r\nAllow: PUT, DELETE\r\n"), std::string::npos) << rule_set;
+  const std::string rule_set = answer("PATCH /v1/rule-sets/policy");
+  EXPECT_NE(rule_set.find("\r\nAllow: PUT, GET, HEAD, DELETE\r\n"), std::string::npos) << rule_set;
   const std::string acquire = answer("HEAD /v1/locks/acquire");
   EXPECT_NE(acquire.find("\r\nAllow: POST\r\n"), std::string::npos) << acquire;
   EXPECT_EQ(acquire.substr(acquire.find("\r\n\r\n") + 4), "") << acquire;  // HEAD: no body

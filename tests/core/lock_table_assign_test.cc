@@ -1,4 +1,4 @@
-// Identity-aware holds: assign, transfer, unassign, holder (SPEC sections 2 and 8).
+// Identity-aware holds: assign, transfer, unassign, holder (docs/reference.md sections 2 and 8).
 #include <gtest/gtest.h>
 
 #include "table_fixture.h"

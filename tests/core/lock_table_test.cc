@@ -1,4 +1,4 @@
-// Behaviour of handle holds: SPEC section 2, driven with a fake clock.
+// Behaviour of handle holds: docs/reference.md section 2, driven with a fake clock.
 #include <gtest/gtest.h>
 
 #include "core/list_cursor.h"

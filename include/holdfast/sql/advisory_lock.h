@@ -1,4 +1,4 @@
-// Database advisory locks (SPEC section 6): run a function while holding a named lock that lives
+// Database advisory locks (docs/reference.md section 6): run a function while holding a named lock that lives
 // in the application's own PostgreSQL or MariaDB/MySQL database, with no Holdfast server involved.
 //
 //   holdfast::sql::PgConnection db("postgresql://app@db/app");

@@ -1,4 +1,4 @@
-// HoldRows: every lock operation of SPEC section 2 as ONE conditional SQL statement on
+// HoldRows: every lock operation of docs/reference.md section 2 as ONE conditional SQL statement on
 // holdfast_holds (autocommit: the statement is the transaction). The database decides:
 //
 //  - A key is free when it has no row or its row's lease has ended by holdfast_now_ms(), the

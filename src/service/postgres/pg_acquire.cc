@@ -7,7 +7,7 @@
 //     tries the re-take (acquire with the holder's owner) or the refresh (assign to the same
 //     holder), which never takes a free key; otherwise the full grant.
 //  2. Blocking: join the key's queue. A newcomer behind others first tries the re-take or
-//     refresh (those never wait, SPEC section 8). Then the head of the queue attempts the
+//     refresh (those never wait, docs/reference.md section 8). Then the head of the queue attempts the
 //     grant whenever there is a reason: at once when it becomes head, on a NOTIFY for the key
 //     from any node (the first waiter of a node registers the key in holdfast_waits before
 //     its first attempt; a release, unassign or session end then notifies it), on a

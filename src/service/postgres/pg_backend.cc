@@ -80,7 +80,7 @@ Status PgBackend::start() {
   cluster_ = std::make_unique<pg::ClusterRows>(*pool_);
 
   // The previous node of this data dir is dead (we hold its lock): its session holds go now,
-  // not after the grace. SPEC: no session hold survives a restart.
+  // not after the grace: no session hold survives a restart (docs/reference.md 2.11).
   const fs::path id_file = fs::path(options_.data_dir) / "node-id";
   std::int64_t previous = 0;
   if (std::ifstream in(id_file); in) in >> previous;
