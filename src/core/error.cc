@@ -40,4 +40,23 @@ int http_status(ErrorCode code) {
   return 500;
 }
 
+Error lock_timeout(std::string_view key, std::int64_t timeout_ms) {
+  return Error(ErrorCode::kLockTimeout, "no grant within the timeout")
+      .with("key", std::string(key))
+      .with("timeoutMs", timeout_ms);
+}
+
+Error rate_limited(std::int64_t retry_after_ms) {
+  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later")
+      .with("retryAfterMs", retry_after_ms);
+}
+
+Error lock_held(std::string_view key) {
+  return Error(ErrorCode::kLockHeld, "the key is held by another holder").with("key", std::string(key));
+}
+
+Error not_holder(std::string_view key, std::string_view why) {
+  return Error(ErrorCode::kLockNotHolder, std::string(why)).with("key", std::string(key));
+}
+
 }  // namespace holdfast

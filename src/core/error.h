@@ -51,6 +51,17 @@ inline Error invalid_argument(std::string message) {
   return Error(ErrorCode::kInvalidArgument, std::move(message));
 }
 
+// The contract's errors that every backend answers alike, with their details.
+// LOCK_TIMEOUT key=... timeoutMs=...: a wait (or one attempt, timeoutMs 0) did not win the key.
+Error lock_timeout(std::string_view key, std::int64_t timeout_ms);
+// RATE_LIMITED retryAfterMs=...: over the hourly cap of acquire attempts.
+Error rate_limited(std::int64_t retry_after_ms);
+// LOCK_HELD key=...: an assign without a timeout met another holder.
+Error lock_held(std::string_view key);
+// LOCK_NOT_HOLDER key=...: a transfer or unassign by someone who does not hold the key; `why`
+// says what holds it instead.
+Error not_holder(std::string_view key, std::string_view why);
+
 // Result<T>: a value or an Error (std::expected is C++23).
 template <typename T>
 class [[nodiscard]] Result {

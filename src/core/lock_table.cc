@@ -70,14 +70,6 @@ namespace {
 // Debian's Abseil has its own string_view type; its maps look keys up by that.
 absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-Error held_error(std::string_view key) {
-  return Error(ErrorCode::kLockHeld, "the key is held by another holder").with("key", std::string(key));
-}
-
-Error not_holder_error(std::string_view key, std::string_view why) {
-  return Error(ErrorCode::kLockNotHolder, std::string(why)).with("key", std::string(key));
-}
-
 }  // namespace
 
 LockTable::LockTable(ChangeSink* sink) : sink_(sink) {}
@@ -479,7 +471,7 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
     out.hold = view(*slot, /*with_handle=*/false);
     return out;
   }
-  if (!r.timeout_ms) return held_error(r.key);
+  if (!r.timeout_ms) return lock_held(r.key);
   if (*r.timeout_ms == 0) {
     out.kind = AcquireOutcome::Kind::kContended;
     return out;
@@ -497,11 +489,11 @@ Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_
                                       Millis now) {
   Slot* slot = find_live(key, now);
   if (slot == nullptr || !slot->second.held())
-    return not_holder_error(key, "the key is not assigned to fromId (it is free)");
+    return not_holder(key, "the key is not assigned to fromId (it is free)");
   if (slot->second.kind != HoldKind::kAssigned)
-    return not_holder_error(key, "the key is held by a handle hold, not assigned");
+    return not_holder(key, "the key is held by a handle hold, not assigned");
   if (slot->second.holder_id() != from_id)
-    return not_holder_error(key, "the key is not assigned to fromId");
+    return not_holder(key, "the key is not assigned to fromId");
   const Millis lease_end = slot->second.lease_expires_at;  // the lease carries over
   drop_hold(slot);
   return grant(slot, held_by, std::nullopt, to_id, lease_end, Scope::kLease, HoldKind::kAssigned, 0, now);
@@ -512,9 +504,9 @@ Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
   Slot* slot = find_live(key, now);
   if (slot == nullptr || !slot->second.held()) return ReleaseOutcome{false};
   if (slot->second.kind != HoldKind::kAssigned)
-    return not_holder_error(key, "the key is held by a handle hold; release it with its handle");
+    return not_holder(key, "the key is held by a handle hold; release it with its handle");
   if (holder_id && slot->second.holder_id() != *holder_id)
-    return not_holder_error(key, "the key is assigned to another holder");
+    return not_holder(key, "the key is assigned to another holder");
   emit(Released{slot->first, slot->second.token});
   ++counters_.releases;
   free_key(slot, now);

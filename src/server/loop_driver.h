@@ -20,12 +20,20 @@
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "core/clock.h"
 #include "service/lock_service.h"
 
 namespace holdfast {
+
+// Drops the reference `self` from the loop rather than here, where the object it points to may
+// still be in use by the caller (a connection letting go of itself when its last call ends).
+template <typename T>
+void let_go_from_loop(boost::asio::io_context& io, std::shared_ptr<T>& self) {
+  if (self) boost::asio::post(io, [doomed = std::move(self)] {});
+}
 
 // A connection whose replies can be sent from the loop.
 class ReplySender {

@@ -31,12 +31,6 @@ std::uint32_t& Policy::GatedIndex::operator()(Gated* g) const { return g->heap_i
 
 namespace {
 
-Error lock_timeout(std::string_view key, Millis timeout_ms) {
-  return Error(ErrorCode::kLockTimeout, "no grant within the timeout")
-      .with("key", std::string(key))
-      .with("timeoutMs", timeout_ms);
-}
-
 Error forbidden(std::string_view what) {
   return Error(ErrorCode::kForbidden, std::string(what) + " needs the admin or owner role");
 }

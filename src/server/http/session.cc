@@ -144,8 +144,8 @@ void Session::flush() {
 void Session::keep_alive(bool call_in_flight) {
   if (call_in_flight) {
     self_ = shared_from_this();
-  } else if (self_) {
-    boost::asio::post(hub_.io, [self = std::move(self_)] {});
+  } else {
+    let_go_from_loop(hub_.io, self_);
   }
 }
 

@@ -120,9 +120,8 @@ void Connection::resume() { post_process(); }
 void Connection::keep_alive(bool calls_in_flight) {
   if (calls_in_flight) {
     self_ = shared_from_this();
-  } else if (self_) {
-    // Let go from the loop: the caller may still be using the connection.
-    boost::asio::post(hub_.io, [self = std::move(self_)] {});
+  } else {
+    let_go_from_loop(hub_.io, self_);
   }
 }
 

@@ -6,21 +6,6 @@
 
 namespace holdfast {
 
-namespace {
-
-Error lock_timeout(std::string_view key, Millis timeout_ms) {
-  return Error(ErrorCode::kLockTimeout, "no grant within the timeout")
-      .with("key", std::string(key))
-      .with("timeoutMs", timeout_ms);
-}
-
-Error rate_limited(Millis retry_after_ms) {
-  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later")
-      .with("retryAfterMs", retry_after_ms);
-}
-
-}  // namespace
-
 EmbeddedBackend::EmbeddedBackend(const Clock& clock, Store& store, WakeLoop wake)
     : clock_(clock), store_(store), wake_(std::move(wake)), table_(this) {}
 

@@ -45,17 +45,6 @@ namespace {
 
 thread_local HandleSource handles;  // not thread-safe: one per executor thread
 
-Error lock_timeout(std::string_view key, Millis timeout_ms) {
-  return Error(ErrorCode::kLockTimeout, "no grant within the timeout")
-      .with("key", std::string(key))
-      .with("timeoutMs", timeout_ms);
-}
-
-Error rate_limited(Millis retry_after_ms) {
-  return Error(ErrorCode::kRateLimited, "too many acquire attempts; try again later")
-      .with("retryAfterMs", retry_after_ms);
-}
-
 Error waiter_gone() {
   return Error(ErrorCode::kUnavailable, "the connection closed or the server is shutting down");
 }
@@ -214,8 +203,7 @@ Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args
   if (!r.ok()) return std::move(r).error();
   if (!r->granted) {
     if (!args.timeout_ms) {
-      return Error(ErrorCode::kLockHeld, "the key is held by another holder")
-          .with("key", std::string(args.key));
+      return lock_held(args.key);
     }
     return lock_timeout(args.key, 0);  // TIMEOUT 0: one attempt
   }

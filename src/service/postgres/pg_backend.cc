@@ -243,14 +243,6 @@ Issued PgBackend::delete_rule_set(std::string_view name, Completion& done) {
   });
 }
 
-namespace {
-
-Error not_holder_error(std::string_view key, std::string_view why) {
-  return Error(ErrorCode::kLockNotHolder, std::string(why)).with("key", std::string(key));
-}
-
-}  // namespace
-
 Issued PgBackend::renew(const Caller&, const RenewArgs& args, Completion& done) {
   return run(done, [this, key = std::string(args.key), handle = std::string(args.handle),
                     ttl = args.ttl_ms]() -> Result<Answer> {
@@ -353,10 +345,10 @@ Result<Answer> PgBackend::do_transfer(std::string_view held_by, const TransferAr
   // Why not: read the hold as it is now (it may have moved on since; the code is the same).
   auto now = holds_->find(args.key);
   if (!now.ok()) return store_error(std::move(now).error());
-  if (!*now) return not_holder_error(args.key, "the key is not assigned to fromId (it is free)");
+  if (!*now) return not_holder(args.key, "the key is not assigned to fromId (it is free)");
   if ((*now)->kind != HoldKind::kAssigned)
-    return not_holder_error(args.key, "the key is held by a handle hold, not assigned");
-  return not_holder_error(args.key, "the key is not assigned to fromId");
+    return not_holder(args.key, "the key is held by a handle hold, not assigned");
+  return not_holder(args.key, "the key is not assigned to fromId");
 }
 
 Issued PgBackend::unassign(const Caller&, const UnassignArgs& args, Completion& done) {
@@ -384,10 +376,10 @@ Result<Answer> PgBackend::do_unassign(const UnassignArgs& args) {
   if (!now.ok()) return store_error(std::move(now).error());
   if (!*now) return Answer(ReleaseOutcome{false});
   if ((*now)->kind != HoldKind::kAssigned)
-    return not_holder_error(args.key,
+    return not_holder(args.key,
                             "the key is held by a handle hold; release it with its handle");
   if (args.holder_id && (*now)->holder_id != *args.holder_id)
-    return not_holder_error(args.key, "the key is assigned to another holder");
+    return not_holder(args.key, "the key is assigned to another holder");
   return Answer(ReleaseOutcome{false});  // freed by someone else between the two statements
 }
 
