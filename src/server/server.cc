@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "server/logging.h"
+
 namespace holdfast {
 
 namespace fs = std::filesystem;
@@ -162,10 +164,12 @@ Status Server::start() {
   if (unix_) line += " unix=" + config_.unix_path;
   if (!http_address_.empty()) line += " http=" + http_address_;
   line += std::string(" mode=") + (auth_ != nullptr ? "auth" : "open");
+  // The one ready line, on stdout for scripts to wait for; the log (stderr) does not repeat it.
   std::cout << line << std::endl;
   if (embedded_ != nullptr) {
-    spdlog::info("{} ({} holds recovered, next token {})", line, embedded_->table().held_count(),
-                 embedded_->table().last_token() + 1);
+    log_event(LogLevel::kInfo, "recovered the log",
+              {{"holds", static_cast<std::int64_t>(embedded_->table().held_count())},
+               {"nextToken", static_cast<std::int64_t>(embedded_->table().last_token() + 1)}});
   }
   return ok_status();
 }
