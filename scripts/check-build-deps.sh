@@ -84,12 +84,10 @@ allowed_file() {
 # 2. The PATH of the allowed programs.
 rm -rf "$work/bin"
 mkdir -p "$work/bin"
-for dir in /usr/bin /usr/sbin /bin /sbin; do
-  for program in "$dir"/*; do
-    [ -x "$program" ] && [ ! -d "$program" ] || continue
-    printf '%s\t%s\n' "$(readlink -f -- "$program")" "$program"
-  done
-done | sort -t $'\t' -k1,1 | join -t $'\t' - "$work/allowed-files" |
+find /usr/bin/ /usr/sbin/ /bin/ /sbin/ -mindepth 1 -maxdepth 1 ! -type d -executable -print \
+  >"$work/programs"
+xargs -d '\n' readlink -f -- <"$work/programs" | paste - "$work/programs" | sort -t $'\t' -k1,1 |
+  join -t $'\t' - "$work/allowed-files" |
   while IFS=$'\t' read -r _ program; do
     [ -e "$work/bin/${program##*/}" ] || ln -s "$program" "$work/bin/${program##*/}"
   done
@@ -122,10 +120,12 @@ say "built holdfast in $((SECONDS - t)) s"
 # 4. Everything the configuration found belongs to an allowed package.
 outside=()
 while read -r path; do
-  case "$path" in "$src"/* | "$work"/* | /tmp/* | /proc/*) continue ;; esac
+  case "$path" in "$src" | "$src"/* | "$work" | "$work"/* | /tmp/* | /proc/*) continue ;; esac
   [ -e "$path" ] || continue
   allowed_file "$path" || outside+=("$path ($(dpkg -S "$(readlink -f -- "$path")" 2>/dev/null | cut -d: -f1 || echo 'no package'))")
-done < <(sed -n 's/^[A-Za-z0-9_.+-]*:[A-Z]*=//p' "$tree/CMakeCache.txt" | tr ';' '\n' | grep -o '^/[^ ]*' | sort -u)
+done < <(grep -Ev '^((_GNUInstallDirs_LAST_)?CMAKE_INSTALL_|CMAKE_IGNORE_PATH)' "$tree/CMakeCache.txt" |
+  # (where to install and what to ignore are not things the configuration found)
+  sed -n 's/^[A-Za-z0-9_.+-]*:[A-Z]*=//p' | tr ';' '\n' | grep -o '^/[^ ]*' | sort -u)
 if [ ${#outside[@]} -gt 0 ]; then
   printf '  %s\n' "${outside[@]}" >&2
   fail "the build configuration uses files outside the build packages (above): add their package to build_pkgs in scripts/install-deps.sh, or stop using them"
