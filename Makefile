@@ -39,7 +39,7 @@ build: configure
 
 serve: configure
 	cmake --build $(BUILD_DIR) --target holdfast
-	./$(BUILD_DIR)/holdfast serve $(SERVE_ARGS)
+	$(BUILD_DIR)/holdfast serve $(SERVE_ARGS)
 
 # Unit, black-box, example and smoke tests (gcc build), the check that the build needs only the
 # build packages, then the fuzzers (clang build).
@@ -103,7 +103,7 @@ tsan: deps-test
 	@! ls $(TSAN_DIR)/report.* 2>/dev/null || { cat $(TSAN_DIR)/report.*; exit 1; }
 
 bench: deps-bench build
-	./$(BUILD_DIR)/holdfast-bench --out bench/results $(BENCH_ARGS)
+	$(BUILD_DIR)/holdfast-bench --out bench/results $(BENCH_ARGS)
 
 format:
 	find include src tests fuzz bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
