@@ -49,7 +49,7 @@ std::unique_ptr<LockScope> acquire(SignalWatch& signals, Client& client, const H
     const SignalWatch::Event e = signals.wait();
     if (e.kind == SignalWatch::Event::kWake) break;
     if (SignalWatch::is_stop_signal(e.signal)) {
-      std::cerr << who << ": interrupted while waiting for " << o.key << "; nothing is held\n";
+      std::cerr << who << ": interrupted while waiting for " << o.key << "\n";
       // The acquire cannot be called off; the connection it waits on closes with the process.
       std::_Exit(128 + e.signal);
     }

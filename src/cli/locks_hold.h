@@ -6,8 +6,9 @@
 //   1. Block the stop signals (SignalWatch) before any thread starts.
 //   2. Acquire on a thread of its own (a LockScope: one attempt, or --wait MS in the key's
 //      queue) while the main thread waits for it or for a stop signal. A stop signal before the
-//      grant ends the process at once with 128 + the signal: nothing is held, and the server
-//      drops the waiter when the connection closes with the process.
+//      grant ends the process at once with 128 + the signal: the server drops the waiter when
+//      the connection closes with the process. (A grant already on its way back when the signal
+//      came is not released: it ends with its lease, or at once if it is a session hold.)
 //   3. Hold. `acquire --session` prints the hold and waits for SIGINT, SIGTERM, SIGHUP or
 //      SIGQUIT. `run` starts CMD with HOLDFAST_LOCK_KEY, HOLDFAST_LOCK_HANDLE and
 //      HOLDFAST_LOCK_TOKEN in its environment and waits for it to exit, passing on the signals
