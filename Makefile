@@ -11,7 +11,7 @@ CTEST_JOBS ?= 2
 SERVE_ARGS ?=
 BENCH_ARGS ?=
 
-.PHONY: all deps deps-test deps-bench configure build serve test unit-test fuzz bench coverage sanitize tsan format clean
+.PHONY: all deps deps-test deps-bench configure configure-tests build serve test check-deps unit-test fuzz bench coverage sanitize tsan format clean
 
 all: build
 
@@ -24,21 +24,35 @@ deps-test:
 deps-bench:
 	@scripts/install-deps.sh bench
 
+# A fresh build dir is configured without the tests, which need more than the build packages;
+# one that `make test` configured keeps them (it then has what they need).
 $(BUILD_DIR)/build.ninja:
-	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DHOLDFAST_TESTS=OFF
 
 configure: deps $(BUILD_DIR)/build.ninja
+
+configure-tests: deps-test
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DHOLDFAST_TESTS=ON
 
 build: configure
 	cmake --build $(BUILD_DIR)
 
-serve: build
-	./$(BUILD_DIR)/holdfast serve $(SERVE_ARGS)
+serve: configure
+	cmake --build $(BUILD_DIR) --target holdfast
+	$(BUILD_DIR)/holdfast serve $(SERVE_ARGS)
 
-# Unit, black-box, example and smoke tests (gcc build), then the fuzzers (clang build).
-test: deps-test build
+# Unit, black-box, example and smoke tests (gcc build), the check that the build needs only the
+# build packages, then the fuzzers (clang build).
+test: configure-tests
+	cmake --build $(BUILD_DIR)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(CTEST_JOBS) --timeout 600
+	scripts/check-build-deps.sh $(BUILD_DIR)/check-build-deps
 	$(MAKE) --no-print-directory fuzz
+
+# Configures and builds the server with only the build packages' programs and files
+# (scripts/check-build-deps.sh says how); part of `make test`.
+check-deps: deps
+	scripts/check-build-deps.sh $(BUILD_DIR)/check-build-deps
 
 fuzz: deps-test
 	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -89,7 +103,7 @@ tsan: deps-test
 	@! ls $(TSAN_DIR)/report.* 2>/dev/null || { cat $(TSAN_DIR)/report.*; exit 1; }
 
 bench: deps-bench build
-	./$(BUILD_DIR)/holdfast-bench --out bench/results $(BENCH_ARGS)
+	$(BUILD_DIR)/holdfast-bench --out bench/results $(BENCH_ARGS)
 
 format:
 	find include src tests fuzz bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -2,25 +2,36 @@
 # Installs the Debian packages Holdfast needs to build, test and serve.
 # Idempotent: asks dpkg first and runs apt-get only for packages that are missing.
 # Usage: scripts/install-deps.sh [build|test|bench]   (default: test)
+#        scripts/install-deps.sh --list PROFILE       prints the profile's packages, one a line
 set -euo pipefail
 
+list_only=false
+if [ "${1:-}" = "--list" ]; then
+  list_only=true
+  shift
+fi
 profile="${1:-test}"
 
+# What configuring and building the server, the CLI, the client library, the examples and
+# holdfast-bench needs (`make serve`, `make build`); scripts/check-build-deps.sh, run by
+# `make test`, fails if the build ever needs anything else.
 build_pkgs=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-dev libboost-json1.81-dev libtomlplusplus-dev libcli11-dev
   libspdlog-dev libre2-dev libssl-dev libpq-dev libmariadb-dev libabsl-dev
-  libgtest-dev libgmock-dev
 )
+# What the tests add: GoogleTest, the programs they run (tests/CMakeLists.txt names the
+# package of each), and clang for the fuzzers and the sanitizer builds.
 test_pkgs=(
+  libgtest-dev
   clang libclang-rt-14-dev llvm python3 curl procps psmisc
   redis-tools redis-server postgresql mariadb-server
   etcd-server gnuplot-nox
 )
 # The smoke run of the benchmark (ctest bench_smoke) starts etcd and draws its charts, so
 # etcd-server and gnuplot-nox are test packages; llvm brings llvm-cov for `make coverage`.
-# The full benchmark run adds these:
-bench_pkgs=(libbenchmark-dev etcd-client)
+# The full benchmark run needs nothing more.
+bench_pkgs=()
 
 wanted=("${build_pkgs[@]}")
 case "$profile" in
@@ -29,6 +40,11 @@ case "$profile" in
   bench) wanted+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
   *) echo "install-deps: unknown profile '$profile' (build|test|bench)" >&2; exit 2 ;;
 esac
+
+if $list_only; then
+  printf '%s\n' "${wanted[@]}"
+  exit 0
+fi
 
 missing=()
 for pkg in "${wanted[@]}"; do

@@ -1,4 +1,4 @@
-// holdfast locks list|status|acquire|release|renew|assign|transfer|unassign|holder: the lock
+// holdfast locks list|status|acquire|release|renew|assign|transfer|unassign|holder|run: the lock
 // namespace from the command line, through the public client library.
 //
 // Each subcommand builds one holdfast::Client from --server/--token, makes one or two calls,
@@ -7,6 +7,7 @@
 //   0 done; 1 not acquired (held, timed out, rate limited) or not renewed/released/
 //   transferred/unassigned; 2 usage error (bad flags, or arguments the server refused);
 //   3 authentication or access error; 4 server unreachable or unavailable.
+// `acquire --session` and `run` keep holding after the grant (locks_hold.h).
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -15,6 +16,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/locks_hold.h"
 #include "cli/locks_output.h"
 #include "cli/remote.h"
 #include "holdfast/client.h"
@@ -38,9 +40,31 @@ struct Flags {
   std::int64_t ttl_ms = 60000;
   std::int64_t wait_ms = -1;
   std::size_t count = 0;
+  bool session = false;
+  std::vector<std::string> command;  // run: CMD and its arguments
+  int conflict_exit_code = kExitNotAcquired;
 };
 
-TimePoint now() { return std::chrono::time_point_cast<std::chrono::milliseconds>(Clock::now()); }
+HoldOptions hold_options(const Flags& f) {
+  HoldOptions o;
+  o.remote = RemoteOptions{f.server, f.token, f.json};
+  o.key = f.key;
+  o.ttl_ms = f.ttl_ms;
+  o.wait_ms = f.wait_ms;
+  if (!f.owner.empty()) o.owner = f.owner;
+  o.session = f.session;
+  return o;
+}
+
+constexpr const char* kRunExitCodes =
+    "Exit codes: CMD's status once it ran (128 + N if it died of signal N); without running\n"
+    "CMD: 1 not acquired (or --conflict-exit-code), 2 usage error, 3 authentication or access\n"
+    "error, 4 server unreachable, 126 CMD cannot run, 127 CMD not found; 128 + N when signal N\n"
+    "stopped holdfast while it waited for the key. CMD's environment has HOLDFAST_LOCK_KEY,\n"
+    "HOLDFAST_LOCK_HANDLE and HOLDFAST_LOCK_TOKEN (the fencing token). A signal sent to\n"
+    "holdfast is passed on to CMD; if the lease is lost CMD gets SIGTERM.";
+
+TimePoint now() { return current_time(); }
 
 // A whole number from `min` up, of `unit`. CLI11's own range checks call a word like "soon"
 // or "1.5" out of range, and print a double's range for a count.
@@ -63,19 +87,8 @@ int run(const Flags& f, const std::function<int(Client&)>& body) {
   return run_remote(RemoteOptions{f.server, f.token, f.json}, "holdfast locks", body);
 }
 
-// "jobs:1 is held by user:local (owner run-1), expires in 42 s" or "" when status fails.
 std::string who_holds(Client& client, const std::string& key) {
-  try {
-    LockStatus s = client.status(key);
-    if (!s.hold) return key + " is free now";
-    std::string text = key + " is held by " + s.hold->held_by;
-    if (s.hold->owner) text += " (owner " + *s.hold->owner + ")";
-    if (s.hold->lease_expires_at)
-      text += ", expires " + relative_time(*s.hold->lease_expires_at, now());
-    return text;
-  } catch (const Error&) {
-    return key + " is held";
-  }
+  return cli::who_holds(client, key, now());
 }
 
 int list(const Flags& f, Client& client) {
@@ -223,12 +236,15 @@ int holder(const Flags& f, Client& client) {
   return kExitOk;
 }
 
-CLI::App* leaf(CLI::App* locks, const std::string& name, const std::string& about) {
+constexpr const char* kCommonOptions =
+    "Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n";
+
+CLI::App* leaf(CLI::App* locks, const std::string& name, const std::string& about,
+               const std::string& footer = std::string(kCommonOptions) + kExitCodes) {
   CLI::App* cmd = locks->add_subcommand(name, about);
   // Options of `locks` (--server, --token, --json) may also come after the subcommand.
   cmd->fallthrough();
-  cmd->footer(std::string("Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n") +
-              kExitCodes);
+  cmd->footer(footer);
   return cmd;
 }
 
@@ -257,10 +273,10 @@ void add_locks_command(CLI::App& app, int& exit_code) {
 
   CLI::App* list_cmd =
       leaf(locks, "list", "List held locks (admin); every page unless --count/--cursor");
-  list_cmd->add_option("--match", f->match, "only keys matching this glob, e.g. 'import:*'");
-  list_cmd->add_option("--count", f->count, "one page of at most this many")
+  list_cmd->add_option("--match", f->match, "only keys matching this glob, e.g. 'import:*' (default: every key)");
+  list_cmd->add_option("--count", f->count, "one page of at most this many (default: every page)")
       ->check(whole_number(1, "holds"));
-  list_cmd->add_option("--cursor", f->cursor, "continue from this cursor (from a previous page)");
+  list_cmd->add_option("--cursor", f->cursor, "continue from this cursor, from a previous page (default: the start)");
   on(list_cmd, list);
 
   CLI::App* status_cmd = leaf(locks, "status", "Who holds KEY, until when, and how many wait");
@@ -273,10 +289,20 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   acquire_cmd->add_option("key", f->key, "the lock key")->required();
   acquire_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default 60000)")
       ->check(ttl_check);
-  acquire_cmd->add_option("--owner", f->owner, "name this run, so it can re-take its own hold");
-  acquire_cmd->add_option("--wait", f->wait_ms, "wait in the queue up to MS milliseconds")
+  acquire_cmd->add_option("--owner", f->owner,
+                          "name this run, so it can re-take its own hold (default none)");
+  acquire_cmd
+      ->add_option("--wait", f->wait_ms,
+                   "wait in the queue up to MS milliseconds (default: one attempt)")
       ->check(wait_check);
-  on(acquire_cmd, acquire);
+  acquire_cmd->add_flag("--session", f->session,
+                        "a session hold: keep holding (and renewing) until Ctrl-C, SIGTERM or "
+                        "SIGHUP, then release; the hold also ends if this command dies "
+                        "(default: a lease hold that outlives the command)");
+  acquire_cmd->callback([f, &exit_code] {
+    exit_code = f->session ? hold_until_stopped(hold_options(*f))
+                           : run(*f, [&](Client& c) { return acquire(*f, c); });
+  });
 
   CLI::App* release_cmd = leaf(locks, "release", "Free KEY with the handle that acquire printed");
   release_cmd->add_option("key", f->key, "the lock key")->required();
@@ -298,7 +324,8 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   CLI::Option* assign_ttl =
       assign_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default: never expires)")
           ->check(ttl_check);
-  assign_cmd->add_option("--wait", f->wait_ms, "wait in the queue up to MS milliseconds")
+  assign_cmd->add_option("--wait", f->wait_ms,
+                         "wait in the queue up to MS milliseconds (default: one attempt)")
       ->check(wait_check);
   assign_cmd->callback([f, &exit_code, assign_ttl] {
     exit_code = run(*f, [&](Client& c) { return assign(*f, c, assign_ttl->count() > 0); });
@@ -313,12 +340,40 @@ void add_locks_command(CLI::App& app, int& exit_code) {
 
   CLI::App* unassign_cmd = leaf(locks, "unassign", "Free the assigned hold of KEY");
   unassign_cmd->add_option("key", f->key, "the lock key")->required();
-  unassign_cmd->add_option("--holder", f->holder_id, "only if this holder id holds it");
+  unassign_cmd->add_option("--holder", f->holder_id, "only if this holder id holds it (default: whoever holds it)");
   on(unassign_cmd, unassign);
 
   CLI::App* holder_cmd = leaf(locks, "holder", "The holder id of an assigned KEY");
   holder_cmd->add_option("key", f->key, "the lock key")->required();
   on(holder_cmd, holder);
+
+  CLI::App* run_cmd = leaf(
+      locks, "run",
+      "Run CMD while holding KEY: renew while it runs, release when it exits, exit with "
+      "its status (holdfast locks run KEY [options] -- CMD [ARGS...])",
+      std::string("Also takes --server URL and --token T (or HOLDFAST_TOKEN).\n") + kRunExitCodes);
+  run_cmd->add_option("key", f->key, "the lock key")->required();
+  run_cmd->add_option("command", f->command, "the command and its arguments, after --")->required();
+  run_cmd
+      ->add_option("--ttl", f->ttl_ms,
+                   "lease in milliseconds, renewed every third of it (default 60000)")
+      ->check(ttl_check);
+  run_cmd
+      ->add_option("--wait", f->wait_ms,
+                   "wait in the queue up to MS milliseconds (default: one attempt)")
+      ->check(wait_check);
+  run_cmd->add_option("--owner", f->owner,
+                      "name this run, so it can re-take its own hold (default none)");
+  run_cmd->add_flag("--session", f->session,
+                    "a session hold: it also ends at once if holdfast dies (default: a lease "
+                    "hold, which then ends when its lease runs out)");
+  run_cmd
+      ->add_option("--conflict-exit-code", f->conflict_exit_code,
+                   "exit code when KEY is not acquired, to tell it from CMD's (default 1)")
+      ->check(CLI::Range(0, 255));
+  run_cmd->callback([f, &exit_code] {
+    exit_code = run_while_holding(hold_options(*f), f->command, f->conflict_exit_code);
+  });
 }
 
 }  // namespace holdfast::cli

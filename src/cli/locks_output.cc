@@ -19,7 +19,6 @@ std::string json_string(std::string_view s) {
 
 namespace {
 
-
 // Builds one JSON object, fields in the order added (the wire's order).
 class JsonObject {
  public:
@@ -139,6 +138,24 @@ void add_fields(JsonObject& o, std::span<const HoldField> fields, const HoldFiel
 }
 
 }  // namespace
+
+TimePoint current_time() {
+  return std::chrono::time_point_cast<std::chrono::milliseconds>(Clock::now());
+}
+
+std::string who_holds(Client& client, const std::string& key, TimePoint now) {
+  try {
+    LockStatus s = client.status(key);
+    if (!s.hold) return key + " is free now";
+    std::string text = key + " is held by " + s.hold->held_by;
+    if (s.hold->owner) text += " (owner " + *s.hold->owner + ")";
+    if (s.hold->lease_expires_at)
+      text += ", expires " + relative_time(*s.hold->lease_expires_at, now);
+    return text;
+  } catch (const Error&) {
+    return key + " is held";
+  }
+}
 
 std::string relative_time(TimePoint at, TimePoint now) {
   const std::int64_t ms = (at - now).count();

@@ -15,10 +15,12 @@
 
 namespace holdfast::cli {
 
-// "in 42 s", "3 min ago", "in 2 h", "never"... relative to `now`.
 // A JSON string literal for s (quotes and escapes included).
 std::string json_string(std::string_view s);
 
+// Now, to the millisecond (the wire's resolution).
+TimePoint current_time();
+// "in 42 s", "3 min ago", "in 2 h", "never"... relative to `now`.
 std::string relative_time(TimePoint at, TimePoint now);
 // 2024-05-01T12:00:03.250Z
 std::string iso_time(TimePoint at);
@@ -34,6 +36,10 @@ std::string json_transfer(const TransferResult& transfer);
 std::string json_unassign(bool released);
 std::string json_holder(const HolderInfo& holder);
 std::string json_error(const Error& error);
+
+// "jobs:1 is held by user:local (owner run-1), expires in 42 s", "jobs:1 is free now", or
+// "jobs:1 is held" when its status cannot be read: why an acquire did not get the key.
+std::string who_holds(Client& client, const std::string& key, TimePoint now);
 
 void print_hold(std::ostream& out, const LockHandle& hold, TimePoint now);
 void print_status(std::ostream& out, const LockStatus& status, TimePoint now);

@@ -85,8 +85,8 @@ void add_rules_command(CLI::App& app, int& exit_code) {
   e->add_option("expr", f->expr, "the CEL expression");
   e->add_option("--user", f->user, "user.userId (default alice)");
   e->add_option("--role", f->role, "user.role: member, admin or owner (default member)");
-  e->add_option("--group", f->groups, "a type/id group for isMemberOf; repeatable");
-  e->add_option("--key", f->key, "record.key");
+  e->add_option("--group", f->groups, "a type/id group for isMemberOf; repeatable (default none)");
+  e->add_option("--key", f->key, "record.key (default \"\")");
   e->add_flag("--json", f->json, "the evaluator protocol on stdin/stdout");
   e->callback([f, &exit_code] { exit_code = eval(*f); });
   add_rules_remote_commands(*rules, exit_code);

@@ -10,6 +10,7 @@
 #include "auth/credentials.h"
 #include "cli/commands.h"
 #include "server/config.h"
+#include "server/logging.h"
 #include "server/server.h"
 #include "service/embedded/embedded_backend.h"
 #include "service/policy.h"
@@ -22,7 +23,7 @@ namespace {
 struct ServeFlags {
   std::string config;
   ConfigOverrides overrides;
-  std::string listen, http, unix_path, data_dir, fsync, store;
+  std::string listen, http, unix_path, data_dir, fsync, store, log_level, log_format;
   Millis session_grace_ms = 0;
   std::int64_t snapshot_after_bytes = 0;
   std::int64_t idle_poll_us = 0;
@@ -35,7 +36,8 @@ void raise_open_files_limit() {
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
   const rlim_t before = limit.rlim_cur;
   if (limit.rlim_cur < limit.rlim_max) {
-    limit.rlim_cur = std::min<rlim_t>(limit.rlim_max, rlim_t{1} << 20);  // the kernel's usual nr_open
+    limit.rlim_cur =
+        std::min<rlim_t>(limit.rlim_max, rlim_t{1} << 20);  // the kernel's usual nr_open
     if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) limit.rlim_cur = before;
   }
   if (limit.rlim_cur != before) {
@@ -112,12 +114,14 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   if (cmd.count("--session-grace-ms")) o.session_grace_ms = f.session_grace_ms;
   if (cmd.count("--snapshot-after-bytes")) o.snapshot_after_bytes = f.snapshot_after_bytes;
   if (cmd.count("--idle-poll-us")) o.idle_poll_us = f.idle_poll_us;
+  if (cmd.count("--log-level")) o.log_level = f.log_level;
+  if (cmd.count("--log-format")) o.log_format = f.log_format;
   auto config = load_config(f.config, o);
   if (!config.ok()) {
     std::cerr << "holdfast serve: " << config.error().message << "\n";
     return kExitUsage;
   }
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  install_logger(config->log_level, config->log_format);
   raise_open_files_limit();
   std::unique_ptr<CredentialStore> credentials;
   if (!config->credentials.empty()) {
@@ -154,44 +158,82 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     std::cerr << "holdfast serve: " << st.error().message << "\n";
     return 1;
   }
-  spdlog::info("recovered {} holds; next token {}", backend.table().held_count(),
-               backend.table().last_token() + 1);
+  log_event(LogLevel::kInfo, "recovered the log",
+            {{"holds", static_cast<std::int64_t>(backend.table().held_count())},
+             {"nextToken", static_cast<std::int64_t>(backend.table().last_token() + 1)}});
   const int code = run_server(server, policy, credentials.get());
   store.close();
   return code;
+}
+
+// "(default X)" for option help, X from ServerConfig: the defaults live in one place.
+std::string default_is(const std::string& value) { return " (default " + value + ")"; }
+std::string default_is(std::int64_t value) { return default_is(std::to_string(value)); }
+
+// What only holdfast.toml sets, with the defaults, for the end of `serve --help`.
+std::string serve_footer() {
+  const ServerConfig d;
+  return "Only in holdfast.toml (docs/configuration.md):\n"
+         "  [auth] credentials            the credentials file (default none: local open mode)\n"
+         "  [limits] acquirePerUserPerHour  each member's acquire attempts per rolling hour" +
+         default_is(d.acquire_per_user_per_hour) +
+         "\n"
+         "  [limits] maxLeaseMs           longer TTLs are capped to this" +
+         default_is(d.max_lease_ms) +
+         "\n"
+         "  [store] poolSize              with a store URL: PostgreSQL connections per node" +
+         default_is(d.store_pool_size) +
+         "\n"
+         "Flags override the file. Logs go to stderr; stdout has one line, \"holdfast ready "
+         "...\",\n"
+         "once every listener is bound. Exit codes: 0 stopped by SIGINT or SIGTERM; 1 could not\n"
+         "start; 2 bad flags or configuration; 70 the write-ahead log failed.";
 }
 
 }  // namespace
 
 void add_serve_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ServeFlags>();
+  const ServerConfig d;
   CLI::App* cmd = app.add_subcommand("serve", "Run the lock server");
   cmd->add_option("--config", flags->config,
-                  "holdfast.toml to read ([server], [auth], [limits], [store])")
+                  "holdfast.toml to read ([server], [auth], [limits], [store]) (default none: "
+                  "every setting at its default)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--data-dir", flags->data_dir,
-                  "where the log, snapshots and socket live (default ./data)");
+                  "where the log, snapshots and socket live" + default_is(d.data_dir));
   cmd->add_option("--listen", flags->listen,
-                  "RESP over TCP, host:port (default 127.0.0.1:7420; \"\" turns it off)");
+                  "RESP over TCP, host:port; \"\" turns it off" + default_is(d.listen));
   cmd->add_option("--http", flags->http,
-                  "HTTP/JSON, host:port (default 127.0.0.1:7421; \"\" turns it off)");
+                  "HTTP/JSON, host:port; \"\" turns it off" + default_is(d.http));
   cmd->add_option("--unix", flags->unix_path,
-                  "RESP over a Unix socket (default <data-dir>/holdfast.sock)");
+                  "RESP over a Unix socket" + default_is("<data-dir>/holdfast.sock"));
   cmd->add_option("--fsync", flags->fsync,
-                  "always (default: every answered change is on disk) or never (unsafe)")
+                  "always: every answered change is on disk; never: faster, unsafe" +
+                      default_is(d.fsync == FsyncMode::kAlways ? "always" : "never"))
       ->check(CLI::IsMember({"always", "never"}));
   cmd->add_option("--snapshot-after-bytes", flags->snapshot_after_bytes,
-                  "take a snapshot (and drop the log it replaces) after this much log "
-                  "(default 67108864)");
+                  "take a snapshot (and drop the log it replaces) after this much log" +
+                      default_is(d.snapshot_after_bytes));
   cmd->add_option("--idle-poll-us", flags->idle_poll_us,
                   "how long the loop (and, with --fsync always, the log writer) may poll for "
                   "work before it sleeps, adapting to how soon work comes back; 0 turns "
-                  "polling off (default 100; not with --store)");
+                  "polling off; not with --store" +
+                      default_is(d.idle_poll_us));
   cmd->add_option("--store", flags->store,
-                  "postgres://... to run as a node over a shared PostgreSQL");
+                  "postgres://... to run as a node over a shared PostgreSQL (default none: "
+                  "the embedded store in --data-dir)");
   cmd->add_option("--session-grace-ms", flags->session_grace_ms,
-                  "with --store: how long a silent node's session holds outlive its last heartbeat "
-                  "(default 10000)");
+                  "with --store: how long a silent node's session holds outlive its last "
+                  "heartbeat" +
+                      default_is(d.session_grace_ms));
+  cmd->add_option("--log-level", flags->log_level,
+                  "debug, info, warn or error: the least severe record logged" +
+                      default_is(std::string(log_level_name(d.log_level))));
+  cmd->add_option("--log-format", flags->log_format,
+                  "text, or json (one object a line: time, level, message, fields)" +
+                      default_is(d.log_format == LogFormat::kJson ? "json" : "text"));
+  cmd->footer(serve_footer());
   cmd->callback([flags, cmd, &exit_code] { exit_code = serve(*flags, *cmd); });
 }
 

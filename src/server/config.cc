@@ -1,8 +1,8 @@
 #include "server/config.h"
 
+#include <toml++/toml.h>
 #include <filesystem>
 #include <set>
-#include <toml++/toml.h>
 
 #include "core/validation.h"
 
@@ -24,7 +24,8 @@ std::optional<Error> check_keys(const std::string& path, const toml::table& tabl
                                 const std::string& section, const std::set<std::string>& known) {
   for (const auto& [key, value] : table) {
     if (!known.count(std::string(key.str())))
-      return config_error(path, "unknown key '" + std::string(key.str()) + "' in [" + section + "]");
+      return config_error(path,
+                          "unknown key '" + std::string(key.str()) + "' in [" + section + "]");
   }
   return std::nullopt;
 }
@@ -71,13 +72,15 @@ Result<std::pair<std::string, std::uint16_t>> split_host_port(const std::string&
     port = address.substr(close + 2);
   } else {
     auto colon = address.rfind(':');
-    if (colon == std::string::npos) return invalid_argument("address \"" + address + "\" is not host:port");
+    if (colon == std::string::npos)
+      return invalid_argument("address \"" + address + "\" is not host:port");
     host = address.substr(0, colon);
     port = address.substr(colon + 1);
   }
   auto n = parse_int64(port);
   if (host.empty() || !n || *n < 0 || *n > 65535)
-    return invalid_argument("address \"" + address + "\" is not host:port with a port from 0 to 65535");
+    return invalid_argument("address \"" + address +
+                            "\" is not host:port with a port from 0 to 65535");
   return std::make_pair(host, static_cast<std::uint16_t>(*n));
 }
 
@@ -90,8 +93,8 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       doc = toml::parse_file(path);
     } catch (const toml::parse_error& e) {
       const auto& where = e.source().begin;
-      return config_error(path, std::to_string(where.line) + ":" + std::to_string(where.column) + ": " +
-                                    std::string(e.description()));
+      return config_error(path, std::to_string(where.line) + ":" + std::to_string(where.column) +
+                                    ": " + std::string(e.description()));
     }
     const fs::path base = fs::absolute(fs::path(path)).parent_path();
     for (const auto& [key, value] : doc) {
@@ -101,14 +104,33 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       if (!value.is_table()) return config_error(path, "[" + k + "] must be a table");
     }
     if (auto* s = doc["server"].as_table()) {
-      if (auto e = check_keys(path, *s, "server", {"listen", "http", "unix", "dataDir", "fsync", "snapshotAfterBytes", "idlePollUs"}))
+      if (auto e = check_keys(path, *s, "server",
+                              {"listen", "http", "unix", "dataDir", "fsync", "snapshotAfterBytes",
+                               "idlePollUs", "logLevel", "logFormat"}))
         return *e;
-      std::string fsync;
-      for (auto [key, out] : {std::pair{"listen", &c.listen}, {"http", &c.http}, {"unix", &c.unix_path},
-                              {"dataDir", &c.data_dir}, {"fsync", &fsync}}) {
+      std::string fsync, log_level, log_format;
+      for (auto [key, out] : {std::pair{"listen", &c.listen},
+                              {"http", &c.http},
+                              {"unix", &c.unix_path},
+                              {"dataDir", &c.data_dir},
+                              {"fsync", &fsync},
+                              {"logLevel", &log_level},
+                              {"logFormat", &log_format}}) {
         if (auto e = read_string(path, *s, "server", key, out)) return *e;
       }
-      if (auto e = read_int(path, *s, "server", "snapshotAfterBytes", &c.snapshot_after_bytes)) return *e;
+      if (s->contains("logLevel")) {
+        auto level = parse_log_level(log_level);
+        if (!level.ok()) return config_error(path, "[server] logLevel: " + level.error().message);
+        c.log_level = *level;
+      }
+      if (s->contains("logFormat")) {
+        auto format = parse_log_format(log_format);
+        if (!format.ok())
+          return config_error(path, "[server] logFormat: " + format.error().message);
+        c.log_format = *format;
+      }
+      if (auto e = read_int(path, *s, "server", "snapshotAfterBytes", &c.snapshot_after_bytes))
+        return *e;
       if (auto e = read_int(path, *s, "server", "idlePollUs", &c.idle_poll_us)) return *e;
       if (!fsync.empty()) {
         auto mode = parse_fsync(fsync);
@@ -127,8 +149,11 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       c.credentials = resolve(base, c.credentials);
     }
     if (auto* l = doc["limits"].as_table()) {
-      if (auto e = check_keys(path, *l, "limits", {"acquirePerUserPerHour", "maxLeaseMs"})) return *e;
-      if (auto e = read_int(path, *l, "limits", "acquirePerUserPerHour", &c.acquire_per_user_per_hour)) return *e;
+      if (auto e = check_keys(path, *l, "limits", {"acquirePerUserPerHour", "maxLeaseMs"}))
+        return *e;
+      if (auto e =
+              read_int(path, *l, "limits", "acquirePerUserPerHour", &c.acquire_per_user_per_hour))
+        return *e;
       if (auto e = read_int(path, *l, "limits", "maxLeaseMs", &c.max_lease_ms)) return *e;
       if (c.acquire_per_user_per_hour < 1)
         return config_error(path, "[limits] acquirePerUserPerHour must be at least 1");
@@ -154,17 +179,32 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
   if (o.store_url) c.store_url = *o.store_url;
   if (o.session_grace_ms) c.session_grace_ms = *o.session_grace_ms;
   if (c.session_grace_ms < 100 || c.session_grace_ms > 86'400'000)
-    return invalid_argument("[store] sessionGraceMs (--session-grace-ms) must be from 100 to 86400000 milliseconds");
+    return invalid_argument(
+        "[store] sessionGraceMs (--session-grace-ms) must be from 100 to 86400000 milliseconds");
   if (o.snapshot_after_bytes) c.snapshot_after_bytes = *o.snapshot_after_bytes;
-  if (c.snapshot_after_bytes < kMinSnapshotAfterBytes || c.snapshot_after_bytes > kMaxSnapshotAfterBytes)
-    return invalid_argument("[server] snapshotAfterBytes (--snapshot-after-bytes) must be from 4096 to 1099511627776 bytes");
+  if (c.snapshot_after_bytes < kMinSnapshotAfterBytes ||
+      c.snapshot_after_bytes > kMaxSnapshotAfterBytes)
+    return invalid_argument(
+        "[server] snapshotAfterBytes (--snapshot-after-bytes) must be from 4096 to 1099511627776 "
+        "bytes");
   if (o.idle_poll_us) c.idle_poll_us = *o.idle_poll_us;
   if (c.idle_poll_us < 0 || c.idle_poll_us > kMaxIdlePollUs)
-    return invalid_argument("[server] idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds");
+    return invalid_argument(
+        "[server] idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds");
   if (o.fsync) {
     auto mode = parse_fsync(*o.fsync);
     if (!mode.ok()) return std::move(mode).error();
     c.fsync = *mode;
+  }
+  if (o.log_level) {
+    auto level = parse_log_level(*o.log_level);
+    if (!level.ok()) return std::move(level).error();
+    c.log_level = *level;
+  }
+  if (o.log_format) {
+    auto format = parse_log_format(*o.log_format);
+    if (!format.ok()) return std::move(format).error();
+    c.log_format = *format;
   }
   if (!unix_from_file) c.unix_path = (fs::path(c.data_dir) / "holdfast.sock").string();
   for (const std::string* addr : {&c.listen, &c.http}) {

@@ -9,6 +9,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "server/logging.h"
 
 namespace holdfast {
 
@@ -25,22 +26,26 @@ inline constexpr std::int64_t kDiskPollFactor = 10;
 struct ServerConfig {
   std::string listen = "127.0.0.1:7420";  // RESP over TCP; empty: off
   std::string http = "127.0.0.1:7421";    // HTTP/JSON; empty: off
-  std::string unix_path;                  // RESP over a Unix socket; default <dataDir>/holdfast.sock
+  std::string unix_path;  // RESP over a Unix socket; default <dataDir>/holdfast.sock
   std::string data_dir = "data";
   FsyncMode fsync = FsyncMode::kAlways;
-  std::int64_t snapshot_after_bytes = 64 << 20;  // log written since the last snapshot
-  std::int64_t idle_poll_us = kDefaultIdlePollUs;  // embedded: the longest poll of the loop and the log writer before they sleep
-  std::string credentials;                // empty: local open mode
+  std::int64_t snapshot_after_bytes = 64 << 20;    // log written since the last snapshot
+  std::int64_t idle_poll_us = kDefaultIdlePollUs;  // embedded: the longest poll of the loop and the
+                                                   // log writer before they sleep
+  std::string credentials;                         // empty: local open mode
   std::int64_t acquire_per_user_per_hour = 600;
   Millis max_lease_ms = 86'400'000;
-  std::string store_url;                  // postgres://... for scale-out; empty: embedded
-  Millis session_grace_ms = 10'000;       // scale-out: a silent node's session holds live this long
-  std::int64_t store_pool_size = 32;      // scale-out: PostgreSQL connections per node
+  std::string store_url;                 // postgres://... for scale-out; empty: embedded
+  Millis session_grace_ms = 10'000;      // scale-out: a silent node's session holds live this long
+  std::int64_t store_pool_size = 32;     // scale-out: PostgreSQL connections per node
+  LogLevel log_level = LogLevel::kInfo;  // records below this are dropped
+  LogFormat log_format = LogFormat::kText;
 };
 
 // Overrides given on the command line; unset fields keep the file's (or the default) value.
 struct ConfigOverrides {
-  std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url;
+  std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url, log_level,
+      log_format;
   std::optional<Millis> session_grace_ms;
   std::optional<std::int64_t> snapshot_after_bytes, idle_poll_us;
 };

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <iostream>
 
+#include "server/logging.h"
+
 namespace holdfast {
 
 namespace fs = std::filesystem;
@@ -155,6 +157,7 @@ Status Server::start(LockService& service) {
   if (unix_) line += " unix=" + config_.unix_path;
   if (!http_address_.empty()) line += " http=" + http_address_;
   line += std::string(" mode=") + (auth_ != nullptr ? "auth" : "open");
+  // The one ready line, on stdout for scripts to wait for; the log (stderr) does not repeat it.
   std::cout << line << std::endl;
   return ok_status();
 }

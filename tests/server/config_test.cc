@@ -10,7 +10,8 @@ namespace {
 
 class ConfigFile : public ::testing::Test {
  protected:
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("holdfast-config-" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("holdfast-config-" + std::to_string(::getpid()));
   void SetUp() override { std::filesystem::create_directories(dir); }
   void TearDown() override { std::filesystem::remove_all(dir); }
   std::string write(const std::string& text) {
@@ -31,6 +32,8 @@ TEST_F(ConfigFile, DefaultsWithoutAFile) {
   EXPECT_EQ(c->acquire_per_user_per_hour, 600);
   EXPECT_EQ(c->snapshot_after_bytes, 64 << 20);
   EXPECT_EQ(c->idle_poll_us, 100);
+  EXPECT_EQ(c->log_level, LogLevel::kInfo);
+  EXPECT_EQ(c->log_format, LogFormat::kText);
 }
 
 TEST_F(ConfigFile, ReadsEveryNameAndResolvesPathsAgainstTheFile) {
@@ -43,6 +46,8 @@ dataDir = "state"
 fsync = "never"
 snapshotAfterBytes = 1048576
 idlePollUs = 0
+logLevel = "warn"
+logFormat = "json"
 [auth]
 credentials = "creds.toml"
 [limits]
@@ -60,6 +65,8 @@ url = "postgres://db/locks"
   EXPECT_EQ(c->fsync, FsyncMode::kNever);
   EXPECT_EQ(c->snapshot_after_bytes, 1 << 20);
   EXPECT_EQ(c->idle_poll_us, 0);
+  EXPECT_EQ(c->log_level, LogLevel::kWarn);
+  EXPECT_EQ(c->log_format, LogFormat::kJson);
   EXPECT_EQ(c->credentials, (dir / "creds.toml").string());
   EXPECT_EQ(c->acquire_per_user_per_hour, 5);
   EXPECT_EQ(c->max_lease_ms, 60000);
@@ -67,8 +74,12 @@ url = "postgres://db/locks"
 }
 
 TEST_F(ConfigFile, FlagsOverrideTheFile) {
-  auto path = write("[server]\nlisten = \"127.0.0.1:9000\"\nfsync = \"never\"\nidlePollUs = 50\n");
+  auto path = write(
+      "[server]\nlisten = \"127.0.0.1:9000\"\nfsync = \"never\"\nidlePollUs = 50\n"
+      "logLevel = \"error\"\nlogFormat = \"json\"\n");
   ConfigOverrides o;
+  o.log_level = "debug";
+  o.log_format = "text";
   o.listen = "127.0.0.1:9100";
   o.fsync = "always";
   o.data_dir = "/var/lib/holdfast";
@@ -81,6 +92,21 @@ TEST_F(ConfigFile, FlagsOverrideTheFile) {
   EXPECT_EQ(c->snapshot_after_bytes, 65536);
   EXPECT_EQ(c->fsync, FsyncMode::kAlways);
   EXPECT_EQ(c->unix_path, "/var/lib/holdfast/holdfast.sock");
+  EXPECT_EQ(c->log_level, LogLevel::kDebug);
+  EXPECT_EQ(c->log_format, LogFormat::kText);
+}
+
+TEST_F(ConfigFile, BadLogFlagsAreNamed) {
+  ConfigOverrides level;
+  level.log_level = "verbose";
+  auto r = load_config("", level);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "log level must be debug, info, warn or error, not \"verbose\"");
+  ConfigOverrides format;
+  format.log_format = "logfmt";
+  r = load_config("", format);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "log format must be text or json, not \"logfmt\"");
 }
 
 TEST_F(ConfigFile, MistakesAreNamed) {
@@ -95,12 +121,21 @@ TEST_F(ConfigFile, MistakesAreNamed) {
       {"[server]\nlisten = \"nohostport\"\n", "is not host:port"},
       {"[limits]\nacquirePerUserPerHour = \"many\"\n", "acquirePerUserPerHour must be an integer"},
       {"[limits]\nmaxLeaseMs = 0\n", "maxLeaseMs must be from 1 to 86400000"},
-      {"[server]\nsnapshotAfterBytes = 4095\n", "snapshotAfterBytes (--snapshot-after-bytes) must be from 4096"},
-      {"[server]\nsnapshotAfterBytes = \"64MiB\"\n", "[server] snapshotAfterBytes must be an integer"},
-      {"[server]\nidlePollUs = -1\n", "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
-      {"[server]\nidlePollUs = 10001\n", "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
+      {"[server]\nsnapshotAfterBytes = 4095\n",
+       "snapshotAfterBytes (--snapshot-after-bytes) must be from 4096"},
+      {"[server]\nsnapshotAfterBytes = \"64MiB\"\n",
+       "[server] snapshotAfterBytes must be an integer"},
+      {"[server]\nidlePollUs = -1\n",
+       "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
+      {"[server]\nidlePollUs = 10001\n",
+       "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
       {"[server]\nidlePollUs = 1.5\n", "[server] idlePollUs must be an integer"},
       {"[server\n", "holdfast.toml: 1:"},
+      {"[server]\nlogLevel = \"loud\"\n",
+       "[server] logLevel: log level must be debug, info, warn or error, not \"loud\""},
+      {"[server]\nlogLevel = 3\n", "[server] logLevel must be a string"},
+      {"[server]\nlogFormat = \"xml\"\n",
+       "[server] logFormat: log format must be text or json, not \"xml\""},
   };
   for (const auto& c : cases) {
     auto r = load_config(write(c.text), {});
