@@ -54,6 +54,7 @@ Server::Server(const ServerConfig& config, LockService& service, EmbeddedService
     return metrics_.render(service_.stats(), Metrics::Gauges{connection_count(), polled_seconds});
   };
   http_hub_.view.ready = [this] { return !stopping_; };
+  http_hub_.cors.allowed_origins = config.cors_allowed_origins;
   if (service_.blocking()) {
     metrics_.set_concurrent(true);  // commands are timed on the executor's threads
     offload_ = std::make_unique<BlockingExecutor>();

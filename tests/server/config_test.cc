@@ -31,6 +31,7 @@ TEST_F(ConfigFile, DefaultsWithoutAFile) {
   EXPECT_EQ(c->acquire_per_user_per_hour, 600);
   EXPECT_EQ(c->snapshot_after_bytes, 64 << 20);
   EXPECT_EQ(c->idle_poll_us, 100);
+  EXPECT_TRUE(c->cors_allowed_origins.empty());
 }
 
 TEST_F(ConfigFile, ReadsEveryNameAndResolvesPathsAgainstTheFile) {
@@ -43,6 +44,7 @@ dataDir = "state"
 fsync = "never"
 snapshotAfterBytes = 1048576
 idlePollUs = 0
+corsAllowedOrigins = ["https://app.example.com", "http://localhost:5173"]
 [auth]
 credentials = "creds.toml"
 [limits]
@@ -60,6 +62,8 @@ url = "postgres://db/locks"
   EXPECT_EQ(c->fsync, FsyncMode::kNever);
   EXPECT_EQ(c->snapshot_after_bytes, 1 << 20);
   EXPECT_EQ(c->idle_poll_us, 0);
+  EXPECT_EQ(c->cors_allowed_origins,
+            (std::vector<std::string>{"https://app.example.com", "http://localhost:5173"}));
   EXPECT_EQ(c->credentials, (dir / "creds.toml").string());
   EXPECT_EQ(c->acquire_per_user_per_hour, 5);
   EXPECT_EQ(c->max_lease_ms, 60000);
@@ -95,12 +99,22 @@ TEST_F(ConfigFile, MistakesAreNamed) {
       {"[server]\nlisten = \"nohostport\"\n", "is not host:port"},
       {"[limits]\nacquirePerUserPerHour = \"many\"\n", "acquirePerUserPerHour must be an integer"},
       {"[limits]\nmaxLeaseMs = 0\n", "maxLeaseMs must be from 1 to 86400000"},
-      {"[server]\nsnapshotAfterBytes = 4095\n", "snapshotAfterBytes (--snapshot-after-bytes) must be from 4096"},
-      {"[server]\nsnapshotAfterBytes = \"64MiB\"\n", "[server] snapshotAfterBytes must be an integer"},
-      {"[server]\nidlePollUs = -1\n", "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
-      {"[server]\nidlePollUs = 10001\n", "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
+      {"[server]\nsnapshotAfterBytes = 4095\n",
+       "snapshotAfterBytes (--snapshot-after-bytes) must be from 4096"},
+      {"[server]\nsnapshotAfterBytes = \"64MiB\"\n",
+       "[server] snapshotAfterBytes must be an integer"},
+      {"[server]\nidlePollUs = -1\n",
+       "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
+      {"[server]\nidlePollUs = 10001\n",
+       "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
       {"[server]\nidlePollUs = 1.5\n", "[server] idlePollUs must be an integer"},
       {"[server\n", "holdfast.toml: 1:"},
+      {"[server]\ncorsAllowedOrigins = \"https://app.example.com\"\n",
+       "[server] corsAllowedOrigins must be a list of strings"},
+      {"[server]\ncorsAllowedOrigins = [7421]\n",
+       "[server] corsAllowedOrigins must be a list of strings"},
+      {"[server]\ncorsAllowedOrigins = [\"https://app.example.com/\"]\n",
+       "corsAllowedOrigins: \"https://app.example.com/\" is an origin only"},
   };
   for (const auto& c : cases) {
     auto r = load_config(write(c.text), {});

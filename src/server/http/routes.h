@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/lock_table.h"
 #include "server/lock_service.h"
@@ -26,6 +28,7 @@ struct Response {
   std::string content_type = "application/json";
   std::string body;
   std::string allow;  // the Allow header of a 405: the methods the path takes
+  std::vector<std::pair<std::string, std::string>> headers;  // more headers (a CORS preflight's)
 };
 
 // What routes may ask of the server beyond the LockService.

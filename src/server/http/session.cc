@@ -40,6 +40,7 @@ void Session::read() {
     return;
   }
   head_ = false;
+  origin_.clear();
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(hub_.header_limit));
   parser_->body_limit(hub_.body_limit);
@@ -81,6 +82,17 @@ void Session::handle() {
   std::string_view path = target.substr(0, target.find('?'));
   std::string_view query = path.size() < target.size() ? target.substr(path.size() + 1) : std::string_view();
   Request request{std::string_view(req.method_string().data(), req.method_string().size()), path, query, req.body()};
+  auto field_value = [&req](bhttp::field f) {
+    auto v = req[f];
+    return std::string_view(v.data(), v.size());
+  };
+  origin_ = std::string(field_value(bhttp::field::origin));
+  if (auto answer = cors::preflight(hub_.cors, request.method, origin_,
+                                    field_value(bhttp::field::access_control_request_method),
+                                    field_value(bhttp::field::access_control_request_headers))) {
+    send(std::move(*answer));
+    return;
+  }
   Response response;
   const Route* route = match_route(request.method, request.path, response);
   if (route == nullptr) {
@@ -190,9 +202,12 @@ void Session::send(Response r) {
   response_.version(11);
   response_.result(static_cast<unsigned>(r.status));
   response_.set(bhttp::field::server, "holdfast");
-  response_.set(bhttp::field::content_type, r.content_type);
+  if (!r.content_type.empty()) response_.set(bhttp::field::content_type, r.content_type);
   response_.keep_alive(keep_alive_ && !stopping_);
   if (!r.allow.empty()) response_.set(bhttp::field::allow, r.allow);
+  for (const auto& [name, value] : cors::response_headers(hub_.cors, origin_))
+    response_.set(name, value);
+  for (const auto& [name, value] : r.headers) response_.set(name, value);
   response_.body() = std::move(r.body);
   response_.prepare_payload();
   if (head_) response_.body().clear();  // HEAD: GET's headers, Content-Length included, no body

@@ -17,6 +17,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "server/http/cors.h"
 #include "server/http/routes.h"
 #include "server/blocking_executor.h"
 #include "server/loop_driver.h"
@@ -45,6 +46,7 @@ struct HttpHub {
   // One request's limits (the fuzzer lowers them to reach their edges often).
   std::size_t header_limit = 8 * 1024;
   std::size_t body_limit = 1024 * 1024;
+  cors::Policy cors{};  // [server] corsAllowedOrigins
 };
 
 class Session final : public std::enable_shared_from_this<Session>, public WaiterClient {
@@ -72,6 +74,7 @@ class Session final : public std::enable_shared_from_this<Session>, public Waite
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   boost::beast::http::response<boost::beast::http::string_body> response_;
   Principal principal_;
+  std::string origin_;  // the current request's Origin header, for its CORS headers
   SessionId id_ = 0;
   WaiterId waiter_ = 0;
   std::shared_ptr<Session> self_while_waiting_;  // set while a blocking acquire waits
