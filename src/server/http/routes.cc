@@ -70,6 +70,14 @@ Outcome try_acquire(RouteContext& ctx, const Request& req, Response& res) {
   return acquire_common(ctx, req, res, false);
 }
 
+// Renew and release also take the hold object an acquire answered, as it is: it carries the
+// key and the handle, and its other fields are accepted and ignored.
+void accept_hold_fields(BodyReader& b) {
+  for (const char* name :
+       {"token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt", "scope", "kind"})
+    b.ignore(name);
+}
+
 Outcome renew(RouteContext& ctx, const Request& req, Response& res) {
   std::optional<std::string> key, handle;
   std::optional<std::int64_t> ttl;
@@ -77,6 +85,7 @@ Outcome renew(RouteContext& ctx, const Request& req, Response& res) {
         key = b.string("key", true);
         handle = b.string("handle", true);
         ttl = b.integer("ttlMs", true);
+        accept_hold_fields(b);
       }))
     return fail(*err, res);
   auto out = ctx.service.renew(ctx.caller, *key, *handle, *ttl);
@@ -94,6 +103,7 @@ Outcome release(RouteContext& ctx, const Request& req, Response& res) {
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         handle = b.string("handle", true);
+        accept_hold_fields(b);
       }))
     return fail(*err, res);
   auto out = ctx.service.release(ctx.caller, *key, *handle);
