@@ -137,6 +137,7 @@ class Harness final : public fuzz::SocketHarness {
     hub_->view.ready = [] { return true; };
     hub_->header_limit = kHeaderLimit;
     hub_->body_limit = kBodyLimit;
+    hub_->cors.allowed_origins = {"http://fuzz.example"};  // so preflights and CORS headers are reached
     connect_all();
   }
 
