@@ -78,19 +78,11 @@ function kind(r: WireRecord): "handle" | "assigned" {
   return v;
 }
 
+// A hold with its handle: what an acquire answers.
 export function decodeHandle(value: unknown): LockHandle {
   const r = record(value, "the hold");
-  return {
-    key: str(r, "key"),
-    handle: str(r, "handle"),
-    token: num(r, "token"),
-    heldBy: str(r, "heldBy"),
-    owner: optStr(r, "owner"),
-    acquiredAt: time(r, "acquiredAt"),
-    leaseExpiresAt: time(r, "leaseExpiresAt"),
-    scope: scope(r),
-    kind: "handle",
-  };
+  const { key, token, heldBy, owner, acquiredAt, scope } = decodeInfo(r);
+  return { key, handle: str(r, "handle"), token, heldBy, owner, acquiredAt, leaseExpiresAt: time(r, "leaseExpiresAt"), scope, kind: "handle" };
 }
 
 export function decodeInfo(value: unknown): LockInfo {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { once } from "node:events";
 import * as http from "node:http";
 import * as net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import {
   ConnectionError,
@@ -29,6 +29,7 @@ import {
   UnavailableError,
 } from "@holdfast/client";
 
+import { serverForFile } from "./support/fixtures.js";
 import { TRANSPORTS, TestServer, type Member } from "./support/server.js";
 import { waitForWaiters } from "./support/wait.js";
 
@@ -40,25 +41,20 @@ const members: Member[] = [
   ...TRANSPORTS.map((t) => ({ userId: `admin-${t}`, role: "admin" as const, token: `admin-${t}-token` })),
 ];
 
-let server: TestServer;
-before(async () => {
-  server = await TestServer.start({ members, config: "[limits]\nacquirePerUserPerHour = 3\n" });
-  // Members may take only keys in their own namespace.
-  const rules = `[ruleSet]\nname = "lock-policy"\nresourceType = "lock"\n[rules.lock]\nacquire = "record.key.startsWith('user:' + user.userId + ':')"\n`;
-  const put = await fetch(`${server.httpUrl}/v1/rule-sets/lock-policy`, {
+// Members may take only keys in their own namespace.
+const rules = `[ruleSet]\nname = "lock-policy"\nresourceType = "lock"\n[rules.lock]\nacquire = "record.key.startsWith('user:' + user.userId + ':')"\n`;
+const server = serverForFile({ members, config: "[limits]\nacquirePerUserPerHour = 3\n" }, async (s) => {
+  const put = await fetch(`${s.httpUrl}/v1/rule-sets/lock-policy`, {
     method: "PUT",
     headers: { authorization: "Bearer root-token" },
     body: rules,
   });
   assert.equal(put.status, 200, await put.text());
 });
-after(async () => {
-  await server.cleanup();
-});
 
 for (const transport of TRANSPORTS) {
   describe(`refusals over ${transport}`, () => {
-    const as = (token: string) => createClient({ url: server.url(transport), token });
+    const as = (token: string) => createClient({ url: server().url(transport), token });
 
     test("an unknown token is UnauthenticatedError", async () => {
       const client = as("nobody");
@@ -70,8 +66,7 @@ for (const transport of TRANSPORTS) {
     });
 
     test("a token in the URL works like the token option", async () => {
-      const url = transport === "http" ? server.httpUrl.replace("//", "//:alice-token@") : server.url(transport).replace("//", "//:alice-token@");
-      const client = createClient({ url });
+      const client = createClient({ url: server().url(transport).replace("//", "//:alice-token@") });
       try {
         assert.equal((await client.locks.status("user:alice:x")).held, false);
       } finally {

@@ -1,35 +1,27 @@
 // The examples in examples/ (the lease-lock uses of a web back end, the kanban board and the
 // turn-based game) run against a real server over each transport.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 
-import { createClient, NotHolderError, type HoldfastClient } from "@holdfast/client";
+import { NotHolderError, type HoldfastClient } from "@holdfast/client";
 
 import { defineChess } from "../examples/chess.js";
 import { TaskStore, defineBoards } from "../examples/kanban.js";
 import { describeLock, refreshCache, runJobSlice, startPortfolioImport } from "../examples/portfolio_import.js";
-import { TRANSPORTS, TestServer } from "./support/server.js";
+import { clientMaker, serverForFile } from "./support/fixtures.js";
+import { TRANSPORTS } from "./support/server.js";
 import { waitForWaiters } from "./support/wait.js";
 
-let server: TestServer;
-before(async () => {
-  server = await TestServer.start();
-});
-after(async () => {
-  await server.cleanup();
-});
+const server = serverForFile();
 
 for (const transport of TRANSPORTS) {
   describe(`examples over ${transport}`, () => {
+    const newClient = clientMaker(server, transport);
     let client: HoldfastClient;
     let other: HoldfastClient;
     before(() => {
-      client = createClient({ url: server.url(transport) });
-      other = createClient({ url: server.url(transport) });
-    });
-    after(async () => {
-      await client.close();
-      await other.close();
+      client = newClient();
+      other = newClient();
     });
     const user = (name: string) => `${transport}-${name}`;
 

@@ -1,35 +1,27 @@
 // The identity-aware calls (acquireLock, transferLock, releaseLock, getLock) and lockedAs,
 // with their refusals, over each transport against a real server.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 
 import {
-  createClient,
   LockHeldError,
   LockTimeoutError,
   NotHolderError,
   type HoldfastClient,
 } from "@holdfast/client";
 
-import { TRANSPORTS, TestServer } from "./support/server.js";
+import { clientMaker, serverForFile } from "./support/fixtures.js";
+import { TRANSPORTS } from "./support/server.js";
 import { waitForWaiters } from "./support/wait.js";
 
-let server: TestServer;
-before(async () => {
-  server = await TestServer.start();
-});
-after(async () => {
-  await server.cleanup();
-});
+const server = serverForFile();
 
 for (const transport of TRANSPORTS) {
   describe(`identity-aware locks over ${transport}`, () => {
+    const newClient = clientMaker(server, transport);
     let client: HoldfastClient;
     before(() => {
-      client = createClient({ url: server.url(transport) });
-    });
-    after(async () => {
-      await client.close();
+      client = newClient();
     });
     const key = (name: string) => `${transport}:${name}`;
 

@@ -1,32 +1,24 @@
 // client.locked as a TypeScript decorator and as a plain wrapper, with {name} placeholders
 // filled from the call's parameter object, against a real server.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 
 import { createClient, InvalidArgumentError, type HoldfastClient } from "@holdfast/client";
 
-import { TRANSPORTS, TestServer } from "./support/server.js";
+import { clientMaker, serverForFile } from "./support/fixtures.js";
+import { TRANSPORTS } from "./support/server.js";
 import { waitFor, waitForWaiters } from "./support/wait.js";
 
-let server: TestServer;
-before(async () => {
-  server = await TestServer.start();
-});
-after(async () => {
-  await server.cleanup();
-});
+const server = serverForFile();
 
 for (const transport of TRANSPORTS) {
   describe(`locked over ${transport}`, () => {
+    const newClient = clientMaker(server, transport);
     let client: HoldfastClient;
     let observer: HoldfastClient;
     before(() => {
-      client = createClient({ url: server.url(transport) });
-      observer = createClient({ url: server.url(transport) });
-    });
-    after(async () => {
-      await client.close();
-      await observer.close();
+      client = newClient();
+      observer = newClient();
     });
 
     test("the decorator locks the key named by the parameters, around the method", async () => {

@@ -1,10 +1,9 @@
 // client.locks over each transport against a real server: the lease-lock calls, their
 // answers and refusals, re-take by owner, paging, and the fairness of blocking acquires.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 
 import {
-  createClient,
   HoldfastError,
   InvalidArgumentError,
   LockTimeoutError,
@@ -12,31 +11,18 @@ import {
   type LockHandle,
 } from "@holdfast/client";
 
-import { TRANSPORTS, TestServer } from "./support/server.js";
+import { clientMaker, serverForFile } from "./support/fixtures.js";
+import { TRANSPORTS } from "./support/server.js";
 import { waitForWaiters } from "./support/wait.js";
 
-let server: TestServer;
-before(async () => {
-  server = await TestServer.start();
-});
-after(async () => {
-  await server.cleanup();
-});
+const server = serverForFile();
 
 for (const transport of TRANSPORTS) {
   describe(`locks over ${transport}`, () => {
-    const clients: HoldfastClient[] = [];
-    const newClient = () => {
-      const c = createClient({ url: server.url(transport) });
-      clients.push(c);
-      return c;
-    };
+    const newClient = clientMaker(server, transport);
     let client: HoldfastClient;
     before(() => {
       client = newClient();
-    });
-    after(async () => {
-      await Promise.all(clients.map((c) => c.close()));
     });
     const key = (name: string) => `${transport}:${name}`;
 

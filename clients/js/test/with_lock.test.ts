@@ -1,7 +1,7 @@
 // client.withLock against a real server: the result, the release on every way out, the
 // background renewal, the abort of fn's signal when the lease is lost, and pass-through mode.
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 
 import {
   ConnectionError,
@@ -12,28 +12,20 @@ import {
   type HoldfastClient,
 } from "@holdfast/client";
 
+import { clientMaker, serverForFile } from "./support/fixtures.js";
 import { TRANSPORTS, TestServer } from "./support/server.js";
 import { aborted, waitFor } from "./support/wait.js";
 
-let server: TestServer;
-before(async () => {
-  server = await TestServer.start();
-});
-after(async () => {
-  await server.cleanup();
-});
+const server = serverForFile();
 
 for (const transport of TRANSPORTS) {
   describe(`withLock over ${transport}`, () => {
+    const newClient = clientMaker(server, transport);
     let client: HoldfastClient;
     let other: HoldfastClient;
     before(() => {
-      client = createClient({ url: server.url(transport) });
-      other = createClient({ url: server.url(transport) });
-    });
-    after(async () => {
-      await client.close();
-      await other.close();
+      client = newClient();
+      other = newClient();
     });
     const key = (name: string) => `${transport}:${name}`;
 
@@ -83,7 +75,7 @@ for (const transport of TRANSPORTS) {
     });
 
     test("the lease is renewed in the background for as long as fn runs", async () => {
-      const ttlMs = 300;
+      const ttlMs = 1_000;
       await client.withLock(
         key("long"),
         async (ctx) => {
@@ -115,7 +107,7 @@ for (const transport of TRANSPORTS) {
           retakenToken = retaken.token;
           return aborted(ctx.signal);
         },
-        { ttlMs: 600, timeoutMs: 0, owner: "run-42" },
+        { ttlMs: 1_500, timeoutMs: 0, owner: "run-42" },
       );
       assert.ok(reason instanceof LeaseLostError);
       assert.equal(reason.code, "LEASE_LOST");
