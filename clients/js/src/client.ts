@@ -316,8 +316,12 @@ export class HoldfastClient {
       if (typeof fetchImpl !== "function") throw new InvalidArgumentError("INVALID_ARGUMENT", "this platform has no fetch", {});
       return new HttpTransport(url.baseUrl, { token, callTimeoutMs, fetch: fetchImpl.bind(globalThis) });
     }
-    // Loaded only for RESP URLs, so a browser never loads node:net.
-    const { RespTransport } = await import("./resp/transport.js");
+    // Loaded only for RESP URLs, so a browser never loads node:net (bundlers leave it out of
+    // browser builds: package.json "browser" maps it to nothing).
+    const resp = (await import("./resp/transport.js").catch(() => ({}))) as Partial<typeof import("./resp/transport.js")>;
+    const RespTransport = resp.RespTransport;
+    if (RespTransport === undefined)
+      throw invalidArgument("url", "holdfast:// and unix:// URLs need Node.js; in a browser use the server's http:// URL");
     const connectTimeoutMs = checkOptionalMs(this.options.connectTimeoutMs, "connectTimeoutMs") ?? 5_000;
     return new RespTransport(url.nodes, { ...(url.user !== undefined && { user: url.user }), ...(token !== undefined && { token }) }, {
       connectTimeoutMs,

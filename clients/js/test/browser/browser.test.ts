@@ -43,6 +43,11 @@ try {
   steps.released = await client.locks.release(handle);
   steps.result = await client.withLock("browser:report", async (ctx) => "ran with token " + ctx.token);
   await client.close();
+  try {
+    await createClient({ url: "holdfast://127.0.0.1:7420" }).locks.status("browser:report");
+  } catch (e) {
+    steps.resp = { name: e.name, field: e.details?.field, message: e.message };
+  }
 } catch (e) {
   steps.error = { name: e.name, code: e instanceof HoldfastError ? e.code : null, message: e.message };
 }
@@ -121,6 +126,12 @@ test("a page from an allowed origin takes, inspects and releases a lock over HTT
   assert.deepEqual(steps.timeout, { isTimeout: true, code: "LOCK_TIMEOUT", key: "browser:report", timeoutMs: 100 });
   assert.deepEqual(steps.released, { released: true });
   assert.match(String(steps.result), /^ran with token \d+$/);
+  // RESP needs Node: a page asking for it gets a clear refusal, not a module error.
+  assert.deepEqual(steps.resp, {
+    name: "InvalidArgumentError",
+    field: "url",
+    message: "holdfast:// and unix:// URLs need Node.js; in a browser use the server's http:// URL",
+  });
 
   // The server saw all of it: the key is free now and its tokens moved past the page's.
   const client = createClient({ url: holdfast.httpUrl });
