@@ -134,8 +134,9 @@ class Harness final : public fuzz::SocketHarness {
   Harness() : SocketHarness(kOffload) {
     view_.metrics = [] { return std::string("# fuzz\n"); };
     view_.ready = [] { return true; };
+    cors_.allowed_origins = {"http://fuzz.example"};  // so preflights and CORS headers are reached
     hub_ = std::make_unique<http::HttpHub>(http::HttpHub{
-        io_, loop_, http::Exchange::Env{front_service(), nullptr, view_, nullptr, 0},
+        io_, loop_, http::Exchange::Env{front_service(), nullptr, view_, nullptr, 0, &cors_},
         &last_session_});
     hub_->header_limit = kHeaderLimit;
     hub_->body_limit = kBodyLimit;
@@ -241,6 +242,7 @@ class Harness final : public fuzz::SocketHarness {
 
   const bool echo_ = std::getenv("HOLDFAST_FUZZ_ECHO") != nullptr;
   http::ServerView view_;
+  http::cors::Policy cors_;
   std::unique_ptr<http::HttpHub> hub_;
   std::uint64_t fresh_ = 0;
 };

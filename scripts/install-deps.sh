@@ -27,9 +27,12 @@ test_pkgs=(
   clang libclang-rt-14-dev llvm python3 curl procps psmisc
   redis-tools redis-server postgresql mariadb-server
   etcd-server gnuplot-nox
+  nodejs chromium
 )
 # The smoke run of the benchmark (ctest bench_smoke) starts etcd and draws its charts, so
 # etcd-server and gnuplot-nox are test packages; llvm brings llvm-cov for `make coverage`.
+# nodejs and chromium run the JavaScript client's tests (tests/js): its suites, and a page in
+# headless Chromium.
 # The full benchmark run needs nothing more.
 bench_pkgs=()
 
@@ -51,6 +54,11 @@ for pkg in "${wanted[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
   [ "$status" = "installed" ] || missing+=("$pkg")
 done
+
+# Debian's nodejs leaves npm to a package of its own; NodeSource's nodejs brings it along.
+if [ "$profile" != build ] && ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/validation.h"
+#include "server/http/cors.h"
 
 namespace holdfast {
 namespace {
@@ -59,6 +60,23 @@ std::optional<Error> read_int(const std::string& path, const toml::table& t, con
   return config_error(path, std::string("[") + section + "] " + key + " must be an integer");
 }
 
+// Reads a list of strings; a wrong type is an error naming the setting.
+std::optional<Error> read_string_list(const std::string& path, const toml::table& t,
+                                      const char* section, const char* key,
+                                      std::vector<std::string>* out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return std::nullopt;
+  const std::string name = std::string("[") + section + "] " + key;
+  const toml::array* items = n->as_array();
+  if (items == nullptr) return config_error(path, name + " must be a list of strings");
+  out->clear();
+  for (const toml::node& item : *items) {
+    if (!item.is_string()) return config_error(path, name + " must be a list of strings");
+    out->push_back(*item.value<std::string>());
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<std::pair<std::string, std::uint16_t>> split_host_port(const std::string& address) {
@@ -106,7 +124,8 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
     if (auto* s = doc["server"].as_table()) {
       if (auto e = check_keys(path, *s, "server",
                               {"listen", "http", "unix", "dataDir", "fsync", "snapshotAfterBytes",
-                               "idlePollUs", "logLevel", "logFormat"}))
+                               "idlePollUs", "logLevel", "logFormat",
+                               "corsAllowedOrigins"}))
         return *e;
       std::string fsync, log_level, log_format;
       for (auto [key, out] : {std::pair{"listen", &c.listen},
@@ -132,6 +151,13 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       if (auto e = read_int(path, *s, "server", "snapshotAfterBytes", &c.snapshot_after_bytes))
         return *e;
       if (auto e = read_int(path, *s, "server", "idlePollUs", &c.idle_poll_us)) return *e;
+      if (auto e =
+              read_string_list(path, *s, "server", "corsAllowedOrigins", &c.cors_allowed_origins))
+        return *e;
+      for (const auto& origin : c.cors_allowed_origins) {
+        if (auto problem = http::cors::origin_problem(origin))
+          return config_error(path, "[server] corsAllowedOrigins: " + *problem);
+      }
       if (!fsync.empty()) {
         auto mode = parse_fsync(fsync);
         if (!mode.ok()) return config_error(path, "[server] " + mode.error().message);

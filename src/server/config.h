@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/error.h"
@@ -33,6 +34,8 @@ struct ServerConfig {
   std::int64_t idle_poll_us = kDefaultIdlePollUs;  // embedded: the longest poll of the loop and the
                                                    // log writer before they sleep
   std::string credentials;                         // empty: local open mode
+  // HTTP: the origins whose web pages may call the API (CORS); empty: none.
+  std::vector<std::string> cors_allowed_origins;
   std::int64_t acquire_per_user_per_hour = 600;
   Millis max_lease_ms = 86'400'000;
   std::string store_url;                 // postgres://... for scale-out; empty: embedded

@@ -52,6 +52,7 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
     return metrics_.render(service_->stats(), Metrics::Gauges{connection_count(), polled_seconds});
   };
   view_.ready = [this] { return !stopping_; };
+  cors_.allowed_origins = config.cors_allowed_origins;
 }
 
 Server::~Server() {
@@ -129,9 +130,11 @@ Status Server::start(LockService& service) {
   service_ = &service;
   loop_.set_service(service);
   hub_.emplace(resp::ConnectionHub{io_, loop_, {service, info_, auth_, &metrics_}, {}, {},
-                                   &last_session_, {}});
+                                   &last_session_});
   http_hub_.emplace(http::HttpHub{
-      io_, loop_, {service, auth_, view_, &metrics_, resp::command_table().size()},
+      io_, loop_,
+      {service, auth_, view_, &metrics_, resp::command_table().size(),
+       cors_.enabled() ? &cors_ : nullptr},
       &last_session_, {}});
   std::signal(SIGPIPE, SIG_IGN);
   if (auto st = check_open_mode(); !st.ok()) return st;

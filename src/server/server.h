@@ -84,6 +84,7 @@ class Server {
   Metrics metrics_;
   resp::ServerInfo info_;
   http::ServerView view_;
+  http::cors::Policy cors_;
   SessionId last_session_ = 0;
   std::optional<resp::ConnectionHub> hub_;
   std::optional<http::HttpHub> http_hub_;

@@ -34,6 +34,7 @@ TEST_F(ConfigFile, DefaultsWithoutAFile) {
   EXPECT_EQ(c->idle_poll_us, 100);
   EXPECT_EQ(c->log_level, LogLevel::kInfo);
   EXPECT_EQ(c->log_format, LogFormat::kText);
+  EXPECT_TRUE(c->cors_allowed_origins.empty());
 }
 
 TEST_F(ConfigFile, ReadsEveryNameAndResolvesPathsAgainstTheFile) {
@@ -48,6 +49,7 @@ snapshotAfterBytes = 1048576
 idlePollUs = 0
 logLevel = "warn"
 logFormat = "json"
+corsAllowedOrigins = ["https://app.example.com", "http://localhost:5173"]
 [auth]
 credentials = "creds.toml"
 [limits]
@@ -67,6 +69,8 @@ url = "postgres://db/locks"
   EXPECT_EQ(c->idle_poll_us, 0);
   EXPECT_EQ(c->log_level, LogLevel::kWarn);
   EXPECT_EQ(c->log_format, LogFormat::kJson);
+  EXPECT_EQ(c->cors_allowed_origins,
+            (std::vector<std::string>{"https://app.example.com", "http://localhost:5173"}));
   EXPECT_EQ(c->credentials, (dir / "creds.toml").string());
   EXPECT_EQ(c->acquire_per_user_per_hour, 5);
   EXPECT_EQ(c->max_lease_ms, 60000);
@@ -136,6 +140,12 @@ TEST_F(ConfigFile, MistakesAreNamed) {
       {"[server]\nlogLevel = 3\n", "[server] logLevel must be a string"},
       {"[server]\nlogFormat = \"xml\"\n",
        "[server] logFormat: log format must be text or json, not \"xml\""},
+      {"[server]\ncorsAllowedOrigins = \"https://app.example.com\"\n",
+       "[server] corsAllowedOrigins must be a list of strings"},
+      {"[server]\ncorsAllowedOrigins = [7421]\n",
+       "[server] corsAllowedOrigins must be a list of strings"},
+      {"[server]\ncorsAllowedOrigins = [\"https://app.example.com/\"]\n",
+       "corsAllowedOrigins: \"https://app.example.com/\" is an origin only"},
   };
   for (const auto& c : cases) {
     auto r = load_config(write(c.text), {});

@@ -36,16 +36,32 @@ std::optional<Principal> Exchange::authenticate(const Route& route,
   return env_.auth->authenticate(std::nullopt, *token);
 }
 
-bool Exchange::handle(const Request& request, std::string_view authorization) {
+bool Exchange::ready() {
+  if (env_.cors != nullptr)
+    for (auto& header : cors::response_headers(*env_.cors, origin_))
+      response_.headers.push_back(std::move(header));
+  return true;
+}
+
+bool Exchange::handle(const Request& request) {
   response_ = Response{};
   request_ = request;
+  origin_ = std::string(request.origin);
+  if (env_.cors != nullptr) {
+    if (auto answer = cors::preflight(*env_.cors, request.method, request.origin,
+                                      request.access_control_request_method,
+                                      request.access_control_request_headers)) {
+      response_ = std::move(*answer);
+      return ready();
+    }
+  }
   route_ = match_route(request.method, request.path, response_);
-  if (route_ == nullptr) return true;
-  auto who = authenticate(*route_, authorization);
+  if (route_ == nullptr) return ready();
+  auto who = authenticate(*route_, request.authorization);
   if (!who) {
     error_response(Error(ErrorCode::kUnauthenticated, "missing or unknown bearer token"),
                    response_);
-    return true;
+    return ready();
   }
   principal_ = std::move(*who);
   const auto metric = static_cast<std::uint16_t>(env_.first_metric + (route_ - route_table().data()));
@@ -54,19 +70,22 @@ bool Exchange::handle(const Request& request, std::string_view authorization) {
     route_->local(env_.view, request_, response_);
     if (env_.metrics != nullptr)
       env_.metrics->observe(metric, std::chrono::steady_clock::now() - start);
-    return true;
+    return ready();
   }
   handling_ = true;
   runner_.issue(metric, [&](LockService& service, Completion& done) {
     return route_->call(service, Caller{&principal_, runner_.session()}, request_, done);
   });
   handling_ = false;
-  return !runner_.in_flight();
+  return !runner_.in_flight() && ready();
 }
 
 void Exchange::answer(std::uint16_t, Result<Answer> result) {
   write_result(*route_, request_, result, response_);
-  if (!handling_) events_.response_ready();
+  if (!handling_) {
+    ready();
+    events_.response_ready();
+  }
 }
 
 }  // namespace holdfast::http

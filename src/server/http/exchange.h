@@ -2,11 +2,12 @@
 // (session.h) feeds it each parsed request and writes the response it makes; the HTTP fuzzer
 // drives it the same way with no socket at all.
 //
-// handle() routes the request, authenticates it (Authorization: Bearer, the scheme name in
-// any case), answers local routes at once and issues lock routes to the LockService through a
-// CallRunner; the response is ready when handle() returns true, or later, when
-// Events::response_ready() says so (a blocking acquire, a reply that waits for the log, a
-// database round trip).
+// handle() answers a CORS preflight (cors.h), routes the request, authenticates it
+// (Authorization: Bearer, the scheme name in any case), answers local routes at once and
+// issues lock routes to the LockService through a CallRunner; the response is ready when
+// handle() returns true, or later, when Events::response_ready() says so (a blocking acquire,
+// a reply that waits for the log, a database round trip). Every response to an allowed origin
+// carries its CORS headers.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 
 #include "core/principal.h"
 #include "server/call_runner.h"
+#include "server/http/cors.h"
 #include "server/http/routes.h"
 #include "server/metrics.h"
 
@@ -43,14 +45,14 @@ class Exchange final : private CallRunner::Host {
     const ServerView& view;
     Metrics* metrics = nullptr;
     std::size_t first_metric = 0;  // metric id of route 0; route i is first_metric + i
+    const cors::Policy* cors = nullptr;  // null: CORS off
   };
 
   Exchange(const Env& env, SessionId id, Events& events);
 
-  // Handles one request; `authorization` is the Authorization header's value (may be empty).
-  // The request's views must stay valid until the response is ready. True: response() is the
-  // answer now. REQUIRES: !busy().
-  bool handle(const Request& request, std::string_view authorization);
+  // Handles one request. Its views must stay valid until the response is ready. True:
+  // response() is the answer now. REQUIRES: !busy().
+  bool handle(const Request& request);
   bool busy() const { return runner_.in_flight(); }
   Response& response() { return response_; }
   // The connection is gone: its session ends in the service; a response still to come is
@@ -63,12 +65,15 @@ class Exchange final : private CallRunner::Host {
   void resume() override {}
   void keep_alive(bool calls_in_flight) override { events_.keep_alive(calls_in_flight); }
   std::optional<Principal> authenticate(const Route& route, std::string_view authorization);
+  // Adds the CORS headers the request's origin gets; true (the response is ready).
+  bool ready();
 
   const Env& env_;
   Events& events_;
   CallRunner runner_;
   Principal principal_;
   Request request_;
+  std::string origin_;  // the request's Origin, kept for a response that comes later
   const Route* route_ = nullptr;
   Response response_;
   bool handling_ = false;

@@ -26,6 +26,10 @@ class BodyReader {
   std::optional<std::string> string(const char* name, bool required);
   // A strict integer: 1000 yes, 1000.0 and "1000" no.
   std::optional<std::int64_t> integer(const char* name, bool required);
+  // Accepts the field, whatever its value, without reading it.
+  void ignore(std::string_view name) { seen_.insert(std::string(name)); }
+  // Accepts the field, whatever its value, without reading it.
+  void ignore(const char* name) { seen_.insert(name); }
   // Returns the error, if any, including unknown fields.
   std::optional<Error> finish();
 

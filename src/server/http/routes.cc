@@ -82,6 +82,13 @@ void write_grant(const Request&, Answer& answer, Response& res) {
   }
 }
 
+// Renew and release also take the hold object an acquire answered, as it is: it carries the
+// key and the handle, and its other fields are accepted and ignored.
+void accept_hold_fields(BodyReader& b) {
+  for (HoldField f : kGrantFields)
+    if (f != HoldField::kKey && f != HoldField::kHandle) b.ignore(field_name(f));
+}
+
 Issued renew(LockService& service, const Caller& caller, const Request& req, Completion& done) {
   std::optional<std::string> key, handle;
   std::optional<std::int64_t> ttl;
@@ -90,6 +97,7 @@ Issued renew(LockService& service, const Caller& caller, const Request& req, Com
         key = b.string("key", true);
         handle = b.string("handle", true);
         ttl = b.integer("ttlMs", true);
+        accept_hold_fields(b);
       }))
     return refuse(done, *err);
   return service.renew(caller, RenewArgs{*key, *handle, *ttl}, done);
@@ -110,6 +118,7 @@ Issued release(LockService& service, const Caller& caller, const Request& req, C
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         handle = b.string("handle", true);
+        accept_hold_fields(b);
       }))
     return refuse(done, *err);
   return service.release(caller, ReleaseArgs{*key, *handle}, done);

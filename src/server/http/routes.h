@@ -23,6 +23,11 @@ struct Request {
   std::string_view path;
   std::string_view query;  // without '?'
   std::string_view body;
+  // The headers the API reads ("" when absent).
+  std::string_view authorization;
+  std::string_view origin;                          // CORS
+  std::string_view access_control_request_method;   // a CORS preflight's
+  std::string_view access_control_request_headers;  // a CORS preflight's
 };
 
 struct Response {

@@ -84,11 +84,20 @@ void Session::handle() {
   std::string_view path = target.substr(0, target.find('?'));
   std::string_view query =
       path.size() < target.size() ? target.substr(path.size() + 1) : std::string_view();
-  Request request{std::string_view(req.method_string().data(), req.method_string().size()), path,
-                  query, req.body()};
-  const auto authorization = req[bhttp::field::authorization];
-  const bool ready = exchange_.handle(
-      request, std::string_view(authorization.data(), authorization.size()));
+  auto header = [&req](bhttp::field f) {
+    const auto v = req[f];
+    return std::string_view(v.data(), v.size());
+  };
+  const Request request{
+      std::string_view(req.method_string().data(), req.method_string().size()),
+      path,
+      query,
+      req.body(),
+      header(bhttp::field::authorization),
+      header(bhttp::field::origin),
+      header(bhttp::field::access_control_request_method),
+      header(bhttp::field::access_control_request_headers)};
+  const bool ready = exchange_.handle(request);
   if (ready) {
     send(std::move(exchange_.response()));
   } else {
@@ -154,7 +163,7 @@ void Session::send(Response r) {
   response_.version(11);
   response_.result(static_cast<unsigned>(r.status));
   response_.set(bhttp::field::server, "holdfast");
-  response_.set(bhttp::field::content_type, r.content_type);
+  if (!r.content_type.empty()) response_.set(bhttp::field::content_type, r.content_type);
   response_.keep_alive(keep_alive_ && !stopping_);
   for (const auto& [name, value] : r.headers) response_.set(name, value);
   response_.body() = std::move(r.body);

@@ -1,0 +1,47 @@
+// @holdfast/client: the Holdfast lock service from Node.js and browsers.
+export { createClient } from "./client.js";
+export type { AssignOptions, ClientOptions, HoldfastClient, LockedAsOptions, Locks } from "./client.js";
+export type { MethodLock } from "./method_lock.js";
+export type { LockContext, WithLockOptions } from "./with_lock.js";
+export type {
+  AcquireOptions,
+  Assignment,
+  FreeStatus,
+  HandleRef,
+  HeldStatus,
+  HolderInfo,
+  ListOptions,
+  LockHandle,
+  LockInfo,
+  LockPage,
+  LockStatus,
+  Principal,
+  ReleaseResult,
+  RenewOptions,
+  RenewResult,
+  TransferResult,
+  TryAcquireOptions,
+} from "./types.js";
+export {
+  ConnectionError,
+  ForbiddenError,
+  HoldfastError,
+  InternalError,
+  InvalidArgumentError,
+  LeaseLostError,
+  LockAccessDeniedError,
+  LockHeldError,
+  LockTimeoutError,
+  MethodNotAllowedError,
+  NotFoundError,
+  NotHolderError,
+  PassThroughError,
+  ProtocolError,
+  RateLimitedError,
+  RulesetConflictError,
+  StoreUnavailableError,
+  UnauthenticatedError,
+  UnavailableError,
+  errorFromWire,
+} from "./errors.js";
+export type { ErrorDetails } from "./errors.js";
