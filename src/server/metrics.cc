@@ -40,6 +40,14 @@ void Metrics::observe(std::size_t command, std::chrono::nanoseconds elapsed) {
   }
 }
 
+std::uint64_t Metrics::observed(std::size_t first, std::size_t last) const {
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (concurrent_) lock.lock();
+  std::uint64_t total = 0;
+  for (std::size_t i = first; i < last && i < histograms_.size(); ++i) total += histograms_[i].count;
+  return total;
+}
+
 void Metrics::record(std::size_t command, std::chrono::nanoseconds elapsed) {
   Histogram& h = histograms_[command];
   const double seconds = static_cast<double>(elapsed.count()) / 1e9;

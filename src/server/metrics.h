@@ -27,6 +27,8 @@ class Metrics {
   // Called once before serving: observe() and render() may then run on any thread.
   void set_concurrent(bool concurrent) { concurrent_ = concurrent; }
   void observe(std::size_t command, std::chrono::nanoseconds elapsed);
+  // How many of commands [first, last) were observed (INFO's total_commands_processed).
+  std::uint64_t observed(std::size_t first, std::size_t last) const;
 
   struct Gauges {
     std::size_t connections = 0;

@@ -45,6 +45,10 @@ Server::Server(const ServerConfig& config, LockService& service, EmbeddedService
       accept_pause_(io_),
       idle_poll_(embedded != nullptr ? config.idle_poll_us : 0),
       disk_poll_(idle_poll_.max() * kDiskPollFactor) {
+  hub_.info.store = config.store_url.empty() ? "embedded" : "postgres";
+  hub_.info.fsync = config.fsync == FsyncMode::kNever ? "never" : "always";
+  hub_.info.unix_path = config.unix_path;
+  hub_.info.data_dir = config.data_dir;
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
   http_hub_.first_metric = resp::command_table().size();
   for (const auto& r : http::route_table()) metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
@@ -145,6 +149,7 @@ Status Server::start() {
     embedded_->store().set_on_durable([this](std::uint64_t) { loop_.store_advanced(); });
   }
   if (auto st = bind_tcp(config_.listen, "listen", tcp_, resp_address_); !st.ok()) return st;
+  hub_.info.tcp_address = resp_address_;  // INFO's tcp_port, CONFIG GET port
   if (auto st = bind_unix(); !st.ok()) return st;
   if (auto st = bind_tcp(config_.http, "http", http_, http_address_); !st.ok()) return st;
   accept_tcp();

@@ -1,8 +1,8 @@
 #include "server/resp/commands.h"
 
 #include <array>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <string>
 #include <unordered_map>
 
@@ -12,37 +12,122 @@
 namespace holdfast::resp {
 namespace {
 
+// Usage lines follow a small grammar that COMMAND DOCS turns into Redis argument
+// descriptions (resp/usage_grammar.h): <name> an argument, WORD a literal, [..] optional,
+// a|b one of, <name>... repeated.
+
+constexpr CommandSpec kClientSubcommands[] = {
+    {"ID", 0, 0, kLocal, cmd_client_id, "CLIENT ID",
+     "The connection's id (the session id of its SESSION holds).", "connection"},
+    {"GETNAME", 0, 0, kLocal, cmd_client_getname, "CLIENT GETNAME",
+     "The connection's name, or nil.", "connection"},
+    {"SETNAME", 1, 1, kLocal, cmd_client_setname, "CLIENT SETNAME <name>",
+     "Names the connection in CLIENT LIST and the server's log lines (empty: no name).",
+     "connection"},
+    {"SETINFO", 2, 2, kLocal, cmd_client_setinfo, "CLIENT SETINFO LIB-NAME|LIB-VER <value>",
+     "Records the client library's name or version, shown by CLIENT LIST.", "connection"},
+    {"INFO", 0, 0, kLocal, cmd_client_info, "CLIENT INFO",
+     "This connection, as a CLIENT LIST line.", "connection"},
+    {"LIST", 0, -1, kLocal, cmd_client_list, "CLIENT LIST [TYPE <type>] [ID <id>...]",
+     "One line per open RESP connection: id, addresses, name, age, idle time, last command, user.",
+     "connection"},
+    {"KILL", 1, -1, kLocal | kAdmin, cmd_client_kill,
+     "CLIENT KILL [<addr>] [ID <id>] [ADDR <addr>] [LADDR <laddr>] [USER <user>] [TYPE <type>] "
+     "[SKIPME YES|NO] "
+     "[MAXAGE <seconds>]",
+     "Closes connections (admin); their waiters leave and their SESSION holds are released.",
+     "connection"},
+    {"NO-EVICT", 1, 1, kLocal, cmd_client_no_evict, "CLIENT NO-EVICT ON|OFF",
+     "Accepted and shown as a flag: Holdfast never evicts connections.", "connection"},
+    {"NO-TOUCH", 1, 1, kLocal, cmd_client_no_touch, "CLIENT NO-TOUCH ON|OFF",
+     "Accepted and shown as a flag: Holdfast keeps no access times.", "connection"},
+    {"HELP", 0, 0, kLocal, cmd_client_help, "CLIENT HELP", "The CLIENT subcommands.", "connection"},
+};
+
+constexpr CommandSpec kConfigSubcommands[] = {
+    {"GET", 1, -1, kLocal, cmd_config_get, "CONFIG GET <parameter>...",
+     "Read-only settings as Redis names them (save, appendonly, appendfsync, databases, dir, port, "
+     "...).",
+     "server"},
+    {"SET", 2, -1, kLocal | kAdmin, cmd_config_set, "CONFIG SET <parameter> <value>",
+     "Refused: settings come from holdfast.toml and flags.", "server"},
+};
+
+constexpr CommandSpec kCommandSubcommands[] = {
+    {"COUNT", 0, 0, kLocal, cmd_command_count, "COMMAND COUNT", "How many commands there are.",
+     "server"},
+    {"INFO", 0, -1, kLocal, cmd_command_info, "COMMAND INFO [<command>...]",
+     "Each command's name, arity, flags, key positions and subcommands (all when none named).",
+     "server"},
+    {"DOCS", 0, -1, kLocal, cmd_command_docs, "COMMAND DOCS [<command>...]",
+     "Each command's summary, group and arguments (all when none named).", "server"},
+    {"LIST", 0, 3, kLocal, cmd_command_list,
+     "COMMAND LIST [FILTERBY PATTERN|ACLCAT|MODULE <value>]", "The command names.", "server"},
+    {"HELP", 0, 0, kLocal, cmd_command_help, "COMMAND HELP", "The COMMAND subcommands.", "server"},
+};
+
 constexpr CommandSpec kCommands[] = {
-    {"PING", 0, 1, kNoAuth, cmd_ping, "PING [message]", "Answers PONG (or the message)."},
-    {"HELLO", 0, 6, kNoAuth, cmd_hello, "HELLO [2|3] [AUTH <user> <token>] [SETNAME <name>]",
-     "Chooses the protocol version and optionally authenticates."},
-    {"AUTH", 1, 2, kNoAuth, cmd_auth, "AUTH <token> | AUTH <user> <token>",
-     "Authenticates the connection with a bearer token."},
-    {"QUIT", 0, 0, kNoAuth, cmd_quit, "QUIT", "Closes the connection after the reply."},
-    {"COMMAND", 0, -1, kNoAuth, cmd_command, "COMMAND [DOCS|COUNT]",
-     "Lists the commands (for client libraries)."},
-    {"LOCK.ACQUIRE", 5, 8, 0, cmd_acquire,
+    {"PING", 0, 1, kNoAuth | kLocal, cmd_ping, "PING [<message>]", "Answers PONG (or the message).",
+     "connection"},
+    {"HELLO", 0, 6, kNoAuth | kLocal, cmd_hello,
+     "HELLO [2|3] [AUTH <user> <token>] [SETNAME <name>]",
+     "Chooses the protocol version and optionally authenticates and names the connection.",
+     "connection"},
+    {"AUTH", 1, 2, kNoAuth | kLocal, cmd_auth, "AUTH [<user>] <token>",
+     "Authenticates the connection with a bearer token; user \"default\" means no user name.",
+     "connection"},
+    {"QUIT", 0, 0, kNoAuth | kLocal, cmd_quit, "QUIT", "Closes the connection after the reply.",
+     "connection"},
+    {"RESET", 0, 0, kNoAuth | kLocal, cmd_reset, "RESET",
+     "Back to a fresh connection: RESP2, no name, unauthenticated in auth mode; holds stay.",
+     "connection"},
+    {"SELECT", 1, 1, kLocal, cmd_select, "SELECT <index>",
+     "Database 0 is the only one: OK for 0, an error otherwise.", "connection"},
+    {"ECHO", 1, 1, kLocal, cmd_echo, "ECHO <message>", "Answers the message.", "connection"},
+    {"CLIENT", 1, -1, kLocal, nullptr, "CLIENT <subcommand> [<arg>...]",
+     "Connection introspection and naming.", "connection", kClientSubcommands},
+    {"INFO", 0, -1, kLocal, cmd_info, "INFO [<section>...]",
+     "Server, clients, memory, persistence, stats, keyspace and holdfast sections, as Redis's "
+     "INFO.",
+     "server"},
+    {"DBSIZE", 0, 0, kLocal | kReadOnly, cmd_dbsize, "DBSIZE", "How many keys are held.", "server"},
+    {"TIME", 0, 0, kLocal, cmd_time, "TIME", "The server's clock: [unix seconds, microseconds].",
+     "server"},
+    {"CONFIG", 1, -1, kLocal, nullptr, "CONFIG <subcommand> [<arg>...]",
+     "Read-only view of the settings.", "server", kConfigSubcommands},
+    {"COMMAND", 0, -1, kLocal, cmd_command, "COMMAND [<subcommand> [<arg>...]]",
+     "Describes the commands as Redis 7 does (for client libraries and redis-cli hints).", "server",
+     kCommandSubcommands},
+    {"LOCK.ACQUIRE", 5, 8, kWrite | kBlocking | kKeyed, cmd_acquire,
      "LOCK.ACQUIRE <key> TTL <ms> TIMEOUT <ms> [OWNER <owner>] [SESSION]",
-     "Waits up to TIMEOUT in the key's FIFO queue; answers a hold or LOCK_TIMEOUT."},
-    {"LOCK.TRY", 3, 6, 0, cmd_try, "LOCK.TRY <key> TTL <ms> [OWNER <owner>] [SESSION]",
-     "One attempt; answers a hold or nil."},
-    {"LOCK.RENEW", 4, 4, 0, cmd_renew, "LOCK.RENEW <key> <handle> TTL <ms>",
-     "Extends the lease of the current handle."},
-    {"LOCK.RELEASE", 2, 2, 0, cmd_release, "LOCK.RELEASE <key> <handle>",
-     "Frees the key if the handle is its current one."},
-    {"LOCK.STATUS", 1, 1, 0, cmd_status, "LOCK.STATUS <key>", "Who holds the key, without its handle."},
-    {"LOCK.LIST", 0, 6, 0, cmd_list, "LOCK.LIST [MATCH <glob>] [CURSOR <c>] [COUNT <n>]",
-     "Every hold, paged (admin)."},
-    {"LOCK.ASSIGN", 2, 6, 0, cmd_assign, "LOCK.ASSIGN <key> <holderId> [TTL <ms>] [TIMEOUT <ms>]",
-     "Assigns the key to a holder id."},
-    {"LOCK.TRANSFER", 4, 4, 0, cmd_transfer, "LOCK.TRANSFER <key> <toId> FROM <fromId>",
-     "Moves an assigned hold to another holder id."},
-    {"LOCK.UNASSIGN", 1, 2, 0, cmd_unassign, "LOCK.UNASSIGN <key> [<holderId>]",
-     "Frees an assigned hold."},
-    {"LOCK.HOLDER", 1, 1, 0, cmd_holder, "LOCK.HOLDER <key>", "The holder id of an assigned key."},
-    {"RULES.SET", 1, 1, 0, cmd_rules_set, "RULES.SET <toml>", "Installs or replaces the lock rule set (admin)."},
-    {"RULES.GET", 0, 0, 0, cmd_rules_get, "RULES.GET", "The installed rule set as {name, toml}, or nil (admin)."},
-    {"RULES.DELETE", 1, 1, 0, cmd_rules_delete, "RULES.DELETE <name>", "Removes the rule set: open access again (admin)."},
+     "Waits up to TIMEOUT in the key's FIFO queue; answers a hold or LOCK_TIMEOUT.", "lock"},
+    {"LOCK.TRY", 3, 6, kWrite | kKeyed, cmd_try,
+     "LOCK.TRY <key> TTL <ms> [OWNER <owner>] [SESSION]", "One attempt; answers a hold or nil.",
+     "lock"},
+    {"LOCK.RENEW", 4, 4, kWrite | kKeyed, cmd_renew, "LOCK.RENEW <key> <handle> TTL <ms>",
+     "Extends the lease of the current handle.", "lock"},
+    {"LOCK.RELEASE", 2, 2, kWrite | kKeyed, cmd_release, "LOCK.RELEASE <key> <handle>",
+     "Frees the key if the handle is its current one.", "lock"},
+    {"LOCK.STATUS", 1, 1, kReadOnly | kKeyed, cmd_status, "LOCK.STATUS <key>",
+     "Who holds the key, without its handle.", "lock"},
+    {"LOCK.LIST", 0, 6, kReadOnly | kAdmin, cmd_list,
+     "LOCK.LIST [MATCH <glob>] [CURSOR <c>] [COUNT <n>]", "Every hold, paged (admin).", "lock"},
+    {"LOCK.ASSIGN", 2, 6, kWrite | kBlocking | kKeyed, cmd_assign,
+     "LOCK.ASSIGN <key> <holderId> [TTL <ms>] [TIMEOUT <ms>]", "Assigns the key to a holder id.",
+     "lock"},
+    {"LOCK.TRANSFER", 4, 4, kWrite | kKeyed, cmd_transfer,
+     "LOCK.TRANSFER <key> <toId> FROM <fromId>", "Moves an assigned hold to another holder id.",
+     "lock"},
+    {"LOCK.UNASSIGN", 1, 2, kWrite | kKeyed, cmd_unassign, "LOCK.UNASSIGN <key> [<holderId>]",
+     "Frees an assigned hold.", "lock"},
+    {"LOCK.HOLDER", 1, 1, kReadOnly | kKeyed, cmd_holder, "LOCK.HOLDER <key>",
+     "The holder id of an assigned key.", "lock"},
+    {"RULES.SET", 1, 1, kWrite | kAdmin, cmd_rules_set, "RULES.SET <toml>",
+     "Installs or replaces the lock rule set (admin).", "rules"},
+    {"RULES.GET", 0, 0, kReadOnly | kAdmin, cmd_rules_get, "RULES.GET",
+     "The installed rule set as {name, toml}, or nil (admin).", "rules"},
+    {"RULES.DELETE", 1, 1, kWrite | kAdmin, cmd_rules_delete, "RULES.DELETE <name>",
+     "Removes the rule set: open access again (admin).", "rules"},
 };
 
 // Command names are matched case-insensitively through an upper-cased copy on the stack.
@@ -66,8 +151,18 @@ const std::unordered_map<std::string_view, const CommandSpec*>& index() {
 
 std::string printable(std::string_view s) {
   std::string out;
-  for (char c : s.substr(0, 64)) out.push_back(std::isprint(static_cast<unsigned char>(c)) ? c : '?');
+  for (char c : s.substr(0, 64))
+    out.push_back(std::isprint(static_cast<unsigned char>(c)) ? c : '?');
   return out;
+}
+
+// Arity check for `spec` given `n` arguments after its name (`display`: "CLIENT SETNAME" for a
+// subcommand); writes the error.
+bool arity_ok(CommandContext& ctx, const CommandSpec& spec, std::string_view display, int n) {
+  if (n >= spec.min_args && (spec.max_args < 0 || n <= spec.max_args)) return true;
+  write_error(ctx.out, invalid_argument("wrong number of arguments for '" + std::string(display) +
+                                        "' (usage: " + std::string(spec.usage) + ")"));
+  return false;
 }
 
 }  // namespace
@@ -82,62 +177,47 @@ const CommandSpec* find_command(std::string_view name) {
   return it == index().end() ? nullptr : it->second;
 }
 
-Flow execute(CommandContext& ctx, std::span<const std::string_view> args) {
-  const CommandSpec* spec = find_command(args[0]);
+const CommandSpec* find_subcommand(const CommandSpec& container, std::string_view word) {
+  std::array<char, 32> buf;
+  std::string_view key = upper(word, buf);
+  if (key.empty()) return nullptr;
+  for (const auto& sub : container.subcommands)
+    if (sub.name == key) return &sub;
+  return nullptr;
+}
+
+Flow execute(CommandContext& ctx, const CommandSpec* spec, std::span<const std::string_view> args) {
   if (spec == nullptr) {
     ctx.out.error_line("ERR unknown command '" + printable(args[0]) + "'");
     return Flow::kContinue;
   }
-  const int n = static_cast<int>(args.size()) - 1;
-  if (n < spec->min_args || (spec->max_args >= 0 && n > spec->max_args)) {
-    write_error(ctx.out, invalid_argument("wrong number of arguments for '" + std::string(spec->name) +
-                                          "' (usage: " + std::string(spec->usage) + ")"));
-    return Flow::kContinue;
-  }
+  if (!arity_ok(ctx, *spec, spec->name, static_cast<int>(args.size()) - 1)) return Flow::kContinue;
   if (!ctx.conn.authenticated && (spec->flags & kNoAuth) == 0) {
-    write_error(ctx.out, Error(ErrorCode::kUnauthenticated, "authenticate first with AUTH <token>"));
+    // Redis's code, so client libraries raise their authentication error.
+    ctx.out.error_line(
+        "NOAUTH Authentication required: send AUTH <token> (or AUTH <user> <token>) first");
     return Flow::kContinue;
   }
-  if (ctx.metrics == nullptr) return spec->handler(ctx, args.subspan(1));
+  const CommandSpec* run = spec;
+  std::span<const std::string_view> rest = args.subspan(1);
+  if (!spec->subcommands.empty() && (spec->handler == nullptr || !rest.empty())) {
+    run = find_subcommand(*spec, rest[0]);
+    if (run == nullptr) {
+      ctx.out.error_line("ERR unknown subcommand '" + printable(rest[0]) + "'. Try " +
+                         std::string(spec->name) + " HELP.");
+      return Flow::kContinue;
+    }
+    rest = rest.subspan(1);
+    if (!arity_ok(ctx, *run, std::string(spec->name) + " " + std::string(run->name),
+                  static_cast<int>(rest.size())))
+      return Flow::kContinue;
+  }
+  if (ctx.metrics == nullptr) return run->handler(ctx, rest);
   auto start = std::chrono::steady_clock::now();
-  Flow flow = spec->handler(ctx, args.subspan(1));
-  ctx.metrics->observe(static_cast<std::size_t>(spec - command_table().data()), std::chrono::steady_clock::now() - start);
+  Flow flow = run->handler(ctx, rest);
+  ctx.metrics->observe(static_cast<std::size_t>(spec - command_table().data()),
+                       std::chrono::steady_clock::now() - start);
   return flow;
-}
-
-Flow cmd_ping(CommandContext& ctx, std::span<const std::string_view> args) {
-  if (args.empty()) {
-    ctx.out.simple("PONG");
-  } else {
-    ctx.out.bulk(args[0]);
-  }
-  return Flow::kContinue;
-}
-
-Flow cmd_quit(CommandContext& ctx, std::span<const std::string_view>) {
-  ctx.out.simple("OK");
-  return Flow::kClose;
-}
-
-Flow cmd_command(CommandContext& ctx, std::span<const std::string_view> args) {
-  if (!args.empty() && find_command("COMMAND") != nullptr) {
-    std::array<char, 32> buf;
-    if (upper(args[0], buf) == "COUNT") {
-      ctx.out.integer(static_cast<std::int64_t>(command_table().size()));
-      return Flow::kContinue;
-    }
-    if (upper(args[0], buf) == "DOCS") {  // redis-cli asks for docs to show hints; we have none
-      ctx.out.map(0);
-      return Flow::kContinue;
-    }
-  }
-  ctx.out.array(command_table().size());
-  for (const auto& c : command_table()) {
-    ctx.out.array(2);
-    ctx.out.bulk(c.name);
-    ctx.out.bulk(c.usage);
-  }
-  return Flow::kContinue;
 }
 
 void write_waiter_outcome(ReplyWriter& w, const WaiterOutcome& o) {

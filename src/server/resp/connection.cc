@@ -11,8 +11,9 @@
 namespace holdfast::resp {
 
 Connection::Connection(ConnectionHub& hub, Socket socket)
-    : hub_(hub), socket_(std::move(socket)), parser_(hub.limits) {
+    : hub_(hub), socket_(std::move(socket)), clients_(hub), parser_(hub.limits) {
   state_.id = ++hub_.last_id;
+  describe_endpoints(socket_, state_);
   if (hub_.info.auth_mode) {
     state_.authenticated = false;
   } else {
@@ -95,14 +96,19 @@ void Connection::process() {
       in_begin_ += consumed;
       continue;
     }
-    if (hub_.offload != nullptr) {
+    // CLIENT LIST's cmd= and idle=; written here, on the loop, where CLIENT LIST reads them.
+    const CommandSpec* spec = find_command(parser_.args()[0]);
+    state_.last_command = spec;
+    state_.last_active = std::chrono::steady_clock::now();
+    if (hub_.offload != nullptr && !runs_on_loop(spec)) {
       run_offloaded();
       in_begin_ += consumed;
       break;
     }
     in_begin_ += consumed;
-    CommandContext ctx{hub_.service, state_, writer, this, hub_.info, hub_.auth, hub_.metrics};
-    Flow flow = execute(ctx, parser_.args());
+    CommandContext ctx{hub_.service, state_,    writer,       this,
+                       hub_.info,    hub_.auth, hub_.metrics, &clients_};
+    Flow flow = execute(ctx, spec, parser_.args());
     if (flow == Flow::kBlock) {
       blocked_ = true;
       blocked_on_ = ctx.blocked_on;
@@ -224,6 +230,10 @@ void Connection::flush() {
           self->read();
         }
       });
+}
+
+void Connection::kill() {
+  boost::asio::post(hub_.io, [self = shared_from_this()] { self->close(); });
 }
 
 void Connection::shutdown() {

@@ -22,15 +22,35 @@
 #include <unordered_map>
 
 #include "server/blocking_executor.h"
+#include "server/lock_service.h"
 #include "server/loop_driver.h"
 #include "server/metrics.h"
 #include "server/resp/codec.h"
 #include "server/resp/commands.h"
-#include "server/lock_service.h"
 
 namespace holdfast::resp {
 
 class Connection;
+struct ConnectionHub;
+
+// Fills CLIENT LIST's addr, laddr and fd of a new connection from its socket (Unix socket
+// peers have no path of their own: both show the listener's path, with port 0 as in Redis).
+void describe_endpoints(boost::asio::generic::stream_protocol::socket& socket,
+                        ConnectionState& state);
+
+// The hub's open connections as commands see them (CLIENT LIST, CLIENT KILL, INFO). One per
+// connection, so nothing points into a hub that may be moved before it serves.
+class LiveClients final : public ClientDirectory {
+ public:
+  explicit LiveClients(ConnectionHub& hub) : hub_(hub) {}
+  void for_each(const std::function<void(const ConnectionState&)>& fn) const override;
+  std::size_t count() const override;
+  std::uint64_t accepted() const override;
+  bool kill(SessionId id) override;
+
+ private:
+  ConnectionHub& hub_;
+};
 
 // What every connection shares: the loop, the service and the registry of live connections.
 struct ConnectionHub {
@@ -66,6 +86,11 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   void shutdown();
   void on_waiter_outcome(const WaiterOutcome& outcome) override;
   SessionId id() const { return state_.id; }
+  // What CLIENT LIST shows of this connection. Read on the event loop only.
+  const ConnectionState& state() const { return state_; }
+  // CLIENT KILL from another connection: closes this one from the loop, after the current
+  // step (the caller may be in the middle of its own processing).
+  void kill();
 
  private:
   void read();
@@ -84,6 +109,7 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   ConnectionHub& hub_;
   Socket socket_;
   ConnectionState state_;
+  LiveClients clients_;
   RequestParser parser_;
   std::unique_ptr<char[]> in_;
   std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
