@@ -136,13 +136,19 @@ TEST_F(RedisCli, InteractiveHintsComeFromCommandDocs) {
                   std::string(REDIS_CLI_BIN) + " -p " + std::to_string(server.port())})
                 .exit_code,
             0);
+  // The terminal has no event to wait on: poll the screen for what should appear.
+  auto screen_shows = [&](const std::string& text) {
+    std::string screen;
+    for (int i = 0; i < 200 && screen.find(text) == std::string::npos; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+      screen = with({"capture-pane", "-p"}).out;
+    }
+    return screen;
+  };
+  const std::string prompt = "127.0.0.1:" + std::to_string(server.port()) + ">";
+  screen_shows(prompt);  // keys typed before redis-cli reads the terminal would be lost
   with({"send-keys", "-l", "LOCK.TRY "});
-  std::string screen;
-  for (int i = 0; i < 100 && screen.find("TTL ms") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(
-        std::chrono::milliseconds(50));  // the terminal has no event to wait on
-    screen = with({"capture-pane", "-p"}).out;
-  }
+  const std::string screen = screen_shows("TTL ms");
   with({"kill-server"});
   EXPECT_NE(screen.find("LOCK.TRY key TTL ms [OWNER owner] [SESSION]"), std::string::npos)
       << screen;

@@ -72,6 +72,12 @@ std::string client_line(const ConnectionState& c) {
   line += " age=" + std::to_string(seconds_since(c.opened_at, now));
   line += " idle=" + std::to_string(seconds_since(c.last_active, now));
   line += " flags=" + flags + " db=0 sub=0 psub=0 ssub=0 multi=-1";
+  // The parser keeps views into the input buffer: a command's arguments take no memory of
+  // their own (argv-mem 0). Replies wait in one buffer (obl), never in a list (oll 0).
+  line += " qbuf=" + std::to_string(c.input_buffered) + " qbuf-free=" + std::to_string(c.input_free);
+  line += " argv-mem=0 multi-mem=0";
+  line += " obl=" + std::to_string(c.output_buffered) + " oll=0 omem=" + std::to_string(c.output_buffered);
+  line += " tot-mem=" + std::to_string(c.input_buffered + c.input_free + c.output_buffered);
   line += " cmd=" + (c.last_command != nullptr ? lower(c.last_command->name) : std::string("NULL"));
   line += " user=" + std::string(user_of(c));
   line += " resp=" + std::to_string(c.proto);
@@ -222,7 +228,10 @@ Flow cmd_client_setinfo(CommandContext& ctx, std::span<const std::string_view> a
 }
 
 Flow cmd_client_info(CommandContext& ctx, std::span<const std::string_view>) {
-  ctx.out.verbatim(client_line(ctx.conn) + "\n");
+  const ConnectionState* me = &ctx.conn;
+  for (const ConnectionState* c : all_clients(ctx))  // the directory's copy has buffer figures
+    if (c->id == ctx.conn.id) me = c;
+  ctx.out.verbatim(client_line(*me) + "\n");
   return Flow::kContinue;
 }
 

@@ -48,6 +48,9 @@ struct ConnectionState {
   // CLIENT NO-EVICT / NO-TOUCH: accepted and shown as flags; a lock server neither evicts
   // clients nor keeps access times, so they change nothing else.
   bool no_evict = false, no_touch = false;
+  // Buffer figures for CLIENT LIST (qbuf, qbuf-free, omem): bytes of input read and not yet
+  // run, room left in the input buffer, replies not yet written. Filled in when listed.
+  std::size_t input_buffered = 0, input_free = 0, output_buffered = 0;
 
   // "id=7 name=worker-1 addr=127.0.0.1:53110": how log lines about this connection name it.
   std::string log_label() const;

@@ -232,6 +232,12 @@ void Connection::flush() {
       });
 }
 
+void Connection::note_buffers() {
+  state_.input_buffered = in_end_ - in_begin_;
+  state_.input_free = in_cap_ - in_end_;
+  state_.output_buffered = out_.size() + writing_.size();
+}
+
 void Connection::kill() {
   boost::asio::post(hub_.io, [self = shared_from_this()] { self->close(); });
 }

@@ -88,6 +88,8 @@ class Connection final : public std::enable_shared_from_this<Connection>, public
   SessionId id() const { return state_.id; }
   // What CLIENT LIST shows of this connection. Read on the event loop only.
   const ConnectionState& state() const { return state_; }
+  // Copies the buffer figures into state() (CLIENT LIST's qbuf, qbuf-free, omem).
+  void note_buffers();
   // CLIENT KILL from another connection: closes this one from the loop, after the current
   // step (the caller may be in the middle of its own processing).
   void kill();

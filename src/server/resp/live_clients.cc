@@ -58,7 +58,10 @@ void LiveClients::for_each(const std::function<void(const ConnectionState&)>& fn
     if (auto c = weak.lock()) open.push_back(std::move(c));
   std::sort(open.begin(), open.end(),
             [](const auto& a, const auto& b) { return a->id() < b->id(); });
-  for (const auto& c : open) fn(c->state());
+  for (const auto& c : open) {
+    c->note_buffers();
+    fn(c->state());
+  }
 }
 
 std::size_t LiveClients::count() const { return hub_.live.size(); }

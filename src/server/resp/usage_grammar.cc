@@ -119,16 +119,18 @@ ArgumentDoc convert_one(const Node& node) {
       return doc;
     }
     case Node::Kind::kGroup: {
-      std::vector<ArgumentDoc> inner = convert(node.children);
+      // [WORD x y ...]: a block whose token is WORD. Anything else of more than one part is a
+      // block without a token; one part is that part, optional.
+      const auto& parts = node.children;
+      const bool token_block = parts.size() > 2 && parts[0].kind == Node::Kind::kWord;
+      std::vector<ArgumentDoc> inner =
+          convert(token_block ? std::vector<Node>(parts.begin() + 1, parts.end()) : parts);
       ArgumentDoc doc;
-      if (inner.size() == 1) {
+      if (inner.size() == 1 && !token_block) {
         doc = std::move(inner[0]);
       } else {
         doc.type = "block";
-        if (inner[0].type == "pure-token") {
-          doc.token = inner[0].token;
-          inner.erase(inner.begin());
-        }
+        if (token_block) doc.token = parts[0].text;
         for (const auto& a : inner) doc.name += (doc.name.empty() ? "" : "-") + a.name;
         doc.arguments = std::move(inner);
       }

@@ -22,7 +22,7 @@ async function clientInfo(c) {
 
 for (const lib of libraries) {
   const tag = lib.name.replace(/ /g, '');  // keys of one library never meet another's
-  describe(lib.name, () => {
+  describe(lib.name, { timeout: 30000 }, () => {
     test('connects with default options and takes and releases a lock', async () => {
       const c = await connect(lib, open);
       assert.equal(await c.call('PING'), 'PONG');
@@ -115,9 +115,15 @@ for (const lib of libraries) {
     });
 
     test('a command before AUTH is refused with NOAUTH', async () => {
-      const c = await connect(lib, secured, { protocol: 2 });
-      await assert.rejects(c.call('LOCK.STATUS', 'k'), /^.*NOAUTH/);
-      await c.close();
+      // ioredis's ready check sends INFO, which is refused before AUTH (as by Redis): the
+      // connection itself fails. node-redis connects and the command fails.
+      await assert.rejects(
+        (async () => {
+          const c = await connect(lib, secured, { protocol: 2, retry: false });
+          await c.call('LOCK.STATUS', 'k');
+        })(),
+        /NOAUTH/,
+      );
     });
 
     test('reconnects after a server restart', async () => {

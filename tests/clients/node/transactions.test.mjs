@@ -15,7 +15,7 @@ after(async () => {
 
 for (const lib of libraries) {
   const tag = lib.name.replace(/ /g, '');
-  describe(`${lib.name} transactions`, () => {
+  describe(`${lib.name} transactions`, { timeout: 30000 }, () => {
     for (const protocol of lib.protocols) {
       test(`RESP${protocol}: multi() runs its commands and hands back every handle`, async () => {
         const c = await connect(lib, server, { protocol });
