@@ -283,13 +283,20 @@ TEST_F(ConnectionAuth, ResetLogsOutAndClientKillNeedsAnAdmin) {
   auto alice = server.client();
   alice.call({"AUTH", "alice-secret"});
   EXPECT_EQ(alice.call({"CLIENT", "KILL", "USER", "bob"}).error_code(), "FORBIDDEN");
+  auto bob = server.client();
+  bob.call({"AUTH", "bob-secret"});
+  auto alice_again = server.client();
+  alice_again.call({"AUTH", "alice", "alice-secret"});
+  EXPECT_EQ(lines(alice.call({"CLIENT", "LIST"}).str).size(), 2u) << "alice's two connections, not bob's";
   EXPECT_EQ(alice.call({"RESET"}).str, "RESET");
   EXPECT_EQ(alice.call({"LOCK.STATUS", "k"}).error_code(), "NOAUTH");
   auto root = server.client();
   root.call({"AUTH", "root-secret"});
   alice.call({"AUTH", "alice-secret"});
-  EXPECT_EQ(root.call({"CLIENT", "KILL", "USER", "alice"}).integer, 1);
+  EXPECT_EQ(root.call({"CLIENT", "KILL", "USER", "alice"}).integer, 2);
   EXPECT_TRUE(alice.wait_closed());
+  EXPECT_TRUE(alice_again.wait_closed());
+  EXPECT_EQ(bob.call({"PING"}).str, "PONG");
 }
 
 }  // namespace

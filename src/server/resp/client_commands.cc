@@ -6,8 +6,8 @@
 //  - SETNAME / GETNAME: a name for CLIENT LIST and for the server's log lines about the
 //    connection (HELLO ... SETNAME sets it too).
 //  - SETINFO LIB-NAME|LIB-VER: the client library, shown by CLIENT LIST.
-//  - INFO / LIST: one line per connection (id, addresses, name, age, idle, flags, last
-//    command, user, protocol, library).
+//  - INFO / LIST: one line per connection (id, addresses, name, age, idle, flags, buffers,
+//    last command, user, protocol, library). Members see their own connections only.
 //  - KILL: closes connections (admin role or a function in auth mode): their waiters leave
 //    their queues and their SESSION holds are released, as on any disconnect.
 //  - NO-EVICT / NO-TOUCH: accepted and shown as flags (e, T). Holdfast never evicts
@@ -21,26 +21,12 @@
 #include <vector>
 
 #include "core/validation.h"
+#include "server/resp/ascii.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
 
 namespace holdfast::resp {
 namespace {
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::toupper(static_cast<unsigned char>(a[i])) !=
-        std::toupper(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Redis's rule for names and library fields: printable ASCII, no spaces.
 bool plain_word(std::string_view s) {
@@ -78,28 +64,34 @@ std::string client_line(const ConnectionState& c) {
   line += " argv-mem=0 multi-mem=0";
   line += " obl=" + std::to_string(c.output_buffered) + " oll=0 omem=" + std::to_string(c.output_buffered);
   line += " tot-mem=" + std::to_string(c.input_buffered + c.input_free + c.output_buffered);
-  line += " cmd=" + (c.last_command != nullptr ? lower(c.last_command->name) : std::string("NULL"));
+  line += " cmd=" + (c.last_command != nullptr ? ascii_lower(c.last_command->name) : std::string("NULL"));
   line += " user=" + std::string(user_of(c));
   line += " resp=" + std::to_string(c.proto);
   line += " lib-name=" + c.lib_name + " lib-ver=" + c.lib_ver;
   return line;
 }
 
-// Every connection the directory knows (only this one without a directory).
-std::vector<const ConnectionState*> all_clients(const CommandContext& ctx) {
+// The connections the caller may see: every one for the admin and owner roles and functions,
+// a member's own (same principal) otherwise, as other members' addresses and names are not
+// theirs to know. Only this one without a directory.
+std::vector<const ConnectionState*> visible_clients(const CommandContext& ctx) {
   std::vector<const ConnectionState*> out;
   if (ctx.clients == nullptr) {
     out.push_back(&ctx.conn);
-  } else {
-    ctx.clients->for_each([&](const ConnectionState& c) { out.push_back(&c); });
+    return out;
   }
+  const bool all = ctx.conn.principal.is_privileged();
+  const std::string me = ctx.conn.principal.held_by();
+  ctx.clients->for_each([&](const ConnectionState& c) {
+    if (all || c.id == ctx.conn.id || (c.authenticated && c.principal.held_by() == me)) out.push_back(&c);
+  });
   return out;
 }
 
 Flow on_off(CommandContext& ctx, std::string_view arg, bool* flag) {
-  if (iequals(arg, "ON")) {
+  if (ascii_iequals(arg, "ON")) {
     *flag = true;
-  } else if (iequals(arg, "OFF")) {
+  } else if (ascii_iequals(arg, "OFF")) {
     *flag = false;
   } else {
     ctx.out.error_line("ERR syntax error: ON or OFF");
@@ -134,31 +126,31 @@ std::optional<std::string> read_kill_filter(std::span<const std::string_view> ar
   if (args.size() % 2 != 0) return "ERR syntax error: CLIENT KILL takes <filter> <value> pairs";
   for (std::size_t i = 0; i < args.size(); i += 2) {
     const std::string_view name = args[i], value = args[i + 1];
-    if (iequals(name, "ID")) {
+    if (ascii_iequals(name, "ID")) {
       auto v = parse_int64(value);
       if (!v || *v < 1) return "ERR client-id should be greater than 0";
       f->id = static_cast<SessionId>(*v);
-    } else if (iequals(name, "ADDR")) {
+    } else if (ascii_iequals(name, "ADDR")) {
       f->addr = std::string(value);
-    } else if (iequals(name, "LADDR")) {
+    } else if (ascii_iequals(name, "LADDR")) {
       f->laddr = std::string(value);
-    } else if (iequals(name, "USER")) {
+    } else if (ascii_iequals(name, "USER")) {
       f->user = std::string(value);
-    } else if (iequals(name, "TYPE")) {
-      if (iequals(value, "normal")) continue;
-      if (!iequals(value, "master") && !iequals(value, "replica") && !iequals(value, "slave") &&
-          !iequals(value, "pubsub"))
+    } else if (ascii_iequals(name, "TYPE")) {
+      if (ascii_iequals(value, "normal")) continue;
+      if (!ascii_iequals(value, "master") && !ascii_iequals(value, "replica") && !ascii_iequals(value, "slave") &&
+          !ascii_iequals(value, "pubsub"))
         return "ERR Unknown client type '" + std::string(value.substr(0, 32)) + "'";
       f->no_type_matches = true;
-    } else if (iequals(name, "SKIPME")) {
-      if (iequals(value, "yes")) {
+    } else if (ascii_iequals(name, "SKIPME")) {
+      if (ascii_iequals(value, "yes")) {
         f->skip_me = true;
-      } else if (iequals(value, "no")) {
+      } else if (ascii_iequals(value, "no")) {
         f->skip_me = false;
       } else {
         return "ERR syntax error: SKIPME takes yes or no";
       }
-    } else if (iequals(name, "MAXAGE")) {
+    } else if (ascii_iequals(name, "MAXAGE")) {
       auto v = parse_int64(value);
       if (!v || *v < 0) return "ERR MAXAGE must be a non-negative number of seconds";
       f->max_age = *v;
@@ -209,8 +201,8 @@ Flow cmd_client_setname(CommandContext& ctx, std::span<const std::string_view> a
 }
 
 Flow cmd_client_setinfo(CommandContext& ctx, std::span<const std::string_view> args) {
-  std::string* field = iequals(args[0], "LIB-NAME")  ? &ctx.conn.lib_name
-                       : iequals(args[0], "LIB-VER") ? &ctx.conn.lib_ver
+  std::string* field = ascii_iequals(args[0], "LIB-NAME")  ? &ctx.conn.lib_name
+                       : ascii_iequals(args[0], "LIB-VER") ? &ctx.conn.lib_ver
                                                      : nullptr;
   if (field == nullptr) {
     ctx.out.error_line("ERR Unrecognized option '" + std::string(args[0].substr(0, 32)) +
@@ -218,7 +210,7 @@ Flow cmd_client_setinfo(CommandContext& ctx, std::span<const std::string_view> a
     return Flow::kContinue;
   }
   if (!plain_word(args[1])) {
-    ctx.out.error_line("ERR " + lower(args[0]) +
+    ctx.out.error_line("ERR " + ascii_lower(args[0]) +
                        " cannot contain spaces, newlines or special characters.");
     return Flow::kContinue;
   }
@@ -229,7 +221,7 @@ Flow cmd_client_setinfo(CommandContext& ctx, std::span<const std::string_view> a
 
 Flow cmd_client_info(CommandContext& ctx, std::span<const std::string_view>) {
   const ConnectionState* me = &ctx.conn;
-  for (const ConnectionState* c : all_clients(ctx))  // the directory's copy has buffer figures
+  for (const ConnectionState* c : visible_clients(ctx))  // the directory's copy has buffer figures
     if (c->id == ctx.conn.id) me = c;
   ctx.out.verbatim(client_line(*me) + "\n");
   return Flow::kContinue;
@@ -239,16 +231,16 @@ Flow cmd_client_list(CommandContext& ctx, std::span<const std::string_view> args
   std::vector<SessionId> ids;
   bool none = false;
   for (std::size_t i = 0; i < args.size();) {
-    if (iequals(args[i], "TYPE") && i + 1 < args.size()) {
+    if (ascii_iequals(args[i], "TYPE") && i + 1 < args.size()) {
       const std::string_view type = args[i + 1];
-      if (iequals(type, "master") || iequals(type, "replica") || iequals(type, "pubsub")) {
+      if (ascii_iequals(type, "master") || ascii_iequals(type, "replica") || ascii_iequals(type, "pubsub")) {
         none = true;
-      } else if (!iequals(type, "normal")) {
+      } else if (!ascii_iequals(type, "normal")) {
         ctx.out.error_line("ERR Unknown client type '" + std::string(type.substr(0, 32)) + "'");
         return Flow::kContinue;
       }
       i += 2;
-    } else if (iequals(args[i], "ID") && i + 1 < args.size()) {
+    } else if (ascii_iequals(args[i], "ID") && i + 1 < args.size()) {
       for (++i; i < args.size(); ++i) {
         auto v = parse_int64(args[i]);
         if (!v || *v < 1) {
@@ -264,7 +256,7 @@ Flow cmd_client_list(CommandContext& ctx, std::span<const std::string_view> args
   }
   std::string text;
   if (!none) {
-    for (const ConnectionState* c : all_clients(ctx)) {
+    for (const ConnectionState* c : visible_clients(ctx)) {
       if (!ids.empty() && std::find(ids.begin(), ids.end(), c->id) == ids.end()) continue;
       text += client_line(*c);
       text += '\n';
@@ -290,7 +282,7 @@ Flow cmd_client_kill(CommandContext& ctx, std::span<const std::string_view> args
   }
   std::vector<SessionId> victims;
   bool me = false;
-  for (const ConnectionState* c : all_clients(ctx)) {
+  for (const ConnectionState* c : visible_clients(ctx)) {
     if (!filter.matches(*c)) continue;
     if (c->id == ctx.conn.id) {
       me = !filter.skip_me;

@@ -12,22 +12,15 @@
 #include <vector>
 
 #include "core/glob.h"
+#include "server/resp/ascii.h"
 #include "server/resp/commands.h"
 #include "server/resp/usage_grammar.h"
 
 namespace holdfast::resp {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-bool iequals(std::string_view a, std::string_view b) { return lower(a) == lower(b); }
-
 std::string full_name(const CommandSpec& c, const CommandSpec* container) {
-  return container == nullptr ? lower(c.name) : lower(container->name) + "|" + lower(c.name);
+  return container == nullptr ? ascii_lower(c.name) : ascii_lower(container->name) + "|" + ascii_lower(c.name);
 }
 
 std::vector<std::string_view> flag_names(const CommandSpec& c) {
@@ -213,16 +206,16 @@ Flow cmd_command_list(CommandContext& ctx, std::span<const std::string_view> arg
   std::string pattern, category;
   bool module = false;
   if (!args.empty()) {
-    if (args.size() != 3 || !iequals(args[0], "FILTERBY")) {
+    if (args.size() != 3 || !ascii_iequals(args[0], "FILTERBY")) {
       ctx.out.error_line(
           "ERR syntax error (usage: COMMAND LIST [FILTERBY PATTERN|ACLCAT|MODULE <value>])");
       return Flow::kContinue;
     }
-    if (iequals(args[1], "PATTERN")) {
-      pattern = lower(args[2]);
-    } else if (iequals(args[1], "ACLCAT")) {
-      category = "@" + lower(args[2]);
-    } else if (iequals(args[1], "MODULE")) {
+    if (ascii_iequals(args[1], "PATTERN")) {
+      pattern = ascii_lower(args[2]);
+    } else if (ascii_iequals(args[1], "ACLCAT")) {
+      category = "@" + ascii_lower(args[2]);
+    } else if (ascii_iequals(args[1], "MODULE")) {
       module = true;  // no command comes from a module
     } else {
       ctx.out.error_line("ERR syntax error: FILTERBY takes PATTERN, ACLCAT or MODULE");
@@ -232,7 +225,7 @@ Flow cmd_command_list(CommandContext& ctx, std::span<const std::string_view> arg
   std::vector<std::string> names;
   for (const auto& c : command_table()) {
     if (module) break;
-    const std::string name = lower(c.name);
+    const std::string name = ascii_lower(c.name);
     if (!pattern.empty() && !glob_match(pattern, name)) continue;
     if (!category.empty()) {
       const auto cats = categories(c);

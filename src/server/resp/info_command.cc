@@ -18,6 +18,7 @@
 
 #include "core/glob.h"
 #include "server/metrics.h"
+#include "server/resp/ascii.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
 
@@ -73,12 +74,6 @@ std::string port_of(const std::string& address) {
 std::string host_of(const std::string& address) {
   auto colon = address.rfind(':');
   return colon == std::string::npos ? std::string() : address.substr(0, colon);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 bool wanted(const std::vector<std::string>& sections, std::string_view name, bool in_default) {
@@ -226,7 +221,7 @@ std::vector<std::pair<std::string, std::string>> config_parameters(const ServerI
 
 Flow cmd_info(CommandContext& ctx, std::span<const std::string_view> args) {
   std::vector<std::string> sections;
-  for (auto a : args) sections.push_back(lower(a));
+  for (auto a : args) sections.push_back(ascii_lower(a));
   ctx.out.verbatim(info_text(ctx, sections));
   return Flow::kContinue;
 }
@@ -251,7 +246,7 @@ Flow cmd_config_get(CommandContext& ctx, std::span<const std::string_view> args)
   const auto params = config_parameters(ctx.info);
   for (const auto& p : params) {
     for (auto pattern : args) {
-      if (glob_match(lower(pattern), p.first)) {
+      if (glob_match(ascii_lower(pattern), p.first)) {
         hits.push_back(&p);
         break;
       }

@@ -4,26 +4,18 @@
 
 #include "auth/authenticator.h"
 #include "core/validation.h"
+#include "server/resp/ascii.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
 
 namespace holdfast::resp {
 namespace {
 
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::toupper(static_cast<unsigned char>(a[i])) !=
-        std::toupper(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 // Redis's user "default" is the one a password-only AUTH logs in as: here it means "no user
 // name", so `AUTH default <token>` (what clients send for a password without a user) is
 // `AUTH <token>`.
 std::optional<std::string_view> user_name(std::string_view user) {
-  if (iequals(user, "default")) return std::nullopt;
+  if (ascii_iequals(user, "default")) return std::nullopt;
   return user;
 }
 
@@ -86,10 +78,10 @@ Flow cmd_hello(CommandContext& ctx, std::span<const std::string_view> args) {
   std::optional<std::pair<std::string_view, std::string_view>> auth;
   std::optional<std::string_view> name;
   while (i < args.size()) {
-    if (iequals(args[i], "AUTH") && i + 2 < args.size()) {
+    if (ascii_iequals(args[i], "AUTH") && i + 2 < args.size()) {
       auth.emplace(args[i + 1], args[i + 2]);
       i += 3;
-    } else if (iequals(args[i], "SETNAME") && i + 1 < args.size()) {
+    } else if (ascii_iequals(args[i], "SETNAME") && i + 1 < args.size()) {
       name = args[i + 1];
       i += 2;
     } else {

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "server/resp/ascii.h"
+
 namespace holdfast::resp {
 namespace {
 
@@ -88,12 +90,6 @@ class Parser {
   std::size_t i_ = 0;
 };
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string type_of(const std::string& name) {
   if (name == "key") return "key";
   if (name == "ms" || name == "n" || name == "index" || name == "id" || name == "seconds")
@@ -107,7 +103,7 @@ std::vector<ArgumentDoc> convert(const std::vector<Node>& line);
 ArgumentDoc convert_one(const Node& node) {
   switch (node.kind) {
     case Node::Kind::kWord:
-      return ArgumentDoc{lower(node.text), "pure-token", node.text, false, false, {}};
+      return ArgumentDoc{ascii_lower(node.text), "pure-token", node.text, false, false, {}};
     case Node::Kind::kArg:
       return ArgumentDoc{node.text, type_of(node.text), "", false, node.multiple, {}};
     case Node::Kind::kOneOf: {
