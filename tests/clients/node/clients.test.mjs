@@ -4,13 +4,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { HoldfastServer, connect, fields, libraries } from './harness.mjs';
+import { HoldfastServer, closeAll, connect, fields, libraries } from './harness.mjs';
 
 let open, secured;
 before(async () => {
   [open, secured] = await Promise.all([HoldfastServer.start(), HoldfastServer.start({ auth: true })]);
 });
 after(async () => {
+  await closeAll();
   await Promise.all([open.stop(), secured.stop()]);
 });
 
@@ -22,7 +23,7 @@ async function clientInfo(c) {
 
 for (const lib of libraries) {
   const tag = lib.name.replace(/ /g, '');  // keys of one library never meet another's
-  describe(lib.name, { timeout: 30000 }, () => {
+  describe(lib.name, { timeout: 15000 }, () => {
     test('connects with default options and takes and releases a lock', async () => {
       const c = await connect(lib, open);
       assert.equal(await c.call('PING'), 'PONG');

@@ -56,6 +56,15 @@ export const libraries = [
   { name: 'node-redis 6', kind: 'node-redis', createClient: createClient6, protocols: [2, 3], defaultProtocol: 3 },
 ];
 
+// Every client connect() made, so a test that fails before closing its clients does not keep
+// the process alive: closeAll() in an after() hook drops what is left.
+const open = new Set();
+
+export async function closeAll() {
+  await Promise.allSettled([...open].map((drop) => drop()));
+  open.clear();
+}
+
 // Connects with the library's defaults plus `options`: protocol (2|3), password, username,
 // name, unix (connect to the Unix socket), retry (false: fail instead of reconnecting).
 // Resolves once the library says the connection is ready.
@@ -71,6 +80,8 @@ async function connectIORedis(lib, server, o) {
   if (o.name !== undefined) config.connectionName = o.name;
   if (o.retry === false) Object.assign(config, { retryStrategy: () => null, maxRetriesPerRequest: 0 });
   const redis = new lib.Redis(config);
+  const drop = () => redis.disconnect();
+  open.add(drop);
   redis.on('error', () => {});  // reported through the failing command or the ready wait
   await new Promise((resolve, reject) => {
     redis.once('ready', resolve);
@@ -82,7 +93,10 @@ async function connectIORedis(lib, server, o) {
     call: (...args) => redis.call(...args),
     pipeline: async (commands) => unwrap(await commands.reduce((p, c) => p.call(...c), redis.pipeline()).exec()),
     multi: async (commands) => unwrap(await commands.reduce((p, c) => p.call(...c), redis.multi()).exec()),
-    close: () => redis.quit(),
+    close: () => {
+      open.delete(drop);
+      return redis.quit();
+    },
   };
 }
 
@@ -102,6 +116,8 @@ async function connectNodeRedis(lib, server, o) {
   if (o.name !== undefined) config.name = o.name;
   if (o.retry === false) config.socket.reconnectStrategy = false;
   const client = lib.createClient(config);
+  const drop = () => client.destroy();
+  open.add(drop);
   client.on('error', () => {});  // reported through connect() or the failing command
   await client.connect();
   const asArgs = (c) => c.map(String);
@@ -110,6 +126,9 @@ async function connectNodeRedis(lib, server, o) {
     call: (...args) => client.sendCommand(asArgs(args)),
     pipeline: (commands) => commands.reduce((m, c) => m.addCommand(asArgs(c)), client.multi()).execAsPipeline(),
     multi: (commands) => commands.reduce((m, c) => m.addCommand(asArgs(c)), client.multi()).exec(),
-    close: () => client.close(),
+    close: () => {
+      open.delete(drop);
+      return client.close();
+    },
   };
 }

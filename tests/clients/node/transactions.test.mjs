@@ -3,19 +3,20 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { HoldfastServer, connect, fields, libraries } from './harness.mjs';
+import { HoldfastServer, closeAll, connect, fields, libraries } from './harness.mjs';
 
 let server;
 before(async () => {
   server = await HoldfastServer.start();
 });
 after(async () => {
+  await closeAll();
   await server.stop();
 });
 
 for (const lib of libraries) {
   const tag = lib.name.replace(/ /g, '');
-  describe(`${lib.name} transactions`, { timeout: 30000 }, () => {
+  describe(`${lib.name} transactions`, { timeout: 15000 }, () => {
     for (const protocol of lib.protocols) {
       test(`RESP${protocol}: multi() runs its commands and hands back every handle`, async () => {
         const c = await connect(lib, server, { protocol });
