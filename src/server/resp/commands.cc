@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "server/metrics.h"
+#include "server/resp/ascii.h"
 #include "server/resp/render.h"
 
 namespace holdfast::resp {
@@ -133,10 +134,7 @@ constexpr CommandSpec kCommands[] = {
 // Command names are matched case-insensitively through an upper-cased copy on the stack.
 std::string_view upper(std::string_view name, std::array<char, 32>& buf) {
   if (name.size() > buf.size()) return {};
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];  // ASCII only: command names are, and the locale must not matter
-    buf[i] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
-  }
+  for (std::size_t i = 0; i < name.size(); ++i) buf[i] = ascii_upper(name[i]);
   return {buf.data(), name.size()};
 }
 
