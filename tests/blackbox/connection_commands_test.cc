@@ -165,6 +165,10 @@ TEST_F(ConnectionCommands, NoEvictAndNoTouchAreFlagsOnly) {
   EXPECT_EQ(c.call({"CLIENT", "NO-EVICT", "maybe"}).error_code(), "ERR");
   EXPECT_EQ(c.call({"CLIENT", "FROB"}).str, "ERR unknown subcommand 'FROB'. Try CLIENT HELP.");
   EXPECT_EQ(c.call({"CLIENT"}).error_code(), "INVALID_ARGUMENT");
+  auto help = c.call({"CLIENT", "HELP"});
+  ASSERT_GE(help.items.size(), 2u) << help.debug();
+  EXPECT_EQ(help.items[0].str, "ID");
+  EXPECT_EQ(c.call({"COMMAND", "HELP"}).items[0].str, "COUNT");
 }
 
 TEST_F(ConnectionCommands, ClientKillClosesTheConnectionAndEndsItsSessionHolds) {
@@ -221,7 +225,8 @@ TEST_F(ConnectionCommands, CommandInfoHasRedis7Shapes) {
   EXPECT_EQ(c.call({"COMMAND", "COUNT"}).integer,
             static_cast<std::int64_t>(c.call({"COMMAND"}).items.size()));
   std::size_t lock_commands = 0;
-  for (const auto& command : c.call({"COMMAND"}).items) lock_commands += command.items[0].str.rfind("lock.", 0) == 0;
+  for (const auto& command : c.call({"COMMAND"}).items)
+    lock_commands += command.items[0].str.rfind("lock.", 0) == 0;
   auto list = c.call({"COMMAND", "LIST", "FILTERBY", "PATTERN", "lock.*"});
   EXPECT_EQ(list.items.size(), lock_commands) << list.debug();
   EXPECT_GE(lock_commands, 10u);
@@ -287,7 +292,8 @@ TEST_F(ConnectionAuth, ResetLogsOutAndClientKillNeedsAnAdmin) {
   bob.call({"AUTH", "bob-secret"});
   auto alice_again = server.client();
   alice_again.call({"AUTH", "alice", "alice-secret"});
-  EXPECT_EQ(lines(alice.call({"CLIENT", "LIST"}).str).size(), 2u) << "alice's two connections, not bob's";
+  EXPECT_EQ(lines(alice.call({"CLIENT", "LIST"}).str).size(), 2u)
+      << "alice's two connections, not bob's";
   EXPECT_EQ(alice.call({"RESET"}).str, "RESET");
   EXPECT_EQ(alice.call({"LOCK.STATUS", "k"}).error_code(), "NOAUTH");
   auto root = server.client();

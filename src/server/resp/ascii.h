@@ -6,7 +6,9 @@
 
 namespace holdfast::resp {
 
-inline char ascii_upper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+inline char ascii_upper(char c) {
+  return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
+}
 
 inline bool ascii_iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;

@@ -60,11 +60,14 @@ std::string client_line(const ConnectionState& c) {
   line += " flags=" + flags + " db=0 sub=0 psub=0 ssub=0 multi=-1";
   // The parser keeps views into the input buffer: a command's arguments take no memory of
   // their own (argv-mem 0). Replies wait in one buffer (obl), never in a list (oll 0).
-  line += " qbuf=" + std::to_string(c.input_buffered) + " qbuf-free=" + std::to_string(c.input_free);
+  line +=
+      " qbuf=" + std::to_string(c.input_buffered) + " qbuf-free=" + std::to_string(c.input_free);
   line += " argv-mem=0 multi-mem=0";
-  line += " obl=" + std::to_string(c.output_buffered) + " oll=0 omem=" + std::to_string(c.output_buffered);
+  line += " obl=" + std::to_string(c.output_buffered) +
+          " oll=0 omem=" + std::to_string(c.output_buffered);
   line += " tot-mem=" + std::to_string(c.input_buffered + c.input_free + c.output_buffered);
-  line += " cmd=" + (c.last_command != nullptr ? ascii_lower(c.last_command->name) : std::string("NULL"));
+  line += " cmd=" +
+          (c.last_command != nullptr ? ascii_lower(c.last_command->name) : std::string("NULL"));
   line += " user=" + std::string(user_of(c));
   line += " resp=" + std::to_string(c.proto);
   line += " lib-name=" + c.lib_name + " lib-ver=" + c.lib_ver;
@@ -83,7 +86,8 @@ std::vector<const ConnectionState*> visible_clients(const CommandContext& ctx) {
   const bool all = ctx.conn.principal.is_privileged();
   const std::string me = ctx.conn.principal.held_by();
   ctx.clients->for_each([&](const ConnectionState& c) {
-    if (all || c.id == ctx.conn.id || (c.authenticated && c.principal.held_by() == me)) out.push_back(&c);
+    if (all || c.id == ctx.conn.id || (c.authenticated && c.principal.held_by() == me))
+      out.push_back(&c);
   });
   return out;
 }
@@ -138,8 +142,8 @@ std::optional<std::string> read_kill_filter(std::span<const std::string_view> ar
       f->user = std::string(value);
     } else if (ascii_iequals(name, "TYPE")) {
       if (ascii_iequals(value, "normal")) continue;
-      if (!ascii_iequals(value, "master") && !ascii_iequals(value, "replica") && !ascii_iequals(value, "slave") &&
-          !ascii_iequals(value, "pubsub"))
+      if (!ascii_iequals(value, "master") && !ascii_iequals(value, "replica") &&
+          !ascii_iequals(value, "slave") && !ascii_iequals(value, "pubsub"))
         return "ERR Unknown client type '" + std::string(value.substr(0, 32)) + "'";
       f->no_type_matches = true;
     } else if (ascii_iequals(name, "SKIPME")) {
@@ -203,7 +207,7 @@ Flow cmd_client_setname(CommandContext& ctx, std::span<const std::string_view> a
 Flow cmd_client_setinfo(CommandContext& ctx, std::span<const std::string_view> args) {
   std::string* field = ascii_iequals(args[0], "LIB-NAME")  ? &ctx.conn.lib_name
                        : ascii_iequals(args[0], "LIB-VER") ? &ctx.conn.lib_ver
-                                                     : nullptr;
+                                                           : nullptr;
   if (field == nullptr) {
     ctx.out.error_line("ERR Unrecognized option '" + std::string(args[0].substr(0, 32)) +
                        "': CLIENT SETINFO takes LIB-NAME or LIB-VER");
@@ -233,7 +237,8 @@ Flow cmd_client_list(CommandContext& ctx, std::span<const std::string_view> args
   for (std::size_t i = 0; i < args.size();) {
     if (ascii_iequals(args[i], "TYPE") && i + 1 < args.size()) {
       const std::string_view type = args[i + 1];
-      if (ascii_iequals(type, "master") || ascii_iequals(type, "replica") || ascii_iequals(type, "pubsub")) {
+      if (ascii_iequals(type, "master") || ascii_iequals(type, "replica") ||
+          ascii_iequals(type, "pubsub")) {
         none = true;
       } else if (!ascii_iequals(type, "normal")) {
         ctx.out.error_line("ERR Unknown client type '" + std::string(type.substr(0, 32)) + "'");
@@ -316,12 +321,7 @@ Flow cmd_client_no_touch(CommandContext& ctx, std::span<const std::string_view> 
 }
 
 Flow cmd_client_help(CommandContext& ctx, std::span<const std::string_view>) {
-  const CommandSpec* client = find_command("CLIENT");
-  ctx.out.array(client->subcommands.size() * 2);
-  for (const auto& sub : client->subcommands) {
-    ctx.out.simple(sub.usage.substr(sizeof("CLIENT")));
-    ctx.out.simple(std::string("    ") + std::string(sub.summary));
-  }
+  write_subcommand_help(ctx.out, *find_command("CLIENT"));
   return Flow::kContinue;
 }
 

@@ -20,7 +20,8 @@ namespace holdfast::resp {
 namespace {
 
 std::string full_name(const CommandSpec& c, const CommandSpec* container) {
-  return container == nullptr ? ascii_lower(c.name) : ascii_lower(container->name) + "|" + ascii_lower(c.name);
+  return container == nullptr ? ascii_lower(c.name)
+                              : ascii_lower(container->name) + "|" + ascii_lower(c.name);
 }
 
 std::vector<std::string_view> flag_names(const CommandSpec& c) {
@@ -239,12 +240,7 @@ Flow cmd_command_list(CommandContext& ctx, std::span<const std::string_view> arg
 }
 
 Flow cmd_command_help(CommandContext& ctx, std::span<const std::string_view>) {
-  const CommandSpec* command = find_command("COMMAND");
-  ctx.out.array(command->subcommands.size() * 2);
-  for (const auto& sub : command->subcommands) {
-    ctx.out.simple(sub.usage.substr(sizeof("COMMAND")));
-    ctx.out.simple(std::string("    ") + std::string(sub.summary));
-  }
+  write_subcommand_help(ctx.out, *find_command("COMMAND"));
   return Flow::kContinue;
 }
 

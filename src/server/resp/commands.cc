@@ -218,6 +218,14 @@ Flow execute(CommandContext& ctx, const CommandSpec* spec, std::span<const std::
   return flow;
 }
 
+void write_subcommand_help(ReplyWriter& w, const CommandSpec& container) {
+  w.array(container.subcommands.size() * 2);
+  for (const auto& sub : container.subcommands) {
+    w.simple(sub.usage.substr(container.name.size() + 1));
+    w.simple("    " + std::string(sub.summary));
+  }
+}
+
 void write_waiter_outcome(ReplyWriter& w, const WaiterOutcome& o) {
   if (!o.granted) {
     write_lock_timeout(w, o.key, o.timeout_ms);

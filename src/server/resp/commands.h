@@ -200,6 +200,10 @@ Flow cmd_rules_set(CommandContext&, std::span<const std::string_view>);
 Flow cmd_rules_get(CommandContext&, std::span<const std::string_view>);
 Flow cmd_rules_delete(CommandContext&, std::span<const std::string_view>);
 
+// CLIENT HELP, COMMAND HELP: each subcommand's usage (after the container's name) and summary,
+// as lines, from the table.
+void write_subcommand_help(ReplyWriter& w, const CommandSpec& container);
+
 // Writes the reply of a queued waiter's outcome (a hold, an assignment or LOCK_TIMEOUT).
 void write_waiter_outcome(ReplyWriter& w, const WaiterOutcome& outcome);
 

@@ -174,7 +174,8 @@ std::string info_text(const CommandContext& ctx, const std::vector<std::string>&
     // Redis omits an empty database. Its expires= and avg_ttl= are not figures Holdfast keeps;
     // the keys' waiters are.
     if (stats.held > 0)
-      out.line("db0", "keys=" + std::to_string(stats.held) + ",waiters=" + std::to_string(stats.waiters));
+      out.line("db0",
+               "keys=" + std::to_string(stats.held) + ",waiters=" + std::to_string(stats.waiters));
   }
   if (wanted(sections, "holdfast", true)) {
     out.section("Holdfast");
