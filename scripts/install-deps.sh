@@ -27,8 +27,10 @@ test_pkgs=(
   clang libclang-rt-14-dev llvm python3 curl procps psmisc
   redis-tools redis-server postgresql mariadb-server
   etcd-server gnuplot-nox
-  nodejs chromium
+  python3-redis nodejs chromium tmux
 )
+# python3-redis and nodejs run the client-library suites (tests/clients/); their npm packages
+# are installed below. tmux lets a test type into an interactive redis-cli.
 # The smoke run of the benchmark (ctest bench_smoke) starts etcd and draws its charts, so
 # etcd-server and gnuplot-nox are test packages; llvm brings llvm-cov for `make coverage`.
 # nodejs and chromium run the JavaScript client's tests (tests/js): its suites, and a page in
@@ -59,8 +61,25 @@ done
 if [ "$profile" != build ] && ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
+# The Node.js client libraries of tests/clients/node, at the versions its package-lock.json
+# pins; again only when the lock file changed since the last install.
+install_node_modules() {
+  local dir
+  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/clients/node"
+  [ "$profile" = build ] && return 0
+  if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null; then
+    echo "install-deps: npm is missing (Node.js 20 or later with npm is needed for tests/clients/node)" >&2
+    exit 1
+  fi
+  echo "install-deps: npm ci in tests/clients/node"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+}
 
 if [ ${#missing[@]} -eq 0 ]; then
+  install_node_modules
   exit 0
 fi
 
@@ -78,3 +97,4 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_node_modules

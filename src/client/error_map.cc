@@ -159,9 +159,12 @@ void throw_server_error(std::string_view line) {
   }
   if (c == "LOCK_ACCESS_DENIED") throw AccessDeniedError(c, what, std::move(e.details));
   if (c == "FORBIDDEN") throw ForbiddenError(c, what, std::move(e.details));
-  // NOAUTH is what Redis-style servers say before AUTH; treat it as the same thing.
-  if (c == "UNAUTHENTICATED" || c == "NOAUTH" || c == "WRONGPASS")
-    throw UnauthenticatedError(c, what, std::move(e.details));
+  if (c == "UNAUTHENTICATED") throw UnauthenticatedError(c, what, std::move(e.details));
+  // The RESP front end answers with Redis's codes for these (NOAUTH before AUTH, WRONGPASS for
+  // bad credentials), so Redis client libraries raise their authentication errors; to callers
+  // of this library they are the one UNAUTHENTICATED error, with the server's line kept.
+  if (c == "NOAUTH" || c == "WRONGPASS")
+    throw UnauthenticatedError("UNAUTHENTICATED", "UNAUTHENTICATED " + what, std::move(e.details));
   if (c == "INVALID_ARGUMENT") throw InvalidArgumentError(c, what, std::move(e.details));
   if (c == "LOCK_HELD") throw LockHeldError(c, what, std::move(e.details));
   if (c == "LOCK_NOT_HOLDER") throw NotHolderError(c, what, std::move(e.details));

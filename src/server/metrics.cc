@@ -31,6 +31,12 @@ std::size_t Metrics::add_command(std::string_view label) {
   return histograms_.size() - 1;
 }
 
+std::uint64_t Metrics::observed(std::size_t first, std::size_t last) const {
+  std::uint64_t total = 0;
+  for (std::size_t i = first; i < last && i < histograms_.size(); ++i) total += histograms_[i].count;
+  return total;
+}
+
 void Metrics::observe(std::size_t command, std::chrono::nanoseconds elapsed) {
   Histogram& h = histograms_[command];
   const double seconds = static_cast<double>(elapsed.count()) / 1e9;

@@ -24,6 +24,8 @@ class Metrics {
   // Registers a `command` label value; returns the id to observe() with. Before any observe().
   std::size_t add_command(std::string_view label);
   void observe(std::size_t command, std::chrono::nanoseconds elapsed);
+  // How many of commands [first, last) were observed (INFO's total_commands_processed).
+  std::uint64_t observed(std::size_t first, std::size_t last) const;
 
   struct Gauges {
     std::size_t connections = 0;

@@ -43,6 +43,10 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
       accept_pause_(io_),
       idle_poll_(config.idle_poll_us),
       disk_poll_(idle_poll_.max() * kDiskPollFactor) {
+  info_.store = config.store_url.empty() ? "embedded" : "postgres";
+  info_.fsync = config.fsync == FsyncMode::kNever ? "never" : "always";
+  info_.unix_path = config.unix_path;
+  info_.data_dir = config.data_dir;
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
   for (const auto& r : http::route_table())
     metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
@@ -143,6 +147,7 @@ Status Server::start(LockService& service) {
   if (fs_ec) return invalid_argument("cannot create data dir " + config_.data_dir + ": " + fs_ec.message());
   if (!config_.unix_path.empty()) fs::create_directories(fs::path(config_.unix_path).parent_path(), fs_ec);
   if (auto st = bind_tcp(config_.listen, "listen", tcp_, resp_address_); !st.ok()) return st;
+  info_.tcp_address = resp_address_;  // INFO's tcp_port, CONFIG GET port
   if (auto st = bind_unix(); !st.ok()) return st;
   if (auto st = bind_tcp(config_.http, "http", http_, http_address_); !st.ok()) return st;
   accept_tcp();

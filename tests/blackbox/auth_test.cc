@@ -57,12 +57,12 @@ TEST_F(Auth, LockCommandsNeedAuthentication) {
        {std::vector<std::string>{"LOCK.TRY", "k", "TTL", "1000"}, {"LOCK.STATUS", "k"}, {"LOCK.LIST"},
         {"LOCK.RELEASE", "k", "h"}, {"LOCK.ASSIGN", "k", "a"}}) {
     auto r = c.call(cmd);
-    EXPECT_EQ(r.error_code(), "UNAUTHENTICATED") << cmd[0] << " " << r.debug();
+    EXPECT_EQ(r.error_code(), "NOAUTH") << cmd[0] << " " << r.debug();
   }
   EXPECT_EQ(c.call({"PING"}).str, "PONG");
-  EXPECT_EQ(c.call({"AUTH", "wrong"}).error_code(), "UNAUTHENTICATED");
-  EXPECT_EQ(c.call({"AUTH", "bob", "alice-secret"}).error_code(), "UNAUTHENTICATED");
-  EXPECT_EQ(c.call({"HELLO", "3"}).error_code(), "UNAUTHENTICATED");
+  EXPECT_EQ(c.call({"AUTH", "wrong"}).error_code(), "WRONGPASS");
+  EXPECT_EQ(c.call({"AUTH", "bob", "alice-secret"}).error_code(), "WRONGPASS");
+  EXPECT_EQ(c.call({"HELLO", "3"}).error_code(), "NOAUTH");
   EXPECT_EQ(c.call({"AUTH", "alice", "alice-secret"}).str, "OK");
   EXPECT_EQ(c.call({"LOCK.TRY", "k", "TTL", "1000"}).text("heldBy"), "user:alice");
 }
@@ -137,7 +137,7 @@ TEST_F(Auth, TheBearerSchemeIsCaseInsensitiveAndA401NamesIt) {
 }
 
 TEST_F(Auth, SighupReloadsTheCredentials) {
-  EXPECT_EQ(server.client().call({"AUTH", "carol-secret"}).error_code(), "UNAUTHENTICATED");
+  EXPECT_EQ(server.client().call({"AUTH", "carol-secret"}).error_code(), "WRONGPASS");
   config.add_member("carol", "carol-secret");
   ::kill(server.pid(), SIGHUP);
   bool accepted = false;

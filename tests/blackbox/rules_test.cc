@@ -84,7 +84,7 @@ TEST_F(Rules, StatusIsOpenToMembersAndListIsNot) {
   auto bob = as("bob-secret");
   EXPECT_EQ(bob.call({"LOCK.STATUS", "user:alice:x"}).text("heldBy"), "user:alice");
   EXPECT_EQ(bob.call({"LOCK.LIST"}).error_code(), "FORBIDDEN");
-  EXPECT_EQ(server.client().call({"LOCK.STATUS", "user:alice:x"}).error_code(), "UNAUTHENTICATED");
+  EXPECT_EQ(server.client().call({"LOCK.STATUS", "user:alice:x"}).error_code(), "NOAUTH");
 }
 
 TEST_F(Rules, ASecondNameConflictsTheSameNameReplacesAndDeleteReopens) {

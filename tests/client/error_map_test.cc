@@ -60,6 +60,15 @@ TEST(ErrorMap, RateLimitedCarriesRetryAfter) {
   EXPECT_EQ(e.details().at("retryAfterMs"), "1500");
 }
 
+TEST(ErrorMap, RedisAuthenticationCodesAreUnauthenticated) {
+  auto before = thrown<UnauthenticatedError>("NOAUTH Authentication required");
+  EXPECT_EQ(before.code(), "UNAUTHENTICATED");
+  EXPECT_STREQ(before.what(), "UNAUTHENTICATED NOAUTH Authentication required");
+  auto wrong = thrown<UnauthenticatedError>("WRONGPASS unknown credentials");
+  EXPECT_EQ(wrong.code(), "UNAUTHENTICATED");
+  EXPECT_STREQ(wrong.what(), "UNAUTHENTICATED WRONGPASS unknown credentials");
+}
+
 TEST(ErrorMap, EveryCodeOfTheSpecHasItsType) {
   thrown<AccessDeniedError>("LOCK_ACCESS_DENIED denied");
   thrown<ForbiddenError>("FORBIDDEN admin only");

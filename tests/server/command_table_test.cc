@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "server/resp/commands.h"
+#include "server/resp/usage_grammar.h"
 
 namespace holdfast::resp {
 namespace {
@@ -47,7 +48,7 @@ TEST(CommandTable, ArityMatchesTheUsageLine) {
 
 TEST(CommandTable, EachRowIsAConnectionCommandOrALockCallWithItsRenderer) {
   for (const auto& c : command_table()) {
-    if (c.local != nullptr) {
+    if (c.local != nullptr || !c.subcommands.empty()) {
       EXPECT_EQ(c.call, nullptr) << c.name;
       EXPECT_TRUE(c.options.empty()) << c.name;
       continue;
@@ -64,6 +65,65 @@ TEST(CommandTable, EveryDeclaredOptionIsInTheUsageLine) {
       EXPECT_NE(c.usage.find(std::string(o.name)), std::string_view::npos)
           << c.name << " " << o.name;
   }
+
+}
+
+TEST(CommandTable, EveryUsageLineFollowsTheGrammar) {
+  for (const auto& c : command_table()) {
+    EXPECT_TRUE(parse_usage(c.usage, 1).has_value()) << c.usage;
+    EXPECT_FALSE(c.group.empty()) << c.name;
+    for (const auto& sub : c.subcommands) {
+      EXPECT_EQ(sub.usage.substr(0, c.name.size() + 1 + sub.name.size()),
+                std::string(c.name) + " " + std::string(sub.name));
+      EXPECT_TRUE(parse_usage(sub.usage, 2).has_value()) << sub.usage;
+      EXPECT_NE(sub.local, nullptr) << sub.usage;
+    }
+  }
+}
+
+TEST(CommandTable, SubcommandsAreFoundCaseInsensitively) {
+  const CommandSpec* client = find_command("client");
+  ASSERT_NE(client, nullptr);
+  EXPECT_EQ(find_subcommand(*client, "setname")->name, "SETNAME");
+  EXPECT_EQ(find_subcommand(*client, "no-evict")->name, "NO-EVICT");
+  EXPECT_EQ(find_subcommand(*client, "frob"), nullptr);
+}
+
+TEST(UsageGrammar, TokensOptionalGroupsAndChoices) {
+  auto args = parse_usage("LOCK.ACQUIRE <key> TTL <ms> TIMEOUT <ms> [OWNER <owner>] [SESSION]", 1);
+  ASSERT_TRUE(args);
+  ASSERT_EQ(args->size(), 5u);
+  EXPECT_EQ((*args)[0].type, "key");
+  EXPECT_EQ((*args)[1].token, "TTL");
+  EXPECT_EQ((*args)[1].type, "integer");
+  EXPECT_FALSE((*args)[1].optional);
+  EXPECT_EQ((*args)[3].token, "OWNER");
+  EXPECT_EQ((*args)[3].type, "string");
+  EXPECT_TRUE((*args)[3].optional);
+  EXPECT_EQ((*args)[4].type, "pure-token");
+  EXPECT_TRUE((*args)[4].optional);
+
+  auto hello = parse_usage("HELLO [2|3] [AUTH <user> <token>] [SETNAME <name>]", 1);
+  ASSERT_TRUE(hello);
+  ASSERT_EQ(hello->size(), 3u);
+  EXPECT_EQ((*hello)[0].type, "oneof");
+  EXPECT_EQ((*hello)[0].arguments.size(), 2u);
+  EXPECT_EQ((*hello)[1].type, "block");
+  EXPECT_EQ((*hello)[1].token, "AUTH");
+  EXPECT_EQ((*hello)[1].arguments.size(), 2u);
+
+  auto list = parse_usage("CLIENT LIST [TYPE <type>] [ID <id>...]", 2);
+  ASSERT_TRUE(list);
+  EXPECT_TRUE((*list)[1].multiple);
+  EXPECT_EQ((*list)[1].type, "integer");
+}
+
+TEST(UsageGrammar, MalformedLinesAreRefused) {
+  EXPECT_FALSE(parse_usage("X [<a>", 1));
+  EXPECT_FALSE(parse_usage("X <a>]", 1));
+  EXPECT_FALSE(parse_usage("X <>", 1));
+  EXPECT_FALSE(parse_usage("X lower", 1));
+  EXPECT_TRUE(parse_usage("X", 1));
 }
 
 }  // namespace

@@ -140,7 +140,8 @@ bool RespClient::parse(std::size_t* pos, RespValue* out) {
     case '_': out->type = RespValue::Type::kNull; break;
     case '#': out->type = RespValue::Type::kBool; out->integer = line == "t"; break;
     case ',': out->type = RespValue::Type::kDouble; out->str = line; break;
-    case '$': {
+    case '$':
+    case '=': {  // a verbatim string reads as a bulk string without its "txt:" format
       long long len = std::stoll(line);
       if (len < 0) {
         out->type = RespValue::Type::kNull;
@@ -149,17 +150,19 @@ bool RespClient::parse(std::size_t* pos, RespValue* out) {
       if (buf_.size() < next + static_cast<std::size_t>(len) + 2) return false;
       out->type = RespValue::Type::kBulk;
       out->str = buf_.substr(next, static_cast<std::size_t>(len));
+      if (t == '=') out->str.erase(0, 4);
       next += static_cast<std::size_t>(len) + 2;
       break;
     }
     case '*':
+    case '~':  // a set reads as an array
     case '%': {
       long long n = std::stoll(line);
       if (n < 0) {
         out->type = RespValue::Type::kNull;
         break;
       }
-      out->type = t == '*' ? RespValue::Type::kArray : RespValue::Type::kMap;
+      out->type = t == '%' ? RespValue::Type::kMap : RespValue::Type::kArray;
       std::size_t count = static_cast<std::size_t>(n) * (t == '%' ? 2 : 1);
       out->items.resize(count);
       for (std::size_t i = 0; i < count; ++i)

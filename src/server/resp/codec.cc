@@ -147,4 +147,17 @@ void ReplyWriter::map(std::size_t pairs) {
   }
 }
 
+void ReplyWriter::set(std::size_t n) { header(proto_ >= 3 ? '~' : '*', static_cast<std::int64_t>(n)); }
+
+void ReplyWriter::verbatim(std::string_view text) {
+  if (proto_ < 3) {
+    bulk(text);
+    return;
+  }
+  header('=', static_cast<std::int64_t>(text.size() + 4));
+  out_.append("txt:", 4);
+  out_.append(text);
+  out_.append("\r\n", 2);
+}
+
 }  // namespace holdfast::resp

@@ -59,6 +59,9 @@ class ReplyWriter {
   void null();                              // RESP3 _  | RESP2 $-1
   void array(std::size_t n);                // *n
   void map(std::size_t pairs);              // RESP3 %n | RESP2 *2n
+  void set(std::size_t n);                  // RESP3 ~n | RESP2 *n
+  // Text meant for people (INFO, CLIENT LIST): RESP3 =len\r\ntxt:... | RESP2 a bulk string.
+  void verbatim(std::string_view text);
   // Shorthands for map entries.
   void field(std::string_view name, std::string_view value) { bulk(name); bulk(value); }
   void field(std::string_view name, std::int64_t value) { bulk(name); integer(value); }

@@ -4,59 +4,133 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/resp/ascii.h"
+
 namespace holdfast::resp {
 namespace {
 
-constexpr int kLocal = 0;  // connection commands take no options: `positional` is unused
+// Usage lines follow a small grammar that COMMAND DOCS turns into Redis argument
+// descriptions (resp/usage_grammar.h): <name> an argument, WORD a literal, [..] optional,
+// a|b one of, <name>... repeated.
+
+constexpr CommandSpec kClientSubcommands[] = {
+    {"ID", 0, 0, 0, 0, {}, cmd_client_id, nullptr, nullptr, "CLIENT ID",
+     "The connection's id (the session id of its SESSION holds).", "connection"},
+    {"GETNAME", 0, 0, 0, 0, {}, cmd_client_getname, nullptr, nullptr, "CLIENT GETNAME",
+     "The connection's name, or nil.", "connection"},
+    {"SETNAME", 1, 1, 0, 0, {}, cmd_client_setname, nullptr, nullptr, "CLIENT SETNAME <name>",
+     "Names the connection in CLIENT LIST and the server's log lines (empty: no name).",
+     "connection"},
+    {"SETINFO", 2, 2, 0, 0, {}, cmd_client_setinfo, nullptr, nullptr, "CLIENT SETINFO LIB-NAME|LIB-VER <value>",
+     "Records the client library's name or version, shown by CLIENT LIST.", "connection"},
+    {"INFO", 0, 0, 0, 0, {}, cmd_client_info, nullptr, nullptr, "CLIENT INFO",
+     "This connection, as a CLIENT LIST line.", "connection"},
+    {"LIST", 0, -1, 0, 0, {}, cmd_client_list, nullptr, nullptr, "CLIENT LIST [TYPE <type>] [ID <id>...]",
+     "One line per open RESP connection: id, addresses, name, age, idle time, last command, user.",
+     "connection"},
+    {"KILL", 1, -1, kAdmin, 0, {}, cmd_client_kill, nullptr, nullptr,
+     "CLIENT KILL [<addr>] [ID <id>] [ADDR <addr>] [LADDR <laddr>] [USER <user>] [TYPE <type>] "
+     "[SKIPME YES|NO] "
+     "[MAXAGE <seconds>]",
+     "Closes connections (admin); their waiters leave and their SESSION holds are released.",
+     "connection"},
+    {"NO-EVICT", 1, 1, 0, 0, {}, cmd_client_no_evict, nullptr, nullptr, "CLIENT NO-EVICT ON|OFF",
+     "Accepted and shown as a flag: Holdfast never evicts connections.", "connection"},
+    {"NO-TOUCH", 1, 1, 0, 0, {}, cmd_client_no_touch, nullptr, nullptr, "CLIENT NO-TOUCH ON|OFF",
+     "Accepted and shown as a flag: Holdfast keeps no access times.", "connection"},
+    {"HELP", 0, 0, 0, 0, {}, cmd_client_help, nullptr, nullptr, "CLIENT HELP", "The CLIENT subcommands.", "connection"},
+};
+
+constexpr CommandSpec kConfigSubcommands[] = {
+    {"GET", 1, -1, 0, 0, {}, cmd_config_get, nullptr, nullptr, "CONFIG GET <parameter>...",
+     "Read-only settings as Redis names them (save, appendonly, appendfsync, databases, dir, port, "
+     "...).",
+     "server"},
+    {"SET", 2, -1, kAdmin, 0, {}, cmd_config_set, nullptr, nullptr, "CONFIG SET <parameter> <value>",
+     "Refused: settings come from holdfast.toml and flags.", "server"},
+};
+
+constexpr CommandSpec kCommandSubcommands[] = {
+    {"COUNT", 0, 0, 0, 0, {}, cmd_command_count, nullptr, nullptr, "COMMAND COUNT", "How many commands there are.",
+     "server"},
+    {"INFO", 0, -1, 0, 0, {}, cmd_command_info, nullptr, nullptr, "COMMAND INFO [<command>...]",
+     "Each command's name, arity, flags, key positions and subcommands (all when none named).",
+     "server"},
+    {"DOCS", 0, -1, 0, 0, {}, cmd_command_docs, nullptr, nullptr, "COMMAND DOCS [<command>...]",
+     "Each command's summary, group and arguments (all when none named).", "server"},
+    {"LIST", 0, 3, 0, 0, {}, cmd_command_list, nullptr, nullptr,
+     "COMMAND LIST [FILTERBY PATTERN|ACLCAT|MODULE <value>]", "The command names.", "server"},
+    {"HELP", 0, 0, 0, 0, {}, cmd_command_help, nullptr, nullptr, "COMMAND HELP", "The COMMAND subcommands.", "server"},
+};
 
 constexpr CommandSpec kCommands[] = {
-    {"PING", 0, 1, kNoAuth, kLocal, {}, cmd_ping, nullptr, nullptr, "PING [message]",
-     "Answers PONG (or the message)."},
-    {"HELLO", 0, 6, kNoAuth, kLocal, {}, cmd_hello, nullptr, nullptr,
+    {"PING", 0, 1, kNoAuth, 0, {}, cmd_ping, nullptr, nullptr, "PING [<message>]", "Answers PONG (or the message).",
+     "connection"},
+    {"HELLO", 0, 6, kNoAuth, 0, {}, cmd_hello, nullptr, nullptr,
      "HELLO [2|3] [AUTH <user> <token>] [SETNAME <name>]",
-     "Chooses the protocol version and optionally authenticates."},
-    {"AUTH", 1, 2, kNoAuth, kLocal, {}, cmd_auth, nullptr, nullptr,
-     "AUTH <token> | AUTH <user> <token>", "Authenticates the connection with a bearer token."},
-    {"QUIT", 0, 0, kNoAuth, kLocal, {}, cmd_quit, nullptr, nullptr, "QUIT",
-     "Closes the connection after the reply."},
-    {"COMMAND", 0, -1, kNoAuth, kLocal, {}, cmd_command, nullptr, nullptr, "COMMAND [DOCS|COUNT]",
-     "Lists the commands (for client libraries)."},
-    {"LOCK.ACQUIRE", 5, 8, 0, 1, kAcquireOptions, nullptr, call_acquire, write_grant,
+     "Chooses the protocol version and optionally authenticates and names the connection.",
+     "connection"},
+    {"AUTH", 1, 2, kNoAuth, 0, {}, cmd_auth, nullptr, nullptr, "AUTH [<user>] <token>",
+     "Authenticates the connection with a bearer token; user \"default\" means no user name.",
+     "connection"},
+    {"QUIT", 0, 0, kNoAuth, 0, {}, cmd_quit, nullptr, nullptr, "QUIT", "Closes the connection after the reply.",
+     "connection"},
+    {"RESET", 0, 0, kNoAuth, 0, {}, cmd_reset, nullptr, nullptr, "RESET",
+     "Back to a fresh connection: RESP2, no name, unauthenticated in auth mode; holds stay.",
+     "connection"},
+    {"SELECT", 1, 1, 0, 0, {}, cmd_select, nullptr, nullptr, "SELECT <index>",
+     "Database 0 is the only one: OK for 0, an error otherwise.", "connection"},
+    {"ECHO", 1, 1, 0, 0, {}, cmd_echo, nullptr, nullptr, "ECHO <message>", "Answers the message.", "connection"},
+    {"CLIENT", 1, -1, 0, 0, {}, nullptr, nullptr, nullptr, "CLIENT <subcommand> [<arg>...]",
+     "Connection introspection and naming.", "connection", kClientSubcommands},
+    {"INFO", 0, -1, 0, 0, {}, cmd_info, nullptr, nullptr, "INFO [<section>...]",
+     "Server, clients, memory, persistence, stats, keyspace and holdfast sections, as Redis's "
+     "INFO.",
+     "server"},
+    {"DBSIZE", 0, 0, kReadOnly, 0, {}, cmd_dbsize, nullptr, nullptr, "DBSIZE", "How many keys are held.", "server"},
+    {"TIME", 0, 0, 0, 0, {}, cmd_time, nullptr, nullptr, "TIME", "The server's clock: [unix seconds, microseconds].",
+     "server"},
+    {"CONFIG", 1, -1, 0, 0, {}, nullptr, nullptr, nullptr, "CONFIG <subcommand> [<arg>...]",
+     "Read-only view of the settings.", "server", kConfigSubcommands},
+    {"COMMAND", 0, -1, 0, 0, {}, cmd_command, nullptr, nullptr, "COMMAND [<subcommand> [<arg>...]]",
+     "Describes the commands as Redis 7 does (for client libraries and redis-cli hints).", "server",
+     kCommandSubcommands},
+    {"LOCK.ACQUIRE", 5, 8, kWrite | kBlocking | kKeyed, 1, kAcquireOptions, nullptr, call_acquire, write_grant,
      "LOCK.ACQUIRE <key> TTL <ms> TIMEOUT <ms> [OWNER <owner>] [SESSION]",
-     "Waits up to TIMEOUT in the key's FIFO queue; answers a hold or LOCK_TIMEOUT."},
-    {"LOCK.TRY", 3, 6, 0, 1, kTryOptions, nullptr, call_try, write_grant,
-     "LOCK.TRY <key> TTL <ms> [OWNER <owner>] [SESSION]", "One attempt; answers a hold or nil."},
-    {"LOCK.RENEW", 4, 4, 0, 2, kRenewOptions, nullptr, call_renew, write_renewal,
-     "LOCK.RENEW <key> <handle> TTL <ms>", "Extends the lease of the current handle."},
-    {"LOCK.RELEASE", 2, 2, 0, 2, {}, nullptr, call_release, write_release,
-     "LOCK.RELEASE <key> <handle>", "Frees the key if the handle is its current one."},
-    {"LOCK.STATUS", 1, 1, 0, 1, {}, nullptr, call_status, write_status_answer,
-     "LOCK.STATUS <key>", "Who holds the key, without its handle."},
-    {"LOCK.LIST", 0, 6, 0, 0, kListOptions, nullptr, call_list, write_list,
-     "LOCK.LIST [MATCH <glob>] [CURSOR <c>] [COUNT <n>]", "Every hold, paged (admin)."},
-    {"LOCK.ASSIGN", 2, 6, 0, 2, kAssignOptions, nullptr, call_assign, write_assignment,
-     "LOCK.ASSIGN <key> <holderId> [TTL <ms>] [TIMEOUT <ms>]", "Assigns the key to a holder id."},
-    {"LOCK.TRANSFER", 4, 4, 0, 2, kTransferOptions, nullptr, call_transfer, write_transfer,
-     "LOCK.TRANSFER <key> <toId> FROM <fromId>", "Moves an assigned hold to another holder id."},
-    {"LOCK.UNASSIGN", 1, 2, 0, 2, {}, nullptr, call_unassign, write_unassign,
-     "LOCK.UNASSIGN <key> [<holderId>]", "Frees an assigned hold."},
-    {"LOCK.HOLDER", 1, 1, 0, 1, {}, nullptr, call_holder, write_holder_answer,
-     "LOCK.HOLDER <key>", "The holder id of an assigned key."},
-    {"RULES.SET", 1, 1, 0, 1, {}, nullptr, call_rules_set, write_rules_set, "RULES.SET <toml>",
-     "Installs or replaces the lock rule set (admin)."},
-    {"RULES.GET", 0, 0, 0, 0, {}, nullptr, call_rules_get, write_rules_get, "RULES.GET",
-     "The installed rule set as {name, toml}, or nil (admin)."},
-    {"RULES.DELETE", 1, 1, 0, 1, {}, nullptr, call_rules_delete, write_ok, "RULES.DELETE <name>",
-     "Removes the rule set: open access again (admin)."},
+     "Waits up to TIMEOUT in the key's FIFO queue; answers a hold or LOCK_TIMEOUT.", "lock"},
+    {"LOCK.TRY", 3, 6, kWrite | kKeyed, 1, kTryOptions, nullptr, call_try, write_grant,
+     "LOCK.TRY <key> TTL <ms> [OWNER <owner>] [SESSION]", "One attempt; answers a hold or nil.",
+     "lock"},
+    {"LOCK.RENEW", 4, 4, kWrite | kKeyed, 2, kRenewOptions, nullptr, call_renew, write_renewal, "LOCK.RENEW <key> <handle> TTL <ms>",
+     "Extends the lease of the current handle.", "lock"},
+    {"LOCK.RELEASE", 2, 2, kWrite | kKeyed, 2, {}, nullptr, call_release, write_release, "LOCK.RELEASE <key> <handle>",
+     "Frees the key if the handle is its current one.", "lock"},
+    {"LOCK.STATUS", 1, 1, kReadOnly | kKeyed, 1, {}, nullptr, call_status, write_status_answer, "LOCK.STATUS <key>",
+     "Who holds the key, without its handle.", "lock"},
+    {"LOCK.LIST", 0, 6, kReadOnly | kAdmin, 0, kListOptions, nullptr, call_list, write_list,
+     "LOCK.LIST [MATCH <glob>] [CURSOR <c>] [COUNT <n>]", "Every hold, paged (admin).", "lock"},
+    {"LOCK.ASSIGN", 2, 6, kWrite | kBlocking | kKeyed, 2, kAssignOptions, nullptr, call_assign, write_assignment,
+     "LOCK.ASSIGN <key> <holderId> [TTL <ms>] [TIMEOUT <ms>]", "Assigns the key to a holder id.",
+     "lock"},
+    {"LOCK.TRANSFER", 4, 4, kWrite | kKeyed, 2, kTransferOptions, nullptr, call_transfer, write_transfer,
+     "LOCK.TRANSFER <key> <toId> FROM <fromId>", "Moves an assigned hold to another holder id.",
+     "lock"},
+    {"LOCK.UNASSIGN", 1, 2, kWrite | kKeyed, 2, {}, nullptr, call_unassign, write_unassign, "LOCK.UNASSIGN <key> [<holderId>]",
+     "Frees an assigned hold.", "lock"},
+    {"LOCK.HOLDER", 1, 1, kReadOnly | kKeyed, 1, {}, nullptr, call_holder, write_holder_answer, "LOCK.HOLDER <key>",
+     "The holder id of an assigned key.", "lock"},
+    {"RULES.SET", 1, 1, kWrite | kAdmin, 1, {}, nullptr, call_rules_set, write_rules_set, "RULES.SET <toml>",
+     "Installs or replaces the lock rule set (admin).", "rules"},
+    {"RULES.GET", 0, 0, kReadOnly | kAdmin, 0, {}, nullptr, call_rules_get, write_rules_get, "RULES.GET",
+     "The installed rule set as {name, toml}, or nil (admin).", "rules"},
+    {"RULES.DELETE", 1, 1, kWrite | kAdmin, 1, {}, nullptr, call_rules_delete, write_ok, "RULES.DELETE <name>",
+     "Removes the rule set: open access again (admin).", "rules"},
 };
 
 // Command names are matched case-insensitively through an upper-cased copy on the stack.
 std::string_view upper(std::string_view name, std::array<char, 32>& buf) {
   if (name.size() > buf.size()) return {};
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];  // ASCII only: command names are, and the locale must not matter
-    buf[i] = c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c;
-  }
+  for (std::size_t i = 0; i < name.size(); ++i) buf[i] = ascii_upper(name[i]);
   return {buf.data(), name.size()};
 }
 
@@ -68,7 +142,6 @@ const std::unordered_map<std::string_view, const CommandSpec*>& index() {
   }();
   return *map;
 }
-
 
 }  // namespace
 
@@ -82,39 +155,21 @@ const CommandSpec* find_command(std::string_view name) {
   return it == index().end() ? nullptr : it->second;
 }
 
-Flow cmd_ping(LocalContext& ctx, std::span<const std::string_view> args) {
-  if (args.empty()) {
-    ctx.out.simple("PONG");
-  } else {
-    ctx.out.bulk(args[0]);
-  }
-  return Flow::kContinue;
+const CommandSpec* find_subcommand(const CommandSpec& container, std::string_view word) {
+  std::array<char, 32> buf;
+  std::string_view key = upper(word, buf);
+  if (key.empty()) return nullptr;
+  for (const auto& sub : container.subcommands)
+    if (sub.name == key) return &sub;
+  return nullptr;
 }
 
-Flow cmd_quit(LocalContext& ctx, std::span<const std::string_view>) {
-  ctx.out.simple("OK");
-  return Flow::kClose;
-}
-
-Flow cmd_command(LocalContext& ctx, std::span<const std::string_view> args) {
-  if (!args.empty() && find_command("COMMAND") != nullptr) {
-    std::array<char, 32> buf;
-    if (upper(args[0], buf) == "COUNT") {
-      ctx.out.integer(static_cast<std::int64_t>(command_table().size()));
-      return Flow::kContinue;
-    }
-    if (upper(args[0], buf) == "DOCS") {  // redis-cli asks for docs to show hints; we have none
-      ctx.out.map(0);
-      return Flow::kContinue;
-    }
+void write_subcommand_help(ReplyWriter& w, const CommandSpec& container) {
+  w.array(container.subcommands.size() * 2);
+  for (const auto& sub : container.subcommands) {
+    w.simple(sub.usage.substr(container.name.size() + 1));
+    w.simple("    " + std::string(sub.summary));
   }
-  ctx.out.array(command_table().size());
-  for (const auto& c : command_table()) {
-    ctx.out.array(2);
-    ctx.out.bulk(c.name);
-    ctx.out.bulk(c.usage);
-  }
-  return Flow::kContinue;
 }
 
 }  // namespace holdfast::resp

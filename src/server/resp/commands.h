@@ -1,14 +1,19 @@
 // The RESP command table. Each row is data, as in Redis's command table: name, arity, flags,
-// the options the command takes, what it does, usage and summary; COMMAND, `holdfast --help`
-// and docs/resp.md are written from the same rows.
+// the options the command takes, what it does, usage and summary; COMMAND (in Redis 7's
+// shapes), `holdfast --help` and docs/resp.md are written from the same rows.
 //
 // Two kinds of rows:
-//  - connection commands (PING, HELLO, AUTH, QUIT, COMMAND) run in the front end (`local`);
+//  - connection commands (PING, HELLO, AUTH, CLIENT, INFO, COMMAND...) are answered by the
+//    front end alone (`local`), on the loop;
 //  - lock commands are calls into the LockService: `call` issues one from the parsed
 //    arguments (positional ones, then the options of `options`), `write` renders its answer.
+// A container (CLIENT, CONFIG, COMMAND) has subcommands, each a row of its own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,21 +25,72 @@
 
 namespace holdfast {
 class Authenticator;
-}
+class Metrics;
+}  // namespace holdfast
 
 namespace holdfast::resp {
 
-// Per-connection state the commands read and change.
+struct CommandSpec;
+
+// Per-connection state the commands read and change, on the loop thread (where CLIENT LIST
+// reads other connections' state too).
 struct ConnectionState {
   SessionId id = 0;
   int proto = 2;
   Principal principal;
   bool authenticated = false;
+  // CLIENT SETNAME (or HELLO ... SETNAME): how CLIENT LIST and log lines name the connection.
+  // Empty: no name. Never holds spaces or control characters.
+  std::string name;
+  // CLIENT SETINFO LIB-NAME / LIB-VER: which client library is talking (shown by CLIENT LIST).
+  std::string lib_name, lib_ver;
+  // The peer and our end of the socket as CLIENT LIST shows them ("127.0.0.1:53110", or
+  // "/path/holdfast.sock:0" on the Unix socket), and its descriptor.
+  std::string peer_address, local_address;
+  int fd = -1;
+  std::chrono::steady_clock::time_point opened_at{}, last_active{};
+  const CommandSpec* last_command = nullptr;  // set by the connection before each command
+  // CLIENT NO-EVICT / NO-TOUCH: accepted and shown as flags; a lock server neither evicts
+  // clients nor keeps access times, so they change nothing else.
+  bool no_evict = false, no_touch = false;
+  // Buffer figures for CLIENT LIST (qbuf, qbuf-free, omem): bytes of input read and not yet
+  // run, room left in the input buffer, replies not yet written. Filled in when listed.
+  std::size_t input_buffered = 0, input_free = 0, output_buffered = 0;
+
+  // "id=7 name=worker-1 addr=127.0.0.1:53110": how log lines about this connection name it.
+  std::string log_label() const;
+};
+
+// The Redis error line (ERR ...) when `name` cannot name a connection (it must be printable
+// ASCII without spaces, as in Redis); nullopt when it can. Empty is allowed: no name.
+std::optional<std::string> client_name_error(std::string_view name);
+
+// What connection-level commands see of the other connections of the RESP front end
+// (CLIENT LIST, CLIENT KILL, INFO clients). Implemented over the connection hub
+// (LiveClients in resp/connection.h). Used on the event loop thread only.
+class ClientDirectory {
+ public:
+  virtual ~ClientDirectory() = default;
+  // Calls `fn` for every open connection, in id order.
+  virtual void for_each(const std::function<void(const ConnectionState&)>& fn) const = 0;
+  virtual std::size_t count() const = 0;
+  // Connections accepted since the server started (both front ends: ids are shared).
+  virtual std::uint64_t accepted() const = 0;
+  // Closes connection `id` once the current event-loop step is over. false: no such
+  // connection. REQUIRES: `id` is not the calling connection (that one answers Flow::kClose).
+  virtual bool kill(SessionId id) = 0;
 };
 
 struct ServerInfo {
   std::string version;
   bool auth_mode = false;  // credentials configured: every connection must AUTH
+  // What INFO and CONFIG GET report; set once before serving.
+  std::string store = "embedded";  // "embedded" (table + log) or "postgres" (scale-out node)
+  std::string fsync = "always";    // "always" or "never"
+  std::string tcp_address{};       // the bound RESP address, e.g. "127.0.0.1:7420"; empty: off
+  std::string unix_path{};         // empty: off
+  std::string data_dir{};
+  std::chrono::system_clock::time_point started_at = std::chrono::system_clock::now();
 };
 
 enum class Flow {
@@ -43,56 +99,98 @@ enum class Flow {
 };
 
 // What a connection command may touch.
-struct LocalContext {
+struct CommandContext {
+  LockService& service;  // for its figures (INFO, DBSIZE); lock commands are calls instead
   ConnectionState& conn;
   ReplyWriter& out;
   const ServerInfo& info;
   const Authenticator* auth = nullptr;  // null in local open mode
+  Metrics* metrics = nullptr;           // command i of command_table() is metric id i
+  ClientDirectory* clients = nullptr;   // null: no other connection is visible (tests, fuzzers)
 };
-using LocalHandler = Flow (*)(LocalContext& ctx, std::span<const std::string_view> args);
+
+using Handler = Flow (*)(CommandContext& ctx, std::span<const std::string_view> args);
 
 // A lock command's parsed arguments: the positional ones, then its options by index.
 struct CallArgs {
   std::span<const std::string_view> positional;
   const OptionValues& options;
+  bool in_transaction = false;  // inside EXEC: a blocking command makes one attempt
 };
 using CallIssuer = Issued (*)(LockService& service, const Caller& caller, const CallArgs& args,
                               Completion& done);
 using AnswerWriter = void (*)(ReplyWriter& out, Answer& answer);
 
 enum CommandFlags : std::uint32_t {
-  kNoAuth = 1u << 0,  // allowed before the connection authenticated
+  kNoAuth = 1u << 0,    // allowed before the connection authenticated
+  kWrite = 1u << 2,     // may change lock state or the rule set (COMMAND flag "write")
+  kReadOnly = 1u << 3,  // reads lock state ("readonly")
+  kBlocking = 1u << 4,  // may wait for a grant ("blocking")
+  kAdmin = 1u << 5,     // the admin or owner role, or a function, only ("admin")
+  kKeyed = 1u << 6,     // the first argument is a lock key (COMMAND's first/last key 1)
 };
 
 struct CommandSpec {
-  std::string_view name;  // upper case
-  int min_args;           // arguments after the name
+  std::string_view name;  // upper case; a subcommand's own word (SETNAME in CLIENT SETNAME)
+  int min_args;           // arguments after the name (after the subcommand, for one)
   int max_args;           // -1: no limit
   std::uint32_t flags;
   int positional;                       // lock commands: arguments before the options
   std::span<const OptionSpec> options;  // lock commands
-  LocalHandler local;                   // connection commands
-  CallIssuer call;                      // lock commands
-  AnswerWriter write;                   // lock commands
+  // A connection command's handler; null for a lock command, and for a container without a
+  // reply of its own (CLIENT: its subcommand runs).
+  Handler local;
+  CallIssuer call;    // lock commands
+  AnswerWriter write;  // lock commands
   std::string_view usage;
   std::string_view summary;
+  // COMMAND DOCS group: "connection", "server", "lock" or "rules".
+  std::string_view group = "";
+  std::span<const CommandSpec> subcommands = {};
 };
 
 std::span<const CommandSpec> command_table();
 // Case-insensitive lookup; nullptr when unknown.
 const CommandSpec* find_command(std::string_view name);
+// A container's subcommand by its word, case-insensitively; nullptr when unknown.
+const CommandSpec* find_subcommand(const CommandSpec& container, std::string_view word);
 // The row's index: its metric id.
 inline std::uint16_t command_id(const CommandSpec& spec) {
   return static_cast<std::uint16_t>(&spec - command_table().data());
 }
 
-// Connection commands, by file.
-Flow cmd_ping(LocalContext&, std::span<const std::string_view>);
-Flow cmd_quit(LocalContext&, std::span<const std::string_view>);
-Flow cmd_command(LocalContext&, std::span<const std::string_view>);
-Flow cmd_hello(LocalContext&, std::span<const std::string_view>);
-Flow cmd_auth(LocalContext&, std::span<const std::string_view>);
-
+// Handlers, grouped by file.
+Flow cmd_ping(CommandContext&, std::span<const std::string_view>);
+Flow cmd_hello(CommandContext&, std::span<const std::string_view>);
+Flow cmd_auth(CommandContext&, std::span<const std::string_view>);
+Flow cmd_quit(CommandContext&, std::span<const std::string_view>);
+Flow cmd_reset(CommandContext&, std::span<const std::string_view>);
+Flow cmd_select(CommandContext&, std::span<const std::string_view>);
+Flow cmd_echo(CommandContext&, std::span<const std::string_view>);
+// client_commands.cc
+Flow cmd_client_id(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_getname(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_setname(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_setinfo(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_info(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_list(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_kill(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_no_evict(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_no_touch(CommandContext&, std::span<const std::string_view>);
+Flow cmd_client_help(CommandContext&, std::span<const std::string_view>);
+// info_command.cc
+Flow cmd_info(CommandContext&, std::span<const std::string_view>);
+Flow cmd_dbsize(CommandContext&, std::span<const std::string_view>);
+Flow cmd_time(CommandContext&, std::span<const std::string_view>);
+Flow cmd_config_get(CommandContext&, std::span<const std::string_view>);
+Flow cmd_config_set(CommandContext&, std::span<const std::string_view>);
+// command_docs.cc
+Flow cmd_command(CommandContext&, std::span<const std::string_view>);
+Flow cmd_command_count(CommandContext&, std::span<const std::string_view>);
+Flow cmd_command_info(CommandContext&, std::span<const std::string_view>);
+Flow cmd_command_docs(CommandContext&, std::span<const std::string_view>);
+Flow cmd_command_list(CommandContext&, std::span<const std::string_view>);
+Flow cmd_command_help(CommandContext&, std::span<const std::string_view>);
 // Lock commands (lock_commands.cc, rules_commands.cc): their issuers, options and writers.
 Issued call_acquire(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_try(LockService&, const Caller&, const CallArgs&, Completion&);
@@ -155,5 +253,9 @@ inline constexpr OptionSpec kAssignOptions[] = {
 inline constexpr OptionSpec kTransferOptions[] = {
     {"FROM", OptionKind::kText, "FROM <fromId> is required"},
 };
+
+// CLIENT HELP, COMMAND HELP: each subcommand's usage (after the container's name) and summary,
+// as lines, from the table.
+void write_subcommand_help(ReplyWriter& w, const CommandSpec& container);
 
 }  // namespace holdfast::resp

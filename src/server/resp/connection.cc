@@ -13,8 +13,10 @@ Connection::Connection(ConnectionHub& hub, Socket socket)
     : hub_(hub),
       socket_(std::move(socket)),
       id_(++*hub.last_id),
-      pipeline_(hub.env, id_, *this),
+      clients_(hub),
+      pipeline_(hub.env, id_, *this, &clients_),
       parser_(hub.limits) {
+  describe_endpoints(socket_, pipeline_.state());
   in_cap_ = std::min(kInitialBuffer, max_input());
   in_ = std::make_unique<char[]>(in_cap_);
 }
@@ -172,6 +174,17 @@ void Connection::flush() {
           self->read();
         }
       });
+}
+
+void Connection::note_buffers() {
+  ConnectionState& state = pipeline_.state();
+  state.input_buffered = in_end_ - in_begin_;
+  state.input_free = in_cap_ - in_end_;
+  state.output_buffered = pipeline_.output().size() + writing_.size();
+}
+
+void Connection::kill() {
+  boost::asio::post(hub_.io, [self = shared_from_this()] { self->close(); });
 }
 
 void Connection::shutdown() {

@@ -16,6 +16,7 @@
 
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -28,6 +29,26 @@
 namespace holdfast::resp {
 
 class Connection;
+struct ConnectionHub;
+
+// Fills CLIENT LIST's addr, laddr and fd of a new connection from its socket (Unix socket
+// peers have no path of their own: both show the listener's path, with port 0 as in Redis).
+void describe_endpoints(boost::asio::generic::stream_protocol::socket& socket,
+                        ConnectionState& state);
+
+// The hub's open connections as commands see them (CLIENT LIST, CLIENT KILL, INFO). One per
+// connection, so nothing points into a hub that may be moved before it serves.
+class LiveClients final : public ClientDirectory {
+ public:
+  explicit LiveClients(ConnectionHub& hub) : hub_(hub) {}
+  void for_each(const std::function<void(const ConnectionState&)>& fn) const override;
+  std::size_t count() const override;
+  std::uint64_t accepted() const override;
+  bool kill(SessionId id) override;
+
+ private:
+  ConnectionHub& hub_;
+};
 
 // What every connection shares: the loop, the service and the registry of live connections.
 struct ConnectionHub {
@@ -61,6 +82,13 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void shutdown();
   void flush() override;
   SessionId id() const { return id_; }
+  // What CLIENT LIST shows of this connection. Read on the event loop only.
+  const ConnectionState& state() { return pipeline_.state(); }
+  // Copies the buffer figures into state() (CLIENT LIST's qbuf, qbuf-free, omem).
+  void note_buffers();
+  // CLIENT KILL from another connection: closes this one from the loop, after the current
+  // step (the caller may be in the middle of its own processing).
+  void kill();
 
  private:
   void replies_ready() override;
@@ -80,6 +108,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   ConnectionHub& hub_;
   Socket socket_;
   const SessionId id_;
+  LiveClients clients_;
   Pipeline pipeline_;
   RequestParser parser_;
   std::unique_ptr<char[]> in_;

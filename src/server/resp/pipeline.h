@@ -45,7 +45,8 @@ class Pipeline final : private CallRunner::Host {
     Metrics* metrics = nullptr;           // command i of command_table() is metric id i
   };
 
-  Pipeline(const Env& env, SessionId id, Events& events);
+  // `clients` (may be null) is what CLIENT LIST and CLIENT KILL see of the other connections.
+  Pipeline(const Env& env, SessionId id, Events& events, ClientDirectory* clients = nullptr);
 
   // Runs one parsed command (args[0] is its name; args may point into the caller's buffer
   // only for the duration of the call). REQUIRES: ready().
@@ -75,8 +76,15 @@ class Pipeline final : private CallRunner::Host {
   // After writing `before` bytes into local_buffer(): note what was held back.
   void held_from(std::size_t before);
 
+  // Runs a connection command (`spec` is its row, a subcommand's for a container).
+  Flow run_local(const CommandSpec& spec, std::span<const std::string_view> args,
+                 ReplyWriter& out);
+  // Issues a lock command's call; false when its options are refused (the error is written).
+  bool issue(const CommandSpec& spec, std::span<const std::string_view> args, ReplyWriter& out);
+
   const Env& env_;
   Events& events_;
+  ClientDirectory* clients_;
   ConnectionState state_;
   CallRunner runner_;
   std::string out_;

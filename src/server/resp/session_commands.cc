@@ -1,20 +1,33 @@
-// Connection-level commands: HELLO and AUTH (protocol version and identity).
+// Connection-level commands: the protocol version, identity and the small Redis commands every
+// client library sends while connecting (HELLO, AUTH, SELECT, PING, ECHO, RESET, QUIT).
 #include <string>
 
 #include "auth/authenticator.h"
 #include "core/validation.h"
+#include "server/resp/ascii.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
 
 namespace holdfast::resp {
 namespace {
 
+// Redis's user "default" is the one a password-only AUTH logs in as: here it means "no user
+// name", so `AUTH default <token>` (what clients send for a password without a user) is
+// `AUTH <token>`.
+std::optional<std::string_view> user_name(std::string_view user) {
+  if (ascii_iequals(user, "default")) return std::nullopt;
+  return user;
+}
+
 // Authenticates the connection; writes the error and returns false on failure.
-bool authenticate(LocalContext& ctx, std::optional<std::string_view> user, std::string_view token) {
+bool authenticate(CommandContext& ctx, std::optional<std::string_view> user,
+                  std::string_view token) {
   if (!ctx.info.auth_mode || ctx.auth == nullptr) return true;  // open mode: AUTH answers OK
   auto principal = ctx.auth->authenticate(user, token);
   if (!principal) {
-    write_error(ctx.out, Error(ErrorCode::kUnauthenticated, "unknown credentials"));
+    // Redis's code for bad credentials, so client libraries raise their authentication error.
+    ctx.out.error_line("WRONGPASS unknown credentials: no member or function has this token" +
+                       std::string(user ? " and user name" : ""));
     return false;
   }
   ctx.conn.principal = std::move(*principal);
@@ -24,14 +37,33 @@ bool authenticate(LocalContext& ctx, std::optional<std::string_view> user, std::
 
 }  // namespace
 
-Flow cmd_auth(LocalContext& ctx, std::span<const std::string_view> args) {
+Flow cmd_ping(CommandContext& ctx, std::span<const std::string_view> args) {
+  if (args.empty()) {
+    ctx.out.simple("PONG");
+  } else {
+    ctx.out.bulk(args[0]);
+  }
+  return Flow::kContinue;
+}
+
+Flow cmd_echo(CommandContext& ctx, std::span<const std::string_view> args) {
+  ctx.out.bulk(args[0]);
+  return Flow::kContinue;
+}
+
+Flow cmd_quit(CommandContext& ctx, std::span<const std::string_view>) {
+  ctx.out.simple("OK");
+  return Flow::kClose;
+}
+
+Flow cmd_auth(CommandContext& ctx, std::span<const std::string_view> args) {
   std::optional<std::string_view> user;
-  if (args.size() == 2) user = args[0];
+  if (args.size() == 2) user = user_name(args[0]);
   if (authenticate(ctx, user, args.back())) ctx.out.simple("OK");
   return Flow::kContinue;
 }
 
-Flow cmd_hello(LocalContext& ctx, std::span<const std::string_view> args) {
+Flow cmd_hello(CommandContext& ctx, std::span<const std::string_view> args) {
   int proto = ctx.conn.proto;
   std::size_t i = 0;
   if (!args.empty()) {
@@ -44,32 +76,73 @@ Flow cmd_hello(LocalContext& ctx, std::span<const std::string_view> args) {
     i = 1;
   }
   std::optional<std::pair<std::string_view, std::string_view>> auth;
+  std::optional<std::string_view> name;
   while (i < args.size()) {
-    std::string word(args[i]);
-    for (char& c : word) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (word == "AUTH" && i + 2 < args.size()) {
+    if (ascii_iequals(args[i], "AUTH") && i + 2 < args.size()) {
       auth.emplace(args[i + 1], args[i + 2]);
       i += 3;
-    } else if (word == "SETNAME" && i + 1 < args.size()) {
-      i += 2;  // accepted for client-library compatibility; names are not used
+    } else if (ascii_iequals(args[i], "SETNAME") && i + 1 < args.size()) {
+      name = args[i + 1];
+      i += 2;
     } else {
-      write_error(ctx.out, invalid_argument("syntax error in HELLO (usage: HELLO [2|3] [AUTH <user> <token>] [SETNAME <name>])"));
+      write_error(
+          ctx.out,
+          invalid_argument(
+              "syntax error in HELLO (usage: HELLO [2|3] [AUTH <user> <token>] [SETNAME <name>])"));
       return Flow::kContinue;
     }
   }
-  if (auth && !authenticate(ctx, auth->first, auth->second)) return Flow::kContinue;
+  if (name) {
+    if (auto error = client_name_error(*name)) {
+      ctx.out.error_line(*error);
+      return Flow::kContinue;
+    }
+  }
+  if (auth && !authenticate(ctx, user_name(auth->first), auth->second)) return Flow::kContinue;
   if (!ctx.conn.authenticated) {
-    write_error(ctx.out, Error(ErrorCode::kUnauthenticated, "HELLO needs AUTH <user> <token> on this server"));
+    ctx.out.error_line(
+        "NOAUTH HELLO needs authentication on this server: HELLO <proto> AUTH <user> <token>");
     return Flow::kContinue;
   }
+  if (name) ctx.conn.name = std::string(*name);
   ctx.conn.proto = proto;
   ctx.out.set_proto(proto);  // the reply to HELLO 3 is already RESP3
-  ctx.out.map(5);
+  ctx.out.map(7);
   ctx.out.field("server", "holdfast");
   ctx.out.field("version", ctx.info.version);
   ctx.out.field("proto", proto);
   ctx.out.field("id", static_cast<std::int64_t>(ctx.conn.id));
   ctx.out.field("mode", ctx.info.auth_mode ? "auth" : "open");
+  ctx.out.field("role", "master");  // Redis's field: every node accepts every command
+  ctx.out.bulk("modules");
+  ctx.out.array(0);
+  return Flow::kContinue;
+}
+
+Flow cmd_reset(CommandContext& ctx, std::span<const std::string_view>) {
+  // Holds (also SESSION holds) belong to the connection, not to its settings: they stay.
+  ctx.conn.proto = 2;
+  ctx.out.set_proto(2);
+  ctx.conn.name.clear();
+  ctx.conn.no_evict = false;
+  ctx.conn.no_touch = false;
+  if (ctx.info.auth_mode) {
+    ctx.conn.principal = Principal{};
+    ctx.conn.authenticated = false;
+  }
+  ctx.out.simple("RESET");
+  return Flow::kContinue;
+}
+
+Flow cmd_select(CommandContext& ctx, std::span<const std::string_view> args) {
+  auto index = parse_int64(args[0]);
+  if (!index) {
+    ctx.out.error_line("ERR value is not an integer or out of range");
+  } else if (*index != 0) {
+    ctx.out.error_line("ERR DB index is out of range: Holdfast has one keyspace, database 0");
+  } else {
+    ctx.out.simple("OK");
+  }
   return Flow::kContinue;
 }
 
