@@ -158,7 +158,7 @@ class Node {
     } else if (iequals(name, "FUZZ.RUN")) {
       const std::int64_t n = args.size() > 1 ? parse_int64(args[1]).value_or(0) : 0;
       deferred_service_.run(static_cast<std::size_t>(n < 0 ? 0 : n));
-    } else if (c.pipeline->ready()) {  // a blocked connection reads nothing until it is answered
+    } else if (c.pipeline->drain(), c.pipeline->ready()) {  // blocked: reads nothing until answered
       ++c.commands;
       if (c.pipeline->run(args) == Flow::kClose) {
         collect(c);

@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/principal.h"
 #include "server/resp/codec.h"
@@ -34,6 +35,13 @@ struct CommandSpec;
 
 // Per-connection state the commands read and change, on the loop thread (where CLIENT LIST
 // reads other connections' state too).
+// MULTI ... EXEC: the commands queued since MULTI.
+struct Transaction {
+  bool active = false;  // inside MULTI
+  bool dirty = false;   // a command was refused while queuing: EXEC answers EXECABORT
+  std::vector<std::vector<std::string>> queued;
+};
+
 struct ConnectionState {
   SessionId id = 0;
   int proto = 2;
@@ -56,6 +64,7 @@ struct ConnectionState {
   // Buffer figures for CLIENT LIST (qbuf, qbuf-free, omem): bytes of input read and not yet
   // run, room left in the input buffer, replies not yet written. Filled in when listed.
   std::size_t input_buffered = 0, input_free = 0, output_buffered = 0;
+  Transaction transaction;
 
   // "id=7 name=worker-1 addr=127.0.0.1:53110": how log lines about this connection name it.
   std::string log_label() const;
@@ -96,6 +105,7 @@ struct ServerInfo {
 enum class Flow {
   kContinue,  // go on with the next command
   kClose,     // close the connection once the replies so far have left
+  kExec,      // run the transaction's queued commands now (EXEC)
 };
 
 // What a connection command may touch.
@@ -128,6 +138,7 @@ enum CommandFlags : std::uint32_t {
   kBlocking = 1u << 4,  // may wait for a grant ("blocking")
   kAdmin = 1u << 5,     // the admin or owner role, or a function, only ("admin")
   kKeyed = 1u << 6,     // the first argument is a lock key (COMMAND's first/last key 1)
+  kNotQueued = 1u << 7,  // runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
 };
 
 struct CommandSpec {
@@ -184,6 +195,12 @@ Flow cmd_dbsize(CommandContext&, std::span<const std::string_view>);
 Flow cmd_time(CommandContext&, std::span<const std::string_view>);
 Flow cmd_config_get(CommandContext&, std::span<const std::string_view>);
 Flow cmd_config_set(CommandContext&, std::span<const std::string_view>);
+// transaction_commands.cc
+Flow cmd_multi(CommandContext&, std::span<const std::string_view>);
+Flow cmd_exec(CommandContext&, std::span<const std::string_view>);
+Flow cmd_discard(CommandContext&, std::span<const std::string_view>);
+Flow cmd_watch(CommandContext&, std::span<const std::string_view>);
+Flow cmd_unwatch(CommandContext&, std::span<const std::string_view>);
 // command_docs.cc
 Flow cmd_command(CommandContext&, std::span<const std::string_view>);
 Flow cmd_command_count(CommandContext&, std::span<const std::string_view>);

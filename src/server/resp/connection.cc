@@ -70,6 +70,7 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
 void Connection::process() {
   process_posted_ = false;
   if (closed_) return;
+  pipeline_.drain();  // the rest of a transaction a waiting call had stopped
   while (pipeline_.ready() && !closing_ && !congested() && in_begin_ < in_end_) {
     std::size_t consumed = 0;
     std::string_view pending(in_.get() + in_begin_, in_end_ - in_begin_);

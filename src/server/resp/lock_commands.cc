@@ -19,7 +19,8 @@ Issued call_acquire(LockService& service, const Caller& caller, const CallArgs& 
   AcquireArgs args;
   args.key = a.positional[0];
   args.ttl_ms = a.options[opt::kTtl].number;
-  args.timeout_ms = a.options[opt::kTimeout].number;
+  // Inside a transaction a blocking command makes one attempt, as in Redis.
+  args.timeout_ms = a.in_transaction ? 0 : a.options[opt::kTimeout].number;
   args.owner = text_of(a.options[opt::kOwner]);
   args.session_scoped = a.options[opt::kSession].present;
   return service.acquire(caller, args, done);
@@ -68,7 +69,7 @@ Issued call_assign(LockService& service, const Caller& caller, const CallArgs& a
   args.holder_id = a.positional[1];
   if (a.options[opt::kAssignTtl].present) args.ttl_ms = a.options[opt::kAssignTtl].number;
   if (a.options[opt::kAssignTimeout].present)
-    args.timeout_ms = a.options[opt::kAssignTimeout].number;
+    args.timeout_ms = a.in_transaction ? 0 : a.options[opt::kAssignTimeout].number;
   return service.assign(caller, args, done);
 }
 

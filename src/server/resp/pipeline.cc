@@ -40,13 +40,66 @@ void Pipeline::error_line(std::string_view line) {
   held_from(before);
 }
 
-Flow Pipeline::run(std::span<const std::string_view> args) {
-  struct Running {
-    bool& flag;
-    explicit Running(bool& f) : flag(f) { flag = true; }
-    ~Running() { flag = false; }
-  } running(running_);
+namespace {
 
+// Sets a flag for the duration of a scope (and puts back what it was: scopes nest).
+struct Running {
+  bool& flag;
+  const bool was;
+  explicit Running(bool& f) : flag(f), was(f) { flag = true; }
+  ~Running() { flag = was; }
+};
+
+}  // namespace
+
+Flow Pipeline::run(std::span<const std::string_view> args) {
+  Running running(running_);
+  return run_one(args, /*in_transaction=*/false);
+}
+
+void Pipeline::drain() {
+  Running running(running_);
+  while (executing_ && runner_.ready()) {
+    if (exec_next_ == exec_queue_.size()) {
+      exec_queue_.clear();
+      exec_next_ = 0;
+      executing_ = false;
+      break;
+    }
+    const std::vector<std::string>& command = exec_queue_[exec_next_++];
+    std::vector<std::string_view> args(command.begin(), command.end());
+    (void)run_one(args, /*in_transaction=*/true);
+  }
+}
+
+const CommandSpec* Pipeline::resolve(const CommandSpec* spec,
+                                     std::span<const std::string_view>& rest,
+                                     std::string_view name, ReplyWriter& out) {
+  auto arity_ok = [&](const CommandSpec& row, std::string_view display) {
+    const int given = static_cast<int>(rest.size());
+    if (given >= row.min_args && (row.max_args < 0 || given <= row.max_args)) return true;
+    write_error(out, invalid_argument("wrong number of arguments for '" + std::string(display) +
+                                      "' (usage: " + std::string(row.usage) + ")"));
+    return false;
+  };
+  if (spec == nullptr) {
+    out.error_line("ERR unknown command '" + printable(name) + "'");
+    return nullptr;
+  }
+  if (!arity_ok(*spec, spec->name)) return nullptr;
+  if (spec->subcommands.empty() || (spec->local != nullptr && rest.empty())) return spec;
+  const CommandSpec* row = find_subcommand(*spec, rest[0]);
+  if (row == nullptr) {
+    out.error_line("ERR unknown subcommand '" + printable(rest[0]) + "'. Try " +
+                   std::string(spec->name) + " HELP.");
+    return nullptr;
+  }
+  rest = rest.subspan(1);
+  if (!arity_ok(*row, std::string(spec->name) + " " + std::string(row->name))) return nullptr;
+  return row;
+}
+
+Flow Pipeline::run_one(std::span<const std::string_view> args, bool in_transaction) {
   const CommandSpec* spec = find_command(args[0]);
   // CLIENT LIST's cmd= and idle=.
   state_.last_command = spec;
@@ -55,45 +108,61 @@ Flow Pipeline::run(std::span<const std::string_view> args) {
   const std::size_t before = buf.size();
   ReplyWriter out(buf, state_.proto);
   Flow flow = Flow::kContinue;
-  auto arity_ok = [&](const CommandSpec& row, std::string_view display, std::size_t n) {
-    const int given = static_cast<int>(n);
-    if (given >= row.min_args && (row.max_args < 0 || given <= row.max_args)) return true;
-    write_error(out, invalid_argument("wrong number of arguments for '" + std::string(display) +
-                                      "' (usage: " + std::string(row.usage) + ")"));
-    return false;
-  };
   std::span<const std::string_view> rest = args.subspan(1);
-  if (spec == nullptr) {
-    out.error_line("ERR unknown command '" + printable(args[0]) + "'");
-  } else if (!arity_ok(*spec, spec->name, rest.size())) {
-  } else if (!state_.authenticated && (spec->flags & kNoAuth) == 0) {
+  if (spec != nullptr && !state_.authenticated && (spec->flags & kNoAuth) == 0) {
     // Redis's code, so client libraries raise their authentication error.
     out.error_line(
         "NOAUTH Authentication required: send AUTH <token> (or AUTH <user> <token>) first");
-  } else {
-    const CommandSpec* row = spec;
-    if (!spec->subcommands.empty() && (spec->local == nullptr || !rest.empty())) {
-      row = find_subcommand(*spec, rest[0]);
-      if (row == nullptr) {
-        out.error_line("ERR unknown subcommand '" + printable(rest[0]) + "'. Try " +
-                       std::string(spec->name) + " HELP.");
-      } else if (rest = rest.subspan(1);
-                 !arity_ok(*row, std::string(spec->name) + " " + std::string(row->name),
-                           rest.size())) {
-        row = nullptr;
-      }
+    if (state_.transaction.active) state_.transaction.dirty = true;
+  } else if (state_.transaction.active && (spec == nullptr || (spec->flags & kNotQueued) == 0)) {
+    queue(resolve(spec, rest, args[0], out), args, out);
+  } else if (const CommandSpec* row = resolve(spec, rest, args[0], out); row == nullptr) {
+  } else if (row->local != nullptr) {
+    const auto start = std::chrono::steady_clock::now();
+    flow = run_local(*row, rest, out);
+    if (env_.metrics != nullptr)
+      env_.metrics->observe(command_id(*spec), std::chrono::steady_clock::now() - start);
+    if (flow == Flow::kExec) {
+      start_exec(out);
+      held_from(before);
+      drain();  // EXEC: its commands' replies follow its header
+      return Flow::kContinue;
     }
-    if (row != nullptr && row->local != nullptr) {
-      const auto start = std::chrono::steady_clock::now();
-      flow = run_local(*row, rest, out);
-      if (env_.metrics != nullptr)
-        env_.metrics->observe(command_id(*spec), std::chrono::steady_clock::now() - start);
-    } else if (row != nullptr && issue(*row, rest, out)) {
-      return flow;  // nothing written here: the answer comes through the runner
-    }
+  } else if (issue(*row, rest, out, in_transaction)) {
+    return flow;  // nothing written here: the answer comes through the runner
   }
   held_from(before);
   return flow;
+}
+
+void Pipeline::queue(const CommandSpec* row, std::span<const std::string_view> args,
+                     ReplyWriter& out) {
+  Transaction& t = state_.transaction;
+  OptionValues values{};
+  if (row == nullptr) {
+    t.dirty = true;
+    return;
+  }
+  if (row->call != nullptr) {
+    const std::size_t skip = row == find_command(args[0]) ? 1 : 2;  // name, or name + subcommand
+    const auto rest = args.subspan(skip);
+    const auto positional = rest.first(std::min<std::size_t>(rest.size(), row->positional));
+    if (!read_options(*row, rest.subspan(positional.size()), values, out)) {
+      t.dirty = true;
+      return;
+    }
+  }
+  t.queued.emplace_back(args.begin(), args.end());
+  out.simple("QUEUED");
+}
+
+void Pipeline::start_exec(ReplyWriter& out) {
+  Transaction& t = state_.transaction;
+  out.array(t.queued.size());
+  exec_queue_ = std::move(t.queued);
+  exec_next_ = 0;
+  t = Transaction{};
+  executing_ = true;
 }
 
 Flow Pipeline::run_local(const CommandSpec& spec, std::span<const std::string_view> args,
@@ -102,17 +171,23 @@ Flow Pipeline::run_local(const CommandSpec& spec, std::span<const std::string_vi
   return spec.local(ctx, args);
 }
 
-bool Pipeline::issue(const CommandSpec& spec, std::span<const std::string_view> args,
-                     ReplyWriter& out) {
-  const auto positional = args.first(std::min<std::size_t>(args.size(), spec.positional));
-  OptionValues values{};
-  if (auto err = parse_options(args.subspan(positional.size()), spec.options, spec.name, values)) {
+bool Pipeline::read_options(const CommandSpec& spec, std::span<const std::string_view> args,
+                            OptionValues& values, ReplyWriter& out) {
+  if (auto err = parse_options(args, spec.options, spec.name, values)) {
     write_error(out, *err);
     return false;
   }
+  return true;
+}
+
+bool Pipeline::issue(const CommandSpec& spec, std::span<const std::string_view> args,
+                     ReplyWriter& out, bool in_transaction) {
+  const auto positional = args.first(std::min<std::size_t>(args.size(), spec.positional));
+  OptionValues values{};
+  if (!read_options(spec, args.subspan(positional.size()), values, out)) return false;
   runner_.issue(command_id(spec), [&](LockService& service, Completion& done) {
-    return spec.call(service, Caller{&state_.principal, state_.id}, CallArgs{positional, values},
-                     done);
+    return spec.call(service, Caller{&state_.principal, state_.id},
+                     CallArgs{positional, values, in_transaction}, done);
   });
   return true;
 }

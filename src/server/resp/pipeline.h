@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "server/call_runner.h"
 #include "server/metrics.h"
@@ -51,8 +52,13 @@ class Pipeline final : private CallRunner::Host {
   // Runs one parsed command (args[0] is its name; args may point into the caller's buffer
   // only for the duration of the call). REQUIRES: ready().
   Flow run(std::span<const std::string_view> args);
-  // Another command may run now: no blocking call is waiting and the connection is open.
-  bool ready() const { return runner_.ready(); }
+  // Another command may run now: no blocking call is waiting, no transaction is still running
+  // (see drain()) and the connection is open.
+  bool ready() const { return runner_.ready() && !executing_; }
+  // Runs what is left of a transaction (EXEC) while it can; call before feeding run() more.
+  // A call of the transaction that waits (on a node over PostgreSQL, a database round trip)
+  // stops it until that call finishes and Events::resume() says so.
+  void drain();
   // Calls whose replies are still to come.
   bool in_flight() const { return runner_.in_flight(); }
   // An error line of the connection's own (a protocol error), after every reply before it.
@@ -76,11 +82,25 @@ class Pipeline final : private CallRunner::Host {
   // After writing `before` bytes into local_buffer(): note what was held back.
   void held_from(std::size_t before);
 
+  // One command: answered here, issued, or (inside MULTI) queued. `in_transaction`: run by EXEC.
+  Flow run_one(std::span<const std::string_view> args, bool in_transaction);
+  // The row that runs `args` (a subcommand's for a container), or null with the error written.
+  const CommandSpec* resolve(const CommandSpec* spec, std::span<const std::string_view>& rest,
+                             std::string_view name, ReplyWriter& out);
   // Runs a connection command (`spec` is its row, a subcommand's for a container).
   Flow run_local(const CommandSpec& spec, std::span<const std::string_view> args,
                  ReplyWriter& out);
+  // Reads a lock command's options into `values`; false when they are refused (error written).
+  static bool read_options(const CommandSpec& spec, std::span<const std::string_view> args,
+                           OptionValues& values, ReplyWriter& out);
   // Issues a lock command's call; false when its options are refused (the error is written).
-  bool issue(const CommandSpec& spec, std::span<const std::string_view> args, ReplyWriter& out);
+  bool issue(const CommandSpec& spec, std::span<const std::string_view> args, ReplyWriter& out,
+             bool in_transaction);
+  // Inside MULTI: checks the command and keeps it (+QUEUED), or refuses it and marks the
+  // transaction so EXEC aborts.
+  void queue(const CommandSpec* row, std::span<const std::string_view> args, ReplyWriter& out);
+  // EXEC: the array header, then the queued commands (drain()).
+  void start_exec(ReplyWriter& out);
 
   const Env& env_;
   Events& events_;
@@ -91,6 +111,10 @@ class Pipeline final : private CallRunner::Host {
   std::string held_;  // replies made here behind calls in flight, oldest first
   std::size_t held_begin_ = 0;
   bool running_ = false;  // inside run(): the caller sends output() when it returns
+  // EXEC's commands still to run, oldest first.
+  std::vector<std::vector<std::string>> exec_queue_;
+  std::size_t exec_next_ = 0;
+  bool executing_ = false;
 };
 
 }  // namespace holdfast::resp

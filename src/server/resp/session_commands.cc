@@ -126,6 +126,7 @@ Flow cmd_reset(CommandContext& ctx, std::span<const std::string_view>) {
   ctx.conn.name.clear();
   ctx.conn.no_evict = false;
   ctx.conn.no_touch = false;
+  ctx.conn.transaction = Transaction{};
   if (ctx.info.auth_mode) {
     ctx.conn.principal = Principal{};
     ctx.conn.authenticated = false;

@@ -36,12 +36,14 @@ for (const lib of libraries) {
 
     test('a command refused while queuing aborts the transaction and takes nothing', async () => {
       const c = await connect(lib, server);
+      // The server answers the refused command's error, then EXECABORT for EXEC (as Redis
+      // does); ioredis rejects with EXECABORT, node-redis with the first error it read.
       await assert.rejects(
         c.multi([
           ['LOCK.TRY', `${tag}:tx:aborted`, 'TTL', 60000],
           ['LOCK.RELEASE', `${tag}:tx:aborted`],  // wrong number of arguments
         ]),
-        /EXECABORT/,
+        /EXECABORT|wrong number of arguments for 'LOCK\.RELEASE'/,
       );
       assert.equal(Number(fields(await c.call('LOCK.STATUS', `${tag}:tx:aborted`)).held), 0);
       await c.close();
