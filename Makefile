@@ -41,9 +41,10 @@ serve: configure
 	cmake --build $(BUILD_DIR) --target holdfast
 	$(BUILD_DIR)/holdfast serve $(SERVE_ARGS)
 
-# Unit, black-box, example and smoke tests (gcc build), the check that the build needs only the
-# build packages, then the fuzzers (clang build).
+# The formatting check, unit, black-box, example and smoke tests (gcc build), the check that
+# the build needs only the build packages, then the fuzzers (clang build).
 test: configure-tests
+	scripts/check-format.sh
 	cmake --build $(BUILD_DIR)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(CTEST_JOBS) --timeout 600
 	scripts/check-build-deps.sh $(BUILD_DIR)/check-build-deps
@@ -106,7 +107,7 @@ bench: deps-bench build
 	$(BUILD_DIR)/holdfast-bench --out bench/results $(BENCH_ARGS)
 
 format:
-	find include src tests fuzz bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	git ls-files -- '*.h' '*.cc' | grep -v '^fuzz/corpus/' | xargs clang-format -i
 
 clean:
 	rm -rf $(BUILD_DIR) $(FUZZ_DIR) $(COVERAGE_DIR) $(SANITIZE_DIR)

@@ -86,8 +86,7 @@ struct FuzzConnection final : Pipeline::Events {
 class Node {
  public:
   Node(bool auth, bool rate_limited, bool wal, bool deferred)
-      : auth_(auth),
-        store_(wal ? std::unique_ptr<Store>(
+      : store_(wal ? std::unique_ptr<Store>(
                          std::make_unique<wal::WalStore>(wal_options(), clock_, fs_))
                    : std::make_unique<MemoryStore>()),
         backend_(clock_, *store_),
@@ -279,7 +278,6 @@ class Node {
     open(c);
   }
 
-  bool auth_;
   bool store_closed_ = false;
   const bool echo_ = std::getenv("HOLDFAST_FUZZ_ECHO") != nullptr;  // replies to stderr
   FakeClock clock_;

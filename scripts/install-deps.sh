@@ -24,7 +24,7 @@ build_pkgs=(
 # package of each), and clang for the fuzzers and the sanitizer builds.
 test_pkgs=(
   libgtest-dev
-  clang libclang-rt-14-dev llvm python3 curl procps psmisc
+  clang clang-format libclang-rt-14-dev llvm python3 curl procps psmisc
   redis-tools redis-server postgresql mariadb-server
   etcd-server gnuplot-nox
   python3-redis nodejs chromium tmux
