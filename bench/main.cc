@@ -137,8 +137,9 @@ int main(int argc, char** argv) {
     o.workloads.push_back(name);
   }
   if (o.targets.empty() || o.workloads.empty()) {
-    std::fprintf(stderr, "%s\n", o.targets.empty() ? "--targets needs at least one target"
-                                                    : "--workloads needs at least one workload");
+    std::fprintf(stderr, "%s\n",
+                 o.targets.empty() ? "--targets needs at least one target"
+                                   : "--workloads needs at least one workload");
     return 2;
   }
   std::string problem = hb::parse_counts("--connections", connections, 1, 4096, o.connections);

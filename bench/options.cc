@@ -30,13 +30,12 @@ std::vector<std::string> split(const std::string& list) {
 std::string parse_counts(const std::string& flag, const std::string& list, int lo, int hi,
                          std::vector<int>& out) {
   out.clear();
-  const std::string need = range(flag, "a comma list of counts", std::to_string(lo),
-                                 std::to_string(hi));
+  const std::string need =
+      range(flag, "a comma list of counts", std::to_string(lo), std::to_string(hi));
   for (const std::string& item : split(list)) {
     int value = 0;
     const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (ec != std::errc() || end != item.data() + item.size())
-      return need + ", not '" + item + "'";
+    if (ec != std::errc() || end != item.data() + item.size()) return need + ", not '" + item + "'";
     if (value < lo || value > hi) return need + ", not " + item;
     out.push_back(value);
   }

@@ -381,10 +381,15 @@ class Writer {
     if (const Measurement* f = floor_at(c)) {
       floor_ratio = ratio("pairs", kNever, *f, false);
       // The suite runs each round's PING windows right before its pairs windows.
-      if (const Measurement* h = find("pairs", kNever, c)) floor_rounds = window_ratio_range(*h, *f);
+      if (const Measurement* h = find("pairs", kNever, c))
+        floor_rounds = window_ratio_range(*h, *f);
     }
-    rows.push_back(
-        {"(a) " + cs + " conns: never ÷ PING+PING floor", floor_ratio, 0.9, true, {}, floor_rounds});
+    rows.push_back({"(a) " + cs + " conns: never ÷ PING+PING floor",
+                    floor_ratio,
+                    0.9,
+                    true,
+                    {},
+                    floor_rounds});
     ops_row("(a) " + cs + " conns: never ÷ redis", "pairs", kNever, "redis", 1.0);
     ops_row("(a) " + cs + " conns: always ÷ redis-aof", "pairs", kAlways, "redis-aof", 1.5);
     ops_row("(a) " + cs + " conns: always ÷ postgres", "pairs", kAlways, "postgres", 3.0);

@@ -33,7 +33,7 @@ struct SuiteOptions {
   int hot_connections = 64;
   int depth = 16;
   std::int64_t think_us = 1000;
-  std::int64_t client_poll_us = 100;  // the load generator's poll window, every target alike
+  std::int64_t client_poll_us = 100;     // the load generator's poll window, every target alike
   std::int64_t backoff_min_us = 1000;    // (b) retry loops: first back-off ...
   std::int64_t backoff_max_us = 32'000;  // ... doubling up to this
   std::uint64_t memory_holds = 1'000'000;

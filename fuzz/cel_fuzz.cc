@@ -31,7 +31,8 @@ Value map_of(std::initializer_list<std::pair<const char*, Value>> fields) {
 
 Activation make_activation() {
   Activation activation;
-  activation.bind("user", map_of({{"userId", Value::from_string("alice")}, {"role", Value::from_string("member")}}));
+  activation.bind("user", map_of({{"userId", Value::from_string("alice")},
+                                  {"role", Value::from_string("member")}}));
   activation.bind("record", map_of({{"key", Value::from_string("user:alice:lock")}}));
   activation.bind("x", Value::from_int(-7));
   activation.bind("u", Value::from_uint(7));
@@ -52,7 +53,9 @@ void check(bool invariant) {
 
 void check_strings(const Value& value) {
   switch (value.kind()) {
-    case ValueKind::kString: check(holdfast::cel::is_valid_utf8(value.as_string())); break;
+    case ValueKind::kString:
+      check(holdfast::cel::is_valid_utf8(value.as_string()));
+      break;
     case ValueKind::kList:
       for (const Value& item : value.as_list()) check_strings(item);
       break;
@@ -62,7 +65,8 @@ void check_strings(const Value& value) {
         check_strings(v);
       }
       break;
-    default: break;
+    default:
+      break;
   }
 }
 

@@ -32,8 +32,8 @@
 #include <vector>
 
 #include "core/validation.h"
-#include "server/resp/connection.h"
 #include "resp_replies.h"
+#include "server/resp/connection.h"
 #include "socket_harness.h"
 
 namespace {
@@ -59,7 +59,7 @@ bool iequals(std::string_view a, std::string_view b) {
 // PING with a payload that payload. A QUIT or a protocol error is the last command answered.
 struct Expected {
   std::vector<std::optional<std::string>> replies;  // the PING payload, or any reply
-  bool may_end_with_protocol_error = false;          // an unfinished frame may be refused
+  bool may_end_with_protocol_error = false;         // an unfinished frame may be refused
 };
 
 // Small limits, so that slow readers congest a connection, and commands pipelined behind a
@@ -109,9 +109,15 @@ constexpr bool kOffload = false;
 class Harness final : public fuzz::SocketHarness {
  public:
   Harness() : SocketHarness(kOffload) {
-    hub_ = std::make_unique<ConnectionHub>(ConnectionHub{
-        io_, loop_, Pipeline::Env{front_service(), info_, nullptr, nullptr}, limits(), {},
-        &last_session_, kMaxPendingOutput, kInputSlack});
+    hub_ = std::make_unique<ConnectionHub>(
+        ConnectionHub{io_,
+                      loop_,
+                      Pipeline::Env{front_service(), info_, nullptr, nullptr},
+                      limits(),
+                      {},
+                      &last_session_,
+                      kMaxPendingOutput,
+                      kInputSlack});
     connect_all();
   }
 
@@ -183,7 +189,9 @@ class Harness final : public fuzz::SocketHarness {
 
   bool none_live() const override { return hub_->live.empty(); }
 
-  std::string handle() const { return last_handle("handle\r\n$", "\r\n"); }  // "26\r\n" and the handle
+  std::string handle() const {
+    return last_handle("handle\r\n$", "\r\n");
+  }  // "26\r\n" and the handle
 
   void check(const Client& c) override {
     const Expected e = expected_replies(c.sent, limits());
@@ -195,7 +203,7 @@ class Harness final : public fuzz::SocketHarness {
     for (std::size_t i = 0; i < e.replies.size(); ++i) {
       bool bad = false;
       const auto end = fuzz::reply_length(got, at, &bad);
-      if (bad) std::abort();             // not RESP
+      if (bad) std::abort();  // not RESP
       if (!end) {
         if (echo_) std::fprintf(stderr, "reply %zu of %zu missing\n", i, e.replies.size());
         std::abort();  // a command was never answered

@@ -52,8 +52,8 @@ class DeferredService final : public LockService {
   }
   Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) override {
     return defer(caller, done,
-                 [caller, key = std::string(args.key),
-                  handle = std::string(args.handle)](LockService& s, Completion& d) {
+                 [caller, key = std::string(args.key), handle = std::string(args.handle)](
+                     LockService& s, Completion& d) {
                    return s.release(caller, ReleaseArgs{key, handle}, d);
                  });
   }

@@ -84,7 +84,8 @@ Expected expected_responses(std::string_view sent) {
       }
       if (ec) {
         const std::size_t end = sent.find("\r\n\r\n");
-        if (ec != bhttp::error::header_limit && (end == std::string_view::npos || end + 4 > kHeaderLimit)) {
+        if (ec != bhttp::error::header_limit &&
+            (end == std::string_view::npos || end + 4 > kHeaderLimit)) {
           out.checking_stops = true;
           return out;
         }
@@ -165,9 +166,11 @@ class Harness final : public fuzz::SocketHarness {
         return request("POST", "/v1/locks/acquire",
                        "{" + key + ttl + ",\"timeoutMs\":" + std::to_string(arg * 8) + "}");
       case 3:
-        return request("POST", "/v1/locks/release", "{" + key + ",\"handle\":\"" + handle() + "\"}");
+        return request("POST", "/v1/locks/release",
+                       "{" + key + ",\"handle\":\"" + handle() + "\"}");
       case 4:
-        return request("POST", "/v1/locks/renew", "{" + key + ",\"handle\":\"" + handle() + "\"" + ttl + "}");
+        return request("POST", "/v1/locks/renew",
+                       "{" + key + ",\"handle\":\"" + handle() + "\"" + ttl + "}");
       case 5:
         return request("POST", "/v1/locks/assign",
                        "{" + key + ",\"holderId\":\"u" + std::to_string(arg % 2) +
@@ -179,7 +182,8 @@ class Harness final : public fuzz::SocketHarness {
       case 8:
         return request(arg % 2 ? "HEAD" : "GET", arg % 4 < 2 ? "/healthz" : "/metrics");
       case 9:
-        return request("GET", std::string(kStatusOf) + std::to_string(++fresh_), {}, "Connection: close\r\n");
+        return request("GET", std::string(kStatusOf) + std::to_string(++fresh_), {},
+                       "Connection: close\r\n");
       case 10:
         return "GET /readyz HTTP/1.0\r\n\r\n";  // HTTP/1.0 without keep-alive: the last request
       case 11:
@@ -194,17 +198,19 @@ class Harness final : public fuzz::SocketHarness {
         const std::string body = "{" + key + ttl + "}";
         char size[16];
         std::snprintf(size, sizeof size, "%zx", body.size());
-        return request("POST", "/v1/locks/try-acquire", {}, "Transfer-Encoding: chunked\r\n") + size + "\r\n" +
-               body + "\r\n0\r\n\r\n";
+        return request("POST", "/v1/locks/try-acquire", {}, "Transfer-Encoding: chunked\r\n") +
+               size + "\r\n" + body + "\r\n0\r\n\r\n";
       }
       case 16:
-        return request("GET", std::string(kStatusOf) + std::to_string(++fresh_), {},
-                       "X-Padding: " + std::string(arg % 8 ? arg * 6 : 3000, 'y') + "\r\n");  // 3000: 431
+        return request(
+            "GET", std::string(kStatusOf) + std::to_string(++fresh_), {},
+            "X-Padding: " + std::string(arg % 8 ? arg * 6 : 3000, 'y') + "\r\n");  // 3000: 431
       case 17:
         return request("GET", "/v1/locks/holder?key=k" + std::to_string(arg % 4));
       case 18:
-        return request("PUT", "/v1/rule-sets/p",
-                       "[ruleSet]\nname = \"p\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n");
+        return request(
+            "PUT", "/v1/rule-sets/p",
+            "[ruleSet]\nname = \"p\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n");
       default:
         return request("DELETE", "/v1/rule-sets/p");
     }
@@ -217,8 +223,9 @@ class Harness final : public fuzz::SocketHarness {
   void check(const Client& c) override {
     const Expected expected = expected_responses(c.sent);
     if (echo_)
-      std::fprintf(stderr, "client sent %zu bytes:\n%s\nowed %zu responses, got %zu bytes:\n%s\n", c.sent.size(),
-                   c.sent.c_str(), expected.responses.size(), c.received.size(), c.received.c_str());
+      std::fprintf(stderr, "client sent %zu bytes:\n%s\nowed %zu responses, got %zu bytes:\n%s\n",
+                   c.sent.size(), c.sent.c_str(), expected.responses.size(), c.received.size(),
+                   c.received.c_str());
     std::string_view got = c.received;
     for (const auto& e : expected.responses) {
       bhttp::response_parser<bhttp::string_body> parser;

@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (consumed == 0 || consumed > rest.size()) std::abort();
     for (std::string_view arg : parser.args()) {
       // Every argument lies inside the input.
-      if (arg.data() < rest.data() || arg.data() + arg.size() > rest.data() + rest.size()) std::abort();
+      if (arg.data() < rest.data() || arg.data() + arg.size() > rest.data() + rest.size())
+        std::abort();
     }
     rest.remove_prefix(consumed);
   }

@@ -9,8 +9,10 @@ if ! command -v clang-format >/dev/null; then
 fi
 mapfile -t files < <(git ls-files -- '*.h' '*.cc' | grep -v '^fuzz/corpus/')
 bad=()
+# Compares clang-format's output with the file rather than using --dry-run, which clang-format
+# 14 gets wrong for `namespace a::inline b` (it reports a change that changes nothing).
 for f in "${files[@]}"; do
-  if ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then bad+=("$f"); fi
+  if ! clang-format "$f" | cmp -s - "$f"; then bad+=("$f"); fi
 done
 if [ ${#bad[@]} -gt 0 ]; then
   echo "check-format: ${#bad[@]} of ${#files[@]} files differ from .clang-format (run: make format):" >&2

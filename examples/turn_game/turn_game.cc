@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
 
     // Black tries to move during white's turn: the guard refuses without running the move.
     try {
-      referee.as_holder(game.turn_key, "black", [] { std::cout << "black moved out of turn!" << std::endl; });
+      referee.as_holder(game.turn_key, "black",
+                        [] { std::cout << "black moved out of turn!" << std::endl; });
     } catch (const holdfast::NotHolderError& e) {
       std::cout << "black may not move yet: " << e.code() << std::endl;
     }

@@ -130,9 +130,10 @@ class Client {
   template <typename Fn>
   decltype(auto) as_holder(std::string_view key, std::string_view caller_id, Fn&& fn) {
     if (!check_holder(key, caller_id)) {
-      throw NotHolderError("LOCK_NOT_HOLDER",
-                           std::string(key) + " is held by another holder, not " + std::string(caller_id),
-                           {{"key", std::string(key)}});
+      throw NotHolderError(
+          "LOCK_NOT_HOLDER",
+          std::string(key) + " is held by another holder, not " + std::string(caller_id),
+          {{"key", std::string(key)}});
     }
     return std::invoke(std::forward<Fn>(fn));
   }

@@ -1,6 +1,6 @@
 // Errors thrown by the Holdfast client library. Every server error arrives as a subclass of
-// holdfast::Error whose code() is the wire code of docs/reference.md section 5; details() holds its named
-// details as strings (e.g. "key", "timeoutMs", "retryAfterMs").
+// holdfast::Error whose code() is the wire code of docs/reference.md section 5; details() holds its
+// named details as strings (e.g. "key", "timeoutMs", "retryAfterMs").
 //
 // Every public client name lives in the inline namespace holdfast::v0: code writes
 // holdfast::Error, but the symbols are holdfast::v0::..., so they never collide with the

@@ -3,10 +3,10 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
+#include <toml++/toml.h>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
 namespace holdfast {
 
@@ -34,7 +34,10 @@ std::optional<Sha256> parse_sha256_hex(std::string_view hex) {
     int v = 0;
     for (int k = 0; k < 2; ++k) {
       char c = hex[2 * i + static_cast<std::size_t>(k)];
-      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      int d = (c >= '0' && c <= '9')   ? c - '0'
+              : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+              : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                       : -1;
       if (d < 0) return std::nullopt;
       v = v * 16 + d;
     }
@@ -49,19 +52,24 @@ Error cred_error(const std::string& origin, const std::string& message) {
   return invalid_argument(origin + ": " + message);
 }
 
-std::optional<Error> check_entry_keys(const std::string& origin, const toml::table& t, const char* what,
-                                      const std::set<std::string>& known, std::size_t index) {
+std::optional<Error> check_entry_keys(const std::string& origin, const toml::table& t,
+                                      const char* what, const std::set<std::string>& known,
+                                      std::size_t index) {
   for (const auto& [k, v] : t) {
     if (!known.count(std::string(k.str())))
-      return cred_error(origin, std::string("unknown key '") + std::string(k.str()) + "' in [[" + what + "]] #" +
-                                    std::to_string(index + 1));
+      return cred_error(origin, std::string("unknown key '") + std::string(k.str()) + "' in [[" +
+                                    what + "]] #" + std::to_string(index + 1));
   }
   return std::nullopt;
 }
 
 Result<Sha256> read_hash(const std::string& origin, const toml::table& t, const std::string& who) {
   auto hex = t["tokenSha256"].value<std::string>();
-  if (!hex) return cred_error(origin, who + ": tokenSha256 is required (hex SHA-256 of the token; see `holdfast auth hash-token`)");
+  if (!hex)
+    return cred_error(
+        origin,
+        who +
+            ": tokenSha256 is required (hex SHA-256 of the token; see `holdfast auth hash-token`)");
   auto digest = parse_sha256_hex(*hex);
   if (!digest) return cred_error(origin, who + ": tokenSha256 must be 64 hex digits");
   return *digest;
@@ -69,13 +77,15 @@ Result<Sha256> read_hash(const std::string& origin, const toml::table& t, const 
 
 }  // namespace
 
-Result<std::vector<Credential>> parse_credentials(std::string_view text, const std::string& origin) {
+Result<std::vector<Credential>> parse_credentials(std::string_view text,
+                                                  const std::string& origin) {
   toml::table doc;
   try {
     doc = toml::parse(text, origin);
   } catch (const toml::parse_error& e) {
-    return cred_error(origin, std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column) +
-                                  ": " + std::string(e.description()));
+    return cred_error(origin, std::to_string(e.source().begin.line) + ":" +
+                                  std::to_string(e.source().begin.column) + ": " +
+                                  std::string(e.description()));
   }
   std::vector<Credential> out;
   std::set<std::string> ids;
@@ -83,17 +93,22 @@ Result<std::vector<Credential>> parse_credentials(std::string_view text, const s
   for (const auto& [k, v] : doc) {
     std::string key(k.str());
     if (key != "member" && key != "function")
-      return cred_error(origin, "unknown table '" + key + "' (expected [[member]] and [[function]])");
-    if (!v.is_array_of_tables()) return cred_error(origin, "'" + key + "' must be an array of tables ([[" + key + "]])");
+      return cred_error(origin,
+                        "unknown table '" + key + "' (expected [[member]] and [[function]])");
+    if (!v.is_array_of_tables())
+      return cred_error(origin, "'" + key + "' must be an array of tables ([[" + key + "]])");
   }
   if (auto* members = doc["member"].as_array()) {
     for (std::size_t i = 0; i < members->size(); ++i) {
       const toml::table& t = *(*members)[i].as_table();
-      if (auto e = check_entry_keys(origin, t, "member", {"userId", "role", "groups", "tokenSha256"}, i)) return *e;
+      if (auto e =
+              check_entry_keys(origin, t, "member", {"userId", "role", "groups", "tokenSha256"}, i))
+        return *e;
       Credential c;
       c.principal.kind = PrincipalKind::kMember;
       auto id = t["userId"].value<std::string>();
-      if (!id || id->empty()) return cred_error(origin, "[[member]] #" + std::to_string(i + 1) + ": userId is required");
+      if (!id || id->empty())
+        return cred_error(origin, "[[member]] #" + std::to_string(i + 1) + ": userId is required");
       c.principal.id = *id;
       std::string role = t["role"].value_or(std::string("member"));
       if (role == "member") {
@@ -103,24 +118,31 @@ Result<std::vector<Credential>> parse_credentials(std::string_view text, const s
       } else if (role == "owner") {
         c.principal.role = Role::kOwner;
       } else {
-        return cred_error(origin, "member " + *id + ": role must be member, admin or owner, not \"" + role + "\"");
+        return cred_error(
+            origin,
+            "member " + *id + ": role must be member, admin or owner, not \"" + role + "\"");
       }
       if (const toml::node* g = t.get("groups")) {
         const toml::array* groups = g->as_array();
-        if (groups == nullptr) return cred_error(origin, "member " + *id + ": groups must be an array of \"type/id\" strings");
+        if (groups == nullptr)
+          return cred_error(origin,
+                            "member " + *id + ": groups must be an array of \"type/id\" strings");
         for (const auto& node : *groups) {
           auto s = node.value<std::string>();
           auto slash = s ? s->find('/') : std::string::npos;
           if (!s || slash == std::string::npos || slash == 0 || slash + 1 == s->size())
-            return cred_error(origin, "member " + *id + ": each group must be a \"type/id\" string");
+            return cred_error(origin,
+                              "member " + *id + ": each group must be a \"type/id\" string");
           c.principal.groups.emplace_back(s->substr(0, slash), s->substr(slash + 1));
         }
       }
       auto hash = read_hash(origin, t, "member " + *id);
       if (!hash.ok()) return std::move(hash).error();
       c.token_sha256 = *hash;
-      if (!ids.insert("user:" + *id).second) return cred_error(origin, "member " + *id + " is listed twice");
-      if (!hashes.insert(c.token_sha256).second) return cred_error(origin, "member " + *id + " reuses another entry's token");
+      if (!ids.insert("user:" + *id).second)
+        return cred_error(origin, "member " + *id + " is listed twice");
+      if (!hashes.insert(c.token_sha256).second)
+        return cred_error(origin, "member " + *id + " reuses another entry's token");
       out.push_back(std::move(c));
     }
   }
@@ -131,13 +153,16 @@ Result<std::vector<Credential>> parse_credentials(std::string_view text, const s
       Credential c;
       c.principal.kind = PrincipalKind::kFunction;
       auto name = t["name"].value<std::string>();
-      if (!name || name->empty()) return cred_error(origin, "[[function]] #" + std::to_string(i + 1) + ": name is required");
+      if (!name || name->empty())
+        return cred_error(origin, "[[function]] #" + std::to_string(i + 1) + ": name is required");
       c.principal.id = *name;
       auto hash = read_hash(origin, t, "function " + *name);
       if (!hash.ok()) return std::move(hash).error();
       c.token_sha256 = *hash;
-      if (!ids.insert("function:" + *name).second) return cred_error(origin, "function " + *name + " is listed twice");
-      if (!hashes.insert(c.token_sha256).second) return cred_error(origin, "function " + *name + " reuses another entry's token");
+      if (!ids.insert("function:" + *name).second)
+        return cred_error(origin, "function " + *name + " is listed twice");
+      if (!hashes.insert(c.token_sha256).second)
+        return cred_error(origin, "function " + *name + " reuses another entry's token");
       out.push_back(std::move(c));
     }
   }

@@ -1,6 +1,6 @@
-// The credentials file (docs/reference.md section 6, "Configuration"): members with userId, role and groups,
-// functions with a name, each with the SHA-256 of its bearer token. Tokens themselves are never
-// stored. Authentication hashes the presented token and compares it with every entry in
+// The credentials file (docs/reference.md section 6, "Configuration"): members with userId, role
+// and groups, functions with a name, each with the SHA-256 of its bearer token. Tokens themselves
+// are never stored. Authentication hashes the presented token and compares it with every entry in
 // constant time, so neither a token nor which entry matched leaks through timing.
 #pragma once
 
@@ -31,7 +31,8 @@ struct Credential {
 };
 
 // Parses credentials TOML text; `origin` names it in errors (a path).
-Result<std::vector<Credential>> parse_credentials(std::string_view toml_text, const std::string& origin);
+Result<std::vector<Credential>> parse_credentials(std::string_view toml_text,
+                                                  const std::string& origin);
 Result<std::vector<Credential>> load_credentials(const std::string& path);
 
 // An Authenticator over a credentials file that can be reloaded (SIGHUP) while serving.

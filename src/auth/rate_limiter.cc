@@ -37,7 +37,8 @@ RateLimiter::Decision RateLimiter::decide(Window& w, Millis now) const {
 RateLimiter::Decision RateLimiter::consume(std::string_view user, Millis now) {
   if (++calls_ % 4096 == 0) sweep(now);
   auto it = users_.find(user);
-  if (it == users_.end()) it = users_.emplace(std::string(user), Window{{}, now / kMinute, 0}).first;
+  if (it == users_.end())
+    it = users_.emplace(std::string(user), Window{{}, now / kMinute, 0}).first;
   Decision d = decide(it->second, now);
   if (d.allowed) {
     ++it->second.counts[static_cast<std::size_t>(it->second.minute % 60)];

@@ -5,21 +5,24 @@
 namespace holdfast {
 namespace {
 
-constexpr std::array<std::string_view, kLockOperationCount> kOperationNames = {"acquire", "renew", "assign",
-                                                                              "transfer", "unassign"};
+constexpr std::array<std::string_view, kLockOperationCount> kOperationNames = {
+    "acquire", "renew", "assign", "transfer", "unassign"};
 
 Error rules_error(const std::string& message) { return invalid_argument("rule set: " + message); }
 
 }  // namespace
 
-std::string_view operation_name(LockOperation op) { return kOperationNames[static_cast<std::size_t>(op)]; }
+std::string_view operation_name(LockOperation op) {
+  return kOperationNames[static_cast<std::size_t>(op)];
+}
 
 Result<RuleSet> parse_rule_set(std::string_view text) {
   toml::table doc;
   try {
     doc = toml::parse(text, std::string_view("rule set"));
   } catch (const toml::parse_error& e) {
-    return rules_error(std::to_string(e.source().begin.line) + ":" + std::to_string(e.source().begin.column) + ": " +
+    return rules_error(std::to_string(e.source().begin.line) + ":" +
+                       std::to_string(e.source().begin.column) + ": " +
                        std::string(e.description()));
   }
   for (const auto& [k, v] : doc) {
@@ -30,7 +33,8 @@ Result<RuleSet> parse_rule_set(std::string_view text) {
   if (head == nullptr) return rules_error("[ruleSet] with name and resourceType is required");
   for (const auto& [k, v] : *head) {
     std::string key(k.str());
-    if (key != "name" && key != "resourceType") return rules_error("unknown key '" + key + "' in [ruleSet]");
+    if (key != "name" && key != "resourceType")
+      return rules_error("unknown key '" + key + "' in [ruleSet]");
   }
   RuleSet set;
   set.toml = std::string(text);
@@ -51,7 +55,8 @@ Result<RuleSet> parse_rule_set(std::string_view text) {
     if (k.str() != "lock") return rules_error("unknown table [rules." + std::string(k.str()) + "]");
   }
   const toml::table* lock = (*rules)["lock"].as_table();
-  if (lock == nullptr) return rules_error("[rules.lock] must be a table of operation = \"CEL expression\"");
+  if (lock == nullptr)
+    return rules_error("[rules.lock] must be a table of operation = \"CEL expression\"");
   for (const auto& [k, v] : *lock) {
     std::string op(k.str());
     std::size_t index = kOperationNames.size();
@@ -64,7 +69,8 @@ Result<RuleSet> parse_rule_set(std::string_view text) {
       return rules_error("rules.lock." + op + " is not a gated operation" + why);
     }
     auto source = v.value<std::string>();
-    if (!source || !v.is_string()) return rules_error("rules.lock." + op + " must be a string holding a CEL expression");
+    if (!source || !v.is_string())
+      return rules_error("rules.lock." + op + " must be a string holding a CEL expression");
     auto program = cel::compile(*source);
     if (!program.ok())
       return invalid_argument("rules.lock." + op + ": " + program.error().message).with("rule", op);
@@ -77,7 +83,8 @@ cel::Activation rule_activation(const Principal& caller, std::string_view key) {
   cel::Activation a;
   std::vector<std::pair<cel::Value, cel::Value>> user = {
       {cel::Value::from_string("userId"), cel::Value::from_string(caller.id)},
-      {cel::Value::from_string("role"), cel::Value::from_string(std::string(role_name(caller.role)))},
+      {cel::Value::from_string("role"),
+       cel::Value::from_string(std::string(role_name(caller.role)))},
   };
   std::vector<std::pair<cel::Value, cel::Value>> record = {
       {cel::Value::from_string("key"), cel::Value::from_string(std::string(key))},
@@ -85,7 +92,8 @@ cel::Activation rule_activation(const Principal& caller, std::string_view key) {
   a.bind("user", *cel::Value::from_map(std::move(user)));
   a.bind("record", *cel::Value::from_map(std::move(record)));
   a.bind_function("isMemberOf", [&caller](std::span<const cel::Value> args) -> Result<cel::Value> {
-    if (args.size() != 2 || args[0].kind() != cel::ValueKind::kString || args[1].kind() != cel::ValueKind::kString)
+    if (args.size() != 2 || args[0].kind() != cel::ValueKind::kString ||
+        args[1].kind() != cel::ValueKind::kString)
       return invalid_argument("isMemberOf(type, id) takes two strings");
     return cel::Value::from_bool(caller.is_member_of(args[0].as_string(), args[1].as_string()));
   });
@@ -96,7 +104,8 @@ std::optional<Error> check_access(const RuleSet* rules, const Principal& caller,
                                   std::string_view key) {
   if (caller.is_privileged() || rules == nullptr) return std::nullopt;
   const auto& program = rules->rules[static_cast<std::size_t>(op)];
-  Error denied(ErrorCode::kLockAccessDenied, "the lock rule set does not allow this " + std::string(operation_name(op)));
+  Error denied(ErrorCode::kLockAccessDenied,
+               "the lock rule set does not allow this " + std::string(operation_name(op)));
   denied.with("key", std::string(key));
   if (!program) return denied;
   cel::Activation activation = rule_activation(caller, key);

@@ -1,5 +1,5 @@
-// Lock rule sets (docs/reference.md section 3): one optional set per server, pushed as TOML, one CEL rule
-// per gated operation. Rules are compiled at push time; checking a call only evaluates.
+// Lock rule sets (docs/reference.md section 3): one optional set per server, pushed as TOML, one
+// CEL rule per gated operation. Rules are compiled at push time; checking a call only evaluates.
 //
 // The decision, in order:
 //  1. admins and owners always pass; functions are never subject to rules;

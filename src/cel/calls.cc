@@ -16,16 +16,18 @@ struct BuiltinSpec {
 };
 
 constexpr std::array kGlobalBuiltins = {
-    BuiltinSpec{"size", Builtin::kSize, 1},      BuiltinSpec{"int", Builtin::kInt, 1},
-    BuiltinSpec{"uint", Builtin::kUint, 1},      BuiltinSpec{"double", Builtin::kDouble, 1},
-    BuiltinSpec{"string", Builtin::kString, 1},  BuiltinSpec{"bool", Builtin::kBool, 1},
-    BuiltinSpec{"bytes", Builtin::kBytes, 1},    BuiltinSpec{"dyn", Builtin::kDyn, 1},
+    BuiltinSpec{"size", Builtin::kSize, 1},       BuiltinSpec{"int", Builtin::kInt, 1},
+    BuiltinSpec{"uint", Builtin::kUint, 1},       BuiltinSpec{"double", Builtin::kDouble, 1},
+    BuiltinSpec{"string", Builtin::kString, 1},   BuiltinSpec{"bool", Builtin::kBool, 1},
+    BuiltinSpec{"bytes", Builtin::kBytes, 1},     BuiltinSpec{"dyn", Builtin::kDyn, 1},
     BuiltinSpec{"matches", Builtin::kMatches, 2},
 };
 
 constexpr std::array kMethodBuiltins = {
-    BuiltinSpec{"size", Builtin::kSize, 1},         BuiltinSpec{"startsWith", Builtin::kStartsWith, 2},
-    BuiltinSpec{"endsWith", Builtin::kEndsWith, 2}, BuiltinSpec{"contains", Builtin::kContains, 2},
+    BuiltinSpec{"size", Builtin::kSize, 1},
+    BuiltinSpec{"startsWith", Builtin::kStartsWith, 2},
+    BuiltinSpec{"endsWith", Builtin::kEndsWith, 2},
+    BuiltinSpec{"contains", Builtin::kContains, 2},
     BuiltinSpec{"matches", Builtin::kMatches, 2},
 };
 
@@ -35,12 +37,16 @@ struct MacroSpec {
 };
 
 constexpr std::array kMacros = {
-    MacroSpec{"all", Macro::kAll},       MacroSpec{"exists", Macro::kExists},
-    MacroSpec{"exists_one", Macro::kExistsOne}, MacroSpec{"filter", Macro::kFilter},
+    MacroSpec{"all", Macro::kAll},
+    MacroSpec{"exists", Macro::kExists},
+    MacroSpec{"exists_one", Macro::kExistsOne},
+    MacroSpec{"filter", Macro::kFilter},
     MacroSpec{"map", Macro::kMap},
 };
 
-std::string plural_arguments(int n) { return std::to_string(n) + (n == 1 ? " argument" : " arguments"); }
+std::string plural_arguments(int n) {
+  return std::to_string(n) + (n == 1 ? " argument" : " arguments");
+}
 
 std::uint32_t subtree_depth(const std::vector<NodePtr>& args) {
   std::uint32_t depth = 0;
@@ -57,15 +63,16 @@ Result<NodePtr> build_has(const SourceMap& map, std::uint32_t offset, std::vecto
   return node;
 }
 
-Result<NodePtr> build_macro(const SourceMap& map, std::uint32_t offset, const MacroSpec& spec, NodePtr range,
-                            std::vector<NodePtr> args) {
+Result<NodePtr> build_macro(const SourceMap& map, std::uint32_t offset, const MacroSpec& spec,
+                            NodePtr range, std::vector<NodePtr> args) {
   const bool map_form = spec.macro == Macro::kMap;
   if (args.size() != 2 && !(map_form && args.size() == 3)) {
     return map.error_at(offset, std::string(spec.name) + "() takes " + (map_form ? "2 or 3" : "2") +
                                     " arguments: a variable name and an expression");
   }
   if (args[0]->kind != NodeKind::kIdent) {
-    return map.error_at(args[0]->offset, std::string(spec.name) + "(): the first argument must be a simple name");
+    return map.error_at(args[0]->offset,
+                        std::string(spec.name) + "(): the first argument must be a simple name");
   }
   auto node = std::make_unique<Node>(NodeKind::kComprehension, offset);
   node->macro = map_form && args.size() == 3 ? Macro::kFilterMap : spec.macro;
@@ -76,8 +83,8 @@ Result<NodePtr> build_macro(const SourceMap& map, std::uint32_t offset, const Ma
   return node;
 }
 
-Result<NodePtr> build_builtin(const SourceMap& map, std::uint32_t offset, const BuiltinSpec& spec, bool method,
-                              std::vector<NodePtr> operands) {
+Result<NodePtr> build_builtin(const SourceMap& map, std::uint32_t offset, const BuiltinSpec& spec,
+                              bool method, std::vector<NodePtr> operands) {
   if (static_cast<int>(operands.size()) != spec.arity) {
     const int shown = method ? spec.arity - 1 : spec.arity;
     return map.error_at(offset, std::string(spec.name) + "() takes " + plural_arguments(shown));
@@ -124,8 +131,8 @@ void resolve(Node& node, std::vector<const std::string*>& scope) {
 
 }  // namespace
 
-Result<NodePtr> build_call(const SourceMap& map, std::uint32_t offset, std::string name, NodePtr receiver,
-                           std::vector<NodePtr> args) {
+Result<NodePtr> build_call(const SourceMap& map, std::uint32_t offset, std::string name,
+                           NodePtr receiver, std::vector<NodePtr> args) {
   if (receiver == nullptr) {
     if (name == "has") return build_has(map, offset, std::move(args));
     for (const auto& spec : kGlobalBuiltins) {
@@ -138,7 +145,8 @@ Result<NodePtr> build_call(const SourceMap& map, std::uint32_t offset, std::stri
     return node;
   }
   for (const auto& spec : kMacros) {
-    if (spec.name == name) return build_macro(map, offset, spec, std::move(receiver), std::move(args));
+    if (spec.name == name)
+      return build_macro(map, offset, spec, std::move(receiver), std::move(args));
   }
   std::vector<NodePtr> operands;
   operands.reserve(args.size() + 1);

@@ -25,8 +25,8 @@
 namespace holdfast::cel {
 
 // `receiver` is null for a global call. `offset` is the position of the function name.
-Result<NodePtr> build_call(const SourceMap& map, std::uint32_t offset, std::string name, NodePtr receiver,
-                           std::vector<NodePtr> args);
+Result<NodePtr> build_call(const SourceMap& map, std::uint32_t offset, std::string name,
+                           NodePtr receiver, std::vector<NodePtr> args);
 
 // Binds every identifier that names an enclosing macro's iteration variable to that
 // variable's slot (its macro nesting level), innermost binding first. Run once on the tree.

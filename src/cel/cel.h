@@ -33,14 +33,16 @@ class Program {
  public:
   // The value of the expression, or an evaluation error whose message starts with
   // "line:column: ". Thread-safe. `activation` must outlive the call only.
-  Result<Value> evaluate(const Activation& activation, const EvalLimits& limits = EvalLimits()) const;
+  Result<Value> evaluate(const Activation& activation,
+                         const EvalLimits& limits = EvalLimits()) const;
 
   // The source text the program was compiled from.
   std::string_view source() const;
 
  private:
   friend Result<Program> compile(std::string_view source);
-  explicit Program(std::shared_ptr<const CompiledExpression> compiled) : compiled_(std::move(compiled)) {}
+  explicit Program(std::shared_ptr<const CompiledExpression> compiled)
+      : compiled_(std::move(compiled)) {}
 
   std::shared_ptr<const CompiledExpression> compiled_;
 };

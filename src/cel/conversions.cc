@@ -31,9 +31,11 @@ bool parse_whole(std::string_view text, T& out) {
 
 Result<Value> to_int(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::kInt: return v;
+    case ValueKind::kInt:
+      return v;
     case ValueKind::kUint:
-      if (v.as_uint() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return range_error("int");
+      if (v.as_uint() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return range_error("int");
       return Value::from_int(static_cast<std::int64_t>(v.as_uint()));
     case ValueKind::kDouble: {
       const double d = v.as_double();
@@ -42,16 +44,19 @@ Result<Value> to_int(const Value& v) {
     }
     case ValueKind::kString: {
       std::int64_t out = 0;
-      if (!parse_whole(v.as_string(), out)) return invalid_argument("cannot convert '" + std::string(v.as_string()) + "' to int");
+      if (!parse_whole(v.as_string(), out))
+        return invalid_argument("cannot convert '" + std::string(v.as_string()) + "' to int");
       return Value::from_int(out);
     }
-    default: return no_overload("int", v);
+    default:
+      return no_overload("int", v);
   }
 }
 
 Result<Value> to_uint(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::kUint: return v;
+    case ValueKind::kUint:
+      return v;
     case ValueKind::kInt:
       if (v.as_int() < 0) return range_error("uint");
       return Value::from_uint(static_cast<std::uint64_t>(v.as_int()));
@@ -62,18 +67,23 @@ Result<Value> to_uint(const Value& v) {
     }
     case ValueKind::kString: {
       std::uint64_t out = 0;
-      if (!parse_whole(v.as_string(), out)) return invalid_argument("cannot convert '" + std::string(v.as_string()) + "' to uint");
+      if (!parse_whole(v.as_string(), out))
+        return invalid_argument("cannot convert '" + std::string(v.as_string()) + "' to uint");
       return Value::from_uint(out);
     }
-    default: return no_overload("uint", v);
+    default:
+      return no_overload("uint", v);
   }
 }
 
 Result<Value> to_double(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::kDouble: return v;
-    case ValueKind::kInt: return Value::from_double(static_cast<double>(v.as_int()));
-    case ValueKind::kUint: return Value::from_double(static_cast<double>(v.as_uint()));
+    case ValueKind::kDouble:
+      return v;
+    case ValueKind::kInt:
+      return Value::from_double(static_cast<double>(v.as_int()));
+    case ValueKind::kUint:
+      return Value::from_double(static_cast<double>(v.as_uint()));
     case ValueKind::kString: {
       const std::string_view text = v.as_string();
       if (text == "NaN") return Value::from_double(std::numeric_limits<double>::quiet_NaN());
@@ -89,21 +99,29 @@ Result<Value> to_double(const Value& v) {
       if (saturated) out = std::strtod(std::string(text).c_str(), nullptr);
       return Value::from_double(out);
     }
-    default: return no_overload("double", v);
+    default:
+      return no_overload("double", v);
   }
 }
 
 Result<Value> to_string(const Value& v) {
   switch (v.kind()) {
-    case ValueKind::kString: return v;
-    case ValueKind::kInt: return Value::from_string(std::to_string(v.as_int()));
-    case ValueKind::kUint: return Value::from_string(std::to_string(v.as_uint()));
-    case ValueKind::kDouble: return Value::from_string(double_to_cel_string(v.as_double()));
-    case ValueKind::kBool: return Value::from_string(v.as_bool() ? "true" : "false");
+    case ValueKind::kString:
+      return v;
+    case ValueKind::kInt:
+      return Value::from_string(std::to_string(v.as_int()));
+    case ValueKind::kUint:
+      return Value::from_string(std::to_string(v.as_uint()));
+    case ValueKind::kDouble:
+      return Value::from_string(double_to_cel_string(v.as_double()));
+    case ValueKind::kBool:
+      return Value::from_string(v.as_bool() ? "true" : "false");
     case ValueKind::kBytes:
-      if (!is_valid_utf8(v.as_bytes())) return invalid_argument("invalid UTF-8 in bytes converted to string");
+      if (!is_valid_utf8(v.as_bytes()))
+        return invalid_argument("invalid UTF-8 in bytes converted to string");
       return Value::from_string(std::string(v.as_bytes()));
-    default: return no_overload("string", v);
+    default:
+      return no_overload("string", v);
   }
 }
 
@@ -111,8 +129,10 @@ Result<Value> to_bool(const Value& v) {
   if (v.is(ValueKind::kBool)) return v;
   if (!v.is(ValueKind::kString)) return no_overload("bool", v);
   const std::string_view s = v.as_string();
-  if (s == "true" || s == "True" || s == "TRUE" || s == "t" || s == "1") return Value::from_bool(true);
-  if (s == "false" || s == "False" || s == "FALSE" || s == "f" || s == "0") return Value::from_bool(false);
+  if (s == "true" || s == "True" || s == "TRUE" || s == "t" || s == "1")
+    return Value::from_bool(true);
+  if (s == "false" || s == "False" || s == "FALSE" || s == "f" || s == "0")
+    return Value::from_bool(false);
   return invalid_argument("cannot convert '" + std::string(s) + "' to bool");
 }
 
@@ -138,7 +158,8 @@ std::string double_to_cel_string(double value) {
     if (c != '.') digits.push_back(c);
   }
   int exponent = 0;
-  std::from_chars(sci.data() + e_pos + 1 + (sci[e_pos + 1] == '+' ? 1 : 0), sci.data() + sci.size(), exponent);
+  std::from_chars(sci.data() + e_pos + 1 + (sci[e_pos + 1] == '+' ? 1 : 0), sci.data() + sci.size(),
+                  exponent);
   if (digits == "0") digits.clear();  // Go formats zero with no digits: "0"
   std::string out = negative ? "-" : "";
   const int nd = static_cast<int>(digits.size());
@@ -159,19 +180,28 @@ std::string double_to_cel_string(double value) {
     return out;
   }
   if (point >= nd) return out + digits + std::string(static_cast<std::size_t>(point - nd), '0');
-  return out + digits.substr(0, static_cast<std::size_t>(point)) + "." + digits.substr(static_cast<std::size_t>(point));
+  return out + digits.substr(0, static_cast<std::size_t>(point)) + "." +
+         digits.substr(static_cast<std::size_t>(point));
 }
 
 Result<Value> convert(Builtin conversion, const Value& argument) {
   switch (conversion) {
-    case Builtin::kInt: return to_int(argument);
-    case Builtin::kUint: return to_uint(argument);
-    case Builtin::kDouble: return to_double(argument);
-    case Builtin::kString: return to_string(argument);
-    case Builtin::kBool: return to_bool(argument);
-    case Builtin::kBytes: return to_bytes(argument);
-    case Builtin::kDyn: return argument;
-    default: return invalid_argument("internal: not a conversion");
+    case Builtin::kInt:
+      return to_int(argument);
+    case Builtin::kUint:
+      return to_uint(argument);
+    case Builtin::kDouble:
+      return to_double(argument);
+    case Builtin::kString:
+      return to_string(argument);
+    case Builtin::kBool:
+      return to_bool(argument);
+    case Builtin::kBytes:
+      return to_bytes(argument);
+    case Builtin::kDyn:
+      return argument;
+    default:
+      return invalid_argument("internal: not a conversion");
   }
 }
 

@@ -70,24 +70,38 @@ Result<Value> Evaluator::eval(const Node& node) {
   }
   if (!take_step()) return budget_error(node, "step");
   switch (node.kind) {
-    case NodeKind::kHas: return has(node);
-    case NodeKind::kList: return list(node);
-    case NodeKind::kMap: return map(node);
+    case NodeKind::kHas:
+      return has(node);
+    case NodeKind::kList:
+      return list(node);
+    case NodeKind::kMap:
+      return map(node);
     case NodeKind::kNot:
-    case NodeKind::kNegate: return unary(node);
-    case NodeKind::kAnd: return logical(node, true);
-    case NodeKind::kOr: return logical(node, false);
-    case NodeKind::kConditional: return conditional(node);
-    case NodeKind::kBinary: return binary(node);
-    case NodeKind::kAdd: return add(node);
-    case NodeKind::kBuiltin: return builtin(node);
-    case NodeKind::kHostCall: return host_call(node);
-    case NodeKind::kUnknownMethod: return unknown_method(node);
-    case NodeKind::kComprehension: return comprehension(node);
+    case NodeKind::kNegate:
+      return unary(node);
+    case NodeKind::kAnd:
+      return logical(node, true);
+    case NodeKind::kOr:
+      return logical(node, false);
+    case NodeKind::kConditional:
+      return conditional(node);
+    case NodeKind::kBinary:
+      return binary(node);
+    case NodeKind::kAdd:
+      return add(node);
+    case NodeKind::kBuiltin:
+      return builtin(node);
+    case NodeKind::kHostCall:
+      return host_call(node);
+    case NodeKind::kUnknownMethod:
+      return unknown_method(node);
+    case NodeKind::kComprehension:
+      return comprehension(node);
     case NodeKind::kLiteral:
     case NodeKind::kIdent:
     case NodeKind::kSelect:
-    case NodeKind::kIndex: break;  // handled above
+    case NodeKind::kIndex:
+      break;  // handled above
   }
   return error_at(node, "internal: unknown node");
 }
@@ -153,8 +167,11 @@ Result<const Value*> Evaluator::index(const Node& node, Value& scratch) {
   const Value& key = *key_ref.value();
   if (container.is(ValueKind::kMap)) {
     switch (key.kind()) {
-      case ValueKind::kInt: case ValueKind::kUint: case ValueKind::kDouble:
-      case ValueKind::kBool: case ValueKind::kString:
+      case ValueKind::kInt:
+      case ValueKind::kUint:
+      case ValueKind::kDouble:
+      case ValueKind::kBool:
+      case ValueKind::kString:
         break;
       default:
         return error_at(node, "unsupported map key type '" + kind_of(key) + "'");
@@ -173,10 +190,13 @@ Result<const Value*> Evaluator::index(const Node& node, Value& scratch) {
     case ValueKind::kInt:
       if (key.as_int() >= 0) position = static_cast<std::uint64_t>(key.as_int());
       break;
-    case ValueKind::kUint: position = key.as_uint(); break;
+    case ValueKind::kUint:
+      position = key.as_uint();
+      break;
     case ValueKind::kDouble: {
       const double d = key.as_double();
-      if (std::trunc(d) != d) return error_at(node, "list index " + format_value(key) + " is not a whole number");
+      if (std::trunc(d) != d)
+        return error_at(node, "list index " + format_value(key) + " is not a whole number");
       if (d >= 0 && d < 18446744073709551616.0) position = static_cast<std::uint64_t>(d);
       break;
     }
@@ -184,7 +204,8 @@ Result<const Value*> Evaluator::index(const Node& node, Value& scratch) {
       return error_at(node, "no matching overload for list[" + kind_of(key) + "]");
   }
   if (position >= items.size()) {
-    return error_at(node, "index " + format_value(key) + " out of range for a list of size " + std::to_string(items.size()));
+    return error_at(node, "index " + format_value(key) + " out of range for a list of size " +
+                              std::to_string(items.size()));
   }
   return &items[position];
 }
@@ -256,7 +277,8 @@ Result<Value> Evaluator::unary(const Node& node) {
   Value scratch;
   auto operand = eval_ref(*node.args[0], scratch);
   if (!operand.ok()) return std::move(operand).error();
-  return located(node, node.kind == NodeKind::kNot ? not_value(*operand.value()) : negate_value(*operand.value()));
+  return located(node, node.kind == NodeKind::kNot ? not_value(*operand.value())
+                                                   : negate_value(*operand.value()));
 }
 
 Result<Value> Evaluator::binary(const Node& node) {
@@ -270,8 +292,12 @@ Result<Value> Evaluator::binary(const Node& node) {
   // Comparisons walk both operands; `in` walks the list (or one key of the map).
   std::uint64_t work = 0;
   switch (node.op) {
-    case BinaryOp::kEqual: case BinaryOp::kNotEqual: case BinaryOp::kLess:
-    case BinaryOp::kLessEqual: case BinaryOp::kGreater: case BinaryOp::kGreaterEqual:
+    case BinaryOp::kEqual:
+    case BinaryOp::kNotEqual:
+    case BinaryOp::kLess:
+    case BinaryOp::kLessEqual:
+    case BinaryOp::kGreater:
+    case BinaryOp::kGreaterEqual:
       work = std::min(lhs.weight(), rhs.weight());
       break;
     case BinaryOp::kIn:
@@ -324,8 +350,10 @@ Result<Value> Evaluator::add_evaluated(const Node& node, std::span<const Value* 
       if (!charge_bytes(total)) return budget_error(node, "memory");
       std::string joined;
       joined.reserve(total);
-      for (const Value* v : operands) joined.append(kind == ValueKind::kString ? v->as_string() : v->as_bytes());
-      return kind == ValueKind::kString ? Value::from_string(std::move(joined)) : Value::from_bytes(std::move(joined));
+      for (const Value* v : operands)
+        joined.append(kind == ValueKind::kString ? v->as_string() : v->as_bytes());
+      return kind == ValueKind::kString ? Value::from_string(std::move(joined))
+                                        : Value::from_bytes(std::move(joined));
     }
   }
   Value sum = *operands[0];

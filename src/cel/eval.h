@@ -38,7 +38,10 @@ namespace holdfast::cel {
 class Evaluator {
  public:
   Evaluator(const SourceMap& map, const Activation& activation, const EvalLimits& limits)
-      : map_(map), activation_(activation), steps_left_(limits.max_steps), bytes_left_(limits.max_bytes) {}
+      : map_(map),
+        activation_(activation),
+        steps_left_(limits.max_steps),
+        bytes_left_(limits.max_bytes) {}
 
   Result<Value> eval(const Node& node);
 
@@ -59,7 +62,9 @@ class Evaluator {
   // a concatenation feeds straight into startsWith/endsWith/contains/matches.
   struct StringOperand;
 
-  Error error_at(const Node& node, std::string_view message) const { return map_.error_at(node.offset, message); }
+  Error error_at(const Node& node, std::string_view message) const {
+    return map_.error_at(node.offset, message);
+  }
   // Adds `node`'s position to an error from a position-free helper (operators, conversions).
   Result<Value> located(const Node& node, Result<Value> result) const;
   // Deduct from the byte budget, or from the step budget at kWorkUnitsPerStep units per step;

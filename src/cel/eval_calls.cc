@@ -29,7 +29,9 @@ class Operands {
   explicit Operands(std::size_t count) : count_(count) {
     if (count > kInline) heap_.resize(count);
   }
-  std::span<Value> values() { return count_ > kInline ? std::span<Value>(heap_) : std::span<Value>(inline_.data(), count_); }
+  std::span<Value> values() {
+    return count_ > kInline ? std::span<Value>(heap_) : std::span<Value>(inline_.data(), count_);
+  }
 
  private:
   std::size_t count_;
@@ -64,7 +66,8 @@ Result<Ok> Evaluator::string_argument(const Node& node, StringOperand& out) {
     const std::span<const Value* const> operand_refs(refs.data(), scratch.size());
     if (all_strings && total <= out.scratch.size()) {
       char* cursor = out.scratch.data();
-      for (const Value* v : operand_refs) cursor = std::copy(v->as_string().begin(), v->as_string().end(), cursor);
+      for (const Value* v : operand_refs)
+        cursor = std::copy(v->as_string().begin(), v->as_string().end(), cursor);
       out.kind = ValueKind::kString;
       out.text = std::string_view(out.scratch.data(), total);
       return Ok{};
@@ -95,10 +98,11 @@ Result<Value> Evaluator::string_predicate(const Node& node) {
   auto receiver = eval_ref(*node.args[0], receiver_scratch);
   if (!receiver.ok()) return std::move(receiver).error();
   StringOperand argument;
-  if (auto status = string_argument(*node.args[1], argument); !status.ok()) return std::move(status).error();
+  if (auto status = string_argument(*node.args[1], argument); !status.ok())
+    return std::move(status).error();
   if (!receiver.value()->is(ValueKind::kString) || argument.kind != ValueKind::kString) {
-    return error_at(node, "no matching overload for " + kind_of(*receiver.value()) + "." + node.name + "(" +
-                              std::string(kind_name(argument.kind)) + ")");
+    return error_at(node, "no matching overload for " + kind_of(*receiver.value()) + "." +
+                              node.name + "(" + std::string(kind_name(argument.kind)) + ")");
   }
   const std::string_view text = receiver.value()->as_string();
   const std::string_view arg = argument.text;
@@ -114,16 +118,20 @@ Result<Value> Evaluator::string_predicate(const Node& node) {
   }
   if (!charge_work(work)) return budget_error(node, "step");
   switch (node.builtin) {
-    case Builtin::kStartsWith: return Value::from_bool(text.substr(0, arg.size()) == arg);
+    case Builtin::kStartsWith:
+      return Value::from_bool(text.substr(0, arg.size()) == arg);
     case Builtin::kEndsWith:
-      return Value::from_bool(text.size() >= arg.size() && text.substr(text.size() - arg.size()) == arg);
-    case Builtin::kContains: return Value::from_bool(text.find(arg) != std::string_view::npos);
+      return Value::from_bool(text.size() >= arg.size() &&
+                              text.substr(text.size() - arg.size()) == arg);
+    case Builtin::kContains:
+      return Value::from_bool(text.find(arg) != std::string_view::npos);
     case Builtin::kMatches: {
       auto found = matches(node, text, arg);
       if (!found.ok()) return std::move(found).error();
       return Value::from_bool(found.value());
     }
-    default: return error_at(node, "internal: not a string predicate");
+    default:
+      return error_at(node, "internal: not a string predicate");
   }
 }
 
@@ -147,10 +155,14 @@ Result<Value> Evaluator::builtin(const Node& node) {
   switch (operand.kind()) {
     case ValueKind::kString:
       return Value::from_int(static_cast<std::int64_t>(count_code_points(operand.as_string())));
-    case ValueKind::kBytes: return Value::from_int(static_cast<std::int64_t>(operand.as_bytes().size()));
-    case ValueKind::kList: return Value::from_int(static_cast<std::int64_t>(operand.as_list().size()));
-    case ValueKind::kMap: return Value::from_int(static_cast<std::int64_t>(operand.as_map().size()));
-    default: return error_at(node, "no matching overload for size(" + kind_of(operand) + ")");
+    case ValueKind::kBytes:
+      return Value::from_int(static_cast<std::int64_t>(operand.as_bytes().size()));
+    case ValueKind::kList:
+      return Value::from_int(static_cast<std::int64_t>(operand.as_list().size()));
+    case ValueKind::kMap:
+      return Value::from_int(static_cast<std::int64_t>(operand.as_map().size()));
+    default:
+      return error_at(node, "no matching overload for size(" + kind_of(operand) + ")");
   }
 }
 
@@ -177,7 +189,8 @@ Result<Value> Evaluator::unknown_method(const Node& node) {
     if (!value.ok()) return value;
     if (i == 0) receiver_kind = value->kind();
   }
-  return error_at(node, "no such method '" + node.name + "' on " + std::string(kind_name(receiver_kind)));
+  return error_at(node,
+                  "no such method '" + node.name + "' on " + std::string(kind_name(receiver_kind)));
 }
 
 }  // namespace holdfast::cel

@@ -23,12 +23,17 @@ namespace {
 
 std::string_view macro_name(Macro macro) {
   switch (macro) {
-    case Macro::kAll: return "all";
-    case Macro::kExists: return "exists";
-    case Macro::kExistsOne: return "exists_one";
+    case Macro::kAll:
+      return "all";
+    case Macro::kExists:
+      return "exists";
+    case Macro::kExistsOne:
+      return "exists_one";
     case Macro::kMap:
-    case Macro::kFilterMap: return "map";
-    case Macro::kFilter: return "filter";
+    case Macro::kFilterMap:
+      return "map";
+    case Macro::kFilter:
+      return "filter";
   }
   return "macro";
 }
@@ -50,7 +55,8 @@ Result<Value> Evaluator::comprehension(const Node& node) {
   const std::size_t count = is_list ? elements.size() : entries.size();
   const auto slot = static_cast<std::size_t>(node.slot);
   const Macro macro = node.macro;
-  const bool builds_list = macro == Macro::kMap || macro == Macro::kFilter || macro == Macro::kFilterMap;
+  const bool builds_list =
+      macro == Macro::kMap || macro == Macro::kFilter || macro == Macro::kFilterMap;
   if (builds_list && !charge_bytes(count * sizeof(Value))) return budget_error(node, "memory");
 
   // Evaluates a predicate operand that must produce a bool.

@@ -12,12 +12,23 @@ void append_escaped(std::string& out, std::string_view text, bool bytes) {
   for (const char c : text) {
     const auto u = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': out += "\\\""; continue;
-      case '\\': out += "\\\\"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\t': out += "\\t"; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        continue;
+      case '\\':
+        out += "\\\\";
+        continue;
+      case '\n':
+        out += "\\n";
+        continue;
+      case '\r':
+        out += "\\r";
+        continue;
+      case '\t':
+        out += "\\t";
+        continue;
+      default:
+        break;
     }
     // Strings are valid UTF-8 and keep their non-ASCII text; bytes show every non-ASCII octet.
     if (u < 0x20 || u == 0x7F || (bytes && u >= 0x80)) {
@@ -32,10 +43,18 @@ void append_escaped(std::string& out, std::string_view text, bool bytes) {
 
 void append_value(std::string& out, const Value& value) {
   switch (value.kind()) {
-    case ValueKind::kNull: out += "null"; return;
-    case ValueKind::kBool: out += value.as_bool() ? "true" : "false"; return;
-    case ValueKind::kInt: out += std::to_string(value.as_int()); return;
-    case ValueKind::kUint: out += std::to_string(value.as_uint()) + "u"; return;
+    case ValueKind::kNull:
+      out += "null";
+      return;
+    case ValueKind::kBool:
+      out += value.as_bool() ? "true" : "false";
+      return;
+    case ValueKind::kInt:
+      out += std::to_string(value.as_int());
+      return;
+    case ValueKind::kUint:
+      out += std::to_string(value.as_uint()) + "u";
+      return;
     case ValueKind::kDouble: {
       const double d = value.as_double();
       if (std::isnan(d)) {

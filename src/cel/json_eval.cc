@@ -27,20 +27,25 @@ std::string evaluate_request(std::string_view request) {
   json::parse_options options;
   options.max_depth = kMaxJsonDepth;
   boost::system::error_code ec;
-  const json::value doc = json::parse(json::string_view(request.data(), request.size()), ec, json::storage_ptr(), options);
+  const json::value doc = json::parse(json::string_view(request.data(), request.size()), ec,
+                                      json::storage_ptr(), options);
   if (ec) return error_reply("malformed request: " + ec.message());
   const json::object* object = doc.if_object();
   if (object == nullptr) return error_reply("malformed request: expected a JSON object");
   const json::value* expr = object->if_contains("expr");
-  if (expr == nullptr || !expr->is_string()) return error_reply("malformed request: \"expr\" must be a string");
+  if (expr == nullptr || !expr->is_string())
+    return error_reply("malformed request: \"expr\" must be a string");
 
   Activation activation;
-  if (const json::value* bindings = object->if_contains("bindings"); bindings != nullptr && !bindings->is_null()) {
-    if (!bindings->is_object()) return error_reply("malformed request: \"bindings\" must be an object");
+  if (const json::value* bindings = object->if_contains("bindings");
+      bindings != nullptr && !bindings->is_null()) {
+    if (!bindings->is_object())
+      return error_reply("malformed request: \"bindings\" must be an object");
     for (const auto& binding : bindings->get_object()) {
       const std::string_view name(binding.key().data(), binding.key().size());
       auto value = value_from_typed_json(binding.value());
-      if (!value.ok()) return error_reply("binding '" + std::string(name) + "': " + value.error().message);
+      if (!value.ok())
+        return error_reply("binding '" + std::string(name) + "': " + value.error().message);
       activation.bind(name, std::move(value).value());
     }
   }

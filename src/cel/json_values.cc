@@ -39,7 +39,8 @@ struct Integer {
 std::optional<Integer> read_integer(const json::value& v) {
   if (v.is_int64()) {
     const std::int64_t n = v.get_int64();
-    return Integer{n < 0, n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n)};
+    return Integer{n < 0,
+                   n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n)};
   }
   if (v.is_uint64()) return Integer{false, v.get_uint64()};
   if (v.is_double()) {
@@ -63,14 +64,16 @@ Result<Value> read_double(const json::value& v) {
   if (v.is_double()) return Value::from_double(v.get_double());
   if (v.is_int64()) return Value::from_double(static_cast<double>(v.get_int64()));
   if (v.is_uint64()) return Value::from_double(static_cast<double>(v.get_uint64()));
-  if (!v.is_string()) return bad("double", "expected a number or \"NaN\", \"Infinity\", \"-Infinity\"");
+  if (!v.is_string())
+    return bad("double", "expected a number or \"NaN\", \"Infinity\", \"-Infinity\"");
   const std::string_view text = sv(v.get_string());
   if (text == "NaN") return Value::from_double(std::numeric_limits<double>::quiet_NaN());
   if (text == "Infinity") return Value::from_double(std::numeric_limits<double>::infinity());
   if (text == "-Infinity") return Value::from_double(-std::numeric_limits<double>::infinity());
   double d = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return bad("double", text);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty())
+    return bad("double", text);
   return Value::from_double(d);
 }
 
@@ -78,9 +81,11 @@ Result<Value> read_double(const json::value& v) {
 
 Result<Value> value_from_typed_json(const json::value& typed) {
   const json::object* object = typed.if_object();
-  if (object == nullptr) return invalid_argument("a typed value must be an object {\"type\": ..., \"value\": ...}");
+  if (object == nullptr)
+    return invalid_argument("a typed value must be an object {\"type\": ..., \"value\": ...}");
   const json::value* type_field = object->if_contains("type");
-  if (type_field == nullptr || !type_field->is_string()) return invalid_argument("a typed value needs a \"type\" string");
+  if (type_field == nullptr || !type_field->is_string())
+    return invalid_argument("a typed value needs a \"type\" string");
   const std::string_view type = sv(type_field->get_string());
   static const json::value kNull;
   const json::value* field = object->if_contains("value");
@@ -97,11 +102,13 @@ Result<Value> value_from_typed_json(const json::value& typed) {
     if (!n || n->magnitude > kMaxMagnitude || (!n->negative && n->magnitude == kMaxMagnitude)) {
       return bad(type, "expected an integer in the int64 range");
     }
-    return Value::from_int(n->negative ? static_cast<std::int64_t>(0 - n->magnitude) : static_cast<std::int64_t>(n->magnitude));
+    return Value::from_int(n->negative ? static_cast<std::int64_t>(0 - n->magnitude)
+                                       : static_cast<std::int64_t>(n->magnitude));
   }
   if (type == "uint") {
     const auto n = read_integer(v);
-    if (!n || (n->negative && n->magnitude != 0)) return bad(type, "expected an integer in the uint64 range");
+    if (!n || (n->negative && n->magnitude != 0))
+      return bad(type, "expected an integer in the uint64 range");
     return Value::from_uint(n->magnitude);
   }
   if (type == "double") return read_double(v);
@@ -134,7 +141,8 @@ Result<Value> value_from_typed_json(const json::value& typed) {
     entries.reserve(v.get_array().size());
     for (const json::value& pair : v.get_array()) {
       const json::array* kv = pair.if_array();
-      if (kv == nullptr || kv->size() != 2) return bad(type, "each entry must be a [key, value] pair");
+      if (kv == nullptr || kv->size() != 2)
+        return bad(type, "each entry must be a [key, value] pair");
       auto key = value_from_typed_json((*kv)[0]);
       if (!key.ok()) return key;
       auto value = value_from_typed_json((*kv)[1]);
@@ -150,13 +158,27 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   for (const char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];
@@ -172,7 +194,8 @@ void append_json_string(std::string& out, std::string_view text) {
 
 namespace {
 
-void append_integer(std::string& out, std::string_view type, bool small, const std::string& digits) {
+void append_integer(std::string& out, std::string_view type, bool small,
+                    const std::string& digits) {
   out += "{\"type\": \"";
   out += type;
   out += "\", \"value\": ";
@@ -188,13 +211,17 @@ void append_integer(std::string& out, std::string_view type, bool small, const s
 
 void append_typed_json(std::string& out, const Value& value) {
   switch (value.kind()) {
-    case ValueKind::kNull: out += R"({"type": "null", "value": null})"; return;
+    case ValueKind::kNull:
+      out += R"({"type": "null", "value": null})";
+      return;
     case ValueKind::kBool:
-      out += value.as_bool() ? R"({"type": "bool", "value": true})" : R"({"type": "bool", "value": false})";
+      out += value.as_bool() ? R"({"type": "bool", "value": true})"
+                             : R"({"type": "bool", "value": false})";
       return;
     case ValueKind::kInt: {
       const std::int64_t n = value.as_int();
-      const bool small = n >= -static_cast<std::int64_t>(kTwoTo53) && n <= static_cast<std::int64_t>(kTwoTo53);
+      const bool small =
+          n >= -static_cast<std::int64_t>(kTwoTo53) && n <= static_cast<std::int64_t>(kTwoTo53);
       append_integer(out, "int", small, std::to_string(n));
       return;
     }

@@ -77,7 +77,9 @@ class Lexer {
     const char c0 = at(pos_), c1 = at(pos_ + 1), c2 = at(pos_ + 2);
     if (is_quote(c0)) return true;
     if ((is_raw_prefix(c0) || is_bytes_prefix(c0)) && is_quote(c1)) return true;
-    return ((is_raw_prefix(c0) && is_bytes_prefix(c1)) || (is_bytes_prefix(c0) && is_raw_prefix(c1))) && is_quote(c2);
+    return ((is_raw_prefix(c0) && is_bytes_prefix(c1)) ||
+            (is_bytes_prefix(c0) && is_raw_prefix(c1))) &&
+           is_quote(c2);
   }
 
   Result<Token> quoted(std::uint32_t start) {
@@ -124,7 +126,8 @@ class Lexer {
       while (pos_ < src_.size() && is_digit(src_[pos_])) ++pos_;
     }
     const char e1 = at(pos_ + 1);
-    if ((at(pos_) == 'e' || at(pos_) == 'E') && (is_digit(e1) || ((e1 == '+' || e1 == '-') && is_digit(at(pos_ + 2))))) {
+    if ((at(pos_) == 'e' || at(pos_) == 'E') &&
+        (is_digit(e1) || ((e1 == '+' || e1 == '-') && is_digit(at(pos_ + 2))))) {
       is_double = true;
       pos_ += 2;
       while (pos_ < src_.size() && is_digit(src_[pos_])) ++pos_;
@@ -179,24 +182,42 @@ class Lexer {
       return make(kind, start);
     };
     switch (c) {
-      case '(': return one(TokenKind::kLParen);
-      case ')': return one(TokenKind::kRParen);
-      case '[': return one(TokenKind::kLBracket);
-      case ']': return one(TokenKind::kRBracket);
-      case '{': return one(TokenKind::kLBrace);
-      case '}': return one(TokenKind::kRBrace);
-      case '.': return one(TokenKind::kDot);
-      case ',': return one(TokenKind::kComma);
-      case ':': return one(TokenKind::kColon);
-      case '?': return one(TokenKind::kQuestion);
-      case '+': return one(TokenKind::kPlus);
-      case '-': return one(TokenKind::kMinus);
-      case '*': return one(TokenKind::kStar);
-      case '/': return one(TokenKind::kSlash);
-      case '%': return one(TokenKind::kPercent);
-      case '!': return n == '=' ? two(TokenKind::kNotEqual) : one(TokenKind::kBang);
-      case '<': return n == '=' ? two(TokenKind::kLessEqual) : one(TokenKind::kLess);
-      case '>': return n == '=' ? two(TokenKind::kGreaterEqual) : one(TokenKind::kGreater);
+      case '(':
+        return one(TokenKind::kLParen);
+      case ')':
+        return one(TokenKind::kRParen);
+      case '[':
+        return one(TokenKind::kLBracket);
+      case ']':
+        return one(TokenKind::kRBracket);
+      case '{':
+        return one(TokenKind::kLBrace);
+      case '}':
+        return one(TokenKind::kRBrace);
+      case '.':
+        return one(TokenKind::kDot);
+      case ',':
+        return one(TokenKind::kComma);
+      case ':':
+        return one(TokenKind::kColon);
+      case '?':
+        return one(TokenKind::kQuestion);
+      case '+':
+        return one(TokenKind::kPlus);
+      case '-':
+        return one(TokenKind::kMinus);
+      case '*':
+        return one(TokenKind::kStar);
+      case '/':
+        return one(TokenKind::kSlash);
+      case '%':
+        return one(TokenKind::kPercent);
+      case '!':
+        return n == '=' ? two(TokenKind::kNotEqual) : one(TokenKind::kBang);
+      case '<':
+        return n == '=' ? two(TokenKind::kLessEqual) : one(TokenKind::kLess);
+      case '>':
+        return n == '=' ? two(TokenKind::kGreaterEqual) : one(TokenKind::kGreater);
       case '=':
         if (n == '=') return two(TokenKind::kEqual);
         break;

@@ -89,17 +89,42 @@ QuotedLiteral decode_quoted(std::string_view src, std::uint32_t offset) {
     if (i + 1 >= src.size()) return fail(offset, "unterminated string literal");
     const char e = src[i + 1];
     switch (e) {
-      case '\\': case '?': case '"': case '\'': case '`':
+      case '\\':
+      case '?':
+      case '"':
+      case '\'':
+      case '`':
         out.value.push_back(e);
         i += 2;
         break;
-      case 'a': out.value.push_back('\a'); i += 2; break;
-      case 'b': out.value.push_back('\b'); i += 2; break;
-      case 'f': out.value.push_back('\f'); i += 2; break;
-      case 'n': out.value.push_back('\n'); i += 2; break;
-      case 'r': out.value.push_back('\r'); i += 2; break;
-      case 't': out.value.push_back('\t'); i += 2; break;
-      case 'v': out.value.push_back('\v'); i += 2; break;
+      case 'a':
+        out.value.push_back('\a');
+        i += 2;
+        break;
+      case 'b':
+        out.value.push_back('\b');
+        i += 2;
+        break;
+      case 'f':
+        out.value.push_back('\f');
+        i += 2;
+        break;
+      case 'n':
+        out.value.push_back('\n');
+        i += 2;
+        break;
+      case 'r':
+        out.value.push_back('\r');
+        i += 2;
+        break;
+      case 't':
+        out.value.push_back('\t');
+        i += 2;
+        break;
+      case 'v':
+        out.value.push_back('\v');
+        i += 2;
+        break;
       case 'x':
       case 'X': {
         const std::int64_t value = read_hex(src, i + 2, 2);
@@ -114,20 +139,26 @@ QuotedLiteral decode_quoted(std::string_view src, std::uint32_t offset) {
         const int digits = e == 'u' ? 4 : 8;
         const std::int64_t value = read_hex(src, i + 2, digits);
         if (value < 0) {
-          return fail(i, std::string("\\") + e + " must be followed by " + std::to_string(digits) + " hex digits");
+          return fail(i, std::string("\\") + e + " must be followed by " + std::to_string(digits) +
+                             " hex digits");
         }
         if (!is_scalar_value(static_cast<std::uint32_t>(value))) {
-          return fail(i, "escape " + std::string(src.substr(i, 2 + digits)) + " is not a Unicode scalar value");
+          return fail(i, "escape " + std::string(src.substr(i, 2 + digits)) +
+                             " is not a Unicode scalar value");
         }
         append_utf8(out.value, static_cast<char32_t>(value));
         i += 2 + digits;
         break;
       }
-      case '0': case '1': case '2': case '3': {
+      case '0':
+      case '1':
+      case '2':
+      case '3': {
         std::uint32_t value = static_cast<std::uint32_t>(e - '0');
         for (std::uint32_t k = 2; k < 4; ++k) {
           const char d = i + k < src.size() ? src[i + k] : '\0';
-          if (d < '0' || d > '7') return fail(i, "octal escape must be three digits \\000 to \\377");
+          if (d < '0' || d > '7')
+            return fail(i, "octal escape must be three digits \\000 to \\377");
           value = value * 8 + static_cast<std::uint32_t>(d - '0');
         }
         emit(value);

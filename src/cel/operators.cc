@@ -11,8 +11,8 @@ namespace {
 constexpr std::int64_t kIntMin = std::numeric_limits<std::int64_t>::min();
 
 Error no_overload(std::string_view op, const Value& a, const Value& b) {
-  return invalid_argument("no matching overload for " + std::string(kind_name(a.kind())) + " " + std::string(op) + " " +
-                          std::string(kind_name(b.kind())));
+  return invalid_argument("no matching overload for " + std::string(kind_name(a.kind())) + " " +
+                          std::string(op) + " " + std::string(kind_name(b.kind())));
 }
 
 Error overflow(ValueKind kind) {
@@ -64,8 +64,10 @@ Result<Value> uint_arith(BinaryOp op, std::uint64_t x, std::uint64_t y) {
 Result<Value> arithmetic(BinaryOp op, const Value& a, const Value& b) {
   if (a.kind() == b.kind()) {
     switch (a.kind()) {
-      case ValueKind::kInt: return int_arith(op, a.as_int(), b.as_int());
-      case ValueKind::kUint: return uint_arith(op, a.as_uint(), b.as_uint());
+      case ValueKind::kInt:
+        return int_arith(op, a.as_int(), b.as_int());
+      case ValueKind::kUint:
+        return uint_arith(op, a.as_uint(), b.as_uint());
       case ValueKind::kDouble: {
         const double x = a.as_double(), y = b.as_double();
         if (op == BinaryOp::kSub) return Value::from_double(x - y);
@@ -84,11 +86,16 @@ Result<Value> ordering(BinaryOp op, const Value& a, const Value& b) {
   const auto order = compare_values(a, b);
   if (!order) return no_overload(binary_op_name(op), a, b);
   switch (op) {
-    case BinaryOp::kLess: return Value::from_bool(*order < 0);
-    case BinaryOp::kLessEqual: return Value::from_bool(*order <= 0);
-    case BinaryOp::kGreater: return Value::from_bool(*order > 0);
-    case BinaryOp::kGreaterEqual: return Value::from_bool(*order >= 0);
-    default: return invalid_argument("internal: not an ordering operator");
+    case BinaryOp::kLess:
+      return Value::from_bool(*order < 0);
+    case BinaryOp::kLessEqual:
+      return Value::from_bool(*order <= 0);
+    case BinaryOp::kGreater:
+      return Value::from_bool(*order > 0);
+    case BinaryOp::kGreaterEqual:
+      return Value::from_bool(*order >= 0);
+    default:
+      return invalid_argument("internal: not an ordering operator");
   }
 }
 
@@ -99,7 +106,8 @@ Result<Value> membership(const Value& element, const Value& container) {
     }
     return Value::from_bool(false);
   }
-  if (container.is(ValueKind::kMap)) return Value::from_bool(container.as_map().find(element) != nullptr);
+  if (container.is(ValueKind::kMap))
+    return Value::from_bool(container.as_map().find(element) != nullptr);
   return no_overload("in", element, container);
 }
 
@@ -115,17 +123,28 @@ Value concat_strings(std::string_view x, std::string_view y, Concat make) {
 
 std::string_view binary_op_name(BinaryOp op) {
   switch (op) {
-    case BinaryOp::kSub: return "-";
-    case BinaryOp::kMul: return "*";
-    case BinaryOp::kDiv: return "/";
-    case BinaryOp::kMod: return "%";
-    case BinaryOp::kEqual: return "==";
-    case BinaryOp::kNotEqual: return "!=";
-    case BinaryOp::kLess: return "<";
-    case BinaryOp::kLessEqual: return "<=";
-    case BinaryOp::kGreater: return ">";
-    case BinaryOp::kGreaterEqual: return ">=";
-    case BinaryOp::kIn: return "in";
+    case BinaryOp::kSub:
+      return "-";
+    case BinaryOp::kMul:
+      return "*";
+    case BinaryOp::kDiv:
+      return "/";
+    case BinaryOp::kMod:
+      return "%";
+    case BinaryOp::kEqual:
+      return "==";
+    case BinaryOp::kNotEqual:
+      return "!=";
+    case BinaryOp::kLess:
+      return "<";
+    case BinaryOp::kLessEqual:
+      return "<=";
+    case BinaryOp::kGreater:
+      return ">";
+    case BinaryOp::kGreaterEqual:
+      return ">=";
+    case BinaryOp::kIn:
+      return "in";
   }
   return "?";
 }
@@ -173,14 +192,17 @@ Result<Value> apply_binary(BinaryOp op, const Value& a, const Value& b) {
     case BinaryOp::kDiv:
     case BinaryOp::kMod:
       return arithmetic(op, a, b);
-    case BinaryOp::kEqual: return Value::from_bool(values_equal(a, b));
-    case BinaryOp::kNotEqual: return Value::from_bool(!values_equal(a, b));
+    case BinaryOp::kEqual:
+      return Value::from_bool(values_equal(a, b));
+    case BinaryOp::kNotEqual:
+      return Value::from_bool(!values_equal(a, b));
     case BinaryOp::kLess:
     case BinaryOp::kLessEqual:
     case BinaryOp::kGreater:
     case BinaryOp::kGreaterEqual:
       return ordering(op, a, b);
-    case BinaryOp::kIn: return membership(a, b);
+    case BinaryOp::kIn:
+      return membership(a, b);
   }
   return invalid_argument("internal: unknown operator");
 }

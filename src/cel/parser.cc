@@ -13,8 +13,8 @@ namespace holdfast::cel {
 namespace {
 
 constexpr std::array<std::string_view, 17> kReservedWords = {
-    "as", "break", "const", "continue", "else", "for", "function", "if", "import",
-    "let", "loop", "package", "namespace", "return", "var", "void", "while"};
+    "as",  "break", "const",   "continue",  "else",   "for", "function", "if",   "import",
+    "let", "loop",  "package", "namespace", "return", "var", "void",     "while"};
 
 bool is_reserved(std::string_view word) {
   return std::find(kReservedWords.begin(), kReservedWords.end(), word) != kReservedWords.end();
@@ -79,7 +79,8 @@ class Parser {
   Result<Ok> expect(TokenKind kind, std::string_view what) {
     if (accept(kind)) return Ok{};
     const Token& t = peek();
-    const std::string found = t.kind == TokenKind::kEnd ? "unexpected end of expression" : "unexpected token " + describe(t);
+    const std::string found = t.kind == TokenKind::kEnd ? "unexpected end of expression"
+                                                        : "unexpected token " + describe(t);
     return map_.error_at(t.offset, found + ", expected " + std::string(what));
   }
 
@@ -92,10 +93,13 @@ class Parser {
   }
 
   Error too_deep(std::uint32_t offset) const {
-    return map_.error_at(offset, "expression nests too deeply (the limit is " + std::to_string(kMaxNestingDepth) + " levels)");
+    return map_.error_at(offset, "expression nests too deeply (the limit is " +
+                                     std::to_string(kMaxNestingDepth) + " levels)");
   }
 
-  static NodePtr make(NodeKind kind, std::uint32_t offset) { return std::make_unique<Node>(kind, offset); }
+  static NodePtr make(NodeKind kind, std::uint32_t offset) {
+    return std::make_unique<Node>(kind, offset);
+  }
 
   Result<NodePtr> expr() {
     NestingGuard guard(nesting_);
@@ -131,14 +135,29 @@ class Parser {
 
   static bool relation_op(TokenKind kind, BinaryOp& op) {
     switch (kind) {
-      case TokenKind::kLess: op = BinaryOp::kLess; return true;
-      case TokenKind::kLessEqual: op = BinaryOp::kLessEqual; return true;
-      case TokenKind::kGreater: op = BinaryOp::kGreater; return true;
-      case TokenKind::kGreaterEqual: op = BinaryOp::kGreaterEqual; return true;
-      case TokenKind::kEqual: op = BinaryOp::kEqual; return true;
-      case TokenKind::kNotEqual: op = BinaryOp::kNotEqual; return true;
-      case TokenKind::kIn: op = BinaryOp::kIn; return true;
-      default: return false;
+      case TokenKind::kLess:
+        op = BinaryOp::kLess;
+        return true;
+      case TokenKind::kLessEqual:
+        op = BinaryOp::kLessEqual;
+        return true;
+      case TokenKind::kGreater:
+        op = BinaryOp::kGreater;
+        return true;
+      case TokenKind::kGreaterEqual:
+        op = BinaryOp::kGreaterEqual;
+        return true;
+      case TokenKind::kEqual:
+        op = BinaryOp::kEqual;
+        return true;
+      case TokenKind::kNotEqual:
+        op = BinaryOp::kNotEqual;
+        return true;
+      case TokenKind::kIn:
+        op = BinaryOp::kIn;
+        return true;
+      default:
+        return false;
     }
   }
 
@@ -188,10 +207,17 @@ class Parser {
     while (lhs.ok()) {
       BinaryOp op{};
       switch (peek().kind) {
-        case TokenKind::kStar: op = BinaryOp::kMul; break;
-        case TokenKind::kSlash: op = BinaryOp::kDiv; break;
-        case TokenKind::kPercent: op = BinaryOp::kMod; break;
-        default: return lhs;
+        case TokenKind::kStar:
+          op = BinaryOp::kMul;
+          break;
+        case TokenKind::kSlash:
+          op = BinaryOp::kDiv;
+          break;
+        case TokenKind::kPercent:
+          op = BinaryOp::kMod;
+          break;
+        default:
+          return lhs;
       }
       const std::uint32_t at = advance().offset;
       auto rhs = unary();
@@ -208,8 +234,9 @@ class Parser {
     while (peek().kind == kind) ops.push_back(advance().offset);
     Result<NodePtr> operand = NodePtr();
     const TokenKind next = peek(1).kind;
-    const bool literal_follows = (peek().kind == TokenKind::kInt || peek().kind == TokenKind::kDouble) &&
-                                 next != TokenKind::kDot && next != TokenKind::kLBracket;
+    const bool literal_follows =
+        (peek().kind == TokenKind::kInt || peek().kind == TokenKind::kDouble) &&
+        next != TokenKind::kDot && next != TokenKind::kLBracket;
     if (kind == TokenKind::kMinus && literal_follows) {
       operand = negative_literal(ops.back());
       ops.pop_back();
@@ -233,9 +260,11 @@ class Parser {
       return node;
     }
     constexpr std::uint64_t kMinMagnitude = std::uint64_t{1} << 63;
-    if (t.number > kMinMagnitude) return map_.error_at(minus_offset, "integer literal out of range");
-    node->value = Value::from_int(t.number == kMinMagnitude ? std::numeric_limits<std::int64_t>::min()
-                                                            : -static_cast<std::int64_t>(t.number));
+    if (t.number > kMinMagnitude)
+      return map_.error_at(minus_offset, "integer literal out of range");
+    node->value =
+        Value::from_int(t.number == kMinMagnitude ? std::numeric_limits<std::int64_t>::min()
+                                                  : -static_cast<std::int64_t>(t.number));
     return node;
   }
 
@@ -247,15 +276,17 @@ class Parser {
         advance();
         const Token& name = peek();
         if (name.kind != TokenKind::kIdent) {
-          return map_.error_at(name.offset, (name.kind == TokenKind::kEnd ? std::string("unexpected end of expression")
-                                                                          : "unexpected token " + describe(name)) +
+          return map_.error_at(name.offset, (name.kind == TokenKind::kEnd
+                                                 ? std::string("unexpected end of expression")
+                                                 : "unexpected token " + describe(name)) +
                                                 ", expected a field or method name");
         }
         advance();
         if (accept(TokenKind::kLParen)) {
           auto args = arguments(TokenKind::kRParen, "')'");
           if (!args.ok()) return std::move(args).error();
-          auto call = build_call(map_, name.offset, name.text, std::move(node).value(), std::move(args).value());
+          auto call = build_call(map_, name.offset, name.text, std::move(node).value(),
+                                 std::move(args).value());
           if (!call.ok()) return call;
           node = finish(std::move(call).value());
         } else {
@@ -268,7 +299,8 @@ class Parser {
         const std::uint32_t at = advance().offset;
         auto index = expr();
         if (!index.ok()) return index;
-        if (auto close = expect(TokenKind::kRBracket, "']'"); !close.ok()) return std::move(close).error();
+        if (auto close = expect(TokenKind::kRBracket, "']'"); !close.ok())
+          return std::move(close).error();
         NodePtr node_index = make(NodeKind::kIndex, at);
         node_index->args.push_back(std::move(node).value());
         node_index->args.push_back(std::move(index).value());
@@ -284,7 +316,8 @@ class Parser {
 
   // Comma-separated expressions up to `close` (already past the opening bracket). A trailing
   // comma is accepted in list literals only.
-  Result<std::vector<NodePtr>> arguments(TokenKind close, std::string_view close_text, bool trailing_comma = false) {
+  Result<std::vector<NodePtr>> arguments(TokenKind close, std::string_view close_text,
+                                         bool trailing_comma = false) {
     std::vector<NodePtr> items;
     if (accept(close)) return items;
     while (true) {
@@ -292,7 +325,8 @@ class Parser {
       if (!item.ok()) return std::move(item).error();
       items.push_back(std::move(item).value());
       if (accept(close)) return items;
-      if (auto comma = expect(TokenKind::kComma, "',' or " + std::string(close_text)); !comma.ok()) {
+      if (auto comma = expect(TokenKind::kComma, "',' or " + std::string(close_text));
+          !comma.ok()) {
         return std::move(comma).error();
       }
       if (trailing_comma && accept(close)) return items;
@@ -305,13 +339,15 @@ class Parser {
     while (true) {
       auto key = expr();
       if (!key.ok()) return key;
-      if (auto colon = expect(TokenKind::kColon, "':'"); !colon.ok()) return std::move(colon).error();
+      if (auto colon = expect(TokenKind::kColon, "':'"); !colon.ok())
+        return std::move(colon).error();
       auto value = expr();
       if (!value.ok()) return value;
       node->args.push_back(std::move(key).value());
       node->args.push_back(std::move(value).value());
       if (accept(TokenKind::kRBrace)) break;
-      if (auto comma = expect(TokenKind::kComma, "',' or '}'"); !comma.ok()) return std::move(comma).error();
+      if (auto comma = expect(TokenKind::kComma, "',' or '}'"); !comma.ok())
+        return std::move(comma).error();
       if (accept(TokenKind::kRBrace)) break;
     }
     return finish(std::move(node));
@@ -319,7 +355,8 @@ class Parser {
 
   Result<NodePtr> identifier(const Token& name) {
     if (is_reserved(name.text)) {
-      return map_.error_at(name.offset, "reserved word '" + name.text + "' cannot be used as a name");
+      return map_.error_at(name.offset,
+                           "reserved word '" + name.text + "' cannot be used as a name");
     }
     if (accept(TokenKind::kLParen)) {
       auto args = arguments(TokenKind::kRParen, "')'");
@@ -353,7 +390,8 @@ class Parser {
       case TokenKind::kLParen: {
         auto inner = expr();
         if (!inner.ok()) return inner;
-        if (auto close = expect(TokenKind::kRParen, "')'"); !close.ok()) return std::move(close).error();
+        if (auto close = expect(TokenKind::kRParen, "')'"); !close.ok())
+          return std::move(close).error();
         return inner;
       }
       case TokenKind::kLBracket: {
@@ -370,13 +408,20 @@ class Parser {
           return map_.error_at(t.offset, "integer literal out of range");
         }
         return literal(t, Value::from_int(static_cast<std::int64_t>(t.number)));
-      case TokenKind::kUint: return literal(t, Value::from_uint(t.number));
-      case TokenKind::kDouble: return literal(t, Value::from_double(t.real));
-      case TokenKind::kString: return literal(t, Value::from_string(t.text));
-      case TokenKind::kBytes: return literal(t, Value::from_bytes(t.text));
-      case TokenKind::kTrue: return literal(t, Value::from_bool(true));
-      case TokenKind::kFalse: return literal(t, Value::from_bool(false));
-      case TokenKind::kNull: return literal(t, Value());
+      case TokenKind::kUint:
+        return literal(t, Value::from_uint(t.number));
+      case TokenKind::kDouble:
+        return literal(t, Value::from_double(t.real));
+      case TokenKind::kString:
+        return literal(t, Value::from_string(t.text));
+      case TokenKind::kBytes:
+        return literal(t, Value::from_bytes(t.text));
+      case TokenKind::kTrue:
+        return literal(t, Value::from_bool(true));
+      case TokenKind::kFalse:
+        return literal(t, Value::from_bool(false));
+      case TokenKind::kNull:
+        return literal(t, Value());
       default:
         return unexpected(t);
     }

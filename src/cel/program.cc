@@ -24,12 +24,13 @@ struct CompiledExpression {
 
 Result<Program> compile(std::string_view source) {
   if (source.size() > kMaxSourceBytes) {
-    return invalid_argument("expression is " + std::to_string(source.size()) + " bytes long; the limit is " +
-                            std::to_string(kMaxSourceBytes));
+    return invalid_argument("expression is " + std::to_string(source.size()) +
+                            " bytes long; the limit is " + std::to_string(kMaxSourceBytes));
   }
   auto compiled = std::make_shared<CompiledExpression>(source);
   if (const std::size_t bad = find_invalid_utf8(source); bad != std::string_view::npos) {
-    return compiled->map.error_at(static_cast<std::uint32_t>(bad), "invalid UTF-8 in the expression");
+    return compiled->map.error_at(static_cast<std::uint32_t>(bad),
+                                  "invalid UTF-8 in the expression");
   }
   auto tokens = tokenize(source, compiled->map);
   if (!tokens.ok()) return std::move(tokens).error();

@@ -9,7 +9,8 @@ namespace {
 std::shared_ptr<const re2::RE2> build(std::string_view pattern) {
   RE2::Options options;
   options.set_log_errors(false);  // errors are returned to the caller, not printed
-  return std::make_shared<const re2::RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
+  return std::make_shared<const re2::RE2>(re2::StringPiece(pattern.data(), pattern.size()),
+                                          options);
 }
 
 Result<std::shared_ptr<const re2::RE2>> checked(std::shared_ptr<const re2::RE2> regex) {
@@ -19,7 +20,9 @@ Result<std::shared_ptr<const re2::RE2>> checked(std::shared_ptr<const re2::RE2> 
 
 }  // namespace
 
-Result<std::shared_ptr<const re2::RE2>> compile_regex(std::string_view pattern) { return checked(build(pattern)); }
+Result<std::shared_ptr<const re2::RE2>> compile_regex(std::string_view pattern) {
+  return checked(build(pattern));
+}
 
 bool regex_search(const re2::RE2& regex, std::string_view text) {
   return RE2::PartialMatch(re2::StringPiece(text.data(), text.size()), regex);

@@ -9,12 +9,12 @@ namespace holdfast::cel {
 
 enum class TokenKind : std::uint8_t {
   kEnd,
-  kIdent,    // text: the name (reserved words included; the parser decides where they fit)
-  kInt,      // number: the magnitude (the sign is a separate '-' token)
-  kUint,     // number: the value
-  kDouble,   // real: the value
-  kString,   // text: the decoded UTF-8
-  kBytes,    // text: the decoded bytes
+  kIdent,   // text: the name (reserved words included; the parser decides where they fit)
+  kInt,     // number: the magnitude (the sign is a separate '-' token)
+  kUint,    // number: the value
+  kDouble,  // real: the value
+  kString,  // text: the decoded UTF-8
+  kBytes,   // text: the decoded bytes
   kTrue,
   kFalse,
   kNull,

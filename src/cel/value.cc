@@ -21,15 +21,17 @@ constexpr std::size_t kLinearSearchLimit = 8;
 struct MapKey {
   enum class Class : std::uint8_t { kBool, kNumber, kString };
   Class cls;
-  bool negative = false;     // kNumber: true when the number is below zero
-  std::uint64_t bits = 0;    // kBool: 0/1; kNumber: the uint64, or the int64's bit pattern
-  std::string_view text;     // kString
+  bool negative = false;   // kNumber: true when the number is below zero
+  std::uint64_t bits = 0;  // kBool: 0/1; kNumber: the uint64, or the int64's bit pattern
+  std::string_view text;   // kString
 
   std::strong_ordering operator<=>(const MapKey& other) const {
     if (cls != other.cls) return cls <=> other.cls;
     switch (cls) {
-      case Class::kBool: return bits <=> other.bits;
-      case Class::kString: return text.compare(other.text) <=> 0;
+      case Class::kBool:
+        return bits <=> other.bits;
+      case Class::kString:
+        return text.compare(other.text) <=> 0;
       case Class::kNumber:
         if (negative != other.negative) return other.negative <=> negative;  // negatives first
         if (negative) {
@@ -43,7 +45,8 @@ struct MapKey {
 };
 
 MapKey number_key(std::int64_t value) {
-  if (value >= 0) return MapKey{MapKey::Class::kNumber, false, static_cast<std::uint64_t>(value), {}};
+  if (value >= 0)
+    return MapKey{MapKey::Class::kNumber, false, static_cast<std::uint64_t>(value), {}};
   return MapKey{MapKey::Class::kNumber, true, static_cast<std::uint64_t>(value), {}};
 }
 
@@ -87,25 +90,36 @@ std::uint64_t add_weight(std::uint64_t a, std::uint64_t b) {
 
 std::string_view kind_name(ValueKind kind) {
   switch (kind) {
-    case ValueKind::kNull: return "null_type";
-    case ValueKind::kBool: return "bool";
-    case ValueKind::kInt: return "int";
-    case ValueKind::kUint: return "uint";
-    case ValueKind::kDouble: return "double";
-    case ValueKind::kString: return "string";
-    case ValueKind::kBytes: return "bytes";
-    case ValueKind::kList: return "list";
-    case ValueKind::kMap: return "map";
+    case ValueKind::kNull:
+      return "null_type";
+    case ValueKind::kBool:
+      return "bool";
+    case ValueKind::kInt:
+      return "int";
+    case ValueKind::kUint:
+      return "uint";
+    case ValueKind::kDouble:
+      return "double";
+    case ValueKind::kString:
+      return "string";
+    case ValueKind::kBytes:
+      return "bytes";
+    case ValueKind::kList:
+      return "list";
+    case ValueKind::kMap:
+      return "map";
   }
   return "unknown";
 }
 
 Value Value::from_string(std::string utf8) {
-  return Value(Rep(std::in_place_index<5>, StringRep{std::make_shared<const std::string>(std::move(utf8))}));
+  return Value(
+      Rep(std::in_place_index<5>, StringRep{std::make_shared<const std::string>(std::move(utf8))}));
 }
 
 Value Value::from_bytes(std::string bytes) {
-  return Value(Rep(std::in_place_index<6>, BytesRep{std::make_shared<const std::string>(std::move(bytes))}));
+  return Value(
+      Rep(std::in_place_index<6>, BytesRep{std::make_shared<const std::string>(std::move(bytes))}));
 }
 
 Value Value::from_list(std::vector<Value> elements) {
@@ -125,7 +139,8 @@ Result<Value> Value::from_map(std::vector<std::pair<Value, Value>> entries) {
   for (const auto& [key, value] : entries) {
     auto normalised = to_key(key, /*allow_double=*/false);
     if (!normalised) {
-      return invalid_argument("unsupported map key type '" + std::string(kind_name(key.kind())) + "'");
+      return invalid_argument("unsupported map key type '" + std::string(kind_name(key.kind())) +
+                              "'");
     }
     keys.push_back(*normalised);
   }
@@ -141,13 +156,15 @@ Result<Value> Value::from_map(std::vector<std::pair<Value, Value>> entries) {
   } else {
     std::vector<std::uint32_t> order(entries.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return keys[a] < keys[b]; });
     for (std::size_t i = 1; i < order.size(); ++i) {
       if (keys[order[i - 1]] == keys[order[i]]) return invalid_argument("repeated map key");
     }
     map->sorted_ = std::move(order);
   }
-  for (const auto& [key, value] : entries) map->weight_ = add_weight(map->weight_, add_weight(key.weight(), value.weight()));
+  for (const auto& [key, value] : entries)
+    map->weight_ = add_weight(map->weight_, add_weight(key.weight(), value.weight()));
   map->entries_ = std::move(entries);
   return Value(Rep(std::in_place_index<8>, std::shared_ptr<const MapValue>(std::move(map))));
 }
@@ -164,14 +181,18 @@ std::span<const Value> Value::as_list() const {
 
 std::uint64_t Value::weight() const {
   switch (kind()) {
-    case ValueKind::kString: return as_string().size() + 1;
-    case ValueKind::kBytes: return as_bytes().size() + 1;
+    case ValueKind::kString:
+      return as_string().size() + 1;
+    case ValueKind::kBytes:
+      return as_bytes().size() + 1;
     case ValueKind::kList: {
       const auto& list = std::get<7>(rep_);
       return list ? list->weight : 1;
     }
-    case ValueKind::kMap: return as_map().weight();
-    default: return 1;
+    case ValueKind::kMap:
+      return as_map().weight();
+    default:
+      return 1;
   }
 }
 
@@ -190,10 +211,12 @@ const Value* MapValue::find(const Value& key) const {
     }
     return nullptr;
   }
-  const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), *wanted, [&](std::uint32_t index, const MapKey& w) {
-    return *to_key(entries_[index].first, false) < w;
-  });
-  if (it != sorted_.end() && *to_key(entries_[*it].first, false) == *wanted) return &entries_[*it].second;
+  const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), *wanted,
+                                   [&](std::uint32_t index, const MapKey& w) {
+                                     return *to_key(entries_[index].first, false) < w;
+                                   });
+  if (it != sorted_.end() && *to_key(entries_[*it].first, false) == *wanted)
+    return &entries_[*it].second;
   return nullptr;
 }
 
@@ -206,10 +229,12 @@ const Value* MapValue::find(std::string_view key) const {
     return nullptr;
   }
   const MapKey wanted{MapKey::Class::kString, false, 0, key};
-  const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), wanted, [&](std::uint32_t index, const MapKey& w) {
-    return *to_key(entries_[index].first, false) < w;
-  });
-  if (it != sorted_.end() && *to_key(entries_[*it].first, false) == wanted) return &entries_[*it].second;
+  const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), wanted,
+                                   [&](std::uint32_t index, const MapKey& w) {
+                                     return *to_key(entries_[index].first, false) < w;
+                                   });
+  if (it != sorted_.end() && *to_key(entries_[*it].first, false) == wanted)
+    return &entries_[*it].second;
   return nullptr;
 }
 

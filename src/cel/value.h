@@ -38,9 +38,20 @@
 
 namespace holdfast::cel {
 
-enum class ValueKind : std::uint8_t { kNull, kBool, kInt, kUint, kDouble, kString, kBytes, kList, kMap };
+enum class ValueKind : std::uint8_t {
+  kNull,
+  kBool,
+  kInt,
+  kUint,
+  kDouble,
+  kString,
+  kBytes,
+  kList,
+  kMap
+};
 
-// The CEL type name: "null_type", "bool", "int", "uint", "double", "string", "bytes", "list", "map".
+// The CEL type name: "null_type", "bool", "int", "uint", "double", "string", "bytes", "list",
+// "map".
 std::string_view kind_name(ValueKind kind);
 
 class MapValue;
@@ -87,8 +98,9 @@ class Value {
     std::shared_ptr<const std::string> data;
   };
   // A null list or map pointer is the empty list or map, so `[]` and `{}` never allocate.
-  using Rep = std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, StringRep,
-                           BytesRep, std::shared_ptr<const ListData>, std::shared_ptr<const MapValue>>;
+  using Rep =
+      std::variant<std::monostate, bool, std::int64_t, std::uint64_t, double, StringRep, BytesRep,
+                   std::shared_ptr<const ListData>, std::shared_ptr<const MapValue>>;
 
   explicit Value(Rep rep) : rep_(std::move(rep)) {}
 

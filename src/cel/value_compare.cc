@@ -15,7 +15,9 @@ namespace {
 
 template <typename T>
 std::partial_ordering order(T a, T b) {
-  return a < b ? std::partial_ordering::less : a > b ? std::partial_ordering::greater : std::partial_ordering::equivalent;
+  return a < b   ? std::partial_ordering::less
+         : a > b ? std::partial_ordering::greater
+                 : std::partial_ordering::equivalent;
 }
 
 std::partial_ordering invert(std::partial_ordering o) {
@@ -29,24 +31,36 @@ std::optional<std::partial_ordering> compare_numbers(const Value& a, const Value
   switch (a.kind()) {
     case ValueKind::kInt:
       switch (b.kind()) {
-        case ValueKind::kInt: return order(a.as_int(), b.as_int());
-        case ValueKind::kUint: return compare_int_uint(a.as_int(), b.as_uint());
-        case ValueKind::kDouble: return compare_int_double(a.as_int(), b.as_double());
-        default: return std::nullopt;
+        case ValueKind::kInt:
+          return order(a.as_int(), b.as_int());
+        case ValueKind::kUint:
+          return compare_int_uint(a.as_int(), b.as_uint());
+        case ValueKind::kDouble:
+          return compare_int_double(a.as_int(), b.as_double());
+        default:
+          return std::nullopt;
       }
     case ValueKind::kUint:
       switch (b.kind()) {
-        case ValueKind::kInt: return invert(compare_int_uint(b.as_int(), a.as_uint()));
-        case ValueKind::kUint: return order(a.as_uint(), b.as_uint());
-        case ValueKind::kDouble: return compare_uint_double(a.as_uint(), b.as_double());
-        default: return std::nullopt;
+        case ValueKind::kInt:
+          return invert(compare_int_uint(b.as_int(), a.as_uint()));
+        case ValueKind::kUint:
+          return order(a.as_uint(), b.as_uint());
+        case ValueKind::kDouble:
+          return compare_uint_double(a.as_uint(), b.as_double());
+        default:
+          return std::nullopt;
       }
     case ValueKind::kDouble:
       switch (b.kind()) {
-        case ValueKind::kInt: return invert(compare_int_double(b.as_int(), a.as_double()));
-        case ValueKind::kUint: return invert(compare_uint_double(b.as_uint(), a.as_double()));
-        case ValueKind::kDouble: return a.as_double() <=> b.as_double();
-        default: return std::nullopt;
+        case ValueKind::kInt:
+          return invert(compare_int_double(b.as_int(), a.as_double()));
+        case ValueKind::kUint:
+          return invert(compare_uint_double(b.as_uint(), a.as_double()));
+        case ValueKind::kDouble:
+          return a.as_double() <=> b.as_double();
+        default:
+          return std::nullopt;
       }
     default:
       return std::nullopt;
@@ -78,10 +92,14 @@ bool values_equal(const Value& a, const Value& b) {
   }
   if (a.kind() != b.kind()) return false;
   switch (a.kind()) {
-    case ValueKind::kNull: return true;
-    case ValueKind::kBool: return a.as_bool() == b.as_bool();
-    case ValueKind::kString: return a.as_string() == b.as_string();
-    case ValueKind::kBytes: return a.as_bytes() == b.as_bytes();
+    case ValueKind::kNull:
+      return true;
+    case ValueKind::kBool:
+      return a.as_bool() == b.as_bool();
+    case ValueKind::kString:
+      return a.as_string() == b.as_string();
+    case ValueKind::kBytes:
+      return a.as_bytes() == b.as_bytes();
     case ValueKind::kList: {
       const auto x = a.as_list();
       const auto y = b.as_list();
@@ -113,11 +131,15 @@ std::optional<std::partial_ordering> compare_values(const Value& a, const Value&
   if (auto numeric = compare_numbers(a, b)) return numeric;
   if (a.kind() != b.kind()) return std::nullopt;
   switch (a.kind()) {
-    case ValueKind::kBool: return order(a.as_bool(), b.as_bool());
+    case ValueKind::kBool:
+      return order(a.as_bool(), b.as_bool());
     // UTF-8 byte order is code point order, and string_view compares bytes as unsigned.
-    case ValueKind::kString: return a.as_string().compare(b.as_string()) <=> 0;
-    case ValueKind::kBytes: return a.as_bytes().compare(b.as_bytes()) <=> 0;
-    default: return std::nullopt;
+    case ValueKind::kString:
+      return a.as_string().compare(b.as_string()) <=> 0;
+    case ValueKind::kBytes:
+      return a.as_bytes().compare(b.as_bytes()) <=> 0;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -18,7 +18,8 @@ void add_auth_command(CLI::App& app, int& exit_code) {
   auth->require_subcommand(1);
 
   auto token = std::make_shared<std::string>();
-  CLI::App* hash = auth->add_subcommand("hash-token", "Print the tokenSha256 of a bearer token (stdin if omitted)");
+  CLI::App* hash = auth->add_subcommand(
+      "hash-token", "Print the tokenSha256 of a bearer token (stdin if omitted)");
   hash->add_option("token", *token, "the bearer token");
   hash->callback([token, hash, &exit_code] {
     std::string t = *token;
@@ -34,7 +35,8 @@ void add_auth_command(CLI::App& app, int& exit_code) {
     std::cout << to_hex(sha256(t)) << "\n";
   });
 
-  CLI::App* fresh = auth->add_subcommand("new-token", "Print a new random token and its tokenSha256");
+  CLI::App* fresh =
+      auth->add_subcommand("new-token", "Print a new random token and its tokenSha256");
   fresh->callback([&exit_code] {
     unsigned char raw[32];
     if (getrandom(raw, sizeof(raw), 0) != static_cast<ssize_t>(sizeof(raw))) {

@@ -1,6 +1,6 @@
 // The subcommands of the holdfast binary. Each adds itself to the CLI11 app and returns the
-// exit code through a shared slot (docs/reference.md section 8: 0 done, 1 not acquired, 2 usage error,
-// 3 authentication or access error, 4 server unreachable).
+// exit code through a shared slot (docs/reference.md section 8: 0 done, 1 not acquired, 2 usage
+// error, 3 authentication or access error, 4 server unreachable).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -273,10 +273,12 @@ void add_locks_command(CLI::App& app, int& exit_code) {
 
   CLI::App* list_cmd =
       leaf(locks, "list", "List held locks (admin); every page unless --count/--cursor");
-  list_cmd->add_option("--match", f->match, "only keys matching this glob, e.g. 'import:*' (default: every key)");
+  list_cmd->add_option("--match", f->match,
+                       "only keys matching this glob, e.g. 'import:*' (default: every key)");
   list_cmd->add_option("--count", f->count, "one page of at most this many (default: every page)")
       ->check(whole_number(1, "holds"));
-  list_cmd->add_option("--cursor", f->cursor, "continue from this cursor, from a previous page (default: the start)");
+  list_cmd->add_option("--cursor", f->cursor,
+                       "continue from this cursor, from a previous page (default: the start)");
   on(list_cmd, list);
 
   CLI::App* status_cmd = leaf(locks, "status", "Who holds KEY, until when, and how many wait");
@@ -324,8 +326,9 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   CLI::Option* assign_ttl =
       assign_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default: never expires)")
           ->check(ttl_check);
-  assign_cmd->add_option("--wait", f->wait_ms,
-                         "wait in the queue up to MS milliseconds (default: one attempt)")
+  assign_cmd
+      ->add_option("--wait", f->wait_ms,
+                   "wait in the queue up to MS milliseconds (default: one attempt)")
       ->check(wait_check);
   assign_cmd->callback([f, &exit_code, assign_ttl] {
     exit_code = run(*f, [&](Client& c) { return assign(*f, c, assign_ttl->count() > 0); });
@@ -340,7 +343,8 @@ void add_locks_command(CLI::App& app, int& exit_code) {
 
   CLI::App* unassign_cmd = leaf(locks, "unassign", "Free the assigned hold of KEY");
   unassign_cmd->add_option("key", f->key, "the lock key")->required();
-  unassign_cmd->add_option("--holder", f->holder_id, "only if this holder id holds it (default: whoever holds it)");
+  unassign_cmd->add_option("--holder", f->holder_id,
+                           "only if this holder id holds it (default: whoever holds it)");
   on(unassign_cmd, unassign);
 
   CLI::App* holder_cmd = leaf(locks, "holder", "The holder id of an assigned KEY");

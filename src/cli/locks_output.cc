@@ -108,17 +108,26 @@ struct HoldFields {
       return at ? FieldValue{Type::kTime, at->time_since_epoch().count(), {}} : FieldValue{};
     };
     switch (field) {
-      case HoldField::kKey: return text(key);
-      case HoldField::kHandle: return text(handle);
+      case HoldField::kKey:
+        return text(key);
+      case HoldField::kHandle:
+        return text(handle);
       case HoldField::kToken:
         return FieldValue{Type::kInteger, static_cast<std::int64_t>(token), {}};
-      case HoldField::kHeldBy: return text(held_by);
-      case HoldField::kOwner: return text(owner);
-      case HoldField::kAcquiredAt: return time(acquired_at);
-      case HoldField::kLeaseExpiresAt: return time(lease_expires_at);
-      case HoldField::kScope: return text(scope);
-      case HoldField::kKind: return text(kind);
-      case HoldField::kHolder: return text(holder);
+      case HoldField::kHeldBy:
+        return text(held_by);
+      case HoldField::kOwner:
+        return text(owner);
+      case HoldField::kAcquiredAt:
+        return time(acquired_at);
+      case HoldField::kLeaseExpiresAt:
+        return time(lease_expires_at);
+      case HoldField::kScope:
+        return text(scope);
+      case HoldField::kKind:
+        return text(kind);
+      case HoldField::kHolder:
+        return text(holder);
     }
     return FieldValue{};
   }
@@ -129,10 +138,16 @@ void add_fields(JsonObject& o, std::span<const HoldField> fields, const HoldFiel
   for_each_field(fields, h.holder.has_value(), [&](HoldField f) {
     const FieldValue v = h.value(f);
     switch (v.type) {
-      case FieldValue::Type::kNull: o.raw(field_name(f), "null"); break;
+      case FieldValue::Type::kNull:
+        o.raw(field_name(f), "null");
+        break;
       case FieldValue::Type::kInteger:
-      case FieldValue::Type::kTime: o.num(field_name(f), v.number); break;
-      case FieldValue::Type::kText: o.str(field_name(f), v.text); break;
+      case FieldValue::Type::kTime:
+        o.num(field_name(f), v.number);
+        break;
+      case FieldValue::Type::kText:
+        o.str(field_name(f), v.text);
+        break;
     }
   });
 }

@@ -11,7 +11,8 @@ void add_remote_options(CLI::App* cmd, RemoteOptions& o) {
   cmd->add_option("--server", o.server,
                   "holdfast://host:port, unix:///path.sock or host:port (default 127.0.0.1:7420)")
       ->envname("HOLDFAST_SERVER");
-  cmd->add_option("--token", o.token, "bearer token (default: $HOLDFAST_TOKEN, or none)")->envname("HOLDFAST_TOKEN");
+  cmd->add_option("--token", o.token, "bearer token (default: $HOLDFAST_TOKEN, or none)")
+      ->envname("HOLDFAST_TOKEN");
   cmd->add_flag("--json", o.json, "print JSON with the wire's field names");
 }
 
@@ -27,7 +28,8 @@ int exit_code_for(const Error& e) {
   return kExitUsage;
 }
 
-int run_remote(const RemoteOptions& o, std::string_view who, const std::function<int(Client&)>& body) {
+int run_remote(const RemoteOptions& o, std::string_view who,
+               const std::function<int(Client&)>& body) {
   try {
     ClientOptions options;
     options.token = o.token;

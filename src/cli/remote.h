@@ -27,6 +27,7 @@ int exit_code_for(const Error& e);
 
 // Builds the client, runs `body`, and turns an exception into a message (or a JSON error on
 // stdout with --json) and its exit code. `who` prefixes messages ("holdfast locks").
-int run_remote(const RemoteOptions& options, std::string_view who, const std::function<int(Client&)>& body);
+int run_remote(const RemoteOptions& options, std::string_view who,
+               const std::function<int(Client&)>& body);
 
 }  // namespace holdfast::cli

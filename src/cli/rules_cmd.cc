@@ -27,7 +27,8 @@ struct EvalFlags {
 
 int eval(const EvalFlags& f) {
   if (f.json) {
-    std::string request((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    std::string request((std::istreambuf_iterator<char>(std::cin)),
+                        std::istreambuf_iterator<char>());
     std::cout << cel::eval_json_request(request) << "\n";
     return kExitOk;
   }
@@ -73,14 +74,17 @@ int eval(const EvalFlags& f) {
 }  // namespace
 
 void add_rules_command(CLI::App& app, int& exit_code) {
-  CLI::App* rules = app.add_subcommand("rules", "The lock rule set: push, get, delete, and eval to try a rule");
+  CLI::App* rules =
+      app.add_subcommand("rules", "The lock rule set: push, get, delete, and eval to try a rule");
   rules->require_subcommand(1);
   auto f = std::make_shared<EvalFlags>();
   CLI::App* e = rules->add_subcommand(
       "eval",
-      "Evaluate a CEL rule as the server would: user.userId, user.role, record.key, isMemberOf(type, id).\n"
+      "Evaluate a CEL rule as the server would: user.userId, user.role, record.key, "
+      "isMemberOf(type, id).\n"
       "Prints the value (exit 0); a compile error exits 2, an evaluation error 1.\n"
-      "With --json, reads {\"expr\": ..., \"bindings\": {name: {\"type\": T, \"value\": V}}} on stdin and\n"
+      "With --json, reads {\"expr\": ..., \"bindings\": {name: {\"type\": T, \"value\": V}}} on "
+      "stdin and\n"
       "prints {\"type\": T, \"value\": V} or {\"error\": message}.");
   e->add_option("expr", f->expr, "the CEL expression");
   e->add_option("--user", f->user, "user.userId (default alice)");

@@ -30,7 +30,8 @@ int push(const RulesFlags& f, Client& client) {
   auto installed = client.rule_set();
   const std::string name = installed ? installed->name : std::string();
   if (f.remote.json) {
-    std::cout << "{\"name\":" << json_string(name) << ",\"replaced\":" << (replaced ? "true" : "false") << "}\n";
+    std::cout << "{\"name\":" << json_string(name)
+              << ",\"replaced\":" << (replaced ? "true" : "false") << "}\n";
   } else {
     std::cout << (replaced ? "replaced" : "installed") << " rule set " << name << "\n";
   }
@@ -41,7 +42,8 @@ int get(const RulesFlags& f, Client& client) {
   auto installed = client.rule_set();
   if (f.remote.json) {
     if (installed) {
-      std::cout << "{\"name\":" << json_string(installed->name) << ",\"toml\":" << json_string(installed->toml) << "}\n";
+      std::cout << "{\"name\":" << json_string(installed->name)
+                << ",\"toml\":" << json_string(installed->toml) << "}\n";
     } else {
       std::cout << "null\n";
     }
@@ -74,8 +76,11 @@ void add_rules_remote_commands(CLI::App& rules, int& exit_code) {
       exit_code = run_remote(f->remote, "holdfast rules", [&](Client& c) { return body(*f, c); });
     });
   };
-  CLI::App* p = rules.add_subcommand("push", "Install (or replace) the lock rule set from a TOML file");
-  p->add_option("file", f->file, "the rule set, e.g. lock-policy.toml")->required()->check(CLI::ExistingFile);
+  CLI::App* p =
+      rules.add_subcommand("push", "Install (or replace) the lock rule set from a TOML file");
+  p->add_option("file", f->file, "the rule set, e.g. lock-policy.toml")
+      ->required()
+      ->check(CLI::ExistingFile);
   on(p, push);
   CLI::App* g = rules.add_subcommand("get", "Print the installed rule set");
   on(g, get);

@@ -112,11 +112,14 @@ std::optional<RuleSetInfo> Client::rule_set() {
   if (reply.is_null()) return std::nullopt;
   const auto* name = reply.field("name");
   const auto* toml = reply.field("toml");
-  if (name == nullptr || toml == nullptr) throw ProtocolError("RULES.GET answered " + reply.debug());
+  if (name == nullptr || toml == nullptr)
+    throw ProtocolError("RULES.GET answered " + reply.debug());
   return RuleSetInfo{name->str, toml->str};
 }
 
-void Client::delete_rule_set(std::string_view name) { impl_->call({"RULES.DELETE", std::string(name)}); }
+void Client::delete_rule_set(std::string_view name) {
+  impl_->call({"RULES.DELETE", std::string(name)});
+}
 
 ClientStats Client::stats() const {
   auto pool = impl_->pool.stats();

@@ -1,9 +1,9 @@
 // From a RESP error line to the typed exceptions of include/holdfast/errors.h.
 //
-// docs/reference.md section 8: the first word is the code; the rest is a human message followed by details
-// as name=value words, values JSON-quoted when they hold spaces, quotes or '='. The details are
-// the longest run of name=value words at the end of the line, so a message word that happens
-// to hold '=' stays in the message unless every word after it is a detail too.
+// docs/reference.md section 8: the first word is the code; the rest is a human message followed by
+// details as name=value words, values JSON-quoted when they hold spaces, quotes or '='. The details
+// are the longest run of name=value words at the end of the line, so a message word that happens to
+// hold '=' stays in the message unless every word after it is a detail too.
 #pragma once
 
 #include <map>

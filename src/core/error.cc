@@ -4,38 +4,64 @@ namespace holdfast {
 
 std::string_view code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kLockTimeout: return "LOCK_TIMEOUT";
-    case ErrorCode::kLockAccessDenied: return "LOCK_ACCESS_DENIED";
-    case ErrorCode::kForbidden: return "FORBIDDEN";
-    case ErrorCode::kRateLimited: return "RATE_LIMITED";
-    case ErrorCode::kUnauthenticated: return "UNAUTHENTICATED";
-    case ErrorCode::kInvalidArgument: return "INVALID_ARGUMENT";
-    case ErrorCode::kLockHeld: return "LOCK_HELD";
-    case ErrorCode::kLockNotHolder: return "LOCK_NOT_HOLDER";
-    case ErrorCode::kRulesetConflict: return "RULESET_CONFLICT";
-    case ErrorCode::kUnavailable: return "UNAVAILABLE";
-    case ErrorCode::kNotFound: return "NOT_FOUND";
-    case ErrorCode::kMethodNotAllowed: return "METHOD_NOT_ALLOWED";
-    case ErrorCode::kInternal: return "INTERNAL";
+    case ErrorCode::kLockTimeout:
+      return "LOCK_TIMEOUT";
+    case ErrorCode::kLockAccessDenied:
+      return "LOCK_ACCESS_DENIED";
+    case ErrorCode::kForbidden:
+      return "FORBIDDEN";
+    case ErrorCode::kRateLimited:
+      return "RATE_LIMITED";
+    case ErrorCode::kUnauthenticated:
+      return "UNAUTHENTICATED";
+    case ErrorCode::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case ErrorCode::kLockHeld:
+      return "LOCK_HELD";
+    case ErrorCode::kLockNotHolder:
+      return "LOCK_NOT_HOLDER";
+    case ErrorCode::kRulesetConflict:
+      return "RULESET_CONFLICT";
+    case ErrorCode::kUnavailable:
+      return "UNAVAILABLE";
+    case ErrorCode::kNotFound:
+      return "NOT_FOUND";
+    case ErrorCode::kMethodNotAllowed:
+      return "METHOD_NOT_ALLOWED";
+    case ErrorCode::kInternal:
+      return "INTERNAL";
   }
   return "INTERNAL";
 }
 
 int http_status(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kLockTimeout: return 409;
-    case ErrorCode::kLockAccessDenied: return 403;
-    case ErrorCode::kForbidden: return 403;
-    case ErrorCode::kRateLimited: return 429;
-    case ErrorCode::kUnauthenticated: return 401;
-    case ErrorCode::kInvalidArgument: return 400;
-    case ErrorCode::kLockHeld: return 409;
-    case ErrorCode::kLockNotHolder: return 409;
-    case ErrorCode::kRulesetConflict: return 409;
-    case ErrorCode::kUnavailable: return 503;
-    case ErrorCode::kNotFound: return 404;
-    case ErrorCode::kMethodNotAllowed: return 405;
-    case ErrorCode::kInternal: return 500;
+    case ErrorCode::kLockTimeout:
+      return 409;
+    case ErrorCode::kLockAccessDenied:
+      return 403;
+    case ErrorCode::kForbidden:
+      return 403;
+    case ErrorCode::kRateLimited:
+      return 429;
+    case ErrorCode::kUnauthenticated:
+      return 401;
+    case ErrorCode::kInvalidArgument:
+      return 400;
+    case ErrorCode::kLockHeld:
+      return 409;
+    case ErrorCode::kLockNotHolder:
+      return 409;
+    case ErrorCode::kRulesetConflict:
+      return 409;
+    case ErrorCode::kUnavailable:
+      return 503;
+    case ErrorCode::kNotFound:
+      return 404;
+    case ErrorCode::kMethodNotAllowed:
+      return 405;
+    case ErrorCode::kInternal:
+      return 500;
   }
   return 500;
 }
@@ -52,7 +78,8 @@ Error rate_limited(std::int64_t retry_after_ms) {
 }
 
 Error lock_held(std::string_view key) {
-  return Error(ErrorCode::kLockHeld, "the key is held by another holder").with("key", std::string(key));
+  return Error(ErrorCode::kLockHeld, "the key is held by another holder")
+      .with("key", std::string(key));
 }
 
 Error not_holder(std::string_view key, std::string_view why) {

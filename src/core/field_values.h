@@ -9,8 +9,7 @@ namespace holdfast {
 
 // `handle_text` receives the printed handle when `field` is kHandle; the value is valid while
 // the hold and `handle_text` are.
-FieldValue field_value(HoldField field, const HoldState& hold,
-                       char (&handle_text)[kHandleChars]);
+FieldValue field_value(HoldField field, const HoldState& hold, char (&handle_text)[kHandleChars]);
 
 inline bool is_assigned(const HoldState& hold) { return hold.kind == HoldKind::kAssigned; }
 

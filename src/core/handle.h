@@ -1,5 +1,6 @@
 // Handles: the unguessable proof of holding a key. 128 random bits from the kernel's CSPRNG,
-// printed as 26 characters of Crockford base32 (docs/reference.md 1.2: 128 random bits, 26 printable characters).
+// printed as 26 characters of Crockford base32 (docs/reference.md 1.2: 128 random bits, 26
+// printable characters).
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
 // The durable description of a hold and the changes the lock table reports to its store.
-// These are the records of docs/reference.md section 2 "Durability": the store persists them, recovery
-// rebuilds the table from them.
+// These are the records of docs/reference.md section 2 "Durability": the store persists them,
+// recovery rebuilds the table from them.
 #pragma once
 
 #include <cstdint>

@@ -8,20 +8,19 @@
 #include <span>
 #include <string_view>
 
-
 namespace holdfast {
 
 enum class HoldField : std::uint8_t {
   kKey,
-  kHandle,          // only ever shown to the caller that acquired the hold
+  kHandle,  // only ever shown to the caller that acquired the hold
   kToken,
   kHeldBy,
-  kOwner,           // null when the hold has none
+  kOwner,  // null when the hold has none
   kAcquiredAt,
   kLeaseExpiresAt,  // null for an assignment without a lease
   kScope,
   kKind,
-  kHolder,          // the holder id of an assignment
+  kHolder,  // the holder id of an assignment
 };
 
 std::string_view field_name(HoldField field);
@@ -38,19 +37,17 @@ struct FieldValue {
 // The shapes a hold takes; kHolder is added to the first three for an assigned hold.
 // A grant (acquire, try, a waiter's grant): the caller learns its handle.
 inline constexpr HoldField kGrantFields[] = {
-    HoldField::kKey,        HoldField::kHandle,         HoldField::kToken,
-    HoldField::kHeldBy,     HoldField::kOwner,          HoldField::kAcquiredAt,
-    HoldField::kLeaseExpiresAt, HoldField::kScope,      HoldField::kKind};
+    HoldField::kKey,   HoldField::kHandle,     HoldField::kToken,          HoldField::kHeldBy,
+    HoldField::kOwner, HoldField::kAcquiredAt, HoldField::kLeaseExpiresAt, HoldField::kScope,
+    HoldField::kKind};
 // Anyone else's view (list): no handle.
 inline constexpr HoldField kPublicFields[] = {
-    HoldField::kKey,        HoldField::kToken,          HoldField::kHeldBy,
-    HoldField::kOwner,      HoldField::kAcquiredAt,     HoldField::kLeaseExpiresAt,
-    HoldField::kScope,      HoldField::kKind};
+    HoldField::kKey,        HoldField::kToken,          HoldField::kHeldBy, HoldField::kOwner,
+    HoldField::kAcquiredAt, HoldField::kLeaseExpiresAt, HoldField::kScope,  HoldField::kKind};
 // What status shows of a held key, between `key, held` and `waiters`.
 inline constexpr HoldField kStatusFields[] = {
-    HoldField::kHeldBy,     HoldField::kOwner,          HoldField::kAcquiredAt,
-    HoldField::kLeaseExpiresAt, HoldField::kToken,      HoldField::kScope,
-    HoldField::kKind};
+    HoldField::kHeldBy, HoldField::kOwner, HoldField::kAcquiredAt, HoldField::kLeaseExpiresAt,
+    HoldField::kToken,  HoldField::kScope, HoldField::kKind};
 // The answer of assign (and a waiting assign's grant).
 inline constexpr HoldField kAssignmentFields[] = {
     HoldField::kKey,    HoldField::kHolder,     HoldField::kToken,

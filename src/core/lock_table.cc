@@ -39,7 +39,9 @@ struct LockTable::Entry {
   bool held() const { return held_by != nullptr; }
   std::uint32_t waiter_count() const { return queue ? queue->size : 0; }
   SessionId session() const { return extras ? extras->session : 0; }
-  std::string_view owner() const { return extras ? std::string_view(extras->owner) : std::string_view(); }
+  std::string_view owner() const {
+    return extras ? std::string_view(extras->owner) : std::string_view();
+  }
   std::string_view holder_id() const {
     return extras ? std::string_view(extras->holder_id) : std::string_view();
   }
@@ -62,7 +64,9 @@ struct LockTable::Waiter {
   std::uint32_t heap_index = kNotInHeap;
 };
 
-std::uint32_t& LockTable::HoldIndex::operator()(Slot* slot) const { return slot->second.heap_index; }
+std::uint32_t& LockTable::HoldIndex::operator()(Slot* slot) const {
+  return slot->second.heap_index;
+}
 std::uint32_t& LockTable::WaiterIndex::operator()(Waiter* w) const { return w->heap_index; }
 
 namespace {
@@ -357,7 +361,8 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   AcquireOutcome out;
   if (!slot->second.held()) {
     out.kind = AcquireOutcome::Kind::kGranted;
-    out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
+    out.hold =
+        grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
     return out;
   }
   const Entry& e = slot->second;
@@ -366,7 +371,8 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
       e.held_by->first == r.held_by) {
     drop_hold(slot);
     out.kind = AcquireOutcome::Kind::kGranted;
-    out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
+    out.hold =
+        grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
     return out;
   }
   if (r.timeout_ms == 0) {
@@ -394,7 +400,8 @@ Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view han
   return RenewOutcome{true, e.lease_expires_at};
 }
 
-Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view handle, Millis now) {
+Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view handle,
+                                          Millis now) {
   Slot* slot = find_live(key, now);
   auto parsed = Handle::parse(handle);
   if (slot == nullptr || !slot->second.held() || slot->second.kind != HoldKind::kHandle ||
@@ -434,7 +441,8 @@ ListPage LockTable::list(std::string_view match, std::string_view after, std::si
   auto by_key = [](const Slot* a, const Slot* b) { return a->first < b->first; };
   ListPage page;
   if (found.size() > count) {
-    std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(count), found.end(), by_key);
+    std::partial_sort(found.begin(), found.begin() + static_cast<std::ptrdiff_t>(count),
+                      found.end(), by_key);
     found.resize(count);
     page.next_cursor = encode_list_cursor(found.back()->first);
   } else {
@@ -480,7 +488,8 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
   as_request.session = r.session;
   as_request.held_by = r.held_by;
   out.kind = AcquireOutcome::Kind::kQueued;
-  out.waiter = enqueue(slot, as_request, /*assign=*/true, r.holder_id, r.ttl_ms, *r.timeout_ms, now);
+  out.waiter =
+      enqueue(slot, as_request, /*assign=*/true, r.holder_id, r.ttl_ms, *r.timeout_ms, now);
   return out;
 }
 
@@ -496,7 +505,8 @@ Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_
     return not_holder(key, "the key is not assigned to fromId");
   const Millis lease_end = slot->second.lease_expires_at;  // the lease carries over
   drop_hold(slot);
-  return grant(slot, held_by, std::nullopt, to_id, lease_end, Scope::kLease, HoldKind::kAssigned, 0, now);
+  return grant(slot, held_by, std::nullopt, to_id, lease_end, Scope::kLease, HoldKind::kAssigned, 0,
+               now);
 }
 
 Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
@@ -546,7 +556,8 @@ void LockTable::advance(Millis now) {
 std::optional<Millis> LockTable::next_deadline() const {
   std::optional<Millis> at;
   if (!lease_ends_.empty()) at = lease_ends_.top_deadline();
-  if (!wait_ends_.empty() && (!at || wait_ends_.top_deadline() < *at)) at = wait_ends_.top_deadline();
+  if (!wait_ends_.empty() && (!at || wait_ends_.top_deadline() < *at))
+    at = wait_ends_.top_deadline();
   return at;
 }
 

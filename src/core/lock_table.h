@@ -61,10 +61,6 @@ struct AcquireOutcome {
   WaiterId waiter = 0;  // kQueued
 };
 
-
-
-
-
 struct AssignRequest {
   std::string_view key;
   std::string_view holder_id;
@@ -73,7 +69,6 @@ struct AssignRequest {
   SessionId session = 0;
   std::string_view held_by;
 };
-
 
 // What became of a queued waiter.
 struct WaiterOutcome {
@@ -85,7 +80,6 @@ struct WaiterOutcome {
   std::string key;
   Millis timeout_ms = 0;
 };
-
 
 class LockTable {
  public:

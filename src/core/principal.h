@@ -16,8 +16,8 @@ std::string_view role_name(Role role);
 
 struct Principal {
   PrincipalKind kind = PrincipalKind::kMember;
-  std::string id;                                    // userId or function name
-  Role role = Role::kMember;                         // members only
+  std::string id;                                           // userId or function name
+  Role role = Role::kMember;                                // members only
   std::vector<std::pair<std::string, std::string>> groups;  // (type, id) pairs
 
   // "user:<userId>" or "function:<name>": the heldBy of holds it makes. It encodes the kind,
@@ -42,9 +42,12 @@ struct Principal {
 
 inline std::string_view role_name(Role role) {
   switch (role) {
-    case Role::kMember: return "member";
-    case Role::kAdmin: return "admin";
-    case Role::kOwner: return "owner";
+    case Role::kMember:
+      return "member";
+    case Role::kAdmin:
+      return "admin";
+    case Role::kOwner:
+      return "owner";
   }
   return "member";
 }

@@ -29,7 +29,8 @@ std::optional<Error> check_key(std::string_view key) {
   if (key.size() > kMaxKeyBytes)
     return field_error("key is longer than 1024 bytes", "key")
         .with("bytes", static_cast<std::int64_t>(key.size()));
-  if (!is_clean_utf8(key)) return field_error("key must be UTF-8 without control characters", "key");
+  if (!is_clean_utf8(key))
+    return field_error("key must be UTF-8 without control characters", "key");
   return std::nullopt;
 }
 
@@ -46,7 +47,8 @@ std::optional<Error> check_label(std::string_view value, std::string_view what) 
 
 std::optional<Error> check_ttl(Millis ttl_ms) {
   if (ttl_ms <= 0)
-    return field_error("TTL must be a positive number of milliseconds", "ttlMs").with("ttlMs", ttl_ms);
+    return field_error("TTL must be a positive number of milliseconds", "ttlMs")
+        .with("ttlMs", ttl_ms);
   return std::nullopt;
 }
 

@@ -1,5 +1,5 @@
-// Input rules shared by every front end (docs/reference.md sections 1 and 8): keys, owners, holder ids,
-// TTLs and timeouts. Each check returns the precise INVALID_ARGUMENT error or nothing.
+// Input rules shared by every front end (docs/reference.md sections 1 and 8): keys, owners, holder
+// ids, TTLs and timeouts. Each check returns the precise INVALID_ARGUMENT error or nothing.
 #pragma once
 
 #include <cstddef>

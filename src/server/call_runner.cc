@@ -27,7 +27,8 @@ void CallRunner::finish(Result<Answer> result) {
   const Record r = pop();
   --calls_;
   ++finished_;
-  if (metrics_ != nullptr) metrics_->observe(r.command, std::chrono::steady_clock::now() - r.started);
+  if (metrics_ != nullptr)
+    metrics_->observe(r.command, std::chrono::steady_clock::now() - r.started);
   if (!ended_) host_.answer(r.command, std::move(result));
   while (size_ > 0 && !ring_[head_].call) {
     const Record local = pop();

@@ -124,8 +124,7 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
     if (auto* s = doc["server"].as_table()) {
       if (auto e = check_keys(path, *s, "server",
                               {"listen", "http", "unix", "dataDir", "fsync", "snapshotAfterBytes",
-                               "idlePollUs", "logLevel", "logFormat",
-                               "corsAllowedOrigins"}))
+                               "idlePollUs", "logLevel", "logFormat", "corsAllowedOrigins"}))
         return *e;
       std::string fsync, log_level, log_format;
       for (auto [key, out] : {std::pair{"listen", &c.listen},

@@ -1,6 +1,6 @@
 // Server configuration: the [server], [auth], [limits] and [store] tables of holdfast.toml
-// (docs/reference.md section 6, "Configuration"; [server] snapshotAfterBytes and the [store] table are
-// Holdfast's own), overridden by command-line flags.
+// (docs/reference.md section 6, "Configuration"; [server] snapshotAfterBytes and the [store] table
+// are Holdfast's own), overridden by command-line flags.
 #pragma once
 
 #include <cstdint>

@@ -33,7 +33,8 @@ std::size_t Metrics::add_command(std::string_view label) {
 
 std::uint64_t Metrics::observed(std::size_t first, std::size_t last) const {
   std::uint64_t total = 0;
-  for (std::size_t i = first; i < last && i < histograms_.size(); ++i) total += histograms_[i].count;
+  for (std::size_t i = first; i < last && i < histograms_.size(); ++i)
+    total += histograms_[i].count;
   return total;
 }
 
@@ -62,11 +63,14 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
       {"holdfast_locks_held", "gauge", "Keys held right now.", static_cast<double>(stats.held)},
       {"holdfast_waiters", "gauge", "Blocking acquires and assigns waiting in a queue.",
        static_cast<double>(stats.waiters)},
-      {"holdfast_grants_total", "counter", "Holds granted (acquire, re-take, hand-off, assign, transfer).",
+      {"holdfast_grants_total", "counter",
+       "Holds granted (acquire, re-take, hand-off, assign, transfer).",
        static_cast<double>(c.grants)},
-      {"holdfast_releases_total", "counter", "Holds ended by release, unassign or the end of a session.",
+      {"holdfast_releases_total", "counter",
+       "Holds ended by release, unassign or the end of a session.",
        static_cast<double>(c.releases)},
-      {"holdfast_expiries_total", "counter", "Holds ended by their lease.", static_cast<double>(c.expiries)},
+      {"holdfast_expiries_total", "counter", "Holds ended by their lease.",
+       static_cast<double>(c.expiries)},
       {"holdfast_acquire_timeouts_total", "counter", "Waiters that timed out without a grant.",
        static_cast<double>(c.timeouts)},
       {"holdfast_renewals_total", "counter", "Leases renewed.", static_cast<double>(c.renewals)},
@@ -75,20 +79,24 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
       {"holdfast_loop_poll_seconds_total", "counter",
        "Time the event loop spent polling for work instead of sleeping (idlePollUs).",
        gauges.loop_poll_seconds},
-      {"holdfast_store_appends_total", "counter", "Changes appended to the store.", static_cast<double>(store.appended)},
-      {"holdfast_wal_syncs_total", "counter", "fdatasync calls of the write-ahead log (one per group commit).",
+      {"holdfast_store_appends_total", "counter", "Changes appended to the store.",
+       static_cast<double>(store.appended)},
+      {"holdfast_wal_syncs_total", "counter",
+       "fdatasync calls of the write-ahead log (one per group commit).",
        static_cast<double>(store.syncs)},
       {"holdfast_wal_sync_seconds_total", "counter", "Time spent in fdatasync.",
        static_cast<double>(store.sync_nanos) / 1e9},
       {"holdfast_wal_writer_poll_seconds_total", "counter",
-       "Time the log writer spent polling for the next commit instead of sleeping (idlePollUs, fsync always).",
+       "Time the log writer spent polling for the next commit instead of sleeping (idlePollUs, "
+       "fsync always).",
        static_cast<double>(store.writer_poll_us) / 1e6},
-      {"holdfast_wal_snapshots_total", "counter", "Snapshots written.", static_cast<double>(store.snapshots)},
+      {"holdfast_wal_snapshots_total", "counter", "Snapshots written.",
+       static_cast<double>(store.snapshots)},
       {"holdfast_wal_snapshots_skipped_total", "counter",
        "Snapshots given up because their encoder child failed; the log is kept whole.",
        static_cast<double>(store.snapshots_skipped)},
-      {"holdfast_wal_snapshot_in_progress", "gauge", "1 while a snapshot is being encoded or written.",
-       store.snapshot_in_progress ? 1.0 : 0.0},
+      {"holdfast_wal_snapshot_in_progress", "gauge",
+       "1 while a snapshot is being encoded or written.", store.snapshot_in_progress ? 1.0 : 0.0},
   };
   for (const Simple& m : simple) {
     line(out, m.name, m.type, m.help);
@@ -107,9 +115,12 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
       value(out, "holdfast_command_duration_seconds_bucket{" + label + ",le=\"" + le + "\"}",
             static_cast<double>(cumulative));
     }
-    value(out, "holdfast_command_duration_seconds_bucket{" + label + ",le=\"+Inf\"}", static_cast<double>(h.count));
-    value(out, "holdfast_command_duration_seconds_sum{" + label + "}", static_cast<double>(h.sum_nanos) / 1e9);
-    value(out, "holdfast_command_duration_seconds_count{" + label + "}", static_cast<double>(h.count));
+    value(out, "holdfast_command_duration_seconds_bucket{" + label + ",le=\"+Inf\"}",
+          static_cast<double>(h.count));
+    value(out, "holdfast_command_duration_seconds_sum{" + label + "}",
+          static_cast<double>(h.sum_nanos) / 1e9);
+    value(out, "holdfast_command_duration_seconds_count{" + label + "}",
+          static_cast<double>(h.count));
   }
   return out;
 }

@@ -1,7 +1,7 @@
 #include "server/server.h"
 
-#include <spdlog/spdlog.h>
 #include <sched.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,22 +81,24 @@ Status Server::check_open_mode() const {
   return ok_status();
 }
 
-Status Server::bind_tcp(const std::string& address, const char* what, std::optional<tcp::acceptor>& acceptor,
-                        std::string& bound_address) {
+Status Server::bind_tcp(const std::string& address, const char* what,
+                        std::optional<tcp::acceptor>& acceptor, std::string& bound_address) {
   if (address.empty()) return ok_status();
   auto hp = split_host_port(address);
   if (!hp.ok()) return std::move(hp).error();
   boost::system::error_code ec;
   auto addr = hp->first == "localhost" ? boost::asio::ip::make_address("127.0.0.1")
                                        : boost::asio::ip::make_address(hp->first, ec);
-  if (ec) return invalid_argument(std::string(what) + " address \"" + address + "\": " + ec.message());
+  if (ec)
+    return invalid_argument(std::string(what) + " address \"" + address + "\": " + ec.message());
   tcp::endpoint ep(addr, hp->second);
   acceptor.emplace(io_);
   acceptor->open(ep.protocol(), ec);
   if (!ec) acceptor->set_option(tcp::acceptor::reuse_address(true), ec);
   if (!ec) acceptor->bind(ep, ec);
   if (!ec) acceptor->listen(1024, ec);
-  if (ec) return Error(ErrorCode::kUnavailable, "cannot listen on " + address + ": " + ec.message());
+  if (ec)
+    return Error(ErrorCode::kUnavailable, "cannot listen on " + address + ": " + ec.message());
   auto bound = acceptor->local_endpoint();
   bound_address = bound.address().to_string() + ":" + std::to_string(bound.port());
   return ok_status();
@@ -106,7 +108,8 @@ Status Server::bind_unix() {
   if (config_.unix_path.empty()) return ok_status();
   const std::string& path = config_.unix_path;
   if (path.size() >= sizeof(sockaddr_un{}.sun_path))
-    return invalid_argument("unix socket path is too long (" + std::to_string(path.size()) + " bytes): " + path);
+    return invalid_argument("unix socket path is too long (" + std::to_string(path.size()) +
+                            " bytes): " + path);
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) return invalid_argument(path + " exists and is not a socket");
@@ -124,7 +127,8 @@ Status Server::bind_unix() {
   if (!ec) unix_->listen(1024, ec);
   if (ec) {
     unix_.reset();
-    return Error(ErrorCode::kUnavailable, "cannot listen on unix socket " + path + ": " + ec.message());
+    return Error(ErrorCode::kUnavailable,
+                 "cannot listen on unix socket " + path + ": " + ec.message());
   }
   ::chmod(path.c_str(), 0660);
   return ok_status();
@@ -133,19 +137,22 @@ Status Server::bind_unix() {
 Status Server::start(LockService& service) {
   service_ = &service;
   loop_.set_service(service);
-  hub_.emplace(resp::ConnectionHub{io_, loop_, {service, info_, auth_, &metrics_}, {}, {},
-                                   &last_session_});
-  http_hub_.emplace(http::HttpHub{
-      io_, loop_,
-      {service, auth_, view_, &metrics_, resp::command_table().size(),
-       cors_.enabled() ? &cors_ : nullptr},
-      &last_session_, {}});
+  hub_.emplace(
+      resp::ConnectionHub{io_, loop_, {service, info_, auth_, &metrics_}, {}, {}, &last_session_});
+  http_hub_.emplace(http::HttpHub{io_,
+                                  loop_,
+                                  {service, auth_, view_, &metrics_, resp::command_table().size(),
+                                   cors_.enabled() ? &cors_ : nullptr},
+                                  &last_session_,
+                                  {}});
   std::signal(SIGPIPE, SIG_IGN);
   if (auto st = check_open_mode(); !st.ok()) return st;
   std::error_code fs_ec;
   fs::create_directories(config_.data_dir, fs_ec);
-  if (fs_ec) return invalid_argument("cannot create data dir " + config_.data_dir + ": " + fs_ec.message());
-  if (!config_.unix_path.empty()) fs::create_directories(fs::path(config_.unix_path).parent_path(), fs_ec);
+  if (fs_ec)
+    return invalid_argument("cannot create data dir " + config_.data_dir + ": " + fs_ec.message());
+  if (!config_.unix_path.empty())
+    fs::create_directories(fs::path(config_.unix_path).parent_path(), fs_ec);
   if (auto st = bind_tcp(config_.listen, "listen", tcp_, resp_address_); !st.ok()) return st;
   info_.tcp_address = resp_address_;  // INFO's tcp_port, CONFIG GET port
   if (auto st = bind_unix(); !st.ok()) return st;

@@ -62,7 +62,8 @@ class Server {
   Status check_open_mode() const;
   // Opens, binds and listens on `address` (host:port); `bound_address` gets the real port.
   Status bind_tcp(const std::string& address, const char* what,
-                  std::optional<boost::asio::ip::tcp::acceptor>& acceptor, std::string& bound_address);
+                  std::optional<boost::asio::ip::tcp::acceptor>& acceptor,
+                  std::string& bound_address);
   Status bind_unix();
   void accept_http();
   void accept_tcp();
@@ -103,7 +104,8 @@ class Server {
   std::string http_address_;
   bool stopping_ = false;
   IdlePoll idle_poll_;  // max 0 (idlePollUs 0, as for a node over PostgreSQL): never polls
-  IdlePoll disk_poll_;  // the window while replies wait for the disk; max kDiskPollFactor × idle_poll_'s
+  IdlePoll
+      disk_poll_;  // the window while replies wait for the disk; max kDiskPollFactor × idle_poll_'s
 };
 
 }  // namespace holdfast

@@ -59,8 +59,8 @@ struct ReleaseArgs {
 };
 
 struct ListArgs {
-  std::string_view match;          // a glob; empty: every key
-  std::string_view cursor = "0";   // "0": from the start
+  std::string_view match;         // a glob; empty: every key
+  std::string_view cursor = "0";  // "0": from the start
   std::size_t count = kDefaultListPage;
 };
 
@@ -141,8 +141,7 @@ class LockService {
   // installed is NOT_FOUND.
   virtual Issued set_rule_set(const Caller& caller, std::string_view toml, Completion& done) = 0;
   virtual Issued get_rule_set(const Caller& caller, Completion& done) = 0;
-  virtual Issued delete_rule_set(const Caller& caller, std::string_view name,
-                                 Completion& done) = 0;
+  virtual Issued delete_rule_set(const Caller& caller, std::string_view name, Completion& done) = 0;
 
   // The connection is gone (see the top of this file).
   virtual void end_session(SessionId session) = 0;

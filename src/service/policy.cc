@@ -146,9 +146,9 @@ Issued Policy::list(const Caller& caller, const ListArgs& args, Completion& done
   auto after = decode_list_cursor(args.cursor);
   if (!after) return refuse(done, invalid_argument("cursor is not one this server returned"));
   if (args.count < 1 || args.count > kMaxListPage)
-    return refuse(done, invalid_argument("COUNT must be between 1 and " +
-                                         std::to_string(kMaxListPage))
-                            .with("count", static_cast<std::int64_t>(args.count)));
+    return refuse(done,
+                  invalid_argument("COUNT must be between 1 and " + std::to_string(kMaxListPage))
+                      .with("count", static_cast<std::int64_t>(args.count)));
   return backend_.list(caller, args.match, *after, args.count, done);
 }
 
@@ -194,8 +194,7 @@ Issued Policy::holder(const Caller& caller, std::string_view key, Completion& do
 }
 
 Issued Policy::set_rule_set(const Caller& caller, std::string_view toml, Completion& done) {
-  if (!caller.principal->is_privileged())
-    return refuse(done, forbidden("changing the rule set"));
+  if (!caller.principal->is_privileged()) return refuse(done, forbidden("changing the rule set"));
   auto parsed = parse_rule_set(toml);
   if (!parsed.ok()) return refuse(done, std::move(parsed).error());
   RuleSetPut put{parsed->name, parsed->toml};
@@ -204,14 +203,12 @@ Issued Policy::set_rule_set(const Caller& caller, std::string_view toml, Complet
 }
 
 Issued Policy::get_rule_set(const Caller& caller, Completion& done) {
-  if (!caller.principal->is_privileged())
-    return refuse(done, forbidden("reading the rule set"));
+  if (!caller.principal->is_privileged()) return refuse(done, forbidden("reading the rule set"));
   return backend_.get_rule_set(done);
 }
 
 Issued Policy::delete_rule_set(const Caller& caller, std::string_view name, Completion& done) {
-  if (!caller.principal->is_privileged())
-    return refuse(done, forbidden("changing the rule set"));
+  if (!caller.principal->is_privileged()) return refuse(done, forbidden("changing the rule set"));
   return backend_.delete_rule_set(name, done);
 }
 

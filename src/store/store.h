@@ -13,9 +13,9 @@
 //     callback (from its own thread) whenever the durable sequence advances.
 //  4. The store may ask the state source for a snapshot of the live state (on the loop thread,
 //     from inside submit, never append: the state must be that of finished operations, which
-//     the loop guarantees when it submits) to compact its log. The source hands the state to a StateSink, hold
-//     by hold, seen in place: the store encodes each as it comes, so the loop pauses for an
-//     encoding pass, not for a copy of the table.
+//     the loop guarantees when it submits) to compact its log. The source hands the state to a
+//     StateSink, hold by hold, seen in place: the store encodes each as it comes, so the loop
+//     pauses for an encoding pass, not for a copy of the table.
 #pragma once
 
 #include <cstdint>
@@ -28,14 +28,14 @@
 namespace holdfast {
 
 struct StoreStats {
-  std::uint64_t appended = 0;    // changes appended
-  std::uint64_t syncs = 0;       // fdatasync calls (or commits)
-  std::uint64_t sync_nanos = 0;  // total time spent in syncs
-  std::uint64_t snapshots = 0;   // snapshots written
+  std::uint64_t appended = 0;           // changes appended
+  std::uint64_t syncs = 0;              // fdatasync calls (or commits)
+  std::uint64_t sync_nanos = 0;         // total time spent in syncs
+  std::uint64_t snapshots = 0;          // snapshots written
   std::uint64_t snapshots_skipped = 0;  // snapshots given up (their encoder child failed)
-  std::uint64_t log_bytes = 0;   // bytes in the live log
-  std::uint64_t writer_poll_us = 0;  // time the log writer polled for work instead of sleeping
-  bool snapshot_in_progress = false;  // requested and not yet written and compacted (or skipped)
+  std::uint64_t log_bytes = 0;          // bytes in the live log
+  std::uint64_t writer_poll_us = 0;     // time the log writer polled for work instead of sleeping
+  bool snapshot_in_progress = false;    // requested and not yet written and compacted (or skipped)
 };
 
 // Receives the live state for a snapshot: last_token and rule_set at most once, then hold() for

@@ -11,14 +11,17 @@ namespace {
 std::string entry_hash(const std::string& token) { return to_hex(sha256(token)); }
 
 std::string sample() {
-  return "[[member]]\nuserId = \"alice\"\nrole = \"member\"\ngroups = [\"ops/core\", \"team/red\"]\ntokenSha256 = \"" +
-         entry_hash("alice-token") + "\"\n\n[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \"" +
+  return "[[member]]\nuserId = \"alice\"\nrole = \"member\"\ngroups = [\"ops/core\", "
+         "\"team/red\"]\ntokenSha256 = \"" +
+         entry_hash("alice-token") +
+         "\"\n\n[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \"" +
          entry_hash("root-token") + "\"\n\n[[function]]\nname = \"importer\"\ntokenSha256 = \"" +
          entry_hash("fn-token") + "\"\n";
 }
 
 TEST(Sha256, KnownVector) {
-  EXPECT_EQ(to_hex(sha256("abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(to_hex(sha256("abc")),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
   EXPECT_EQ(parse_sha256_hex(to_hex(sha256("abc"))), sha256("abc"));
   EXPECT_FALSE(parse_sha256_hex("abc").has_value());
   EXPECT_FALSE(parse_sha256_hex(std::string(64, 'g')).has_value());
@@ -44,15 +47,19 @@ TEST(Credentials, MistakesAreNamed) {
     std::string text, message;
   } cases[] = {
       {"[[member]]\nrole = \"member\"\ntokenSha256 = \"" + h + "\"\n", "userId is required"},
-      {"[[member]]\nuserId = \"a\"\nrole = \"boss\"\ntokenSha256 = \"" + h + "\"\n", "role must be member, admin or owner"},
+      {"[[member]]\nuserId = \"a\"\nrole = \"boss\"\ntokenSha256 = \"" + h + "\"\n",
+       "role must be member, admin or owner"},
       {"[[member]]\nuserId = \"a\"\ntokenSha256 = \"xyz\"\n", "tokenSha256 must be 64 hex digits"},
       {"[[member]]\nuserId = \"a\"\n", "tokenSha256 is required"},
-      {"[[member]]\nuserId = \"a\"\ngroups = [\"nogroup\"]\ntokenSha256 = \"" + h + "\"\n", "\"type/id\""},
-      {"[[member]]\nuserId = \"a\"\ntoken = \"plain\"\ntokenSha256 = \"" + h + "\"\n", "unknown key 'token'"},
-      {"[[member]]\nuserId = \"a\"\ntokenSha256 = \"" + h + "\"\n[[member]]\nuserId = \"a\"\ntokenSha256 = \"" +
-           entry_hash("u") + "\"\n",
+      {"[[member]]\nuserId = \"a\"\ngroups = [\"nogroup\"]\ntokenSha256 = \"" + h + "\"\n",
+       "\"type/id\""},
+      {"[[member]]\nuserId = \"a\"\ntoken = \"plain\"\ntokenSha256 = \"" + h + "\"\n",
+       "unknown key 'token'"},
+      {"[[member]]\nuserId = \"a\"\ntokenSha256 = \"" + h +
+           "\"\n[[member]]\nuserId = \"a\"\ntokenSha256 = \"" + entry_hash("u") + "\"\n",
        "listed twice"},
-      {"[[member]]\nuserId = \"a\"\ntokenSha256 = \"" + h + "\"\n[[function]]\nname = \"f\"\ntokenSha256 = \"" + h + "\"\n",
+      {"[[member]]\nuserId = \"a\"\ntokenSha256 = \"" + h +
+           "\"\n[[function]]\nname = \"f\"\ntokenSha256 = \"" + h + "\"\n",
        "reuses another entry's token"},
       {"[[robot]]\nname = \"x\"\n", "unknown table 'robot'"},
       {"[[member]\n", "creds.toml: 1:"},
@@ -66,7 +73,9 @@ TEST(Credentials, MistakesAreNamed) {
 
 class Store : public ::testing::Test {
  protected:
-  std::string path = (std::filesystem::temp_directory_path() / ("creds-" + std::to_string(::getpid()) + ".toml")).string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / ("creds-" + std::to_string(::getpid()) + ".toml"))
+          .string();
   void write(const std::string& text) { std::ofstream(path) << text; }
   void TearDown() override { std::filesystem::remove(path); }
 };

@@ -45,10 +45,12 @@ TEST(RateLimiter, PeekDoesNotCount) {
 
 TEST(RateLimiter, MemoryIsBoundedByActiveUsers) {
   RateLimiter limiter(600);
-  for (int i = 0; i < 10000; ++i) ASSERT_TRUE(limiter.consume("user" + std::to_string(i), kStart).allowed);
+  for (int i = 0; i < 10000; ++i)
+    ASSERT_TRUE(limiter.consume("user" + std::to_string(i), kStart).allowed);
   EXPECT_EQ(limiter.tracked_users(), 10000u);
   // An hour later the same 10 users keep calling; the sweep drops everyone else.
-  for (int i = 0; i < 5000; ++i) limiter.consume("user" + std::to_string(i % 10), kStart + 61 * kMinute);
+  for (int i = 0; i < 5000; ++i)
+    limiter.consume("user" + std::to_string(i % 10), kStart + 61 * kMinute);
   EXPECT_LE(limiter.tracked_users(), 10u);
 }
 

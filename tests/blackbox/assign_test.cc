@@ -1,4 +1,5 @@
-// Assigned holds over RESP, one check per sentence of docs/reference.md section 8, "Assigned holds".
+// Assigned holds over RESP, one check per sentence of docs/reference.md section 8, "Assigned
+// holds".
 #include <gtest/gtest.h>
 
 #include "support/server_process.h"

@@ -20,13 +20,18 @@ class AuthConfig {
  public:
   AuthConfig(int cap, const std::string& extra_members = "") {
     std::ofstream(dir_.path() + "/credentials.toml")
-        << "[[member]]\nuserId = \"alice\"\nrole = \"member\"\ngroups = [\"ops/core\"]\ntokenSha256 = \"" << hash("alice-secret")
-        << "\"\n\n[[member]]\nuserId = \"bob\"\nrole = \"member\"\ntokenSha256 = \"" << hash("bob-secret")
-        << "\"\n\n[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \"" << hash("root-secret")
-        << "\"\n\n[[function]]\nname = \"importer\"\ntokenSha256 = \"" << hash("fn-secret") << "\"\n"
+        << "[[member]]\nuserId = \"alice\"\nrole = \"member\"\ngroups = "
+           "[\"ops/core\"]\ntokenSha256 = \""
+        << hash("alice-secret")
+        << "\"\n\n[[member]]\nuserId = \"bob\"\nrole = \"member\"\ntokenSha256 = \""
+        << hash("bob-secret")
+        << "\"\n\n[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \""
+        << hash("root-secret") << "\"\n\n[[function]]\nname = \"importer\"\ntokenSha256 = \""
+        << hash("fn-secret") << "\"\n"
         << extra_members;
     std::ofstream(dir_.path() + "/holdfast.toml")
-        << "[auth]\ncredentials = \"credentials.toml\"\n\n[limits]\nacquirePerUserPerHour = " << cap << "\n";
+        << "[auth]\ncredentials = \"credentials.toml\"\n\n[limits]\nacquirePerUserPerHour = " << cap
+        << "\n";
   }
   std::vector<std::string> flags() const { return {"--config", dir_.path() + "/holdfast.toml"}; }
   void add_member(const std::string& id, const std::string& token) {
@@ -54,8 +59,11 @@ class Auth : public ::testing::Test {
 TEST_F(Auth, LockCommandsNeedAuthentication) {
   auto c = server.client();
   for (const std::vector<std::string>& cmd :
-       {std::vector<std::string>{"LOCK.TRY", "k", "TTL", "1000"}, {"LOCK.STATUS", "k"}, {"LOCK.LIST"},
-        {"LOCK.RELEASE", "k", "h"}, {"LOCK.ASSIGN", "k", "a"}}) {
+       {std::vector<std::string>{"LOCK.TRY", "k", "TTL", "1000"},
+        {"LOCK.STATUS", "k"},
+        {"LOCK.LIST"},
+        {"LOCK.RELEASE", "k", "h"},
+        {"LOCK.ASSIGN", "k", "a"}}) {
     auto r = c.call(cmd);
     EXPECT_EQ(r.error_code(), "NOAUTH") << cmd[0] << " " << r.debug();
   }
@@ -72,7 +80,8 @@ TEST_F(Auth, HelloWithAuthSwitchesProtocolAndIdentity) {
   auto hello = c.call({"HELLO", "3", "AUTH", "importer", "fn-secret"});
   ASSERT_EQ(hello.type, RespValue::Type::kMap) << hello.debug();
   EXPECT_EQ(hello.text("mode"), "auth");
-  EXPECT_EQ(c.call({"LOCK.TRY", "jobs:nightly", "TTL", "1000"}).text("heldBy"), "function:importer");
+  EXPECT_EQ(c.call({"LOCK.TRY", "jobs:nightly", "TTL", "1000"}).text("heldBy"),
+            "function:importer");
 }
 
 TEST_F(Auth, MembersReadStatusButOnlyAdminsAndFunctionsList) {
@@ -94,8 +103,10 @@ TEST_F(Auth, RetakeNeedsTheSamePrincipalOfTheSameKind) {
   auto alice = as("alice-secret");
   ASSERT_FALSE(alice.call({"LOCK.TRY", "job", "TTL", "60000", "OWNER", "run-1"}).is_null());
   // bob presenting alice's owner string gets the ordinary contention result
-  EXPECT_TRUE(as("bob-secret").call({"LOCK.TRY", "job", "TTL", "60000", "OWNER", "run-1"}).is_null());
-  EXPECT_FALSE(as("alice-secret").call({"LOCK.TRY", "job", "TTL", "60000", "OWNER", "run-1"}).is_null());
+  EXPECT_TRUE(
+      as("bob-secret").call({"LOCK.TRY", "job", "TTL", "60000", "OWNER", "run-1"}).is_null());
+  EXPECT_FALSE(
+      as("alice-secret").call({"LOCK.TRY", "job", "TTL", "60000", "OWNER", "run-1"}).is_null());
   // a function's hold is not re-taken by a member with the same owner, and vice versa
   auto fn = as("fn-secret");
   ASSERT_FALSE(fn.call({"LOCK.TRY", "fjob", "TTL", "60000", "OWNER", "run-9"}).is_null());
@@ -103,16 +114,19 @@ TEST_F(Auth, RetakeNeedsTheSamePrincipalOfTheSameKind) {
 }
 
 TEST_F(Auth, HttpNeedsABearerToken) {
-  auto no_token = run({"curl", "-s", "-w", "\n%{http_code}", server.http_url() + "/v1/locks/status?key=k"});
+  auto no_token =
+      run({"curl", "-s", "-w", "\n%{http_code}", server.http_url() + "/v1/locks/status?key=k"});
   EXPECT_NE(no_token.out.find("UNAUTHENTICATED"), std::string::npos);
   EXPECT_EQ(no_token.out.substr(no_token.out.size() - 3), "401");
   auto wrong = run({"curl", "-s", "-H", "Authorization: Bearer nope", "-w", "\n%{http_code}",
                     server.http_url() + "/v1/locks/status?key=k"});
   EXPECT_EQ(wrong.out.substr(wrong.out.size() - 3), "401");
-  auto ok = run({"curl", "-s", "-X", "POST", "-H", "Authorization: Bearer alice-secret", "-w", "\n%{http_code}",
-                 server.http_url() + "/v1/locks/try-acquire", "-d", R"({"key":"k","ttlMs":1000})"});
+  auto ok = run({"curl", "-s", "-X", "POST", "-H", "Authorization: Bearer alice-secret", "-w",
+                 "\n%{http_code}", server.http_url() + "/v1/locks/try-acquire", "-d",
+                 R"({"key":"k","ttlMs":1000})"});
   EXPECT_NE(ok.out.find("\"heldBy\":\"user:alice\""), std::string::npos) << ok.out;
-  auto list = run({"curl", "-s", "-H", "Authorization: Bearer bob-secret", "-w", "\n%{http_code}", server.http_url() + "/v1/locks"});
+  auto list = run({"curl", "-s", "-H", "Authorization: Bearer bob-secret", "-w", "\n%{http_code}",
+                   server.http_url() + "/v1/locks"});
   EXPECT_NE(list.out.find("FORBIDDEN"), std::string::npos);
   EXPECT_EQ(list.out.substr(list.out.size() - 3), "403");
   auto health = run({"curl", "-s", server.http_url() + "/healthz"});
@@ -129,7 +143,8 @@ TEST_F(Auth, TheBearerSchemeIsCaseInsensitiveAndA401NamesIt) {
   }
   auto refused = run({"curl", "-s", "-i", server.http_url() + "/v1/locks/status?key=k"});
   EXPECT_EQ(refused.out.rfind("HTTP/1.1 401", 0), 0u) << refused.out;
-  EXPECT_NE(refused.out.find("\r\nWWW-Authenticate: Bearer realm=\"holdfast\"\r\n"), std::string::npos)
+  EXPECT_NE(refused.out.find("\r\nWWW-Authenticate: Bearer realm=\"holdfast\"\r\n"),
+            std::string::npos)
       << refused.out;
   auto fine = run({"curl", "-s", "-i", "-H", "Authorization: Bearer alice-secret",
                    server.http_url() + "/v1/locks/status?key=k"});
@@ -141,7 +156,8 @@ TEST_F(Auth, SighupReloadsTheCredentials) {
   config.add_member("carol", "carol-secret");
   ::kill(server.pid(), SIGHUP);
   bool accepted = false;
-  for (int i = 0; i < 2000 && !accepted; ++i) accepted = server.client().call({"AUTH", "carol-secret"}).str == "OK";
+  for (int i = 0; i < 2000 && !accepted; ++i)
+    accepted = server.client().call({"AUTH", "carol-secret"}).str == "OK";
   EXPECT_TRUE(accepted);
   auto alice = server.client();  // existing credentials still work
   EXPECT_EQ(alice.call({"AUTH", "alice-secret"}).str, "OK");
@@ -149,7 +165,8 @@ TEST_F(Auth, SighupReloadsTheCredentials) {
 
 TEST(OpenMode, RefusesANonLoopbackListener) {
   TempDir dir;
-  auto r = run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--listen", "0.0.0.0:0", "--http", ""});
+  auto r =
+      run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--listen", "0.0.0.0:0", "--http", ""});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("local open mode"), std::string::npos) << r.err;
 }
@@ -163,7 +180,8 @@ class RateLimits : public ::testing::Test {
 TEST_F(RateLimits, TryOverTheCapIsRateLimitedWithRetryAfter) {
   auto alice = server.client();
   alice.call({"AUTH", "alice-secret"});
-  for (int i = 0; i < 3; ++i) EXPECT_FALSE(alice.call({"LOCK.TRY", "k" + std::to_string(i), "TTL", "60000"}).is_error());
+  for (int i = 0; i < 3; ++i)
+    EXPECT_FALSE(alice.call({"LOCK.TRY", "k" + std::to_string(i), "TTL", "60000"}).is_error());
   auto limited = alice.call({"LOCK.TRY", "k9", "TTL", "60000"});
   ASSERT_EQ(limited.error_code(), "RATE_LIMITED") << limited.debug();
   auto at = limited.str.find("retryAfterMs=");
@@ -184,7 +202,8 @@ TEST_F(RateLimits, A429OverHttpCarriesRetryAfterInWholeSeconds) {
                 server.http_url() + "/v1/locks/try-acquire", "-d",
                 R"({"key":")" + key + R"(","ttlMs":60000})"});
   };
-  for (int i = 0; i < 3; ++i) EXPECT_EQ(try_acquire("h" + std::to_string(i)).out.rfind("HTTP/1.1 200", 0), 0u);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(try_acquire("h" + std::to_string(i)).out.rfind("HTTP/1.1 200", 0), 0u);
   auto limited = try_acquire("h9");
   ASSERT_EQ(limited.out.rfind("HTTP/1.1 429", 0), 0u) << limited.out;
   const std::smatch m = [&] {
@@ -213,7 +232,8 @@ TEST_F(RateLimits, ABlockingAcquireOverTheCapWaitsAndEndsInLockTimeout) {
 TEST_F(RateLimits, FunctionsAreNotCapped) {
   auto fn = server.client();
   fn.call({"AUTH", "fn-secret"});
-  for (int i = 0; i < 20; ++i) EXPECT_FALSE(fn.call({"LOCK.TRY", "f" + std::to_string(i), "TTL", "1000"}).is_error());
+  for (int i = 0; i < 20; ++i)
+    EXPECT_FALSE(fn.call({"LOCK.TRY", "f" + std::to_string(i), "TTL", "1000"}).is_error());
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ TEST_F(BadInput, CommandErrorsAreInvalidArgumentAndChangeNothing) {
     auto r = c.call(args);
     ASSERT_TRUE(r.is_error()) << args[0] << " " << r.debug();
     EXPECT_EQ(r.error_code(), "INVALID_ARGUMENT") << r.str;
-    EXPECT_NE(r.str.find(message), std::string::npos) << "got: " << r.str << "\nwanted: " << message;
+    EXPECT_NE(r.str.find(message), std::string::npos)
+        << "got: " << r.str << "\nwanted: " << message;
   }
   expect_unchanged();
   EXPECT_EQ(c.call({"PING"}).str, "PONG");  // the same connection is still fine
@@ -72,9 +73,9 @@ TEST_F(BadInput, UnknownCommandIsAnErrNamingIt) {
 }
 
 TEST_F(BadInput, GarbageBytesCloseOnlyThatConnection) {
-  for (std::string garbage : {std::string("*abc\r\n"), std::string("*2\r\n:1\r\n"),
-                              std::string("*1\r\n$-5\r\n"), std::string("*1\r\n$3\r\nabcXY"),
-                              std::string("*99999999\r\n")}) {
+  for (std::string garbage :
+       {std::string("*abc\r\n"), std::string("*2\r\n:1\r\n"), std::string("*1\r\n$-5\r\n"),
+        std::string("*1\r\n$3\r\nabcXY"), std::string("*99999999\r\n")}) {
     auto c = server.client();
     c.send_raw(garbage);
     auto r = c.read();

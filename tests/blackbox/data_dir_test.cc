@@ -13,8 +13,8 @@ namespace {
 
 TEST(DataDir, ASecondServerOnTheSameDataDirRefusesToStart) {
   ServerProcess first;
-  auto r = run({HOLDFAST_BIN, "serve", "--data-dir", first.data_dir(), "--listen", "127.0.0.1:0", "--http", "",
-                "--unix", first.data_dir() + "/second.sock"});
+  auto r = run({HOLDFAST_BIN, "serve", "--data-dir", first.data_dir(), "--listen", "127.0.0.1:0",
+                "--http", "", "--unix", first.data_dir() + "/second.sock"});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("is in use by another holdfast server"), std::string::npos) << r.err;
   EXPECT_EQ(first.client().call({"PING"}).str, "PONG");

@@ -87,8 +87,10 @@ TEST(Descriptors, AServerOutOfDescriptorsWaitsQuietlyAndServesTheQueueOnceSomeCl
   }
   log += server.drain_output(100);
   // One warning a second at most (retrying at once used to log a million lines a second).
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
-  EXPECT_LE(occurrences(log, "accept: "), static_cast<std::size_t>(seconds.count()) + 2) << log.substr(0, 2000);
+  const auto seconds =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - start);
+  EXPECT_LE(occurrences(log, "accept: "), static_cast<std::size_t>(seconds.count()) + 2)
+      << log.substr(0, 2000);
   EXPECT_EQ(server.client().call({"PING"}).str, "PONG");
 }
 

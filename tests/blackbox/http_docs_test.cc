@@ -1,8 +1,8 @@
 // Runs every curl example of docs/http.md, in order, against a fresh server and checks each
 // reply has the documented status and shape: the same fields with the same JSON types,
 // recursively (handles, tokens and times differ from run to run).
-#include <boost/json.hpp>
 #include <gtest/gtest.h>
+#include <boost/json.hpp>
 
 #include <fstream>
 #include <regex>
@@ -18,13 +18,16 @@ namespace json = boost::json;
 
 std::string same_shape(const json::value& want, const json::value& got, const std::string& path) {
   if (want.kind() != got.kind()) {
-    bool both_numbers = (want.is_int64() || want.is_uint64()) && (got.is_int64() || got.is_uint64());
-    if (!both_numbers) return path + ": expected " + json::serialize(want) + ", got " + json::serialize(got);
+    bool both_numbers =
+        (want.is_int64() || want.is_uint64()) && (got.is_int64() || got.is_uint64());
+    if (!both_numbers)
+      return path + ": expected " + json::serialize(want) + ", got " + json::serialize(got);
   }
   if (want.is_object()) {
     const auto& w = want.as_object();
     const auto& g = got.as_object();
-    if (w.size() != g.size()) return path + ": fields differ: " + json::serialize(want) + " vs " + json::serialize(got);
+    if (w.size() != g.size())
+      return path + ": fields differ: " + json::serialize(want) + " vs " + json::serialize(got);
     for (const auto& kv : w) {
       const json::value* other = g.if_contains(kv.key());
       if (other == nullptr) return path + ": missing field " + std::string(kv.key());
@@ -35,16 +38,19 @@ std::string same_shape(const json::value& want, const json::value& got, const st
   if (want.is_array()) {
     if (want.as_array().size() != got.as_array().size()) return path + ": array length differs";
     for (std::size_t i = 0; i < want.as_array().size(); ++i) {
-      auto err = same_shape(want.as_array()[i], got.as_array()[i], path + "[" + std::to_string(i) + "]");
+      auto err =
+          same_shape(want.as_array()[i], got.as_array()[i], path + "[" + std::to_string(i) + "]");
       if (!err.empty()) return err;
     }
   }
   // Words that are part of the contract must match exactly.
   if (want.is_bool() && want != got) return path + ": expected " + json::serialize(want);
   if (want.is_string()) {
-    static const std::set<std::string> fixed = {"errorCode", "reason", "scope", "kind", "status", "holder", "key", "heldBy", "message"};
+    static const std::set<std::string> fixed = {"errorCode", "reason", "scope",  "kind",   "status",
+                                                "holder",    "key",    "heldBy", "message"};
     std::string leaf = path.substr(path.rfind('.') + 1);
-    if (fixed.count(leaf) && want != got) return path + ": expected " + json::serialize(want) + ", got " + json::serialize(got);
+    if (fixed.count(leaf) && want != got)
+      return path + ": expected " + json::serialize(want) + ", got " + json::serialize(got);
   }
   return "";
 }
@@ -56,14 +62,17 @@ TEST(HttpDocs, EveryCurlExampleAnswersAsDocumented) {
   ss << in.rdbuf();
   const std::string doc = ss.str();
   // A command (curl, or a pipe into curl), the status shown as `200 OK`, the body.
-  std::regex example("```sh\n([^\n]*curl [^\n]*)\n```\n`([0-9]{3}) [^`\n]*`\n```json\n([^\n]*)\n```");
+  std::regex example(
+      "```sh\n([^\n]*curl [^\n]*)\n```\n`([0-9]{3}) [^`\n]*`\n```json\n([^\n]*)\n```");
   int ran = 0;
   std::string handle;
-  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), example); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(doc.begin(), doc.end(), example);
+       it != std::sregex_iterator(); ++it) {
     std::string command = (*it)[1];
     const std::string status = (*it)[2];
     std::string expected = (*it)[3];
-    command = std::regex_replace(command, std::regex("127\\.0\\.0\\.1:7421"), "127.0.0.1:" + std::to_string(server.http_port()));
+    command = std::regex_replace(command, std::regex("127\\.0\\.0\\.1:7421"),
+                                 "127.0.0.1:" + std::to_string(server.http_port()));
     command = std::regex_replace(command, std::regex("HANDLE"), handle);
     auto result = run({"sh", "-c", command + " -w '\\n%{http_code}'"});
     ASSERT_EQ(result.exit_code, 0) << command << "\n" << result.err;

@@ -1,14 +1,14 @@
 // The HTTP/JSON API with curl against the real server: every route, every error status, the
 // malformed-input cases, blocking and disconnects, concurrent transfers, and /metrics.
-#include <boost/json.hpp>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <boost/json.hpp>
 
+#include <signal.h>
 #include <fstream>
 #include <map>
 #include <regex>
-#include <signal.h>
 #include <sstream>
 #include <thread>
 
@@ -32,9 +32,10 @@ class HttpApi : public ::testing::Test {
 
   Reply curl(const std::string& method, const std::string& path, const std::string& body = "",
              std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {"curl", "-s", "-X", method, "-w", "\n%{http_code}",
-                                     server.http_url() + path};
-    if (!body.empty()) argv.insert(argv.end(), {"--data-binary", "@-"});  // stdin: no argv size limit
+    std::vector<std::string> argv = {
+        "curl", "-s", "-X", method, "-w", "\n%{http_code}", server.http_url() + path};
+    if (!body.empty())
+      argv.insert(argv.end(), {"--data-binary", "@-"});  // stdin: no argv size limit
     argv.insert(argv.end(), extra.begin(), extra.end());
     auto r = run(argv, body);
     Reply reply;
@@ -52,10 +53,12 @@ class HttpApi : public ::testing::Test {
 };
 
 TEST_F(HttpApi, AcquireTryRenewReleaseStatusList) {
-  auto a = post("/v1/locks/acquire", R"({"key":"jobs:1","ttlMs":60000,"timeoutMs":1000,"owner":"run-1"})");
+  auto a = post("/v1/locks/acquire",
+                R"({"key":"jobs:1","ttlMs":60000,"timeoutMs":1000,"owner":"run-1"})");
   ASSERT_EQ(a.status, 200) << a.raw;
   const auto& hold = a.body.at("handle");
-  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt", "scope", "kind"})
+  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt",
+                        "scope", "kind"})
     EXPECT_TRUE(hold.as_object().contains(f)) << f;
   EXPECT_TRUE(hold.at("token").is_int64() || hold.at("token").is_uint64());
   EXPECT_EQ(str(hold, "acquiredAt").size(), 24u);  // 2026-11-30T13:10:59.349Z
@@ -72,10 +75,12 @@ TEST_F(HttpApi, AcquireTryRenewReleaseStatusList) {
   EXPECT_EQ(str(s.body, "owner"), "run-1");
   EXPECT_FALSE(s.body.as_object().contains("handle"));
 
-  auto r = post("/v1/locks/renew", R"({"key":"jobs:1","handle":")" + handle + R"(","ttlMs":90000})");
+  auto r =
+      post("/v1/locks/renew", R"({"key":"jobs:1","handle":")" + handle + R"(","ttlMs":90000})");
   EXPECT_EQ(r.body.at("renewed"), true);
   EXPECT_TRUE(r.body.at("leaseExpiresAt").is_string());
-  auto bad_renew = post("/v1/locks/renew", R"({"key":"jobs:1","handle":"0000000000000000000000000A","ttlMs":90000})");
+  auto bad_renew = post("/v1/locks/renew",
+                        R"({"key":"jobs:1","handle":"0000000000000000000000000A","ttlMs":90000})");
   EXPECT_EQ(bad_renew.body.at("renewed"), false);
   EXPECT_EQ(str(bad_renew.body, "reason"), "lease_lost");
 
@@ -101,7 +106,9 @@ TEST_F(HttpApi, ABlockingAcquireWaitsOnTheServerAndEndsIn409) {
   EXPECT_EQ(timeout.body.at("details").at("timeoutMs"), 150);
 
   Reply granted;
-  std::thread waiter([&] { granted = post("/v1/locks/acquire", R"({"key":"k","ttlMs":1000,"timeoutMs":10000})"); });
+  std::thread waiter([&] {
+    granted = post("/v1/locks/acquire", R"({"key":"k","ttlMs":1000,"timeoutMs":10000})");
+  });
   auto resp = server.client();
   ASSERT_TRUE(await_waiters(resp, "k", 1));
   resp.call({"LOCK.RELEASE", "k", str(first.body.at("handle"), "handle")});
@@ -112,8 +119,8 @@ TEST_F(HttpApi, ABlockingAcquireWaitsOnTheServerAndEndsIn409) {
 
 TEST_F(HttpApi, AClientThatHangsUpWhileWaitingLeavesTheQueue) {
   auto first = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})");
-  Child hung = Child::start({"curl", "-s", "-X", "POST", server.http_url() + "/v1/locks/acquire", "--data-binary",
-                             R"({"key":"k","ttlMs":1000,"timeoutMs":60000})"});
+  Child hung = Child::start({"curl", "-s", "-X", "POST", server.http_url() + "/v1/locks/acquire",
+                             "--data-binary", R"({"key":"k","ttlMs":1000,"timeoutMs":60000})"});
   auto resp = server.client();
   ASSERT_TRUE(await_waiters(resp, "k", 1));
   hung.signal(SIGKILL);
@@ -127,7 +134,9 @@ TEST_F(HttpApi, AClientThatHangsUpWhileWaitingLeavesTheQueue) {
 TEST_F(HttpApi, SigtermAnswersABlockedAcquireWith503AndExitsCleanly) {
   ASSERT_EQ(post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":60000})").status, 200);
   Reply blocked;
-  std::thread waiter([&] { blocked = post("/v1/locks/acquire", R"({"key":"k","ttlMs":1000,"timeoutMs":30000})"); });
+  std::thread waiter([&] {
+    blocked = post("/v1/locks/acquire", R"({"key":"k","ttlMs":1000,"timeoutMs":30000})");
+  });
   auto resp = server.client();
   ASSERT_TRUE(await_waiters(resp, "k", 1));
   EXPECT_EQ(server.stop(), 0);
@@ -153,7 +162,8 @@ TEST_F(HttpApi, AssignTransferUnassignHolder) {
   auto h = curl("GET", "/v1/locks/holder?key=turn");
   EXPECT_EQ(str(h.body, "holder"), "black");
   EXPECT_EQ(post("/v1/locks/unassign", R"({"key":"turn","holderId":"white"})").status, 409);
-  EXPECT_EQ(post("/v1/locks/unassign", R"({"key":"turn","holderId":"black"})").body.at("released"), true);
+  EXPECT_EQ(post("/v1/locks/unassign", R"({"key":"turn","holderId":"black"})").body.at("released"),
+            true);
   EXPECT_EQ(post("/v1/locks/unassign", R"({"key":"turn"})").body.at("released"), false);
   EXPECT_TRUE(curl("GET", "/v1/locks/holder?key=turn").body.at("holder").is_null());
 }
@@ -172,7 +182,8 @@ TEST_F(HttpApi, ABlockingAssignWaitsInTheQueueAndEndsIn409WhenItDoesNotGetTheKey
   });
   auto resp = server.client();
   ASSERT_TRUE(await_waiters(resp, "turn", 1));
-  ASSERT_EQ(post("/v1/locks/unassign", R"({"key":"turn","holderId":"white"})").body.at("released"), true);
+  ASSERT_EQ(post("/v1/locks/unassign", R"({"key":"turn","holderId":"white"})").body.at("released"),
+            true);
   waiter.join();
   ASSERT_EQ(granted.status, 200) << granted.raw;
   EXPECT_EQ(str(granted.body, "holder"), "black");
@@ -184,13 +195,15 @@ TEST_F(HttpApi, ABlockingAssignWaitsInTheQueueAndEndsIn409WhenItDoesNotGetTheKey
 TEST_F(HttpApi, ConcurrentTransfersOfOneKeyHaveExactlyOneWinner) {
   for (int round = 0; round < 10; ++round) {
     std::string key = "race:" + std::to_string(round);
-    ASSERT_EQ(post("/v1/locks/assign", R"({"key":")" + key + R"(","holderId":"alice"})").status, 200);
+    ASSERT_EQ(post("/v1/locks/assign", R"({"key":")" + key + R"(","holderId":"alice"})").status,
+              200);
     std::vector<Reply> replies(4);
     std::vector<std::thread> threads;
     for (int i = 0; i < 4; ++i) {
       threads.emplace_back([&, i] {
         replies[static_cast<std::size_t>(i)] =
-            post("/v1/locks/transfer", R"({"key":")" + key + R"(","toId":"p)" + std::to_string(i) + R"(","fromId":"alice"})");
+            post("/v1/locks/transfer", R"({"key":")" + key + R"(","toId":"p)" + std::to_string(i) +
+                                           R"(","fromId":"alice"})");
       });
     }
     for (auto& t : threads) t.join();
@@ -270,10 +283,13 @@ std::string raw_http(int port, const std::string& request) {
 
 // A connection whose acquire of `key` waits in the queue (`resp` sees it there), with a second
 // request sent behind it while it waits (HTTP/1.1 pipelining). -1 if any step failed.
-int waiting_acquire_then_healthz(const ServerProcess& server, RespClient& resp, const std::string& key) {
+int waiting_acquire_then_healthz(const ServerProcess& server, RespClient& resp,
+                                 const std::string& key) {
   const std::string body = R"({"key":")" + key + R"(","ttlMs":60000,"timeoutMs":60000})";
-  const std::string acquire = "POST /v1/locks/acquire HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
-                              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  const std::string acquire =
+      "POST /v1/locks/acquire HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+      "Content-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n" + body;
   const int fd = tcp_connect(server.http_port());
   if (fd < 0) return -1;
   if (!send_all(fd, acquire) || !await_waiters(resp, key, 1) ||
@@ -331,8 +347,8 @@ TEST_F(HttpApi, ABlockedAcquireWithMoreThanARequestPipelinedBehindItIsAnsweredAn
   std::jthread writer([&] { send_all(fd, pipelined); });  // joined also if a call below throws
   // The session stops reading once it holds more than 1 MiB + 8 KiB - 4 KiB, in reads of 4 KiB.
   constexpr std::size_t kStopsAt = 1024 * 1024 + 8 * 1024 - 4 * 1024;
-  const bool stopped = await_unread_by_server(server.http_port(), fd, pipelined.size() - kStopsAt - 4096,
-                                              pipelined.size() - kStopsAt - 1);
+  const bool stopped = await_unread_by_server(
+      server.http_port(), fd, pipelined.size() - kStopsAt - 4096, pipelined.size() - kStopsAt - 1);
   resp.call({"LOCK.RELEASE", "k", str(first.body.at("handle"), "handle")});
   writer.join();
   const std::string responses = read_until_closed(fd);
@@ -346,9 +362,10 @@ TEST_F(HttpApi, ABlockedAcquireWithMoreThanARequestPipelinedBehindItIsAnsweredAn
 
 TEST_F(HttpApi, HeadAnswersWithTheHeadersOfGetAndNoBody) {
   // A HEAD response that carried a body would be read as the start of the next response.
-  const std::string out = raw_exchange(server.http_port(),
-                                       "HEAD /healthz HTTP/1.1\r\nHost: h\r\n\r\n"
-                                       "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+  const std::string out =
+      raw_exchange(server.http_port(),
+                   "HEAD /healthz HTTP/1.1\r\nHost: h\r\n\r\n"
+                   "GET /healthz HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
   const auto end_of_head = out.find("\r\n\r\n");
   ASSERT_NE(end_of_head, std::string::npos) << out;
   const std::string head = out.substr(0, end_of_head);
@@ -385,7 +402,8 @@ TEST_F(HttpApi, AValueTheContractRefusesNamesItsFieldInDetails) {
 }
 
 TEST_F(HttpApi, ARuleSetCanBeReadByName) {
-  const std::string toml = "[ruleSet]\nname = \"policy\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n";
+  const std::string toml =
+      "[ruleSet]\nname = \"policy\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n";
   ASSERT_EQ(curl("PUT", "/v1/rule-sets/policy", toml).status, 200);
   auto got = curl("GET", "/v1/rule-sets/policy");
   ASSERT_EQ(got.status, 200) << got.raw;
@@ -396,7 +414,8 @@ TEST_F(HttpApi, ARuleSetCanBeReadByName) {
 
 TEST_F(HttpApi, AWrongMethodIsAnsweredWithTheMethodsThePathTakes) {
   const auto answer = [&](const std::string& request_line) {
-    return raw_exchange(server.http_port(), request_line + " HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+    return raw_exchange(server.http_port(),
+                        request_line + " HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
   };
   const std::string status = answer("DELETE /v1/locks/status?key=k");
   EXPECT_EQ(status.rfind("HTTP/1.1 405 Method Not Allowed\r\n", 0), 0u) << status;
@@ -425,9 +444,10 @@ TEST_F(HttpApi, ConnectionsWhoseResponseWaitedForTheLogGiveTheirMemoryBack) {
     for (int i = 0; i < n; ++i) {
       // A new key each time, so every try is a grant; its lease ends at once.
       const std::string body = R"({"key":"churn:)" + std::to_string(next++) + R"(","ttlMs":1})";
-      const std::string request = "POST /v1/locks/try-acquire HTTP/1.1\r\nHost: h\r\n"
-                                  "Connection: close\r\nContent-Length: " +
-                                  std::to_string(body.size()) + "\r\n\r\n" + body;
+      const std::string request =
+          "POST /v1/locks/try-acquire HTTP/1.1\r\nHost: h\r\n"
+          "Connection: close\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body;
       ASSERT_NE(raw_http(server.http_port(), request), "");
     }
   };
@@ -438,14 +458,14 @@ TEST_F(HttpApi, ConnectionsWhoseResponseWaitedForTheLogGiveTheirMemoryBack) {
   ASSERT_GT(before, 0);
   EXPECT_LT(after - before, 4 * 1024) << "RSS " << before << " KiB -> " << after << " KiB";
   auto s = curl("GET", "/metrics");
-  EXPECT_NE(s.raw.find("\nholdfast_grants_total 7000"), std::string::npos) << s.raw.substr(s.raw.find("\nholdfast_grants_total"), 40);
+  EXPECT_NE(s.raw.find("\nholdfast_grants_total 7000"), std::string::npos)
+      << s.raw.substr(s.raw.find("\nholdfast_grants_total"), 40);
 }
 
 TEST_F(HttpApi, AnErrorQuotingBytesThatAreNotUtf8IsStillJson) {
   // Found by fuzz/http_fuzz.cc: the 404 quoted the path's bytes as they came.
-  const std::string body =
-      raw_http(server.http_port(),
-               "GET /v1/\x87\xC9x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
+  const std::string body = raw_http(
+      server.http_port(), "GET /v1/\x87\xC9x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n");
   boost::system::error_code ec;
   const json::value v = json::parse(body, ec);  // also checks that strings are UTF-8
   ASSERT_FALSE(ec) << ec.message() << ": " << body;
@@ -475,7 +495,8 @@ std::map<std::string, double> parse_prometheus(const std::string& text, std::str
   std::map<std::string, std::string> types;
   std::istringstream in(text);
   std::string line;
-  std::regex sample(R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*)\})? (-?[0-9.eE+-]+|\+Inf|NaN)$)");
+  std::regex sample(
+      R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="[^"]*"(,[a-zA-Z_][a-zA-Z0-9_]*="[^"]*")*)\})? (-?[0-9.eE+-]+|\+Inf|NaN)$)");
   std::regex meta(R"(^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.+)$)");
   while (std::getline(in, line)) {
     std::smatch m;
@@ -502,10 +523,11 @@ TEST_F(HttpApi, MetricsParseAndTheirCountersMove) {
   std::string error;
   auto before = parse_prometheus(curl("GET", "/metrics").raw, &error);
   ASSERT_EQ(error, "");
-  for (const char* name : {"holdfast_locks_held", "holdfast_waiters", "holdfast_grants_total", "holdfast_releases_total",
-                           "holdfast_expiries_total", "holdfast_acquire_timeouts_total", "holdfast_connections",
-                           "holdfast_wal_snapshots_total", "holdfast_wal_snapshots_skipped_total",
-                           "holdfast_wal_snapshot_in_progress"})
+  for (const char* name :
+       {"holdfast_locks_held", "holdfast_waiters", "holdfast_grants_total",
+        "holdfast_releases_total", "holdfast_expiries_total", "holdfast_acquire_timeouts_total",
+        "holdfast_connections", "holdfast_wal_snapshots_total",
+        "holdfast_wal_snapshots_skipped_total", "holdfast_wal_snapshot_in_progress"})
     EXPECT_TRUE(before.count(name)) << name;
   EXPECT_EQ(before["holdfast_wal_snapshots_skipped_total"], 0);
   auto resp = server.client();
@@ -517,7 +539,8 @@ TEST_F(HttpApi, MetricsParseAndTheirCountersMove) {
   ASSERT_EQ(error, "");
   EXPECT_EQ(after["holdfast_grants_total"] - before["holdfast_grants_total"], 2);
   EXPECT_EQ(after["holdfast_releases_total"] - before["holdfast_releases_total"], 1);
-  EXPECT_EQ(after["holdfast_acquire_timeouts_total"] - before["holdfast_acquire_timeouts_total"], 1);
+  EXPECT_EQ(after["holdfast_acquire_timeouts_total"] - before["holdfast_acquire_timeouts_total"],
+            1);
   EXPECT_GE(after["holdfast_expiries_total"] - before["holdfast_expiries_total"], 0);
   EXPECT_GE(after["holdfast_connections"], 1);
   EXPECT_EQ(after["holdfast_command_duration_seconds_count{command=\"LOCK.TRY\"}"], 2);

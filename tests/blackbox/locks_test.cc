@@ -18,7 +18,8 @@ TEST_F(LocksOverResp, TryGrantsAHoldMapAndNilWhenHeld) {
   auto a = server.client();
   auto hold = a.call({"LOCK.TRY", "jobs:1", "TTL", "5000"});
   ASSERT_EQ(hold.type, RespValue::Type::kArray) << hold.debug();  // RESP2: flat key/value array
-  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt", "scope", "kind"})
+  for (const char* f : {"key", "handle", "token", "heldBy", "owner", "acquiredAt", "leaseExpiresAt",
+                        "scope", "kind"})
     EXPECT_TRUE(hold.has(f)) << f;
   EXPECT_EQ(hold.text("key"), "jobs:1");
   EXPECT_GE(hold.text("handle").size(), 20u);
@@ -67,14 +68,16 @@ TEST_F(LocksOverResp, ThreeWaitersAreServedFirstInFirstOut) {
   auto watcher = server.client();
   for (int i = 0; i < 3; ++i) {
     waiters.push_back(server.client());
-    waiters.back().send({"LOCK.ACQUIRE", "hot", "TTL", "60000", "TIMEOUT", "10000", "OWNER", "w" + std::to_string(i)});
+    waiters.back().send({"LOCK.ACQUIRE", "hot", "TTL", "60000", "TIMEOUT", "10000", "OWNER",
+                         "w" + std::to_string(i)});
     // Make the queue order unambiguous: wait until the server has queued this one.
     ASSERT_TRUE(await_waiters(watcher, "hot", i + 1));
   }
   std::string handle = first.text("handle");
   std::int64_t last_token = first.number("token");
   for (int i = 0; i < 3; ++i) {
-    auto released = (i == 0 ? holder : waiters[static_cast<std::size_t>(i - 1)]).call({"LOCK.RELEASE", "hot", handle});
+    auto released = (i == 0 ? holder : waiters[static_cast<std::size_t>(i - 1)])
+                        .call({"LOCK.RELEASE", "hot", handle});
     ASSERT_EQ(released.number("released"), 1) << released.debug();
     auto granted = waiters[static_cast<std::size_t>(i)].read();
     EXPECT_EQ(granted.text("owner"), "w" + std::to_string(i));
@@ -115,7 +118,9 @@ TEST_F(LocksOverResp, ErrorDetailsWithSpacesQuotesOrEqualsAreJsonQuoted) {
   auto a = server.client();
   ASSERT_FALSE(a.call({"LOCK.TRY", key, "TTL", "60000"}).is_null());
   auto reply = a.call({"LOCK.ACQUIRE", key, "TTL", "1000", "TIMEOUT", "0"});
-  EXPECT_EQ(reply.str, R"(LOCK_TIMEOUT no grant within the timeout key="report \"q4\" = done\\now" timeoutMs=0)");
+  EXPECT_EQ(
+      reply.str,
+      R"(LOCK_TIMEOUT no grant within the timeout key="report \"q4\" = done\\now" timeoutMs=0)");
 }
 
 TEST_F(LocksOverResp, RetakeByOwnerFencesTheOldHandle) {
@@ -178,7 +183,8 @@ TEST_F(LocksOverResp, AListPageHoldsAtMostTenThousandHoldsAndALargerCountIsRefus
   auto a = server.client();
   constexpr int kHolds = 10005;
   std::string batch;
-  for (int i = 0; i < kHolds; ++i) batch += RespClient::encode({"LOCK.TRY", "many:" + std::to_string(i), "TTL", "60000"});
+  for (int i = 0; i < kHolds; ++i)
+    batch += RespClient::encode({"LOCK.TRY", "many:" + std::to_string(i), "TTL", "60000"});
   a.send_raw(batch);
   for (int i = 0; i < kHolds; ++i) ASSERT_FALSE(a.read().is_null()) << "hold " << i;
   auto too_many = a.call({"LOCK.LIST", "COUNT", "10001"});
@@ -217,7 +223,8 @@ TEST_F(LocksOverResp, ListPagesWithMatchAndNeverShowsHandles) {
 TEST_F(LocksOverResp, AThousandPipelinedCommandsInOneWriteAllAnswerInOrder) {
   auto a = server.client();
   std::string batch;
-  for (int i = 0; i < 1000; ++i) batch += RespClient::encode({"LOCK.TRY", "p:" + std::to_string(i), "TTL", "60000"});
+  for (int i = 0; i < 1000; ++i)
+    batch += RespClient::encode({"LOCK.TRY", "p:" + std::to_string(i), "TTL", "60000"});
   a.send_raw(batch);
   std::int64_t last = 0;
   for (int i = 0; i < 1000; ++i) {
@@ -278,12 +285,14 @@ TEST_F(LocksOverResp, PipelinedCommandsAfterABlockingAcquireWaitForIt) {
 // (1 MiB + 64 KiB) is full. Once nothing but the waiter's plain pointer referred to the
 // connection, it was freed, and the grant crashed the server. Now the connection keeps itself
 // while it waits, and answers everything after the grant.
-TEST_F(LocksOverResp, ABlockedAcquireWithMoreThanABufferPipelinedBehindItIsGrantedAndTheRestAnswered) {
+TEST_F(LocksOverResp,
+       ABlockedAcquireWithMoreThanABufferPipelinedBehindItIsGrantedAndTheRestAnswered) {
   auto a = server.client();
   auto h = a.call({"LOCK.TRY", "k", "TTL", "60000"});
   const int fd = tcp_connect(server.port());
   ASSERT_GE(fd, 0);
-  ASSERT_TRUE(send_all(fd, RespClient::encode({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "30000"})));
+  ASSERT_TRUE(
+      send_all(fd, RespClient::encode({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "30000"})));
   ASSERT_TRUE(await_waiters(a, "k", 1));
   constexpr std::size_t kPings = 200000;
   std::string pipelined;

@@ -40,7 +40,8 @@ std::string drive(const ServerProcess& server, unsigned seed, int batches) {
           bytes += RespClient::encode({"LOCK.LIST", "MATCH", "pad:*"});
           break;
         case 1: {
-          std::string payload = std::to_string(seed) + "/" + std::to_string(b) + "/" + std::to_string(i);
+          std::string payload =
+              std::to_string(seed) + "/" + std::to_string(b) + "/" + std::to_string(i);
           sent.push_back({Sent::Kind::kPing, payload});
           bytes += RespClient::encode({"PING", payload});
           break;
@@ -84,19 +85,30 @@ std::string drive(const ServerProcess& server, unsigned seed, int batches) {
       const Sent& s = sent[i];
       bool ok = true;
       switch (s.kind) {
-        case Sent::Kind::kPing: ok = r.str == s.arg; break;
-        case Sent::Kind::kTry: ok = r.is_null() || r.text("key") == s.arg; break;
+        case Sent::Kind::kPing:
+          ok = r.str == s.arg;
+          break;
+        case Sent::Kind::kTry:
+          ok = r.is_null() || r.text("key") == s.arg;
+          break;
         case Sent::Kind::kAcquire:
           ok = r.text("key") == s.arg || r.error_code() == "LOCK_TIMEOUT";
           break;
-        case Sent::Kind::kStatus: ok = r.text("key") == s.arg; break;
-        case Sent::Kind::kRelease: ok = r.has("released") && r.number("released") == 0; break;
-        case Sent::Kind::kList: ok = r.items.size() == 2 && r.items[1].items.size() == 100; break;
+        case Sent::Kind::kStatus:
+          ok = r.text("key") == s.arg;
+          break;
+        case Sent::Kind::kRelease:
+          ok = r.has("released") && r.number("released") == 0;
+          break;
+        case Sent::Kind::kList:
+          ok = r.items.size() == 2 && r.items[1].items.size() == 100;
+          break;
       }
       if (!ok) return where + r.debug().substr(0, 300);
     }
   }
-  if (c.call({"PING", "end"}, 5000).str != "end") return "seed " + std::to_string(seed) + ": no answer at the end";
+  if (c.call({"PING", "end"}, 5000).str != "end")
+    return "seed " + std::to_string(seed) + ": no answer at the end";
   return "";
 }
 
@@ -106,18 +118,21 @@ TEST(PipelineStress, EveryCommandGetsItsOwnReplyInOrderWhateverTheClientsDo) {
     auto setup = server.client();
     const std::string pad(900, 'p');  // LIST replies of ~110 KB: 40 of them pass the 4 MiB limit
     for (int i = 0; i < 100; ++i)
-      ASSERT_FALSE(setup.call({"LOCK.TRY", "pad:" + std::to_string(100 + i) + pad, "TTL", "600000"}).is_null());
+      ASSERT_FALSE(setup.call({"LOCK.TRY", "pad:" + std::to_string(100 + i) + pad, "TTL", "600000"})
+                       .is_null());
   }
   // HOLDFAST_STRESS_SEED=<base seed> sends the same command streams again (client t uses seed
   // base + t); the timing, and so which acquires wait, still differs from run to run.
   const char* fixed = std::getenv("HOLDFAST_STRESS_SEED");
-  const unsigned base = fixed != nullptr ? static_cast<unsigned>(std::stoul(fixed)) : std::random_device{}();
+  const unsigned base =
+      fixed != nullptr ? static_cast<unsigned>(std::stoul(fixed)) : std::random_device{}();
   std::vector<std::string> problems(6);
   std::vector<std::thread> clients;
   for (unsigned t = 0; t < problems.size(); ++t)
     clients.emplace_back([&, t] { problems[t] = drive(server, base + t, 40); });
   for (auto& th : clients) th.join();
-  for (const auto& p : problems) EXPECT_EQ(p, "") << "same streams again: HOLDFAST_STRESS_SEED=" << base;
+  for (const auto& p : problems)
+    EXPECT_EQ(p, "") << "same streams again: HOLDFAST_STRESS_SEED=" << base;
 }
 
 }  // namespace

@@ -25,10 +25,12 @@ class Rules : public ::testing::Test {
   std::vector<std::string> flags() {
     auto hash = [](const std::string& t) { return to_hex(sha256(t)); };
     std::ofstream(dir.path() + "/credentials.toml")
-        << "[[member]]\nuserId = \"alice\"\ngroups = [\"ops/core\"]\ntokenSha256 = \"" << hash("alice-secret")
-        << "\"\n[[member]]\nuserId = \"bob\"\ntokenSha256 = \"" << hash("bob-secret")
-        << "\"\n[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \"" << hash("root-secret")
-        << "\"\n[[function]]\nname = \"importer\"\ntokenSha256 = \"" << hash("fn-secret") << "\"\n";
+        << "[[member]]\nuserId = \"alice\"\ngroups = [\"ops/core\"]\ntokenSha256 = \""
+        << hash("alice-secret") << "\"\n[[member]]\nuserId = \"bob\"\ntokenSha256 = \""
+        << hash("bob-secret")
+        << "\"\n[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \""
+        << hash("root-secret") << "\"\n[[function]]\nname = \"importer\"\ntokenSha256 = \""
+        << hash("fn-secret") << "\"\n";
     std::ofstream(dir.path() + "/holdfast.toml") << "[auth]\ncredentials = \"credentials.toml\"\n";
     return {"--config", dir.path() + "/holdfast.toml"};
   }
@@ -51,10 +53,14 @@ TEST_F(Rules, TheSeedPolicyScopesMembersToTheirOwnNamespace) {
   EXPECT_FALSE(alice.call({"LOCK.TRY", "user:alice:x", "TTL", "60000"}).is_error());
   auto denied = alice.call({"LOCK.TRY", "user:bob:x", "TTL", "60000"});
   EXPECT_EQ(denied.error_code(), "LOCK_ACCESS_DENIED");
-  EXPECT_EQ(denied.str.find("startsWith"), std::string::npos) << "the rule must not be echoed: " << denied.str;
-  EXPECT_EQ(alice.call({"LOCK.ACQUIRE", "jobs:nightly", "TTL", "1000", "TIMEOUT", "0"}).error_code(), "LOCK_ACCESS_DENIED");
+  EXPECT_EQ(denied.str.find("startsWith"), std::string::npos)
+      << "the rule must not be echoed: " << denied.str;
+  EXPECT_EQ(
+      alice.call({"LOCK.ACQUIRE", "jobs:nightly", "TTL", "1000", "TIMEOUT", "0"}).error_code(),
+      "LOCK_ACCESS_DENIED");
   // Operations the set does not define are denied for members.
-  EXPECT_EQ(alice.call({"LOCK.ASSIGN", "user:alice:turn", "alice"}).error_code(), "LOCK_ACCESS_DENIED");
+  EXPECT_EQ(alice.call({"LOCK.ASSIGN", "user:alice:turn", "alice"}).error_code(),
+            "LOCK_ACCESS_DENIED");
   // Admins pass every rule; functions are never subject to rules.
   EXPECT_FALSE(as("root-secret").call({"LOCK.TRY", "user:bob:y", "TTL", "60000"}).is_error());
   EXPECT_FALSE(as("fn-secret").call({"LOCK.TRY", "jobs:nightly", "TTL", "60000"}).is_error());
@@ -73,9 +79,11 @@ resourceType = "lock"
 acquire = "record.key.startsWith('user:' + user.userId + ':')"
 renew = "isMemberOf('ops', 'admins')"
 )toml");
-  EXPECT_EQ(alice.call({"LOCK.RENEW", "user:alice:report", hold.text("handle"), "TTL", "60000"}).error_code(),
+  EXPECT_EQ(alice.call({"LOCK.RENEW", "user:alice:report", hold.text("handle"), "TTL", "60000"})
+                .error_code(),
             "LOCK_ACCESS_DENIED");
-  EXPECT_EQ(alice.call({"LOCK.RELEASE", "user:alice:report", hold.text("handle")}).number("released"), 1);
+  EXPECT_EQ(
+      alice.call({"LOCK.RELEASE", "user:alice:report", hold.text("handle")}).number("released"), 1);
 }
 
 TEST_F(Rules, StatusIsOpenToMembersAndListIsNot) {
@@ -90,7 +98,9 @@ TEST_F(Rules, StatusIsOpenToMembersAndListIsNot) {
 TEST_F(Rules, ASecondNameConflictsTheSameNameReplacesAndDeleteReopens) {
   push(kLockPolicy);
   auto root = as("root-secret");
-  auto conflict = root.call({"RULES.SET", "[ruleSet]\nname = \"other\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n"});
+  auto conflict = root.call(
+      {"RULES.SET",
+       "[ruleSet]\nname = \"other\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\n"});
   EXPECT_EQ(conflict.error_code(), "RULESET_CONFLICT");
   auto replaced = root.call({"RULES.SET", kLockPolicy});
   EXPECT_EQ(replaced.number("replaced"), 1);
@@ -106,11 +116,15 @@ TEST_F(Rules, ASecondNameConflictsTheSameNameReplacesAndDeleteReopens) {
 
 TEST_F(Rules, ARuleThatDoesNotCompileIsRefusedNamingItAndItsPosition) {
   auto root = as("root-secret");
-  auto r = root.call({"RULES.SET", "[ruleSet]\nname = \"p\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"true\"\nrenew = \"record.key.startsWith(\"\n"});
+  auto r = root.call({"RULES.SET",
+                      "[ruleSet]\nname = \"p\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = "
+                      "\"true\"\nrenew = \"record.key.startsWith(\"\n"});
   EXPECT_EQ(r.error_code(), "INVALID_ARGUMENT");
   EXPECT_NE(r.str.find("rules.lock.renew: 1:"), std::string::npos) << r.str;
   EXPECT_TRUE(root.call({"RULES.GET"}).is_null());
-  auto release = root.call({"RULES.SET", "[ruleSet]\nname = \"p\"\nresourceType = \"lock\"\n[rules.lock]\nrelease = \"false\"\n"});
+  auto release = root.call(
+      {"RULES.SET",
+       "[ruleSet]\nname = \"p\"\nresourceType = \"lock\"\n[rules.lock]\nrelease = \"false\"\n"});
   EXPECT_NE(release.str.find("release is never gated"), std::string::npos) << release.str;
 }
 
@@ -118,13 +132,15 @@ TEST_F(Rules, TheRuleSetSurvivesARestart) {
   push(kLockPolicy);
   server.kill9();
   server.start();
-  EXPECT_EQ(as("alice-secret").call({"LOCK.TRY", "jobs:nightly", "TTL", "1000"}).error_code(), "LOCK_ACCESS_DENIED");
+  EXPECT_EQ(as("alice-secret").call({"LOCK.TRY", "jobs:nightly", "TTL", "1000"}).error_code(),
+            "LOCK_ACCESS_DENIED");
   EXPECT_EQ(as("root-secret").call({"RULES.GET"}).text("name"), "lock-policy");
 }
 
 TEST_F(Rules, HttpRoutesPutGetDelete) {
   auto curl = [&](std::vector<std::string> args, const std::string& body = "") {
-    std::vector<std::string> argv = {"curl", "-s", "-w", "\n%{http_code}", "-H", "Authorization: Bearer root-secret"};
+    std::vector<std::string> argv = {"curl",           "-s", "-w",
+                                     "\n%{http_code}", "-H", "Authorization: Bearer root-secret"};
     argv.insert(argv.end(), args.begin(), args.end());
     if (!body.empty()) argv.insert(argv.end(), {"--data-binary", "@-"});
     return run(argv, body).out;
@@ -135,12 +151,16 @@ TEST_F(Rules, HttpRoutesPutGetDelete) {
   EXPECT_EQ(mismatch.substr(mismatch.size() - 3), "400");
   auto get = curl({server.http_url() + "/v1/rule-sets"});
   EXPECT_NE(get.find("\"name\":\"lock-policy\""), std::string::npos) << get;
-  auto denied = run({"curl", "-s", "-w", "\n%{http_code}", "-X", "POST", "-H", "Authorization: Bearer alice-secret",
-                     server.http_url() + "/v1/locks/try-acquire", "-d", R"({"key":"jobs:x","ttlMs":1000})"});
+  auto denied =
+      run({"curl", "-s", "-w", "\n%{http_code}", "-X", "POST", "-H",
+           "Authorization: Bearer alice-secret", server.http_url() + "/v1/locks/try-acquire", "-d",
+           R"({"key":"jobs:x","ttlMs":1000})"});
   EXPECT_NE(denied.out.find("LOCK_ACCESS_DENIED"), std::string::npos);
   EXPECT_EQ(denied.out.substr(denied.out.size() - 3), "403");
-  EXPECT_EQ(curl({"-X", "DELETE", server.http_url() + "/v1/rule-sets/lock-policy"}), "{\"deleted\":true}\n200");
-  EXPECT_EQ(curl({"-X", "DELETE", server.http_url() + "/v1/rule-sets/lock-policy"}).substr(0, 24), "{\"errorCode\":\"NOT_FOUND\"");
+  EXPECT_EQ(curl({"-X", "DELETE", server.http_url() + "/v1/rule-sets/lock-policy"}),
+            "{\"deleted\":true}\n200");
+  EXPECT_EQ(curl({"-X", "DELETE", server.http_url() + "/v1/rule-sets/lock-policy"}).substr(0, 24),
+            "{\"errorCode\":\"NOT_FOUND\"");
 }
 
 }  // namespace

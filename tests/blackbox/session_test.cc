@@ -15,8 +15,8 @@ class Sessions : public ::testing::Test {
 
 TEST_F(Sessions, ASessionHoldIsFreedWhenItsClientProcessIsKilled) {
   // redis-cli repeating the command keeps its connection (and so the session) open.
-  Child cli = Child::start({REDIS_CLI_BIN, "-p", std::to_string(server.port()), "-r", "-1", "-i", "60",
-                            "LOCK.TRY", "jobs:session", "TTL", "600000", "SESSION"});
+  Child cli = Child::start({REDIS_CLI_BIN, "-p", std::to_string(server.port()), "-r", "-1", "-i",
+                            "60", "LOCK.TRY", "jobs:session", "TTL", "600000", "SESSION"});
   std::string line;
   ASSERT_TRUE(cli.read_line(&line));
   EXPECT_EQ(line, "key");
@@ -40,8 +40,8 @@ TEST_F(Sessions, ASessionHoldIsFreedWhenItsClientProcessIsKilled) {
 TEST_F(Sessions, AWaiterWhoseClientIsKilledLeavesTheQueue) {
   auto holder = server.client();
   auto h = holder.call({"LOCK.TRY", "k", "TTL", "60000"});
-  Child cli = Child::start({REDIS_CLI_BIN, "-p", std::to_string(server.port()), "LOCK.ACQUIRE", "k", "TTL",
-                            "1000", "TIMEOUT", "60000"});
+  Child cli = Child::start({REDIS_CLI_BIN, "-p", std::to_string(server.port()), "LOCK.ACQUIRE", "k",
+                            "TTL", "1000", "TIMEOUT", "60000"});
   auto watcher = server.client();
   ASSERT_TRUE(await_waiters(watcher, "k", 1));
   cli.signal(SIGKILL);

@@ -58,8 +58,7 @@ TEST_F(Transactions, ABlockingAcquireInsideATransactionMakesOneAttempt) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10))
       << "the acquire waited inside EXEC";
   ASSERT_EQ(exec.items.size(), 1u) << exec.debug();
-  EXPECT_EQ(exec.items[0].str,
-            "LOCK_TIMEOUT no grant within the timeout key=tx:c timeoutMs=0");
+  EXPECT_EQ(exec.items[0].str, "LOCK_TIMEOUT no grant within the timeout key=tx:c timeoutMs=0");
   EXPECT_EQ(holder.call({"LOCK.STATUS", "tx:c"}).number("waiters"), 0);
 }
 
@@ -88,13 +87,13 @@ TEST_F(Transactions, ResetEndsATransaction) {
 TEST_F(Transactions, APipelinedTransactionBehindOtherCommandsKeepsEveryReplyInOrder) {
   auto c = server.client();
   std::string batch;
-  for (const auto& cmd : std::vector<std::vector<std::string>>{
-           {"LOCK.TRY", "tx:f1", "TTL", "60000"},
-           {"MULTI"},
-           {"LOCK.TRY", "tx:f2", "TTL", "60000"},
-           {"LOCK.TRY", "tx:f1", "TTL", "60000"},
-           {"EXEC"},
-           {"PING", "after"}})
+  for (const auto& cmd :
+       std::vector<std::vector<std::string>>{{"LOCK.TRY", "tx:f1", "TTL", "60000"},
+                                             {"MULTI"},
+                                             {"LOCK.TRY", "tx:f2", "TTL", "60000"},
+                                             {"LOCK.TRY", "tx:f1", "TTL", "60000"},
+                                             {"EXEC"},
+                                             {"PING", "after"}})
     batch += RespClient::encode(cmd);
   c.send_raw(batch);
   EXPECT_EQ(c.read().text("key"), "tx:f1");

@@ -35,18 +35,22 @@ long allocations_during(const Program& program, const Activation& activation, bo
 
 Activation server_activation() {
   Activation activation;
-  activation.bind("user", testing::string_map({{"userId", "a-rather-long-user-identifier-0001"}, {"role", "member"}}));
-  activation.bind("record", testing::string_map({{"key", "user:a-rather-long-user-identifier-0001:lock"}}));
+  activation.bind("user", testing::string_map({{"userId", "a-rather-long-user-identifier-0001"},
+                                               {"role", "member"}}));
+  activation.bind("record",
+                  testing::string_map({{"key", "user:a-rather-long-user-identifier-0001:lock"}}));
   activation.bind_function("isMemberOf", [](std::span<const Value> args) -> Result<Value> {
-    return Value::from_bool(args.size() == 2 && args[0].is(ValueKind::kString) && args[0].as_string() == "ops");
+    return Value::from_bool(args.size() == 2 && args[0].is(ValueKind::kString) &&
+                            args[0].as_string() == "ops");
   });
   return activation;
 }
 
 TEST(Allocation, SeedRulesEvaluateWithoutHeapAllocation) {
   const Activation activation = server_activation();
-  for (const char* rule : {"record.key.startsWith('user:' + user.userId + ':')", "isMemberOf('ops', 'core')",
-                           "user.role == 'admin' || record.key.endsWith(':lock') && has(user.userId)"}) {
+  for (const char* rule :
+       {"record.key.startsWith('user:' + user.userId + ':')", "isMemberOf('ops', 'core')",
+        "user.role == 'admin' || record.key.endsWith(':lock') && has(user.userId)"}) {
     const auto program = compile(rule);
     ASSERT_TRUE(program.ok()) << program.error().message;
     bool allowed = false;

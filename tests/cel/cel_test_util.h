@@ -22,12 +22,16 @@ inline std::string run(std::string_view expr, const Activation& activation = Act
 }
 
 inline bool is_eval_error(const std::string& outcome) { return outcome.rfind("error: ", 0) == 0; }
-inline bool is_compile_error(const std::string& outcome) { return outcome.rfind("compile error: ", 0) == 0; }
+inline bool is_compile_error(const std::string& outcome) {
+  return outcome.rfind("compile error: ", 0) == 0;
+}
 
 // A map value from string keys to string values, as the server binds `user` and `record`.
-inline Value string_map(std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
+inline Value string_map(
+    std::initializer_list<std::pair<std::string_view, std::string_view>> fields) {
   std::vector<std::pair<Value, Value>> entries;
-  for (const auto& [k, v] : fields) entries.emplace_back(Value::from_string(std::string(k)), Value::from_string(std::string(v)));
+  for (const auto& [k, v] : fields)
+    entries.emplace_back(Value::from_string(std::string(k)), Value::from_string(std::string(v)));
   return Value::from_map(std::move(entries)).value();
 }
 

@@ -64,7 +64,8 @@ TEST(Collections, FieldSelectionOnMaps) {
 TEST(Collections, FieldSelectionOnOtherKindsIsAnError) {
   Activation activation;
   activation.bind("a", Value::from_int(15));
-  EXPECT_EQ(run("a.pancakes", activation), "error: 1:3: type 'int' does not support field selection");
+  EXPECT_EQ(run("a.pancakes", activation),
+            "error: 1:3: type 'int' does not support field selection");
   EXPECT_TRUE(is_eval_error(run("'abc'.size")));
 }
 
@@ -96,13 +97,15 @@ TEST(Collections, SizeOfEveryKindAsFunctionAndMethod) {
 
 TEST(Collections, LargeMapsUseTheSortedIndex) {
   std::string literal = "{";
-  for (int i = 0; i < 100; ++i) literal += (i ? ", " : "") + std::to_string(i) + ": 'v" + std::to_string(i) + "'";
+  for (int i = 0; i < 100; ++i)
+    literal += (i ? ", " : "") + std::to_string(i) + ": 'v" + std::to_string(i) + "'";
   literal += "}";
   EXPECT_EQ(run(literal + "[73]"), "\"v73\"");
   EXPECT_EQ(run(literal + "[73u]"), "\"v73\"");
   EXPECT_EQ(run(literal + "[73.0]"), "\"v73\"");
   EXPECT_EQ(run("100 in " + literal), "false");
-  EXPECT_TRUE(is_eval_error(run("{'dup': 0, " + literal.substr(1, literal.size() - 2) + ", 'dup': 1}")));
+  EXPECT_TRUE(
+      is_eval_error(run("{'dup': 0, " + literal.substr(1, literal.size() - 2) + ", 'dup': 1}")));
 }
 
 }  // namespace

@@ -18,7 +18,8 @@ TEST(Conversions, IntFromEachKind) {
 }
 
 TEST(Conversions, IntRangeErrors) {
-  EXPECT_EQ(run("int(18446744073709551615u)"), "error: 1:1: range error: value does not fit in int");
+  EXPECT_EQ(run("int(18446744073709551615u)"),
+            "error: 1:1: range error: value does not fit in int");
   EXPECT_TRUE(is_eval_error(run("int(9223372036854775807.0)")));   // that double is 2^63
   EXPECT_TRUE(is_eval_error(run("int(-9223372036854775808.0)")));  // the bounds are excluded
   EXPECT_TRUE(is_eval_error(run("int(1e99)")));

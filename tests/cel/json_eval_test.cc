@@ -19,14 +19,19 @@ TEST(JsonEval, ScalarResults) {
 }
 
 TEST(JsonEval, IntegersBeyondTwoTo53AreStrings) {
-  EXPECT_EQ(eval(R"({"expr": "9007199254740992"})"), R"({"type": "int", "value": 9007199254740992})");
-  EXPECT_EQ(eval(R"({"expr": "9007199254740993"})"), R"({"type": "int", "value": "9007199254740993"})");
-  EXPECT_EQ(eval(R"({"expr": "-9223372036854775808"})"), R"({"type": "int", "value": "-9223372036854775808"})");
-  EXPECT_EQ(eval(R"({"expr": "18446744073709551615u"})"), R"({"type": "uint", "value": "18446744073709551615"})");
+  EXPECT_EQ(eval(R"({"expr": "9007199254740992"})"),
+            R"({"type": "int", "value": 9007199254740992})");
+  EXPECT_EQ(eval(R"({"expr": "9007199254740993"})"),
+            R"({"type": "int", "value": "9007199254740993"})");
+  EXPECT_EQ(eval(R"({"expr": "-9223372036854775808"})"),
+            R"({"type": "int", "value": "-9223372036854775808"})");
+  EXPECT_EQ(eval(R"({"expr": "18446744073709551615u"})"),
+            R"({"type": "uint", "value": "18446744073709551615"})");
 }
 
 TEST(JsonEval, DoublesRoundTripAndNameNonFiniteValues) {
-  EXPECT_EQ(eval(R"({"expr": "0.1 + 0.2"})"), R"({"type": "double", "value": 0.30000000000000004})");
+  EXPECT_EQ(eval(R"({"expr": "0.1 + 0.2"})"),
+            R"({"type": "double", "value": 0.30000000000000004})");
   EXPECT_EQ(eval(R"({"expr": "2.0"})"), R"({"type": "double", "value": 2.0})");
   EXPECT_EQ(eval(R"({"expr": "-0.0"})"), R"({"type": "double", "value": -0.0})");
   EXPECT_EQ(eval(R"({"expr": "1e300 * 10.0"})"), R"({"type": "double", "value": 1e+301})");
@@ -41,10 +46,12 @@ TEST(JsonEval, BytesAreBase64) {
 }
 
 TEST(JsonEval, ListsAndMaps) {
-  EXPECT_EQ(eval(R"({"expr": "[1, 'a']"})"),
-            R"({"type": "list", "value": [{"type": "int", "value": 1}, {"type": "string", "value": "a"}]})");
-  EXPECT_EQ(eval(R"({"expr": "{'k': 1u}"})"),
-            R"({"type": "map", "value": [[{"type": "string", "value": "k"}, {"type": "uint", "value": 1}]]})");
+  EXPECT_EQ(
+      eval(R"({"expr": "[1, 'a']"})"),
+      R"({"type": "list", "value": [{"type": "int", "value": 1}, {"type": "string", "value": "a"}]})");
+  EXPECT_EQ(
+      eval(R"({"expr": "{'k': 1u}"})"),
+      R"({"type": "map", "value": [[{"type": "string", "value": "k"}, {"type": "uint", "value": 1}]]})");
 }
 
 TEST(JsonEval, TypedBindingsOfEveryKind) {
@@ -58,12 +65,13 @@ TEST(JsonEval, TypedBindingsOfEveryKind) {
       "y": {"type": "bytes", "value": "AP8"},
       "l": {"type": "list", "value": [{"type": "int", "value": 1}]},
       "m": {"type": "map", "value": [[{"type": "string", "value": "k"}, {"type": "double", "value": 1}]]}}})";
-  EXPECT_EQ(eval(request),
-            R"({"type": "list", "value": [{"type": "int", "value": "-9223372036854775808"}, )"
-            R"({"type": "uint", "value": "18446744073709551615"}, {"type": "double", "value": "-Infinity"}, )"
-            R"({"type": "string", "value": "é"}, {"type": "bool", "value": false}, {"type": "null", "value": null}, )"
-            R"({"type": "bytes", "value": "AP8="}, {"type": "list", "value": [{"type": "int", "value": 1}]}, )"
-            R"({"type": "double", "value": 1.0}]})");
+  EXPECT_EQ(
+      eval(request),
+      R"({"type": "list", "value": [{"type": "int", "value": "-9223372036854775808"}, )"
+      R"({"type": "uint", "value": "18446744073709551615"}, {"type": "double", "value": "-Infinity"}, )"
+      R"({"type": "string", "value": "é"}, {"type": "bool", "value": false}, {"type": "null", "value": null}, )"
+      R"({"type": "bytes", "value": "AP8="}, {"type": "list", "value": [{"type": "int", "value": 1}]}, )"
+      R"({"type": "double", "value": 1.0}]})");
 }
 
 TEST(JsonEval, ErrorsOfEveryStage) {
@@ -89,8 +97,10 @@ TEST(JsonEval, BadBindingsNameTheBinding) {
             R"({"error": "binding 'x': bad bytes value: invalid base64"})");
   EXPECT_EQ(eval(R"({"expr": "x", "bindings": {"x": {"type": "date", "value": 1}}})"),
             R"({"error": "binding 'x': unknown value type 'date'"})");
-  EXPECT_EQ(eval(R"({"expr": "x", "bindings": {"x": {"type": "map", "value": [[{"type": "int", "value": 1}, {"type": "int", "value": 1}], [{"type": "uint", "value": 1}, {"type": "int", "value": 2}]]}}})"),
-            R"({"error": "binding 'x': repeated map key"})");
+  EXPECT_EQ(
+      eval(
+          R"({"expr": "x", "bindings": {"x": {"type": "map", "value": [[{"type": "int", "value": 1}, {"type": "int", "value": 1}], [{"type": "uint", "value": 1}, {"type": "int", "value": 2}]]}}})"),
+      R"({"error": "binding 'x': repeated map key"})");
 }
 
 TEST(JsonEval, DeeplyNestedJsonIsRefusedNotACrash) {

@@ -14,7 +14,8 @@ using testing::run;
 
 TEST(Limits, DeepParenthesesAreACompileErrorNotACrash) {
   const std::string deep = std::string(30000, '(') + "1" + std::string(30000, ')');
-  EXPECT_EQ(run(deep).substr(0, 60), "compile error: 1:129: expression nests too deeply (the limit");
+  EXPECT_EQ(run(deep).substr(0, 60),
+            "compile error: 1:129: expression nests too deeply (the limit");
 }
 
 TEST(Limits, DeepOperatorNestingIsACompileError) {
@@ -67,7 +68,8 @@ TEST(Limits, RepeatedDoublingHitsTheMemoryLimit) {
   std::string expr = "['ab']";
   for (int i = 0; i < 30; ++i) expr += ".map(s, s + s)";
   const std::string outcome = run(expr);
-  EXPECT_NE(outcome.find("evaluation exceeded its memory limit"), std::string::npos) << outcome.substr(0, 80);
+  EXPECT_NE(outcome.find("evaluation exceeded its memory limit"), std::string::npos)
+      << outcome.substr(0, 80);
 }
 
 TEST(Limits, ContainsIsChargedByTheProductOfLengths) {
@@ -76,7 +78,8 @@ TEST(Limits, ContainsIsChargedByTheProductOfLengths) {
   for (int i = 0; i < 19; ++i) expr += ".map(s, s + s)";
   expr += ".map(s, (s + s + 'b').contains(s + 'b'))";
   const std::string outcome = run(expr);
-  EXPECT_NE(outcome.find("evaluation exceeded its step limit"), std::string::npos) << outcome.substr(0, 80);
+  EXPECT_NE(outcome.find("evaluation exceeded its step limit"), std::string::npos)
+      << outcome.substr(0, 80);
 }
 
 TEST(Limits, ComparingLargeValuesIsChargedByTheirWeight) {

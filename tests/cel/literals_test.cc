@@ -69,7 +69,8 @@ TEST(Literals, SingleAndDoubleQuotedStrings) {
 TEST(Literals, SimpleEscapes) {
   const auto program = compile(R"('\a\b\f\n\r\t\v\\\'\"\`\?')");
   ASSERT_TRUE(program.ok()) << program.error().message;
-  EXPECT_EQ(program->evaluate(Activation()).value().as_string(), std::string("\a\b\f\n\r\t\v\\'\"`?"));
+  EXPECT_EQ(program->evaluate(Activation()).value().as_string(),
+            std::string("\a\b\f\n\r\t\v\\'\"`?"));
 }
 
 TEST(Literals, NumericEscapesInStringsAreCodePoints) {

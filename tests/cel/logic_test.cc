@@ -41,7 +41,8 @@ TEST(Logic, FirstErrorIsReportedWhenSeveralOperandsFail) {
 TEST(Logic, NonBoolOperandsAreAbsorbedLikeErrors) {
   EXPECT_EQ(run("'horses' && false"), "false");
   EXPECT_EQ(run("true || 32"), "true");
-  EXPECT_EQ(run("true && 32"), "error: 1:9: no matching overload: && needs bool operands, got 'int'");
+  EXPECT_EQ(run("true && 32"),
+            "error: 1:9: no matching overload: && needs bool operands, got 'int'");
   EXPECT_TRUE(is_eval_error(run("'a' || 'b'")));
 }
 

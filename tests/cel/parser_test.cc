@@ -16,7 +16,7 @@ using testing::run;
 TEST(Parser, MultiplicationBindsTighterThanAddition) {
   EXPECT_EQ(run("2 + 3 * 4"), "14");
   EXPECT_EQ(run("(2 + 3) * 4"), "20");
-  EXPECT_EQ(run("10 - 4 - 3"), "3");   // left-associative
+  EXPECT_EQ(run("10 - 4 - 3"), "3");  // left-associative
   EXPECT_EQ(run("64 / 4 / 2"), "8");
   EXPECT_EQ(run("7 % 4 * 2"), "6");
 }

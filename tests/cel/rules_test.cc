@@ -113,7 +113,8 @@ TEST(Rules, ProgramKeepsItsSourceAndCopiesShareIt) {
 }
 
 TEST(Rules, ConcurrentEvaluationOfOneProgram) {
-  const auto program = compile("record.key.matches('^user:' + user.userId + ':') && isMemberOf('ops', 'core')");
+  const auto program =
+      compile("record.key.matches('^user:' + user.userId + ':') && isMemberOf('ops', 'core')");
   ASSERT_TRUE(program.ok());
   std::vector<std::thread> threads;
   std::vector<int> allowed_counts(4, 0);

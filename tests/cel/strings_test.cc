@@ -41,7 +41,8 @@ TEST(Strings, ArgumentBuiltByConcatenation) {
 }
 
 TEST(Strings, PredicatesRequireStrings) {
-  EXPECT_EQ(run("'a'.startsWith(1)"), "error: 1:5: no matching overload for string.startsWith(int)");
+  EXPECT_EQ(run("'a'.startsWith(1)"),
+            "error: 1:5: no matching overload for string.startsWith(int)");
   EXPECT_TRUE(is_eval_error(run("b'a'.contains(b'a')")));
   EXPECT_TRUE(is_eval_error(run("[1].endsWith('a')")));
   EXPECT_TRUE(is_compile_error(run("'a'.startsWith()")));
@@ -66,11 +67,13 @@ TEST(Strings, MatchesWithAComputedPatternUsesTheCache) {
 }
 
 TEST(Strings, InvalidLiteralPatternIsACompileError) {
-  EXPECT_EQ(run("'a'.matches('(')"), "compile error: 1:13: invalid regular expression: missing ): (");
+  EXPECT_EQ(run("'a'.matches('(')"),
+            "compile error: 1:13: invalid regular expression: missing ): (");
 }
 
 TEST(Strings, HugeRepeatCountsAreRejectedByRe2) {
-  EXPECT_EQ(run("'a'.matches('a{100000}')"), "compile error: 1:13: invalid regular expression: invalid repetition size: {100000}");
+  EXPECT_EQ(run("'a'.matches('a{100000}')"),
+            "compile error: 1:13: invalid regular expression: invalid repetition size: {100000}");
   EXPECT_TRUE(is_compile_error(run("'a'.matches('((a{1000}){1000}){1000}')")));
 }
 

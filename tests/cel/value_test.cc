@@ -29,7 +29,9 @@ TEST(Value, EmptyListsAndMapsAreEmpty) {
 }
 
 TEST(Value, MapLookupNormalisesNumbers) {
-  const Value map = Value::from_map({{Value::from_int(-1), str("neg")}, {Value::from_uint(7), str("seven")}}).value();
+  const Value map =
+      Value::from_map({{Value::from_int(-1), str("neg")}, {Value::from_uint(7), str("seven")}})
+          .value();
   const MapValue& m = map.as_map();
   EXPECT_EQ(m.find(Value::from_int(7))->as_string(), "seven");
   EXPECT_EQ(m.find(Value::from_double(7.0))->as_string(), "seven");
@@ -45,8 +47,10 @@ TEST(Value, MapLookupNormalisesNumbers) {
 TEST(Value, MapRejectsBadAndRepeatedKeys) {
   EXPECT_FALSE(Value::from_map({{Value::from_double(1.0), Value()}}).ok());
   EXPECT_FALSE(Value::from_map({{Value(), Value()}}).ok());
-  EXPECT_FALSE(Value::from_map({{Value::from_int(3), Value()}, {Value::from_uint(3), Value()}}).ok());
-  EXPECT_TRUE(Value::from_map({{Value::from_int(1), Value()}, {Value::from_bool(true), Value()}}).ok());
+  EXPECT_FALSE(
+      Value::from_map({{Value::from_int(3), Value()}, {Value::from_uint(3), Value()}}).ok());
+  EXPECT_TRUE(
+      Value::from_map({{Value::from_int(1), Value()}, {Value::from_bool(true), Value()}}).ok());
 }
 
 TEST(Value, LargeMapsFindEveryKeyThroughTheIndex) {
@@ -71,13 +75,15 @@ TEST(Value, LargeMapsFindEveryKeyThroughTheIndex) {
 TEST(Value, NumericEqualityIsHeterogeneous) {
   EXPECT_TRUE(values_equal(Value::from_int(1), Value::from_uint(1)));
   EXPECT_TRUE(values_equal(Value::from_uint(2), Value::from_double(2.0)));
-  EXPECT_FALSE(values_equal(Value::from_int(-1), Value::from_uint(std::numeric_limits<std::uint64_t>::max())));
+  EXPECT_FALSE(values_equal(Value::from_int(-1),
+                            Value::from_uint(std::numeric_limits<std::uint64_t>::max())));
   EXPECT_FALSE(values_equal(Value::from_int(1), str("1")));
 }
 
 TEST(Value, OrderingIsPartial) {
   EXPECT_EQ(compare_values(Value::from_int(-1), Value::from_uint(0)), std::partial_ordering::less);
-  EXPECT_EQ(compare_values(Value::from_double(std::nan("")), Value::from_int(1)), std::partial_ordering::unordered);
+  EXPECT_EQ(compare_values(Value::from_double(std::nan("")), Value::from_int(1)),
+            std::partial_ordering::unordered);
   EXPECT_EQ(compare_values(str("a"), Value::from_int(1)), std::nullopt);
   EXPECT_EQ(compare_values(Value(), Value()), std::nullopt);
 }
@@ -88,7 +94,8 @@ TEST(FormatValue, UsesCelLiteralSyntax) {
   EXPECT_EQ(format_value(Value::from_uint(42)), "42u");
   EXPECT_EQ(format_value(Value::from_double(42)), "42.0");
   EXPECT_EQ(format_value(Value::from_double(1e300)), "1e+300");
-  EXPECT_EQ(format_value(Value::from_double(std::numeric_limits<double>::infinity())), "double(\"Infinity\")");
+  EXPECT_EQ(format_value(Value::from_double(std::numeric_limits<double>::infinity())),
+            "double(\"Infinity\")");
   EXPECT_EQ(format_value(str("a\"b\n\x01")), "\"a\\\"b\\n\\x01\"");
   EXPECT_EQ(format_value(Value::from_bytes(std::string("A\0\xff", 3))), R"(b"A\x00\xff")");
   EXPECT_EQ(format_value(Value::from_list({Value::from_int(1), Value::from_int(2)})), "[1, 2]");

@@ -38,7 +38,8 @@ TEST(AuthCli, HashTokenPrintsTheSha256OfTheArgumentOrOfStdin) {
   for (const char* input : {"abc", "abc\n", "abc\r\n"}) {
     RunResult in = run({HOLDFAST_BIN, "auth", "hash-token"}, input);
     EXPECT_EQ(in.exit_code, 0) << in.err;
-    EXPECT_EQ(in.out, std::string(kAbcSha256) + "\n") << "stdin " << ::testing::PrintToString(input);
+    EXPECT_EQ(in.out, std::string(kAbcSha256) + "\n")
+        << "stdin " << ::testing::PrintToString(input);
   }
 }
 
@@ -69,8 +70,8 @@ TEST(AuthCli, AServerConfiguredWithTheHashAcceptsTheNewToken) {
                       server.url(), "--token", t.token});
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_NE(ok.out.find("\"heldBy\":\"user:dana\""), std::string::npos) << ok.out;
-  RunResult wrong = run({HOLDFAST_BIN, "locks", "status", "k", "--server", server.url(), "--token",
-                         t.hash});
+  RunResult wrong =
+      run({HOLDFAST_BIN, "locks", "status", "k", "--server", server.url(), "--token", t.hash});
   EXPECT_EQ(wrong.exit_code, 3) << "the hash itself is not a token";
 }
 

@@ -22,8 +22,9 @@ class RulesCli : public ::testing::Test {
   }
   std::string write_policy(const std::string& name, const std::string& acquire) {
     std::string path = dir.path() + "/" + name + ".toml";
-    std::ofstream(path) << "[ruleSet]\nname = \"" << name << "\"\nresourceType = \"lock\"\n\n[rules.lock]\nacquire = \""
-                        << acquire << "\"\n";
+    std::ofstream(path) << "[ruleSet]\nname = \"" << name
+                        << "\"\nresourceType = \"lock\"\n\n[rules.lock]\nacquire = \"" << acquire
+                        << "\"\n";
     return path;
   }
 
@@ -33,7 +34,9 @@ class RulesCli : public ::testing::Test {
 };
 
 TEST_F(RulesCli, PushGetDeleteAsAdmin) {
-  auto push = rules({"push", write_policy("lock-policy", "record.key.startsWith('user:' + user.userId + ':')")}, "root-secret");
+  auto push = rules(
+      {"push", write_policy("lock-policy", "record.key.startsWith('user:' + user.userId + ':')")},
+      "root-secret");
   ASSERT_EQ(push.exit_code, 0) << push.err;
   EXPECT_EQ(push.out, "installed rule set lock-policy\n");
   auto again = rules({"push", write_policy("lock-policy", "true"), "--json"}, "root-secret");
@@ -64,12 +67,13 @@ TEST_F(RulesCli, ARuleThatDoesNotCompileIsRefusedNamingIt) {
 }
 
 TEST(RulesEval, PrintsTheValueAsTheServerWouldSeeIt) {
-  auto ok = run({HOLDFAST_BIN, "rules", "eval", "record.key.startsWith(\"user:\" + user.userId)", "--user", "alice",
-                 "--role", "member", "--key", "user:alice:1"});
+  auto ok = run({HOLDFAST_BIN, "rules", "eval", "record.key.startsWith(\"user:\" + user.userId)",
+                 "--user", "alice", "--role", "member", "--key", "user:alice:1"});
   EXPECT_EQ(ok.exit_code, 0);
   EXPECT_EQ(ok.out, "true\n");
-  auto groups = run({HOLDFAST_BIN, "rules", "eval", "isMemberOf('ops', 'core') && user.role == 'admin'", "--group",
-                     "ops/core", "--role", "admin"});
+  auto groups =
+      run({HOLDFAST_BIN, "rules", "eval", "isMemberOf('ops', 'core') && user.role == 'admin'",
+           "--group", "ops/core", "--role", "admin"});
   EXPECT_EQ(groups.out, "true\n");
   auto error = run({HOLDFAST_BIN, "rules", "eval", "1 / 0"});
   EXPECT_EQ(error.exit_code, 1);

@@ -35,7 +35,8 @@ TEST(DeadlineHeap, PopsInDeadlineOrderAfterRandomMovesAndRemovals) {
       heap.set(&it, it.at);
     }
   }
-  std::size_t expected = std::count_if(items.begin(), items.end(), [](const Item& i) { return i.index != kNotInHeap; });
+  std::size_t expected = std::count_if(items.begin(), items.end(),
+                                       [](const Item& i) { return i.index != kNotInHeap; });
   EXPECT_EQ(heap.size(), expected);
   Millis last = -1;
   while (!heap.empty()) {

@@ -13,7 +13,8 @@ TEST(Handle, PrintsAs26CrockfordCharactersAndParsesBack) {
     Handle h = source.next();
     std::string text = h.to_string();
     ASSERT_EQ(text.size(), kHandleChars);
-    for (char c : text) EXPECT_NE(std::string("0123456789ABCDEFGHJKMNPQRSTVWXYZ").find(c), std::string::npos);
+    for (char c : text)
+      EXPECT_NE(std::string("0123456789ABCDEFGHJKMNPQRSTVWXYZ").find(c), std::string::npos);
     auto back = Handle::parse(text);
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(*back, h);
@@ -31,7 +32,7 @@ TEST(Handle, ParseIsCaseInsensitive) {
 TEST(Handle, RejectsWrongLengthAndForeignCharacters) {
   EXPECT_FALSE(Handle::parse("").has_value());
   EXPECT_FALSE(Handle::parse("0123").has_value());
-  EXPECT_FALSE(Handle::parse(std::string(26, 'U')).has_value());  // U is not in the alphabet
+  EXPECT_FALSE(Handle::parse(std::string(26, 'U')).has_value());        // U is not in the alphabet
   EXPECT_FALSE(Handle::parse("8" + std::string(25, '0')).has_value());  // above 128 bits
   EXPECT_FALSE(Handle::parse(std::string(25, '0') + "u").has_value());  // nor in lower case
   EXPECT_FALSE(Handle::parse(std::string(25, '0') + "i").has_value());

@@ -40,7 +40,7 @@ TEST(ListPaging, CursorsRoundTripAndForeignOnesAreRefused) {
   EXPECT_FALSE(decode_list_cursor("abc").has_value());
   EXPECT_FALSE(decode_list_cursor("6G").has_value());
   EXPECT_FALSE(decode_list_cursor("6A").has_value());  // one spelling per key
-  EXPECT_EQ(decode_list_cursor("0"), std::string());     // the start
+  EXPECT_EQ(decode_list_cursor("0"), std::string());   // the start
   EXPECT_EQ(decode_list_cursor(""), std::string());
 }
 

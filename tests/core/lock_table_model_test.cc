@@ -146,8 +146,8 @@ TEST(LockTableModel, RandomSequencesAgreeWithTheReferenceModel) {
           r.session_scoped = pick(4) == 0;
           auto out = table.acquire(r, now);
           ASSERT_TRUE(out.ok());
-          bool retake = mk.hold && !owner.empty() && mk.hold->owner == owner &&
-                        mk.hold->held_by == r.held_by;
+          bool retake =
+              mk.hold && !owner.empty() && mk.hold->owner == owner && mk.hold->held_by == r.held_by;
           if (!mk.hold || retake) {
             ASSERT_EQ(out->kind, AcquireOutcome::Kind::kGranted) << "seed " << seed;
             mk.hold = ModelHold{out->hold.handle.to_string(), std::string(r.held_by), owner,

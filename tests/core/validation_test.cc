@@ -13,9 +13,10 @@ TEST(Validation, KeyOfOneTo1024CleanUtf8BytesIsAccepted) {
 }
 
 TEST(Validation, BadKeysAreInvalidArgument) {
-  for (std::string bad : {std::string(), std::string(1025, 'k'), std::string("a\nb"),
-                          std::string("a\x7f"), std::string("a\0b", 3), std::string("\xc3"),
-                          std::string("\xc0\xaf"), std::string("\xed\xa0\x80"), std::string("\xff")}) {
+  for (std::string bad :
+       {std::string(), std::string(1025, 'k'), std::string("a\nb"), std::string("a\x7f"),
+        std::string("a\0b", 3), std::string("\xc3"), std::string("\xc0\xaf"),
+        std::string("\xed\xa0\x80"), std::string("\xff")}) {
     auto err = check_key(bad);
     ASSERT_TRUE(err.has_value()) << bad;
     EXPECT_EQ(err->code, ErrorCode::kInvalidArgument);
@@ -43,7 +44,8 @@ TEST(Validation, ParseInt64IsStrict) {
   EXPECT_EQ(parse_int64("1000"), 1000);
   EXPECT_EQ(parse_int64("-3"), -3);
   EXPECT_EQ(parse_int64("9223372036854775807"), INT64_MAX);
-  for (const char* bad : {"", "-", "1e3", "1.0", "+5", " 5", "5 ", "0x10", "9223372036854775808", "abc"})
+  for (const char* bad :
+       {"", "-", "1e3", "1.0", "+5", " 5", "5 ", "0x10", "9223372036854775808", "abc"})
     EXPECT_FALSE(parse_int64(bad).has_value()) << bad;
 }
 

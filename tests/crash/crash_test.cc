@@ -25,16 +25,18 @@ namespace holdfast::testing {
 namespace {
 
 std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 struct KeyRecord {
-  bool held = false;           // an answered grant not followed by an answered release
+  bool held = false;  // an answered grant not followed by an answered release
   std::string handle;
   std::int64_t token = 0;
   std::int64_t lease_end = 0;
-  bool uncertain = false;      // an operation was in flight when the server died
-  bool abandoned = false;      // a grant we never saw the reply of may hold it: leave it alone
+  bool uncertain = false;  // an operation was in flight when the server died
+  bool abandoned = false;  // a grant we never saw the reply of may hold it: leave it alone
 };
 
 struct Ledger {
@@ -105,7 +107,9 @@ void kill9_rounds(ServerProcess& server, int rounds, const std::function<void()>
   int checked_held = 0;
   for (int round = 0; round < rounds; ++round) {
     std::vector<std::thread> workers;
-    for (int w = 0; w < 4; ++w) workers.emplace_back(worker, server.port(), w, static_cast<unsigned>(rng()), std::ref(ledger));
+    for (int w = 0; w < 4; ++w)
+      workers.emplace_back(worker, server.port(), w, static_cast<unsigned>(rng()),
+                           std::ref(ledger));
     // Let the load run for a random moment, then pull the plug.
     std::this_thread::sleep_for(std::chrono::milliseconds(80 + rng() % 250));
     before_kill();
@@ -132,9 +136,11 @@ void kill9_rounds(ServerProcess& server, int rounds, const std::function<void()>
         continue;
       }
       if (r.held && r.lease_end > now + 200) {
-        ASSERT_EQ(status.number("held"), 1) << key << " was answered with a hold (token " << r.token << ") and lost";
+        ASSERT_EQ(status.number("held"), 1)
+            << key << " was answered with a hold (token " << r.token << ") and lost";
         EXPECT_EQ(status.number("token"), r.token) << key;
-        EXPECT_EQ(status.number("leaseExpiresAt"), r.lease_end) << key << ": leases keep their absolute expiry";
+        EXPECT_EQ(status.number("leaseExpiresAt"), r.lease_end)
+            << key << ": leases keep their absolute expiry";
         ++checked_held;
       } else if (!r.held) {
         EXPECT_EQ(status.number("held"), 0) << key << ": an answered release must stay released";
@@ -189,7 +195,8 @@ TEST(Crash, KillDashNineWhileSnapshotsAreTakenLosesNothing) {
   int mid_snapshot = 0;
   kill9_rounds(server, 6, [&] {
     const std::string metrics = run({"curl", "-s", server.http_url() + "/metrics"}).out;
-    if (metrics.find("\nholdfast_wal_snapshot_in_progress 1\n") != std::string::npos) ++mid_snapshot;
+    if (metrics.find("\nholdfast_wal_snapshot_in_progress 1\n") != std::string::npos)
+      ++mid_snapshot;
     // Short leases end all the time here; the encoder child's two reads must still agree.
     EXPECT_NE(metrics.find("\nholdfast_wal_snapshots_skipped_total 0\n"), std::string::npos)
         << "a snapshot was skipped";
@@ -199,7 +206,8 @@ TEST(Crash, KillDashNineWhileSnapshotsAreTakenLosesNothing) {
   // Every hold of the table survived every kill, with its token.
   auto c = server.client();
   std::string batch;
-  for (int i = 0; i < kBulk; ++i) batch += RespClient::encode({"LOCK.STATUS", "bulk:" + std::to_string(i)});
+  for (int i = 0; i < kBulk; ++i)
+    batch += RespClient::encode({"LOCK.STATUS", "bulk:" + std::to_string(i)});
   c.send_raw(batch);
   int kept = 0;
   for (int i = 0; i < kBulk; ++i) {

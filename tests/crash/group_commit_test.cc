@@ -21,7 +21,8 @@ TEST(GroupCommit, TenThousandPipelinedAcquiresShareAFewSyncs) {
   ASSERT_GE(syncs_before, 0);
   auto c = server.client();
   std::string batch;
-  for (int i = 0; i < 10000; ++i) batch += RespClient::encode({"LOCK.TRY", "gc:" + std::to_string(i), "TTL", "60000"});
+  for (int i = 0; i < 10000; ++i)
+    batch += RespClient::encode({"LOCK.TRY", "gc:" + std::to_string(i), "TTL", "60000"});
   c.send_raw(batch);
   for (int i = 0; i < 10000; ++i) ASSERT_EQ(c.read().text("key"), "gc:" + std::to_string(i));
   std::string after = metrics();

@@ -65,7 +65,6 @@ TEST(CommandTable, EveryDeclaredOptionIsInTheUsageLine) {
       EXPECT_NE(c.usage.find(std::string(o.name)), std::string_view::npos)
           << c.name << " " << o.name;
   }
-
 }
 
 TEST(CommandTable, EveryUsageLineFollowsTheGrammar) {

@@ -66,8 +66,9 @@ TEST_F(PolicyTest, TheLeaseCapIsConfigurable) {
   options.max_lease_ms = 5000;
   EmbeddedNode capped(clock, other_store, options);
   ASSERT_TRUE(capped.recover().ok());
-  auto out = capped.answer(
-      [&](LockService& s, Completion& d) { return s.try_acquire(owner_caller, args("k", 60'000), d); });
+  auto out = capped.answer([&](LockService& s, Completion& d) {
+    return s.try_acquire(owner_caller, args("k", 60'000), d);
+  });
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(std::get<HoldState>(*out).lease_expires_at, clock.now_ms() + 5000);
 }
@@ -119,11 +120,13 @@ TEST_F(PolicyTest, BadHandlesHolderIdsAndListArgumentsAreInvalid) {
   AssignArgs assign;
   assign.key = "turn";
   assign.holder_id = "";
-  auto empty_holder = call([&](LockService& s, Completion& d) { return s.assign(owner_caller, assign, d); });
+  auto empty_holder =
+      call([&](LockService& s, Completion& d) { return s.assign(owner_caller, assign, d); });
   EXPECT_EQ(empty_holder.error().code, ErrorCode::kInvalidArgument);
   assign.holder_id = "w";
   assign.ttl_ms = 0;
-  auto zero_ttl = call([&](LockService& s, Completion& d) { return s.assign(owner_caller, assign, d); });
+  auto zero_ttl =
+      call([&](LockService& s, Completion& d) { return s.assign(owner_caller, assign, d); });
   EXPECT_EQ(zero_ttl.error().code, ErrorCode::kInvalidArgument);
   auto transfer = call([&](LockService& s, Completion& d) {
     return s.transfer(owner_caller, TransferArgs{"turn", "", "w"}, d);
@@ -140,16 +143,20 @@ TEST_F(PolicyTest, BadHandlesHolderIdsAndListArgumentsAreInvalid) {
   auto none = call([&](LockService& s, Completion& d) { return s.list(owner_caller, list, d); });
   EXPECT_EQ(none.error().code, ErrorCode::kInvalidArgument);
   list.count = kMaxListPage + 1;
-  auto too_many = call([&](LockService& s, Completion& d) { return s.list(owner_caller, list, d); });
+  auto too_many =
+      call([&](LockService& s, Completion& d) { return s.list(owner_caller, list, d); });
   EXPECT_EQ(too_many.error().code, ErrorCode::kInvalidArgument);
   list.count = kMaxListPage;
-  EXPECT_TRUE(call([&](LockService& s, Completion& d) { return s.list(owner_caller, list, d); }).ok());
+  EXPECT_TRUE(
+      call([&](LockService& s, Completion& d) { return s.list(owner_caller, list, d); }).ok());
 }
 
 TEST_F(PolicyTest, ListingAndRuleSetAdministrationNeedThePrivilegedRole) {
-  auto list = call([&](LockService& s, Completion& d) { return s.list(alice_caller, ListArgs{}, d); });
+  auto list =
+      call([&](LockService& s, Completion& d) { return s.list(alice_caller, ListArgs{}, d); });
   EXPECT_EQ(list.error().code, ErrorCode::kForbidden);
-  auto set = call([&](LockService& s, Completion& d) { return s.set_rule_set(alice_caller, kRules, d); });
+  auto set =
+      call([&](LockService& s, Completion& d) { return s.set_rule_set(alice_caller, kRules, d); });
   EXPECT_EQ(set.error().code, ErrorCode::kForbidden);
   auto get = call([&](LockService& s, Completion& d) { return s.get_rule_set(alice_caller, d); });
   EXPECT_EQ(get.error().code, ErrorCode::kForbidden);
@@ -160,7 +167,9 @@ TEST_F(PolicyTest, ListingAndRuleSetAdministrationNeedThePrivilegedRole) {
 }
 
 TEST_F(PolicyTest, RulesComeBeforeValidation) {
-  ASSERT_TRUE(call([&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, kRules, d); }).ok());
+  ASSERT_TRUE(call([&](LockService& s, Completion& d) {
+                return s.set_rule_set(owner_caller, kRules, d);
+              }).ok());
   // A key the rule refuses, with a bad TTL as well: the denial is what the caller hears.
   auto out = try_acquire(alice_caller, args("jobs:1", 0));
   ASSERT_FALSE(out.ok());
@@ -171,25 +180,33 @@ TEST_F(PolicyTest, RulesComeBeforeValidation) {
 }
 
 TEST_F(PolicyTest, RuleSetsAreStoredReplacedAndDeletedThroughTheBackend) {
-  auto first = call([&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, kRules, d); });
+  auto first =
+      call([&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, kRules, d); });
   ASSERT_TRUE(first.ok());
   EXPECT_EQ(std::get<RuleSetStored>(*first).name, "lock-policy");
   EXPECT_FALSE(std::get<RuleSetStored>(*first).replaced);
-  auto again = call([&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, kRules, d); });
+  auto again =
+      call([&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, kRules, d); });
   EXPECT_TRUE(std::get<RuleSetStored>(*again).replaced);
   std::string other = kRules;
   other.replace(other.find("lock-policy"), 11, "other-name");
-  auto conflict = call([&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, other, d); });
+  auto conflict =
+      call([&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, other, d); });
   EXPECT_EQ(conflict.error().code, ErrorCode::kRulesetConflict);
   auto bad = call([&](LockService& s, Completion& d) {
-    return s.set_rule_set(owner_caller, "[ruleSet]\nname = \"x\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"(\"\n", d);
+    return s.set_rule_set(
+        owner_caller,
+        "[ruleSet]\nname = \"x\"\nresourceType = \"lock\"\n[rules.lock]\nacquire = \"(\"\n", d);
   });
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidArgument);
   ASSERT_NE(node.policy.rules(), nullptr);
   EXPECT_EQ(node.policy.rules()->name, "lock-policy");
-  auto missing = call([&](LockService& s, Completion& d) { return s.delete_rule_set(owner_caller, "nope", d); });
+  auto missing = call(
+      [&](LockService& s, Completion& d) { return s.delete_rule_set(owner_caller, "nope", d); });
   EXPECT_EQ(missing.error().code, ErrorCode::kNotFound);
-  EXPECT_TRUE(call([&](LockService& s, Completion& d) { return s.delete_rule_set(owner_caller, "lock-policy", d); }).ok());
+  EXPECT_TRUE(call([&](LockService& s, Completion& d) {
+                return s.delete_rule_set(owner_caller, "lock-policy", d);
+              }).ok());
   EXPECT_EQ(node.policy.rules(), nullptr);
   EXPECT_TRUE(try_acquire(alice_caller, args("jobs:2")).ok());  // open again
 }

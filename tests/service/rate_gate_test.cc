@@ -252,7 +252,7 @@ TEST_F(RateGate, EndingASessionEndsItsGatedCallsAndReleasesUndeliveredGrants) {
   Recorder& parked = recorder();
   Caller other_connection{&alice, 9};
   wait(alice_caller, "k1", 3 * kHour, decided);
-  tick(61 * kMinute);  // alice queues behind bob
+  tick(61 * kMinute);                              // alice queues behind bob
   wait(other_connection, "k2", 3 * kHour, other);  // the slot is used again: parked
   wait(alice_caller, "k3", 3 * kHour, parked);
   Recorder released;

@@ -39,7 +39,8 @@ bool send_all(int fd, std::string_view bytes) {
 std::string read_until_closed(int fd) {
   std::string out;
   char buf[65536];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    out.append(buf, static_cast<std::size_t>(n));
   return out;
 }
 

@@ -51,14 +51,16 @@ RunResult run(const std::vector<std::string>& argv, const std::string& input,
   int in_pipe[2], out_pipe[2], err_pipe[2];
   // O_CLOEXEC: a child forked by another thread at the same moment must not inherit these ends,
   // or it would hold this child's stdin open forever.
-  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0 ||
+      pipe2(err_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error("pipe");
   pid_t pid = fork();
   if (pid == 0) {
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
-    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
+    for (int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]})
+      close(fd);
     for (const auto& e : extra_env) putenv(const_cast<char*>(e.c_str()));
     auto args = to_argv(argv);
     execvp(args[0], args.data());
@@ -151,7 +153,9 @@ bool Child::read_line(std::string* line, int timeout_ms) {
       buffer_.erase(0, nl + 1);
       return true;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0 || out_fd_ < 0) return false;
     pollfd p{out_fd_, POLLIN, 0};
     int r = poll(&p, 1, static_cast<int>(left));

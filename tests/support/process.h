@@ -10,9 +10,9 @@
 namespace holdfast::testing {
 
 struct RunResult {
-  int exit_code = -1;   // -1 if killed by a signal
-  std::string out;      // stdout
-  std::string err;      // stderr
+  int exit_code = -1;  // -1 if killed by a signal
+  std::string out;     // stdout
+  std::string err;     // stderr
 };
 
 // Runs argv[0] with its arguments, feeding `input` on stdin; waits for it.

@@ -33,13 +33,20 @@ std::int64_t RespValue::number(std::string_view name) const {
 
 std::string RespValue::debug() const {
   switch (type) {
-    case Type::kSimple: return "+" + str;
-    case Type::kError: return "-" + str;
-    case Type::kInteger: return ":" + std::to_string(integer);
-    case Type::kBulk: return "\"" + str + "\"";
-    case Type::kNull: return "(nil)";
-    case Type::kBool: return integer ? "#t" : "#f";
-    case Type::kDouble: return "," + str;
+    case Type::kSimple:
+      return "+" + str;
+    case Type::kError:
+      return "-" + str;
+    case Type::kInteger:
+      return ":" + std::to_string(integer);
+    case Type::kBulk:
+      return "\"" + str + "\"";
+    case Type::kNull:
+      return "(nil)";
+    case Type::kBool:
+      return integer ? "#t" : "#f";
+    case Type::kDouble:
+      return "," + str;
     case Type::kArray:
     case Type::kMap: {
       std::string s = type == Type::kMap ? "{" : "[";
@@ -58,7 +65,8 @@ RespClient RespClient::tcp(int port) {
   addr.sin_port = htons(static_cast<std::uint16_t>(port));
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     close(fd);
-    throw std::runtime_error("connect to port " + std::to_string(port) + ": " + std::strerror(errno));
+    throw std::runtime_error("connect to port " + std::to_string(port) + ": " +
+                             std::strerror(errno));
   }
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -77,7 +85,9 @@ RespClient RespClient::unix_socket(const std::string& path) {
   return RespClient(fd);
 }
 
-RespClient::RespClient(RespClient&& o) noexcept : fd_(o.fd_), buf_(std::move(o.buf_)) { o.fd_ = -1; }
+RespClient::RespClient(RespClient&& o) noexcept : fd_(o.fd_), buf_(std::move(o.buf_)) {
+  o.fd_ = -1;
+}
 
 RespClient& RespClient::operator=(RespClient&& o) noexcept {
   if (this != &o) {
@@ -134,12 +144,29 @@ bool RespClient::parse(std::size_t* pos, RespValue* out) {
   std::string line = buf_.substr(*pos + 1, line_end - *pos - 1);
   std::size_t next = line_end + 2;
   switch (t) {
-    case '+': out->type = RespValue::Type::kSimple; out->str = line; break;
-    case '-': out->type = RespValue::Type::kError; out->str = line; break;
-    case ':': out->type = RespValue::Type::kInteger; out->integer = std::stoll(line); break;
-    case '_': out->type = RespValue::Type::kNull; break;
-    case '#': out->type = RespValue::Type::kBool; out->integer = line == "t"; break;
-    case ',': out->type = RespValue::Type::kDouble; out->str = line; break;
+    case '+':
+      out->type = RespValue::Type::kSimple;
+      out->str = line;
+      break;
+    case '-':
+      out->type = RespValue::Type::kError;
+      out->str = line;
+      break;
+    case ':':
+      out->type = RespValue::Type::kInteger;
+      out->integer = std::stoll(line);
+      break;
+    case '_':
+      out->type = RespValue::Type::kNull;
+      break;
+    case '#':
+      out->type = RespValue::Type::kBool;
+      out->integer = line == "t";
+      break;
+    case ',':
+      out->type = RespValue::Type::kDouble;
+      out->str = line;
+      break;
     case '$':
     case '=': {  // a verbatim string reads as a bulk string without its "txt:" format
       long long len = std::stoll(line);
@@ -185,7 +212,9 @@ RespValue RespClient::read(int timeout_ms) {
       buf_.erase(0, pos);
       return v;
     }
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) throw std::runtime_error("timed out waiting for a reply");
     fill(static_cast<int>(left));
   }
@@ -195,7 +224,9 @@ bool RespClient::wait_closed(int timeout_ms) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   try {
     for (;;) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      deadline - std::chrono::steady_clock::now())
+                      .count();
       if (left <= 0) return false;
       fill(static_cast<int>(left));
     }

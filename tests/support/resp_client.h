@@ -22,8 +22,8 @@ struct RespValue {
   std::string error_code() const { return str.substr(0, str.find(' ')); }
   // Field lookup in a RESP3 map or a RESP2 flat key/value array; nullptr if absent.
   const RespValue* get(std::string_view name) const;
-  std::string text(std::string_view name) const;    // "" if absent or null
-  std::int64_t number(std::string_view name) const; // 0 if absent
+  std::string text(std::string_view name) const;     // "" if absent or null
+  std::int64_t number(std::string_view name) const;  // 0 if absent
   bool has(std::string_view name) const { return get(name) != nullptr; }
   std::string debug() const;
 };

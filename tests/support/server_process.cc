@@ -30,8 +30,8 @@ void ServerProcess::start() {
   // Port 0 the first time; the same port again on restart so clients can reconnect.
   std::string listen = "127.0.0.1:" + std::to_string(port_);
   std::string http = "127.0.0.1:" + std::to_string(http_port_);
-  std::vector<std::string> argv = {HOLDFAST_BIN, "serve", "--data-dir", data_.path(), "--listen", listen,
-                                   "--http", http, "--unix", unix_path_};
+  std::vector<std::string> argv = {HOLDFAST_BIN, "serve",  "--data-dir", data_.path(), "--listen",
+                                   listen,       "--http", http,         "--unix",     unix_path_};
   argv.insert(argv.end(), extra_.begin(), extra_.end());
   child_ = Child::start(argv, /*capture_stderr=*/true);
   std::string line;
@@ -61,7 +61,8 @@ int ServerProcess::stop() {
 
 std::string ServerProcess::drain_output(int timeout_ms, std::size_t max_lines) {
   std::string out, line;
-  for (std::size_t n = 0; n < max_lines && child_.read_line(&line, timeout_ms); ++n) out += line + "\n";
+  for (std::size_t n = 0; n < max_lines && child_.read_line(&line, timeout_ms); ++n)
+    out += line + "\n";
   return out;
 }
 

@@ -1,5 +1,6 @@
-// Database advisory locks (docs/reference.md section 6): run a function while holding a named lock that lives
-// in the application's own PostgreSQL or MariaDB/MySQL database, with no Holdfast server involved.
+// Database advisory locks (docs/reference.md section 6): run a function while holding a named lock
+// that lives in the application's own PostgreSQL or MariaDB/MySQL database, with no Holdfast server
+// involved.
 //
 //   holdfast::sql::PgConnection db("postgresql://app@db/app");
 //   int n = holdfast::sql::with_advisory_lock(db, "nightly-report", [&] { return run_report(); });

@@ -64,7 +64,8 @@ bool Exchange::handle(const Request& request) {
     return ready();
   }
   principal_ = std::move(*who);
-  const auto metric = static_cast<std::uint16_t>(env_.first_metric + (route_ - route_table().data()));
+  const auto metric =
+      static_cast<std::uint16_t>(env_.first_metric + (route_ - route_table().data()));
   if (route_->local != nullptr) {
     const auto start = std::chrono::steady_clock::now();
     route_->local(env_.view, request_, response_);

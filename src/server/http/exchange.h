@@ -44,7 +44,7 @@ class Exchange final : private CallRunner::Host {
     const Authenticator* auth = nullptr;  // null: local open mode
     const ServerView& view;
     Metrics* metrics = nullptr;
-    std::size_t first_metric = 0;  // metric id of route 0; route i is first_metric + i
+    std::size_t first_metric = 0;        // metric id of route 0; route i is first_metric + i
     const cors::Policy* cors = nullptr;  // null: CORS off
   };
 

@@ -88,10 +88,18 @@ json::object hold_json(std::span<const HoldField> fields, const HoldState& h) {
     const FieldValue v = field_value(f, h, handle);
     json::value& slot = o[field_name(f)];
     switch (v.type) {
-      case FieldValue::Type::kNull: slot = nullptr; break;
-      case FieldValue::Type::kInteger: slot = v.number; break;
-      case FieldValue::Type::kText: slot = json::string(v.text); break;
-      case FieldValue::Type::kTime: slot = iso_time(v.number); break;
+      case FieldValue::Type::kNull:
+        slot = nullptr;
+        break;
+      case FieldValue::Type::kInteger:
+        slot = v.number;
+        break;
+      case FieldValue::Type::kText:
+        slot = json::string(v.text);
+        break;
+      case FieldValue::Type::kTime:
+        slot = iso_time(v.number);
+        break;
     }
   });
   return o;

@@ -25,7 +25,8 @@ std::optional<std::string> QueryReader::get(std::string_view name, bool required
   for (Param& p : params_) {
     if (p.name != name) continue;
     if (found && !error_)
-      error_ = invalid_argument(std::string(name) + " is given twice").with("field", std::string(name));
+      error_ =
+          invalid_argument(std::string(name) + " is given twice").with("field", std::string(name));
     p.read = true;
     found = p.value;
   }
@@ -38,8 +39,7 @@ std::optional<std::string> QueryReader::get(std::string_view name, bool required
 std::optional<Error> QueryReader::finish() {
   if (error_) return error_;
   for (const Param& p : params_)
-    if (!p.read)
-      return invalid_argument("unknown query parameter " + p.name).with("field", p.name);
+    if (!p.read) return invalid_argument("unknown query parameter " + p.name).with("field", p.name);
   return std::nullopt;
 }
 

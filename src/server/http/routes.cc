@@ -195,8 +195,7 @@ void write_assignment(const Request&, Answer& answer, Response& res) {
   json_response(hold_json(kAssignmentFields, std::get<HoldState>(answer)), res);
 }
 
-Issued transfer(LockService& service, const Caller& caller, const Request& req,
-                Completion& done) {
+Issued transfer(LockService& service, const Caller& caller, const Request& req, Completion& done) {
   std::optional<std::string> key, to, from;
   if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
@@ -213,8 +212,7 @@ void write_transfer(const Request&, Answer& answer, Response& res) {
   json_response({{"holder", h.holder_id}, {"token", h.token}}, res);
 }
 
-Issued unassign(LockService& service, const Caller& caller, const Request& req,
-                Completion& done) {
+Issued unassign(LockService& service, const Caller& caller, const Request& req, Completion& done) {
   std::optional<std::string> key, holder;
   if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
@@ -248,10 +246,9 @@ Issued put_rule_set(LockService& service, const Caller& caller, const Request& r
   // The path names the set; a TOML that names another one is refused before anything changes.
   auto parsed = parse_rule_set(req.body);
   if (parsed.ok() && parsed->name != rule_set_name(req)) {
-    return refuse(done, invalid_argument("the path names rule set '" +
-                                         std::string(rule_set_name(req)) +
-                                         "' but the TOML's [ruleSet] name is '" + parsed->name +
-                                         "'"));
+    return refuse(done,
+                  invalid_argument("the path names rule set '" + std::string(rule_set_name(req)) +
+                                   "' but the TOML's [ruleSet] name is '" + parsed->name + "'"));
   }
   return service.set_rule_set(caller, req.body, done);
 }
@@ -281,9 +278,8 @@ void write_rule_sets(const Request&, Answer& answer, Response& res) {
 void write_named_rule_set(const Request& req, Answer& answer, Response& res) {
   const auto& current = std::get<std::optional<RuleSetPut>>(answer);
   if (!current || current->name != rule_set_name(req)) {
-    error_response(Error(ErrorCode::kNotFound, "no rule set named " +
-                                                   std::string(rule_set_name(req)) +
-                                                   " is installed"),
+    error_response(Error(ErrorCode::kNotFound,
+                         "no rule set named " + std::string(rule_set_name(req)) + " is installed"),
                    res);
     return;
   }
@@ -315,8 +311,7 @@ void readyz(const ServerView& server, const Request&, Response& res) {
     json_response({{"status", "ready"}}, res);
   } else {
     error_response(
-        Error(ErrorCode::kUnavailable, "the server is not ready (starting or shutting down)"),
-        res);
+        Error(ErrorCode::kUnavailable, "the server is not ready (starting or shutting down)"), res);
   }
 }
 
@@ -325,14 +320,12 @@ constexpr Route kRoutes[] = {
     {"POST", "/v1/locks/try-acquire", false, false, nullptr, try_acquire, write_grant},
     {"POST", "/v1/locks/renew", false, false, nullptr, renew, write_renewal},
     {"POST", "/v1/locks/release", false, false, nullptr, release, write_release},
-    {"GET", "/v1/locks/status", false, false, nullptr, by_key<&LockService::status>,
-     write_status},
+    {"GET", "/v1/locks/status", false, false, nullptr, by_key<&LockService::status>, write_status},
     {"GET", "/v1/locks", false, false, nullptr, list, write_list},
     {"POST", "/v1/locks/assign", false, false, nullptr, assign, write_assignment},
     {"POST", "/v1/locks/transfer", false, false, nullptr, transfer, write_transfer},
     {"POST", "/v1/locks/unassign", false, false, nullptr, unassign, write_unassign},
-    {"GET", "/v1/locks/holder", false, false, nullptr, by_key<&LockService::holder>,
-     write_holder},
+    {"GET", "/v1/locks/holder", false, false, nullptr, by_key<&LockService::holder>, write_holder},
     {"PUT", "/v1/rule-sets/", true, false, nullptr, put_rule_set, write_put_rule_set},
     {"GET", "/v1/rule-sets/", true, false, nullptr, get_rule_set, write_named_rule_set},
     {"DELETE", "/v1/rule-sets/", true, false, nullptr, delete_rule_set, write_deleted},
@@ -360,9 +353,9 @@ const Route* match_route(std::string_view method, std::string_view path, Respons
   const std::string_view wanted = method == "HEAD" ? std::string_view("GET") : method;
   std::string allow;
   for (const auto& r : kRoutes) {
-    const bool path_match = r.prefix ? path.substr(0, r.path.size()) == r.path &&
-                                           path.size() > r.path.size()
-                                     : path == r.path;
+    const bool path_match =
+        r.prefix ? path.substr(0, r.path.size()) == r.path && path.size() > r.path.size()
+                 : path == r.path;
     if (!path_match) continue;
     if (wanted == r.method) return &r;
     if (!allow.empty()) allow += ", ";

@@ -61,11 +61,12 @@ void Session::on_read(const boost::system::error_code& ec) {
     keep_alive_ = false;
     Response r;
     if (ec == bhttp::error::body_limit) {
-      error_response(invalid_argument("request body is larger than " + size_text(hub_.body_limit)), r);
+      error_response(invalid_argument("request body is larger than " + size_text(hub_.body_limit)),
+                     r);
       r.status = 413;
     } else if (ec == bhttp::error::header_limit) {
-      error_response(invalid_argument("request headers are larger than " + size_text(hub_.header_limit)),
-                     r);
+      error_response(
+          invalid_argument("request headers are larger than " + size_text(hub_.header_limit)), r);
       r.status = 431;
     } else {
       error_response(invalid_argument("malformed HTTP request: " + ec.message()), r);
@@ -88,15 +89,14 @@ void Session::handle() {
     const auto v = req[f];
     return std::string_view(v.data(), v.size());
   };
-  const Request request{
-      std::string_view(req.method_string().data(), req.method_string().size()),
-      path,
-      query,
-      req.body(),
-      header(bhttp::field::authorization),
-      header(bhttp::field::origin),
-      header(bhttp::field::access_control_request_method),
-      header(bhttp::field::access_control_request_headers)};
+  const Request request{std::string_view(req.method_string().data(), req.method_string().size()),
+                        path,
+                        query,
+                        req.body(),
+                        header(bhttp::field::authorization),
+                        header(bhttp::field::origin),
+                        header(bhttp::field::access_control_request_method),
+                        header(bhttp::field::access_control_request_headers)};
   const bool ready = exchange_.handle(request);
   if (ready) {
     send(std::move(exchange_.response()));

@@ -55,7 +55,8 @@ ParseStatus RequestParser::parse(std::string_view data, std::size_t* consumed) {
     if (pos >= data.size()) return args_.clear(), ParseStatus::kIncomplete;
     if (data[pos] != '$')
       return fail(std::string("expected '$', got '") +
-                  (data[pos] >= 0x20 && data[pos] < 0x7f ? std::string(1, data[pos]) : "\\x??") + "'");
+                  (data[pos] >= 0x20 && data[pos] < 0x7f ? std::string(1, data[pos]) : "\\x??") +
+                  "'");
     std::int64_t len = 0;
     std::size_t body = 0;
     if (!read_number_line(data, pos + 1, &len, &body, &incomplete)) {
@@ -63,11 +64,13 @@ ParseStatus RequestParser::parse(std::string_view data, std::size_t* consumed) {
       return fail("invalid bulk length");
     }
     if (len < 0) return fail("invalid bulk length");
-    if (static_cast<std::size_t>(len) > limits_.max_frame_bytes || body + static_cast<std::size_t>(len) > limits_.max_frame_bytes + 1024)
+    if (static_cast<std::size_t>(len) > limits_.max_frame_bytes ||
+        body + static_cast<std::size_t>(len) > limits_.max_frame_bytes + 1024)
       return fail("command is larger than " + std::to_string(limits_.max_frame_bytes) + " bytes");
     std::size_t end = body + static_cast<std::size_t>(len);
     if (end + 2 > data.size()) return args_.clear(), ParseStatus::kIncomplete;
-    if (data[end] != '\r' || data[end + 1] != '\n') return fail("bulk string not terminated by CRLF");
+    if (data[end] != '\r' || data[end + 1] != '\n')
+      return fail("bulk string not terminated by CRLF");
     args_.emplace_back(data.data() + body, static_cast<std::size_t>(len));
     pos = end + 2;
   }
@@ -147,7 +150,9 @@ void ReplyWriter::map(std::size_t pairs) {
   }
 }
 
-void ReplyWriter::set(std::size_t n) { header(proto_ >= 3 ? '~' : '*', static_cast<std::int64_t>(n)); }
+void ReplyWriter::set(std::size_t n) {
+  header(proto_ >= 3 ? '~' : '*', static_cast<std::int64_t>(n));
+}
 
 void ReplyWriter::verbatim(std::string_view text) {
   if (proto_ < 3) {

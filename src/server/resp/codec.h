@@ -52,20 +52,29 @@ class ReplyWriter {
 
   int proto() const { return proto_; }
   void set_proto(int proto) { proto_ = proto; }
-  void simple(std::string_view s);          // +OK
-  void error_line(std::string_view line);   // -CODE message...  (no CR/LF inside)
-  void integer(std::int64_t v);             // :42
-  void bulk(std::string_view s);            // $3\r\nabc
-  void null();                              // RESP3 _  | RESP2 $-1
-  void array(std::size_t n);                // *n
-  void map(std::size_t pairs);              // RESP3 %n | RESP2 *2n
-  void set(std::size_t n);                  // RESP3 ~n | RESP2 *n
+  void simple(std::string_view s);         // +OK
+  void error_line(std::string_view line);  // -CODE message...  (no CR/LF inside)
+  void integer(std::int64_t v);            // :42
+  void bulk(std::string_view s);           // $3\r\nabc
+  void null();                             // RESP3 _  | RESP2 $-1
+  void array(std::size_t n);               // *n
+  void map(std::size_t pairs);             // RESP3 %n | RESP2 *2n
+  void set(std::size_t n);                 // RESP3 ~n | RESP2 *n
   // Text meant for people (INFO, CLIENT LIST): RESP3 =len\r\ntxt:... | RESP2 a bulk string.
   void verbatim(std::string_view text);
   // Shorthands for map entries.
-  void field(std::string_view name, std::string_view value) { bulk(name); bulk(value); }
-  void field(std::string_view name, std::int64_t value) { bulk(name); integer(value); }
-  void null_field(std::string_view name) { bulk(name); null(); }
+  void field(std::string_view name, std::string_view value) {
+    bulk(name);
+    bulk(value);
+  }
+  void field(std::string_view name, std::int64_t value) {
+    bulk(name);
+    integer(value);
+  }
+  void null_field(std::string_view name) {
+    bulk(name);
+    null();
+  }
 
  private:
   void header(char type, std::int64_t n);

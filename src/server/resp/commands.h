@@ -132,12 +132,12 @@ using CallIssuer = Issued (*)(LockService& service, const Caller& caller, const 
 using AnswerWriter = void (*)(ReplyWriter& out, Answer& answer);
 
 enum CommandFlags : std::uint32_t {
-  kNoAuth = 1u << 0,    // allowed before the connection authenticated
-  kWrite = 1u << 2,     // may change lock state or the rule set (COMMAND flag "write")
-  kReadOnly = 1u << 3,  // reads lock state ("readonly")
-  kBlocking = 1u << 4,  // may wait for a grant ("blocking")
-  kAdmin = 1u << 5,     // the admin or owner role, or a function, only ("admin")
-  kKeyed = 1u << 6,     // the first argument is a lock key (COMMAND's first/last key 1)
+  kNoAuth = 1u << 0,     // allowed before the connection authenticated
+  kWrite = 1u << 2,      // may change lock state or the rule set (COMMAND flag "write")
+  kReadOnly = 1u << 3,   // reads lock state ("readonly")
+  kBlocking = 1u << 4,   // may wait for a grant ("blocking")
+  kAdmin = 1u << 5,      // the admin or owner role, or a function, only ("admin")
+  kKeyed = 1u << 6,      // the first argument is a lock key (COMMAND's first/last key 1)
   kNotQueued = 1u << 7,  // runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
 };
 
@@ -151,7 +151,7 @@ struct CommandSpec {
   // A connection command's handler; null for a lock command, and for a container without a
   // reply of its own (CLIENT: its subcommand runs).
   Handler local;
-  CallIssuer call;    // lock commands
+  CallIssuer call;     // lock commands
   AnswerWriter write;  // lock commands
   std::string_view usage;
   std::string_view summary;
@@ -223,7 +223,7 @@ Issued call_rules_set(LockService&, const Caller&, const CallArgs&, Completion&)
 Issued call_rules_get(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rules_delete(LockService&, const Caller&, const CallArgs&, Completion&);
 
-void write_grant(ReplyWriter&, Answer&);       // a hold with its handle, or nil
+void write_grant(ReplyWriter&, Answer&);  // a hold with its handle, or nil
 void write_renewal(ReplyWriter&, Answer&);
 void write_release(ReplyWriter&, Answer&);
 void write_status_answer(ReplyWriter&, Answer&);

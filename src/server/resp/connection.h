@@ -100,7 +100,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void process();
   void post_process();
   void close();
-  bool congested() const { return pipeline_.output().size() + writing_.size() > hub_.max_pending_output; }
+  bool congested() const {
+    return pipeline_.output().size() + writing_.size() > hub_.max_pending_output;
+  }
   std::size_t max_input() const { return hub_.limits.max_frame_bytes + hub_.input_slack; }
 
   static constexpr std::size_t kInitialBuffer = 16 * 1024;

@@ -26,8 +26,7 @@ Issued call_acquire(LockService& service, const Caller& caller, const CallArgs& 
   return service.acquire(caller, args, done);
 }
 
-Issued call_try(LockService& service, const Caller& caller, const CallArgs& a,
-                Completion& done) {
+Issued call_try(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
   AcquireArgs args;
   args.key = a.positional[0];
   args.ttl_ms = a.options[opt::kTryTtl].number;
@@ -36,8 +35,7 @@ Issued call_try(LockService& service, const Caller& caller, const CallArgs& a,
   return service.try_acquire(caller, args, done);
 }
 
-Issued call_renew(LockService& service, const Caller& caller, const CallArgs& a,
-                  Completion& done) {
+Issued call_renew(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
   return service.renew(caller, RenewArgs{a.positional[0], a.positional[1], a.options[0].number},
                        done);
 }
@@ -52,8 +50,7 @@ Issued call_status(LockService& service, const Caller& caller, const CallArgs& a
   return service.status(caller, a.positional[0], done);
 }
 
-Issued call_list(LockService& service, const Caller& caller, const CallArgs& a,
-                 Completion& done) {
+Issued call_list(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
   ListArgs args;
   if (a.options[opt::kMatch].present) args.match = a.options[opt::kMatch].text;
   if (a.options[opt::kCursor].present) args.cursor = a.options[opt::kCursor].text;

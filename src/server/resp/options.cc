@@ -49,7 +49,8 @@ std::optional<Error> parse_options(std::span<const std::string_view> args,
       }
       case OptionKind::kCount: {
         auto n = parse_int64(text);
-        if (!n || *n < 1) return invalid_argument(std::string(spec.name) + " must be a positive integer");
+        if (!n || *n < 1)
+          return invalid_argument(std::string(spec.name) + " must be a positive integer");
         v.number = *n;
         break;
       }

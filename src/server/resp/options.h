@@ -23,7 +23,7 @@ enum class OptionKind : std::uint8_t {
 };
 
 struct OptionSpec {
-  std::string_view name;      // upper case
+  std::string_view name;  // upper case
   OptionKind kind;
   std::string_view required;  // non-empty: the option must be given; the error if it is not
 };

@@ -73,8 +73,8 @@ void Pipeline::drain() {
 }
 
 const CommandSpec* Pipeline::resolve(const CommandSpec* spec,
-                                     std::span<const std::string_view>& rest,
-                                     std::string_view name, ReplyWriter& out) {
+                                     std::span<const std::string_view>& rest, std::string_view name,
+                                     ReplyWriter& out) {
   auto arity_ok = [&](const CommandSpec& row, std::string_view display) {
     const int given = static_cast<int>(rest.size());
     if (given >= row.min_args && (row.max_args < 0 || given <= row.max_args)) return true;

@@ -88,8 +88,7 @@ class Pipeline final : private CallRunner::Host {
   const CommandSpec* resolve(const CommandSpec* spec, std::span<const std::string_view>& rest,
                              std::string_view name, ReplyWriter& out);
   // Runs a connection command (`spec` is its row, a subcommand's for a container).
-  Flow run_local(const CommandSpec& spec, std::span<const std::string_view> args,
-                 ReplyWriter& out);
+  Flow run_local(const CommandSpec& spec, std::span<const std::string_view> args, ReplyWriter& out);
   // Reads a lock command's options into `values`; false when they are refused (error written).
   static bool read_options(const CommandSpec& spec, std::span<const std::string_view> args,
                            OptionValues& values, ReplyWriter& out);

@@ -19,10 +19,16 @@ void write_field(ReplyWriter& w, HoldField field, const HoldState& hold) {
   char handle[kHandleChars];
   const FieldValue v = field_value(field, hold, handle);
   switch (v.type) {
-    case FieldValue::Type::kNull: w.null_field(field_name(field)); break;
+    case FieldValue::Type::kNull:
+      w.null_field(field_name(field));
+      break;
     case FieldValue::Type::kInteger:
-    case FieldValue::Type::kTime: w.field(field_name(field), v.number); break;
-    case FieldValue::Type::kText: w.field(field_name(field), v.text); break;
+    case FieldValue::Type::kTime:
+      w.field(field_name(field), v.number);
+      break;
+    case FieldValue::Type::kText:
+      w.field(field_name(field), v.text);
+      break;
   }
 }
 
@@ -71,7 +77,8 @@ void write_status(ReplyWriter& w, const StatusView& s) {
   std::size_t n = 0;
   for_each_field(kStatusFields, is_assigned(s.hold), [&](HoldField f) {
     // waiters goes before holder, where it always was.
-    if (++n == std::size(kStatusFields) + 1) w.field("waiters", static_cast<std::int64_t>(s.waiters));
+    if (++n == std::size(kStatusFields) + 1)
+      w.field("waiters", static_cast<std::int64_t>(s.waiters));
     write_field(w, f, s.hold);
   });
   if (n == std::size(kStatusFields)) w.field("waiters", static_cast<std::int64_t>(s.waiters));

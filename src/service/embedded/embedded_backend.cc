@@ -76,8 +76,8 @@ Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
-  return queued_or_answered(caller, table_.acquire(r, now()), contention, args.key,
-                            r.timeout_ms, done);
+  return queued_or_answered(caller, table_.acquire(r, now()), contention, args.key, r.timeout_ms,
+                            done);
 }
 
 Issued EmbeddedBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
@@ -118,10 +118,9 @@ Issued EmbeddedBackend::list(const Caller&, std::string_view match, std::string_
   return answer(done, Answer(table_.list(match, after, count, now())));
 }
 
-Issued EmbeddedBackend::transfer(const Caller& caller, const TransferArgs& args,
-                                 Completion& done) {
-  auto out = table_.transfer(args.key, args.to_id, args.from_id, caller.principal->held_by(),
-                             now());
+Issued EmbeddedBackend::transfer(const Caller& caller, const TransferArgs& args, Completion& done) {
+  auto out =
+      table_.transfer(args.key, args.to_id, args.from_id, caller.principal->held_by(), now());
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(std::move(*out)));
 }
@@ -150,9 +149,7 @@ Issued EmbeddedBackend::put_rule_set(const RuleSetPut& rules, Completion& done) 
   return answer(done, Answer(RuleSetStored{rules.name, replaced}));
 }
 
-Issued EmbeddedBackend::get_rule_set(Completion& done) {
-  return answer(done, Answer(rule_set_));
-}
+Issued EmbeddedBackend::get_rule_set(Completion& done) { return answer(done, Answer(rule_set_)); }
 
 Issued EmbeddedBackend::delete_rule_set(std::string_view name, Completion& done) {
   if (!rule_set_ || rule_set_->name != name)

@@ -84,9 +84,8 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
     return Issued::kApplied;
   }
   std::optional<Error> over_cap(const Caller& caller, Charge charge);
-  Issued queued_or_answered(const Caller& caller, Result<AcquireOutcome> out,
-                            Contention contention, std::string_view key, Millis timeout_ms,
-                            Completion& done);
+  Issued queued_or_answered(const Caller& caller, Result<AcquireOutcome> out, Contention contention,
+                            std::string_view key, Millis timeout_ms, Completion& done);
   void deliver(WaiterOutcome outcome);
   void release_orphan(const WaiterOutcome& outcome);
   void forget_waiter(WaiterId waiter, SessionId session);

@@ -7,8 +7,8 @@
 //     tries the re-take (acquire with the holder's owner) or the refresh (assign to the same
 //     holder), which never takes a free key; otherwise the full grant.
 //  2. Blocking: join the key's queue. A newcomer behind others first tries the re-take or
-//     refresh (those never wait, docs/reference.md section 8). Then the head of the queue attempts the
-//     grant whenever there is a reason: at once when it becomes head, on a NOTIFY for the key
+//     refresh (those never wait, docs/reference.md section 8). Then the head of the queue attempts
+//     the grant whenever there is a reason: at once when it becomes head, on a NOTIFY for the key
 //     from any node (the first waiter of a node registers the key in holdfast_waits before
 //     its first attempt; a release, unassign or session end then notifies it), on a
 //     release through this node, at the holder's lease end as the database reported it (its
@@ -176,7 +176,7 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
 Issued PgBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
                          Completion& done) {
   auto key = std::make_shared<std::pair<std::string, std::string>>(std::string(args.key),
-                                                                    std::string(args.holder_id));
+                                                                   std::string(args.holder_id));
   AssignArgs kept = args;
   return run(done, [this, caller, kept, key, charge]() mutable {
     kept.key = key->first;
@@ -185,8 +185,7 @@ Issued PgBackend::assign(const Caller& caller, const AssignArgs& args, Charge ch
   });
 }
 
-Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args,
-                                    Charge charge) {
+Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args, Charge charge) {
   if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
   const bool blocking = args.timeout_ms && *args.timeout_ms > 0;
   const std::string held_by = caller.principal->held_by();

@@ -244,33 +244,35 @@ Issued PgBackend::delete_rule_set(std::string_view name, Completion& done) {
 }
 
 Issued PgBackend::renew(const Caller&, const RenewArgs& args, Completion& done) {
-  return run(done, [this, key = std::string(args.key), handle = std::string(args.handle),
-                    ttl = args.ttl_ms]() -> Result<Answer> {
-    auto parsed = Handle::parse(handle);
-    if (!parsed) return Answer(RenewOutcome{});
-    auto ends = holds_->renew(key, parsed->to_string(), ttl);
-    if (!ends.ok()) return store_error(std::move(ends).error());
-    if (!*ends) return Answer(RenewOutcome{});
-    ++counters_.renewals;
-    ++counters_.writes;
-    return Answer(RenewOutcome{true, **ends});
-  });
+  return run(done,
+             [this, key = std::string(args.key), handle = std::string(args.handle),
+              ttl = args.ttl_ms]() -> Result<Answer> {
+               auto parsed = Handle::parse(handle);
+               if (!parsed) return Answer(RenewOutcome{});
+               auto ends = holds_->renew(key, parsed->to_string(), ttl);
+               if (!ends.ok()) return store_error(std::move(ends).error());
+               if (!*ends) return Answer(RenewOutcome{});
+               ++counters_.renewals;
+               ++counters_.writes;
+               return Answer(RenewOutcome{true, **ends});
+             });
 }
 
 Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& done) {
-  return run(done, [this, key = std::string(args.key),
-                    handle = std::string(args.handle)]() -> Result<Answer> {
-    auto parsed = Handle::parse(handle);
-    if (!parsed) return Answer(ReleaseOutcome{false});
-    auto released = holds_->release(key, parsed->to_string());
-    if (!released.ok()) return store_error(std::move(released).error());
-    if (!*released) return Answer(ReleaseOutcome{false});
-    waiters_.poke(key);
-    ++counters_.releases;
-    ++counters_.writes;
-    --held_;
-    return Answer(ReleaseOutcome{true});
-  });
+  return run(
+      done,
+      [this, key = std::string(args.key), handle = std::string(args.handle)]() -> Result<Answer> {
+        auto parsed = Handle::parse(handle);
+        if (!parsed) return Answer(ReleaseOutcome{false});
+        auto released = holds_->release(key, parsed->to_string());
+        if (!released.ok()) return store_error(std::move(released).error());
+        if (!*released) return Answer(ReleaseOutcome{false});
+        waiters_.poke(key);
+        ++counters_.releases;
+        ++counters_.writes;
+        --held_;
+        return Answer(ReleaseOutcome{true});
+      });
 }
 
 Issued PgBackend::status(const Caller&, std::string_view key, Completion& done) {
@@ -376,8 +378,7 @@ Result<Answer> PgBackend::do_unassign(const UnassignArgs& args) {
   if (!now.ok()) return store_error(std::move(now).error());
   if (!*now) return Answer(ReleaseOutcome{false});
   if ((*now)->kind != HoldKind::kAssigned)
-    return not_holder(args.key,
-                            "the key is held by a handle hold; release it with its handle");
+    return not_holder(args.key, "the key is held by a handle hold; release it with its handle");
   if (args.holder_id && (*now)->holder_id != *args.holder_id)
     return not_holder(args.key, "the key is assigned to another holder");
   return Answer(ReleaseOutcome{false});  // freed by someone else between the two statements

@@ -63,7 +63,7 @@ class ForkedEncoding final : public StateStream {
   pid_t pid_ = -1;
   bool failed_ = false;
   bool holds_done_ = false;  // holds() answered the empty piece
-  std::string buffer_;      // the piece holds() answers
+  std::string buffer_;       // the piece holds() answers
 };
 
 }  // namespace holdfast::wal

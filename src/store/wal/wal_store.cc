@@ -27,11 +27,11 @@
 // then writes the snapshot, so replies never wait for a snapshot to be written.
 #include "store/wal/wal_store.h"
 
+#include <sched.h>
 #include <cassert>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <sched.h>
 #include <utility>
 
 #include "store/wal/data_dir.h"
