@@ -99,6 +99,43 @@ class DeferredService final : public LockService {
       return s.holder(caller, key, d);
     });
   }
+  Issued set_value(const Caller& caller, const SetArgs& args, Completion& done) override {
+    SetArgs kept = args;
+    return defer(caller, done,
+                 [caller, kept, key = std::string(args.key), value = std::string(args.value)](
+                     LockService& s, Completion& d) mutable {
+                   kept.key = key;
+                   kept.value = value;
+                   return s.set_value(caller, kept, d);
+                 });
+  }
+  Issued delete_keys(const Caller& caller, std::span<const std::string_view> keys,
+                     Completion& done) override {
+    return defer(caller, done,
+                 [caller, owned = std::vector<std::string>(keys.begin(), keys.end())](
+                     LockService& s, Completion& d) {
+                   const std::vector<std::string_view> views(owned.begin(), owned.end());
+                   return s.delete_keys(caller, views, d);
+                 });
+  }
+  Issued expire(const Caller& caller, const ExpireArgs& args, Completion& done) override {
+    ExpireArgs kept = args;
+    return defer(
+        caller, done,
+        [caller, kept, key = std::string(args.key)](LockService& s, Completion& d) mutable {
+          kept.key = key;
+          return s.expire(caller, kept, d);
+        });
+  }
+  Issued count_held(const Caller& caller, std::span<const std::string_view> keys,
+                    Completion& done) override {
+    return defer(caller, done,
+                 [caller, owned = std::vector<std::string>(keys.begin(), keys.end())](
+                     LockService& s, Completion& d) {
+                   const std::vector<std::string_view> views(owned.begin(), owned.end());
+                   return s.count_held(caller, views, d);
+                 });
+  }
   Issued set_rule_set(const Caller& caller, std::string_view toml, Completion& done) override {
     return defer(caller, done, [caller, toml = std::string(toml)](LockService& s, Completion& d) {
       return s.set_rule_set(caller, toml, d);

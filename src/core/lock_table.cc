@@ -366,9 +366,11 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
     return out;
   }
   const Entry& e = slot->second;
-  // Re-take: the same principal of the same kind (both in heldBy) and the same owner string.
-  if (r.owner && e.kind == HoldKind::kHandle && !e.owner().empty() && e.owner() == *r.owner &&
-      e.held_by->first == r.held_by) {
+  // Re-take: the same principal of the same kind (both in heldBy) and the same owner string;
+  // or a take-over of any handle hold of the same principal.
+  const bool same_principal = e.kind == HoldKind::kHandle && e.held_by->first == r.held_by;
+  const bool retake = !r.no_retake && r.owner && !e.owner().empty() && e.owner() == *r.owner;
+  if (same_principal && (retake || r.take_over_own)) {
     drop_hold(slot);
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold =
@@ -382,6 +384,26 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   out.kind = AcquireOutcome::Kind::kQueued;
   out.waiter = enqueue(slot, r, /*assign=*/false, {}, r.ttl_ms, r.timeout_ms, now);
   return out;
+}
+
+ReleaseOutcome LockTable::force_release(std::string_view key, Millis now) {
+  Slot* slot = find_live(key, now);
+  if (slot == nullptr || !slot->second.held()) return ReleaseOutcome{false};
+  emit(Released{slot->first, slot->second.token});
+  ++counters_.releases;
+  free_key(slot, now);
+  return ReleaseOutcome{true};
+}
+
+RenewOutcome LockTable::extend(std::string_view key, Millis lease_expires_at, Millis now) {
+  Slot* slot = find_live(key, now);
+  if (slot == nullptr || !slot->second.held()) return RenewOutcome{};
+  Entry& e = slot->second;
+  e.lease_expires_at = lease_expires_at;
+  lease_ends_.set(slot, lease_expires_at);
+  ++counters_.renewals;
+  emit(Renewed{slot->first, e.token, lease_expires_at});
+  return RenewOutcome{true, lease_expires_at};
 }
 
 Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view handle, Millis ttl_ms,
@@ -417,6 +439,7 @@ Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view
 Result<StatusView> LockTable::status(std::string_view key, Millis now) {
   StatusView s;
   s.key = std::string(key);
+  s.as_of = now;
   Slot* slot = find_live(key, now);
   if (slot == nullptr) return s;
   s.waiters = slot->second.waiter_count();

@@ -52,6 +52,11 @@ struct AcquireRequest {
   bool session_scoped = false;
   SessionId session = 0;     // the caller's connection; waiters belong to it
   std::string_view held_by;  // Principal::held_by() of the caller
+  // The Redis SET idiom over the same keys (docs/redis-locks.md): `no_retake` never re-takes
+  // by owner (SET NX fails on any held key); `take_over_own` replaces a handle hold of the same
+  // principal, whatever its owner (a plain SET), with a new hold and token.
+  bool no_retake = false;
+  bool take_over_own = false;
 };
 
 struct AcquireOutcome {
@@ -107,6 +112,12 @@ class LockTable {
   // Frees the key if `handle` is its current handle; released=false otherwise.
   Result<ReleaseOutcome> release(std::string_view key, std::string_view handle, Millis now);
   Result<StatusView> status(std::string_view key, Millis now);
+  // Frees the key whoever holds it (the caller decided it may: the Redis DEL idiom); hands it
+  // to the next waiter. released=false when the key is free.
+  ReleaseOutcome force_release(std::string_view key, Millis now);
+  // Moves the key's lease end to `lease_expires_at` whoever holds it (the caller decided it
+  // may: PEXPIRE); renewed=false when the key is free.
+  RenewOutcome extend(std::string_view key, Millis lease_expires_at, Millis now);
   // Holds whose key matches the glob `match` (empty: all) and sorts after `after` (empty: the
   // start), in key order, at most `count` (> 0); next_cursor (core/list_cursor.h) says where
   // the next page starts. O(number of holds) per page.

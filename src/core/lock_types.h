@@ -45,6 +45,7 @@ struct StatusView {
   bool held = false;
   HoldState hold;  // when held; its handle is always null (only the acquirer learns it)
   std::size_t waiters = 0;
+  Millis as_of = 0;  // the server's clock when the status was taken (PTTL counts from it)
 };
 
 struct ListPage {

@@ -52,6 +52,16 @@ class LockBackend {
   virtual Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) = 0;
   virtual Issued holder(const Caller& caller, std::string_view key, Completion& done) = 0;
 
+  // The Redis idiom. `only_held_by`: act only on holds of this principal (heldBy); none: any.
+  // TTLs and instants are already capped to `max_lease_ms` from now where they are relative.
+  virtual Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
+                           Completion& done) = 0;
+  virtual Issued delete_keys(std::span<const std::string_view> keys,
+                             std::optional<std::string_view> only_held_by, Completion& done) = 0;
+  virtual Issued expire(const ExpireArgs& args, Millis max_lease_ms,
+                        std::optional<std::string_view> only_held_by, Completion& done) = 0;
+  virtual Issued count_held(std::span<const std::string_view> keys, Completion& done) = 0;
+
   // The stored rule set (text only; the policy compiles it). put answers RuleSetStored, or
   // RULESET_CONFLICT (details installed) when a set of another name is installed; delete
   // answers nil, or NOT_FOUND when no set of that name is installed.

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -82,6 +83,47 @@ struct UnassignArgs {
   std::optional<std::string_view> holder_id;
 };
 
+// The Redis lock idiom over the same keys (docs/redis-locks.md): SET, DEL, PEXPIRE and their
+// kin act on holds. A key set this way is a hold like any other (a token, a lease, rules, the
+// log); its value is the hold's owner, which GET answers.
+enum class SetCondition : std::uint8_t {
+  kAlways,     // SET: a free key, or one held by the caller's own principal (replaced)
+  kIfAbsent,   // SET NX: a free key only
+  kIfPresent,  // SET XX: a key held by the caller's own principal only
+};
+
+struct SetArgs {
+  std::string_view key;
+  std::string_view value;
+  std::optional<Millis> ttl_ms;      // none: the lease cap
+  std::optional<Millis> expires_at;  // instead of ttl_ms: an instant (EXAT, PXAT)
+  bool keep_ttl = false;             // KEEPTTL: a replaced hold keeps its lease end
+  bool get = false;                  // GET: answer the value the key had
+  SetCondition condition = SetCondition::kAlways;
+};
+
+// SET's answer: whether the key was set, and the value it had before (nullopt: free).
+struct SetOutcome {
+  bool set = false;
+  std::optional<std::string> previous;
+  bool get = false;  // SetArgs::get: the reply is `previous`
+};
+
+enum class ExpireCondition : std::uint8_t { kAlways, kIfNone, kIfSome, kIfLater, kIfEarlier };
+
+struct ExpireArgs {
+  std::string_view key;
+  Millis amount = 0;      // milliseconds
+  bool absolute = false;  // amount is an instant (PEXPIREAT) rather than a TTL (PEXPIRE)
+  bool persist = false;   // PERSIST: as long as a lease may last
+  ExpireCondition condition = ExpireCondition::kAlways;
+};
+
+// How many keys an operation acted on (DEL, EXISTS) or 1/0 (PEXPIRE).
+struct KeyCount {
+  std::int64_t count = 0;
+};
+
 // The answer of RULES.SET: the installed set's name and whether it replaced one.
 struct RuleSetStored {
   std::string name;
@@ -93,9 +135,11 @@ struct RuleSetStored {
 //   try_acquire (held by another)                      std::monostate (nil)
 //   renew RenewOutcome, release and unassign ReleaseOutcome, status StatusView, list ListPage,
 //   holder HolderView, set_rule_set RuleSetStored, get_rule_set std::optional<RuleSetPut>,
-//   delete_rule_set std::monostate.
-using Answer = std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView,
-                            ListPage, HolderView, RuleSetStored, std::optional<RuleSetPut>>;
+//   delete_rule_set std::monostate, set_value SetOutcome, delete_keys, count_held and
+//   expire KeyCount.
+using Answer =
+    std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView, ListPage,
+                 HolderView, RuleSetStored, std::optional<RuleSetPut>, SetOutcome, KeyCount>;
 
 class Completion {
  public:
@@ -135,6 +179,17 @@ class LockService {
   virtual Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) = 0;
   virtual Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) = 0;
   virtual Issued holder(const Caller& caller, std::string_view key, Completion& done) = 0;
+
+  // The Redis lock idiom (docs/redis-locks.md). set_value takes a key as SET does (an acquire
+  // for the rules and the rate limit); delete_keys frees keys held by the caller's principal
+  // (any holder for admins, owners and functions); expire moves such a hold's lease end (a
+  // renew for the rules); count_held counts the held keys. GET and PTTL are status().
+  virtual Issued set_value(const Caller& caller, const SetArgs& args, Completion& done) = 0;
+  virtual Issued delete_keys(const Caller& caller, std::span<const std::string_view> keys,
+                             Completion& done) = 0;
+  virtual Issued expire(const Caller& caller, const ExpireArgs& args, Completion& done) = 0;
+  virtual Issued count_held(const Caller& caller, std::span<const std::string_view> keys,
+                            Completion& done) = 0;
 
   // The lock rule set (admins, owners and functions only; members get FORBIDDEN). A set of
   // another name than the installed one is RULESET_CONFLICT; deleting a name that is not

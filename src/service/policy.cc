@@ -193,6 +193,53 @@ Issued Policy::holder(const Caller& caller, std::string_view key, Completion& do
   return backend_.holder(caller, key, done);
 }
 
+// The Redis idiom (docs/redis-locks.md).
+
+std::optional<std::string_view> Policy::own_holds(const Caller& caller,
+                                                  const std::string& held_by) {
+  if (caller.principal->is_privileged()) return std::nullopt;
+  return std::string_view(held_by);
+}
+
+Issued Policy::set_value(const Caller& caller, const SetArgs& args, Completion& done) {
+  if (auto err = denied(caller, LockOperation::kAcquire, args.key)) return refuse(done, *err);
+  if (auto err = check_key(args.key)) return refuse(done, *err);
+  if (auto err = check_label(args.value, "value")) return refuse(done, *err);
+  SetArgs capped = args;
+  if (args.expires_at) capped.ttl_ms = *args.expires_at - clock_.now_ms();
+  capped.expires_at.reset();
+  if (capped.ttl_ms) {
+    if (auto err = check_ttl(*capped.ttl_ms)) return refuse(done, *err);
+    capped.ttl_ms = cap_ttl(*capped.ttl_ms);
+  } else {
+    capped.ttl_ms = max_lease_ms_;  // no expiry: as long as a lease may last
+  }
+  return backend_.set_value(caller, capped, charge_for(caller), done);
+}
+
+Issued Policy::delete_keys(const Caller& caller, std::span<const std::string_view> keys,
+                           Completion& done) {
+  for (std::string_view key : keys)
+    if (auto err = check_key(key)) return refuse(done, *err);
+  const std::string held_by = caller.principal->held_by();
+  return backend_.delete_keys(keys, own_holds(caller, held_by), done);
+}
+
+Issued Policy::expire(const Caller& caller, const ExpireArgs& args, Completion& done) {
+  if (auto err = denied(caller, LockOperation::kRenew, args.key)) return refuse(done, *err);
+  if (auto err = check_key(args.key)) return refuse(done, *err);
+  const std::string held_by = caller.principal->held_by();
+  return backend_.expire(args, max_lease_ms_, own_holds(caller, held_by), done);
+}
+
+Issued Policy::count_held(const Caller& caller, std::span<const std::string_view> keys,
+                          Completion& done) {
+  (void)caller;  // status is open to every caller; so is whether a key is held
+  for (std::string_view key : keys)
+    if (auto err = check_key(key)) return refuse(done, *err);
+  return backend_.count_held(keys, done);
+}
+
 Issued Policy::set_rule_set(const Caller& caller, std::string_view toml, Completion& done) {
   if (!caller.principal->is_privileged()) return refuse(done, forbidden("changing the rule set"));
   auto parsed = parse_rule_set(toml);

@@ -58,6 +58,12 @@ class Policy final : public LockService {
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
   Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
   Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued set_value(const Caller& caller, const SetArgs& args, Completion& done) override;
+  Issued delete_keys(const Caller& caller, std::span<const std::string_view> keys,
+                     Completion& done) override;
+  Issued expire(const Caller& caller, const ExpireArgs& args, Completion& done) override;
+  Issued count_held(const Caller& caller, std::span<const std::string_view> keys,
+                    Completion& done) override;
   Issued set_rule_set(const Caller& caller, std::string_view toml, Completion& done) override;
   Issued get_rule_set(const Caller& caller, Completion& done) override;
   Issued delete_rule_set(const Caller& caller, std::string_view name, Completion& done) override;
@@ -83,6 +89,10 @@ class Policy final : public LockService {
   std::optional<Error> denied(const Caller& caller, LockOperation op, std::string_view key) const;
   Millis cap_ttl(Millis ttl) const { return ttl > max_lease_ms_ ? max_lease_ms_ : ttl; }
   Charge charge_for(const Caller& caller) const;
+  // Whose holds a caller may free or extend without their handle (DEL, PEXPIRE): its own
+  // principal's; any for admins, owners and functions.
+  static std::optional<std::string_view> own_holds(const Caller& caller,
+                                                   const std::string& held_by);
   Issued gate(const Caller& caller, Completion& done, std::unique_ptr<Gated> call);
   void run_gated(Gated& call, Millis now);
   void gated_finished(Gated& call, Result<Answer> result);

@@ -146,7 +146,7 @@ struct CommandSpec {
   int min_args;           // arguments after the name (after the subcommand, for one)
   int max_args;           // -1: no limit
   std::uint32_t flags;
-  int positional;                       // lock commands: arguments before the options
+  int positional;  // lock commands: arguments before the options (-1: every argument)
   std::span<const OptionSpec> options;  // lock commands
   // A connection command's handler; null for a lock command, and for a container without a
   // reply of its own (CLIENT: its subcommand runs).
@@ -222,6 +222,22 @@ Issued call_holder(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rules_set(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rules_get(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rules_delete(LockService&, const Caller&, const CallArgs&, Completion&);
+// redis_commands.cc: the Redis lock idiom.
+Issued call_set(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_get(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_del(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_exists(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_pexpire(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_expire(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_pexpireat(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_expireat(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_persist(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_pttl(LockService&, const Caller&, const CallArgs&, Completion&);
+void write_set(ReplyWriter&, Answer&);  // OK, or nil when not set; with GET: the old value
+void write_get(ReplyWriter&, Answer&);
+void write_count(ReplyWriter&, Answer&);
+void write_pttl(ReplyWriter&, Answer&);
+void write_ttl(ReplyWriter&, Answer&);
 
 void write_grant(ReplyWriter&, Answer&);  // a hold with its handle, or nil
 void write_renewal(ReplyWriter&, Answer&);
@@ -243,6 +259,8 @@ enum Try { kTryTtl, kTryOwner, kTrySession };
 enum List { kMatch, kCursor, kCount };
 enum Assign { kAssignTtl, kAssignTimeout };
 enum Transfer { kFrom };
+enum Set { kNx, kXx, kGet, kEx, kPx, kExat, kPxat, kKeepTtl };
+enum Expire { kIfNone, kIfSome, kIfLater, kIfEarlier };
 }  // namespace opt
 inline constexpr OptionSpec kAcquireOptions[] = {
     {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
@@ -269,6 +287,18 @@ inline constexpr OptionSpec kAssignOptions[] = {
 };
 inline constexpr OptionSpec kTransferOptions[] = {
     {"FROM", OptionKind::kText, "FROM <fromId> is required"},
+};
+inline constexpr OptionSpec kSetOptions[] = {
+    {"NX", OptionKind::kFlag, ""},     {"XX", OptionKind::kFlag, ""},
+    {"GET", OptionKind::kFlag, ""},    {"EX", OptionKind::kMillis, ""},
+    {"PX", OptionKind::kMillis, ""},   {"EXAT", OptionKind::kMillis, ""},
+    {"PXAT", OptionKind::kMillis, ""}, {"KEEPTTL", OptionKind::kFlag, ""},
+};
+inline constexpr OptionSpec kExpireOptions[] = {
+    {"NX", OptionKind::kFlag, ""},
+    {"XX", OptionKind::kFlag, ""},
+    {"GT", OptionKind::kFlag, ""},
+    {"LT", OptionKind::kFlag, ""},
 };
 
 // CLIENT HELP, COMMAND HELP: each subcommand's usage (after the container's name) and summary,

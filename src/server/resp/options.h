@@ -34,7 +34,7 @@ struct OptionValue {
   std::string_view text;    // kText
 };
 
-inline constexpr std::size_t kMaxOptions = 6;
+inline constexpr std::size_t kMaxOptions = 8;
 using OptionValues = std::array<OptionValue, kMaxOptions>;
 
 // Reads `args` into `values` (values[i] for specs[i]). REQUIRES: specs.size() <= kMaxOptions.

@@ -1,5 +1,6 @@
 #include "service/embedded/embedded_backend.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -135,6 +136,103 @@ Issued EmbeddedBackend::holder(const Caller&, std::string_view key, Completion& 
   auto out = table_.holder(key, now());
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(std::move(*out)));
+}
+
+// The Redis idiom (docs/redis-locks.md). The loop runs one call at a time, so reading the key
+// and then acting on it is one step.
+
+namespace {
+
+// Whether `st` is a hold the caller may act on without its handle.
+bool acts_on(const StatusView& st, std::optional<std::string_view> only_held_by) {
+  return st.held && (!only_held_by || st.hold.held_by == *only_held_by);
+}
+
+}  // namespace
+
+Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Charge charge,
+                                  Completion& done) {
+  if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
+  const Millis t = now();
+  const StatusView before = std::move(*table_.status(args.key, t));
+  const std::string held_by = caller.principal->held_by();
+  const bool own =
+      before.held && before.hold.kind == HoldKind::kHandle && before.hold.held_by == held_by;
+  SetOutcome out;
+  out.get = args.get;
+  if (before.held) out.previous = before.hold.owner;
+  if (args.condition == SetCondition::kIfAbsent && before.held) return answer(done, Answer(out));
+  if (args.condition == SetCondition::kIfPresent && !before.held) return answer(done, Answer(out));
+  if (before.held && !own && args.condition != SetCondition::kIfAbsent)
+    return answer(done, lock_held(args.key));
+  AcquireRequest r;
+  r.key = args.key;
+  r.ttl_ms = *args.ttl_ms;
+  if (args.keep_ttl && own && before.hold.lease_expires_at != kNever)
+    r.ttl_ms = std::max<Millis>(before.hold.lease_expires_at - t, 1);
+  r.owner = args.value;
+  r.session = caller.session;
+  r.held_by = held_by;
+  r.no_retake = args.condition == SetCondition::kIfAbsent;
+  r.take_over_own = !r.no_retake;
+  auto granted = table_.acquire(r, t);
+  out.set = granted.ok() && granted->kind == AcquireOutcome::Kind::kGranted;
+  return answer(done, Answer(std::move(out)));
+}
+
+Issued EmbeddedBackend::delete_keys(std::span<const std::string_view> keys,
+                                    std::optional<std::string_view> only_held_by,
+                                    Completion& done) {
+  const Millis t = now();
+  KeyCount deleted;
+  for (std::string_view key : keys) {
+    if (!acts_on(*table_.status(key, t), only_held_by)) continue;
+    deleted.count += table_.force_release(key, t).released ? 1 : 0;
+  }
+  return answer(done, Answer(deleted));
+}
+
+Issued EmbeddedBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
+                               std::optional<std::string_view> only_held_by, Completion& done) {
+  const Millis t = now();
+  const StatusView st = std::move(*table_.status(args.key, t));
+  if (!acts_on(st, only_held_by)) return answer(done, Answer(KeyCount{0}));
+  const Millis current = st.hold.lease_expires_at;
+  Millis at = args.persist ? t + max_lease_ms : (args.absolute ? args.amount : t + args.amount);
+  at = std::min(at, t + max_lease_ms);
+  bool apply = true;
+  switch (args.condition) {
+    case ExpireCondition::kAlways:
+      break;
+    case ExpireCondition::kIfNone:
+      apply = current == kNever;
+      break;
+    case ExpireCondition::kIfSome:
+      apply = current != kNever;
+      break;
+    case ExpireCondition::kIfLater:
+      apply = current != kNever && at > current;
+      break;
+    case ExpireCondition::kIfEarlier:
+      apply = current == kNever || at < current;
+      break;
+  }
+  if (args.persist) apply = current != kNever;  // PERSIST: only a hold that ends
+  if (!apply) return answer(done, Answer(KeyCount{0}));
+  if (at <= t) {
+    // As in Redis, an expiry that has already come deletes the key.
+    table_.force_release(args.key, t);
+  } else {
+    table_.extend(args.key, at, t);
+  }
+  return answer(done, Answer(KeyCount{1}));
+}
+
+Issued EmbeddedBackend::count_held(std::span<const std::string_view> keys, Completion& done) {
+  const Millis t = now();
+  KeyCount held;
+  for (std::string_view key : keys) held.count += table_.status(key, t)->held ? 1 : 0;
+  return answer(done, Answer(held));
 }
 
 Issued EmbeddedBackend::put_rule_set(const RuleSetPut& rules, Completion& done) {

@@ -51,6 +51,13 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
   Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
   Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
+                   Completion& done) override;
+  Issued delete_keys(std::span<const std::string_view> keys,
+                     std::optional<std::string_view> only_held_by, Completion& done) override;
+  Issued expire(const ExpireArgs& args, Millis max_lease_ms,
+                std::optional<std::string_view> only_held_by, Completion& done) override;
+  Issued count_held(std::span<const std::string_view> keys, Completion& done) override;
   Issued put_rule_set(const RuleSetPut& rules, Completion& done) override;
   Issued get_rule_set(Completion& done) override;
   Issued delete_rule_set(std::string_view name, Completion& done) override;

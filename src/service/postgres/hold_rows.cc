@@ -21,7 +21,7 @@ std::string live(const std::string& h, const std::string& at) {
 // The second branch reports the current hold's lease end when nothing was granted; it reads
 // the statement's snapshot, so a hold committed by a racing node may be missing from it (the
 // waiter then relies on the notification or its periodic check).
-std::string acquire_sql() {
+std::string acquire_sql(bool retake = true) {
   return kWithNow + R"sql(,
 granted AS (
   INSERT INTO holdfast_holds AS h (key, handle, token, held_by, owner, holder_id, acquired_at,
@@ -33,9 +33,12 @@ granted AS (
     owner = EXCLUDED.owner, holder_id = NULL, acquired_at = EXCLUDED.acquired_at,
     lease_expires_at = EXCLUDED.lease_expires_at, scope = EXCLUDED.scope, kind = 0,
     node_id = EXCLUDED.node_id, session_id = EXCLUDED.session_id
-  WHERE h.lease_expires_at <= EXCLUDED.acquired_at
+  WHERE h.lease_expires_at <= EXCLUDED.acquired_at)sql" +
+         std::string(retake ? R"sql(
      OR (EXCLUDED.owner IS NOT NULL AND h.kind = 0 AND h.owner = EXCLUDED.owner
-         AND h.held_by = EXCLUDED.held_by)
+         AND h.held_by = EXCLUDED.held_by))sql"
+                            : "") +
+         R"sql(
   RETURNING )sql" +
          kHoldCols + R"sql()
 SELECT true, g.*, now.ms, false FROM granted g, now
@@ -102,6 +105,30 @@ RETURNING true, )sql" +
 }
 
 // $1 key, $2 handle, $3 ttl.
+// Same parameters as acquire: a live handle hold of the same principal ($3) is replaced,
+// whatever its owner (a plain SET of the Redis idiom), with a new handle, token and owner.
+std::string take_over_sql() {
+  return kWithNow + R"sql(
+UPDATE holdfast_holds h SET handle = $2, token = nextval('holdfast_tokens'), owner = $4::text,
+       acquired_at = now.ms, lease_expires_at = now.ms + $5::bigint, scope = $6::smallint,
+       node_id = $7::bigint, session_id = $8::bigint
+  FROM now
+ WHERE h.key = $1 AND h.kind = 0 AND h.held_by = $3 AND h.lease_expires_at > now.ms
+RETURNING true, )sql" +
+         kHoldCols + ", now.ms, false";
+}
+
+// $1 key, $2 amount, $3 absolute (an instant rather than a TTL), $4 the token of the hold seen:
+// moves that hold's lease end, whoever holds it (PEXPIRE of the Redis idiom).
+std::string extend_sql() {
+  return kWithNow + R"sql(
+UPDATE holdfast_holds h
+   SET lease_expires_at = CASE WHEN $3::boolean THEN $2::bigint ELSE now.ms + $2::bigint END
+  FROM now
+ WHERE h.key = $1 AND h.token = $4::bigint AND )sql" +
+         live("h", "now.ms") + "\nRETURNING h.lease_expires_at";
+}
+
 std::string renew_sql() {
   return kWithNow + R"sql(
 UPDATE holdfast_holds h SET lease_expires_at = now.ms + $3::bigint
@@ -193,6 +220,13 @@ std::vector<Statement> HoldRows::statements() {
   return {
       {"hf_acquire", acquire_sql()},
       {"hf_retake", retake_sql()},
+      {"hf_acquire_free", acquire_sql(/*retake=*/false)},
+      {"hf_take_over", take_over_sql()},
+      {"hf_extend", extend_sql()},
+      // $1 key, $2 held_by (NULL: whoever holds it)
+      {"hf_free_key",
+       free_and_notify_sql("h.key = $1 AND ($2::text IS NULL OR h.held_by = $2) AND " +
+                           live("h", "now.ms"))},
       {"hf_assign", assign_sql()},
       {"hf_refresh", refresh_sql()},
       {"hf_renew", renew_sql()},
@@ -243,6 +277,35 @@ Result<Grant> HoldRows::acquire(const GrantRequest& r) {
   auto rows = pool_.run("hf_acquire", grant_params(r));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
+}
+
+Result<Grant> HoldRows::acquire_free(const GrantRequest& r) {
+  auto rows = pool_.run("hf_acquire_free", grant_params(r));
+  if (!rows.ok()) return std::move(rows).error();
+  return grant_from(*rows);
+}
+
+Result<Grant> HoldRows::take_over(const GrantRequest& r) {
+  auto rows = pool_.run("hf_take_over", grant_params(r));
+  if (!rows.ok()) return std::move(rows).error();
+  return grant_from(*rows);
+}
+
+Result<std::optional<Millis>> HoldRows::extend(std::string_view key, Millis amount, bool absolute,
+                                               std::uint64_t token) {
+  auto rows = pool_.run("hf_extend", Params()
+                                         .text(key)
+                                         .number(amount)
+                                         .text(absolute ? "true" : "false")
+                                         .number(static_cast<std::int64_t>(token)));
+  if (!rows.ok()) return std::move(rows).error();
+  if (rows->size() == 0) return std::optional<Millis>();
+  return std::optional<Millis>(rows->number(0, 0));
+}
+
+Result<std::vector<std::string>> HoldRows::free_key(std::string_view key,
+                                                    std::optional<std::string_view> held_by) {
+  return freed_keys("hf_free_key", Params().text(key).maybe_text(held_by));
 }
 
 Result<Grant> HoldRows::retake(const GrantRequest& r) {

@@ -88,6 +88,17 @@ class HoldRows {
   Result<Grant> acquire(const GrantRequest& r);
   // Only the re-take: never takes a free key (a newcomer behind this node's own waiters).
   Result<Grant> retake(const GrantRequest& r);
+  // The Redis idiom (docs/redis-locks.md): a grant of a free key only (never a re-take, as SET
+  // NX); the replacement of a live handle hold of the same principal, whatever its owner (a
+  // plain SET); a new lease end for the hold with `token` (PEXPIRE), none when it is gone; and
+  // the freeing of a key whoever (or, with `held_by`, only that principal) holds it (DEL),
+  // answering the freed keys.
+  Result<Grant> acquire_free(const GrantRequest& r);
+  Result<Grant> take_over(const GrantRequest& r);
+  Result<std::optional<Millis>> extend(std::string_view key, Millis amount, bool absolute,
+                                       std::uint64_t token);
+  Result<std::vector<std::string>> free_key(std::string_view key,
+                                            std::optional<std::string_view> held_by);
   // Assigns a free key to holder_id, or refreshes the lease of the same holder's hold (token,
   // heldBy and acquiredAt kept). ttl none: never expires.
   Result<Grant> assign(std::string_view key, std::string_view held_by, std::string_view holder_id,

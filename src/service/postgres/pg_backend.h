@@ -79,6 +79,13 @@ class PgBackend final : public LockBackend {
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
   Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
   Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
+                   Completion& done) override;
+  Issued delete_keys(std::span<const std::string_view> keys,
+                     std::optional<std::string_view> only_held_by, Completion& done) override;
+  Issued expire(const ExpireArgs& args, Millis max_lease_ms,
+                std::optional<std::string_view> only_held_by, Completion& done) override;
+  Issued count_held(std::span<const std::string_view> keys, Completion& done) override;
   Issued put_rule_set(const RuleSetPut& rules, Completion& done) override;
   Issued get_rule_set(Completion& done) override;
   Issued delete_rule_set(std::string_view name, Completion& done) override;
@@ -131,6 +138,9 @@ class PgBackend final : public LockBackend {
   Result<Answer> do_list(std::string_view match, std::string after, std::size_t count);
   Result<Answer> do_transfer(std::string_view held_by, const TransferArgs& args);
   Result<Answer> do_unassign(const UnassignArgs& args);
+  Result<Answer> do_set(const Caller& caller, const SetArgs& args, Charge charge);
+  Result<Answer> do_expire(const ExpireArgs& args, Millis max_lease_ms,
+                           std::optional<std::string_view> only_held_by);
   void keys_freed(const std::vector<std::string>& keys);
   void on_notify(const std::string& channel, const std::string& payload, int sender_pid);
   void rules_version_seen(std::int64_t version);

@@ -1,0 +1,171 @@
+// PgBackend's Redis idiom (docs/redis-locks.md): SET, DEL, PEXPIRE and EXISTS over the same
+// rows as the lock commands. Each reads the key's row, decides as the embedded backend does,
+// and then acts with a statement conditioned on what it read (the principal, or the token), so
+// a row another node changed in between is left alone and the call answers as if it came
+// second.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "service/postgres/pg_backend.h"
+
+namespace holdfast {
+namespace {
+
+thread_local HandleSource handles;  // not thread-safe: one per executor thread
+
+Millis wall_now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Owned copies of a list of keys, and views of them.
+struct Keys {
+  explicit Keys(std::span<const std::string_view> keys) : owned(keys.begin(), keys.end()) {}
+  std::vector<std::string> owned;
+};
+
+}  // namespace
+
+Issued PgBackend::set_value(const Caller& caller, const SetArgs& args, Charge charge,
+                            Completion& done) {
+  auto copy = std::make_shared<std::pair<std::string, std::string>>(std::string(args.key),
+                                                                    std::string(args.value));
+  SetArgs kept = args;
+  return run(done, [this, caller, kept, copy, charge]() mutable {
+    kept.key = copy->first;
+    kept.value = copy->second;
+    return do_set(caller, kept, charge);
+  });
+}
+
+Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Charge charge) {
+  if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
+  auto found = holds_->find(args.key);
+  if (!found.ok()) return store_error(std::move(found).error());
+  const std::string held_by = caller.principal->held_by();
+  const std::optional<HoldState>& before = *found;
+  const bool own = before && before->kind == HoldKind::kHandle && before->held_by == held_by;
+  SetOutcome out;
+  out.get = args.get;
+  if (before) out.previous = before->owner;
+  // This node's queued acquirers come first: a SET does not jump ahead of them.
+  const bool absent = !before && !waiters_.has_queue(args.key);
+  if (args.condition == SetCondition::kIfAbsent && !absent) return Answer(out);
+  if (args.condition == SetCondition::kIfPresent && !before) return Answer(out);
+  if (before && !own && args.condition != SetCondition::kIfAbsent) return lock_held(args.key);
+  pg::GrantRequest g;
+  g.key = args.key;
+  g.handle = handles.next();
+  g.held_by = held_by;
+  g.owner = args.value;
+  g.ttl_ms = *args.ttl_ms;
+  if (args.keep_ttl && own && before->lease_expires_at != kNever)
+    g.ttl_ms = std::max<Millis>(before->lease_expires_at - wall_now(), 1);
+  g.scope = Scope::kLease;
+  g.node_id = node_id_;
+  g.session = caller.session;
+  auto granted = db(own ? holds_->take_over(g) : holds_->acquire_free(g));
+  if (!granted.ok()) return std::move(granted).error();
+  out.set = granted->granted;
+  if (out.set) {
+    ++counters_.grants;
+    ++counters_.writes;
+    if (!own) ++held_;
+  }
+  return Answer(std::move(out));
+}
+
+Issued PgBackend::delete_keys(std::span<const std::string_view> keys,
+                              std::optional<std::string_view> only_held_by, Completion& done) {
+  auto copy = std::make_shared<Keys>(keys);
+  std::optional<std::string> only;
+  if (only_held_by) only = std::string(*only_held_by);
+  return run(done, [this, copy, only]() -> Result<Answer> {
+    KeyCount deleted;
+    for (const std::string& key : copy->owned) {
+      std::optional<std::string_view> who;
+      if (only) who = *only;
+      auto freed = holds_->free_key(key, who);
+      if (!freed.ok()) return store_error(std::move(freed).error());
+      if (freed->empty()) continue;
+      ++deleted.count;
+      waiters_.poke(key);
+      ++counters_.releases;
+      ++counters_.writes;
+      --held_;
+    }
+    return Answer(deleted);
+  });
+}
+
+Issued PgBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
+                         std::optional<std::string_view> only_held_by, Completion& done) {
+  auto key = std::make_shared<std::string>(args.key);
+  std::optional<std::string> only;
+  if (only_held_by) only = std::string(*only_held_by);
+  ExpireArgs kept = args;
+  return run(done, [this, kept, key, only, max_lease_ms]() mutable {
+    kept.key = *key;
+    std::optional<std::string_view> who;
+    if (only) who = *only;
+    return do_expire(kept, max_lease_ms, who);
+  });
+}
+
+Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
+                                    std::optional<std::string_view> only_held_by) {
+  auto found = holds_->find(args.key);
+  if (!found.ok()) return store_error(std::move(found).error());
+  const std::optional<HoldState>& hold = *found;
+  if (!hold || (only_held_by && hold->held_by != *only_held_by)) return Answer(KeyCount{0});
+  const Millis t = wall_now();
+  const Millis current = hold->lease_expires_at;
+  Millis at = args.persist ? t + max_lease_ms : (args.absolute ? args.amount : t + args.amount);
+  at = std::min(at, t + max_lease_ms);
+  bool apply = true;
+  switch (args.condition) {
+    case ExpireCondition::kAlways: break;
+    case ExpireCondition::kIfNone: apply = current == kNever; break;
+    case ExpireCondition::kIfSome: apply = current != kNever; break;
+    case ExpireCondition::kIfLater: apply = current != kNever && at > current; break;
+    case ExpireCondition::kIfEarlier: apply = current == kNever || at < current; break;
+  }
+  if (args.persist) apply = current != kNever;
+  if (!apply) return Answer(KeyCount{0});
+  if (at <= t) {
+    // As in Redis, an expiry that has already come deletes the key.
+    auto freed = holds_->free_key(args.key, hold->held_by);
+    if (!freed.ok()) return store_error(std::move(freed).error());
+    if (freed->empty()) return Answer(KeyCount{0});
+    waiters_.poke(args.key);
+    ++counters_.releases;
+    ++counters_.writes;
+    --held_;
+    return Answer(KeyCount{1});
+  }
+  auto moved = holds_->extend(args.key, at, /*absolute=*/true, hold->token);
+  if (!moved.ok()) return store_error(std::move(moved).error());
+  if (!*moved) return Answer(KeyCount{0});  // the hold changed meanwhile
+  ++counters_.renewals;
+  ++counters_.writes;
+  return Answer(KeyCount{1});
+}
+
+Issued PgBackend::count_held(std::span<const std::string_view> keys, Completion& done) {
+  auto copy = std::make_shared<Keys>(keys);
+  return run(done, [this, copy]() -> Result<Answer> {
+    KeyCount held;
+    for (const std::string& key : copy->owned) {
+      auto found = holds_->find(key);
+      if (!found.ok()) return store_error(std::move(found).error());
+      held.count += found->has_value() ? 1 : 0;
+    }
+    return Answer(held);
+  });
+}
+
+}  // namespace holdfast
