@@ -23,7 +23,8 @@ Issued refuse(Completion& done, std::string message) {
 
 // Milliseconds from a count of `unit` ms, refusing what would overflow.
 std::optional<Millis> times(std::int64_t n, std::int64_t unit) {
-  if (n > std::numeric_limits<Millis>::max() / unit || n < std::numeric_limits<Millis>::min() / unit)
+  if (n > std::numeric_limits<Millis>::max() / unit ||
+      n < std::numeric_limits<Millis>::min() / unit)
     return std::nullopt;
   return n * unit;
 }
@@ -106,8 +107,8 @@ void write_count(ReplyWriter& out, Answer& answer) {
 namespace {
 
 // PEXPIRE and its kin: key, amount, then at most one of NX XX GT LT.
-Issued expire_call(LockService& service, const Caller& caller, const CallArgs& a,
-                   Completion& done, std::int64_t unit, bool absolute) {
+Issued expire_call(LockService& service, const Caller& caller, const CallArgs& a, Completion& done,
+                   std::int64_t unit, bool absolute) {
   ExpireArgs args;
   args.key = a.positional[0];
   const auto n = parse_int64(a.positional[1]);
@@ -152,8 +153,7 @@ Issued call_persist(LockService& service, const Caller& caller, const CallArgs& 
   return service.expire(caller, args, done);
 }
 
-Issued call_pttl(LockService& service, const Caller& caller, const CallArgs& a,
-                 Completion& done) {
+Issued call_pttl(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
   return service.status(caller, a.positional[0], done);
 }
 

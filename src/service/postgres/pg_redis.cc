@@ -128,11 +128,20 @@ Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
   at = std::min(at, t + max_lease_ms);
   bool apply = true;
   switch (args.condition) {
-    case ExpireCondition::kAlways: break;
-    case ExpireCondition::kIfNone: apply = current == kNever; break;
-    case ExpireCondition::kIfSome: apply = current != kNever; break;
-    case ExpireCondition::kIfLater: apply = current != kNever && at > current; break;
-    case ExpireCondition::kIfEarlier: apply = current == kNever || at < current; break;
+    case ExpireCondition::kAlways:
+      break;
+    case ExpireCondition::kIfNone:
+      apply = current == kNever;
+      break;
+    case ExpireCondition::kIfSome:
+      apply = current != kNever;
+      break;
+    case ExpireCondition::kIfLater:
+      apply = current != kNever && at > current;
+      break;
+    case ExpireCondition::kIfEarlier:
+      apply = current == kNever || at < current;
+      break;
   }
   if (args.persist) apply = current != kNever;
   if (!apply) return Answer(KeyCount{0});
