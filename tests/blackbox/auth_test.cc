@@ -7,41 +7,11 @@
 
 #include <fstream>
 
-#include "auth/credentials.h"
+#include "support/auth_config.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
 namespace {
-
-std::string hash(const std::string& token) { return to_hex(sha256(token)); }
-
-// Writes holdfast.toml and credentials.toml into a folder that outlives the server.
-class AuthConfig {
- public:
-  AuthConfig(int cap, const std::string& extra_members = "") {
-    std::ofstream(dir_.path() + "/credentials.toml")
-        << "[[member]]\nuserId = \"alice\"\nrole = \"member\"\ngroups = "
-           "[\"ops/core\"]\ntokenSha256 = \""
-        << hash("alice-secret")
-        << "\"\n\n[[member]]\nuserId = \"bob\"\nrole = \"member\"\ntokenSha256 = \""
-        << hash("bob-secret")
-        << "\"\n\n[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \""
-        << hash("root-secret") << "\"\n\n[[function]]\nname = \"importer\"\ntokenSha256 = \""
-        << hash("fn-secret") << "\"\n"
-        << extra_members;
-    std::ofstream(dir_.path() + "/holdfast.toml")
-        << "[auth]\ncredentials = \"credentials.toml\"\n\n[limits]\nacquirePerUserPerHour = " << cap
-        << "\n";
-  }
-  std::vector<std::string> flags() const { return {"--config", dir_.path() + "/holdfast.toml"}; }
-  void add_member(const std::string& id, const std::string& token) {
-    std::ofstream(dir_.path() + "/credentials.toml", std::ios::app)
-        << "\n[[member]]\nuserId = \"" << id << "\"\ntokenSha256 = \"" << hash(token) << "\"\n";
-  }
-
- private:
-  TempDir dir_;
-};
 
 class Auth : public ::testing::Test {
  protected:

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "client/auth_config.h"
+#include "support/auth_config.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {

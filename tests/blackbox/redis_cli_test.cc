@@ -7,7 +7,7 @@
 #include <sstream>
 #include <thread>
 
-#include "client/auth_config.h"
+#include "support/auth_config.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {

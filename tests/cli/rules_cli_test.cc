@@ -4,7 +4,7 @@
 #include <boost/json.hpp>
 #include <fstream>
 
-#include "client/auth_config.h"
+#include "support/auth_config.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {

@@ -3,8 +3,8 @@
 // LOCK_ACCESS_DENIED, RATE_LIMITED).
 #include <gtest/gtest.h>
 
-#include "client/auth_config.h"
 #include "holdfast/client.h"
+#include "support/auth_config.h"
 #include "support/server_process.h"
 
 namespace holdfast {

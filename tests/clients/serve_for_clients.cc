@@ -3,18 +3,20 @@
 // socket, and with HOLDFAST_TEST_STORE_URL set a node over PostgreSQL in a schema of its own.
 //
 // Usage: serve_for_clients [--auth]
-//   --auth: with credentials (tests/client/auth_config.h): members alice ("alice-secret") and
-//   bob ("bob-secret"), admin root ("root-secret").
+//   --auth: with credentials (tests/support/auth_config.h): members alice ("alice-secret") and
+//   bob ("bob-secret"), admin root ("root-secret"), function importer ("fn-secret").
 // Prints one line, {"port": N, "unix": "...", "store": "embedded"|"postgres"}, then reads
 // commands on stdin, one per line:
 //   restart   stop the server (SIGTERM) and start it again on the same port and data; prints
 //             "restarted" once it is ready
+//   kill9     kill the server with SIGKILL (no shutdown at all) and start it again the same way;
+//             prints "restarted"
 // and stops the server at end of input.
 #include <iostream>
 #include <optional>
 #include <string>
 
-#include "client/auth_config.h"
+#include "support/auth_config.h"
 #include "support/server_process.h"
 
 using holdfast::testing::AuthConfig;
@@ -33,6 +35,10 @@ int main(int argc, char** argv) {
     while (std::getline(std::cin, line)) {
       if (line == "restart") {
         server.restart();
+        std::cout << "restarted" << std::endl;
+      } else if (line == "kill9") {
+        server.kill9();
+        server.start();
         std::cout << "restarted" << std::endl;
       } else if (!line.empty()) {
         std::cerr << "serve_for_clients: unknown command '" << line << "'\n";

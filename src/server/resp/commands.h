@@ -132,13 +132,14 @@ using CallIssuer = Issued (*)(LockService& service, const Caller& caller, const 
 using AnswerWriter = void (*)(ReplyWriter& out, Answer& answer);
 
 enum CommandFlags : std::uint32_t {
-  kNoAuth = 1u << 0,     // allowed before the connection authenticated
-  kWrite = 1u << 2,      // may change lock state or the rule set (COMMAND flag "write")
-  kReadOnly = 1u << 3,   // reads lock state ("readonly")
-  kBlocking = 1u << 4,   // may wait for a grant ("blocking")
-  kAdmin = 1u << 5,      // the admin or owner role, or a function, only ("admin")
-  kKeyed = 1u << 6,      // the first argument is a lock key (COMMAND's first/last key 1)
-  kNotQueued = 1u << 7,  // runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
+  kNoAuth = 1u << 0,       // allowed before the connection authenticated
+  kWrite = 1u << 2,        // may change lock state or the rule set (COMMAND flag "write")
+  kReadOnly = 1u << 3,     // reads lock state ("readonly")
+  kBlocking = 1u << 4,     // may wait for a grant ("blocking")
+  kAdmin = 1u << 5,        // the admin or owner role, or a function, only ("admin")
+  kKeyed = 1u << 6,        // the first argument is a lock key (COMMAND's first/last key 1)
+  kNotQueued = 1u << 7,    // runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
+  kRedisErrors = 1u << 8,  // one of Redis's own commands: bad input answers Redis's -ERR lines
 };
 
 struct CommandSpec {

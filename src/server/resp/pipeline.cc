@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "server/resp/ascii.h"
 #include "server/resp/render.h"
 
 namespace holdfast::resp {
@@ -78,6 +79,10 @@ const CommandSpec* Pipeline::resolve(const CommandSpec* spec,
   auto arity_ok = [&](const CommandSpec& row, std::string_view display) {
     const int given = static_cast<int>(rest.size());
     if (given >= row.min_args && (row.max_args < 0 || given <= row.max_args)) return true;
+    if ((row.flags & kRedisErrors) != 0) {
+      out.error_line("ERR wrong number of arguments for '" + ascii_lower(display) + "' command");
+      return false;
+    }
     write_error(out, invalid_argument("wrong number of arguments for '" + std::string(display) +
                                       "' (usage: " + std::string(row.usage) + ")"));
     return false;
@@ -174,7 +179,7 @@ Flow Pipeline::run_local(const CommandSpec& spec, std::span<const std::string_vi
 bool Pipeline::read_options(const CommandSpec& spec, std::span<const std::string_view> args,
                             OptionValues& values, ReplyWriter& out) {
   if (auto err = parse_options(args, spec.options, spec.name, values)) {
-    write_error(out, *err);
+    write_command_error(out, spec.flags, *err);
     return false;
   }
   return true;
@@ -194,10 +199,11 @@ bool Pipeline::issue(const CommandSpec& spec, std::span<const std::string_view> 
 
 void Pipeline::answer(std::uint16_t command, Result<Answer> result) {
   ReplyWriter out(out_, state_.proto);
+  const CommandSpec& spec = command_table()[command];
   if (!result.ok()) {
-    write_error(out, result.error());
+    write_command_error(out, spec.flags, result.error());
   } else {
-    command_table()[command].write(out, *result);
+    spec.write(out, *result);
   }
   if (!running_) events_.replies_ready();
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "core/text.h"
+#include "server/resp/commands.h"
 
 namespace holdfast::resp {
 namespace {
@@ -57,6 +58,14 @@ std::string error_text(const Error& error) {
 }
 
 void write_error(ReplyWriter& w, const Error& error) { w.error_line(error_text(error)); }
+
+void write_command_error(ReplyWriter& w, std::uint32_t command_flags, const Error& error) {
+  if ((command_flags & kRedisErrors) != 0 && error.code == ErrorCode::kInvalidArgument) {
+    w.error_line("ERR " + error.message);
+  } else {
+    write_error(w, error);
+  }
+}
 
 void write_hold(ReplyWriter& w, std::span<const HoldField> fields, const HoldState& hold) {
   w.map(field_count(fields, is_assigned(hold)));

@@ -14,6 +14,9 @@ namespace holdfast::resp {
 // "-CODE message name=value ..." with values JSON-quoted when they hold spaces, quotes or '='.
 std::string error_text(const Error& error);
 void write_error(ReplyWriter& w, const Error& error);
+// A command's error: as write_error, except that Redis's own commands (kRedisErrors) answer
+// bad input as Redis does, `-ERR <message>`.
+void write_command_error(ReplyWriter& w, std::uint32_t command_flags, const Error& error);
 
 // A map of `fields` of the hold (plus holder for an assignment).
 void write_hold(ReplyWriter& w, std::span<const HoldField> fields, const HoldState& hold);

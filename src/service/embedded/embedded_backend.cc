@@ -1,4 +1,5 @@
 #include "service/embedded/embedded_backend.h"
+#include "service/redis_idiom.h"
 
 #include <algorithm>
 #include <limits>
@@ -161,20 +162,30 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
   SetOutcome out;
   out.get = args.get;
   if (before.held) out.previous = before.hold.owner;
-  if (args.condition == SetCondition::kIfAbsent && before.held) return answer(done, Answer(out));
-  if (args.condition == SetCondition::kIfPresent && !before.held) return answer(done, Answer(out));
-  if (before.held && !own && args.condition != SetCondition::kIfAbsent)
-    return answer(done, lock_held(args.key));
+  const SetStep step = decide_set(args.condition, before.held, own,
+                                  before.held && before.hold.owner == args.value, !before.held);
+  const bool keep_end = args.keep_ttl && own && before.hold.lease_expires_at != kNever;
+  switch (step) {
+    case SetStep::kNothing:
+      return answer(done, Answer(out));
+    case SetStep::kRefuse:
+      return answer(done, lock_held(args.key));
+    case SetStep::kRenew:
+      if (!keep_end) table_.extend(args.key, t + *args.ttl_ms, t);
+      out.set = true;
+      return answer(done, Answer(std::move(out)));
+    case SetStep::kTakeOver:
+    case SetStep::kTake:
+      break;
+  }
   AcquireRequest r;
   r.key = args.key;
-  r.ttl_ms = *args.ttl_ms;
-  if (args.keep_ttl && own && before.hold.lease_expires_at != kNever)
-    r.ttl_ms = std::max<Millis>(before.hold.lease_expires_at - t, 1);
+  r.ttl_ms = keep_end ? std::max<Millis>(before.hold.lease_expires_at - t, 1) : *args.ttl_ms;
   r.owner = args.value;
   r.session = caller.session;
   r.held_by = held_by;
-  r.no_retake = args.condition == SetCondition::kIfAbsent;
-  r.take_over_own = !r.no_retake;
+  r.no_retake = step == SetStep::kTake;
+  r.take_over_own = step == SetStep::kTakeOver;
   auto granted = table_.acquire(r, t);
   out.set = granted.ok() && granted->kind == AcquireOutcome::Kind::kGranted;
   return answer(done, Answer(std::move(out)));
@@ -197,28 +208,9 @@ Issued EmbeddedBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
   const Millis t = now();
   const StatusView st = std::move(*table_.status(args.key, t));
   if (!acts_on(st, only_held_by)) return answer(done, Answer(KeyCount{0}));
-  const Millis current = st.hold.lease_expires_at;
-  Millis at = args.persist ? t + max_lease_ms : (args.absolute ? args.amount : t + args.amount);
-  at = std::min(at, t + max_lease_ms);
-  bool apply = true;
-  switch (args.condition) {
-    case ExpireCondition::kAlways:
-      break;
-    case ExpireCondition::kIfNone:
-      apply = current == kNever;
-      break;
-    case ExpireCondition::kIfSome:
-      apply = current != kNever;
-      break;
-    case ExpireCondition::kIfLater:
-      apply = current != kNever && at > current;
-      break;
-    case ExpireCondition::kIfEarlier:
-      apply = current == kNever || at < current;
-      break;
-  }
-  if (args.persist) apply = current != kNever;  // PERSIST: only a hold that ends
-  if (!apply) return answer(done, Answer(KeyCount{0}));
+  const auto to = expire_to(args, st.hold.lease_expires_at, t, max_lease_ms);
+  if (!to) return answer(done, Answer(KeyCount{0}));
+  const Millis at = *to;
   if (at <= t) {
     // As in Redis, an expiry that has already come deletes the key.
     table_.force_release(args.key, t);

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "service/postgres/pg_backend.h"
+#include "service/redis_idiom.h"
 
 namespace holdfast {
 namespace {
@@ -53,22 +54,41 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   out.get = args.get;
   if (before) out.previous = before->owner;
   // This node's queued acquirers come first: a SET does not jump ahead of them.
-  const bool absent = !before && !waiters_.has_queue(args.key);
-  if (args.condition == SetCondition::kIfAbsent && !absent) return Answer(out);
-  if (args.condition == SetCondition::kIfPresent && !before) return Answer(out);
-  if (before && !own && args.condition != SetCondition::kIfAbsent) return lock_held(args.key);
+  const bool free = !before && !waiters_.has_queue(args.key);
+  const SetStep step = decide_set(args.condition, before.has_value(), own,
+                                  before && before->owner == args.value, free);
+  const bool keep_end = args.keep_ttl && own && before->lease_expires_at != kNever;
+  switch (step) {
+    case SetStep::kNothing:
+      return Answer(out);
+    case SetStep::kRefuse:
+      return lock_held(args.key);
+    case SetStep::kRenew: {
+      if (!keep_end) {
+        auto moved = db(
+            holds_->extend(args.key, wall_now() + *args.ttl_ms, /*absolute=*/true, before->token));
+        if (!moved.ok()) return std::move(moved).error();
+        if (!*moved) return lock_held(args.key);  // another node changed the hold meanwhile
+        ++counters_.renewals;
+        ++counters_.writes;
+      }
+      out.set = true;
+      return Answer(std::move(out));
+    }
+    case SetStep::kTakeOver:
+    case SetStep::kTake:
+      break;
+  }
   pg::GrantRequest g;
   g.key = args.key;
   g.handle = handles.next();
   g.held_by = held_by;
   g.owner = args.value;
-  g.ttl_ms = *args.ttl_ms;
-  if (args.keep_ttl && own && before->lease_expires_at != kNever)
-    g.ttl_ms = std::max<Millis>(before->lease_expires_at - wall_now(), 1);
+  g.ttl_ms = keep_end ? std::max<Millis>(before->lease_expires_at - wall_now(), 1) : *args.ttl_ms;
   g.scope = Scope::kLease;
   g.node_id = node_id_;
   g.session = caller.session;
-  auto granted = db(own ? holds_->take_over(g) : holds_->acquire_free(g));
+  auto granted = db(step == SetStep::kTakeOver ? holds_->take_over(g) : holds_->acquire_free(g));
   if (!granted.ok()) return std::move(granted).error();
   out.set = granted->granted;
   if (out.set) {
@@ -123,28 +143,9 @@ Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
   const std::optional<HoldState>& hold = *found;
   if (!hold || (only_held_by && hold->held_by != *only_held_by)) return Answer(KeyCount{0});
   const Millis t = wall_now();
-  const Millis current = hold->lease_expires_at;
-  Millis at = args.persist ? t + max_lease_ms : (args.absolute ? args.amount : t + args.amount);
-  at = std::min(at, t + max_lease_ms);
-  bool apply = true;
-  switch (args.condition) {
-    case ExpireCondition::kAlways:
-      break;
-    case ExpireCondition::kIfNone:
-      apply = current == kNever;
-      break;
-    case ExpireCondition::kIfSome:
-      apply = current != kNever;
-      break;
-    case ExpireCondition::kIfLater:
-      apply = current != kNever && at > current;
-      break;
-    case ExpireCondition::kIfEarlier:
-      apply = current == kNever || at < current;
-      break;
-  }
-  if (args.persist) apply = current != kNever;
-  if (!apply) return Answer(KeyCount{0});
+  const auto to = expire_to(args, hold->lease_expires_at, t, max_lease_ms);
+  if (!to) return Answer(KeyCount{0});
+  const Millis at = *to;
   if (at <= t) {
     // As in Redis, an expiry that has already come deletes the key.
     auto freed = holds_->free_key(args.key, hold->held_by);

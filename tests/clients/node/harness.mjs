@@ -30,6 +30,13 @@ export class HoldfastServer {
     if (line.done || line.value !== 'restarted') throw new Error('the server did not restart');
   }
 
+  // Kills the server with SIGKILL and starts it again on the same port and data.
+  async kill9() {
+    this.proc.stdin.write('kill9\n');
+    const line = await this.lines.next();
+    if (line.done || line.value !== 'restarted') throw new Error('the server did not restart');
+  }
+
   async stop() {
     this.proc.stdin.end();
     if (this.proc.exitCode === null) await once(this.proc, 'exit');

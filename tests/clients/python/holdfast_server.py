@@ -25,6 +25,13 @@ class HoldfastServer:
         if self._proc.stdout.readline().strip() != "restarted":
             raise RuntimeError("the server did not restart")
 
+    def kill9(self):
+        """Kills the server with SIGKILL and starts it again on the same port and data."""
+        self._proc.stdin.write("kill9\n")
+        self._proc.stdin.flush()
+        if self._proc.stdout.readline().strip() != "restarted":
+            raise RuntimeError("the server did not restart")
+
     def stop(self):
         self._proc.stdin.close()
         self._proc.wait(timeout=30)

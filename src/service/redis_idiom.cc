@@ -1,0 +1,48 @@
+#include "service/redis_idiom.h"
+
+#include <algorithm>
+
+namespace holdfast {
+
+SetStep decide_set(SetCondition condition, bool held, bool own, bool same_value, bool free) {
+  switch (condition) {
+    case SetCondition::kIfAbsent:
+      return free ? SetStep::kTake : SetStep::kNothing;
+    case SetCondition::kIfPresent:
+      if (!held) return SetStep::kNothing;
+      break;
+    case SetCondition::kAlways:
+      break;
+  }
+  if (!held) return free ? SetStep::kTake : SetStep::kRefuse;
+  if (!own) return SetStep::kRefuse;
+  return same_value ? SetStep::kRenew : SetStep::kTakeOver;
+}
+
+std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis now,
+                                Millis max_lease_ms) {
+  Millis at = args.persist ? now + max_lease_ms : (args.absolute ? args.amount : now + args.amount);
+  at = std::min(at, now + max_lease_ms);
+  bool apply = true;
+  switch (args.condition) {
+    case ExpireCondition::kAlways:
+      break;
+    case ExpireCondition::kIfNone:
+      apply = current == kNever;
+      break;
+    case ExpireCondition::kIfSome:
+      apply = current != kNever;
+      break;
+    case ExpireCondition::kIfLater:
+      apply = current != kNever && at > current;
+      break;
+    case ExpireCondition::kIfEarlier:
+      apply = current == kNever || at < current;
+      break;
+  }
+  if (args.persist) apply = current != kNever;  // PERSIST: only a hold that ends
+  if (!apply) return std::nullopt;
+  return at;
+}
+
+}  // namespace holdfast

@@ -1,0 +1,32 @@
+// The decisions of the Redis lock idiom (docs/redis-locks.md), made once for both backends:
+// each backend reads the key's hold, asks here what to do, and acts in its own store.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "service/lock_service.h"
+
+namespace holdfast {
+
+// What a SET does to a key, given what holds it.
+enum class SetStep {
+  kNothing,   // a condition (NX, XX) did not hold: the key is left as it is, SET answers nil
+  kRefuse,    // another principal holds the key: LOCK_HELD
+  kRenew,     // the caller's own hold with the same value: the lease moves, the token stays
+  kTakeOver,  // the caller's own hold with another value: replaced (new handle, new token)
+  kTake,      // a free key: taken
+};
+
+// `held`: the key is held; `own`: by a handle hold of the caller's principal; `same_value`:
+// whose owner is the value SET brings; `free`: held by nobody and nobody queued for it (a SET
+// does not jump ahead of waiters).
+SetStep decide_set(SetCondition condition, bool held, bool own, bool same_value, bool free);
+
+// Where PEXPIRE and its kin move a lease that ends at `current` (kNever: no end), at `now`:
+// nullopt when their condition does not hold. The result is at most `max_lease_ms` from now;
+// at or before `now` means the key is to be freed, as Redis deletes a key whose expiry passed.
+std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis now,
+                                Millis max_lease_ms);
+
+}  // namespace holdfast
