@@ -76,6 +76,11 @@ class LockBackend {
   // Finishes `done` with `result` in its place among this backend's answers.
   virtual void complete(Completion& done, Result<Answer> result) = 0;
 
+  // LockService::atomically.
+  virtual Status atomically(const std::function<void()>& body) {
+    body();
+    return ok_status();
+  }
   virtual void end_session(SessionId session) = 0;
   virtual void shutdown() = 0;
   virtual void dispatch() = 0;

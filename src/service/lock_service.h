@@ -198,6 +198,17 @@ class LockService {
   virtual Issued get_rule_set(const Caller& caller, Completion& done) = 0;
   virtual Issued delete_rule_set(const Caller& caller, std::string_view name, Completion& done) = 0;
 
+  // Runs `body` as one step (a transaction's commands, a script): the calls it makes on this
+  // service take effect together, with nothing of another session between them. Where calls
+  // apply at once on the loop (the embedded store) that is simply running `body`; a node over
+  // PostgreSQL runs body's calls on the loop, one after another, in one database transaction
+  // (each finishes before it returns; a blocking acquire makes one attempt). The error: the
+  // transaction could not be begun or committed, so none of body's calls took effect.
+  virtual Status atomically(const std::function<void()>& body) {
+    body();
+    return ok_status();
+  }
+
   // The connection is gone (see the top of this file).
   virtual void end_session(SessionId session) = 0;
   // The server is stopping: every waiting call finishes now with UNAVAILABLE. Once.

@@ -70,6 +70,9 @@ class Policy final : public LockService {
 
   void end_session(SessionId session) override;
   void shutdown() override;
+  Status atomically(const std::function<void()>& body) override {
+    return backend_.atomically(body);
+  }
   void dispatch() override { backend_.dispatch(); }
   void advance() override;
   std::optional<Millis> next_deadline() const override;

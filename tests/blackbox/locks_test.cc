@@ -184,7 +184,7 @@ TEST_F(LocksOverResp, AListPageHoldsAtMostTenThousandHoldsAndALargerCountIsRefus
   constexpr int kHolds = 10005;
   std::string batch;
   for (int i = 0; i < kHolds; ++i)
-    batch += RespClient::encode({"LOCK.TRY", "many:" + std::to_string(i), "TTL", "60000"});
+    batch += RespClient::encode({"LOCK.TRY", "many:" + std::to_string(i), "TTL", "3600000"});
   a.send_raw(batch);
   for (int i = 0; i < kHolds; ++i) ASSERT_FALSE(a.read().is_null()) << "hold " << i;
   auto too_many = a.call({"LOCK.LIST", "COUNT", "10001"});

@@ -60,6 +60,24 @@ Flow Pipeline::run(std::span<const std::string_view> args) {
 
 void Pipeline::drain() {
   Running running(running_);
+  if (executing_ && exec_next_ == 0 && !exec_queue_.empty() && !runner_.in_flight()) {
+    // The whole transaction as one step of the service: on a node over PostgreSQL, one
+    // database transaction. If that fails, none of it took effect: its replies give way to
+    // one error.
+    auto st = env_.service.atomically([this] { run_queued(); });
+    if (!st.ok()) {
+      out_.resize(exec_mark_);
+      ReplyWriter(out_, state_.proto)
+          .error_line("EXECABORT Transaction discarded: " + error_text(st.error()));
+      exec_queue_.clear();
+      exec_next_ = 0;
+      executing_ = false;
+    }
+  }
+  run_queued();
+}
+
+void Pipeline::run_queued() {
   while (executing_ && runner_.ready()) {
     if (exec_next_ == exec_queue_.size()) {
       exec_queue_.clear();
@@ -128,6 +146,7 @@ Flow Pipeline::run_one(std::span<const std::string_view> args, bool in_transacti
     if (env_.metrics != nullptr)
       env_.metrics->observe(command_id(*spec), std::chrono::steady_clock::now() - start);
     if (flow == Flow::kExec) {
+      exec_mark_ = before;
       start_exec(out);
       held_from(before);
       drain();  // EXEC: its commands' replies follow its header

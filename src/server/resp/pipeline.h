@@ -100,6 +100,8 @@ class Pipeline final : private CallRunner::Host {
   void queue(const CommandSpec* row, std::span<const std::string_view> args, ReplyWriter& out);
   // EXEC: the array header, then the queued commands (drain()).
   void start_exec(ReplyWriter& out);
+  // Runs EXEC's queued commands while no call of this connection waits.
+  void run_queued();
 
   const Env& env_;
   Events& events_;
@@ -114,6 +116,7 @@ class Pipeline final : private CallRunner::Host {
   std::vector<std::vector<std::string>> exec_queue_;
   std::size_t exec_next_ = 0;
   bool executing_ = false;
+  std::size_t exec_mark_ = 0;  // where EXEC's reply begins in out_ (nothing was in flight)
 };
 
 }  // namespace holdfast::resp

@@ -22,11 +22,25 @@ PgBackend::PgBackend(PgBackendOptions options, WakeLoop wake)
 PgBackend::~PgBackend() { stop(); }
 
 Issued PgBackend::run(Completion& done, std::function<Result<Answer>()> job) {
+  if (inline_) {
+    done.finish(job());
+    return Issued::kApplied;
+  }
   executor_.submit([this, &done, job = std::move(job)] {
     auto result = std::make_shared<Result<Answer>>(job());
     on_loop([&done, result] { done.finish(std::move(*result)); });
   });
   return Issued::kWaiting;
+}
+
+Status PgBackend::atomically(const std::function<void()>& body) {
+  auto tx = pool_->begin();
+  if (!tx.ok()) return store_error(std::move(tx).error());
+  inline_ = true;
+  body();
+  inline_ = false;
+  if (auto st = (*tx)->commit(); !st.ok()) return store_error(std::move(st).error());
+  return ok_status();
 }
 
 void PgBackend::on_loop(std::function<void()> task) {
@@ -281,6 +295,7 @@ Issued PgBackend::status(const Caller&, std::string_view key, Completion& done) 
     if (!found.ok()) return store_error(std::move(found).error());
     StatusView s;
     s.key = key;
+    s.as_of = wall_now();
     s.waiters = waiters_.count(key);  // this node's queue: waiters elsewhere are not counted
     if (*found) {
       s.held = true;

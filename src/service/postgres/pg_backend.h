@@ -98,6 +98,9 @@ class PgBackend final : public LockBackend {
   }
   void end_session(SessionId session) override;
   void shutdown() override { stop(); }
+  // On the loop: begins a database transaction on a connection of its own and, until it
+  // commits, runs every call made on the loop inside it (run() finishes each before returning).
+  Status atomically(const std::function<void()>& body) override;
   void dispatch() override;
   void advance() override {}
   std::optional<Millis> next_deadline() const override { return std::nullopt; }
@@ -125,6 +128,13 @@ class PgBackend final : public LockBackend {
   // Runs `task` on the loop, from dispatch().
   void on_loop(std::function<void()> task);
 
+  // This node's wall clock, for what a reply reports (PTTL); leases are judged by the
+  // database's clock.
+  static Millis wall_now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
   Error store_error(Error e) const;
   // `r` with a database failure turned into the UNAVAILABLE a caller sees (and logged).
   template <typename T>
@@ -157,6 +167,7 @@ class PgBackend final : public LockBackend {
   std::unique_ptr<PgHousekeeper> housekeeper_;
   LocalWaiters waiters_;
   BlockingExecutor executor_;
+  bool inline_ = false;  // inside atomically(): calls run on the loop, in its transaction
   std::int64_t node_id_ = 0;
   std::unique_ptr<wal::FileLock> dir_lock_;
   std::atomic<bool> stopped_{false};

@@ -54,8 +54,15 @@ void PgPool::give_back(std::size_t slot, std::unique_ptr<PgConn> conn) {
   free_cv_.notify_one();
 }
 
-Result<Rows> PgPool::run(const std::string& name, const Params& params) {
-  const std::size_t slot = take();
+namespace {
+
+// The connection of the transaction the calling thread has open, and its pool.
+thread_local PgConn* pinned = nullptr;
+thread_local const PgPool* pinned_pool = nullptr;
+
+}  // namespace
+
+Result<std::unique_ptr<PgConn>> PgPool::lend(std::size_t slot) {
   std::unique_ptr<PgConn> conn;
   {
     std::lock_guard lock(mu_);
@@ -70,10 +77,55 @@ Result<Rows> PgPool::run(const std::string& name, const Params& params) {
     }
     conn = std::move(*fresh);
   }
-  auto rows = conn->run(name, params);
-  if (conn->broken()) conn.reset();
-  give_back(slot, std::move(conn));
+  return conn;
+}
+
+Result<Rows> PgPool::run(const std::string& name, const Params& params) {
+  if (pinned != nullptr && pinned_pool == this) return pinned->run(name, params);
+  const std::size_t slot = take();
+  auto conn = lend(slot);
+  if (!conn.ok()) return std::move(conn).error();
+  auto rows = (*conn)->run(name, params);
+  if ((*conn)->broken()) conn->reset();
+  give_back(slot, std::move(*conn));
   return rows;
+}
+
+Result<std::unique_ptr<PgPool::Transaction>> PgPool::begin() {
+  const std::size_t slot = take();
+  auto conn = lend(slot);
+  if (!conn.ok()) return std::move(conn).error();
+  if (auto r = (*conn)->exec("BEGIN"); !r.ok()) {
+    if ((*conn)->broken()) conn->reset();
+    give_back(slot, std::move(*conn));
+    return std::move(r).error();
+  }
+  return std::unique_ptr<Transaction>(new Transaction(*this, slot, std::move(*conn)));
+}
+
+PgPool::Transaction::Transaction(PgPool& pool, std::size_t slot, std::unique_ptr<PgConn> conn)
+    : pool_(pool), slot_(slot), conn_(std::move(conn)) {
+  pinned = conn_.get();
+  pinned_pool = &pool_;
+}
+
+PgPool::Transaction::~Transaction() {
+  if (conn_) end("ROLLBACK");
+}
+
+Status PgPool::Transaction::commit() {
+  auto r = conn_->exec("COMMIT");
+  end(nullptr);
+  if (!r.ok()) return std::move(r).error();
+  return ok_status();
+}
+
+void PgPool::Transaction::end(const char* sql) {
+  if (sql != nullptr) (void)conn_->exec(sql);
+  pinned = nullptr;
+  pinned_pool = nullptr;
+  if (conn_->broken()) conn_.reset();
+  pool_.give_back(slot_, std::move(conn_));
 }
 
 bool PgPool::is_own_backend(int pid) const {

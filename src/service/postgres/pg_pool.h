@@ -14,6 +14,8 @@
 //    the slot stays empty for the next try. A statement that failed because the connection
 //    broke is NOT retried: it may have committed, and only the caller knows whether running
 //    it twice is harmless.
+// 4. begin() lends one connection to the calling thread for a database transaction: until the
+//    Transaction ends, every run() on that thread goes to it, inside BEGIN ... COMMIT.
 #pragma once
 
 #include <condition_variable>
@@ -45,6 +47,28 @@ class PgPool {
 
   Result<Rows> run(const std::string& name, const Params& params);
 
+  // A database transaction on one connection, for the thread that began it. commit() ends it;
+  // destroyed without a commit, it rolls back.
+  class Transaction {
+   public:
+    Transaction(const Transaction&) = delete;
+    Transaction& operator=(const Transaction&) = delete;
+    ~Transaction();
+    Status commit();
+
+   private:
+    friend class PgPool;
+    Transaction(PgPool& pool, std::size_t slot, std::unique_ptr<PgConn> conn);
+    void end(const char* sql);
+
+    PgPool& pool_;
+    std::size_t slot_;
+    std::unique_ptr<PgConn> conn_;
+  };
+  // Takes a connection (waiting for a free one) and sends BEGIN. REQUIRES: the calling thread
+  // has no transaction of this pool open.
+  Result<std::unique_ptr<Transaction>> begin();
+
   // True when `pid` is the backend of one of this pool's connections (notifications this node
   // sent itself are recognised by it).
   bool is_own_backend(int pid) const;
@@ -58,6 +82,8 @@ class PgPool {
         statements_(std::move(statements)) {}
   Result<std::unique_ptr<PgConn>> connect_slot();
   std::size_t take();
+  // A slot's connection, reconnected if it broke; nullptr (and the slot given back) on failure.
+  Result<std::unique_ptr<PgConn>> lend(std::size_t slot);
   void give_back(std::size_t slot, std::unique_ptr<PgConn> conn);
 
   const std::string url_;

@@ -17,12 +17,6 @@ namespace {
 
 thread_local HandleSource handles;  // not thread-safe: one per executor thread
 
-Millis wall_now() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Owned copies of a list of keys, and views of them.
 struct Keys {
   explicit Keys(std::span<const std::string_view> keys) : owned(keys.begin(), keys.end()) {}
@@ -65,8 +59,8 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
       return lock_held(args.key);
     case SetStep::kRenew: {
       if (!keep_end) {
-        auto moved = db(
-            holds_->extend(args.key, wall_now() + *args.ttl_ms, /*absolute=*/true, before->token));
+        auto moved = db(holds_->extend(args.key, PgBackend::wall_now() + *args.ttl_ms,
+                                       /*absolute=*/true, before->token));
         if (!moved.ok()) return std::move(moved).error();
         if (!*moved) return lock_held(args.key);  // another node changed the hold meanwhile
         ++counters_.renewals;
@@ -84,7 +78,8 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   g.handle = handles.next();
   g.held_by = held_by;
   g.owner = args.value;
-  g.ttl_ms = keep_end ? std::max<Millis>(before->lease_expires_at - wall_now(), 1) : *args.ttl_ms;
+  g.ttl_ms = keep_end ? std::max<Millis>(before->lease_expires_at - PgBackend::wall_now(), 1)
+                      : *args.ttl_ms;
   g.scope = Scope::kLease;
   g.node_id = node_id_;
   g.session = caller.session;
@@ -142,7 +137,7 @@ Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
   if (!found.ok()) return store_error(std::move(found).error());
   const std::optional<HoldState>& hold = *found;
   if (!hold || (only_held_by && hold->held_by != *only_held_by)) return Answer(KeyCount{0});
-  const Millis t = wall_now();
+  const Millis t = PgBackend::wall_now();
   const auto to = expire_to(args, hold->lease_expires_at, t, max_lease_ms);
   if (!to) return Answer(KeyCount{0});
   const Millis at = *to;
