@@ -144,10 +144,13 @@ Issued Policy::status(const Caller& caller, std::string_view key, Completion& do
 Issued Policy::list(const Caller& caller, const ListArgs& args, Completion& done) {
   if (!caller.principal->is_privileged()) return refuse(done, forbidden("listing locks"));
   auto after = decode_list_cursor(args.cursor);
-  if (!after) return refuse(done, invalid_argument("cursor is not one this server returned"));
+  if (!after)
+    return refuse(done, invalid_argument("cursor is not one this server returned")
+                            .with("field", std::string("cursor")));
   if (args.count < 1 || args.count > kMaxListPage)
     return refuse(done,
                   invalid_argument("COUNT must be between 1 and " + std::to_string(kMaxListPage))
+                      .with("field", std::string("count"))
                       .with("count", static_cast<std::int64_t>(args.count)));
   return backend_.list(caller, args.match, *after, args.count, done);
 }
