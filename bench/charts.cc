@@ -21,10 +21,17 @@ struct Series {
 };
 
 std::string color_of(const std::string& target) {
-  static const std::map<std::string, std::string> colors = {
-      {"holdfast-always", "#1b5e20"}, {"holdfast-never", "#43a047"}, {"redis", "#c62828"},
-      {"redis-aof", "#ef6c00"},       {"postgres", "#1565c0"},       {"etcd", "#6a1b9a"},
-      {"holdfast-pg1", "#80cbc4"},    {"holdfast-pg2", "#26a69a"},   {"holdfast-pg3", "#00695c"}};
+  static const std::map<std::string, std::string> colors = {{"holdfast-always", "#1b5e20"},
+                                                            {"holdfast-never", "#43a047"},
+                                                            {"redis", "#c62828"},
+                                                            {"holdfast-redis-always", "#827717"},
+                                                            {"holdfast-redis-never", "#c0ca33"},
+                                                            {"redis-aof", "#ef6c00"},
+                                                            {"postgres", "#1565c0"},
+                                                            {"etcd", "#6a1b9a"},
+                                                            {"holdfast-pg1", "#80cbc4"},
+                                                            {"holdfast-pg2", "#26a69a"},
+                                                            {"holdfast-pg3", "#00695c"}};
   auto it = colors.find(target);
   return it == colors.end() ? "#555555" : it->second;
 }

@@ -63,9 +63,11 @@ int main(int argc, char** argv) {
   app.add_option("--rounds", o.rounds,
                  "Windows per figure, interleaved across targets so all see the same drift")
       ->capture_default_str();
-  app.add_option("--targets", targets,
-                 "Comma list of holdfast-always,holdfast-never,redis,redis-aof,postgres,etcd "
-                 "(or all), and holdfast-pg (scale-out nodes over PostgreSQL; not in all)")
+  app.add_option(
+         "--targets", targets,
+         "Comma list of holdfast-always,holdfast-never,holdfast-redis-always,holdfast-redis-never,"
+         "redis,redis-aof,postgres,etcd "
+         "(or all), and holdfast-pg (scale-out nodes over PostgreSQL; not in all)")
       ->capture_default_str();
   std::string pg_nodes = "1,2,3";
   app.add_option("--pg-nodes", pg_nodes, "Node counts of holdfast-pg: one target per count")

@@ -31,11 +31,13 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 }
 
 std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o) {
-  if (name == "holdfast-always" || name == "holdfast-never") {
-    const bool always = name == "holdfast-always";
-    return std::make_unique<HoldfastTarget>(o.holdfast_binary,
-                                            always ? HoldfastFsync::kAlways : HoldfastFsync::kNever,
-                                            o.holdfast_args);
+  if (name == "holdfast-always" || name == "holdfast-never" || name == "holdfast-redis-always" ||
+      name == "holdfast-redis-never") {
+    const bool always = name.ends_with("always");
+    const bool redis = name.starts_with("holdfast-redis");
+    return std::make_unique<HoldfastTarget>(
+        o.holdfast_binary, always ? HoldfastFsync::kAlways : HoldfastFsync::kNever, o.holdfast_args,
+        redis ? RespDialect::kRedis : RespDialect::kHoldfast);
   }
   if (name == "redis") return make_redis_target(RedisPersistence::kNone);
   if (name == "redis-aof") return make_redis_target(RedisPersistence::kAofAlways);
@@ -74,8 +76,14 @@ void log_measurement(const Measurement& m) {
 }  // namespace
 
 const std::vector<std::string>& all_target_names() {
-  static const std::vector<std::string> names = {"holdfast-always", "holdfast-never", "redis",
-                                                 "redis-aof",       "postgres",       "etcd"};
+  static const std::vector<std::string> names = {"holdfast-always",
+                                                 "holdfast-never",
+                                                 "holdfast-redis-always",
+                                                 "holdfast-redis-never",
+                                                 "redis",
+                                                 "redis-aof",
+                                                 "postgres",
+                                                 "etcd"};
   return names;
 }
 
@@ -192,7 +200,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   // With (a) it runs in (a)'s rounds, each round's PING windows right before its pairs
   // windows: the floor goal is then a ratio of windows taken side by side, like the others.
   auto floor_wanted = [&](const Target& t) {
-    if (!t.speaks_resp()) return false;
+    if (!t.speaks_resp() || t.name().starts_with("holdfast-redis")) return false;
     if (t.name() == "redis-aof") return !contains(o.targets, "redis");
     if (t.name() == "holdfast-always") return !contains(o.targets, "holdfast-never");
     return true;

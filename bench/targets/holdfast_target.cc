@@ -12,11 +12,15 @@
 namespace holdfast::bench {
 
 HoldfastTarget::HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
-                               std::vector<std::string> extra_args)
-    : binary_(std::move(binary)), fsync_(fsync), extra_args_(std::move(extra_args)) {}
+                               std::vector<std::string> extra_args, RespDialect dialect)
+    : binary_(std::move(binary)),
+      fsync_(fsync),
+      extra_args_(std::move(extra_args)),
+      dialect_(dialect) {}
 
 std::string HoldfastTarget::name() const {
-  return fsync_ == HoldfastFsync::kAlways ? "holdfast-always" : "holdfast-never";
+  const std::string prefix = dialect_ == RespDialect::kRedis ? "holdfast-redis-" : "holdfast-";
+  return prefix + (fsync_ == HoldfastFsync::kAlways ? "always" : "never");
 }
 
 std::string HoldfastTarget::description() const {
@@ -24,6 +28,7 @@ std::string HoldfastTarget::description() const {
   if (version.empty()) version = binary_.filename().string();
   std::string d =
       version + "; serve --fsync " + (fsync_ == HoldfastFsync::kAlways ? "always" : "never");
+  if (dialect_ == RespDialect::kRedis) d += "; SET NX PX + EVALSHA, as the redis targets";
   for (const auto& a : extra_args_) d += " " + a;
   return d;
 }
@@ -58,6 +63,7 @@ void HoldfastTarget::start(const std::filesystem::path& dir) {
     process_.stop();
     throw std::runtime_error("holdfast did not answer PING: " + log_tail(dir_ / "holdfast.log"));
   }
+  if (dialect_ == RespDialect::kRedis) release_sha_ = load_release_script(port_);
 }
 
 double HoldfastTarget::restart(int timeout_ms) {
@@ -76,7 +82,7 @@ void HoldfastTarget::stop() { process_.stop(); }
 std::unique_ptr<LockClient> HoldfastTarget::connect(EventLoop& loop) {
   const int fd = connect_loopback(port_, 5000);
   if (fd < 0) throw std::runtime_error("cannot connect to holdfast");
-  return std::make_unique<RespLockClient>(loop, fd, RespDialect::kHoldfast, "");
+  return std::make_unique<RespLockClient>(loop, fd, dialect_, release_sha_);
 }
 
 }  // namespace holdfast::bench

@@ -1,7 +1,9 @@
 // Holdfast as the harness starts it:
 //   holdfast serve --listen 127.0.0.1:P --http 127.0.0.1:Q --unix DIR/holdfast.sock
 //                  --data-dir DIR --fsync always|never [extra args]
-// in local open mode (no credentials, loopback only), driven over RESP on TCP. Besides the
+// in local open mode (no credentials, loopback only), driven over RESP on TCP, with its own
+// LOCK.* commands or, as `holdfast-redis-*`, with the Redis lock idiom exactly as the `redis`
+// targets are driven (SET NX PX, EVALSHA compare-and-delete). Besides the
 // Target interface it can crash (kill -9) and restart on the same data folder, for the
 // restart-time workload.
 #pragma once
@@ -13,6 +15,7 @@
 
 #include "../process.h"
 #include "../target.h"
+#include "resp_client.h"
 
 namespace holdfast::bench {
 
@@ -21,7 +24,7 @@ enum class HoldfastFsync : std::uint8_t { kAlways, kNever };
 class HoldfastTarget final : public Target {
  public:
   HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
-                 std::vector<std::string> extra_args);
+                 std::vector<std::string> extra_args, RespDialect dialect = RespDialect::kHoldfast);
   ~HoldfastTarget() override { stop(); }
 
   std::string name() const override;
@@ -30,7 +33,7 @@ class HoldfastTarget final : public Target {
   void stop() override;
   pid_t server_pid() const override { return process_.pid(); }
   std::unique_ptr<LockClient> connect(EventLoop& loop) override;
-  bool supports_blocking_acquire() const override { return true; }
+  bool supports_blocking_acquire() const override { return dialect_ == RespDialect::kHoldfast; }
   bool speaks_resp() const override { return true; }
 
   // SIGKILL, no goodbye: what a crash looks like to the data folder.
@@ -45,6 +48,8 @@ class HoldfastTarget final : public Target {
   std::filesystem::path binary_;
   HoldfastFsync fsync_;
   std::vector<std::string> extra_args_;
+  RespDialect dialect_;
+  std::string release_sha_;  // the Redis dialect's compare-and-delete script
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
   std::uint16_t http_port_ = 0;

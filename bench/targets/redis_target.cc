@@ -49,13 +49,7 @@ class RedisTarget final : public Target {
       process_.stop();
       throw std::runtime_error("redis-server did not answer PING: " + log_tail(log_));
     }
-    const std::string reply = resp_roundtrip(port_, {"SCRIPT", "LOAD", kRedisReleaseScript});
-    std::vector<resp::Token> tokens;
-    if (resp::parse_reply(reply, tokens).status != resp::ParseStatus::kComplete ||
-        tokens[0].type != resp::Type::kBulk) {
-      throw std::runtime_error("SCRIPT LOAD failed: " + reply);
-    }
-    release_sha_ = std::string(tokens[0].text);
+    release_sha_ = load_release_script(port_);
   }
 
   void stop() override { process_.stop(); }

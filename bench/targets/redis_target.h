@@ -14,9 +14,4 @@ enum class RedisPersistence : std::uint8_t { kNone, kAofAlways };
 
 std::unique_ptr<Target> make_redis_target(RedisPersistence persistence);
 
-// The compare-and-delete script every Redis lock client uses for release.
-inline constexpr std::string_view kRedisReleaseScript =
-    "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) else return 0 "
-    "end";
-
 }  // namespace holdfast::bench

@@ -6,6 +6,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include "../clock.h"
@@ -242,6 +243,16 @@ std::string resp_roundtrip(std::uint16_t port, std::initializer_list<std::string
   }
   close(fd);
   return reply;
+}
+
+std::string load_release_script(std::uint16_t port) {
+  const std::string reply = resp_roundtrip(port, {"SCRIPT", "LOAD", kRedisReleaseScript});
+  std::vector<resp::Token> tokens;
+  if (resp::parse_reply(reply, tokens).status != resp::ParseStatus::kComplete ||
+      tokens[0].type != resp::Type::kBulk) {
+    throw std::runtime_error("SCRIPT LOAD failed: " + reply);
+  }
+  return std::string(tokens[0].text);
 }
 
 }  // namespace holdfast::bench

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../byte_buffer.h"
@@ -26,6 +27,11 @@
 namespace holdfast::bench {
 
 enum class RespDialect : std::uint8_t { kHoldfast, kRedis };
+
+// The compare-and-delete script every Redis lock client uses for release.
+inline constexpr std::string_view kRedisReleaseScript =
+    "if redis.call('get',KEYS[1])==ARGV[1] then return redis.call('del',KEYS[1]) else return 0 "
+    "end";
 
 class RespLockClient final : public LockClient, private IoHandler, private Flushable {
  public:
@@ -74,6 +80,10 @@ class RespLockClient final : public LockClient, private IoHandler, private Flush
 // Blocking: connects to 127.0.0.1:port and sends PING until +PONG comes back or timeout_ms
 // pass. Returns the milliseconds it took, or -1.
 double wait_for_resp_ping(std::uint16_t port, int timeout_ms);
+
+// Blocking: SCRIPT LOAD of the compare-and-delete release script (kRedisReleaseScript);
+// returns its SHA1, or throws.
+std::string load_release_script(std::uint16_t port);
 
 // Blocking: sends one command and returns its raw reply ("" on failure).
 std::string resp_roundtrip(std::uint16_t port, std::initializer_list<std::string_view> args,
