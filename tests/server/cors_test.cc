@@ -102,6 +102,23 @@ TEST(Cors, OptionsThatIsNotAPreflightIsLeftToTheRoutes) {
   EXPECT_FALSE(preflight(kApp, "POST", "https://app.example.com", "POST", ""));
 }
 
+TEST(Cors, AChangeFromAPageOfAnotherOriginIsRefusedWhetherCorsIsOnOrOff) {
+  for (const Policy* p : {&kOff, &kApp}) {
+    auto refused = cross_origin_refusal(*p, "POST", "https://evil.example.com");
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 403);
+    EXPECT_EQ(error_code(*refused), "FORBIDDEN");
+    EXPECT_NE(refused->body.find("https://evil.example.com"), std::string::npos);
+    EXPECT_TRUE(cross_origin_refusal(*p, "DELETE", "null"));
+    // Reads, preflights, and requests that no browser sent are left alone.
+    EXPECT_FALSE(cross_origin_refusal(*p, "GET", "https://evil.example.com"));
+    EXPECT_FALSE(cross_origin_refusal(*p, "OPTIONS", "https://evil.example.com"));
+    EXPECT_FALSE(cross_origin_refusal(*p, "POST", ""));
+  }
+  EXPECT_FALSE(cross_origin_refusal(kApp, "POST", "http://localhost:5173"));
+  EXPECT_FALSE(cross_origin_refusal(kAny, "PUT", "https://anywhere.example"));
+}
+
 TEST(Cors, ConfiguredEntriesMustBeOriginsOrAStar) {
   EXPECT_FALSE(origin_problem("*"));
   EXPECT_FALSE(origin_problem("https://app.example.com"));

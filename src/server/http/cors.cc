@@ -91,6 +91,15 @@ std::optional<Response> preflight(const Policy& policy, std::string_view method,
   return r;
 }
 
+std::optional<Response> cross_origin_refusal(const Policy& policy, std::string_view method,
+                                             std::string_view origin) {
+  if (origin.empty() || method == "GET" || method == "HEAD" || method == "OPTIONS")
+    return std::nullopt;
+  if (allowed(policy, origin)) return std::nullopt;
+  return refusal("a web page from origin " + std::string(origin) +
+                 " may not change locks: the origin is not in [server] corsAllowedOrigins");
+}
+
 std::optional<std::string> origin_problem(std::string_view entry) {
   if (entry == "*") return std::nullopt;
   std::string_view rest;

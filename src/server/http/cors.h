@@ -43,6 +43,14 @@ std::optional<Response> preflight(const Policy& policy, std::string_view method,
                                   std::string_view origin, std::string_view request_method,
                                   std::string_view request_headers);
 
+// The refusal of a request that would change something (any method but GET, HEAD and
+// OPTIONS) sent by a web page whose origin is not allowed, CORS on or off: a browser sends such
+// a "simple" request (a form post, a text/plain fetch) without asking first, so without this a
+// page from anywhere could take or free locks through a server on the reader's own machine.
+// Requests without Origin (curl, client libraries) are not browser requests and pass.
+std::optional<Response> cross_origin_refusal(const Policy& policy, std::string_view method,
+                                             std::string_view origin);
+
 // Checks one configured entry: "*" or an http(s) origin without path, query or trailing slash.
 // Returns what is wrong with it, or nothing.
 std::optional<std::string> origin_problem(std::string_view entry);

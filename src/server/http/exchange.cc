@@ -55,6 +55,12 @@ bool Exchange::handle(const Request& request) {
       return ready();
     }
   }
+  static const cors::Policy kNoOrigins;
+  if (auto refused = cors::cross_origin_refusal(env_.cors != nullptr ? *env_.cors : kNoOrigins,
+                                                request.method, request.origin)) {
+    response_ = std::move(*refused);
+    return ready();
+  }
   route_ = match_route(request.method, request.path, response_);
   if (route_ == nullptr) return ready();
   auto who = authenticate(*route_, request.authorization);
