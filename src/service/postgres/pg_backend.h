@@ -96,6 +96,8 @@ class PgBackend final : public LockBackend {
   void complete(Completion& done, Result<Answer> result) override {
     done.finish(std::move(result));
   }
+  // Every call waits for the database (kWaiting): a script could not have its answers.
+  bool runs_scripts() const override { return false; }
   void end_session(SessionId session) override;
   void shutdown() override { stop(); }
   void dispatch() override;
