@@ -14,7 +14,8 @@
 // The first input byte picks the setup: bit 0 auth mode (credentials below; connections must
 // AUTH), bit 1 a rate limit of 20 acquire attempts per user per hour, bit 2 the log, bit 3 the
 // deferred shape (every call takes effect later, when FUZZ.RUN says, as on a node over
-// PostgreSQL: deferred_service.h). The rest is a RESP stream. Pseudo-commands steer the
+// PostgreSQL: deferred_service.h; scripts are then refused). The rest is a RESP stream, EVAL
+// and SCRIPT included. Pseudo-commands steer the
 // harness: FUZZ.CONN n (later commands come from connection n % 3), FUZZ.TICK ms (the clock
 // moves on, lease ends and timeouts run), FUZZ.CLOSE (the current connection goes away and a
 // new one takes its place), FUZZ.RUN n (the deferred call at n runs). Handles are
@@ -41,6 +42,7 @@
 #include "core/validation.h"
 #include "deferred_service.h"
 #include "resp_replies.h"
+#include "script/engine.h"
 #include "server/resp/pipeline.h"
 #include "service/embedded/embedded_backend.h"
 #include "service/policy.h"
@@ -94,7 +96,7 @@ class Node {
         deferred_service_(policy_),
         service_(deferred ? static_cast<LockService&>(deferred_service_) : policy_),
         info_{"fuzz", auth},
-        env_{service_, info_, auth ? &credentials() : nullptr, nullptr} {
+        env_{service_, info_, auth ? &credentials() : nullptr, nullptr, &scripts_} {
     if (!backend_.recover().ok()) std::abort();
     for (auto& c : connections_) open(c);
   }
@@ -288,6 +290,11 @@ class Node {
   fuzz::DeferredService deferred_service_;
   LockService& service_;
   const ServerInfo info_;
+  // Scripts (EVAL) under small limits, timed by a clock that moves 1 ms a reading, so a
+  // runaway script stops after the same work on every run.
+  Millis script_clock_ = 0;
+  script::Engine scripts_{script::Limits{20, std::size_t{8} << 20},
+                          [this] { return ++script_clock_; }};
   const Pipeline::Env env_;
   std::array<FuzzConnection, 3> connections_;
   std::vector<std::unique_ptr<Pipeline>> ended_;

@@ -151,6 +151,11 @@ class DeferredService final : public LockService {
     });
   }
 
+  void complete(Completion& done, Result<Answer> result) override {
+    inner_.complete(done, std::move(result));
+  }
+  // Its calls all wait, as on a node over PostgreSQL.
+  bool runs_scripts() const override { return false; }
   void end_session(SessionId session) override {
     finish_all([session](const Queued& q) { return q.session == session; },
                "the connection closed");

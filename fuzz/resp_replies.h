@@ -27,7 +27,8 @@ inline std::optional<std::size_t> reply_length(std::string_view data, std::size_
     case ':':
       if (!parse_int64(line)) *bad = true;
       return end;
-    case '$': {
+    case '$':
+    case '=': {  // a bulk string, or RESP3 verbatim text (INFO, CLIENT LIST)
       const auto n = parse_int64(line);
       if (!n || *n < -1) {
         *bad = true;
@@ -39,6 +40,7 @@ inline std::optional<std::size_t> reply_length(std::string_view data, std::size_
       return end + static_cast<std::size_t>(*n) + 2;
     }
     case '*':
+    case '~':  // RESP3 set (COMMAND's flags)
     case '%': {
       const auto n = parse_int64(line);
       if (!n || *n < -1) {

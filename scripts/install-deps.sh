@@ -18,7 +18,7 @@ profile="${1:-test}"
 build_pkgs=(
   build-essential cmake ninja-build pkg-config g++
   libboost1.81-dev libboost-json1.81-dev libtomlplusplus-dev libcli11-dev
-  libspdlog-dev libre2-dev libssl-dev libpq-dev libmariadb-dev libabsl-dev
+  libspdlog-dev libre2-dev libssl-dev libpq-dev libmariadb-dev libabsl-dev liblua5.1-0-dev
 )
 # What the tests add: GoogleTest, the programs they run (tests/CMakeLists.txt names the
 # package of each), and clang for the fuzzers and the sanitizer builds.

@@ -25,6 +25,7 @@ struct ServeFlags {
   ConfigOverrides overrides;
   std::string listen, http, unix_path, data_dir, fsync, store, log_level, log_format;
   Millis session_grace_ms = 0;
+  Millis script_time_limit_ms = 0;
   std::int64_t snapshot_after_bytes = 0;
   std::int64_t idle_poll_us = 0;
 };
@@ -112,6 +113,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   if (cmd.count("--fsync")) o.fsync = f.fsync;
   if (cmd.count("--store")) o.store_url = f.store;
   if (cmd.count("--session-grace-ms")) o.session_grace_ms = f.session_grace_ms;
+  if (cmd.count("--script-time-limit-ms")) o.script_time_limit_ms = f.script_time_limit_ms;
   if (cmd.count("--snapshot-after-bytes")) o.snapshot_after_bytes = f.snapshot_after_bytes;
   if (cmd.count("--idle-poll-us")) o.idle_poll_us = f.idle_poll_us;
   if (cmd.count("--log-level")) o.log_level = f.log_level;
@@ -227,6 +229,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "with --store: how long a silent node's session holds outlive its last "
                   "heartbeat" +
                       default_is(d.session_grace_ms));
+  cmd->add_option("--script-time-limit-ms", flags->script_time_limit_ms,
+                  "EVAL: a script running longer is stopped, its changes so far kept" +
+                      default_is(d.script_time_limit_ms));
   cmd->add_option("--log-level", flags->log_level,
                   "debug, info, warn or error: the least severe record logged" +
                       default_is(std::string(log_level_name(d.log_level))));

@@ -174,7 +174,10 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       c.credentials = resolve(base, c.credentials);
     }
     if (auto* l = doc["limits"].as_table()) {
-      if (auto e = check_keys(path, *l, "limits", {"acquirePerUserPerHour", "maxLeaseMs"}))
+      if (auto e = check_keys(path, *l, "limits",
+                              {"acquirePerUserPerHour", "maxLeaseMs", "scriptTimeLimitMs"}))
+        return *e;
+      if (auto e = read_int(path, *l, "limits", "scriptTimeLimitMs", &c.script_time_limit_ms))
         return *e;
       if (auto e =
               read_int(path, *l, "limits", "acquirePerUserPerHour", &c.acquire_per_user_per_hour))
@@ -206,6 +209,11 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
   if (c.session_grace_ms < 100 || c.session_grace_ms > 86'400'000)
     return invalid_argument(
         "[store] sessionGraceMs (--session-grace-ms) must be from 100 to 86400000 milliseconds");
+  if (o.script_time_limit_ms) c.script_time_limit_ms = *o.script_time_limit_ms;
+  if (c.script_time_limit_ms < 1 || c.script_time_limit_ms > script::kMaxTimeLimitMs)
+    return invalid_argument(
+        "[limits] scriptTimeLimitMs (--script-time-limit-ms) must be from 1 to 3600000 "
+        "milliseconds");
   if (o.snapshot_after_bytes) c.snapshot_after_bytes = *o.snapshot_after_bytes;
   if (c.snapshot_after_bytes < kMinSnapshotAfterBytes ||
       c.snapshot_after_bytes > kMaxSnapshotAfterBytes)

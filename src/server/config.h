@@ -10,6 +10,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "script/limits.h"
 #include "server/logging.h"
 
 namespace holdfast {
@@ -38,6 +39,7 @@ struct ServerConfig {
   std::vector<std::string> cors_allowed_origins;
   std::int64_t acquire_per_user_per_hour = 600;
   Millis max_lease_ms = 86'400'000;
+  Millis script_time_limit_ms = script::kDefaultTimeLimitMs;  // EVAL: a longer script stops
   std::string store_url;                 // postgres://... for scale-out; empty: embedded
   Millis session_grace_ms = 10'000;      // scale-out: a silent node's session holds live this long
   std::int64_t store_pool_size = 32;     // scale-out: PostgreSQL connections per node
@@ -49,7 +51,7 @@ struct ServerConfig {
 struct ConfigOverrides {
   std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url, log_level,
       log_format;
-  std::optional<Millis> session_grace_ms;
+  std::optional<Millis> session_grace_ms, script_time_limit_ms;
   std::optional<std::int64_t> snapshot_after_bytes, idle_poll_us;
 };
 

@@ -36,6 +36,7 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
     : config_(config),
       auth_(auth),
       loop_(io_, clock),
+      scripts_(script::Limits{config.script_time_limit_ms, script::kDefaultMemoryBytes}),
       info_{kVersion, auth != nullptr},
       signals_(io_, SIGINT, SIGTERM),
       reload_signal_(io_, SIGHUP),
@@ -137,8 +138,8 @@ Status Server::bind_unix() {
 Status Server::start(LockService& service) {
   service_ = &service;
   loop_.set_service(service);
-  hub_.emplace(
-      resp::ConnectionHub{io_, loop_, {service, info_, auth_, &metrics_}, {}, {}, &last_session_});
+  hub_.emplace(resp::ConnectionHub{
+      io_, loop_, {service, info_, auth_, &metrics_, &scripts_}, {}, {}, &last_session_});
   http_hub_.emplace(http::HttpHub{io_,
                                   loop_,
                                   {service, auth_, view_, &metrics_, resp::command_table().size(),

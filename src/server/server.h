@@ -26,6 +26,7 @@
 
 #include "core/clock.h"
 #include "core/idle_poll.h"
+#include "script/engine.h"
 #include "server/config.h"
 #include "server/http/session.h"
 #include "server/loop_driver.h"
@@ -83,6 +84,7 @@ class Server {
   LockService* service_ = nullptr;
   LoopDriver loop_;
   Metrics metrics_;
+  script::Engine scripts_;  // EVAL's Lua state and script cache, shared by every connection
   resp::ServerInfo info_;
   http::ServerView view_;
   http::cors::Policy cors_;

@@ -73,8 +73,11 @@ class LockBackend {
   // another node of a cluster changes it.
   virtual void on_rule_set_changed(std::function<void(const std::optional<RuleSetPut>&)> fn) = 0;
 
-  // Finishes `done` with `result` in its place among this backend's answers.
+  // Finishes `done` with `result` in its place among this backend's answers (at once for an
+  // immediate() completion).
   virtual void complete(Completion& done, Result<Answer> result) = 0;
+  // LockService::runs_scripts().
+  virtual bool runs_scripts() const = 0;
 
   // LockService::atomically.
   virtual Status atomically(const std::function<void()>& body) {

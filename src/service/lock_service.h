@@ -28,6 +28,7 @@
 #include "core/hold.h"
 #include "core/lock_types.h"
 #include "core/principal.h"
+#include "core/script_reply.h"
 #include "store/store.h"
 
 namespace holdfast {
@@ -136,15 +137,20 @@ struct RuleSetStored {
 //   renew RenewOutcome, release and unassign ReleaseOutcome, status StatusView, list ListPage,
 //   holder HolderView, set_rule_set RuleSetStored, get_rule_set std::optional<RuleSetPut>,
 //   delete_rule_set std::monostate, set_value SetOutcome, delete_keys, count_held and
-//   expire KeyCount.
-using Answer =
-    std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView, ListPage,
-                 HolderView, RuleSetStored, std::optional<RuleSetPut>, SetOutcome, KeyCount>;
+//   expire KeyCount; a script's reply, finished through complete(), ScriptReply.
+using Answer = std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView,
+                            ListPage, HolderView, RuleSetStored, std::optional<RuleSetPut>,
+                            SetOutcome, KeyCount, ScriptReply>;
 
 class Completion {
  public:
   // Exactly once per call, on the loop thread.
   virtual void finish(Result<Answer> result) = 0;
+  // True for a call whose answer is not a reply but input to more work on the loop (a
+  // script's redis.call): a call that took effect (kApplied) finishes inside the issuing call,
+  // without waiting for the log. Whatever reply that work makes waits for the log instead
+  // (LockService::complete()).
+  virtual bool immediate() const { return false; }
 
  protected:
   ~Completion() = default;
@@ -208,6 +214,14 @@ class LockService {
     body();
     return ok_status();
   }
+  // Finishes `done` with `result` in its place: after the answers of every call issued before
+  // it, and once every change made so far is durable. For replies the front end makes from
+  // calls of its own (a script's).
+  virtual void complete(Completion& done, Result<Answer> result) = 0;
+  // Whether scripts can run here: inside atomically() every call takes effect at once
+  // (kApplied), so a script's redis.call has its answer before the script goes on. True for
+  // both backends (a node over PostgreSQL runs its calls inline in atomically()).
+  virtual bool runs_scripts() const = 0;
 
   // The connection is gone (see the top of this file).
   virtual void end_session(SessionId session) = 0;

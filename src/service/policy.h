@@ -68,6 +68,10 @@ class Policy final : public LockService {
   Issued get_rule_set(const Caller& caller, Completion& done) override;
   Issued delete_rule_set(const Caller& caller, std::string_view name, Completion& done) override;
 
+  void complete(Completion& done, Result<Answer> result) override {
+    backend_.complete(done, std::move(result));
+  }
+  bool runs_scripts() const override { return backend_.runs_scripts(); }
   void end_session(SessionId session) override;
   void shutdown() override;
   Status atomically(const std::function<void()>& body) override {

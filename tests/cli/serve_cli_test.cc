@@ -189,10 +189,11 @@ TEST(ServeHelp, EveryOptionGivesItsDefault) {
     if (line.find("--help") != std::string::npos) continue;
     EXPECT_NE(line.find("(default"), std::string::npos) << line;
   }
-  EXPECT_EQ(options, 13u) << r.out;
-  for (const char* option : {"--config", "--data-dir", "--listen", "--http", "--unix", "--fsync",
-                             "--snapshot-after-bytes", "--idle-poll-us", "--store",
-                             "--session-grace-ms", "--log-level", "--log-format"})
+  EXPECT_EQ(options, 14u) << r.out;
+  for (const char* option :
+       {"--config", "--data-dir", "--listen", "--http", "--unix", "--fsync",
+        "--snapshot-after-bytes", "--idle-poll-us", "--store", "--session-grace-ms",
+        "--script-time-limit-ms", "--log-level", "--log-format"})
     EXPECT_NE(r.out.find(std::string("  ") + option), std::string::npos) << option;
   EXPECT_NE(r.out.find("(default 127.0.0.1:7420)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[limits] maxLeaseMs"), std::string::npos) << r.out;

@@ -55,6 +55,7 @@ credentials = "creds.toml"
 [limits]
 acquirePerUserPerHour = 5
 maxLeaseMs = 60000
+scriptTimeLimitMs = 250
 [store]
 url = "postgres://db/locks"
 )");
@@ -74,6 +75,7 @@ url = "postgres://db/locks"
   EXPECT_EQ(c->credentials, (dir / "creds.toml").string());
   EXPECT_EQ(c->acquire_per_user_per_hour, 5);
   EXPECT_EQ(c->max_lease_ms, 60000);
+  EXPECT_EQ(c->script_time_limit_ms, 250);
   EXPECT_EQ(c->store_url, "postgres://db/locks");
 }
 
@@ -89,9 +91,11 @@ TEST_F(ConfigFile, FlagsOverrideTheFile) {
   o.data_dir = "/var/lib/holdfast";
   o.snapshot_after_bytes = 65536;
   o.idle_poll_us = 10000;
+  o.script_time_limit_ms = 100;
   auto c = load_config(path, o);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->idle_poll_us, 10000);
+  EXPECT_EQ(c->script_time_limit_ms, 100);
   EXPECT_EQ(c->listen, "127.0.0.1:9100");
   EXPECT_EQ(c->snapshot_after_bytes, 65536);
   EXPECT_EQ(c->fsync, FsyncMode::kAlways);
@@ -125,6 +129,10 @@ TEST_F(ConfigFile, MistakesAreNamed) {
       {"[server]\nlisten = \"nohostport\"\n", "is not host:port"},
       {"[limits]\nacquirePerUserPerHour = \"many\"\n", "acquirePerUserPerHour must be an integer"},
       {"[limits]\nmaxLeaseMs = 0\n", "maxLeaseMs must be from 1 to 86400000"},
+      {"[limits]\nscriptTimeLimitMs = 0\n",
+       "scriptTimeLimitMs (--script-time-limit-ms) must be from 1 to 3600000 milliseconds"},
+      {"[limits]\nscriptTimeLimitMs = 3600001\n",
+       "scriptTimeLimitMs (--script-time-limit-ms) must be from 1 to 3600000"},
       {"[server]\nsnapshotAfterBytes = 4095\n",
        "snapshotAfterBytes (--snapshot-after-bytes) must be from 4096"},
       {"[server]\nsnapshotAfterBytes = \"64MiB\"\n",

@@ -1,5 +1,6 @@
 #include "server/resp/commands.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <unordered_map>
@@ -85,6 +86,28 @@ constexpr CommandSpec kCommandSubcommands[] = {
     {"HELP", 0, 0, 0, 0, {}, cmd_command_help, nullptr, nullptr,
      "COMMAND HELP",
      "The COMMAND subcommands.", "server"},
+};
+// clang-format on
+
+// One row a command, as in Redis's command table.
+// clang-format off
+constexpr CommandSpec kScriptSubcommands[] = {
+    {"LOAD", 1, 1, 0, 0, {}, cmd_script_load, nullptr, nullptr,
+     "SCRIPT LOAD <script>",
+     "Compiles and keeps a script; answers its SHA-1 for EVALSHA.", "scripting"},
+    {"EXISTS", 1, -1, 0, 0, {}, cmd_script_exists, nullptr, nullptr,
+     "SCRIPT EXISTS <sha1>...",
+     "1 or 0 for each SHA-1: whether that script is kept.", "scripting"},
+    {"FLUSH", 0, 1, 0, 0, {}, cmd_script_flush, nullptr, nullptr,
+     "SCRIPT FLUSH [ASYNC|SYNC]",
+     "Forgets every kept script.", "scripting"},
+    {"KILL", 0, 0, 0, 0, {}, cmd_script_kill, nullptr, nullptr,
+     "SCRIPT KILL",
+     "NOTBUSY: no script runs while a command is read (a script past its time limit stops "
+     "itself).", "scripting"},
+    {"HELP", 0, 0, 0, 0, {}, cmd_script_help, nullptr, nullptr,
+     "SCRIPT HELP",
+     "The SCRIPT subcommands.", "scripting"},
 };
 // clang-format on
 
@@ -226,6 +249,17 @@ constexpr CommandSpec kCommands[] = {
     {"TTL", 1, 1, kReadOnly | kKeyed | kRedisErrors, 1, {}, nullptr, call_pttl, write_ttl,
      "TTL <key>",
      "PTTL in seconds.", "generic"},
+    // Lua scripts (docs/resp.md, "Scripts").
+    {"EVAL", 2, -1, kWrite, -1, {}, nullptr, call_eval, write_script_reply,
+     "EVAL <script> <numkeys> [<key>...] [<arg>...]",
+     "Runs a Lua script atomically; its redis.call reaches the lock and Redis-idiom commands.",
+     "scripting"},
+    {"EVALSHA", 2, -1, kWrite, -1, {}, nullptr, call_evalsha, write_script_reply,
+     "EVALSHA <sha1> <numkeys> [<key>...] [<arg>...]",
+     "Runs a kept script by its SHA-1; NOSCRIPT when none is kept under it.", "scripting"},
+    {"SCRIPT", 1, -1, 0, 0, {}, nullptr, nullptr, nullptr,
+     "SCRIPT <subcommand> [<arg>...]",
+     "The script cache.", "scripting", kScriptSubcommands},
     {"RULES.SET", 1, 1, kWrite | kAdmin, 1, {}, nullptr, call_rules_set, write_rules_set,
      "RULES.SET <toml>",
      "Installs or replaces the lock rule set (admin).", "rules"},
@@ -257,6 +291,17 @@ const std::unordered_map<std::string_view, const CommandSpec*>& index() {
 }  // namespace
 
 std::span<const CommandSpec> command_table() { return kCommands; }
+
+std::optional<Error> read_call_args(const CommandSpec& spec, std::span<const std::string_view> args,
+                                    std::span<const std::string_view>& positional,
+                                    OptionValues& values) {
+  const std::size_t count =
+      spec.positional < 0
+          ? args.size()
+          : std::min<std::size_t>(args.size(), static_cast<std::size_t>(spec.positional));
+  positional = args.first(count);
+  return parse_options(args.subspan(count), spec.options, spec.name, values);
+}
 
 const CommandSpec* find_command(std::string_view name) {
   std::array<char, 32> buf;

@@ -27,6 +27,9 @@
 namespace holdfast {
 class Authenticator;
 class Metrics;
+namespace script {
+class Engine;
+}
 }  // namespace holdfast
 
 namespace holdfast::resp {
@@ -117,6 +120,7 @@ struct CommandContext {
   const Authenticator* auth = nullptr;  // null in local open mode
   Metrics* metrics = nullptr;           // command i of command_table() is metric id i
   ClientDirectory* clients = nullptr;   // null: no other connection is visible (tests, fuzzers)
+  script::Engine* scripts = nullptr;    // SCRIPT's cache; null: scripts are off
 };
 
 using Handler = Flow (*)(CommandContext& ctx, std::span<const std::string_view> args);
@@ -125,7 +129,8 @@ using Handler = Flow (*)(CommandContext& ctx, std::span<const std::string_view> 
 struct CallArgs {
   std::span<const std::string_view> positional;
   const OptionValues& options;
-  bool in_transaction = false;  // inside EXEC: a blocking command makes one attempt
+  bool in_transaction = false;  // inside EXEC or a script: a blocking command makes one attempt
+  script::Engine* scripts = nullptr;  // EVAL, EVALSHA: the engine; null: scripts are off
 };
 using CallIssuer = Issued (*)(LockService& service, const Caller& caller, const CallArgs& args,
                               Completion& done);
@@ -160,6 +165,18 @@ struct CommandSpec {
   std::string_view group = "";
   std::span<const CommandSpec> subcommands = {};
 };
+
+// Whether `given` arguments (after the name, or the subcommand) fit the row's arity.
+inline bool accepts_arity(const CommandSpec& spec, std::size_t given) {
+  const auto n = static_cast<long long>(given);
+  return n >= spec.min_args && (spec.max_args < 0 || n <= spec.max_args);
+}
+// A lock command's arguments as its row reads them: `positional` gets the positional ones,
+// `values` the options after them; the error when the options are refused. The one reading
+// for commands from a connection, queued in MULTI, and called from a script.
+std::optional<Error> read_call_args(const CommandSpec& spec, std::span<const std::string_view> args,
+                                    std::span<const std::string_view>& positional,
+                                    OptionValues& values);
 
 std::span<const CommandSpec> command_table();
 // Case-insensitive lookup; nullptr when unknown.
@@ -209,6 +226,12 @@ Flow cmd_command_info(CommandContext&, std::span<const std::string_view>);
 Flow cmd_command_docs(CommandContext&, std::span<const std::string_view>);
 Flow cmd_command_list(CommandContext&, std::span<const std::string_view>);
 Flow cmd_command_help(CommandContext&, std::span<const std::string_view>);
+// script_commands.cc
+Flow cmd_script_load(CommandContext&, std::span<const std::string_view>);
+Flow cmd_script_exists(CommandContext&, std::span<const std::string_view>);
+Flow cmd_script_flush(CommandContext&, std::span<const std::string_view>);
+Flow cmd_script_kill(CommandContext&, std::span<const std::string_view>);
+Flow cmd_script_help(CommandContext&, std::span<const std::string_view>);
 // Lock commands (lock_commands.cc, rules_commands.cc): their issuers, options and writers.
 Issued call_acquire(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_try(LockService&, const Caller&, const CallArgs&, Completion&);
@@ -234,6 +257,10 @@ Issued call_pexpireat(LockService&, const Caller&, const CallArgs&, Completion&)
 Issued call_expireat(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_persist(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_pttl(LockService&, const Caller&, const CallArgs&, Completion&);
+// script_commands.cc: EVAL, EVALSHA.
+Issued call_eval(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_evalsha(LockService&, const Caller&, const CallArgs&, Completion&);
+void write_script_reply(ReplyWriter&, Answer&);
 void write_set(ReplyWriter&, Answer&);  // OK, or nil when not set; with GET: the old value
 void write_get(ReplyWriter&, Answer&);
 void write_count(ReplyWriter&, Answer&);

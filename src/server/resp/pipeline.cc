@@ -95,8 +95,7 @@ const CommandSpec* Pipeline::resolve(const CommandSpec* spec,
                                      std::span<const std::string_view>& rest, std::string_view name,
                                      ReplyWriter& out) {
   auto arity_ok = [&](const CommandSpec& row, std::string_view display) {
-    const int given = static_cast<int>(rest.size());
-    if (given >= row.min_args && (row.max_args < 0 || given <= row.max_args)) return true;
+    if (accepts_arity(row, rest.size())) return true;
     if ((row.flags & kRedisErrors) != 0) {
       out.error_line("ERR wrong number of arguments for '" + ascii_lower(display) + "' command");
       return false;
@@ -169,9 +168,8 @@ void Pipeline::queue(const CommandSpec* row, std::span<const std::string_view> a
   }
   if (row->call != nullptr) {
     const std::size_t skip = row == find_command(args[0]) ? 1 : 2;  // name, or name + subcommand
-    const auto rest = args.subspan(skip);
-    const auto positional = rest.first(std::min<std::size_t>(rest.size(), row->positional));
-    if (!read_options(*row, rest.subspan(positional.size()), values, out)) {
+    std::span<const std::string_view> positional;
+    if (!read_options(*row, args.subspan(skip), positional, values, out)) {
       t.dirty = true;
       return;
     }
@@ -191,13 +189,15 @@ void Pipeline::start_exec(ReplyWriter& out) {
 
 Flow Pipeline::run_local(const CommandSpec& spec, std::span<const std::string_view> args,
                          ReplyWriter& out) {
-  CommandContext ctx{env_.service, state_, out, env_.info, env_.auth, env_.metrics, clients_};
+  CommandContext ctx{env_.service, state_,       out,      env_.info,
+                     env_.auth,    env_.metrics, clients_, env_.scripts};
   return spec.local(ctx, args);
 }
 
 bool Pipeline::read_options(const CommandSpec& spec, std::span<const std::string_view> args,
-                            OptionValues& values, ReplyWriter& out) {
-  if (auto err = parse_options(args, spec.options, spec.name, values)) {
+                            std::span<const std::string_view>& positional, OptionValues& values,
+                            ReplyWriter& out) {
+  if (auto err = read_call_args(spec, args, positional, values)) {
     write_command_error(out, spec.flags, *err);
     return false;
   }
@@ -206,12 +206,12 @@ bool Pipeline::read_options(const CommandSpec& spec, std::span<const std::string
 
 bool Pipeline::issue(const CommandSpec& spec, std::span<const std::string_view> args,
                      ReplyWriter& out, bool in_transaction) {
-  const auto positional = args.first(std::min<std::size_t>(args.size(), spec.positional));
+  std::span<const std::string_view> positional;
   OptionValues values{};
-  if (!read_options(spec, args.subspan(positional.size()), values, out)) return false;
+  if (!read_options(spec, args, positional, values, out)) return false;
   runner_.issue(command_id(spec), [&](LockService& service, Completion& done) {
     return spec.call(service, Caller{&state_.principal, state_.id},
-                     CallArgs{positional, values, in_transaction}, done);
+                     CallArgs{positional, values, in_transaction, env_.scripts}, done);
   });
   return true;
 }

@@ -44,6 +44,7 @@ class Pipeline final : private CallRunner::Host {
     const ServerInfo& info;
     const Authenticator* auth = nullptr;  // null in local open mode
     Metrics* metrics = nullptr;           // command i of command_table() is metric id i
+    script::Engine* scripts = nullptr;    // EVAL, EVALSHA, SCRIPT; null: scripts are off
   };
 
   // `clients` (may be null) is what CLIENT LIST and CLIENT KILL see of the other connections.
@@ -89,9 +90,11 @@ class Pipeline final : private CallRunner::Host {
                              std::string_view name, ReplyWriter& out);
   // Runs a connection command (`spec` is its row, a subcommand's for a container).
   Flow run_local(const CommandSpec& spec, std::span<const std::string_view> args, ReplyWriter& out);
-  // Reads a lock command's options into `values`; false when they are refused (error written).
+  // Reads a lock command's arguments (read_call_args()); false when its options are refused
+  // (the error is written).
   static bool read_options(const CommandSpec& spec, std::span<const std::string_view> args,
-                           OptionValues& values, ReplyWriter& out);
+                           std::span<const std::string_view>& positional, OptionValues& values,
+                           ReplyWriter& out);
   // Issues a lock command's call; false when its options are refused (the error is written).
   bool issue(const CommandSpec& spec, std::span<const std::string_view> args, ReplyWriter& out,
              bool in_transaction);

@@ -33,7 +33,7 @@ Status EmbeddedBackend::recover() {
 
 void EmbeddedBackend::complete(Completion& done, Result<Answer> result) {
   const std::uint64_t need = last_sequence_;
-  if (replies_.empty() && store_.durable_sequence() >= need) {
+  if (done.immediate() || (replies_.empty() && store_.durable_sequence() >= need)) {
     done.finish(std::move(result));
     return;
   }

@@ -66,6 +66,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   }
 
   void complete(Completion& done, Result<Answer> result) override;
+  bool runs_scripts() const override { return true; }  // every call is applied at once
   void end_session(SessionId session) override;
   void shutdown() override;
   void dispatch() override;

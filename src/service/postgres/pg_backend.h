@@ -96,6 +96,9 @@ class PgBackend final : public LockBackend {
   void complete(Completion& done, Result<Answer> result) override {
     done.finish(std::move(result));
   }
+  // Every call waits for the database (kWaiting): a script could not have its answers.
+  // A script runs inside atomically(), where every call runs inline on the loop.
+  bool runs_scripts() const override { return true; }
   void end_session(SessionId session) override;
   void shutdown() override { stop(); }
   // On the loop: begins a database transaction on a connection of its own and, until it

@@ -1,0 +1,181 @@
+#include "script/sandbox.h"
+
+extern "C" {
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+}
+
+#include "script/redis_lib.h"
+
+namespace holdfast::script {
+namespace {
+
+// Registry keys.
+constexpr const char* kRealGlobals = "holdfast.globals";
+constexpr const char* kProxies = "holdfast.proxies";
+
+void open_library(lua_State* L, lua_CFunction open, const char* name) {
+  lua_pushcfunction(L, open);
+  lua_pushstring(L, name);
+  lua_call(L, 1, 0);
+}
+
+int readonly_table(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
+
+// _G's __index: a global that does not exist is an error, not nil.
+int global_index(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  if (!lua_isnil(L, -1)) return 1;
+  const char* name = lua_tostring(L, 2);
+  return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
+                    name != nullptr ? name : "?");
+}
+
+// _G's __newindex.
+int global_newindex(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+  lua_pushvalue(L, 2);
+  lua_rawget(L, -2);
+  if (!lua_isnil(L, -1)) return readonly_table(L);
+  const char* name = lua_tostring(L, 2);
+  return luaL_error(L, "Script attempted to create global variable '%s'",
+                    name != nullptr ? name : "?");
+}
+
+int do_nothing(lua_State*) { return 0; }
+
+// loadstring without binary chunks; otherwise as Lua 5.1's (nil and the message on an error).
+int safe_loadstring(lua_State* L) {
+  std::size_t size = 0;
+  const char* text = luaL_checklstring(L, 1, &size);
+  const char* name = luaL_optstring(L, 2, text);
+  if (size > 0 && text[0] == LUA_SIGNATURE[0]) {
+    lua_pushnil(L);
+    lua_pushliteral(L, "loadstring: binary chunks are not accepted");
+    return 2;
+  }
+  if (luaL_loadbuffer(L, text, size, name) == 0) return 1;
+  lua_pushnil(L);
+  lua_insert(L, -2);
+  return 2;
+}
+
+// Pushes an empty table that reads through to the table at the absolute index `real` (or
+// through `index`) and refuses writes (`newindex`); it is remembered for reset_sandbox().
+void push_proxy(lua_State* L, int real, lua_CFunction index, lua_CFunction newindex) {
+  lua_newtable(L);           // the proxy
+  lua_createtable(L, 0, 3);  // its metatable
+  if (index != nullptr) {
+    lua_pushcfunction(L, index);
+  } else {
+    lua_pushvalue(L, real);
+  }
+  lua_setfield(L, -2, "__index");
+  lua_pushcfunction(L, newindex);
+  lua_setfield(L, -2, "__newindex");
+  lua_pushboolean(L, 0);  // getmetatable() answers false; setmetatable() is refused
+  lua_setfield(L, -2, "__metatable");
+  lua_setmetatable(L, -2);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
+  lua_pushvalue(L, -2);
+  lua_rawseti(L, -2, static_cast<int>(lua_objlen(L, -2)) + 1);
+  lua_pop(L, 1);
+}
+
+}  // namespace
+
+void install_sandbox(lua_State* L) {
+  open_library(L, luaopen_base, "");
+  open_library(L, luaopen_table, LUA_TABLIBNAME);
+  open_library(L, luaopen_string, LUA_STRLIBNAME);
+  open_library(L, luaopen_math, LUA_MATHLIBNAME);
+  install_redis_lib(L);
+
+  for (const char* name : {"dofile", "loadfile", "load", "getfenv", "setfenv"}) {
+    lua_pushnil(L);
+    lua_setglobal(L, name);
+  }
+  lua_pushcfunction(L, do_nothing);
+  lua_setglobal(L, "print");
+  lua_pushcfunction(L, safe_loadstring);
+  lua_setglobal(L, "loadstring");
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  lua_pop(L, 1);
+
+  lua_newtable(L);
+  lua_setfield(L, LUA_REGISTRYINDEX, kProxies);
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  lua_setfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+
+  // The libraries behind read-only proxies.
+  lua_pushvalue(L, LUA_GLOBALSINDEX);
+  const int globals = lua_gettop(L);
+  for (const char* name :
+       {LUA_STRLIBNAME, LUA_TABLIBNAME, LUA_MATHLIBNAME, LUA_COLIBNAME, "redis"}) {
+    lua_getfield(L, globals, name);
+    push_proxy(L, lua_gettop(L), nullptr, readonly_table);
+    lua_setfield(L, globals, name);
+    lua_pop(L, 1);
+  }
+  // String methods ("x"):rep(2) read through the string proxy; the metatable of strings is
+  // hidden, so its __index cannot be changed.
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_getfield(L, globals, LUA_STRLIBNAME);
+  lua_setfield(L, -2, "__index");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "__metatable");
+  lua_pop(L, 2);
+
+  // The globals themselves: the state's globals become the proxy, _G included.
+  push_proxy(L, globals, global_index, global_newindex);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, globals, "_G");
+  lua_replace(L, LUA_GLOBALSINDEX);
+  lua_settop(L, 0);
+}
+
+void set_keys_and_args(lua_State* L, std::span<const std::string_view> keys,
+                       std::span<const std::string_view> args) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+  for (auto [name, values] : {std::pair{"KEYS", keys}, std::pair{"ARGV", args}}) {
+    lua_createtable(L, static_cast<int>(values.size()), 0);
+    int i = 0;
+    for (std::string_view v : values) {
+      lua_pushlstring(L, v.data(), v.size());
+      lua_rawseti(L, -2, ++i);
+    }
+    lua_setfield(L, -2, name);
+  }
+  lua_pop(L, 1);
+}
+
+void reset_sandbox(lua_State* L, std::size_t used_bytes, std::size_t collect_above) {
+  lua_settop(L, 0);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
+  const int proxies = static_cast<int>(lua_objlen(L, -1));
+  for (int i = 1; i <= proxies; ++i) {
+    lua_rawgeti(L, 1, i);
+    // Clearing fields while traversing is allowed: only assigning new ones is not.
+    lua_pushnil(L);
+    while (lua_next(L, 2) != 0) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, -1);
+      lua_pushnil(L);
+      lua_rawset(L, 2);
+    }
+    lua_pop(L, 1);
+  }
+  lua_settop(L, 0);
+  lua_gc(L, LUA_GCRESTART, 0);
+  lua_gc(L, LUA_GCSETPAUSE, 200);  // Lua 5.1's defaults, in case the script changed them
+  lua_gc(L, LUA_GCSETSTEPMUL, 200);
+  if (used_bytes > collect_above) lua_gc(L, LUA_GCCOLLECT, 0);
+}
+
+}  // namespace holdfast::script

@@ -1,0 +1,37 @@
+// The sandbox: what a script finds in its globals, as Redis gives it.
+//
+//  - The base, table, string and math libraries. Not io, os, package or debug; from the base
+//    library not dofile, loadfile, load (it reads chunks through a function, binary ones too),
+//    getfenv and setfenv (they would reach the tables behind the read-only ones), and not
+//    string.dump. print does nothing (the server's stdout is not the script's). loadstring
+//    refuses binary chunks (Lua 5.1 would load bytecode, which it does not verify).
+//  - The globals are read-only, as in Redis 7: reading a global that does not exist raises
+//    "Script attempted to access nonexistent global variable", creating one "Script attempted
+//    to create global variable", changing one (or a field of string, table, math, coroutine or
+//    redis) "Attempt to modify a readonly table". Scripts keep their state in locals. Each of
+//    those tables is an empty proxy in front of the real one; what a script stores in a proxy
+//    anyway (rawset, table.insert) lives until the script ends: reset() empties the proxies.
+//  - KEYS and ARGV are set afresh for every script (set_keys_and_args()).
+// One state serves every script and every caller, so nothing a script does may outlive it.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+struct lua_State;
+
+namespace holdfast::script {
+
+// Opens the libraries and builds the read-only globals, with `redis` (redis_lib.h).
+// Once, on a fresh state, before any script.
+void install_sandbox(lua_State* L);
+
+// KEYS and ARGV for the next script, as arrays of strings.
+void set_keys_and_args(lua_State* L, std::span<const std::string_view> keys,
+                       std::span<const std::string_view> args);
+
+// After a script: drops what it left in the read-only tables, turns the collector back on if
+// it stopped it, and collects when the state holds more than `collect_above` bytes.
+void reset_sandbox(lua_State* L, std::size_t used_bytes, std::size_t collect_above);
+
+}  // namespace holdfast::script

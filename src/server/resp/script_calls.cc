@@ -1,0 +1,73 @@
+#include "server/resp/script_calls.h"
+
+#include <optional>
+
+#include "server/resp/commands.h"
+#include "server/resp/render.h"
+
+namespace holdfast::resp {
+
+// The completion of one call of the script. A call that did not finish inside the service
+// (it should not happen where scripts run) is orphaned: it deletes itself when it finishes.
+struct ScriptCalls::Inner final : Completion {
+  std::optional<Result<Answer>> result;
+  bool orphaned = false;
+
+  void finish(Result<Answer> r) override {
+    if (orphaned) {
+      delete this;
+      return;
+    }
+    result = std::move(r);
+  }
+  bool immediate() const override { return true; }
+};
+
+ScriptCalls::ScriptCalls(LockService& service, const Caller& caller)
+    : service_(service), caller_(caller), inner_(std::make_unique<Inner>()) {}
+
+ScriptCalls::~ScriptCalls() = default;
+
+std::string ScriptCalls::call(std::span<const std::string_view> args) {
+  std::string reply;
+  ReplyWriter out(reply, 2);
+  const CommandSpec* spec = find_command(args[0]);
+  if (spec == nullptr) {
+    out.error_line("ERR Unknown Redis command called from script");
+    return reply;
+  }
+  if (spec->call == nullptr || spec->call == call_eval || spec->call == call_evalsha) {
+    out.error_line("ERR This Redis command is not allowed from script");
+    return reply;
+  }
+  const auto rest = args.subspan(1);
+  if (!accepts_arity(*spec, rest.size())) {
+    out.error_line("ERR Wrong number of args calling Redis command from script");
+    return reply;
+  }
+  std::span<const std::string_view> positional;
+  OptionValues values{};
+  if (auto err = read_call_args(*spec, rest, positional, values)) {
+    write_command_error(out, spec->flags, *err);
+    return reply;
+  }
+  inner_->result.reset();
+  (void)spec->call(service_, caller_, CallArgs{positional, values, /*in_transaction=*/true},
+                   *inner_);
+  if (!inner_->result) {
+    inner_.release()->orphaned = true;
+    inner_ = std::make_unique<Inner>();
+    out.error_line("ERR the command would wait, which a script cannot");
+    return reply;
+  }
+  Result<Answer> result = std::move(*inner_->result);
+  inner_->result.reset();
+  if (!result.ok()) {
+    write_command_error(out, spec->flags, result.error());
+  } else {
+    spec->write(out, *result);
+  }
+  return reply;
+}
+
+}  // namespace holdfast::resp

@@ -1,0 +1,41 @@
+// ScriptCalls: what a script's redis.call reaches (script/command_host.h), over the same
+// command table, argument reading and reply writers as a connection's commands.
+//
+//  1. The command is looked up in the table. Connection commands (PING, CLIENT, MULTI...),
+//     SCRIPT, EVAL and EVALSHA are refused with Redis's "This Redis command is not allowed
+//     from script"; an unknown one with "Unknown Redis command called from script"; a wrong
+//     arity with "Wrong number of args calling Redis command from script".
+//  2. Its arguments are read as for a connection (read_call_args()), and the call is issued
+//     on the service as the script's caller, with a blocking command making one attempt (as
+//     in a transaction), and an immediate() completion: the embedded backend finishes it
+//     inside the call, without waiting for the log. (The script's own reply waits for the log
+//     instead, LockService::complete(); scripts only run where every call is applied at once,
+//     LockService::runs_scripts().)
+//  3. The answer is written by the row's writer in RESP2, as Redis hands replies to scripts,
+//     and the engine reads that back into Lua.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "script/command_host.h"
+#include "service/lock_service.h"
+
+namespace holdfast::resp {
+
+class ScriptCalls final : public script::CommandHost {
+ public:
+  // `service` and `caller` outlive this object (one EVAL).
+  ScriptCalls(LockService& service, const Caller& caller);
+  ~ScriptCalls();
+
+  std::string call(std::span<const std::string_view> args) override;
+
+ private:
+  struct Inner;
+  LockService& service_;
+  const Caller& caller_;
+  std::unique_ptr<Inner> inner_;
+};
+
+}  // namespace holdfast::resp
