@@ -147,10 +147,9 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     // One line when the log stops being writable and one when it is again, from the log's
     // own thread (the logger is thread-safe); /metrics and /readyz show it meanwhile.
     if (fault) {
-      log_event(LogLevel::kError, "the write-ahead log cannot be written; refusing changes",
-                {{"cause", fault->message}});
+      log_event(LogLevel::kError, "refusing changes", {{"reason", fault->message}});
     } else {
-      log_event(LogLevel::kInfo, "the write-ahead log is writable again; accepting changes", {});
+      log_event(LogLevel::kInfo, "accepting changes again: the write-ahead log is writable", {});
     }
   };
   wal::WalStore store(wal_options, clock);
