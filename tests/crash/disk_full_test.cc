@@ -121,6 +121,14 @@ TEST_F(DiskFullTest, RefusesChangesServesReadsRecoversAndLosesNothing) {
   EXPECT_NE(readyz.find("STORE_UNAVAILABLE"), std::string::npos) << readyz;
   EXPECT_NE(readyz.find("Retry-After: 1"), std::string::npos) << readyz;
   EXPECT_NE(http("/metrics").find("holdfast_store_unavailable 1"), std::string::npos);
+  const std::string refused =
+      run({"curl", "-s", "-i", "-X", "POST", server_->http_url() + "/v1/locks/try-acquire", "-d",
+           R"({"key":"over-http","ttlMs":60000})"})
+          .out;
+  EXPECT_NE(refused.find("503"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("\"errorCode\":\"STORE_UNAVAILABLE\""), std::string::npos) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos) << refused;
+  EXPECT_EQ(token_of(reader, "over-http"), 0);
 
   // Space comes back: without a restart, new grants succeed within the retry schedule.
   ASSERT_EQ(::unlink(filler().c_str()), 0) << std::strerror(errno);
@@ -139,7 +147,9 @@ TEST_F(DiskFullTest, RefusesChangesServesReadsRecoversAndLosesNothing) {
     answered[key] = Grant{reply.text("handle"), reply.number("token")};
   }
   EXPECT_NE(http("/readyz").find("200 OK"), std::string::npos);
-  EXPECT_NE(http("/metrics").find("holdfast_store_unavailable 0"), std::string::npos);
+  const std::string metrics = http("/metrics");
+  EXPECT_NE(metrics.find("holdfast_store_unavailable 0"), std::string::npos);
+  EXPECT_NE(metrics.find("holdfast_store_faults_total 1"), std::string::npos);
   const std::string log = server_->drain_output();
   std::size_t started = 0, ended = 0;
   for (std::size_t at = 0; (at = log.find("refusing changes", at)) != std::string::npos; ++at)
