@@ -2,9 +2,11 @@
 // refused with STORE_UNAVAILABLE and change nothing, reads answer at once (after the earlier
 // answers of their own connection), answers that wait for the failed sync are not sent until
 // a retry has made them durable, leases still end and waiters are still granted (their answers
-// wait too), and after the retry a restart finds every answered change.
+// wait too), and after the retry a restart finds every answered change. A slow sync only
+// delays answers.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -167,6 +169,48 @@ TEST_F(StoreFault, RuleSetAndRedisIdiomChangesAreRefusedToo) {
   node.store->retry_now();
   ASSERT_TRUE(node.service->dispatch_until([&] { return trigger.size() == 1; }));
   EXPECT_TRUE(trigger.granted(0));
+  node.store->close();
+}
+
+// A slow disk is not a fault: nothing is refused, answers wait for their sync, and leases
+// follow the clock: a renewal counts from its arrival, not from its sync.
+TEST_F(StoreFault, ASlowSyncDelaysAnswersButNotLeases) {
+  Node node = start();
+  const HoldState held = take(node, "slow", /*ttl_ms=*/1'000);
+  fs.block_syncs();  // a sync that takes as long as the test wants
+  const std::string handle = held.handle.to_string();
+  Recorder renewal;
+  node.service->policy.renew(caller(9), RenewArgs{"slow", handle, 5'000}, renewal);
+  node.service->dispatch();
+  ASSERT_TRUE(fs.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
+  EXPECT_TRUE(renewal.empty());
+
+  // Past the old lease end, the hold stands on the renewal that is still being synced; a
+  // waiter keeps its place, and another change is accepted (its answer waits as well).
+  clock.advance(2'000);
+  node.service->advance();
+  Recorder waiter, other;
+  EXPECT_EQ(node.service->policy.acquire(caller(3), args("slow", 1'000, 60'000), waiter),
+            Issued::kWaiting);
+  node.service->policy.try_acquire(caller(4), args("other"), other);
+  node.service->dispatch();
+  EXPECT_TRUE(other.empty());
+  EXPECT_FALSE(node.store->fault().has_value());
+
+  fs.unblock_syncs();
+  ASSERT_TRUE(node.service->dispatch_until([&] { return !renewal.empty() && !other.empty(); }));
+  ASSERT_TRUE(renewal.at(0).ok());
+  EXPECT_TRUE(std::get<RenewOutcome>(*renewal.at(0)).renewed);
+  EXPECT_TRUE(other.granted(0));
+  const StatusView st = status(node, "slow");
+  EXPECT_EQ(st.hold.token, held.token);
+  EXPECT_EQ(st.waiters, 1u);
+  // The renewed lease ends on the clock, and the waiter is next.
+  clock.advance(3'001);
+  node.service->advance();
+  ASSERT_TRUE(node.service->dispatch_until([&] { return !waiter.empty(); }));
+  EXPECT_TRUE(waiter.granted(0));
+  EXPECT_GT(waiter.hold(0).token, held.token);
   node.store->close();
 }
 
