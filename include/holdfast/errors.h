@@ -105,6 +105,14 @@ class UnavailableError : public Error {
   using Error::Error;
 };
 
+// The server's write-ahead log cannot be written (a full or failing disk): it refused a change
+// and changed nothing (STORE_UNAVAILABLE). Reads still work; retry after details
+// "retryAfterMs". A kind of UnavailableError.
+class StoreUnavailableError : public UnavailableError {
+ public:
+  using UnavailableError::UnavailableError;
+};
+
 // The connection could not be made or broke while a call was in flight (code "CONNECTION").
 // A call that fails this way may or may not have taken effect on the server.
 class ConnectionError : public Error {

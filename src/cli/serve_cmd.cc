@@ -145,12 +145,14 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
   wal_options.encode_snapshots_in_child = true;
   wal_options.idle_poll_us = config->idle_poll_us;  // the loop's window, for the syncer too
-  wal_options.on_fatal = [](const Error& e) {
-    // Nothing more can be made durable, so nothing more may be answered: stop at once, as etcd
-    // does. Clients see their connections drop; a restart recovers what was acknowledged.
-    spdlog::critical("the write-ahead log failed: {}; exiting", e.message);
-    spdlog::shutdown();
-    std::_Exit(70);
+  wal_options.on_fault = [](const std::optional<Error>& fault) {
+    // One line when the log stops being writable and one when it is again, from the log's
+    // own thread (the logger is thread-safe); /metrics and /readyz show it meanwhile.
+    if (fault) {
+      log_event(LogLevel::kError, "refusing changes", {{"reason", fault->message}});
+    } else {
+      log_event(LogLevel::kInfo, "accepting changes again: the write-ahead log is writable", {});
+    }
   };
   wal::WalStore store(wal_options, clock);
   Server server(*config, clock, credentials.get());
@@ -189,7 +191,7 @@ std::string serve_footer() {
          "Flags override the file. Logs go to stderr; stdout has one line, \"holdfast ready "
          "...\",\n"
          "once every listener is bound. Exit codes: 0 stopped by SIGINT or SIGTERM; 1 could not\n"
-         "start; 2 bad flags or configuration; 70 the write-ahead log failed.";
+         "start; 2 bad flags or configuration.";
 }
 
 }  // namespace

@@ -170,6 +170,7 @@ void throw_server_error(std::string_view line) {
   if (c == "LOCK_NOT_HOLDER") throw NotHolderError(c, what, std::move(e.details));
   if (c == "RULESET_CONFLICT") throw RulesetConflictError(c, what, std::move(e.details));
   if (c == "UNAVAILABLE") throw UnavailableError(c, what, std::move(e.details));
+  if (c == "STORE_UNAVAILABLE") throw StoreUnavailableError(c, what, std::move(e.details));
   throw Error(c, what, std::move(e.details));
 }
 

@@ -24,6 +24,8 @@ std::string_view code_name(ErrorCode code) {
       return "RULESET_CONFLICT";
     case ErrorCode::kUnavailable:
       return "UNAVAILABLE";
+    case ErrorCode::kStoreUnavailable:
+      return "STORE_UNAVAILABLE";
     case ErrorCode::kNotFound:
       return "NOT_FOUND";
     case ErrorCode::kMethodNotAllowed:
@@ -55,6 +57,7 @@ int http_status(ErrorCode code) {
     case ErrorCode::kRulesetConflict:
       return 409;
     case ErrorCode::kUnavailable:
+    case ErrorCode::kStoreUnavailable:
       return 503;
     case ErrorCode::kNotFound:
       return 404;

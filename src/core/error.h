@@ -22,6 +22,7 @@ enum class ErrorCode : std::uint8_t {
   kLockNotHolder,
   kRulesetConflict,
   kUnavailable,
+  kStoreUnavailable,  // the write-ahead log cannot be written or synced: changes are refused
   kNotFound,          // HTTP only: unknown route
   kMethodNotAllowed,  // HTTP only: wrong method
   kInternal,

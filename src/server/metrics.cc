@@ -97,6 +97,12 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
        static_cast<double>(store.snapshots_skipped)},
       {"holdfast_wal_snapshot_in_progress", "gauge",
        "1 while a snapshot is being encoded or written.", store.snapshot_in_progress ? 1.0 : 0.0},
+      {"holdfast_store_unavailable", "gauge",
+       "1 while the store cannot make changes durable (a full or failing disk): changes are "
+       "refused with STORE_UNAVAILABLE.",
+       store.fault ? 1.0 : 0.0},
+      {"holdfast_store_faults_total", "counter",
+       "Times the store became unable to make changes durable.", static_cast<double>(store.faults)},
   };
   for (const Simple& m : simple) {
     line(out, m.name, m.type, m.help);

@@ -56,7 +56,10 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
         static_cast<double>(idle_poll_.polled_total() + disk_poll_.polled_total()) / 1e6;
     return metrics_.render(service_->stats(), Metrics::Gauges{connection_count(), polled_seconds});
   };
-  view_.ready = [this] { return !stopping_; };
+  view_.not_ready = [this]() -> std::optional<Error> {
+    if (stopping_) return Error(ErrorCode::kUnavailable, "the server is shutting down");
+    return service_->stats().store.fault;
+  };
   cors_.allowed_origins = config.cors_allowed_origins;
 }
 

@@ -16,10 +16,15 @@
 //     the loop guarantees when it submits) to compact its log. The source hands the state to a
 //     StateSink, hold by hold, seen in place: the store encodes each as it comes, so the loop
 //     pauses for an encoding pass, not for a copy of the table.
+//  5. A store may be unable to make changes durable for a while (a full or failing disk): it
+//     keeps what was appended, reports fault() until it is durable again, and retries by
+//     itself. The caller refuses new changes meanwhile (the answers waiting for durability
+//     simply wait).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/error.h"
@@ -36,6 +41,8 @@ struct StoreStats {
   std::uint64_t log_bytes = 0;          // bytes in the live log
   std::uint64_t writer_poll_us = 0;     // time the log writer polled for work instead of sleeping
   bool snapshot_in_progress = false;    // requested and not yet written and compacted (or skipped)
+  std::uint64_t faults = 0;             // times the store became unable to make changes durable
+  std::optional<Error> fault;           // set while it is (Store::fault())
 };
 
 // Receives the live state for a snapshot: last_token and rule_set at most once, then hold() for
@@ -85,8 +92,14 @@ class Store {
   // The highest sequence number that is durable. Thread-safe.
   virtual std::uint64_t durable_sequence() const = 0;
 
-  // fn(durable) is called from the store's thread when the durable sequence advances.
+  // fn(durable) is called from the store's thread when the durable sequence advances, and when
+  // fault() changes.
   virtual void set_on_durable(std::function<void(std::uint64_t)> fn) = 0;
+
+  // Set while the store cannot make changes durable: STORE_UNAVAILABLE with the cause in the
+  // message. Changes appended meanwhile are kept and become durable, in order, once it can
+  // again; until then durable_sequence() stays where it was. Thread-safe.
+  virtual std::optional<Error> fault() const { return std::nullopt; }
 
   // The live state, for snapshots. Called on the loop thread.
   virtual void set_state_source(StateSource source) = 0;

@@ -78,6 +78,10 @@ TEST(ErrorMap, EveryCodeOfTheSpecHasItsType) {
   thrown<NotHolderError>("LOCK_NOT_HOLDER no key=k");
   thrown<RulesetConflictError>("RULESET_CONFLICT another");
   thrown<UnavailableError>("UNAVAILABLE shutting down");
+  auto full = thrown<StoreUnavailableError>(
+      "STORE_UNAVAILABLE the write-ahead log cannot be written retryAfterMs=1000");
+  EXPECT_EQ(full.code(), "STORE_UNAVAILABLE");
+  EXPECT_EQ(full.details().at("retryAfterMs"), "1000");
   auto e = thrown<Error>("ERR unknown command 'X'");
   EXPECT_EQ(e.code(), "ERR");
   EXPECT_STREQ(e.what(), "ERR unknown command 'X'");

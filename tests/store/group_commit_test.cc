@@ -1,5 +1,6 @@
 // Group commit: appends never wait for the disk, appends made during a sync share the next
-// one, durable_sequence and on_durable move forward in order, fsync never, and failures.
+// one, durable_sequence and on_durable move forward in order, and fsync never (failures:
+// fault_test.cc).
 #include <gtest/gtest.h>
 
 #include <mutex>
@@ -133,43 +134,6 @@ TEST_F(GroupCommitTest, FsyncNeverIsDurableAtAppendAndNeverSyncs) {
   EXPECT_EQ(store->stats().syncs, 0u);
   EXPECT_EQ(fs_.file_syncs(), 0u);
   expect_restart_sees_model();  // written, so a process crash (not a power loss) keeps it
-}
-
-TEST_F(GroupCommitTest, FailedSyncIsFatalAndNothingAfterItBecomesDurable) {
-  std::vector<std::string> fatal;
-  std::mutex fatal_mu;
-  options_.on_fatal = [&](const Error& e) {
-    std::lock_guard lock(fatal_mu);
-    fatal.push_back(e.message);
-  };
-  auto store = open();
-  const std::uint64_t ok = append(*store, grant(1));
-  ASSERT_TRUE(testing::wait_durable(*store, ok));
-  fs_.fail_syncs(true);
-  append(*store, grant(2));
-  ASSERT_TRUE(testing::eventually([&] {
-    std::lock_guard lock(fatal_mu);
-    return !fatal.empty();
-  }));
-  fs_.fail_syncs(false);
-  for (std::uint64_t t = 3; t <= 10; ++t) append(*store, grant(t));
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_EQ(store->durable_sequence(), ok);
-  store->close();
-  std::lock_guard lock(fatal_mu);
-  ASSERT_EQ(fatal.size(), 1u);
-  EXPECT_NE(fatal[0].find("injected sync error"), std::string::npos);
-}
-
-TEST_F(GroupCommitTest, FailedWriteIsFatal) {
-  bool failed = false;
-  options_.on_fatal = [&](const Error&) { failed = true; };
-  auto store = open();
-  fs_.fail_writes(true);
-  append(*store, grant(1));
-  store->close();  // joins the syncer, so `failed` is safe to read
-  EXPECT_TRUE(failed);
-  EXPECT_EQ(store->durable_sequence(), 0u);
 }
 
 TEST_F(GroupCommitTest, CloseCommitsEverythingPending) {

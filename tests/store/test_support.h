@@ -118,8 +118,8 @@ inline WalOptions fake_options() {
   o.data_dir = kDir;
   // Exact file sizes in the tests; the preallocation tests turn it on with small segments.
   o.preallocate_segments = false;
-  o.on_fatal = [](const Error& e) {
-    ADD_FAILURE() << "unexpected fatal store error: " << e.message;
+  o.on_fault = [](const std::optional<Error>& e) {
+    if (e) ADD_FAILURE() << "unexpected store fault: " << e->message;
   };
   return o;
 }

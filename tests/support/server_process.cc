@@ -9,7 +9,11 @@
 
 namespace holdfast::testing {
 
-ServerProcess::ServerProcess(std::vector<std::string> extra) : extra_(std::move(extra)) {
+ServerProcess::ServerProcess(std::vector<std::string> extra)
+    : ServerProcess(std::move(extra), std::string()) {}
+
+ServerProcess::ServerProcess(std::vector<std::string> extra, std::string data_dir)
+    : data_dir_(data_dir.empty() ? data_.path() : std::move(data_dir)), extra_(std::move(extra)) {
   unix_path_ = data_.path() + "/holdfast.sock";
   for (std::size_t i = 0; i + 1 < extra_.size(); ++i)
     if (extra_[i] == "--store") store_url_ = extra_[i + 1];
@@ -30,8 +34,8 @@ void ServerProcess::start() {
   // Port 0 the first time; the same port again on restart so clients can reconnect.
   std::string listen = "127.0.0.1:" + std::to_string(port_);
   std::string http = "127.0.0.1:" + std::to_string(http_port_);
-  std::vector<std::string> argv = {HOLDFAST_BIN, "serve",  "--data-dir", data_.path(), "--listen",
-                                   listen,       "--http", http,         "--unix",     unix_path_};
+  std::vector<std::string> argv = {HOLDFAST_BIN, "serve",  "--data-dir", data_dir_, "--listen",
+                                   listen,       "--http", http,         "--unix",  unix_path_};
   argv.insert(argv.end(), extra_.begin(), extra_.end());
   child_ = Child::start(argv, /*capture_stderr=*/true);
   std::string line;

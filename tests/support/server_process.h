@@ -18,13 +18,16 @@ class ServerProcess {
   // --store in `extra`) the server runs as a node over PostgreSQL, in a schema of its own that
   // also persists across restart().
   explicit ServerProcess(std::vector<std::string> extra = {});
+  // With a data dir of the test's own (a small file system it mounted, say); the Unix socket
+  // stays in a private temporary dir.
+  ServerProcess(std::vector<std::string> extra, std::string data_dir);
   ~ServerProcess();
 
   int port() const { return port_; }
   int http_port() const { return http_port_; }
   std::string http_url() const { return "http://127.0.0.1:" + std::to_string(http_port_); }
   const std::string& unix_path() const { return unix_path_; }
-  const std::string& data_dir() const { return data_.path(); }
+  const std::string& data_dir() const { return data_dir_; }
   // The --store URL this server was started with ("" for the embedded store).
   const std::string& store_url() const { return store_url_; }
   std::string url() const { return "holdfast://127.0.0.1:" + std::to_string(port_); }
@@ -45,6 +48,7 @@ class ServerProcess {
 
  private:
   TempDir data_;
+  std::string data_dir_;
   std::vector<std::string> extra_;
   std::string store_url_;
   int port_ = 0;

@@ -307,11 +307,10 @@ void healthz(const ServerView&, const Request&, Response& res) {
 }
 
 void readyz(const ServerView& server, const Request&, Response& res) {
-  if (server.ready()) {
-    json_response({{"status", "ready"}}, res);
+  if (std::optional<Error> why = server.not_ready()) {
+    error_response(*why, res);
   } else {
-    error_response(
-        Error(ErrorCode::kUnavailable, "the server is not ready (starting or shutting down)"), res);
+    json_response({{"status", "ready"}}, res);
   }
 }
 
@@ -375,7 +374,7 @@ const Route* match_route(std::string_view method, std::string_view path, Respons
 
 void error_response(const Error& error, Response& response) {
   json_response(error_json(error), response, http_status(error.code));
-  if (error.code == ErrorCode::kRateLimited) {
+  if (error.code == ErrorCode::kRateLimited || error.code == ErrorCode::kStoreUnavailable) {
     response.headers.emplace_back("Retry-After", retry_after_seconds(error));
   } else if (error.code == ErrorCode::kUnauthenticated) {
     response.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"holdfast\"");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,7 +42,9 @@ struct Response {
 // What routes may ask of the server beyond the LockService.
 struct ServerView {
   std::function<std::string()> metrics;  // Prometheus text
-  std::function<bool()> ready;           // serving and the store is usable
+  // Why the server is not ready (starting or stopping, or its store cannot take changes);
+  // none: ready.
+  std::function<std::optional<Error>()> not_ready;
 };
 
 using LocalRoute = void (*)(const ServerView& server, const Request& request, Response& response);

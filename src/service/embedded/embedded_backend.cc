@@ -32,6 +32,16 @@ Status EmbeddedBackend::recover() {
 }
 
 void EmbeddedBackend::complete(Completion& done, Result<Answer> result) {
+  // At fault, no call changes anything (finish_when_durable takes the grants of waiters), so
+  // only the order of the connection's answers can hold this one back.
+  if (store_fault_ && !replies_.waits_for(done)) {
+    done.finish(std::move(result));
+    return;
+  }
+  finish_when_durable(done, std::move(result));
+}
+
+void EmbeddedBackend::finish_when_durable(Completion& done, Result<Answer> result) {
   const std::uint64_t need = last_sequence_;
   if (done.immediate() || (replies_.empty() && store_.durable_sequence() >= need)) {
     done.finish(std::move(result));
@@ -68,6 +78,7 @@ Issued EmbeddedBackend::queued_or_answered(const Caller& caller, Result<AcquireO
 
 Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
                                 Contention contention, Charge charge, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   AcquireRequest r;
   r.key = args.key;
@@ -84,6 +95,7 @@ Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
 
 Issued EmbeddedBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
                                Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   AssignRequest r;
   r.key = args.key;
@@ -98,12 +110,14 @@ Issued EmbeddedBackend::assign(const Caller& caller, const AssignArgs& args, Cha
 }
 
 Issued EmbeddedBackend::renew(const Caller&, const RenewArgs& args, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   auto out = table_.renew(args.key, args.handle, args.ttl_ms, now());
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(*out));
 }
 
 Issued EmbeddedBackend::release(const Caller&, const ReleaseArgs& args, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   auto out = table_.release(args.key, args.handle, now());
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(*out));
@@ -121,6 +135,7 @@ Issued EmbeddedBackend::list(const Caller&, std::string_view match, std::string_
 }
 
 Issued EmbeddedBackend::transfer(const Caller& caller, const TransferArgs& args, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   auto out =
       table_.transfer(args.key, args.to_id, args.from_id, caller.principal->held_by(), now());
   if (!out.ok()) return answer(done, std::move(out).error());
@@ -128,6 +143,7 @@ Issued EmbeddedBackend::transfer(const Caller& caller, const TransferArgs& args,
 }
 
 Issued EmbeddedBackend::unassign(const Caller&, const UnassignArgs& args, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   auto out = table_.unassign(args.key, args.holder_id, now());
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(*out));
@@ -153,6 +169,7 @@ bool acts_on(const StatusView& st, std::optional<std::string_view> only_held_by)
 
 Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Charge charge,
                                   Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   const Millis t = now();
   const StatusView before = std::move(*table_.status(args.key, t));
@@ -194,6 +211,7 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
 Issued EmbeddedBackend::delete_keys(std::span<const std::string_view> keys,
                                     std::optional<std::string_view> only_held_by,
                                     Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   const Millis t = now();
   KeyCount deleted;
   for (std::string_view key : keys) {
@@ -205,6 +223,7 @@ Issued EmbeddedBackend::delete_keys(std::span<const std::string_view> keys,
 
 Issued EmbeddedBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
                                std::optional<std::string_view> only_held_by, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   const Millis t = now();
   const StatusView st = std::move(*table_.status(args.key, t));
   if (!acts_on(st, only_held_by)) return answer(done, Answer(KeyCount{0}));
@@ -228,6 +247,7 @@ Issued EmbeddedBackend::count_held(std::span<const std::string_view> keys, Compl
 }
 
 Issued EmbeddedBackend::put_rule_set(const RuleSetPut& rules, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   if (rule_set_ && rule_set_->name != rules.name)
     return answer(done, Error(ErrorCode::kRulesetConflict,
                               "a lock rule set is already installed; delete it first")
@@ -242,6 +262,7 @@ Issued EmbeddedBackend::put_rule_set(const RuleSetPut& rules, Completion& done) 
 Issued EmbeddedBackend::get_rule_set(Completion& done) { return answer(done, Answer(rule_set_)); }
 
 Issued EmbeddedBackend::delete_rule_set(std::string_view name, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
   if (!rule_set_ || rule_set_->name != name)
     return answer(done, Error(ErrorCode::kNotFound,
                               "no rule set named " + std::string(name) + " is installed"));
@@ -298,6 +319,7 @@ void EmbeddedBackend::shutdown() {
 void EmbeddedBackend::advance() { table_.advance(now()); }
 
 void EmbeddedBackend::dispatch() {
+  store_fault_ = store_.fault();
   while (table_.has_outcomes()) {
     for (WaiterOutcome& o : table_.take_outcomes()) deliver(std::move(o));
   }
@@ -316,7 +338,7 @@ void EmbeddedBackend::deliver(WaiterOutcome o) {
   if (!o.granted) {
     complete(*done, lock_timeout(o.key, o.timeout_ms));
   } else {
-    complete(*done, Answer(std::move(o.hold)));
+    finish_when_durable(*done, Answer(std::move(o.hold)));
   }
 }
 

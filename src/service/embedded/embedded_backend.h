@@ -12,6 +12,13 @@
 //     dispatch() at one point of the loop, never from inside another call; a grant whose
 //     session has ended in the meantime is released again, so the key is not left held by
 //     nobody until its lease ends.
+//  5. While the store reports a fault (a full or failing disk), every call that could change
+//     the table answers that fault (STORE_UNAVAILABLE) before touching anything. Answers
+//     already waiting for the log keep waiting until the store has written it; the rest
+//     (reads, refusals, timeouts) leave at once unless an earlier answer of the same
+//     connection is still waiting. Leases still end on time and waiters are still granted:
+//     those changes are kept by the store and written once it can, and a granted waiter's
+//     answer waits for that.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +92,8 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   };
 
   void on_change(const Change& change) override { last_sequence_ = store_.append(change); }
+  // Finishes `done` once the log is durable up to everything appended so far.
+  void finish_when_durable(Completion& done, Result<Answer> result);
   Millis now() const { return clock_.now_ms(); }
   // Finishes `done` with `result` and says the call took effect.
   Issued answer(Completion& done, Result<Answer> result) {
@@ -106,6 +115,8 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   std::optional<RuleSetPut> rule_set_;
   std::function<void(const std::optional<RuleSetPut>&)> rules_changed_;
   std::uint64_t last_sequence_ = 0;
+  // The store's fault as of the last dispatch(): set, calls that change state are refused.
+  std::optional<Error> store_fault_;
   ReplyQueue replies_;
   std::unordered_map<WaiterId, Waiting> waiting_;
   std::unordered_multimap<SessionId, WaiterId> waiting_by_session_;

@@ -28,6 +28,14 @@ class ReplyQueue {
     ++size_;
   }
 
+  // Whether an answer for `done` is waiting (its next one must follow it). A scan: used only
+  // while the store is at fault.
+  bool waits_for(const Completion& done) const {
+    for (std::size_t i = 0; i < size_; ++i)
+      if (slots_[(head_ + i) % slots_.size()].done == &done) return true;
+    return false;
+  }
+
   // Finishes, in order, every entry whose sequence is at most `durable`. A finish may push new
   // entries (a reply that makes another); those wait for the next call.
   void release(std::uint64_t durable) {

@@ -103,6 +103,7 @@ Status FakeFileSystem::truncate_file(const std::string& path, std::uint64_t size
   it->second.data.resize(size);
   it->second.synced = size;
   it->second.reserved = 0;
+  if (it->second.lost_from >= size) it->second.lost_from = std::string::npos;
   return ok_status();
 }
 
@@ -217,16 +218,24 @@ void FakeFileSystem::fail_syncs(bool fail) {
   fail_syncs_ = fail;
 }
 
-void FakeFileSystem::fail_writes(bool fail) {
+void FakeFileSystem::fail_writes(bool fail, bool torn) {
   std::lock_guard lock(mu_);
   fail_writes_ = fail;
+  torn_writes_ = fail && torn;
 }
 
 Status FakeFileSystem::append_to(const std::string& path,
                                  std::span<const std::string_view> pieces) {
   std::lock_guard lock(mu_);
-  if (fail_writes_) return fake_error("injected write error on", path);
   const auto it = files_.find(path);
+  if (fail_writes_) {
+    if (torn_writes_ && it != files_.end()) {
+      std::string all;
+      for (const std::string_view piece : pieces) all.append(piece);
+      it->second.data.append(all, 0, all.size() / 2);
+    }
+    return fake_error("injected write error on", path);
+  }
   if (it == files_.end()) return fake_error("write to removed file", path);
   for (const std::string_view piece : pieces) it->second.data.append(piece);
   return ok_status();
@@ -247,10 +256,14 @@ Status FakeFileSystem::sync_file(const std::string& path) {
   }
   if (delay.count() > 0) std::this_thread::sleep_for(delay);
   std::lock_guard lock(mu_);
-  if (fail_syncs_) return fake_error("injected sync error on", path);
   const auto it = files_.find(path);
   if (it == files_.end()) return fake_error("sync of removed file", path);
-  it->second.synced = it->second.data.size();
+  File& file = it->second;
+  if (fail_syncs_) {
+    if (file.lost_from == std::string::npos) file.lost_from = file.synced;
+    return fake_error("injected sync error on", path);
+  }
+  if (file.lost_from == std::string::npos) file.synced = file.data.size();
   return ok_status();
 }
 

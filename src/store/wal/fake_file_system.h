@@ -67,13 +67,21 @@ class FakeFileSystem final : public FileSystem {
   std::uint64_t file_syncs() const;
 
   // --- injected failures (sticky until cleared) ---
+  // A failing sync makes nothing durable, and, as Linux may after a failed fdatasync, the
+  // bytes it was to make durable never become durable through that file: a later sync that
+  // succeeds leaves them out of what drop_unsynced() and image_after(kPowerLoss) keep, until
+  // the file is cut back (truncate_file) or created anew.
   void fail_syncs(bool fail);
-  void fail_writes(bool fail);
+  // A failing append writes nothing; with `torn`, the first half of its bytes (a full disk
+  // mid-write).
+  void fail_writes(bool fail, bool torn = false);
 
  private:
   struct File {
     std::string data;        // what was appended (or set)
     std::size_t synced = 0;  // bytes of data that survive drop_unsynced()
+    // Bytes from here on never become durable (a sync failed); npos: none.
+    std::size_t lost_from = std::string::npos;
     // Preallocated size: the file reads as data followed by zeros up to here. Kept by crashes
     // (a simplification: the zeros are written before the frames they precede and synced with
     // them, so a crash that loses them loses those frames too, which tests play by hand).
@@ -100,6 +108,7 @@ class FakeFileSystem final : public FileSystem {
   std::uint64_t file_syncs_ = 0;
   bool fail_syncs_ = false;
   bool fail_writes_ = false;
+  bool torn_writes_ = false;
 };
 
 }  // namespace holdfast::wal

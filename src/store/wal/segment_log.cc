@@ -27,12 +27,34 @@ Status SegmentLog::start(std::uint64_t number) {
   if (!writer) return std::move(writer).error();
   writer_ = std::move(writer).value();
   number_ = number;
+  whole_ = writer_->size();
+  finished_.erase(number);  // written anew by repair()
   return ok_status();
 }
 
-Status SegmentLog::append(std::string_view records) { return writer_->add_records(records); }
+Status SegmentLog::append(std::string_view records) {
+  if (Status s = writer_->add_records(records); !s) return s;
+  if (!sync_new_files_) whole_ = writer_->size();
+  return ok_status();
+}
 
-Status SegmentLog::sync() { return writer_->sync(); }
+Status SegmentLog::sync() {
+  if (Status s = writer_->sync(); !s) return s;
+  whole_ = writer_->size();
+  return ok_status();
+}
+
+Status SegmentLog::repair() {
+  if (writer_) {
+    (void)writer_->close();  // its errors are the ones being repaired
+    writer_.reset();
+  }
+  if (whole_ <= kSegmentHeaderSize) return start(number_);
+  if (Status s = fs_.truncate_file(join_path(dir_, segment_file_name(number_)), whole_); !s)
+    return s;
+  finished_[number_] = whole_;
+  return start(number_ + 1);
+}
 
 Status SegmentLog::roll() {
   finished_[number_] = writer_->size();

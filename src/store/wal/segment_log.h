@@ -42,6 +42,16 @@ class SegmentLog {
   // fsync never), so only the newest segment can ever have a torn tail.
   Status roll();
 
+  // After a failed append, sync or roll: puts the log back in a state to append to, never
+  // trusting the file that failed. The current segment is cut back to its last whole frame
+  // that a sync confirmed (every frame, with fsync never), dropping whatever the failed write
+  // left after it (a torn frame, or frames whose sync failed: after a failed fdatasync the
+  // kernel may have dropped the pages, and a later one on the same file may report success
+  // without writing them), and the next segment is started. A segment with no frame is
+  // written anew instead, so retries against a full disk do not pile up empty segments. On
+  // error, call it again later.
+  Status repair();
+
   // Deletes every segment and snapshot numbered below `snapshot`, which must be a durable
   // snap-<snapshot>: write_snapshot() of the state at the start of that segment, written on
   // another thread while this log went on appending and rolling. Syncs the directory.
@@ -64,6 +74,9 @@ class SegmentLog {
   const std::uint64_t reserve_chunk_;
   std::uint64_t number_ = 0;
   std::unique_ptr<LogWriter> writer_;
+  // Bytes of the current segment that end with a whole frame and are durable (synced, or
+  // written with fsync never): where repair() cuts it.
+  std::uint64_t whole_ = 0;
   std::map<std::uint64_t, std::uint64_t> finished_;  // finished segments still live: bytes
 };
 

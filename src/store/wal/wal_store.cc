@@ -31,7 +31,6 @@
 #include <cassert>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <utility>
 
 #include "store/wal/data_dir.h"
@@ -47,10 +46,12 @@ constexpr std::size_t kKeepBufferBytes = std::size_t{16} << 20;
 constexpr auto kLazyWrite = std::chrono::milliseconds(10);
 constexpr std::size_t kLazyWriteBytes = std::size_t{256} << 10;
 
-void abort_on_fatal(const Error& error) {
-  std::fprintf(stderr, "holdfast: the write-ahead log failed, stopping: %s\n",
-               error.message.c_str());
-  std::abort();
+void print_fault(const std::optional<Error>& fault) {
+  if (fault) {
+    std::fprintf(stderr, "holdfast: %s\n", fault->message.c_str());
+  } else {
+    std::fprintf(stderr, "holdfast: the write-ahead log is writable again\n");
+  }
 }
 
 }  // namespace
@@ -189,6 +190,21 @@ std::uint64_t WalStore::durable_sequence() const {
   return durable_sequence_.load(std::memory_order_acquire);
 }
 
+std::optional<Error> WalStore::fault() const {
+  if (!unavailable_.load(std::memory_order_acquire)) return std::nullopt;
+  std::lock_guard lock(fault_mu_);
+  return shared_fault_;
+}
+
+void WalStore::retry_now() {
+  {
+    std::lock_guard lock(mu_);
+    retry_requested_ = true;
+    poked_.store(true, std::memory_order_release);
+  }
+  wake_.notify_one();
+}
+
 void WalStore::set_on_durable(std::function<void(std::uint64_t)> fn) {
   std::lock_guard lock(callback_mu_);
   on_durable_ = std::move(fn);
@@ -206,6 +222,8 @@ StoreStats WalStore::stats() const {
   s.snapshot_in_progress = snapshot_in_flight_.load(std::memory_order_acquire);
   s.log_bytes = log_bytes_.load(std::memory_order_relaxed);
   s.writer_poll_us = static_cast<std::uint64_t>(polled_us_.load(std::memory_order_relaxed));
+  s.faults = faults_.load(std::memory_order_relaxed);
+  s.fault = fault();
   return s;
 }
 
@@ -219,8 +237,16 @@ void WalStore::close() {
     }
     wake_.notify_one();
     syncer_.join();
-    // After a failure the file is left exactly as the failed write left it.
-    if (Status s = log_->close(/*finish=*/!failed_); !s && !failed_) fail(s.error());
+    // After a fault that the last try did not repair, the segment is left as the failed write
+    // left it: recovery cuts off a torn tail.
+    if (Status s = log_->close(/*finish=*/!fault_); !s && !fault_)
+      std::fprintf(stderr, "holdfast: closing the write-ahead log failed: %s\n",
+                   s.error().message.c_str());
+    if (fault_ && !writing_.empty())
+      std::fprintf(stderr,
+                   "holdfast: stopped with %zu bytes of changes the log could not take; none "
+                   "of them was answered\n",
+                   writing_.size());
     log_.reset();
   }
   lock_.reset();
@@ -231,7 +257,12 @@ void WalStore::syncer_main() {
   std::unique_lock lock(mu_);
   for (;;) {
     syncer_idle_ = true;
-    if (options_.fsync == FsyncMode::kAlways) {
+    if (fault_) {
+      // Changes pile up in pending_ meanwhile; they are written with the retry.
+      wake_.wait_for(lock, std::chrono::milliseconds(options_.retry_interval_ms),
+                     [this] { return retry_requested_ || snapshot_written_ || stopping_; });
+      retry_requested_ = false;
+    } else if (options_.fsync == FsyncMode::kAlways) {
       wait_for_work(lock);
     } else {
       wake_.wait_for(lock, kLazyWrite, [this] {
@@ -245,19 +276,33 @@ void WalStore::syncer_main() {
       finish_snapshot(lock);
       continue;  // then whatever is pending
     }
-    if (pending_.empty() && !snapshot_request_) break;  // stopping, and everything is written
-    writing_.swap(pending_);
+    // Stopping, and everything is written.
+    if (!fault_ && pending_.empty() && !snapshot_request_) break;
+    // After a fault writing_ still holds what was not written; the new changes follow it.
+    if (writing_.empty()) {
+      writing_.swap(pending_);
+    } else {
+      writing_.append(pending_);
+      pending_.clear();
+    }
     const std::uint64_t last_sequence = pending_sequence_;
     std::optional<SnapshotRequest> snapshot = std::move(snapshot_request_);
     snapshot_request_.reset();
+    const bool last_try = stopping_;
     lock.unlock();
 
-    if (!failed_) {
-      if (Status s = commit(writing_, last_sequence, std::move(snapshot)); !s) fail(s.error());
+    if (fault_) drop_snapshot(snapshot);  // its cut was made in a batch of its own
+    Status s = fault_ ? log_->repair() : ok_status();
+    if (s) s = commit(writing_, last_sequence, snapshot);
+    drop_snapshot(snapshot);  // still here: the commit failed before the cut
+    if (!s) {
+      enter_fault(s.error());
+    } else if (fault_) {
+      leave_fault();
     }
-    writing_.clear();
-    if (writing_.capacity() > kKeepBufferBytes) writing_.shrink_to_fit();
+    if (writing_.empty() && writing_.capacity() > kKeepBufferBytes) writing_.shrink_to_fit();
     lock.lock();
+    if (fault_ && last_try) break;
   }
   // Stopping: a snapshot still being written is finished (and compacted) before close().
   if (snapshot_writer_.joinable()) {
@@ -327,7 +372,7 @@ void WalStore::finish_snapshot(std::unique_lock<std::mutex>& lock) {
 
 void WalStore::finish_snapshot_unlocked(std::optional<Error> error, std::optional<Error> skipped) {
   snapshot_writer_.join();
-  if (failed_) return;
+  if (error) skipped = std::move(error);  // a full disk, say: the log is still whole
   if (skipped) {
     // Nothing was written, so nothing may be deleted; the log is whole and the next
     // threshold asks again.
@@ -336,21 +381,21 @@ void WalStore::finish_snapshot_unlocked(std::optional<Error> error, std::optiona
     snapshots_skipped_.fetch_add(1, std::memory_order_release);
     return;
   }
-  Status s = error ? Status(std::move(*error)) : log_->compact_below(snapshot_number_);
-  if (s) snapshots_.fetch_add(1, std::memory_order_relaxed);
+  snapshots_.fetch_add(1, std::memory_order_relaxed);
+  // A file compaction could not remove stays until the next one: it lists the directory.
+  if (Status s = log_->compact_below(snapshot_number_); !s)
+    std::fprintf(stderr, "holdfast: compacting the log failed: %s\n", s.error().message.c_str());
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
-  if (!s) {
-    fail(s.error());
-    return;
-  }
   snapshot_in_flight_.store(false, std::memory_order_release);
 }
 
-Status WalStore::commit(std::string_view batch, std::uint64_t last_sequence,
-                        std::optional<SnapshotRequest> snapshot) {
+Status WalStore::commit(std::string& batch, std::uint64_t last_sequence,
+                        std::optional<SnapshotRequest>& snapshot) {
   if (!snapshot) {
     if (Status s = write_and_sync(batch); !s) return s;
+    batch.clear();
     publish(last_sequence);
+    // A failed roll leaves nothing unwritten; the next write repairs the log first.
     if (log_->current_bytes() >= options_.segment_bytes)
       if (Status s = log_->roll(); !s) return s;
     log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
@@ -358,12 +403,20 @@ Status WalStore::commit(std::string_view batch, std::uint64_t last_sequence,
   }
   // The cut: the records before it end segment K, the snapshot is the state at the start of
   // segment K+1.
-  if (Status s = write_and_sync(batch.substr(0, snapshot->cut)); !s) return s;
+  if (Status s = write_and_sync(std::string_view(batch).substr(0, snapshot->cut)); !s) return s;
+  batch.erase(0, snapshot->cut);  // durable, but published only with the rest
+  snapshot->cut = 0;
   if (Status s = log_->roll(); !s) return s;
-  if (Status s = write_and_sync(batch.substr(snapshot->cut)); !s) return s;
+  SnapshotRequest cut = std::move(*snapshot);
+  snapshot.reset();
+  if (Status s = write_and_sync(batch); !s) {
+    drop_snapshot_state(cut);
+    return s;
+  }
+  batch.clear();
   publish(last_sequence);
   // The snapshot is written beside the commits that follow; finish_snapshot() compacts.
-  start_snapshot_writer(std::move(snapshot->state), std::move(snapshot->child));
+  start_snapshot_writer(std::move(cut.state), std::move(cut.child));
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
   return ok_status();
 }
@@ -390,13 +443,58 @@ void WalStore::publish(std::uint64_t sequence) {
   if (on_durable_) on_durable_(sequence);
 }
 
-void WalStore::fail(const Error& error) {
-  failed_ = true;
-  if (options_.on_fatal) {
-    options_.on_fatal(error);
-  } else {
-    abort_on_fatal(error);
+void WalStore::drop_snapshot(std::optional<SnapshotRequest>& snapshot) {
+  if (!snapshot) return;
+  drop_snapshot_state(*snapshot);
+  snapshot.reset();
+}
+
+void WalStore::drop_snapshot_state(SnapshotRequest& snapshot) {
+  snapshot.child.reset();  // ends the encoder child
+  snapshots_skipped_.fetch_add(1, std::memory_order_release);
+  snapshot_in_flight_.store(false, std::memory_order_release);
+}
+
+void WalStore::enter_fault(const Error& cause) {
+  Error fault(ErrorCode::kStoreUnavailable, "the write-ahead log cannot be written (" +
+                                                cause.message +
+                                                "); changes are refused until it can");
+  fault.with("retryAfterMs", options_.retry_interval_ms);
+  const bool first = !fault_;
+  fault_ = fault;
+  {
+    std::lock_guard lock(fault_mu_);
+    shared_fault_ = std::move(fault);
   }
+  if (!first) return;
+  faults_.fetch_add(1, std::memory_order_relaxed);
+  unavailable_.store(true, std::memory_order_release);
+  if (options_.on_fault) {
+    options_.on_fault(fault_);
+  } else {
+    print_fault(fault_);
+  }
+  notify();
+}
+
+void WalStore::leave_fault() {
+  fault_.reset();
+  unavailable_.store(false, std::memory_order_release);
+  {
+    std::lock_guard lock(fault_mu_);
+    shared_fault_.reset();
+  }
+  if (options_.on_fault) {
+    options_.on_fault(std::nullopt);
+  } else {
+    print_fault(std::nullopt);
+  }
+  notify();
+}
+
+void WalStore::notify() {
+  std::lock_guard lock(callback_mu_);
+  if (on_durable_) on_durable_(durable_sequence_.load(std::memory_order_acquire));
 }
 
 }  // namespace holdfast::wal

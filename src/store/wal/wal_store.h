@@ -12,7 +12,11 @@
 //     the next submit() (between operations, never append()) asks the state source for the
 //     live state; the syncer cuts the log there, a snapshot thread writes the snapshot while
 //     commits go on, and then the syncer deletes the log before it.
-//  4. close() (or the destructor): commits what is pending, stops the thread, unlocks.
+//  4. When writing or syncing fails, the store reports fault() and the syncer keeps the
+//     batch, cuts the failed write off the log (SegmentLog::repair) and writes the batch
+//     again every retry_interval_ms until it succeeds; nothing is published meanwhile.
+//  5. close() (or the destructor): commits what is pending (one last try after a fault),
+//     stops the thread, unlocks.
 //
 // Sequence numbers restart at 1 in every process (they are not stored on disk).
 #pragma once
@@ -65,12 +69,14 @@ struct WalOptions {
   // client that sends its next change as soon as the last is durable) then skips a thread
   // wake-up per commit. 0: sleep at once.
   std::int64_t idle_poll_us = 0;
-  // Called once, from the syncer thread, when writing, syncing or writing a snapshot fails
-  // (or from close(), when closing the segment does). After that nothing more becomes
-  // durable (a partly written frame must stay the end of the log), so the server cannot keep
-  // its promise and must stop. Default: print the error to stderr and abort(), as etcd does
-  // on a failed WAL sync.
-  std::function<void(const Error&)> on_fatal;
+  // After writing or syncing the log fails (a full disk, EIO), how long the syncer waits
+  // before it tries again. Meanwhile the store reports fault() and keeps every change it was
+  // given in memory, in order (docs/wal-format.md, section 8).
+  std::int64_t retry_interval_ms = 1000;
+  // Called from the syncer thread when the log stops being writable (with the fault) and when
+  // it is writable again (nullopt): once each way, however many retries fail in between.
+  // Default: a line on stderr.
+  std::function<void(const std::optional<Error>&)> on_fault;
 };
 
 class WalStore final : public Store {
@@ -92,6 +98,10 @@ class WalStore final : public Store {
   void submit() override;
 
   std::uint64_t durable_sequence() const override;
+  std::optional<Error> fault() const override;
+
+  // After a fault: tries again now instead of at the next scheduled retry. Thread-safe.
+  void retry_now();
 
   // Thread-safe; fn runs on the syncer thread and must not call set_on_durable.
   void set_on_durable(std::function<void(std::uint64_t)> fn) override;
@@ -120,8 +130,11 @@ class WalStore final : public Store {
   // Syncer thread, holding mu_, nothing to write: polls (without mu_) until poked_ or the end
   // of the window, then waits on wake_ until there is work.
   void wait_for_work(std::unique_lock<std::mutex>& lock);
-  Status commit(std::string_view batch, std::uint64_t last_sequence,
-                std::optional<SnapshotRequest> snapshot);
+  // Writes `batch` (and cuts the log for `snapshot`), then publishes last_sequence. Erases
+  // from `batch` what became durable, and consumes `snapshot` once its cut is made; on error
+  // the rest of the batch is still to be written.
+  Status commit(std::string& batch, std::uint64_t last_sequence,
+                std::optional<SnapshotRequest>& snapshot);
   Status write_and_sync(std::string_view records);
   void publish(std::uint64_t sequence);
   void start_snapshot_writer(EncodedState state, std::optional<ForkedEncoding> child);
@@ -130,7 +143,13 @@ class WalStore final : public Store {
   // next one be requested.
   void finish_snapshot(std::unique_lock<std::mutex>& lock);
   void finish_snapshot_unlocked(std::optional<Error> error, std::optional<Error> skipped);
-  void fail(const Error& error);
+  // A snapshot that will not be taken (a fault came first): the next threshold asks again.
+  void drop_snapshot(std::optional<SnapshotRequest>& snapshot);
+  void drop_snapshot_state(SnapshotRequest& snapshot);
+  // Syncer thread: the log failed (again), or works again.
+  void enter_fault(const Error& cause);
+  void leave_fault();
+  void notify();  // on_durable with the current durable sequence
 
   const WalOptions options_;
   const Clock& clock_;
@@ -155,18 +174,21 @@ class WalStore final : public Store {
   std::optional<SnapshotRequest> snapshot_request_;
   bool syncer_idle_ = false;
   bool stopping_ = false;
+  bool retry_requested_ = false;
   // Set (under mu_) whenever the syncer has something new to look at; cleared by the syncer
   // before it polls, and read by it without mu_ while it polls.
   std::atomic<bool> poked_{false};
   // Set by the snapshot writer when it is done (with its error, if any); taken by the syncer.
   bool snapshot_written_ = false;
-  std::optional<Error> snapshot_error_;    // writing it failed: fatal
+  std::optional<Error> snapshot_error_;    // writing it failed: nothing is deleted
   std::optional<Error> snapshot_skipped_;  // encoding it in the child failed: none written
 
   // Syncer thread only (after open()).
   std::string writing_;  // swapped with pending_: both keep their capacity
   std::unique_ptr<SegmentLog> log_;
-  bool failed_ = false;
+  // Set while the log cannot be written: the next write repairs it first. writing_ then holds
+  // the changes still to be written (published only once they are).
+  std::optional<Error> fault_;
   // The snapshot being written, at most one (snapshot_in_flight_ holds off the next): its
   // number, the segment it is the state at the start of, and its writer thread.
   std::uint64_t snapshot_number_ = 0;
@@ -182,6 +204,11 @@ class WalStore final : public Store {
   std::atomic<std::uint64_t> snapshots_skipped_{0};
   std::atomic<std::uint64_t> log_bytes_{0};
   std::atomic<std::int64_t> polled_us_{0};  // poll_.polled_total(), for stats()
+  std::atomic<std::uint64_t> faults_{0};
+  // fault_ as the other threads see it: a flag for the hot path, the error under fault_mu_.
+  std::atomic<bool> unavailable_{false};
+  mutable std::mutex fault_mu_;
+  std::optional<Error> shared_fault_;
 
   std::mutex callback_mu_;
   std::function<void(std::uint64_t)> on_durable_;
