@@ -136,9 +136,12 @@ class Harness final : public fuzz::SocketHarness {
     view_.metrics = [] { return std::string("# fuzz\n"); };
     view_.ready = [] { return true; };
     cors_.allowed_origins = {"http://fuzz.example"};  // so preflights and CORS headers are reached
-    hub_ = std::make_unique<http::HttpHub>(http::HttpHub{
-        io_, loop_, http::Exchange::Env{front_service(), nullptr, view_, nullptr, 0, &cors_},
-        &last_session_});
+    hub_ = std::make_unique<http::HttpHub>(
+        http::HttpHub{io_,
+                      loop_,
+                      http::Exchange::Env{front_service(), nullptr, view_, nullptr, 0, &cors_},
+                      &last_session_,
+                      {}});
     hub_->header_limit = kHeaderLimit;
     hub_->body_limit = kBodyLimit;
     connect_all();
