@@ -146,7 +146,7 @@ void Pipeline::queue(const CommandSpec* row, std::span<const std::string_view> a
   if (row->call != nullptr) {
     const std::size_t skip = row == find_command(args[0]) ? 1 : 2;  // name, or name + subcommand
     const auto rest = args.subspan(skip);
-    const auto positional = rest.first(std::min<std::size_t>(rest.size(), row->positional));
+    const auto positional = rest.first(positional_count(*row, rest.size()));
     if (!read_options(*row, rest.subspan(positional.size()), values, out)) {
       t.dirty = true;
       return;
@@ -182,7 +182,7 @@ bool Pipeline::read_options(const CommandSpec& spec, std::span<const std::string
 
 bool Pipeline::issue(const CommandSpec& spec, std::span<const std::string_view> args,
                      ReplyWriter& out, bool in_transaction) {
-  const auto positional = args.first(std::min<std::size_t>(args.size(), spec.positional));
+  const auto positional = args.first(positional_count(spec, args.size()));
   OptionValues values{};
   if (!read_options(spec, args.subspan(positional.size()), values, out)) return false;
   runner_.issue(command_id(spec), [&](LockService& service, Completion& done) {
