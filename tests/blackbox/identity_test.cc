@@ -14,27 +14,30 @@ namespace {
 
 namespace json = boost::json;
 
-// alice, bob, carol: members; root: admin; importer: a function.
+// alice, bob, carol: members; dave: a member in group game/referee; root: admin; importer: a
+// function.
 std::vector<std::string> auth_flags(const TempDir& dir) {
   auto hash = [](const std::string& t) { return to_hex(sha256(t)); };
   std::ofstream out(dir.path() + "/credentials.toml");
   for (const char* member : {"alice", "bob", "carol"})
     out << "[[member]]\nuserId = \"" << member << "\"\ntokenSha256 = \""
         << hash(std::string(member) + "-secret") << "\"\n";
+  out << "[[member]]\nuserId = \"dave\"\ngroups = [\"game/referee\"]\ntokenSha256 = \""
+      << hash("dave-secret") << "\"\n";
   out << "[[member]]\nuserId = \"root\"\nrole = \"admin\"\ntokenSha256 = \"" << hash("root-secret")
       << "\"\n[[function]]\nname = \"importer\"\ntokenSha256 = \"" << hash("fn-secret") << "\"\n";
   std::ofstream(dir.path() + "/holdfast.toml") << "[auth]\ncredentials = \"credentials.toml\"\n";
   return {"--config", dir.path() + "/holdfast.toml"};
 }
 
-// The rules of docs/auth.md, "Rules over holder ids".
+// The rule set of docs/auth.md, "Rules over holder ids".
 const char* kTurnRules = R"toml([ruleSet]
 name = "turns"
 resourceType = "lock"
 
 [rules.lock]
-assign   = "request.holderId == user.userId"
-transfer = "request.fromId == user.userId"
+assign   = "record.key.startsWith('game:') && request.holderId == user.userId"
+transfer = "request.fromId == user.userId || isMemberOf('game', 'referee')"
 unassign = "has(request.holderId) && request.holderId == user.userId"
 )toml";
 
@@ -161,27 +164,32 @@ TEST_F(Identity, RulesSeeTheHolderIdsACallActsOn) {
   ASSERT_FALSE(as("root").call({"RULES.SET", kTurnRules}).is_error());
   auto alice = as("alice");
   auto bob = as("bob");
-  auto root = as("root");
+  const std::string turn = "game:7:turn";
 
   // A member may only assign to themselves.
-  EXPECT_EQ(alice.call({"LOCK.ASSIGN", "turn", "bob"}).error_code(), "LOCK_ACCESS_DENIED");
-  EXPECT_EQ(alice.call({"LOCK.HOLDER", "turn"}).number("held"), 0);
-  ASSERT_EQ(alice.call({"LOCK.ASSIGN", "turn"}).text("holder"), "alice");
+  EXPECT_EQ(alice.call({"LOCK.ASSIGN", turn, "bob"}).error_code(), "LOCK_ACCESS_DENIED");
+  EXPECT_EQ(alice.call({"LOCK.HOLDER", turn}).number("held"), 0);
+  EXPECT_EQ(alice.call({"LOCK.ASSIGN", "lobby"}).error_code(), "LOCK_ACCESS_DENIED");
+  ASSERT_EQ(alice.call({"LOCK.ASSIGN", turn}).text("holder"), "alice");
 
   // Only the current holder may transfer: naming the holder as FROM is refused by the rule,
-  // and a transfer from oneself by the backend, since bob does not hold the key.
-  EXPECT_EQ(bob.call({"LOCK.TRANSFER", "turn", "bob", "FROM", "alice"}).error_code(),
+  // and a transfer from oneself by the server, since bob does not hold the key.
+  EXPECT_EQ(bob.call({"LOCK.TRANSFER", turn, "bob", "FROM", "alice"}).error_code(),
             "LOCK_ACCESS_DENIED");
-  EXPECT_EQ(bob.call({"LOCK.TRANSFER", "turn", "bob"}).error_code(), "LOCK_NOT_HOLDER");
-  EXPECT_EQ(alice.call({"LOCK.TRANSFER", "turn", "bob"}).text("holder"), "bob");
+  EXPECT_EQ(bob.call({"LOCK.TRANSFER", turn, "bob"}).error_code(), "LOCK_NOT_HOLDER");
+  EXPECT_EQ(as("carol").call({"LOCK.TRANSFER", turn, "carol"}).error_code(), "LOCK_NOT_HOLDER");
+  EXPECT_EQ(alice.call({"LOCK.TRANSFER", turn, "bob"}).text("holder"), "bob");
 
-  // Admins pass every rule: they may reassign.
-  EXPECT_EQ(root.call({"LOCK.TRANSFER", "turn", "carol", "FROM", "bob"}).text("holder"), "carol");
+  // Admins pass every rule, and the rule lets referees reassign.
+  EXPECT_EQ(as("root").call({"LOCK.TRANSFER", turn, "carol", "FROM", "bob"}).text("holder"),
+            "carol");
+  EXPECT_EQ(as("dave").call({"LOCK.TRANSFER", turn, "alice", "FROM", "carol"}).text("holder"),
+            "alice");
 
   // Unassign: only one's own assignment.
-  EXPECT_EQ(alice.call({"LOCK.UNASSIGN", "turn", "carol"}).error_code(), "LOCK_ACCESS_DENIED");
-  EXPECT_EQ(alice.call({"LOCK.UNASSIGN", "turn"}).error_code(), "LOCK_NOT_HOLDER");
-  EXPECT_EQ(as("carol").call({"LOCK.UNASSIGN", "turn"}).number("released"), 1);
+  EXPECT_EQ(bob.call({"LOCK.UNASSIGN", turn, "alice"}).error_code(), "LOCK_ACCESS_DENIED");
+  EXPECT_EQ(bob.call({"LOCK.UNASSIGN", turn}).error_code(), "LOCK_NOT_HOLDER");
+  EXPECT_EQ(alice.call({"LOCK.UNASSIGN", turn}).number("released"), 1);
 }
 
 TEST_F(Identity, HttpDefaultsToTheCallerAndChecksByPath) {
