@@ -121,7 +121,8 @@ TEST_F(Identity, CheckAnswersTheTokenToTheHolderAndRefusesEveryoneElse) {
   auto alice = as("alice");
   auto bob = as("bob");
   EXPECT_EQ(alice.call({"LOCK.CHECK", "turn"}).str,
-            "LOCK_NOT_HOLDER the key is not held by alice (it is free) key=turn holderId=alice");
+            "LOCK_NOT_HOLDER the key is not held by alice (it is free) key=turn holderId=alice "
+            "assigned=0");
   auto a = alice.call({"LOCK.ASSIGN", "turn"});
   ASSERT_FALSE(a.is_error()) << a.debug();
 
@@ -132,7 +133,7 @@ TEST_F(Identity, CheckAnswersTheTokenToTheHolderAndRefusesEveryoneElse) {
   EXPECT_EQ(bob.call({"LOCK.HOLDER", "turn"}).number("token"), a.number("token"));
   EXPECT_EQ(bob.call({"LOCK.CHECK", "turn"}).str,
             "LOCK_NOT_HOLDER the key is not held by bob (it is assigned to another holder) "
-            "key=turn holderId=bob");
+            "key=turn holderId=bob assigned=1");
   EXPECT_EQ(alice.call({"LOCK.CHECK", "turn", "bob"}).error_code(), "LOCK_NOT_HOLDER");
   EXPECT_EQ(bob.call({"LOCK.CHECK", "turn", "alice"}).number("token"), a.number("token"));
 
@@ -145,7 +146,7 @@ TEST_F(Identity, CheckAnswersTheTokenToTheHolderAndRefusesEveryoneElse) {
   ASSERT_FALSE(alice.call({"LOCK.TRY", "by-handle", "TTL", "60000"}).is_null());
   EXPECT_EQ(alice.call({"LOCK.CHECK", "by-handle"}).str,
             "LOCK_NOT_HOLDER the key is not held by alice (it is held by a handle, not assigned) "
-            "key=by-handle holderId=alice");
+            "key=by-handle holderId=alice assigned=0");
 }
 
 TEST_F(Identity, AFunctionHasNoHolderIdOfItsOwnAndMustNameOne) {
