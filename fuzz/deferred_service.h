@@ -71,16 +71,16 @@ class DeferredService final : public LockService {
   }
   Issued assign(const Caller& caller, const AssignArgs& args, Completion& done) override {
     return defer(caller, done,
-                 [caller, key = std::string(args.key), holder = std::string(args.holder_id),
+                 [caller, key = std::string(args.key), holder = copy(args.holder_id),
                   ttl = args.ttl_ms, timeout = args.timeout_ms](LockService& s, Completion& d) {
-                   return s.assign(caller, AssignArgs{key, holder, ttl, timeout}, d);
+                   return s.assign(caller, AssignArgs{key, view(holder), ttl, timeout}, d);
                  });
   }
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override {
     return defer(caller, done,
                  [caller, key = std::string(args.key), to = std::string(args.to_id),
-                  from = std::string(args.from_id)](LockService& s, Completion& d) {
-                   return s.transfer(caller, TransferArgs{key, to, from}, d);
+                  from = copy(args.from_id)](LockService& s, Completion& d) {
+                   return s.transfer(caller, TransferArgs{key, to, view(from)}, d);
                  });
   }
   Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override {
@@ -98,6 +98,13 @@ class DeferredService final : public LockService {
     return defer(caller, done, [caller, key = std::string(key)](LockService& s, Completion& d) {
       return s.holder(caller, key, d);
     });
+  }
+  Issued check(const Caller& caller, const CheckArgs& args, Completion& done) override {
+    return defer(caller, done,
+                 [caller, key = std::string(args.key), holder = copy(args.holder_id)](
+                     LockService& s, Completion& d) {
+                   return s.check(caller, CheckArgs{key, view(holder)}, d);
+                 });
   }
   Issued set_value(const Caller& caller, const SetArgs& args, Completion& done) override {
     SetArgs kept = args;
@@ -172,6 +179,13 @@ class DeferredService final : public LockService {
   ServiceStats stats() const override { return inner_.stats(); }
 
  private:
+  // An optional argument, owned, and a view of it again.
+  static std::optional<std::string> copy(std::optional<std::string_view> v) {
+    return v ? std::optional<std::string>(*v) : std::nullopt;
+  }
+  static std::optional<std::string_view> view(const std::optional<std::string>& v) {
+    return v ? std::optional<std::string_view>(*v) : std::nullopt;
+  }
   // An acquire's arguments, owned.
   struct Acquire {
     explicit Acquire(const AcquireArgs& a)

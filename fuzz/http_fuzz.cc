@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!backend.recover().ok()) std::abort();
   ServerView view;
   view.metrics = [] { return std::string("# metrics\n"); };
-  view.ready = [] { return true; };
+  view.not_ready = [] { return std::optional<Error>(); };
   const Exchange::Env env{service, nullptr, view, nullptr, 0};
   SessionId last_session = 0;
   std::unique_ptr<HttpCaller> callers[2];

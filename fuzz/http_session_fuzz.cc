@@ -134,7 +134,7 @@ class Harness final : public fuzz::SocketHarness {
  public:
   Harness() : SocketHarness(kOffload) {
     view_.metrics = [] { return std::string("# fuzz\n"); };
-    view_.ready = [] { return true; };
+    view_.not_ready = [] { return std::optional<Error>(); };
     cors_.allowed_origins = {"http://fuzz.example"};  // so preflights and CORS headers are reached
     hub_ = std::make_unique<http::HttpHub>(
         http::HttpHub{io_,

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -107,35 +108,52 @@ class Client {
   // 10 000 (each page is a scan of the server's table, so the largest pages cost least).
   std::vector<HoldInfo> list_all(std::string_view match = {});
 
+  // Identity-aware holds. A holder id is whatever the application names (a player, a
+  // worker); with credentials, a member's own holder id is its userId, and the calls below
+  // that leave it out mean the connecting user (a function, or a server in local open mode,
+  // must name it: InvalidArgumentError otherwise).
+
   // Holds the key on behalf of `holder_id` (an assigned hold, no handle). Re-assigning to the
   // same holder refreshes it. LockHeldError when held by anyone else and no timeout was given;
   // LockTimeoutError when a timeout was given and passed.
   Assignment assign(std::string_view key, std::string_view holder_id,
                     const AssignOptions& options = {});
-  // Moves an assigned hold from `from_id` to `to_id` with a new token; NotHolderError when
-  // `from_id` does not hold it.
-  TransferResult transfer(std::string_view key, std::string_view to_id, std::string_view from_id);
-  // Frees an assigned hold: true if it was freed, false if the key was free. With a holder id
-  // only that holder's assignment is freed (NotHolderError for another holder).
+  // The same for the connecting user's own holder id.
+  Assignment assign(std::string_view key, const AssignOptions& options = {});
+  // Moves an assigned hold from `from_id` (none: the connecting user) to `to_id` with a new
+  // token; NotHolderError when `from_id` does not hold it.
+  TransferResult transfer(std::string_view key, std::string_view to_id,
+                          std::optional<std::string_view> from_id = std::nullopt);
+  // Frees an assigned hold: true if it was freed, false if the key was free. Only the
+  // assignment of `holder_id` (none: the connecting user's; for a function or in open mode,
+  // whoever's) is freed: NotHolderError for another holder.
   bool unassign(std::string_view key, std::optional<std::string_view> holder_id = std::nullopt);
-  // The holder id of an assigned key.
+  // The holder id of an assigned key, and the hold's fencing token.
   HolderInfo holder(std::string_view key);
-  // The "only the current holder may run this" guard: true when the key is not assigned to
-  // anyone (free, or held by a handle rather than an assignment) or assigned to `caller_id`.
+  // Asks the server whether `holder_id` (none: the connecting user) holds the key; answers the
+  // hold, with its fencing token, when it does, and throws NotHolderError (whose message says
+  // whose turn it is not) when the key is free, held by a handle or assigned to another.
+  HolderInfo verify_holder(std::string_view key,
+                           std::optional<std::string_view> holder_id = std::nullopt);
+  // A client-side reading of the "@locked with @auth" guard: true when the key is not assigned
+  // to anyone (free, or held by a handle rather than an assignment) or assigned to
+  // `caller_id`. Advisory only; as_holder() is the guard the server answers.
   bool check_holder(std::string_view key, std::string_view caller_id);
-  // The same guard around a call: runs fn (and returns its value) when check_holder allows
-  // `caller_id`, else throws NotHolderError without running fn. The check and fn are not one
-  // atomic step: end a turn with transfer(key, next_id, caller_id), which the server applies
-  // only while caller_id still holds the key, so a stale turn cannot hand it on.
+
+  // "Only the current holder may run this": runs fn when verify_holder(key) answers that the
+  // connecting user holds the key, else throws NotHolderError without running it. fn is fn()
+  // or fn(std::uint64_t token): the token of the hold checked, which fn should carry into its
+  // writes (holdfast/sql/fencing.h) so that a write made after the turn moved on is refused.
+  // The check and fn are not one atomic step; the token is what makes them safe together.
+  // Returns what fn returns.
   template <typename Fn>
-  decltype(auto) as_holder(std::string_view key, std::string_view caller_id, Fn&& fn) {
-    if (!check_holder(key, caller_id)) {
-      throw NotHolderError(
-          "LOCK_NOT_HOLDER",
-          std::string(key) + " is held by another holder, not " + std::string(caller_id),
-          {{"key", std::string(key)}});
-    }
-    return std::invoke(std::forward<Fn>(fn));
+  decltype(auto) as_holder(std::string_view key, Fn&& fn) {
+    return run_as_holder(verify_holder(key), std::forward<Fn>(fn));
+  }
+  // The same for a named holder id (a trusted service acting for its players, a function).
+  template <typename Fn>
+  decltype(auto) as_holder(std::string_view key, std::string_view holder_id, Fn&& fn) {
+    return run_as_holder(verify_holder(key, holder_id), std::forward<Fn>(fn));
   }
 
   // The lock rule set (admins, owners and functions; members get ForbiddenError). push
@@ -161,8 +179,10 @@ class Client {
 
   // A critical section for one resource, its key built from a template (see format_key):
   //   client.locked("task:{}", task_id).run([&] { move_task(task_id, column); });
+  //   client.locked("payment:{orderId}", {{"orderId", order_id}}).run([&] { charge(order_id); });
   template <class... Args>
   LockedSection locked(std::string_view pattern, const Args&... args);
+  LockedSection locked(std::string_view pattern, std::initializer_list<KeyField> fields);
 
   ClientStats stats() const;
 
@@ -172,6 +192,17 @@ class Client {
 
  private:
   friend class LockScope;
+  template <typename Fn>
+  static decltype(auto) run_as_holder(const HolderInfo& hold, Fn&& fn) {
+    static_assert(std::is_invocable_v<Fn&, std::uint64_t> || std::is_invocable_v<Fn&>,
+                  "as_holder: fn must be callable as fn() or fn(std::uint64_t token)");
+    if constexpr (std::is_invocable_v<Fn&, std::uint64_t>) {
+      return std::invoke(std::forward<Fn>(fn), hold.token);
+    } else {
+      return std::invoke(std::forward<Fn>(fn));
+    }
+  }
+
   std::unique_ptr<Impl> impl_;
 };
 
@@ -214,6 +245,11 @@ decltype(auto) Client::with_lock(std::string_view key, const WithLockOptions& op
 template <class... Args>
 LockedSection Client::locked(std::string_view pattern, const Args&... args) {
   return LockedSection(*this, format_key(pattern, args...));
+}
+
+inline LockedSection Client::locked(std::string_view pattern,
+                                    std::initializer_list<KeyField> fields) {
+  return LockedSection(*this, format_key(pattern, fields));
 }
 
 }  // namespace holdfast::inline v0

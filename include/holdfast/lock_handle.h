@@ -116,12 +116,13 @@ struct TransferResult {
   std::uint64_t token = 0;
 };
 
-// holder(key): who holds an assigned key. `held` with no `holder` means the key is held by a
-// handle (acquire/try_acquire), not by an assignment.
+// holder(key) and verify_holder(key): who holds an assigned key. `held` with no `holder` means
+// the key is held by a handle (acquire/try_acquire), not by an assignment.
 struct HolderInfo {
   std::string key{};
   bool held = false;
   std::optional<std::string> holder{};
+  std::uint64_t token = 0;  // the hold's fencing token; 0 when the key is free
   std::optional<TimePoint> acquired_at{};
   std::optional<TimePoint> lease_expires_at{};
 };

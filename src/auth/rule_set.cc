@@ -79,7 +79,8 @@ Result<RuleSet> parse_rule_set(std::string_view text) {
   return set;
 }
 
-cel::Activation rule_activation(const Principal& caller, std::string_view key) {
+cel::Activation rule_activation(const Principal& caller, std::string_view key,
+                                const RuleRequest& request) {
   cel::Activation a;
   std::vector<std::pair<cel::Value, cel::Value>> user = {
       {cel::Value::from_string("userId"), cel::Value::from_string(caller.id)},
@@ -89,8 +90,17 @@ cel::Activation rule_activation(const Principal& caller, std::string_view key) {
   std::vector<std::pair<cel::Value, cel::Value>> record = {
       {cel::Value::from_string("key"), cel::Value::from_string(std::string(key))},
   };
+  std::vector<std::pair<cel::Value, cel::Value>> asked;
+  auto put = [&asked](const char* name, std::optional<std::string_view> id) {
+    if (id)
+      asked.emplace_back(cel::Value::from_string(name), cel::Value::from_string(std::string(*id)));
+  };
+  put("holderId", request.holder_id);
+  put("toId", request.to_id);
+  put("fromId", request.from_id);
   a.bind("user", *cel::Value::from_map(std::move(user)));
   a.bind("record", *cel::Value::from_map(std::move(record)));
+  a.bind("request", *cel::Value::from_map(std::move(asked)));
   a.bind_function("isMemberOf", [&caller](std::span<const cel::Value> args) -> Result<cel::Value> {
     if (args.size() != 2 || args[0].kind() != cel::ValueKind::kString ||
         args[1].kind() != cel::ValueKind::kString)
@@ -101,14 +111,14 @@ cel::Activation rule_activation(const Principal& caller, std::string_view key) {
 }
 
 std::optional<Error> check_access(const RuleSet* rules, const Principal& caller, LockOperation op,
-                                  std::string_view key) {
+                                  std::string_view key, const RuleRequest& request) {
   if (caller.is_privileged() || rules == nullptr) return std::nullopt;
   const auto& program = rules->rules[static_cast<std::size_t>(op)];
   Error denied(ErrorCode::kLockAccessDenied,
                "the lock rule set does not allow this " + std::string(operation_name(op)));
   denied.with("key", std::string(key));
   if (!program) return denied;
-  cel::Activation activation = rule_activation(caller, key);
+  cel::Activation activation = rule_activation(caller, key, request);
   auto value = program->evaluate(activation);
   if (!value.ok() || value->kind() != cel::ValueKind::kBool || !value->as_bool()) return denied;
   return std::nullopt;

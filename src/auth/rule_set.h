@@ -7,7 +7,8 @@
 //  3. with a rule set: an operation it does not define is denied, and a rule that evaluates to
 //     anything but `true` (false, an error, a non-bool) denies.
 // Gated operations: acquire (covers tryAcquire), renew, assign, transfer, unassign. release is
-// never gated, status is open to every member, list is admin-only (decided elsewhere).
+// never gated, status, holder and check are open to every member, list is admin-only (decided
+// elsewhere).
 // A denial never echoes the rule.
 #pragma once
 
@@ -36,12 +37,25 @@ struct RuleSet {
 // inside it, e.g. "rules.lock.acquire: 1:14: unexpected token ')'".
 Result<RuleSet> parse_rule_set(std::string_view toml);
 
+// What an identity-aware call asks for, as a rule sees it in `request`: assign binds holderId,
+// transfer fromId and toId, unassign holderId when it names one. The ids are the ones the call
+// acts on, after a holder left out became the caller's own (service/lock_service.h). A field
+// an operation does not bind is absent (`has(request.toId)` is false; reading it is an error,
+// which denies).
+struct RuleRequest {
+  std::optional<std::string_view> holder_id;
+  std::optional<std::string_view> to_id;
+  std::optional<std::string_view> from_id;
+};
+
 // nullopt when the call may proceed; LOCK_ACCESS_DENIED otherwise.
 std::optional<Error> check_access(const RuleSet* rules, const Principal& caller, LockOperation op,
-                                  std::string_view key);
+                                  std::string_view key, const RuleRequest& request = {});
 
-// The activation a rule sees: user.userId, user.role, record.key and isMemberOf(type, id).
-// `caller` must outlive the activation.
-cel::Activation rule_activation(const Principal& caller, std::string_view key);
+// The activation a rule sees: user.userId, user.role, record.key, request.holderId,
+// request.toId, request.fromId (those that are set; `request` itself is always bound) and
+// isMemberOf(type, id). `caller` must outlive the activation.
+cel::Activation rule_activation(const Principal& caller, std::string_view key,
+                                const RuleRequest& request = {});
 
 }  // namespace holdfast

@@ -1,5 +1,5 @@
-// holdfast locks list|status|acquire|release|renew|assign|transfer|unassign|holder|run: the lock
-// namespace from the command line, through the public client library.
+// holdfast locks list|status|acquire|release|renew|assign|transfer|unassign|holder|check|run: the
+// lock namespace from the command line, through the public client library.
 //
 // Each subcommand builds one holdfast::Client from --server/--token, makes one or two calls,
 // prints the result (a table for people, --json for scripts; see locks_output.h) and maps the
@@ -192,7 +192,9 @@ int assign(const Flags& f, Client& client, bool ttl_given) {
   AssignOptions o;
   if (ttl_given) o.ttl = std::chrono::milliseconds(f.ttl_ms);
   if (f.wait_ms >= 0) o.timeout = std::chrono::milliseconds(f.wait_ms);
-  Assignment a = client.assign(f.key, f.holder_id, o);
+  // No holder given: the server takes the caller's own (with credentials).
+  Assignment a =
+      f.holder_id.empty() ? client.assign(f.key, o) : client.assign(f.key, f.holder_id, o);
   if (f.json) {
     std::cout << json_assignment(a) << "\n";
   } else {
@@ -202,12 +204,14 @@ int assign(const Flags& f, Client& client, bool ttl_given) {
 }
 
 int transfer(const Flags& f, Client& client) {
-  TransferResult t = client.transfer(f.key, f.to_id, f.from_id);
+  std::optional<std::string_view> from;
+  if (!f.from_id.empty()) from = f.from_id;
+  TransferResult t = client.transfer(f.key, f.to_id, from);
   if (f.json) {
     std::cout << json_transfer(t) << "\n";
   } else {
-    std::cout << "transferred " << f.key << " from " << f.from_id << " to " << t.holder
-              << " (token " << t.token << ")\n";
+    std::cout << "transferred " << f.key << (from ? " from " + f.from_id : std::string()) << " to "
+              << t.holder << " (token " << t.token << ")\n";
   }
   return kExitOk;
 }
@@ -224,6 +228,20 @@ int unassign(const Flags& f, Client& client) {
               << "\n";
   }
   return released ? kExitOk : kExitNotAcquired;
+}
+
+// The server's holder check: exit 0 with the hold when the holder (none given: the caller)
+// holds KEY; NotHolderError (exit 1) otherwise.
+int check(const Flags& f, Client& client) {
+  std::optional<std::string_view> holder;
+  if (!f.holder_id.empty()) holder = f.holder_id;
+  HolderInfo h = client.verify_holder(f.key, holder);
+  if (f.json) {
+    std::cout << json_holder(h) << "\n";
+  } else {
+    print_holder(std::cout, h, now());
+  }
+  return kExitOk;
 }
 
 int holder(const Flags& f, Client& client) {
@@ -322,7 +340,8 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   CLI::App* assign_cmd =
       leaf(locks, "assign", "Hold KEY on behalf of HOLDER (an identity-aware hold)");
   assign_cmd->add_option("key", f->key, "the lock key")->required();
-  assign_cmd->add_option("holder", f->holder_id, "the holder id, e.g. a user id")->required();
+  assign_cmd->add_option("holder", f->holder_id,
+                         "the holder id, e.g. a user id (default with credentials: your own)");
   CLI::Option* assign_ttl =
       assign_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default: never expires)")
           ->check(ttl_check);
@@ -338,18 +357,27 @@ void add_locks_command(CLI::App& app, int& exit_code) {
       leaf(locks, "transfer", "Move the assigned hold of KEY from --from to TO");
   transfer_cmd->add_option("key", f->key, "the lock key")->required();
   transfer_cmd->add_option("to", f->to_id, "the new holder id")->required();
-  transfer_cmd->add_option("--from", f->from_id, "the current holder id")->required();
+  transfer_cmd->add_option("--from", f->from_id,
+                           "the current holder id (default with credentials: your own)");
   on(transfer_cmd, transfer);
 
   CLI::App* unassign_cmd = leaf(locks, "unassign", "Free the assigned hold of KEY");
   unassign_cmd->add_option("key", f->key, "the lock key")->required();
   unassign_cmd->add_option("--holder", f->holder_id,
-                           "only if this holder id holds it (default: whoever holds it)");
+                           "only if this holder id holds it (default: your own with "
+                           "credentials, whoever holds it without)");
   on(unassign_cmd, unassign);
 
   CLI::App* holder_cmd = leaf(locks, "holder", "The holder id of an assigned KEY");
   holder_cmd->add_option("key", f->key, "the lock key")->required();
   on(holder_cmd, holder);
+
+  CLI::App* check_cmd =
+      leaf(locks, "check", "Whether HOLDER holds KEY, with its token (exit 1 if not)");
+  check_cmd->add_option("key", f->key, "the lock key")->required();
+  check_cmd->add_option("holder", f->holder_id,
+                        "the holder id (default with credentials: your own)");
+  on(check_cmd, check);
 
   CLI::App* run_cmd = leaf(
       locks, "run",

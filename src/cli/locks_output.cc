@@ -288,6 +288,7 @@ std::string json_holder(const HolderInfo& h) {
       .str("key", h.key)
       .opt_str("holder", h.holder)
       .boolean("held", h.held)
+      .raw("token", h.held ? std::to_string(h.token) : "null")
       .time("acquiredAt", h.acquired_at)
       .time("leaseExpiresAt", h.lease_expires_at)
       .text();
@@ -393,6 +394,7 @@ void print_holder(std::ostream& out, const HolderInfo& h, TimePoint now) {
   } else {
     f.add("HOLDER", *h.holder);
   }
+  if (h.held) f.add("TOKEN", std::to_string(h.token));
   if (h.held && h.acquired_at) f.add("ACQUIRED", relative_time(*h.acquired_at, now));
   if (h.held) f.add("EXPIRES", expires_text(h.lease_expires_at, now));
   f.print(out);

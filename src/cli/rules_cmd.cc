@@ -1,10 +1,12 @@
 // holdfast rules: the lock rule set.
-//   eval EXPR [--user ID] [--role R] [--group type/id]... [--key KEY]   evaluates a rule locally
+//   eval EXPR [--user ID] [--role R] [--group type/id]... [--key KEY]
+//        [--holder H] [--to T] [--from F]   evaluates a rule locally
 //   eval --json                     one {"expr", "bindings"} request on stdin, one typed reply
 //   push FILE.toml | get | delete NAME   (against a server; see rules_remote.cc)
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@ struct EvalFlags {
   std::string role = "member";
   std::vector<std::string> groups;
   std::string key;
+  std::optional<std::string> holder, to, from;  // request.holderId, request.toId, request.fromId
   bool json = false;
 };
 
@@ -61,7 +64,11 @@ int eval(const EvalFlags& f) {
     std::cerr << "error: " << program.error().message << "\n";
     return kExitUsage;
   }
-  cel::Activation activation = rule_activation(p, f.key);
+  RuleRequest asked;
+  asked.holder_id = f.holder;
+  asked.to_id = f.to;
+  asked.from_id = f.from;
+  cel::Activation activation = rule_activation(p, f.key, asked);
   auto value = program->evaluate(activation);
   if (!value.ok()) {
     std::cerr << "error: " << value.error().message << "\n";
@@ -81,7 +88,7 @@ void add_rules_command(CLI::App& app, int& exit_code) {
   CLI::App* e = rules->add_subcommand(
       "eval",
       "Evaluate a CEL rule as the server would: user.userId, user.role, record.key, "
-      "isMemberOf(type, id).\n"
+      "request.holderId, request.toId, request.fromId, isMemberOf(type, id).\n"
       "Prints the value (exit 0); a compile error exits 2, an evaluation error 1.\n"
       "With --json, reads {\"expr\": ..., \"bindings\": {name: {\"type\": T, \"value\": V}}} on "
       "stdin and\n"
@@ -91,6 +98,9 @@ void add_rules_command(CLI::App& app, int& exit_code) {
   e->add_option("--role", f->role, "user.role: member, admin or owner (default member)");
   e->add_option("--group", f->groups, "a type/id group for isMemberOf; repeatable (default none)");
   e->add_option("--key", f->key, "record.key (default \"\")");
+  e->add_option("--holder", f->holder, "request.holderId (default: absent)");
+  e->add_option("--to", f->to, "request.toId (default: absent)");
+  e->add_option("--from", f->from, "request.fromId (default: absent)");
   e->add_flag("--json", f->json, "the evaluator protocol on stdin/stdout");
   e->callback([f, &exit_code] { exit_code = eval(*f); });
   add_rules_remote_commands(*rules, exit_code);

@@ -73,6 +73,7 @@ PolicyOptions policy_options(const ServerConfig& config, const CredentialStore* 
   options.max_lease_ms = config.max_lease_ms;
   // Local open mode has one user, the owner: nobody to limit.
   options.acquire_per_user_per_hour = credentials != nullptr ? config.acquire_per_user_per_hour : 0;
+  options.identities = credentials != nullptr;
   return options;
 }
 

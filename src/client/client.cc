@@ -85,8 +85,12 @@ Assignment Client::assign(std::string_view key, std::string_view holder_id,
   return impl_->assign(key, holder_id, options);
 }
 
+Assignment Client::assign(std::string_view key, const AssignOptions& options) {
+  return impl_->assign(key, std::nullopt, options);
+}
+
 TransferResult Client::transfer(std::string_view key, std::string_view to_id,
-                                std::string_view from_id) {
+                                std::optional<std::string_view> from_id) {
   return impl_->transfer(key, to_id, from_id);
 }
 
@@ -95,6 +99,10 @@ bool Client::unassign(std::string_view key, std::optional<std::string_view> hold
 }
 
 HolderInfo Client::holder(std::string_view key) { return impl_->holder(key); }
+
+HolderInfo Client::verify_holder(std::string_view key, std::optional<std::string_view> holder_id) {
+  return impl_->check(key, holder_id);
+}
 
 bool Client::check_holder(std::string_view key, std::string_view caller_id) {
   HolderInfo h = impl_->holder(key);

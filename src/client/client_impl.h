@@ -35,10 +35,13 @@ struct Client::Impl {
   ReleaseResult release(std::string_view key, std::string_view handle);
   LockStatus status(std::string_view key);
   ListPage list(const ListOptions& options);
-  Assignment assign(std::string_view key, std::string_view holder_id, const AssignOptions& options);
-  TransferResult transfer(std::string_view key, std::string_view to_id, std::string_view from_id);
+  Assignment assign(std::string_view key, std::optional<std::string_view> holder_id,
+                    const AssignOptions& options);
+  TransferResult transfer(std::string_view key, std::string_view to_id,
+                          std::optional<std::string_view> from_id);
   bool unassign(std::string_view key, std::optional<std::string_view> holder_id);
   HolderInfo holder(std::string_view key);
+  HolderInfo check(std::string_view key, std::optional<std::string_view> holder_id);
   void ping();
 
   // Runs one command; an error reply is thrown as its typed exception.

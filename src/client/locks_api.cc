@@ -143,9 +143,12 @@ ListPage Client::Impl::list(const ListOptions& o) {
   return client_internal::to_list_page(call(args));
 }
 
-Assignment Client::Impl::assign(std::string_view key, std::string_view holder_id,
+Assignment Client::Impl::assign(std::string_view key, std::optional<std::string_view> holder_id,
                                 const AssignOptions& o) {
-  std::vector<std::string> args = {"LOCK.ASSIGN", std::string(key), std::string(holder_id)};
+  // Without a holder id the options follow the key at once: the server tells them apart by
+  // their count (docs/resp.md).
+  std::vector<std::string> args = {"LOCK.ASSIGN", std::string(key)};
+  if (holder_id) args.emplace_back(*holder_id);
   milliseconds reply_timeout = options.io_timeout;
   if (o.ttl) {
     args.push_back("TTL");
@@ -160,9 +163,13 @@ Assignment Client::Impl::assign(std::string_view key, std::string_view holder_id
 }
 
 TransferResult Client::Impl::transfer(std::string_view key, std::string_view to_id,
-                                      std::string_view from_id) {
-  return client_internal::to_transfer_result(
-      call({"LOCK.TRANSFER", std::string(key), std::string(to_id), "FROM", std::string(from_id)}));
+                                      std::optional<std::string_view> from_id) {
+  std::vector<std::string> args = {"LOCK.TRANSFER", std::string(key), std::string(to_id)};
+  if (from_id) {
+    args.emplace_back("FROM");
+    args.emplace_back(*from_id);
+  }
+  return client_internal::to_transfer_result(call(args));
 }
 
 bool Client::Impl::unassign(std::string_view key, std::optional<std::string_view> holder_id) {
@@ -175,6 +182,12 @@ bool Client::Impl::unassign(std::string_view key, std::optional<std::string_view
 
 HolderInfo Client::Impl::holder(std::string_view key) {
   return client_internal::to_holder_info(call({"LOCK.HOLDER", std::string(key)}));
+}
+
+HolderInfo Client::Impl::check(std::string_view key, std::optional<std::string_view> holder_id) {
+  std::vector<std::string> args = {"LOCK.CHECK", std::string(key)};
+  if (holder_id) args.emplace_back(*holder_id);
+  return client_internal::to_holder_info(call(args));
 }
 
 void Client::Impl::ping() { call({"PING"}); }

@@ -194,6 +194,7 @@ HolderInfo to_holder_info(const Reply& reply) {
   h.key = text(reply, "key");
   h.held = optional_integer(reply, "held").value_or(0) != 0;
   h.holder = optional_text(reply, "holder");
+  h.token = static_cast<std::uint64_t>(optional_integer(reply, "token").value_or(0));
   h.acquired_at = optional_time(reply, "acquiredAt");
   h.lease_expires_at = optional_time(reply, "leaseExpiresAt");
   return h;

@@ -59,8 +59,8 @@ Error lock_timeout(std::string_view key, std::int64_t timeout_ms);
 Error rate_limited(std::int64_t retry_after_ms);
 // LOCK_HELD key=...: an assign without a timeout met another holder.
 Error lock_held(std::string_view key);
-// LOCK_NOT_HOLDER key=...: a transfer or unassign by someone who does not hold the key; `why`
-// says what holds it instead.
+// LOCK_NOT_HOLDER key=...: a transfer, unassign or check for a holder id that does not hold the
+// key; `why` says what holds it instead.
 Error not_holder(std::string_view key, std::string_view why);
 
 // Result<T>: a value or an Error (std::expected is C++23).

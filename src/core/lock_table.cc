@@ -554,6 +554,7 @@ Result<HolderView> LockTable::holder(std::string_view key, Millis now) {
   const Entry& e = slot->second;
   v.held = true;
   if (e.kind == HoldKind::kAssigned) v.holder = std::string(e.holder_id());
+  v.token = e.token;
   v.acquired_at = e.acquired_at;
   v.lease_expires_at = e.lease_expires_at;
   return v;

@@ -57,6 +57,7 @@ struct HolderView {
   std::string key;
   bool held = false;
   std::optional<std::string> holder;  // the holder id of an assigned hold
+  std::uint64_t token = 0;            // when held: the hold's fencing token
   Millis acquired_at = 0;
   Millis lease_expires_at = kNever;
 };

@@ -107,11 +107,11 @@ void append_json_quoted(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
-std::string percent_decode(std::string_view text) {
+std::string percent_decode(std::string_view text, bool plus_is_space) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '+') {
+    if (text[i] == '+' && plus_is_space) {
       out.push_back(' ');
     } else if (text[i] == '%' && i + 2 < text.size() && hex_digit(text[i + 1]) >= 0 &&
                hex_digit(text[i + 2]) >= 0) {

@@ -49,8 +49,10 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
   info_.unix_path = config.unix_path;
   info_.data_dir = config.data_dir;
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
-  for (const auto& r : http::route_table())
-    metrics_.add_command(std::string(r.method) + " " + std::string(r.path));
+  for (const auto& r : http::route_table()) {
+    const std::string parameter = r.suffix.empty() ? "" : "{key}" + std::string(r.suffix);
+    metrics_.add_command(std::string(r.method) + " " + std::string(r.path) + parameter);
+  }
   view_.metrics = [this] {
     const double polled_seconds =
         static_cast<double>(idle_poll_.polled_total() + disk_poll_.polled_total()) / 1e6;

@@ -3,8 +3,9 @@
 //  - postgres/: a node of a cluster whose locks live in one PostgreSQL database.
 //
 // The policy layer (policy.h) is the only caller. It has already authenticated the caller,
-// applied the rule set, validated and capped every argument and decoded the list cursor;
-// a backend trusts its arguments and decides. It finishes every call as LockService says
+// applied the rule set, validated and capped every argument, resolved the holder ids a caller
+// left out (lock_service.h) and decoded the list cursor; a backend trusts its arguments and
+// decides. It finishes every call as LockService says
 // (lock_service.h): exactly once, on the loop thread, in issue order per session, and never
 // before what the answer reports is durable. complete() lets the policy finish a call it
 // decided itself (a denial, a bad argument, a rate-limit timeout) in its place among the
@@ -51,6 +52,8 @@ class LockBackend {
   virtual Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) = 0;
   virtual Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) = 0;
   virtual Issued holder(const Caller& caller, std::string_view key, Completion& done) = 0;
+  // REQUIRES: args.holder_id is set.
+  virtual Issued check(const Caller& caller, const CheckArgs& args, Completion& done) = 0;
 
   // The Redis idiom. `only_held_by`: act only on holds of this principal (heldBy); none: any.
   // TTLs and instants are already capped to `max_lease_ms` from now where they are relative.

@@ -66,9 +66,13 @@ struct ListArgs {
   std::size_t count = kDefaultListPage;
 };
 
+// Identity-aware holds. A holder id left out stands for the caller's own identity: its userId
+// when credentials are configured (docs/auth.md, "Holder ids"). The policy resolves it before
+// the rules see the call, so a backend always gets assign's holder_id, transfer's from_id and
+// check's holder_id set; unassign's stays empty only for "whoever holds it".
 struct AssignArgs {
   std::string_view key;
-  std::string_view holder_id;
+  std::optional<std::string_view> holder_id;
   std::optional<Millis> ttl_ms;      // none: never expires
   std::optional<Millis> timeout_ms;  // none: one attempt answering LOCK_HELD
 };
@@ -76,10 +80,15 @@ struct AssignArgs {
 struct TransferArgs {
   std::string_view key;
   std::string_view to_id;
-  std::string_view from_id;
+  std::optional<std::string_view> from_id;
 };
 
 struct UnassignArgs {
+  std::string_view key;
+  std::optional<std::string_view> holder_id;
+};
+
+struct CheckArgs {
   std::string_view key;
   std::optional<std::string_view> holder_id;
 };
@@ -135,9 +144,9 @@ struct RuleSetStored {
 //   acquire, try_acquire (granted), assign, transfer  HoldState
 //   try_acquire (held by another)                      std::monostate (nil)
 //   renew RenewOutcome, release and unassign ReleaseOutcome, status StatusView, list ListPage,
-//   holder HolderView, set_rule_set RuleSetStored, get_rule_set std::optional<RuleSetPut>,
-//   delete_rule_set std::monostate, set_value SetOutcome, delete_keys, count_held and
-//   expire KeyCount; a script's reply, finished through complete(), ScriptReply.
+//   holder and check HolderView, set_rule_set RuleSetStored, get_rule_set
+//   std::optional<RuleSetPut>, delete_rule_set std::monostate, set_value SetOutcome, delete_keys,
+//   count_held and expire KeyCount; a script's reply, finished through complete(), ScriptReply.
 using Answer = std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView,
                             ListPage, HolderView, RuleSetStored, std::optional<RuleSetPut>,
                             SetOutcome, KeyCount, ScriptReply>;
@@ -185,6 +194,9 @@ class LockService {
   virtual Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) = 0;
   virtual Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) = 0;
   virtual Issued holder(const Caller& caller, std::string_view key, Completion& done) = 0;
+  // The holder check (core/holder_check.h): the assigned hold with its token when the holder
+  // id holds the key, else LOCK_NOT_HOLDER. Open to every caller, like holder().
+  virtual Issued check(const Caller& caller, const CheckArgs& args, Completion& done) = 0;
 
   // The Redis lock idiom (docs/redis-locks.md). set_value takes a key as SET does (an acquire
   // for the rules and the rate limit); delete_keys frees keys held by the caller's principal

@@ -51,7 +51,7 @@ std::optional<Error> check_acquire(const Caller& caller, const AcquireArgs& a, b
 
 std::optional<Error> check_assign(const AssignArgs& a) {
   if (auto err = check_key(a.key)) return err;
-  if (auto err = check_label(a.holder_id, "holderId")) return err;
+  if (auto err = check_label(*a.holder_id, "holderId")) return err;
   if (a.ttl_ms) {
     if (auto err = check_ttl(*a.ttl_ms)) return err;
   }
@@ -69,7 +69,8 @@ Policy::Policy(LockBackend& backend, const Clock& clock, PolicyOptions options)
     : backend_(backend),
       clock_(clock),
       max_lease_ms_(options.max_lease_ms),
-      per_hour_(options.acquire_per_user_per_hour) {
+      per_hour_(options.acquire_per_user_per_hour),
+      identities_(options.identities) {
   backend_.on_rule_set_changed(
       [this](const std::optional<RuleSetPut>& stored) { rule_set_changed(stored); });
 }
@@ -84,6 +85,18 @@ Issued Policy::refuse(Completion& done, Error error) {
 std::optional<Error> Policy::denied(const Caller& caller, LockOperation op,
                                     std::string_view key) const {
   return check_access(rules(), *caller.principal, op, key);
+}
+
+Result<std::string_view> Policy::holder_or_caller(const Caller& caller,
+                                                  std::optional<std::string_view> given,
+                                                  std::string_view field) const {
+  if (given) return *given;
+  if (identities_ && !caller.principal->is_function())
+    return std::string_view(caller.principal->id);
+  const std::string why = identities_ ? "a function has no holder id of its own"
+                                      : "in local open mode callers have no identity of their own";
+  return invalid_argument(std::string(field) + " is required: " + why)
+      .with("field", std::string(field));
 }
 
 Charge Policy::charge_for(const Caller& caller) const {
@@ -156,9 +169,15 @@ Issued Policy::list(const Caller& caller, const ListArgs& args, Completion& done
 }
 
 Issued Policy::assign(const Caller& caller, const AssignArgs& args, Completion& done) {
-  if (auto err = denied(caller, LockOperation::kAssign, args.key)) return refuse(done, *err);
-  if (auto err = check_assign(args)) return refuse(done, *err);
+  auto holder_id = holder_or_caller(caller, args.holder_id, "holderId");
+  if (!holder_id.ok()) return refuse(done, std::move(holder_id).error());
+  RuleRequest asked;
+  asked.holder_id = *holder_id;
+  if (auto err = check_access(rules(), *caller.principal, LockOperation::kAssign, args.key, asked))
+    return refuse(done, *err);
   AssignArgs capped = args;
+  capped.holder_id = *holder_id;
+  if (auto err = check_assign(capped)) return refuse(done, *err);
   if (args.ttl_ms) capped.ttl_ms = cap_ttl(*args.ttl_ms);
   if (args.timeout_ms) capped.timeout_ms = cap_wait(*args.timeout_ms);
   const Charge charge = charge_for(caller);
@@ -166,7 +185,7 @@ Issued Policy::assign(const Caller& caller, const AssignArgs& args, Completion& 
     auto call = std::make_unique<Gated>();
     call->assign = true;
     call->key = std::string(args.key);
-    call->holder_id = std::string(args.holder_id);
+    call->holder_id = std::string(*holder_id);
     call->ttl_ms = capped.ttl_ms;
     call->timeout_ms = *capped.timeout_ms;
     return gate(caller, done, std::move(call));
@@ -175,25 +194,51 @@ Issued Policy::assign(const Caller& caller, const AssignArgs& args, Completion& 
 }
 
 Issued Policy::transfer(const Caller& caller, const TransferArgs& args, Completion& done) {
-  if (auto err = denied(caller, LockOperation::kTransfer, args.key)) return refuse(done, *err);
+  auto from_id = holder_or_caller(caller, args.from_id, "fromId");
+  if (!from_id.ok()) return refuse(done, std::move(from_id).error());
+  RuleRequest asked;
+  asked.to_id = args.to_id;
+  asked.from_id = *from_id;
+  if (auto err =
+          check_access(rules(), *caller.principal, LockOperation::kTransfer, args.key, asked))
+    return refuse(done, *err);
   if (auto err = check_key(args.key)) return refuse(done, *err);
   if (auto err = check_label(args.to_id, "toId")) return refuse(done, *err);
-  if (auto err = check_label(args.from_id, "fromId")) return refuse(done, *err);
-  return backend_.transfer(caller, args, done);
+  if (auto err = check_label(*from_id, "fromId")) return refuse(done, *err);
+  TransferArgs resolved = args;
+  resolved.from_id = *from_id;
+  return backend_.transfer(caller, resolved, done);
 }
 
 Issued Policy::unassign(const Caller& caller, const UnassignArgs& args, Completion& done) {
-  if (auto err = denied(caller, LockOperation::kUnassign, args.key)) return refuse(done, *err);
+  // Without a holder id: the caller's own assignment; "whoever holds it" only for callers
+  // without one (open mode, functions).
+  UnassignArgs resolved = args;
+  if (!args.holder_id && identities_ && !caller.principal->is_function())
+    resolved.holder_id = caller.principal->id;
+  RuleRequest asked;
+  asked.holder_id = resolved.holder_id;
+  if (auto err =
+          check_access(rules(), *caller.principal, LockOperation::kUnassign, args.key, asked))
+    return refuse(done, *err);
   if (auto err = check_key(args.key)) return refuse(done, *err);
-  if (args.holder_id) {
-    if (auto err = check_label(*args.holder_id, "holderId")) return refuse(done, *err);
+  if (resolved.holder_id) {
+    if (auto err = check_label(*resolved.holder_id, "holderId")) return refuse(done, *err);
   }
-  return backend_.unassign(caller, args, done);
+  return backend_.unassign(caller, resolved, done);
 }
 
 Issued Policy::holder(const Caller& caller, std::string_view key, Completion& done) {
   if (auto err = check_key(key)) return refuse(done, *err);
   return backend_.holder(caller, key, done);
+}
+
+Issued Policy::check(const Caller& caller, const CheckArgs& args, Completion& done) {
+  auto holder_id = holder_or_caller(caller, args.holder_id, "holderId");
+  if (!holder_id.ok()) return refuse(done, std::move(holder_id).error());
+  if (auto err = check_key(args.key)) return refuse(done, *err);
+  if (auto err = check_label(*holder_id, "holderId")) return refuse(done, *err);
+  return backend_.check(caller, CheckArgs{args.key, *holder_id}, done);
 }
 
 // The Redis idiom (docs/redis-locks.md).

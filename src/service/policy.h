@@ -3,8 +3,9 @@
 //  1. authentication happened in the front end: the Caller's principal is who calls;
 //  2. access: listing and rule-set administration need the admin or owner role or a function
 //     (FORBIDDEN); acquire (and try), renew, assign, transfer and unassign go through the rule
-//     set (LOCK_ACCESS_DENIED; auth/rule_set.h has the decision); release, status and holder
-//     are open to every caller;
+//     set (LOCK_ACCESS_DENIED; auth/rule_set.h has the decision); release, status, holder and
+//     check are open to every caller. Before the rules, a holder id the call leaves out
+//     becomes the caller's own (lock_service.h), so rules and backend see the ids acted on;
 //  3. validation: keys, owners, holder ids, handles, TTLs, timeouts, the list cursor and count
 //     (INVALID_ARGUMENT naming the field); a TTL above the lease cap and a wait above 24 h are
 //     capped, and the reply shows the real expiry;
@@ -38,6 +39,10 @@ struct PolicyOptions {
   Millis max_lease_ms = kMaxLeaseMs;  // TTLs above this are capped
   // Acquire attempts (acquire, try, assign) per member per rolling hour; 0: no limit.
   std::int64_t acquire_per_user_per_hour = 0;
+  // Credentials are configured: a member's userId is its holder id, which assign, transfer,
+  // unassign and check use when the call names none. Off (local open mode), every caller is
+  // the same user:local, so those calls must name their holder ids.
+  bool identities = false;
 };
 
 class Policy final : public LockService {
@@ -58,6 +63,7 @@ class Policy final : public LockService {
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
   Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
   Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued check(const Caller& caller, const CheckArgs& args, Completion& done) override;
   Issued set_value(const Caller& caller, const SetArgs& args, Completion& done) override;
   Issued delete_keys(const Caller& caller, std::span<const std::string_view> keys,
                      Completion& done) override;
@@ -94,6 +100,11 @@ class Policy final : public LockService {
 
   Issued refuse(Completion& done, Error error);
   std::optional<Error> denied(const Caller& caller, LockOperation op, std::string_view key) const;
+  // `given`, or the caller's own holder id when the call names none (lock_service.h);
+  // INVALID_ARGUMENT naming `field` when the caller has none (open mode, a function).
+  Result<std::string_view> holder_or_caller(const Caller& caller,
+                                            std::optional<std::string_view> given,
+                                            std::string_view field) const;
   Millis cap_ttl(Millis ttl) const { return ttl > max_lease_ms_ ? max_lease_ms_ : ttl; }
   Charge charge_for(const Caller& caller) const;
   // Whose holds a caller may free or extend without their handle (DEL, PEXPIRE): its own
@@ -111,6 +122,7 @@ class Policy final : public LockService {
   const Clock& clock_;
   const Millis max_lease_ms_;
   const std::int64_t per_hour_;
+  const bool identities_;
   std::optional<RuleSet> rules_;
   std::optional<RuleSet> pushed_;  // compiled by a push here, until the backend stores it
 

@@ -229,6 +229,17 @@ TEST_F(LocksCli, AssignedHolds) {
   EXPECT_EQ(cli_json({"unassign", "doc:2"}, 0), (json::object{{"released", true}}));
   EXPECT_EQ(cli_json({"unassign", "doc:2"}, 1), (json::object{{"released", false}}));
   EXPECT_EQ(cli({"unassign", "doc:1", "--holder", "carol"}).out, "unassigned doc:1\n");
+
+  // The server's holder check, with the token; open mode needs the holder named.
+  json::object mine = cli_json({"assign", "doc:3", "erin"}, 0).as_object();
+  json::object checked = cli_json({"check", "doc:3", "erin"}, 0).as_object();
+  EXPECT_EQ(checked["token"], mine["token"]);
+  EXPECT_EQ(field(cli({"holder", "doc:3"}).out, "TOKEN"), std::to_string(mine["token"].as_int64()));
+  RunResult other = cli({"check", "doc:3", "frank"});
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.err.find("not held by frank"), std::string::npos) << other.err;
+  EXPECT_EQ(cli({"check", "doc:3"}).exit_code, 2) << "open mode: no holder id of one's own";
+  EXPECT_EQ(cli({"transfer", "doc:3", "frank"}).exit_code, 2);
 }
 
 TEST_F(LocksCli, UnreachableServerExitsFour) {

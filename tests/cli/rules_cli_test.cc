@@ -85,5 +85,15 @@ TEST(RulesEval, PrintsTheValueAsTheServerWouldSeeIt) {
   EXPECT_EQ(json::parse(json_mode.out), json::parse(R"({"type": "uint", "value": 42})"));
 }
 
+TEST(RulesEval, RequestIdsAreThereOnlyWhenGiven) {
+  auto from = run({HOLDFAST_BIN, "rules", "eval", "request.fromId == user.userId", "--user", "bob",
+                   "--from", "bob", "--to", "carol"});
+  EXPECT_EQ(from.out, "true\n") << from.err;
+  auto absent = run({HOLDFAST_BIN, "rules", "eval", "has(request.holderId)", "--to", "carol"});
+  EXPECT_EQ(absent.out, "false\n") << absent.err;
+  auto missing = run({HOLDFAST_BIN, "rules", "eval", "request.holderId == 'alice'"});
+  EXPECT_EQ(missing.exit_code, 1) << "reading an absent id is an error, which denies";
+}
+
 }  // namespace
 }  // namespace holdfast::testing

@@ -215,6 +215,16 @@ TEST_F(ClientLocks, AssignTransferUnassignHolderAndCheckHolder) {
   EXPECT_TRUE(client.check_holder("by-handle", "alice"));
 }
 
+TEST_F(ClientLocks, InOpenModeHolderIdsAreNamedAndAsHolderAsksTheServer) {
+  EXPECT_THROW(client.assign("turn"), InvalidArgumentError) << "open mode: no caller identity";
+  Assignment a = client.assign("turn", "white");
+  EXPECT_EQ(client.as_holder("turn", "white", [](std::uint64_t token) { return token; }), a.token);
+  EXPECT_THROW(client.as_holder("turn", "black", [] {}), NotHolderError);
+  EXPECT_THROW(client.transfer("turn", "black"), InvalidArgumentError);
+  EXPECT_EQ(client.verify_holder("turn", "white").holder, "white");
+  EXPECT_THROW(client.verify_holder("turn", "black"), NotHolderError);
+}
+
 TEST_F(ClientLocks, SessionHoldEndsWhenTheClientIsGone) {
   auto session_client =
       std::make_unique<Client>(server.url(), ClientOptions{.max_idle_connections = 0});

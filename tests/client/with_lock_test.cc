@@ -139,6 +139,12 @@ TEST_F(WithLock, LockedBuildsTheKeyFromATemplate) {
     auto s = client.status("payment:9");
     EXPECT_EQ(*s.hold->lease_expires_at - s.hold->acquired_at, 2000ms);
   });
+  const std::string order_id = "ord-5";
+  EXPECT_EQ(client.locked("payment:{orderId}", {{"orderId", order_id}}).run([&] {
+    return client.status("payment:ord-5").held();
+  }),
+            true);
+  EXPECT_FALSE(client.status("payment:ord-5").held());
 }
 
 TEST_F(WithLock, LockScopeCanReleaseEarlyOnce) {

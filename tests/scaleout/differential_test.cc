@@ -59,7 +59,7 @@ struct Side {
   // Records what the reply shows; `grant`: the command makes a new hold when it succeeds.
   void note(const std::string& key, const RespValue& r, bool grant, int step) {
     if (r.type != RespValue::Type::kMap) return;
-    if (r.has("token")) {
+    if (r.has("token") && !r.get("token")->is_null()) {  // LOCK.HOLDER of a free key: nil
       const std::int64_t token = r.number("token");
       std::int64_t& top = top_token[key];
       if (grant) {

@@ -236,6 +236,65 @@ class HeldStore final : public Store {
   std::uint64_t appended = 0, durable = 0;
 };
 
+// With credentials (PolicyOptions::identities) a holder id left out is the member's userId,
+// resolved before the rules, which see it as request.holderId.
+TEST(PolicyIdentities, AHolderIdLeftOutIsTheMembersOwnAndTheRulesSeeIt) {
+  FakeClock clock;
+  MemoryStore store;
+  EmbeddedNode node{clock, store, PolicyOptions{.identities = true}};
+  ASSERT_TRUE(node.recover().ok());
+  Principal admin = Principal::local_owner();
+  Principal alice = member("alice");
+  Principal bob = member("bob");
+  Principal importer{PrincipalKind::kFunction, "importer", Role::kMember, {}};
+  const Caller admin_caller{&admin, 1}, alice_caller{&alice, 2}, bob_caller{&bob, 3},
+      fn_caller{&importer, 4};
+  auto assign = [&](const Caller& c, std::optional<std::string_view> holder) {
+    AssignArgs a;
+    a.key = "turn";
+    a.holder_id = holder;
+    return node.answer([&](LockService& s, Completion& d) { return s.assign(c, a, d); });
+  };
+  auto check = [&](const Caller& c) {
+    return node.answer([&](LockService& s, Completion& d) {
+      return s.check(c, CheckArgs{"turn", {}}, d);
+    });
+  };
+
+  auto fn = assign(fn_caller, std::nullopt);
+  ASSERT_FALSE(fn.ok());
+  EXPECT_EQ(fn.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(fn.error().message, "holderId is required: a function has no holder id of its own");
+
+  ASSERT_TRUE(node.answer([&](LockService& s, Completion& d) {
+                    return s.set_rule_set(admin_caller, R"toml([ruleSet]
+name = "own"
+resourceType = "lock"
+
+[rules.lock]
+assign = "request.holderId == user.userId && !has(request.toId)"
+)toml",
+                                          d);
+                  })
+                  .ok());
+  auto to_bob = assign(alice_caller, "bob");
+  ASSERT_FALSE(to_bob.ok());
+  EXPECT_EQ(to_bob.error().code, ErrorCode::kLockAccessDenied);
+  auto own = assign(alice_caller, std::nullopt);
+  ASSERT_TRUE(own.ok());
+  const HoldState& hold = std::get<HoldState>(*own);
+  EXPECT_EQ(hold.holder_id, "alice");
+
+  auto mine = check(alice_caller);
+  ASSERT_TRUE(mine.ok());
+  EXPECT_EQ(std::get<HolderView>(*mine).token, hold.token);
+  auto theirs = check(bob_caller);
+  ASSERT_FALSE(theirs.ok());
+  EXPECT_EQ(theirs.error().code, ErrorCode::kLockNotHolder);
+  EXPECT_EQ(theirs.error().message,
+            "the key is not held by bob (it is assigned to another holder)");
+}
+
 TEST(PolicyDurability, AnswersWaitForTheLogAndLeaveInTheOrderTheyWereMade) {
   FakeClock clock;
   HeldStore store;

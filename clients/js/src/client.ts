@@ -224,9 +224,10 @@ export class HoldfastClient {
 
   /**
    * The identity-aware form of `locked`: the method runs only when the key (a template, as
-   * for `locked`) is unassigned or assigned to the caller (`this.caller.id` by default); else
-   * it throws NotHolderError "Not your turn". The check is a holder lookup before the call, not
-   * atomic with it: end a turn with transferLock, which the server applies only from the holder.
+   * for `locked`) is unassigned or assigned to the caller (`this.caller.id` by default; without
+   * one, the user the client signed in as); else it throws NotHolderError "Not your turn". The
+   * server answers the check (LOCK.CHECK) just before the call, not atomically with it: end a
+   * turn with transferLock, which the server applies only from the holder.
    */
   lockedAs(pattern: string, options: LockedAsOptions = {}): MethodLock {
     const template = compileKeyTemplate(pattern);
@@ -239,9 +240,14 @@ export class HoldfastClient {
         return run();
       }
       const callerId = callerOf(self, args) ?? undefined;
-      const lock = await this.getLock(key);
-      if (lock.holder !== null && lock.holder !== callerId)
-        throw new NotHolderError("LOCK_NOT_HOLDER", "Not your turn", { key, ...(callerId !== undefined && { callerId }) });
+      try {
+        await (await this.transport("lockedAs")).check(key, callerId);
+      } catch (e) {
+        if (!(e instanceof NotHolderError)) throw e;
+        // assigned=0: no turn is in play (the key is free, or held by a handle): the call runs.
+        if (Number(e.details.assigned) !== 0)
+          throw new NotHolderError("LOCK_NOT_HOLDER", "Not your turn", { key, ...(callerId !== undefined && { callerId }) });
+      }
       return run();
     });
   }
@@ -279,8 +285,9 @@ export class HoldfastClient {
     return transport.transfer(key, toId, fromId);
   }
 
-  /** Frees `name`; with `callerId`, only if that caller holds it (else NotHolderError).
-   * Resolves true when something was freed, false when it was free already. */
+  /** Frees `name`, only if `callerId` holds it (else NotHolderError). Without `callerId`: the
+   * signed-in user's own assignment, or (without credentials) whoever holds it. Resolves true
+   * when something was freed, false when it was free already. */
   async releaseLock(name: string, callerId?: string): Promise<boolean> {
     const key = checkKey(name, "name");
     const holder = callerId === undefined ? undefined : checkKey(callerId, "callerId");

@@ -78,6 +78,11 @@ export class HttpTransport implements Transport {
     return wire.decodeHolder(await this.call("GET", `/v1/locks/holder?key=${encodeURIComponent(key)}`));
   }
 
+  async check(key: string, holderId: string | undefined) {
+    const query = holderId === undefined ? "" : `?holderId=${encodeURIComponent(holderId)}`;
+    return wire.decodeHolder(await this.call("GET", `/v1/locks/${encodeURIComponent(key)}/check${query}`));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const controller of this.inflight) controller.abort();

@@ -25,6 +25,10 @@ export interface Transport {
   transfer(key: string, toId: string, fromId: string): Promise<TransferResult>;
   unassign(key: string, holderId: string | undefined): Promise<boolean>;
   holder(key: string): Promise<HolderInfo>;
+  /** The server's holder check (LOCK.CHECK): the hold when `holderId` (undefined: the
+   * connecting user) holds the key; NotHolderError otherwise, with `details.assigned` 0 when
+   * no turn is in play (the key is free or held by a handle). */
+  check(key: string, holderId: string | undefined): Promise<HolderInfo>;
   /** Ends every connection; calls still waiting fail with ConnectionError. */
   close(): Promise<void>;
 }

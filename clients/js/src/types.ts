@@ -89,7 +89,7 @@ export interface Assignment {
 /** `getLock(name)`: who holds an identity-aware lock. `holder` is null when nobody is assigned
  * (a key held through a handle also answers null: it has no holder id). */
 export type HolderInfo =
-  | { readonly holder: string; readonly acquiredAt: Date; readonly expiresAt: Date | null }
+  | { readonly holder: string; readonly token: number; readonly acquiredAt: Date; readonly expiresAt: Date | null }
   | { readonly holder: null };
 
 export interface TransferResult {

@@ -157,5 +157,5 @@ export function decodeHolder(value: unknown): HolderInfo {
   const r = record(value, "the holder");
   const holder = optStr(r, "holder");
   if (holder === null) return { holder: null };
-  return { holder, acquiredAt: time(r, "acquiredAt"), expiresAt: optTime(r, "leaseExpiresAt") };
+  return { holder, token: num(r, "token"), acquiredAt: time(r, "acquiredAt"), expiresAt: optTime(r, "leaseExpiresAt") };
 }

@@ -130,7 +130,9 @@ for (const transport of TRANSPORTS) {
         await root.acquireLock(turn, "white");
         await assert.rejects(root.acquireLock(turn, "black"), LockHeldError);
         await assert.rejects(root.transferLock(turn, "black", "black"), NotHolderError);
-        await root.releaseLock(turn);
+        // With credentials, a release without a caller id is the caller's own assignment.
+        await assert.rejects(root.releaseLock(turn), NotHolderError);
+        assert.equal(await root.releaseLock(turn, "white"), true);
       } finally {
         await root.close();
       }

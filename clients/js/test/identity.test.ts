@@ -41,6 +41,7 @@ for (const transport of TRANSPORTS) {
       if (info.holder !== null) {
         assert.equal(info.acquiredAt.getTime(), a.acquiredAt.getTime());
         assert.equal(info.expiresAt, null);
+        assert.equal(info.token, a.token);
       }
 
       const again = await client.acquireLock(turn, "white");

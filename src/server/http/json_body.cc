@@ -121,6 +121,7 @@ json::object holder_json(const HolderView& v) {
   o["key"] = v.key;
   o["holder"] = v.holder ? json::value(*v.holder) : json::value(nullptr);
   o["held"] = v.held;
+  o["token"] = v.held ? json::value(v.token) : json::value(nullptr);
   o["acquiredAt"] = v.held ? iso_time(v.acquired_at) : json::value(nullptr);
   o["leaseExpiresAt"] = v.held ? iso_time(v.lease_expires_at) : json::value(nullptr);
   return o;

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "auth/rule_set.h"
+#include "core/text.h"
 #include "core/validation.h"
 #include "server/http/json_body.h"
 #include "server/http/query.h"
@@ -178,14 +179,14 @@ Issued assign(LockService& service, const Caller& caller, const Request& req, Co
   if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
-        holder = b.string("holderId", true);
+        holder = b.string("holderId", false);
         ttl = b.integer("ttlMs", false);
         timeout = b.integer("timeoutMs", false);
       }))
     return refuse(done, *err);
   AssignArgs a;
   a.key = *key;
-  a.holder_id = *holder;
+  if (holder) a.holder_id = *holder;
   a.ttl_ms = ttl;
   a.timeout_ms = timeout;
   return service.assign(caller, a, done);
@@ -201,10 +202,12 @@ Issued transfer(LockService& service, const Caller& caller, const Request& req, 
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         to = b.string("toId", true);
-        from = b.string("fromId", true);
+        from = b.string("fromId", false);
       }))
     return refuse(done, *err);
-  return service.transfer(caller, TransferArgs{*key, *to, *from}, done);
+  TransferArgs a{*key, *to, std::nullopt};
+  if (from) a.from_id = *from;
+  return service.transfer(caller, a, done);
 }
 
 void write_transfer(const Request&, Answer& answer, Response& res) {
@@ -232,6 +235,26 @@ void write_unassign(const Request&, Answer& answer, Response& res) {
 
 void write_holder(const Request&, Answer& answer, Response& res) {
   json_response(holder_json(std::get<HolderView>(answer)), res);
+}
+
+constexpr std::string_view kLocksPrefix = "/v1/locks/";
+constexpr std::string_view kCheckSuffix = "/check";
+
+// GET /v1/locks/{key}/check?holderId=H: the key is percent-encoded in the path ('+' is a
+// plus there); holderId may be left out with credentials (the caller's own).
+Issued check(LockService& service, const Caller& caller, const Request& req, Completion& done) {
+  const std::string key =
+      percent_decode(req.path.substr(kLocksPrefix.size(),
+                                     req.path.size() - kLocksPrefix.size() - kCheckSuffix.size()),
+                     /*plus_is_space=*/false);
+  QueryReader query(req.query);
+  auto holder = query.get("holderId");
+  if (auto err = query.finish()) return refuse(done, *err);
+  if (!req.body.empty()) return refuse(done, invalid_argument("this route takes no body"));
+  CheckArgs a;
+  a.key = key;
+  if (holder) a.holder_id = *holder;
+  return service.check(caller, a, done);
 }
 
 constexpr std::string_view kRuleSetsPrefix = "/v1/rule-sets/";
@@ -325,6 +348,7 @@ constexpr Route kRoutes[] = {
     {"POST", "/v1/locks/transfer", false, false, nullptr, transfer, write_transfer},
     {"POST", "/v1/locks/unassign", false, false, nullptr, unassign, write_unassign},
     {"GET", "/v1/locks/holder", false, false, nullptr, by_key<&LockService::holder>, write_holder},
+    {"GET", kLocksPrefix, true, false, nullptr, check, write_holder, kCheckSuffix},
     {"PUT", "/v1/rule-sets/", true, false, nullptr, put_rule_set, write_put_rule_set},
     {"GET", "/v1/rule-sets/", true, false, nullptr, get_rule_set, write_named_rule_set},
     {"DELETE", "/v1/rule-sets/", true, false, nullptr, delete_rule_set, write_deleted},
@@ -352,9 +376,9 @@ const Route* match_route(std::string_view method, std::string_view path, Respons
   const std::string_view wanted = method == "HEAD" ? std::string_view("GET") : method;
   std::string allow;
   for (const auto& r : kRoutes) {
-    const bool path_match =
-        r.prefix ? path.substr(0, r.path.size()) == r.path && path.size() > r.path.size()
-                 : path == r.path;
+    const bool path_match = r.prefix ? path.starts_with(r.path) && path.ends_with(r.suffix) &&
+                                           path.size() > r.path.size() + r.suffix.size()
+                                     : path == r.path;
     if (!path_match) continue;
     if (wanted == r.method) return &r;
     if (!allow.empty()) allow += ", ";

@@ -60,6 +60,9 @@ struct Route {
   LocalRoute local;
   CallRoute call;
   RouteWriter write;
+  // With `prefix`: what the path must end with; between the two is a parameter, at least
+  // one byte ("/v1/locks/" K "/check").
+  std::string_view suffix = {};
 };
 
 std::span<const Route> route_table();

@@ -195,20 +195,24 @@ constexpr CommandSpec kCommands[] = {
     {"LOCK.LIST", 0, 6, kReadOnly | kAdmin, 0, kListOptions, nullptr, call_list, write_list,
      "LOCK.LIST [MATCH <glob>] [CURSOR <c>] [COUNT <n>]",
      "Every hold, paged (admin).", "lock"},
-    {"LOCK.ASSIGN", 2, 6, kWrite | kBlocking | kKeyed, 2, kAssignOptions,
+    {"LOCK.ASSIGN", 1, 6, kWrite | kBlocking | kKeyed | kOptionalPositional, 2, kAssignOptions,
      nullptr, call_assign, write_assignment,
-     "LOCK.ASSIGN <key> <holderId> [TTL <ms>] [TIMEOUT <ms>]",
-     "Assigns the key to a holder id.", "lock"},
-    {"LOCK.TRANSFER", 4, 4, kWrite | kKeyed, 2, kTransferOptions,
+     "LOCK.ASSIGN <key> [<holderId>] [TTL <ms>] [TIMEOUT <ms>]",
+     "Assigns the key to a holder id (with credentials, the caller's own by default).", "lock"},
+    {"LOCK.TRANSFER", 2, 4, kWrite | kKeyed, 2, kTransferOptions,
      nullptr, call_transfer, write_transfer,
-     "LOCK.TRANSFER <key> <toId> FROM <fromId>",
-     "Moves an assigned hold to another holder id.", "lock"},
+     "LOCK.TRANSFER <key> <toId> [FROM <fromId>]",
+     "Moves an assigned hold to another holder id (with credentials, from the caller by "
+     "default).", "lock"},
     {"LOCK.UNASSIGN", 1, 2, kWrite | kKeyed, 2, {}, nullptr, call_unassign, write_unassign,
      "LOCK.UNASSIGN <key> [<holderId>]",
-     "Frees an assigned hold.", "lock"},
+     "Frees an assigned hold (with credentials, the caller's own by default).", "lock"},
     {"LOCK.HOLDER", 1, 1, kReadOnly | kKeyed, 1, {}, nullptr, call_holder, write_holder_answer,
      "LOCK.HOLDER <key>",
-     "The holder id of an assigned key.", "lock"},
+     "The holder id of an assigned key and the hold's fencing token.", "lock"},
+    {"LOCK.CHECK", 1, 2, kReadOnly | kKeyed, 2, {}, nullptr, call_check, write_holder_answer,
+     "LOCK.CHECK <key> [<holderId>]",
+     "The hold with its token if the holder id holds the key, else LOCK_NOT_HOLDER.", "lock"},
     // The Redis lock idiom over the same keys (docs/redis-locks.md).
     {"SET", 2, 10, kWrite | kKeyed | kRedisErrors, 2, kSetOptions, nullptr, call_set, write_set,
      "SET <key> <value> [NX|XX] [GET] [EX <seconds>|PX <ms>|EXAT <unix-seconds>|PXAT "
@@ -295,10 +299,7 @@ std::span<const CommandSpec> command_table() { return kCommands; }
 std::optional<Error> read_call_args(const CommandSpec& spec, std::span<const std::string_view> args,
                                     std::span<const std::string_view>& positional,
                                     OptionValues& values) {
-  const std::size_t count =
-      spec.positional < 0
-          ? args.size()
-          : std::min<std::size_t>(args.size(), static_cast<std::size_t>(spec.positional));
+  const std::size_t count = positional_count(spec, args.size());
   positional = args.first(count);
   return parse_options(args.subspan(count), spec.options, spec.name, values);
 }

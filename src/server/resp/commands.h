@@ -145,6 +145,10 @@ enum CommandFlags : std::uint32_t {
   kKeyed = 1u << 6,        // the first argument is a lock key (COMMAND's first/last key 1)
   kNotQueued = 1u << 7,    // runs at once inside MULTI (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET)
   kRedisErrors = 1u << 8,  // one of Redis's own commands: bad input answers Redis's -ERR lines
+  // A lock command whose last positional argument may be left out. Every option of such a row
+  // takes a value, so the argument is there exactly when the arguments after the others are
+  // odd in number: LOCK.ASSIGN k TTL 5 has no holder id, LOCK.ASSIGN k TTL has holder "TTL".
+  kOptionalPositional = 1u << 9,
 };
 
 struct CommandSpec {
@@ -177,6 +181,12 @@ inline bool accepts_arity(const CommandSpec& spec, std::size_t given) {
 std::optional<Error> read_call_args(const CommandSpec& spec, std::span<const std::string_view> args,
                                     std::span<const std::string_view>& positional,
                                     OptionValues& values);
+// How many of a lock command's `args` (after its name) are positional; the rest are options.
+inline std::size_t positional_count(const CommandSpec& spec, std::size_t args) {
+  std::size_t n = spec.positional < 0 ? args : static_cast<std::size_t>(spec.positional);
+  if ((spec.flags & kOptionalPositional) && args >= n - 1 && (args - (n - 1)) % 2 == 0) --n;
+  return n < args ? n : args;
+}
 
 std::span<const CommandSpec> command_table();
 // Case-insensitive lookup; nullptr when unknown.
@@ -243,6 +253,7 @@ Issued call_assign(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_transfer(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_unassign(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_holder(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_check(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rules_set(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rules_get(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rules_delete(LockService&, const Caller&, const CallArgs&, Completion&);
@@ -314,7 +325,7 @@ inline constexpr OptionSpec kAssignOptions[] = {
     {"TIMEOUT", OptionKind::kMillis, ""},
 };
 inline constexpr OptionSpec kTransferOptions[] = {
-    {"FROM", OptionKind::kText, "FROM <fromId> is required"},
+    {"FROM", OptionKind::kText, ""},
 };
 inline constexpr OptionSpec kSetOptions[] = {
     {"NX", OptionKind::kFlag, ""},     {"XX", OptionKind::kFlag, ""},

@@ -63,7 +63,7 @@ Issued call_assign(LockService& service, const Caller& caller, const CallArgs& a
                    Completion& done) {
   AssignArgs args;
   args.key = a.positional[0];
-  args.holder_id = a.positional[1];
+  if (a.positional.size() > 1) args.holder_id = a.positional[1];
   if (a.options[opt::kAssignTtl].present) args.ttl_ms = a.options[opt::kAssignTtl].number;
   if (a.options[opt::kAssignTimeout].present)
     args.timeout_ms = a.in_transaction ? 0 : a.options[opt::kAssignTimeout].number;
@@ -73,7 +73,7 @@ Issued call_assign(LockService& service, const Caller& caller, const CallArgs& a
 Issued call_transfer(LockService& service, const Caller& caller, const CallArgs& a,
                      Completion& done) {
   return service.transfer(
-      caller, TransferArgs{a.positional[0], a.positional[1], a.options[opt::kFrom].text}, done);
+      caller, TransferArgs{a.positional[0], a.positional[1], text_of(a.options[opt::kFrom])}, done);
 }
 
 Issued call_unassign(LockService& service, const Caller& caller, const CallArgs& a,
@@ -87,6 +87,13 @@ Issued call_unassign(LockService& service, const Caller& caller, const CallArgs&
 Issued call_holder(LockService& service, const Caller& caller, const CallArgs& a,
                    Completion& done) {
   return service.holder(caller, a.positional[0], done);
+}
+
+Issued call_check(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
+  CheckArgs args;
+  args.key = a.positional[0];
+  if (a.positional.size() > 1) args.holder_id = a.positional[1];
+  return service.check(caller, args, done);
 }
 
 void write_grant(ReplyWriter& out, Answer& answer) {

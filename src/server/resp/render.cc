@@ -94,7 +94,7 @@ void write_status(ReplyWriter& w, const StatusView& s) {
 }
 
 void write_holder(ReplyWriter& w, const HolderView& v) {
-  w.map(5);
+  w.map(6);
   w.field("key", v.key);
   if (v.holder) {
     w.field("holder", *v.holder);
@@ -103,6 +103,7 @@ void write_holder(ReplyWriter& w, const HolderView& v) {
   }
   w.field("held", v.held ? 1 : 0);
   if (v.held) {
+    w.field("token", static_cast<std::int64_t>(v.token));
     w.field("acquiredAt", v.acquired_at);
     if (v.lease_expires_at == kNever) {
       w.null_field("leaseExpiresAt");
@@ -110,6 +111,7 @@ void write_holder(ReplyWriter& w, const HolderView& v) {
       w.field("leaseExpiresAt", v.lease_expires_at);
     }
   } else {
+    w.null_field("token");
     w.null_field("acquiredAt");
     w.null_field("leaseExpiresAt");
   }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/holder_check.h"
+
 namespace holdfast {
 
 EmbeddedBackend::EmbeddedBackend(const Clock& clock, Store& store, WakeLoop wake)
@@ -99,7 +101,7 @@ Issued EmbeddedBackend::assign(const Caller& caller, const AssignArgs& args, Cha
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   AssignRequest r;
   r.key = args.key;
-  r.holder_id = args.holder_id;
+  r.holder_id = *args.holder_id;
   r.ttl_ms = args.ttl_ms;
   r.timeout_ms = args.timeout_ms;
   r.session = caller.session;
@@ -137,7 +139,7 @@ Issued EmbeddedBackend::list(const Caller&, std::string_view match, std::string_
 Issued EmbeddedBackend::transfer(const Caller& caller, const TransferArgs& args, Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
   auto out =
-      table_.transfer(args.key, args.to_id, args.from_id, caller.principal->held_by(), now());
+      table_.transfer(args.key, args.to_id, *args.from_id, caller.principal->held_by(), now());
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(std::move(*out)));
 }
@@ -151,6 +153,13 @@ Issued EmbeddedBackend::unassign(const Caller&, const UnassignArgs& args, Comple
 
 Issued EmbeddedBackend::holder(const Caller&, std::string_view key, Completion& done) {
   auto out = table_.holder(key, now());
+  if (!out.ok()) return answer(done, std::move(out).error());
+  return answer(done, Answer(std::move(*out)));
+}
+
+Issued EmbeddedBackend::check(const Caller&, const CheckArgs& args, Completion& done) {
+  auto out = table_.holder(args.key, now());
+  if (out.ok()) out = check_holder(std::move(*out), *args.holder_id);
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(std::move(*out)));
 }

@@ -58,6 +58,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
   Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
   Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued check(const Caller& caller, const CheckArgs& args, Completion& done) override;
   Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
                    Completion& done) override;
   Issued delete_keys(std::span<const std::string_view> keys,

@@ -176,7 +176,7 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
 Issued PgBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
                          Completion& done) {
   auto key = std::make_shared<std::pair<std::string, std::string>>(std::string(args.key),
-                                                                   std::string(args.holder_id));
+                                                                   std::string(*args.holder_id));
   AssignArgs kept = args;
   return run(done, [this, caller, kept, key, charge]() mutable {
     kept.key = key->first;
@@ -193,8 +193,8 @@ Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args
   Attempt a;
   a.key = args.key;
   a.timeout_ms = args.timeout_ms;
-  a.grant = [&] { return db(holds_->assign(args.key, held_by, args.holder_id, ttl)); };
-  a.narrow = [&] { return db(holds_->refresh(args.key, args.holder_id, ttl)); };
+  a.grant = [&] { return db(holds_->assign(args.key, held_by, *args.holder_id, ttl)); };
+  a.narrow = [&] { return db(holds_->refresh(args.key, *args.holder_id, ttl)); };
 
   if (!waiters_.begin_call(caller.session)) return waiter_gone();
   auto r = run_grant(caller, a);

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/glob.h"
+#include "core/holder_check.h"
 #include "core/list_cursor.h"
 #include "service/postgres/schema.h"
 #include "store/wal/data_dir.h"
@@ -346,13 +347,13 @@ Result<Answer> PgBackend::do_list(std::string_view match, std::string after, std
 
 Issued PgBackend::transfer(const Caller& caller, const TransferArgs& args, Completion& done) {
   return run(done, [this, held_by = caller.principal->held_by(), key = std::string(args.key),
-                    to = std::string(args.to_id), from = std::string(args.from_id)] {
+                    to = std::string(args.to_id), from = std::string(*args.from_id)] {
     return do_transfer(held_by, TransferArgs{key, to, from});
   });
 }
 
 Result<Answer> PgBackend::do_transfer(std::string_view held_by, const TransferArgs& args) {
-  auto moved = holds_->transfer(args.key, args.to_id, args.from_id, held_by);
+  auto moved = holds_->transfer(args.key, args.to_id, *args.from_id, held_by);
   if (!moved.ok()) return store_error(std::move(moved).error());
   if (*moved) {
     ++counters_.grants;
@@ -399,19 +400,38 @@ Result<Answer> PgBackend::do_unassign(const UnassignArgs& args) {
   return Answer(ReleaseOutcome{false});  // freed by someone else between the two statements
 }
 
+Result<HolderView> PgBackend::find_holder(const std::string& key) {
+  auto found = holds_->find(key);
+  if (!found.ok()) return store_error(std::move(found).error());
+  HolderView v;
+  v.key = key;
+  if (!*found) return v;
+  v.held = true;
+  if ((*found)->kind == HoldKind::kAssigned) v.holder = (*found)->holder_id;
+  v.token = (*found)->token;
+  v.acquired_at = (*found)->acquired_at;
+  v.lease_expires_at = (*found)->lease_expires_at;
+  return v;
+}
+
 Issued PgBackend::holder(const Caller&, std::string_view key, Completion& done) {
   return run(done, [this, key = std::string(key)]() -> Result<Answer> {
-    auto found = holds_->find(key);
-    if (!found.ok()) return store_error(std::move(found).error());
-    HolderView v;
-    v.key = key;
-    if (!*found) return Answer(std::move(v));
-    v.held = true;
-    if ((*found)->kind == HoldKind::kAssigned) v.holder = (*found)->holder_id;
-    v.acquired_at = (*found)->acquired_at;
-    v.lease_expires_at = (*found)->lease_expires_at;
-    return Answer(std::move(v));
+    auto view = find_holder(key);
+    if (!view.ok()) return std::move(view).error();
+    return Answer(std::move(*view));
   });
+}
+
+Issued PgBackend::check(const Caller&, const CheckArgs& args, Completion& done) {
+  return run(done,
+             [this, key = std::string(args.key),
+              holder_id = std::string(*args.holder_id)]() -> Result<Answer> {
+               auto view = find_holder(key);
+               if (!view.ok()) return std::move(view).error();
+               auto checked = check_holder(std::move(*view), holder_id);
+               if (!checked.ok()) return std::move(checked).error();
+               return Answer(std::move(*checked));
+             });
 }
 
 void PgBackend::end_session(SessionId session) {

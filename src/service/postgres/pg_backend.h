@@ -79,6 +79,7 @@ class PgBackend final : public LockBackend {
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;
   Issued unassign(const Caller& caller, const UnassignArgs& args, Completion& done) override;
   Issued holder(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued check(const Caller& caller, const CheckArgs& args, Completion& done) override;
   Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
                    Completion& done) override;
   Issued delete_keys(std::span<const std::string_view> keys,
@@ -151,6 +152,8 @@ class PgBackend final : public LockBackend {
   Result<Answer> do_list(std::string_view match, std::string after, std::size_t count);
   Result<Answer> do_transfer(std::string_view held_by, const TransferArgs& args);
   Result<Answer> do_unassign(const UnassignArgs& args);
+  // The key's holder as the database has it now (holder and check).
+  Result<HolderView> find_holder(const std::string& key);
   Result<Answer> do_set(const Caller& caller, const SetArgs& args, Charge charge);
   Result<Answer> do_expire(const ExpireArgs& args, Millis max_lease_ms,
                            std::optional<std::string_view> only_held_by);

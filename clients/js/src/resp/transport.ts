@@ -92,6 +92,12 @@ export class RespTransport implements Transport {
     return wire.decodeHolder(this.fields(await this.run(["LOCK.HOLDER", key])));
   }
 
+  async check(key: string, holderId: string | undefined) {
+    const args = ["LOCK.CHECK", key];
+    if (holderId !== undefined) args.push(holderId);
+    return wire.decodeHolder(this.fields(await this.run(args)));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const conn of this.all) conn.close();
