@@ -69,20 +69,22 @@ void Pipeline::drain() {
       out_.resize(exec_mark_);
       ReplyWriter(out_, state_.proto)
           .error_line("EXECABORT Transaction discarded: " + error_text(st.error()));
-      exec_queue_.clear();
-      exec_next_ = 0;
-      executing_ = false;
+      end_exec();
     }
   }
   run_queued();
 }
 
+void Pipeline::end_exec() {
+  exec_queue_.clear();
+  exec_next_ = 0;
+  executing_ = false;
+}
+
 void Pipeline::run_queued() {
   while (executing_ && runner_.ready()) {
     if (exec_next_ == exec_queue_.size()) {
-      exec_queue_.clear();
-      exec_next_ = 0;
-      executing_ = false;
+      end_exec();
       break;
     }
     const std::vector<std::string>& command = exec_queue_[exec_next_++];

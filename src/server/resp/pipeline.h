@@ -105,6 +105,8 @@ class Pipeline final : private CallRunner::Host {
   void start_exec(ReplyWriter& out);
   // Runs EXEC's queued commands while no call of this connection waits.
   void run_queued();
+  // The transaction is over (run to its end, or discarded).
+  void end_exec();
 
   const Env& env_;
   Events& events_;

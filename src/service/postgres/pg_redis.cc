@@ -17,7 +17,7 @@ namespace {
 
 thread_local HandleSource handles;  // not thread-safe: one per executor thread
 
-// Owned copies of a list of keys, and views of them.
+// Owned copies of a list of keys, for a call that runs after the caller's views are gone.
 struct Keys {
   explicit Keys(std::span<const std::string_view> keys) : owned(keys.begin(), keys.end()) {}
   std::vector<std::string> owned;
