@@ -1,4 +1,4 @@
-// holdfast-bench: runs the workloads of issue 8 against Holdfast and its peers (Redis,
+// holdfast-bench: runs the benchmark workloads against Holdfast and its peers (Redis,
 // PostgreSQL advisory locks, etcd), each started here on loopback, and writes the report.
 //
 //   holdfast-bench --out bench/results                 the full run (about 5 minutes)
@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   std::string targets = "all";
   std::string workloads = "all";
   std::string connections = "1,16,64";
+  std::string sleeping_connections = "1,8,16,64";
   SuiteOptions o;
   std::string holdfast_binary = (self_dir() / "holdfast").string();
   std::string scripts_dir = std::string(HOLDFAST_SOURCE_DIR) + "/scripts";
@@ -73,10 +74,26 @@ int main(int argc, char** argv) {
   app.add_option("--pg-nodes", pg_nodes, "Node counts of holdfast-pg: one target per count")
       ->capture_default_str();
   app.add_option("--workloads", workloads,
-                 "Comma list of floor,pairs,pipeline,hotkey,memory,restart or the issue's "
-                 "letters f,a,c,b,d,e (or all)")
+                 "Comma list of floor,pairs,pipeline,hotkey,sleeping,idle,memory,restart or "
+                 "their letters f,a,c,b,g,h,d,e (or all)")
       ->capture_default_str();
   app.add_option("--connections", connections, "Connection counts of (a), (c) and (f)")
+      ->capture_default_str();
+  app.add_option("--sleeping-connections", sleeping_connections,
+                 "Connection counts of (g), the pairs of (a) with a client that sleeps at once")
+      ->capture_default_str();
+  app.add_option("--idle-connections", o.idle.connections, "Idle connections of (h)")
+      ->check(CLI::Range(0, 10'000))
+      ->capture_default_str();
+  app.add_option("--idle-holds", o.idle.holds, "Holds loaded before the idle window of (h)")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{10'000'000}))
+      ->capture_default_str();
+  app.add_option("--idle-seconds", o.idle.idle_s, "Seconds of the idle window of (h)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  app.add_option("--paced-seconds", o.idle.paced_s,
+                 "Seconds of the paced window of (h): one pair every 10 ms")
+      ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   app.add_option("--keys", o.keys, "Keys of workload (a)")->capture_default_str();
   app.add_option("--hot-connections", o.hot_connections, "Connections of workload (b)")
@@ -132,7 +149,7 @@ int main(int argc, char** argv) {
   for (const auto& w : workloads == "all" ? hb::all_workload_names() : hb::split(workloads)) {
     const std::string name = hb::workload_name(w);
     if (name.empty()) {
-      std::fprintf(stderr, "unknown workload '%s' (--workloads takes %s, the letters a-f or all)\n",
+      std::fprintf(stderr, "unknown workload '%s' (--workloads takes %s, the letters a-h or all)\n",
                    w.c_str(), join(hb::all_workload_names()).c_str());
       return 2;
     }
@@ -145,6 +162,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string problem = hb::parse_counts("--connections", connections, 1, 4096, o.connections);
+  if (problem.empty())
+    problem = hb::parse_counts("--sleeping-connections", sleeping_connections, 1, 4096,
+                               o.sleeping_connections);
   if (problem.empty()) problem = hb::parse_counts("--pg-nodes", pg_nodes, 1, 16, o.pg_nodes);
   if (problem.empty()) problem = hb::check_options(o);
   if (!problem.empty()) {
@@ -163,6 +183,8 @@ int main(int argc, char** argv) {
     o.warmup_s = 0.1;
     o.rounds = 1;
     o.connections = {2};
+    o.sleeping_connections = {2};
+    o.idle = {20, 2000, 0.3, 0.3, 10};
     o.hot_connections = 8;
     o.memory_holds = 2000;
     o.restart_holds = 2000;

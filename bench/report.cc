@@ -14,8 +14,10 @@
 #include <stdexcept>
 
 #include "charts.h"
+#include "efficiency_report.h"
 #include "machine.h"
 #include "process.h"
+#include "report_format.h"
 
 namespace holdfast::bench {
 
@@ -23,44 +25,6 @@ namespace {
 
 constexpr const char* kNever = "holdfast-never";
 constexpr const char* kAlways = "holdfast-always";
-
-std::string fmt(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-// 41230.7 -> "41,231"
-std::string fmt_count(double v) {
-  if (!std::isfinite(v)) return "–";
-  std::string digits = std::to_string(std::llround(v));
-  std::string out;
-  const std::size_t start = digits[0] == '-' ? 1 : 0;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-std::string fmt_us(std::int64_t ns) {
-  const double us = static_cast<double>(ns) / 1e3;
-  if (us < 100) return fmt(us, 1);
-  return fmt_count(us);
-}
-
-std::string fmt_ratio(std::optional<double> r) {
-  if (!r || !std::isfinite(*r)) return "–";
-  if (*r < 0.1) {
-    // Two significant digits, so that 0.0021 does not print as 0.00.
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2g", *r);
-    return std::string(buf) + "×";
-  }
-  return fmt(*r, *r < 10 ? 2 : 1) + "×";
-}
-
-std::string fmt_mib(std::int64_t bytes) { return fmt(static_cast<double>(bytes) / (1 << 20), 1); }
 
 class Writer {
  public:
@@ -152,6 +116,15 @@ class Writer {
     return line;
   }
 
+  // Server CPU per unit of work of a Holdfast figure ÷ its peer's at the same workload and
+  // connection count ("–" for a peer's own row).
+  std::string cpu_ratio(const Measurement& m) const {
+    const std::string peer = peer_of(m.target);
+    const Measurement* p = peer.empty() ? nullptr : find(m.workload, peer, m.connections);
+    if (p == nullptr || p->server_us_per_op() <= 0) return "–";
+    return fmt_ratio(m.server_us_per_op() / p->server_us_per_op());
+  }
+
   void streaming_table(std::ostream& out, const std::string& workload, const std::string& title,
                        const std::string& unit, const std::string& latency_what) const {
     std::vector<const Measurement*> rows;
@@ -164,11 +137,11 @@ class Writer {
     out << "## " << title << "\n\n"
         << "Latency: " << latency_what << ".\n\n";
     out << "| target | conns | " << unit
-        << "/s | p50 µs | p99 µs | p99.9 µs | cli CPU | cli poll | srv CPU | srv µs/op";
+        << "/s | p50 µs | p99 µs | p99.9 µs | cli CPU | cli poll | srv CPU | srv µs/op | ÷ peer";
     if (locks) out << " | busy";
     if (hot) out << " | timeouts | fairness | min–max per conn";
     if (workload == "pairs" || hot) out << " | sections checked | ME violations";
-    out << " |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:";
+    out << " |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:";
     if (locks) out << "|---:";
     if (hot) out << "|---:|---:|---:";
     if (workload == "pairs" || hot) out << "|---:|---:";
@@ -182,7 +155,8 @@ class Writer {
       out << " | " << fmt_count(m->ops_per_sec) << " | " << fmt_us(m->p50_ns) << " | "
           << fmt_us(m->p99_ns) << " | " << fmt_us(m->p999_ns) << " | "
           << fmt(m->client_cpu_pct(), 0) << "% | " << fmt(m->client_poll_pct(), 0) << "% | "
-          << fmt(m->server_cpu_pct(), 0) << "% | " << fmt(m->server_us_per_op(), 1);
+          << fmt(m->server_cpu_pct(), 0) << "% | " << fmt(m->server_us_per_op(), 1) << " | "
+          << cpu_ratio(*m);
       if (locks) out << " | " << fmt_count(double(m->busy));
       if (hot) {
         out << " | " << m->timeouts << " | " << fmt(m->fairness, 2) << " | "
@@ -339,7 +313,7 @@ class Writer {
     out << "\n";
   }
 
-  // Issue 8, item 3: each goal as a ratio from this run. Data, one row per goal.
+  // The speed goals: each goal as a ratio from this run. Data, one row per goal.
   void goals_table(std::ostream& out) const {
     // The goals compare the embedded server with its peers; a run without it has none.
     const auto& targets = r_.options.targets;
@@ -445,7 +419,7 @@ class Writer {
       sections += m.mutex.sections;
     }
 
-    out << "## Issue 8 goals, measured in this run\n\n"
+    out << "## Speed goals, measured in this run\n\n"
         << "\"never\"/\"always\" are Holdfast with `--fsync never`/`always`. A goal is met when "
            "the ratio from this run is on the right side of its bound. \"Per round\" is the "
            "lowest and highest ratio of one Holdfast window to the peer's window beside it "
@@ -558,6 +532,7 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
     out << "Charts not drawn: " << files.chart_error << "\n\n";
   }
   w.goals_table(out);
+  efficiency_goals_table(out, results);
   const std::string keys = fmt_count(double(results.options.keys));
   auto ms = [](std::int64_t us) {
     std::ostringstream s;
@@ -584,6 +559,9 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
                     "(b) One hot key, " + std::to_string(results.options.hot_connections) +
                         " connections, critical sections back to back",
                     "sections", hotkey_latency);
+  w.streaming_table(out, "sleeping", "(g) Pairs as in (a), with a client that sleeps at once",
+                    "pairs", "one pair, try queued to release answered");
+  idle_table(out, results);
   w.scaleout_table(out);
   w.memory_table(out);
   w.restart_table(out);

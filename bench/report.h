@@ -1,6 +1,6 @@
 // The report of a run: DIR/<date>.md (the machine, one table per workload, the ratios
-// Holdfast/peer for every figure, and the issue-8 goals checked against this run) and two
-// gnuplot charts, DIR/<date>-throughput.png and DIR/<date>-p99.png (by connection count, one
+// Holdfast/peer for every figure, and the speed and efficiency goals checked against this run) and
+// two gnuplot charts, DIR/<date>-throughput.png and DIR/<date>-p99.png (by connection count, one
 // line per target).
 #pragma once
 

@@ -99,15 +99,15 @@ std::vector<std::string> run_target_names(const SuiteOptions& o) {
 }
 
 const std::vector<std::string>& all_workload_names() {
-  static const std::vector<std::string> names = {"floor",  "pairs",  "pipeline",
-                                                 "hotkey", "memory", "restart"};
+  static const std::vector<std::string> names = {"floor",    "pairs", "pipeline", "hotkey",
+                                                 "sleeping", "idle",  "memory",   "restart"};
   return names;
 }
 
 std::string workload_name(const std::string& n) {
-  static const std::map<std::string, std::string> letters = {{"a", "pairs"},    {"b", "hotkey"},
-                                                             {"c", "pipeline"}, {"d", "memory"},
-                                                             {"e", "restart"},  {"f", "floor"}};
+  static const std::map<std::string, std::string> letters = {
+      {"a", "pairs"},   {"b", "hotkey"}, {"c", "pipeline"}, {"d", "memory"},
+      {"e", "restart"}, {"f", "floor"},  {"g", "sleeping"}, {"h", "idle"}};
   if (auto it = letters.find(n); it != letters.end()) return it->second;
   return contains(all_workload_names(), n) ? n : "";
 }
@@ -125,7 +125,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
 
   // Step 1.
   std::vector<std::unique_ptr<Target>> running;
-  const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey");
+  const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey") ||
+                         wants("sleeping") || wants("idle");
   for (const std::string& name : run_target_names(o)) {
     TargetInfo info{name, "", ""};
     auto target = make_target(name, o);
@@ -256,6 +257,39 @@ SuiteResults run_suite(const SuiteOptions& o) {
         no_pause);
   }
 
+  // The efficiency goals compare the embedded server with Redis, each durability with its own.
+  auto efficiency_target = [](const Target& t) {
+    return t.name() == "holdfast-always" || t.name() == "holdfast-never" || t.name() == "redis" ||
+           t.name() == "redis-aof";
+  };
+  if (wants("sleeping")) {
+    say("(g) try-acquire + release pairs over " + std::to_string(o.keys) +
+        " keys, a client that sleeps at once");
+    const Leg leg{"sleeping", efficiency_target, [&](const Target&) { return pairs; }};
+    for (int c : o.sleeping_connections) {
+      MeasureShape s = base;
+      s.connections = c;
+      s.client_poll_us = 0;
+      figures_of({leg}, s, no_pause);
+    }
+  }
+  if (wants("idle")) {
+    say("(h) " + std::to_string(o.idle.connections) + " idle connections and " +
+        std::to_string(o.idle.holds) + " holds for " + std::to_string(std::lround(o.idle.idle_s)) +
+        " s, then a pair every " + std::to_string(o.idle.period_ms) + " ms");
+    for (auto& t : running) {
+      if (interrupted() || !efficiency_target(*t)) continue;
+      IdleResult r = measure_idle(*t, o.idle);
+      if (r.failed)
+        std::fprintf(stderr, "  %-16s FAILED: %s\n", r.target.c_str(), r.failure.c_str());
+      else
+        std::fprintf(stderr, "  %-16s idle cpu %5.2f%%  paced cpu %5.2f%% (%llu pairs)\n",
+                     r.target.c_str(), r.idle_pct(), r.paced_pct(),
+                     static_cast<unsigned long long>(r.paced_pairs));
+      results.idle.push_back(std::move(r));
+    }
+  }
+
   // Step 3.
   for (auto& t : running) t->stop();
   running.clear();
@@ -349,11 +383,13 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
   const bool any_holdfast = selected({"holdfast-always", "holdfast-never"});
   const bool any_resp = any_holdfast || selected({"redis", "redis-aof"});
   for (const auto& w : r.options.workloads) {
+    const bool efficiency = selected({"holdfast-always", "holdfast-never", "redis", "redis-aof"});
     const bool applicable = w == "restart"                      ? any_holdfast
+                            : (w == "sleeping" || w == "idle")  ? efficiency
                             : (w == "floor" || w == "pipeline") ? any_resp
                             : w == "memory"                     ? any_resp
                                                                 : !r.options.targets.empty();
-    const bool ran = (w == "memory" && !r.memory.empty()) ||
+    const bool ran = (w == "memory" && !r.memory.empty()) || (w == "idle" && !r.idle.empty()) ||
                      (w == "restart" && !r.restarts.empty()) ||
                      std::any_of(r.measurements.begin(), r.measurements.end(),
                                  [&](const Measurement& m) { return m.workload == w; });
@@ -387,6 +423,9 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
       problems.push_back("memory on " + m.target + ": " + m.failure);
     else if (m.rss_before <= 0 || m.rss_after <= 0)
       problems.push_back("memory on " + m.target + ": RSS unreadable");
+  }
+  for (const auto& x : r.idle) {
+    if (x.failed) problems.push_back("idle on " + x.target + ": " + x.failure);
   }
   for (const auto& x : r.restarts) {
     // Whether holds survive is the durability work's contract, reported in the restart table;

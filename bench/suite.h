@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "capacity.h"
+#include "idle.h"
 #include "measurement.h"
 
 namespace holdfast::bench {
@@ -26,6 +27,10 @@ struct SuiteOptions {
   std::vector<int> pg_nodes = {1, 2, 3};  // "holdfast-pg" runs one target per node count
   std::vector<std::string> workloads;     // names, see all_workload_names()
   std::vector<int> connections = {1, 16, 64};
+  // (g) the pairs of (a) with a client that sleeps as soon as it has nothing to do, as client
+  // libraries do: throughput and server CPU per pair against the peers at each count.
+  std::vector<int> sleeping_connections = {1, 8, 16, 64};
+  IdleShape idle;         // (h)
   double duration_s = 5;  // per figure, split over `rounds` windows
   double warmup_s = 1;    // per figure, split likewise
   int rounds = 3;
@@ -69,6 +74,7 @@ struct SuiteResults {
   std::vector<Measurement> measurements;
   std::vector<MemoryResult> memory;
   std::vector<RestartResult> restarts;
+  std::vector<IdleResult> idle;
   double wall_seconds = 0;
   bool interrupted = false;
 };

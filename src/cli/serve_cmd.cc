@@ -145,7 +145,8 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   wal_options.snapshot_threshold_bytes = static_cast<std::uint64_t>(config->snapshot_after_bytes);
   // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
   wal_options.encode_snapshots_in_child = true;
-  wal_options.idle_poll_us = config->idle_poll_us;  // the loop's window, for the syncer too
+  // The server's loop calls before_sleep() and end_of_round() (server.cc, run_loop).
+  wal_options.commit_on_loop = true;
   wal_options.on_fault = [](const std::optional<Error>& fault) {
     // One line when the log stops being writable and one when it is again, from the log's
     // own thread (the logger is thread-safe); /metrics and /readyz show it meanwhile.
@@ -221,9 +222,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "take a snapshot (and drop the log it replaces) after this much log" +
                       default_is(d.snapshot_after_bytes));
   cmd->add_option("--idle-poll-us", flags->idle_poll_us,
-                  "how long the loop (and, with --fsync always, the log writer) may poll for "
-                  "work before it sleeps, adapting to how soon work comes back; 0 turns "
-                  "polling off; not with --store" +
+                  "how long the loop may poll for work before it sleeps, adapting to how soon "
+                  "work comes back (it costs CPU; worth it only for clients that poll "
+                  "themselves); 0 never polls; not with --store" +
                       default_is(d.idle_poll_us));
   cmd->add_option("--store", flags->store,
                   "postgres://... to run as a node over a shared PostgreSQL (default none: "

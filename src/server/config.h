@@ -19,11 +19,11 @@ enum class FsyncMode { kAlways, kNever };
 
 inline constexpr std::int64_t kMinSnapshotAfterBytes = 4096;
 inline constexpr std::int64_t kMaxSnapshotAfterBytes = std::int64_t{1} << 40;
-inline constexpr std::int64_t kDefaultIdlePollUs = 100;
+// Off by default: a loop that polls for the next command spends the gap between commands on
+// the CPU, more than the sleep and wake-up it saves unless clients themselves poll
+// (docs/performance.md, "CPU per operation").
+inline constexpr std::int64_t kDefaultIdlePollUs = 0;
 inline constexpr std::int64_t kMaxIdlePollUs = 10'000;
-// While replies wait for the disk (fsync always) the loop's window may grow to this many times
-// idlePollUs: a sync outlasts the gap between two commands, and its end is work sure to come.
-inline constexpr std::int64_t kDiskPollFactor = 10;
 
 struct ServerConfig {
   std::string listen = "127.0.0.1:7420";  // RESP over TCP; empty: off
@@ -32,8 +32,8 @@ struct ServerConfig {
   std::string data_dir = "data";
   FsyncMode fsync = FsyncMode::kAlways;
   std::int64_t snapshot_after_bytes = 64 << 20;    // log written since the last snapshot
-  std::int64_t idle_poll_us = kDefaultIdlePollUs;  // embedded: the longest poll of the loop and the
-                                                   // log writer before they sleep
+  std::int64_t idle_poll_us = kDefaultIdlePollUs;  // embedded: the longest poll of the loop
+                                                   // before it sleeps
   std::string credentials;                         // empty: local open mode
   // HTTP: the origins whose web pages may call the API (CORS); empty: none.
   std::vector<std::string> cors_allowed_origins;

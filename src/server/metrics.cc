@@ -86,10 +86,10 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
        static_cast<double>(store.syncs)},
       {"holdfast_wal_sync_seconds_total", "counter", "Time spent in fdatasync.",
        static_cast<double>(store.sync_nanos) / 1e9},
-      {"holdfast_wal_writer_poll_seconds_total", "counter",
-       "Time the log writer spent polling for the next commit instead of sleeping (idlePollUs, "
-       "fsync always).",
-       static_cast<double>(store.writer_poll_us) / 1e6},
+      {"holdfast_wal_syncs_on_loop_total", "counter",
+       "Of those, commits the event loop wrote and synced itself before it slept, instead of "
+       "waking the log writer.",
+       static_cast<double>(store.syncs_on_loop)},
       {"holdfast_wal_snapshots_total", "counter", "Snapshots written.",
        static_cast<double>(store.snapshots)},
       {"holdfast_wal_snapshots_skipped_total", "counter",

@@ -42,8 +42,7 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
       reload_signal_(io_, SIGHUP),
       shutdown_deadline_(io_),
       accept_pause_(io_),
-      idle_poll_(config.idle_poll_us),
-      disk_poll_(idle_poll_.max() * kDiskPollFactor) {
+      idle_poll_(config.idle_poll_us) {
   info_.store = config.store_url.empty() ? "embedded" : "postgres";
   info_.fsync = config.fsync == FsyncMode::kNever ? "never" : "always";
   info_.unix_path = config.unix_path;
@@ -54,8 +53,7 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
     metrics_.add_command(std::string(r.method) + " " + std::string(r.path) + parameter);
   }
   view_.metrics = [this] {
-    const double polled_seconds =
-        static_cast<double>(idle_poll_.polled_total() + disk_poll_.polled_total()) / 1e6;
+    const double polled_seconds = static_cast<double>(idle_poll_.polled_total()) / 1e6;
     return metrics_.render(service_->stats(), Metrics::Gauges{connection_count(), polled_seconds});
   };
   view_.not_ready = [this]() -> std::optional<Error> {
@@ -301,38 +299,35 @@ void Server::drain(std::chrono::steady_clock::time_point deadline) {
 }
 
 void Server::run() {
-  if (idle_poll_.max() > 0) {
-    run_polling();
-  } else {
-    io_.run();
-  }
+  run_loop();
   spdlog::info("stopped");
 }
 
-// io_.run(), but polling for up to the idle window before each sleep (idle_poll.h says why).
-void Server::run_polling() {
+// io_.run(), with two things between its rounds of work. Before the loop sleeps, the service
+// finishes what it held back for that moment (the log's commit, written here as Redis writes
+// its log before it sleeps); and it may poll for up to the idle window first (idle_poll.h
+// says why; a window of 0 never polls).
+void Server::run_loop() {
   const auto now_us = &IdlePoll::steady_now;
-  // Reads the clock only when a spell of polling has something to account for.
-  const auto end_idle_spell = [&] {
-    if (idle_poll_.idle()) idle_poll_.found_work(now_us());
-    if (disk_poll_.idle()) disk_poll_.found_work(now_us());
-  };
   while (!io_.stopped()) {
     if (io_.poll() > 0) {
-      end_idle_spell();
+      // Reads the clock only when a spell of polling has something to account for.
+      if (idle_poll_.idle()) idle_poll_.found_work(now_us());
+      service_->end_of_round();
       continue;
     }
     if (io_.stopped()) break;
-    // Waiting for the disk, the next work is the log writer's report, due when its sync ends:
-    // longer than the gap between a client's commands, hence a window of its own.
-    IdlePoll& window = service_->answers_pending() ? disk_poll_ : idle_poll_;
-    if (window.keep_polling(now_us())) {
+    if (service_->before_sleep()) {
+      loop_.after_event();  // the replies it made durable
+      continue;
+    }
+    if (idle_poll_.max() > 0 && idle_poll_.keep_polling(now_us())) {
       // Poll only with a CPU nobody else wants: any other runnable thread on this CPU (a
       // client on the same machine, another server, the log writer) goes first.
       sched_yield();
     } else {
       io_.run_one();
-      window.woke(now_us());
+      if (idle_poll_.max() > 0) idle_poll_.woke(now_us());
     }
   }
 }

@@ -74,7 +74,7 @@ class Server {
   void begin_shutdown();
   void wait_for_reload();
   void drain(std::chrono::steady_clock::time_point deadline);
-  void run_polling();
+  void run_loop();
 
   ServerConfig config_;
   const Authenticator* auth_;
@@ -105,9 +105,7 @@ class Server {
   std::string resp_address_;
   std::string http_address_;
   bool stopping_ = false;
-  IdlePoll idle_poll_;  // max 0 (idlePollUs 0, as for a node over PostgreSQL): never polls
-  IdlePoll
-      disk_poll_;  // the window while replies wait for the disk; max kDiskPollFactor × idle_poll_'s
+  IdlePoll idle_poll_;  // max 0 (idlePollUs 0, the default; a node over PostgreSQL): never polls
 };
 
 }  // namespace holdfast

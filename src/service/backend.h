@@ -92,7 +92,8 @@ class LockBackend {
   virtual void dispatch() = 0;
   virtual void advance() = 0;
   virtual std::optional<Millis> next_deadline() const = 0;
-  virtual bool answers_pending() const = 0;
+  virtual bool before_sleep() { return false; }
+  virtual void end_of_round() {}
   virtual ServiceStats stats() const = 0;
 };
 

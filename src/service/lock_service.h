@@ -249,9 +249,12 @@ class LockService {
   // the wall-clock instant advance() next has work, if any.
   virtual std::optional<Millis> next_deadline() const = 0;
 
-  // True while some answer waits for work already under way, whose end is sure to come soon
-  // (the log writer's sync): the loop may poll for it rather than sleep.
-  virtual bool answers_pending() const = 0;
+  // The loop is about to sleep: the service may finish work it held back for this moment
+  // (the log's commit, written on the loop; store.h, commit_before_sleep). True: it did, and
+  // dispatch() has answers to deliver.
+  virtual bool before_sleep() { return false; }
+  // The loop finished a round of work and has more (store.h, end_of_round).
+  virtual void end_of_round() {}
 
   // Never blocks: /metrics and INFO call it on the loop.
   virtual ServiceStats stats() const = 0;

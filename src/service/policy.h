@@ -86,7 +86,8 @@ class Policy final : public LockService {
   void dispatch() override { backend_.dispatch(); }
   void advance() override;
   std::optional<Millis> next_deadline() const override;
-  bool answers_pending() const override { return backend_.answers_pending(); }
+  bool before_sleep() override { return backend_.before_sleep(); }
+  void end_of_round() override { backend_.end_of_round(); }
   ServiceStats stats() const override { return backend_.stats(); }
 
   // The compiled rule set in force (null: none).

@@ -31,7 +31,7 @@ TEST_F(ConfigFile, DefaultsWithoutAFile) {
   EXPECT_EQ(c->fsync, FsyncMode::kAlways);
   EXPECT_EQ(c->acquire_per_user_per_hour, 600);
   EXPECT_EQ(c->snapshot_after_bytes, 64 << 20);
-  EXPECT_EQ(c->idle_poll_us, 100);
+  EXPECT_EQ(c->idle_poll_us, 0);
   EXPECT_EQ(c->log_level, LogLevel::kInfo);
   EXPECT_EQ(c->log_format, LogFormat::kText);
   EXPECT_TRUE(c->cors_allowed_origins.empty());

@@ -97,28 +97,71 @@ TEST_F(GroupCommitTest, BurstOfTenThousandAppendsCostsAHandfulOfSyncs) {
   expect_restart_sees_model();
 }
 
-TEST_F(GroupCommitTest, APollingSyncerCommitsAChainOfAppendsThatEachWaitForTheLast) {
-  constexpr std::uint64_t kN = 2000;
-  options_.idle_poll_us = 10'000;  // the window grows past any gap between two appends here
+TEST_F(GroupCommitTest, WithCommitOnLoopTheLoopWritesAndSyncsBeforeItSleeps) {
+  options_.commit_on_loop = true;
   auto store = open();
+  watch(*store);
   std::uint64_t last = 0;
-  for (std::uint64_t t = 1; t <= kN; ++t) {
-    last = append(*store, grant(t));
-    ASSERT_TRUE(testing::wait_durable(*store, last)) << t;
-  }
+  for (std::uint64_t t = 1; t <= 3; ++t) last = append(*store, grant(t));
+  EXPECT_EQ(store->durable_sequence(), 0u) << "submit() left them for the loop";
+  ASSERT_TRUE(store->commit_before_sleep());
+  EXPECT_EQ(store->durable_sequence(), last);
   const StoreStats stats = store->stats();
-  EXPECT_EQ(stats.syncs, kN) << "each append waited for its own sync";
-  EXPECT_GT(stats.writer_poll_us, 0u) << "the syncer never polled between commits";
-  store->close();  // while the syncer polls: close must stop it
+  EXPECT_EQ(stats.syncs, 1u);
+  EXPECT_EQ(stats.syncs_on_loop, 1u);
+  EXPECT_TRUE(reported().empty()) << "the loop itself knows; nobody is woken";
+  EXPECT_FALSE(store->commit_before_sleep()) << "nothing left to write";
+  store->close();
   expect_restart_sees_model();
 }
 
-TEST_F(GroupCommitTest, ASyncerWithoutAWindowNeverPolls) {
-  auto store = open();  // idle_poll_us 0, the default
-  for (std::uint64_t t = 1; t <= 200; ++t)
-    ASSERT_TRUE(testing::wait_durable(*store, append(*store, grant(t))));
-  EXPECT_EQ(store->stats().writer_poll_us, 0u);
+TEST_F(GroupCommitTest, WithCommitOnLoopChangesThatWaitedTwoRoundsOfWorkGoToTheSyncer) {
+  options_.commit_on_loop = true;
+  auto store = open();
+  const std::uint64_t last = append(*store, grant(1));
+  store->end_of_round();  // one round: the loop may still sleep next and write it itself
+  EXPECT_EQ(store->durable_sequence(), 0u);
+  store->end_of_round();
+  ASSERT_TRUE(testing::wait_durable(*store, last));
+  EXPECT_EQ(store->stats().syncs_on_loop, 0u);
   store->close();
+  expect_restart_sees_model();
+}
+
+TEST_F(GroupCommitTest, WithCommitOnLoopABusySyncerTakesTheChangesInstead) {
+  options_.commit_on_loop = true;
+  auto store = open();
+  fs_.block_syncs();
+  const std::uint64_t first = append(*store, grant(1));
+  store->end_of_round();
+  store->end_of_round();  // the syncer has it and is stuck in fdatasync
+  ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
+  const std::uint64_t second = append(*store, grant(2));
+  EXPECT_FALSE(store->commit_before_sleep()) << "the log is the syncer's while it writes";
+  EXPECT_LT(store->durable_sequence(), first);
+  fs_.unblock_syncs();
+  ASSERT_TRUE(testing::wait_durable(*store, second));
+  EXPECT_EQ(store->stats().syncs_on_loop, 0u);
+  store->close();
+  expect_restart_sees_model();
+}
+
+TEST_F(GroupCommitTest, WithCommitOnLoopAFailedWriteOnTheLoopIsWrittenAgainByTheSyncer) {
+  options_.commit_on_loop = true;
+  options_.on_fault = [](const std::optional<Error>&) {};  // expected here
+  auto store = open();
+  const std::uint64_t last = append(*store, grant(1));
+  fs_.fail_writes(true, /*torn=*/true);
+  EXPECT_FALSE(store->commit_before_sleep());
+  EXPECT_EQ(store->durable_sequence(), 0u);
+  ASSERT_TRUE(testing::eventually([&] { return store->fault().has_value(); }))
+      << "the syncer tried again and reported the fault";
+  fs_.fail_writes(false);
+  store->retry_now();
+  ASSERT_TRUE(testing::eventually([&] { return store->durable_sequence() >= last; }));
+  EXPECT_FALSE(store->fault().has_value());
+  store->close();
+  expect_restart_sees_model();
 }
 
 TEST_F(GroupCommitTest, FsyncNeverIsDurableAtAppendAndNeverSyncs) {

@@ -80,7 +80,8 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   void dispatch() override;
   void advance() override;
   std::optional<Millis> next_deadline() const override { return table_.next_deadline(); }
-  bool answers_pending() const override { return !replies_.empty(); }
+  bool before_sleep() override { return store_.commit_before_sleep(); }
+  void end_of_round() override { store_.end_of_round(); }
   ServiceStats stats() const override;
 
   Store& store() { return store_; }

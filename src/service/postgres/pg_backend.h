@@ -109,7 +109,6 @@ class PgBackend final : public LockBackend {
   void advance() override {}
   std::optional<Millis> next_deadline() const override { return std::nullopt; }
   // Database answers come when they come: the loop sleeps until woken.
-  bool answers_pending() const override { return false; }
   ServiceStats stats() const override;
 
   std::int64_t node_id() const { return node_id_; }

@@ -27,7 +27,6 @@
 // then writes the snapshot, so replies never wait for a snapshot to be written.
 #include "store/wal/wal_store.h"
 
-#include <sched.h>
 #include <cassert>
 #include <chrono>
 #include <cstdio>
@@ -57,10 +56,7 @@ void print_fault(const std::optional<Error>& fault) {
 }  // namespace
 
 WalStore::WalStore(WalOptions options, const Clock& clock, FileSystem& fs)
-    : options_(std::move(options)),
-      clock_(clock),
-      fs_(fs),
-      poll_(options_.fsync == FsyncMode::kAlways ? options_.idle_poll_us : 0) {}
+    : options_(std::move(options)), clock_(clock), fs_(fs) {}
 
 WalStore::~WalStore() { close(); }
 
@@ -149,12 +145,73 @@ void WalStore::hand_over_batch() {
       pending_.append(batch_);
     }
     pending_sequence_ = batch_sequence_;
-    wake = syncer_idle_ &&
-           (options_.fsync == FsyncMode::kAlways || pending_.size() >= kLazyWriteBytes);
-    if (wake) syncer_idle_ = false;  // one wake-up, however many submits follow
-    poked_.store(true, std::memory_order_release);
+    const bool now = options_.fsync == FsyncMode::kAlways ? !options_.commit_on_loop
+                                                          : pending_.size() >= kLazyWriteBytes;
+    wake = now && claim_syncer();  // one wake-up, however many submits follow
   }
   batch_.clear();
+  if (wake) wake_.notify_one();
+}
+
+bool WalStore::claim_syncer() { return std::exchange(syncer_idle_, false); }
+
+bool WalStore::commit_before_sleep() {
+  if (!loop_commits()) return false;
+  hand_over_batch();
+  rounds_waited_ = 0;
+  std::unique_lock log_lock(log_mu_, std::try_to_lock);
+  std::unique_lock lock(mu_);
+  if (pending_.empty()) return false;
+  // The syncer keeps what needs more than a write and a sync: a cut for a snapshot, a fault's
+  // repair and retries, a full segment's roll, the last commit of close().
+  // Holding log_mu_, the syncer is not writing; awake, it finds pending_ empty and goes back
+  // to sleep.
+  const bool here = log_lock.owns_lock() && !snapshot_request_ && !stopping_ && !repair_first_ &&
+                    writing_.empty() && !unavailable_.load(std::memory_order_acquire) &&
+                    log_->current_bytes() < options_.segment_bytes;
+  if (!here) {
+    const bool wake = claim_syncer();
+    lock.unlock();
+    if (wake) wake_.notify_one();
+    return false;
+  }
+  on_loop_.swap(pending_);
+  const std::uint64_t sequence = pending_sequence_;
+  lock.unlock();
+  if (Status s = write_and_sync(on_loop_); !s) {
+    // The syncer writes it again after cutting this write off, and reports the fault if that
+    // fails too. pending_ is still empty: only this thread adds to it.
+    lock.lock();
+    pending_.swap(on_loop_);
+    repair_first_ = true;
+    const bool wake = claim_syncer();
+    lock.unlock();
+    if (wake) wake_.notify_one();
+    return false;
+  }
+  on_loop_.clear();
+  if (on_loop_.capacity() > kKeepBufferBytes) on_loop_.shrink_to_fit();
+  syncs_on_loop_.fetch_add(1, std::memory_order_relaxed);
+  durable_sequence_.store(sequence, std::memory_order_release);
+  log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
+  return true;
+}
+
+void WalStore::end_of_round() {
+  if (!loop_commits()) return;
+  bool wake = false;
+  {
+    std::lock_guard lock(mu_);
+    if (pending_.empty()) {
+      rounds_waited_ = 0;
+      return;
+    }
+    // One round: the loop may well sleep next and commit it itself. Two: it is busy, so the
+    // syncer writes while it works.
+    if (++rounds_waited_ < 2) return;
+    rounds_waited_ = 0;
+    wake = claim_syncer();
+  }
   if (wake) wake_.notify_one();
 }
 
@@ -178,9 +235,7 @@ void WalStore::request_snapshot() {
   {
     std::lock_guard lock(mu_);
     snapshot_request_ = SnapshotRequest{pending_.size(), std::move(state), std::move(child)};
-    wake = syncer_idle_;
-    syncer_idle_ = false;
-    poked_.store(true, std::memory_order_release);
+    wake = claim_syncer();
   }
   if (wake) wake_.notify_one();
   bytes_since_cut_ = 0;
@@ -200,7 +255,6 @@ void WalStore::retry_now() {
   {
     std::lock_guard lock(mu_);
     retry_requested_ = true;
-    poked_.store(true, std::memory_order_release);
   }
   wake_.notify_one();
 }
@@ -216,12 +270,12 @@ StoreStats WalStore::stats() const {
   StoreStats s;
   s.appended = appended_.load(std::memory_order_relaxed);
   s.syncs = syncs_.load(std::memory_order_relaxed);
+  s.syncs_on_loop = syncs_on_loop_.load(std::memory_order_relaxed);
   s.sync_nanos = sync_nanos_.load(std::memory_order_relaxed);
   s.snapshots = snapshots_.load(std::memory_order_relaxed);
   s.snapshots_skipped = snapshots_skipped_.load(std::memory_order_acquire);
   s.snapshot_in_progress = snapshot_in_flight_.load(std::memory_order_acquire);
   s.log_bytes = log_bytes_.load(std::memory_order_relaxed);
-  s.writer_poll_us = static_cast<std::uint64_t>(polled_us_.load(std::memory_order_relaxed));
   s.faults = faults_.load(std::memory_order_relaxed);
   s.fault = fault();
   return s;
@@ -233,7 +287,6 @@ void WalStore::close() {
     {
       std::lock_guard lock(mu_);
       stopping_ = true;
-      poked_.store(true, std::memory_order_release);
     }
     wake_.notify_one();
     syncer_.join();
@@ -263,7 +316,9 @@ void WalStore::syncer_main() {
                      [this] { return retry_requested_ || snapshot_written_ || stopping_; });
       retry_requested_ = false;
     } else if (options_.fsync == FsyncMode::kAlways) {
-      wait_for_work(lock);
+      wake_.wait(lock, [this] {
+        return !pending_.empty() || snapshot_request_ || snapshot_written_ || stopping_;
+      });
     } else {
       wake_.wait_for(lock, kLazyWrite, [this] {
         return pending_.size() >= kLazyWriteBytes || snapshot_request_ || snapshot_written_ ||
@@ -272,12 +327,18 @@ void WalStore::syncer_main() {
       if (pending_.empty() && !snapshot_request_ && !snapshot_written_ && !stopping_) continue;
     }
     syncer_idle_ = false;
+    // The loop may be writing a batch of its own (commit_before_sleep): after it.
+    lock.unlock();
+    std::unique_lock log_lock(log_mu_);
+    lock.lock();
     if (snapshot_written_) {
       finish_snapshot(lock);
       continue;  // then whatever is pending
     }
-    // Stopping, and everything is written.
-    if (!fault_ && pending_.empty() && !snapshot_request_) break;
+    if (!fault_ && pending_.empty() && !snapshot_request_) {
+      if (stopping_) break;  // everything is written
+      continue;              // the loop wrote it
+    }
     // After a fault writing_ still holds what was not written; the new changes follow it.
     if (writing_.empty()) {
       writing_.swap(pending_);
@@ -289,10 +350,11 @@ void WalStore::syncer_main() {
     std::optional<SnapshotRequest> snapshot = std::move(snapshot_request_);
     snapshot_request_.reset();
     const bool last_try = stopping_;
+    const bool repair = fault_ || std::exchange(repair_first_, false);
     lock.unlock();
 
     if (fault_) drop_snapshot(snapshot);  // its cut was made in a batch of its own
-    Status s = fault_ ? log_->repair() : ok_status();
+    Status s = repair ? log_->repair() : ok_status();
     if (s) s = commit(writing_, last_sequence, snapshot);
     drop_snapshot(snapshot);  // still here: the commit failed before the cut
     if (!s) {
@@ -307,33 +369,10 @@ void WalStore::syncer_main() {
   // Stopping: a snapshot still being written is finished (and compacted) before close().
   if (snapshot_writer_.joinable()) {
     wake_.wait(lock, [this] { return snapshot_written_; });
-    finish_snapshot(lock);
-  }
-}
-
-void WalStore::wait_for_work(std::unique_lock<std::mutex>& lock) {
-  const auto has_work = [this] {
-    return !pending_.empty() || snapshot_request_ || snapshot_written_ || stopping_;
-  };
-  if (has_work()) return;
-  const auto now_us = &IdlePoll::steady_now;
-  if (poll_.max() > 0) {
-    poked_.store(false, std::memory_order_relaxed);  // under mu_: every later poke is seen
     lock.unlock();
-    bool poked = false;
-    while (!(poked = poked_.load(std::memory_order_acquire)) && poll_.keep_polling(now_us()))
-      sched_yield();  // any other runnable thread on this CPU (the loop, a client) goes first
+    std::lock_guard log_lock(log_mu_);
     lock.lock();
-    if (poked) {
-      poll_.found_work(now_us());
-      polled_us_.store(poll_.polled_total(), std::memory_order_relaxed);
-      if (has_work()) return;
-    }
-  }
-  wake_.wait(lock, has_work);
-  if (poll_.max() > 0) {
-    poll_.woke(now_us());
-    polled_us_.store(poll_.polled_total(), std::memory_order_relaxed);
+    finish_snapshot(lock);
   }
 }
 
@@ -355,7 +394,6 @@ void WalStore::start_snapshot_writer(EncodedState state, std::optional<ForkedEnc
       snapshot_written_ = true;
       if (!s) snapshot_error_ = s.error();
       snapshot_skipped_ = std::move(skipped);
-      poked_.store(true, std::memory_order_release);
     }
     wake_.notify_one();
   });

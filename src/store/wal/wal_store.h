@@ -32,7 +32,6 @@
 #include <thread>
 
 #include "core/clock.h"
-#include "core/idle_poll.h"
 #include "store/store.h"
 #include "store/wal/file_system.h"
 #include "store/wal/forked_encoder.h"
@@ -63,12 +62,10 @@ struct WalOptions {
   // only; false encodes on the loop thread. If fork fails, the loop encodes; if the child
   // fails, that snapshot is skipped (the log stays whole) and a later one is tried.
   bool encode_snapshots_in_child = false;
-  // With fsync always, the longest the syncer polls for the next batch before it sleeps, in
-  // microseconds; the window adapts as the event loop's does (core/idle_poll.h). A chain of
-  // commits that each wait for the one before (a hot key handed from waiter to waiter, a
-  // client that sends its next change as soon as the last is durable) then skips a thread
-  // wake-up per commit. 0: sleep at once.
-  std::int64_t idle_poll_us = 0;
+  // With fsync always (ignored with never): submit() leaves the changes for the event loop, which writes and syncs
+  // them itself when it is about to sleep (commit_before_sleep), or hands them to the syncer
+  // once they have waited a round of its work (end_of_round). Off: submit() wakes the syncer.
+  bool commit_on_loop = false;
   // After writing or syncing the log fails (a full disk, EIO), how long the syncer waits
   // before it tries again. Meanwhile the store reports fault() and keeps every change it was
   // given in memory, in order (docs/wal-format.md, section 8).
@@ -96,6 +93,8 @@ class WalStore final : public Store {
   // REQUIRES: recover() succeeded and close() was not called. Loop thread only.
   std::uint64_t append(const Change& change) override;
   void submit() override;
+  bool commit_before_sleep() override;
+  void end_of_round() override;
 
   std::uint64_t durable_sequence() const override;
   std::optional<Error> fault() const override;
@@ -125,11 +124,13 @@ class WalStore final : public Store {
 
   Result<DurableState> open();
   void hand_over_batch();  // batch_ to pending_, waking the syncer if it should write
+  // Holding mu_: marks the syncer busy and says whether it must be notified (it was idle).
+  bool claim_syncer();
+  bool loop_commits() const {
+    return options_.commit_on_loop && options_.fsync == FsyncMode::kAlways;
+  }
   void request_snapshot();
   void syncer_main();
-  // Syncer thread, holding mu_, nothing to write: polls (without mu_) until poked_ or the end
-  // of the window, then waits on wake_ until there is work.
-  void wait_for_work(std::unique_lock<std::mutex>& lock);
   // Writes `batch` (and cuts the log for `snapshot`), then publishes last_sequence. Erases
   // from `batch` what became durable, and consumes `snapshot` once its cut is made; on error
   // the rest of the batch is still to be written.
@@ -164,6 +165,13 @@ class WalStore final : public Store {
   StateSource state_source_;
   std::string batch_;                 // appended since the last submit()
   std::uint64_t batch_sequence_ = 0;  // the last sequence number in batch_
+  std::string on_loop_;               // pending_ as commit_before_sleep() writes it
+  int rounds_waited_ = 0;             // rounds of work pending_ waited for commit_before_sleep()
+
+  // Held by the thread that writes to log_ (the syncer, or the loop in commit_before_sleep),
+  // from before it takes pending_ until its write is done, so batches reach the log in order.
+  // Taken before mu_, never while holding it; the loop only tries it.
+  std::mutex log_mu_;
 
   // Shared between the loop and the syncer thread, under mu_. Held only to hand over or swap
   // buffers, never during I/O.
@@ -175,17 +183,15 @@ class WalStore final : public Store {
   bool syncer_idle_ = false;
   bool stopping_ = false;
   bool retry_requested_ = false;
-  // Set (under mu_) whenever the syncer has something new to look at; cleared by the syncer
-  // before it polls, and read by it without mu_ while it polls.
-  std::atomic<bool> poked_{false};
+  bool repair_first_ = false;  // a write on the loop failed: the syncer repairs before it writes
   // Set by the snapshot writer when it is done (with its error, if any); taken by the syncer.
   bool snapshot_written_ = false;
   std::optional<Error> snapshot_error_;    // writing it failed: nothing is deleted
   std::optional<Error> snapshot_skipped_;  // encoding it in the child failed: none written
 
-  // Syncer thread only (after open()).
-  std::string writing_;  // swapped with pending_: both keep their capacity
-  std::unique_ptr<SegmentLog> log_;
+  // Syncer thread only (after open()), and under log_mu_.
+  std::string writing_;              // swapped with pending_: both keep their capacity
+  std::unique_ptr<SegmentLog> log_;  // under log_mu_
   // Set while the log cannot be written: the next write repairs it first. writing_ then holds
   // the changes still to be written (published only once they are).
   std::optional<Error> fault_;
@@ -193,17 +199,16 @@ class WalStore final : public Store {
   // number, the segment it is the state at the start of, and its writer thread.
   std::uint64_t snapshot_number_ = 0;
   std::thread snapshot_writer_;
-  IdlePoll poll_;  // max 0 unless fsync always and idle_poll_us > 0
 
   std::atomic<std::uint64_t> durable_sequence_{0};
   std::atomic<bool> snapshot_in_flight_{false};
   std::atomic<std::uint64_t> appended_{0};
   std::atomic<std::uint64_t> syncs_{0};
+  std::atomic<std::uint64_t> syncs_on_loop_{0};
   std::atomic<std::uint64_t> sync_nanos_{0};
   std::atomic<std::uint64_t> snapshots_{0};
   std::atomic<std::uint64_t> snapshots_skipped_{0};
   std::atomic<std::uint64_t> log_bytes_{0};
-  std::atomic<std::int64_t> polled_us_{0};  // poll_.polled_total(), for stats()
   std::atomic<std::uint64_t> faults_{0};
   // fault_ as the other threads see it: a flag for the hot path, the error under fault_mu_.
   std::atomic<bool> unavailable_{false};

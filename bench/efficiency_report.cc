@@ -1,0 +1,127 @@
+// The report's efficiency part: see efficiency_report.h.
+#include "efficiency_report.h"
+
+#include <algorithm>
+#include <optional>
+#include <vector>
+
+#include "report_format.h"
+
+namespace holdfast::bench {
+namespace {
+
+const Measurement* find(const SuiteResults& r, const std::string& workload,
+                        const std::string& target, int c) {
+  for (const auto& m : r.measurements)
+    if (m.workload == workload && m.target == target && m.connections == c && !m.failed) return &m;
+  return nullptr;
+}
+
+const IdleResult* find_idle(const SuiteResults& r, const std::string& target) {
+  for (const auto& x : r.idle)
+    if (x.target == target && !x.failed) return &x;
+  return nullptr;
+}
+
+std::optional<double> divide(double a, double b) {
+  if (b <= 0) return std::nullopt;
+  return a / b;
+}
+
+struct Row {
+  std::string goal;
+  std::optional<double> value;
+  double bound;
+  bool at_least;
+  std::string unit = "×";
+};
+
+}  // namespace
+
+std::string peer_of(const std::string& target) {
+  if (target == "holdfast-never" || target == "holdfast-redis-never") return "redis";
+  if (target == "holdfast-always" || target == "holdfast-redis-always") return "redis-aof";
+  if (target.starts_with("holdfast-pg")) return "postgres";
+  return "";
+}
+
+void efficiency_goals_table(std::ostream& out, const SuiteResults& r) {
+  std::vector<Row> rows;
+  const bool sleeping = std::any_of(r.measurements.begin(), r.measurements.end(),
+                                    [](const Measurement& m) { return m.workload == "sleeping"; });
+  if (sleeping) {
+    for (int c : r.options.sleeping_connections) {
+      for (const char* hf : {"holdfast-never", "holdfast-always"}) {
+        const std::string peer = peer_of(hf);
+        const Measurement* h = find(r, "sleeping", hf, c);
+        const Measurement* p = find(r, "sleeping", peer, c);
+        const std::string who = std::string(hf).substr(9) + " ÷ " + peer;
+        const double pairs_bound = std::string(hf) == "holdfast-always" && c >= 16 ? 1.5 : 1.0;
+        rows.push_back({"(g) " + std::to_string(c) + " conns: " + who + ", pairs/s",
+                        h && p ? divide(h->ops_per_sec, p->ops_per_sec) : std::nullopt, pairs_bound,
+                        true});
+        rows.push_back(
+            {"(g) " + std::to_string(c) + " conns: " + who + ", server CPU per pair",
+             h && p ? divide(h->server_us_per_op(), p->server_us_per_op()) : std::nullopt, 1.0,
+             false});
+      }
+    }
+  }
+  if (!r.idle.empty()) {
+    const IdleShape& s = r.options.idle;
+    for (const char* hf : {"holdfast-always", "holdfast-never"}) {
+      const IdleResult* h = find_idle(r, hf);
+      const IdleResult* p = find_idle(r, peer_of(hf));
+      rows.push_back({"(h) " + std::string(hf) + " with " + std::to_string(s.connections) +
+                          " idle connections and " + fmt_count(double(s.holds)) +
+                          " holds, server CPU",
+                      h ? std::optional(h->idle_pct()) : std::nullopt, 1.0, false, " % of a core"});
+      rows.push_back({"(h) a pair every " + std::to_string(s.period_ms) + " ms: " +
+                          std::string(hf).substr(9) + " ÷ " + peer_of(hf) + ", server CPU",
+                      h && p ? divide(h->paced_cpu_s, p->paced_cpu_s) : std::nullopt, 1.0, false});
+    }
+  }
+  if (rows.empty()) return;
+  out << "## Efficiency goals, measured in this run\n\n"
+      << "(g) is (a) with a client that sleeps in epoll as soon as it has nothing to do, as "
+         "client libraries do, so every request of every target wakes its server. Server CPU "
+         "per pair is the server's CPU seconds over the window ÷ the pairs completed in it.\n\n"
+      << "| goal | measured | bound | met |\n|---|---:|---:|:---:|\n";
+  for (const Row& row : rows) {
+    const bool met =
+        row.value && (row.at_least ? *row.value >= row.bound : *row.value <= row.bound);
+    out << "| " << row.goal << " | " << (row.value ? fmt(*row.value, 2) + row.unit : "–") << " | "
+        << (row.at_least ? "≥ " : "≤ ") << fmt(row.bound, 1) << row.unit << " | "
+        << (!row.value ? "n/a"
+            : met      ? "yes"
+                       : "**no**")
+        << " |\n";
+  }
+  out << "\n";
+}
+
+void idle_table(std::ostream& out, const SuiteResults& r) {
+  if (r.idle.empty()) return;
+  const IdleShape& s = r.options.idle;
+  out << "## (h) A quiet server\n\n"
+      << "Idle: " << s.connections << " open connections that send nothing and "
+      << fmt_count(double(s.holds)) << " live holds (one-hour TTL), server CPU over "
+      << fmt(s.idle_s, 0) << " s. Paced: one try-acquire + release pair every " << s.period_ms
+      << " ms on one more connection, server CPU over " << fmt(s.paced_s, 0) << " s.\n\n"
+      << "| target | idle CPU | paced pairs | paced CPU | paced µs per pair |\n"
+      << "|---|---:|---:|---:|---:|\n";
+  for (const IdleResult& x : r.idle) {
+    out << "| " << x.target;
+    if (x.failed) {
+      out << " | failed: " << x.failure << " |\n";
+      continue;
+    }
+    out << " | " << fmt(x.idle_pct(), 2) << "% | " << fmt_count(double(x.paced_pairs)) << " | "
+        << fmt(x.paced_pct(), 2) << "% | "
+        << (x.paced_pairs > 0 ? fmt(1e6 * x.paced_cpu_s / double(x.paced_pairs), 1) : "–")
+        << " |\n";
+  }
+  out << "\n";
+}
+
+}  // namespace holdfast::bench

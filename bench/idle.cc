@@ -1,0 +1,105 @@
+// (h): see idle.h.
+#include "idle.h"
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capacity.h"
+#include "clock.h"
+#include "proc_stats.h"
+#include "process.h"
+#include "workers.h"
+
+namespace holdfast::bench {
+namespace {
+
+constexpr std::uint32_t kHourMs = 3'600'000;
+// Far from every other workload's locks (workers.h).
+constexpr std::uint64_t kIdleHoldsFirstLock = 200'000'000;
+constexpr std::uint64_t kPacedLock = 300'000'000;
+
+double server_cpu(const Target& target) {
+  double s = 0;
+  for (pid_t pid : target.server_pids()) s += process_tree_cpu_seconds(pid);
+  return s;
+}
+
+// One reply at a time: the paced client sends, waits for the answer, and sleeps.
+class OneReply : public ReplyListener {
+ public:
+  void on_reply(const OpReply& reply) override {
+    status = reply.status;
+    handle.assign(reply.handle);
+    detail.assign(reply.detail);
+    done = true;
+  }
+  OpStatus wait(EventLoop& loop, const char* what) {
+    const std::int64_t give_up = now_ns() + 10 * kNsPerSec;
+    while (!done && now_ns() < give_up && !interrupted()) loop.run_once(now_ns() + 50 * kNsPerMs);
+    if (!done) throw std::runtime_error(std::string("no reply to a paced ") + what);
+    done = false;
+    if (status == OpStatus::kError)
+      throw std::runtime_error(std::string("a paced ") + what + " failed: " + detail);
+    return status;
+  }
+  bool done = false;
+  OpStatus status = OpStatus::kError;
+  std::string handle, detail;
+};
+
+void sleep_seconds(double s) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(s);
+  while (!interrupted() && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+}  // namespace
+
+IdleResult measure_idle(Target& target, const IdleShape& shape) {
+  IdleResult r;
+  r.target = target.name();
+  r.shape = shape;
+  try {
+    const LoadResult load = load_holds(target, kIdleHoldsFirstLock, shape.holds, kHourMs);
+    if (load.errors > 0) throw std::runtime_error("loading holds failed: " + load.first_error);
+    EventLoop loop;
+    std::vector<std::unique_ptr<LockClient>> idle;
+    idle.reserve(static_cast<std::size_t>(shape.connections));
+    for (int i = 0; i < shape.connections; ++i) idle.push_back(target.connect(loop));
+    sleep_seconds(1);  // what opening them started (a snapshot of the holds, say) settles
+
+    const double idle0 = server_cpu(target);
+    sleep_seconds(shape.idle_s);
+    r.idle_cpu_s = server_cpu(target) - idle0;
+
+    auto client = target.connect(loop);
+    OneReply reply;
+    client->set_listener(&reply);
+    const auto period = std::chrono::milliseconds(shape.period_ms);
+    const double paced0 = server_cpu(target);
+    const auto start = std::chrono::steady_clock::now();
+    const auto end = start + std::chrono::duration<double>(shape.paced_s);
+    for (auto next = start; next < end && !interrupted(); next += period) {
+      std::this_thread::sleep_until(next);
+      client->try_acquire(kPacedLock, 10'000, 0);  // sent by wait()'s first turn of the loop
+      if (reply.wait(loop, "try-acquire") != OpStatus::kGranted)
+        throw std::runtime_error("the paced lock was found held");
+      client->release(kPacedLock, reply.handle, 0);
+      if (reply.wait(loop, "release") != OpStatus::kReleased)
+        throw std::runtime_error("the paced release was answered not-held");
+      ++r.paced_pairs;
+    }
+    std::this_thread::sleep_until(end);
+    r.paced_cpu_s = server_cpu(target) - paced0;
+  } catch (const std::exception& e) {
+    r.failed = true;
+    r.failure = e.what();
+  }
+  return r;
+}
+
+}  // namespace holdfast::bench
