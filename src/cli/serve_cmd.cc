@@ -168,7 +168,8 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
             {{"holds", static_cast<std::int64_t>(backend.table().held_count())},
              {"nextToken", static_cast<std::int64_t>(backend.table().last_token() + 1)}});
   if (const Millis until = backend.stats().recovering_until; until > 0)
-    log_event(LogLevel::kWarn, "recovering after an unclean stop: no new grants until untilMs",
+    log_event(LogLevel::kWarn,
+              "recovering after an unclean stop: nothing new is granted until the lease horizon",
               {{"untilMs", until}, {"inMs", until - clock.now_ms()}});
   const int code = run_server(server, policy, credentials.get());
   store.close();
