@@ -23,6 +23,7 @@ struct Series {
 std::string color_of(const std::string& target) {
   static const std::map<std::string, std::string> colors = {{"holdfast-always", "#1b5e20"},
                                                             {"holdfast-never", "#43a047"},
+                                                            {"holdfast-horizon", "#2e7d32"},
                                                             {"redis", "#c62828"},
                                                             {"holdfast-redis-always", "#827717"},
                                                             {"holdfast-redis-never", "#c0ca33"},

@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option(
          "--targets", targets,
-         "Comma list of holdfast-always,holdfast-never,holdfast-redis-always,holdfast-redis-never,"
+         "Comma list of holdfast-always,holdfast-never,holdfast-horizon,holdfast-redis-always,"
+         "holdfast-redis-never,"
          "redis,redis-aof,postgres,etcd "
          "(or all), and holdfast-pg (scale-out nodes over PostgreSQL; not in all)")
       ->capture_default_str();

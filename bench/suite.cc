@@ -31,13 +31,14 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
 }
 
 std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o) {
-  if (name == "holdfast-always" || name == "holdfast-never" || name == "holdfast-redis-always" ||
-      name == "holdfast-redis-never") {
-    const bool always = name.ends_with("always");
+  if (name == "holdfast-always" || name == "holdfast-never" || name == "holdfast-horizon" ||
+      name == "holdfast-redis-always" || name == "holdfast-redis-never") {
+    const HoldfastFsync fsync = name.ends_with("always")  ? HoldfastFsync::kAlways
+                                : name.ends_with("never") ? HoldfastFsync::kNever
+                                                          : HoldfastFsync::kHorizon;
     const bool redis = name.starts_with("holdfast-redis");
-    return std::make_unique<HoldfastTarget>(
-        o.holdfast_binary, always ? HoldfastFsync::kAlways : HoldfastFsync::kNever, o.holdfast_args,
-        redis ? RespDialect::kRedis : RespDialect::kHoldfast);
+    return std::make_unique<HoldfastTarget>(o.holdfast_binary, fsync, o.holdfast_args,
+                                            redis ? RespDialect::kRedis : RespDialect::kHoldfast);
   }
   if (name == "redis") return make_redis_target(RedisPersistence::kNone);
   if (name == "redis-aof") return make_redis_target(RedisPersistence::kAofAlways);
@@ -78,6 +79,7 @@ void log_measurement(const Measurement& m) {
 const std::vector<std::string>& all_target_names() {
   static const std::vector<std::string> names = {"holdfast-always",
                                                  "holdfast-never",
+                                                 "holdfast-horizon",
                                                  "holdfast-redis-always",
                                                  "holdfast-redis-never",
                                                  "redis",

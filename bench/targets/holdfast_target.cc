@@ -11,6 +11,18 @@
 
 namespace holdfast::bench {
 
+const char* fsync_flag(HoldfastFsync fsync) {
+  switch (fsync) {
+    case HoldfastFsync::kAlways:
+      return "always";
+    case HoldfastFsync::kNever:
+      return "never";
+    case HoldfastFsync::kHorizon:
+      return "horizon";
+  }
+  return "always";
+}
+
 HoldfastTarget::HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
                                std::vector<std::string> extra_args, RespDialect dialect)
     : binary_(std::move(binary)),
@@ -20,28 +32,26 @@ HoldfastTarget::HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync
 
 std::string HoldfastTarget::name() const {
   const std::string prefix = dialect_ == RespDialect::kRedis ? "holdfast-redis-" : "holdfast-";
-  return prefix + (fsync_ == HoldfastFsync::kAlways ? "always" : "never");
+  return prefix + fsync_flag(fsync_);
 }
 
 std::string HoldfastTarget::description() const {
   std::string version = command_first_line({binary_.string(), "--version"});
   if (version.empty()) version = binary_.filename().string();
-  std::string d =
-      version + "; serve --fsync " + (fsync_ == HoldfastFsync::kAlways ? "always" : "never");
+  std::string d = version + "; serve --fsync " + fsync_flag(fsync_);
   if (dialect_ == RespDialect::kRedis) d += "; SET NX PX + EVALSHA, as the redis targets";
   for (const auto& a : extra_args_) d += " " + a;
   return d;
 }
 
 void HoldfastTarget::spawn() {
-  std::vector<std::string> argv = {
-      binary_.string(), "serve",
-      "--listen",       "127.0.0.1:" + std::to_string(port_),
-      "--http",         "127.0.0.1:" + std::to_string(http_port_),
-      "--unix",         (dir_ / "holdfast.sock").string(),
-      "--data-dir",     (dir_ / "data").string(),
-      "--fsync",        fsync_ == HoldfastFsync::kAlways ? "always" : "never",
-      "--config",       (dir_ / "holdfast.toml").string()};
+  std::vector<std::string> argv = {binary_.string(), "serve",
+                                   "--listen",       "127.0.0.1:" + std::to_string(port_),
+                                   "--http",         "127.0.0.1:" + std::to_string(http_port_),
+                                   "--unix",         (dir_ / "holdfast.sock").string(),
+                                   "--data-dir",     (dir_ / "data").string(),
+                                   "--fsync",        fsync_flag(fsync_),
+                                   "--config",       (dir_ / "holdfast.toml").string()};
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   process_ = ChildProcess::spawn(argv, dir_ / "holdfast.log");
 }

@@ -1,6 +1,6 @@
 // Holdfast as the harness starts it:
 //   holdfast serve --listen 127.0.0.1:P --http 127.0.0.1:Q --unix DIR/holdfast.sock
-//                  --data-dir DIR --fsync always|never [extra args]
+//                  --data-dir DIR --fsync always|never|horizon [extra args]
 // in local open mode (no credentials, loopback only), driven over RESP on TCP, with its own
 // LOCK.* commands or, as `holdfast-redis-*`, with the Redis lock idiom exactly as the `redis`
 // targets are driven (SET NX PX, EVALSHA compare-and-delete). Besides the
@@ -19,7 +19,9 @@
 
 namespace holdfast::bench {
 
-enum class HoldfastFsync : std::uint8_t { kAlways, kNever };
+enum class HoldfastFsync : std::uint8_t { kAlways, kNever, kHorizon };
+// "always", "never", "horizon": the --fsync value and the end of the target's name.
+const char* fsync_flag(HoldfastFsync fsync);
 
 class HoldfastTarget final : public Target {
  public:

@@ -140,8 +140,9 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   SystemClock clock;
   wal::WalOptions wal_options;
   wal_options.data_dir = config->data_dir;
-  wal_options.fsync =
-      config->fsync == FsyncMode::kAlways ? wal::FsyncMode::kAlways : wal::FsyncMode::kNever;
+  wal_options.fsync = config->fsync == FsyncMode::kAlways  ? wal::FsyncMode::kAlways
+                      : config->fsync == FsyncMode::kNever ? wal::FsyncMode::kNever
+                                                           : wal::FsyncMode::kHorizon;
   wal_options.snapshot_threshold_bytes = static_cast<std::uint64_t>(config->snapshot_after_bytes);
   // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
   wal_options.encode_snapshots_in_child = true;
@@ -167,6 +168,10 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   log_event(LogLevel::kInfo, "recovered the log",
             {{"holds", static_cast<std::int64_t>(backend.table().held_count())},
              {"nextToken", static_cast<std::int64_t>(backend.table().last_token() + 1)}});
+  if (const Millis until = backend.stats().recovering_until; until > 0)
+    log_event(LogLevel::kWarn,
+              "recovering after an unclean stop: nothing new is granted until the lease horizon",
+              {{"untilMs", until}, {"inMs", until - clock.now_ms()}});
   const int code = run_server(server, policy, credentials.get());
   store.close();
   return code;
@@ -215,9 +220,11 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--unix", flags->unix_path,
                   "RESP over a Unix socket" + default_is("<data-dir>/holdfast.sock"));
   cmd->add_option("--fsync", flags->fsync,
-                  "always: every answered change is on disk; never: faster, unsafe" +
-                      default_is(d.fsync == FsyncMode::kAlways ? "always" : "never"))
-      ->check(CLI::IsMember({"always", "never"}));
+                  "always: every answered change is on disk; horizon: answers before the disk, "
+                  "and after a crash grants nothing until every answered lease has ended; "
+                  "never: faster, unsafe" +
+                      default_is(std::string(fsync_name(d.fsync))))
+      ->check(CLI::IsMember({"always", "never", "horizon"}));
   cmd->add_option("--snapshot-after-bytes", flags->snapshot_after_bytes,
                   "take a snapshot (and drop the log it replaces) after this much log" +
                       default_is(d.snapshot_after_bytes));

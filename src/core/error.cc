@@ -85,6 +85,13 @@ Error lock_held(std::string_view key) {
       .with("key", std::string(key));
 }
 
+Error recovering_error(std::int64_t until_ms) {
+  return Error(ErrorCode::kUnavailable,
+               "recovering after an unclean stop: nothing new is granted until every lease the "
+               "last run may have answered has ended")
+      .with("recoveringUntil", until_ms);
+}
+
 Error not_holder(std::string_view key, std::string_view why) {
   return Error(ErrorCode::kLockNotHolder, std::string(why)).with("key", std::string(key));
 }

@@ -77,6 +77,9 @@ Error lock_held(std::string_view key);
 // LOCK_NOT_HOLDER key=...: a transfer, unassign or check for a holder id that does not hold the
 // key; `why` says what holds it instead.
 Error not_holder(std::string_view key, std::string_view why);
+// UNAVAILABLE recoveringUntil=...: after an unclean stop in the horizon durability mode nothing
+// new is granted before that instant (what /readyz and a transfer answer meanwhile).
+Error recovering_error(std::int64_t until_ms);
 
 // Result<T>: a value or an Error (std::expected is C++23).
 template <typename T>

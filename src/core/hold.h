@@ -94,13 +94,27 @@ struct RuleSetDeleted {
 };
 // Expiry is not a change: a lease that ended is ended on recovery too (absolute expiry).
 
-using Change = std::variant<Granted, Renewed, Released, RuleSetPut, RuleSetDeleted>;
+// The store's own promise in the horizon durability mode (docs/horizon.md), never reported by
+// the lock table: no lease answered so far ends after `until`, and no token above
+// `tokens_through` was handed out. `clean`: written by a clean stop after everything appended
+// was on disk; `until` is then the end of a quarantine that was still running, if any.
+struct LeaseHorizon {
+  Millis until = 0;
+  std::uint64_t tokens_through = 0;
+  Millis written_at = 0;  // the wall clock when the record was made
+  bool clean = false;
+};
+
+using Change = std::variant<Granted, Renewed, Released, RuleSetPut, RuleSetDeleted, LeaseHorizon>;
 
 // Everything that survives a restart.
 struct DurableState {
   std::uint64_t last_token = 0;  // tokens after a restart start above this
   std::vector<HoldState> holds;  // live lease-scoped holds (session holds never survive)
   std::optional<RuleSetPut> rule_set;
+  // After an unclean stop of a server that answered before the disk (the horizon mode): no new
+  // grant before this instant, when every lease it may have answered has ended. 0: none.
+  Millis grants_closed_until = 0;
 };
 
 // Receives every change the lock table makes, in order, on the loop thread.

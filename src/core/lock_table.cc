@@ -213,6 +213,10 @@ void LockTable::expire(Slot* slot, Millis now) {
 // has come time out on the way. Erases the entry if nobody is left.
 void LockTable::hand_off(Slot* slot, Millis now) {
   Entry& e = slot->second;
+  if (grants_closed_until_ != 0 && now < grants_closed_until_) {
+    maybe_erase(slot);  // the waiters stay queued until grants open
+    return;
+  }
   while (!e.held() && e.queue != nullptr) {
     Waiter* w = e.queue->head;
     if (w->deadline <= now) {
@@ -313,8 +317,22 @@ void LockTable::time_out(Waiter* w) {
   outcomes_.push_back(std::move(out));
 }
 
+bool LockTable::granting(Millis now) {
+  if (grants_closed_until_ == 0) return true;
+  if (now < grants_closed_until_) return false;
+  grants_closed_until_ = 0;
+  std::vector<Slot*> queued;
+  for (const auto& [id, w] : waiters_) queued.push_back(w->slot);
+  std::sort(queued.begin(), queued.end());
+  queued.erase(std::unique(queued.begin(), queued.end()), queued.end());
+  for (Slot* slot : queued)
+    if (!slot->second.held()) hand_off(slot, now);
+  return true;
+}
+
 void LockTable::restore(const DurableState& state, Millis now) {
   last_token_ = state.last_token;
+  if (state.grants_closed_until > now) grants_closed_until_ = state.grants_closed_until;
   for (const HoldState& h : state.holds) {
     last_token_ = std::max(last_token_, h.token);
     if (h.scope == Scope::kSession || h.lease_expires_at <= now) continue;
@@ -357,9 +375,10 @@ void LockTable::for_each_durable_hold(Millis now,
 Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   const Scope scope = r.session_scoped ? Scope::kSession : Scope::kLease;
   const Millis lease_end = now + r.ttl_ms;
+  const bool open = granting(now);
   Slot* slot = live_or_new(r.key, now);
   AcquireOutcome out;
-  if (!slot->second.held()) {
+  if (open && !slot->second.held()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold =
         grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
@@ -368,9 +387,10 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   const Entry& e = slot->second;
   // Re-take: the same principal of the same kind (both in heldBy) and the same owner string;
   // or a take-over of any handle hold of the same principal.
-  const bool same_principal = e.kind == HoldKind::kHandle && e.held_by->first == r.held_by;
+  const bool same_principal =
+      e.held() && e.kind == HoldKind::kHandle && e.held_by->first == r.held_by;
   const bool retake = !r.no_retake && r.owner && !e.owner().empty() && e.owner() == *r.owner;
-  if (same_principal && (retake || r.take_over_own)) {
+  if (open && same_principal && (retake || r.take_over_own)) {
     drop_hold(slot);
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold =
@@ -378,6 +398,7 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
     return out;
   }
   if (r.timeout_ms == 0) {
+    maybe_erase(slot);  // a free key while grants are closed
     out.kind = AcquireOutcome::Kind::kContended;
     return out;
   }
@@ -479,16 +500,17 @@ ListPage LockTable::list(std::string_view match, std::string_view after, std::si
 
 Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
   const Millis lease_end = r.ttl_ms ? now + *r.ttl_ms : kNever;
+  const bool open = granting(now);
   Slot* slot = live_or_new(r.key, now);
   AcquireOutcome out;
-  if (!slot->second.held()) {
+  if (open && !slot->second.held()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, std::nullopt, r.holder_id, lease_end, Scope::kLease,
                      HoldKind::kAssigned, 0, now);
     return out;
   }
   Entry& e = slot->second;
-  if (e.kind == HoldKind::kAssigned && e.holder_id() == r.holder_id) {
+  if (e.held() && e.kind == HoldKind::kAssigned && e.holder_id() == r.holder_id) {
     // Re-assigning to the same holder refreshes the lease and keeps the token.
     e.lease_expires_at = lease_end;
     if (lease_end == kNever) {
@@ -502,6 +524,7 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
     out.hold = view(*slot, /*with_handle=*/false);
     return out;
   }
+  if (!r.timeout_ms || *r.timeout_ms == 0) maybe_erase(slot);  // a free key while closed
   if (!r.timeout_ms) return lock_held(r.key);
   if (*r.timeout_ms == 0) {
     out.kind = AcquireOutcome::Kind::kContended;
@@ -519,6 +542,7 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
 Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_id,
                                       std::string_view from_id, std::string_view held_by,
                                       Millis now) {
+  if (!granting(now)) return recovering_error(grants_closed_until_).with("key", std::string(key));
   Slot* slot = find_live(key, now);
   if (slot == nullptr || !slot->second.held())
     return not_holder(key, "the key is not assigned to fromId (it is free)");
@@ -561,6 +585,7 @@ Result<HolderView> LockTable::holder(std::string_view key, Millis now) {
 }
 
 void LockTable::advance(Millis now) {
+  granting(now);
   for (;;) {
     const bool lease_due = !lease_ends_.empty() && lease_ends_.top_deadline() <= now;
     const bool wait_due = !wait_ends_.empty() && wait_ends_.top_deadline() <= now;
@@ -582,6 +607,7 @@ std::optional<Millis> LockTable::next_deadline() const {
   if (!lease_ends_.empty()) at = lease_ends_.top_deadline();
   if (!wait_ends_.empty() && (!at || wait_ends_.top_deadline() < *at))
     at = wait_ends_.top_deadline();
+  if (grants_closed_until_ != 0 && (!at || grants_closed_until_ < *at)) at = grants_closed_until_;
   return at;
 }
 

@@ -19,6 +19,11 @@
 //     whose deadline has come time out instead. The outcomes (granted or timed out) are
 //     queued and the server collects them with take_outcomes() at one point of its loop.
 //  4. end_session(s) drops the session's waiters and releases its session-scoped holds.
+//  5. After an unclean stop in the horizon durability mode, restore() closes grants until the
+//     state's grants_closed_until: nothing new is granted or re-taken (a free key answers as a
+//     held one: a try is contended, an acquire or assign queues, a transfer is refused), while
+//     renewals, releases and reads go on. advance() (or the first acquire) at that instant
+//     hands every free key to its oldest waiter.
 //
 // Every change that must survive a crash is reported to the ChangeSink, in order, before the
 // operation returns (expiry is not a change: absolute lease ends are re-derived on recovery).
@@ -95,7 +100,8 @@ class LockTable {
   LockTable& operator=(const LockTable&) = delete;
 
   // REQUIRES: called once, on an empty table. Loads the live holds of `state` (leases that
-  // ended by `now` are dropped) and continues the token sequence above state.last_token.
+  // ended by `now` are dropped), continues the token sequence above state.last_token, and
+  // closes grants until state.grants_closed_until.
   void restore(const DurableState& state, Millis now);
   // The live lease-scoped holds and the token high-water mark, for snapshots.
   DurableState snapshot(Millis now) const;
@@ -145,6 +151,8 @@ class LockTable {
   std::vector<WaiterOutcome> take_outcomes();
   bool has_outcomes() const { return !outcomes_.empty(); }
 
+  // While grants are closed: the instant they open again; 0 once they are open.
+  Millis grants_closed_until() const { return grants_closed_until_; }
   std::size_t held_count() const { return held_count_; }
   std::size_t waiter_count() const { return waiters_.size(); }
   std::uint64_t last_token() const { return last_token_; }
@@ -185,10 +193,14 @@ class LockTable {
   Interned* intern(std::string_view held_by);
   void unintern(Interned* held_by);
   void emit(Change change);
+  // Whether grants are open at `now`; the first call at or after the end of a quarantine
+  // opens them and hands every free key with waiters on.
+  bool granting(Millis now);
 
   ChangeSink* sink_;
   HandleSource handles_;
   std::uint64_t last_token_ = 0;
+  Millis grants_closed_until_ = 0;
   WaiterId last_waiter_ = 0;
   std::size_t held_count_ = 0;
   LockCounters counters_;

@@ -32,9 +32,9 @@ std::optional<Error> check_keys(const std::string& path, const toml::table& tabl
 }
 
 Result<FsyncMode> parse_fsync(const std::string& v) {
-  if (v == "always") return FsyncMode::kAlways;
-  if (v == "never") return FsyncMode::kNever;
-  return invalid_argument("fsync must be \"always\" or \"never\", not \"" + v + "\"");
+  for (const FsyncMode mode : {FsyncMode::kAlways, FsyncMode::kNever, FsyncMode::kHorizon})
+    if (v == fsync_name(mode)) return mode;
+  return invalid_argument("fsync must be \"always\", \"never\" or \"horizon\", not \"" + v + "\"");
 }
 
 // Reads one string setting; a wrong type is an error naming it.
@@ -246,6 +246,18 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
     if (!hp.ok()) return std::move(hp).error();
   }
   return c;
+}
+
+std::string_view fsync_name(FsyncMode mode) {
+  switch (mode) {
+    case FsyncMode::kAlways:
+      return "always";
+    case FsyncMode::kNever:
+      return "never";
+    case FsyncMode::kHorizon:
+      return "horizon";
+  }
+  return "always";
 }
 
 }  // namespace holdfast

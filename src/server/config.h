@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -15,7 +16,11 @@
 
 namespace holdfast {
 
-enum class FsyncMode { kAlways, kNever };
+// always: an answered change is on disk; never: answers before the disk, unsafe after a crash;
+// horizon: answers before the disk within a durable lease horizon (docs/horizon.md).
+enum class FsyncMode { kAlways, kNever, kHorizon };
+// The name in holdfast.toml and --fsync.
+std::string_view fsync_name(FsyncMode mode);
 
 inline constexpr std::int64_t kMinSnapshotAfterBytes = 4096;
 inline constexpr std::int64_t kMaxSnapshotAfterBytes = std::int64_t{1} << 40;

@@ -101,6 +101,10 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
        "1 while the store cannot make changes durable (a full or failing disk): changes are "
        "refused with STORE_UNAVAILABLE.",
        store.fault ? 1.0 : 0.0},
+      {"holdfast_recovering_until_seconds", "gauge",
+       "After an unclean stop in the horizon durability mode: the Unix time until which nothing "
+       "new is granted; 0 while granting.",
+       static_cast<double>(stats.recovering_until) / 1e3},
       {"holdfast_store_faults_total", "counter",
        "Times the store became unable to make changes durable.", static_cast<double>(store.faults)},
   };

@@ -44,7 +44,7 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
       accept_pause_(io_),
       idle_poll_(config.idle_poll_us) {
   info_.store = config.store_url.empty() ? "embedded" : "postgres";
-  info_.fsync = config.fsync == FsyncMode::kNever ? "never" : "always";
+  info_.fsync = std::string(fsync_name(config.fsync));
   info_.unix_path = config.unix_path;
   info_.data_dir = config.data_dir;
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
@@ -58,7 +58,9 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
   };
   view_.not_ready = [this]() -> std::optional<Error> {
     if (stopping_) return Error(ErrorCode::kUnavailable, "the server is shutting down");
-    return service_->stats().store.fault;
+    const ServiceStats stats = service_->stats();
+    if (stats.recovering_until > 0) return recovering_error(stats.recovering_until);
+    return stats.store.fault;
   };
   cors_.allowed_origins = config.cors_allowed_origins;
 }

@@ -176,6 +176,9 @@ struct ServiceStats {
   std::size_t waiters = 0;
   LockCounters counters;
   StoreStats store;
+  // After an unclean stop in the horizon durability mode: until this instant nothing new is
+  // granted (docs/horizon.md). 0: granting.
+  Millis recovering_until = 0;
 };
 
 class LockService {

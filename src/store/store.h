@@ -103,6 +103,11 @@ class Store {
   // The highest sequence number that is durable. Thread-safe.
   virtual std::uint64_t durable_sequence() const = 0;
 
+  // The answer to the operation in progress must not leave before every change appended so
+  // far is on disk, even in a mode that answers sooner (fsync horizon): an effect that nothing
+  // would bound if it were lost, such as releasing another client's hold. Loop thread only.
+  virtual void require_sync() {}
+
   // fn(durable) is called from the store's thread when the durable sequence advances, and when
   // fault() changes.
   virtual void set_on_durable(std::function<void(std::uint64_t)> fn) = 0;

@@ -79,6 +79,18 @@ url = "postgres://db/locks"
   EXPECT_EQ(c->store_url, "postgres://db/locks");
 }
 
+TEST_F(ConfigFile, FsyncHorizonFromTheFileOrAFlag) {
+  auto c = load_config(write("[server]\nfsync = \"horizon\"\n"), {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->fsync, FsyncMode::kHorizon);
+  EXPECT_EQ(fsync_name(c->fsync), "horizon");
+  ConfigOverrides o;
+  o.fsync = "horizon";
+  c = load_config("", o);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->fsync, FsyncMode::kHorizon);
+}
+
 TEST_F(ConfigFile, FlagsOverrideTheFile) {
   auto path = write(
       "[server]\nlisten = \"127.0.0.1:9000\"\nfsync = \"never\"\nidlePollUs = 50\n"
@@ -124,7 +136,8 @@ TEST_F(ConfigFile, MistakesAreNamed) {
   } cases[] = {
       {"[server]\nlisen = \"x\"\n", "unknown key 'lisen' in [server]"},
       {"[servers]\n", "unknown table [servers]"},
-      {"[server]\nfsync = \"sometimes\"\n", "fsync must be \"always\" or \"never\""},
+      {"[server]\nfsync = \"sometimes\"\n",
+       "fsync must be \"always\", \"never\" or \"horizon\", not \"sometimes\""},
       {"[server]\nlisten = 7420\n", "[server] listen must be a string"},
       {"[server]\nlisten = \"nohostport\"\n", "is not host:port"},
       {"[limits]\nacquirePerUserPerHour = \"many\"\n", "acquirePerUserPerHour must be an integer"},

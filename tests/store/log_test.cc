@@ -181,6 +181,19 @@ TEST(Log, BadMagicIsCorruption) {
   EXPECT_FALSE(read("garbage").scan.ok());
 }
 
+TEST(Log, AVersionOneSegmentIsStillRead) {
+  std::string records;
+  append_record(records, Released{"k", 1});
+  const FrameHeader header = encode_frame_header(records, 1);
+  std::string bytes(kSegmentMagicV1);  // frames did not change with version 2
+  bytes.append(header.data(), header.size());
+  bytes += records;
+  const Read r = read(bytes);
+  ASSERT_TRUE(r.scan.ok()) << r.scan.error().message;
+  ASSERT_EQ(r.changes.size(), 1u);
+  EXPECT_TRUE(same_change(r.changes[0], Released{"k", 1}));
+}
+
 TEST(Log, FrameWhoseRecordsDoNotMatchItsCountIsCorruption) {
   std::string records;
   append_record(records, Released{"k", 1});

@@ -80,6 +80,20 @@ TEST(Record, OutOfRangeScopeIsAnError) {
       decode_record(RecordType::kGranted, std::string_view(buffer).substr(kRecordHeaderSize)).ok());
 }
 
+TEST(Record, LeaseHorizonRoundTripsAndRejectsABadCleanFlag) {
+  const LeaseHorizon h{testing::kStart + 31'000, 65'537, testing::kStart, true};
+  std::string buffer;
+  append_record(buffer, h);
+  const std::string_view payload = std::string_view(buffer).substr(kRecordHeaderSize);
+  Result<Change> decoded = decode_record(RecordType::kLeaseHorizon, payload);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_TRUE(same_change(*decoded, h));
+  buffer.back() = 2;  // clean is the last byte: 0 or 1
+  EXPECT_FALSE(
+      decode_record(RecordType::kLeaseHorizon, std::string_view(buffer).substr(kRecordHeaderSize))
+          .ok());
+}
+
 TEST(Record, PayloadRunningPastTheFrameIsAnError) {
   std::string buffer;
   append_record(buffer, Released{"k", 3});

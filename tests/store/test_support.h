@@ -91,6 +91,9 @@ inline bool same_change(const Change& a, const Change& b) {
           return x.key == y.key && x.token == y.token;
         else if constexpr (std::is_same_v<T, RuleSetPut>)
           return x.name == y.name && x.toml == y.toml;
+        else if constexpr (std::is_same_v<T, LeaseHorizon>)
+          return x.until == y.until && x.tokens_through == y.tokens_through &&
+                 x.written_at == y.written_at && x.clean == y.clean;
         else
           return x.name == y.name;
       },

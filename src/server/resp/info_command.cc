@@ -182,6 +182,9 @@ std::string info_text(const CommandContext& ctx, const std::vector<std::string>&
     out.line("node_mode", embedded ? "embedded" : "scale-out");
     out.line("store", embedded ? "wal" : "postgres");
     out.line("fsync", ctx.info.fsync);
+    // 1 after an unclean stop in the horizon mode until nothing answered can still be held.
+    out.line("recovering", stats.recovering_until > 0 ? 1 : 0);
+    out.line("recovering_until_ms", stats.recovering_until);
     out.line("auth_mode", ctx.info.auth_mode ? "auth" : "open");
     out.line("holds", stats.held);
     out.line("waiters", stats.waiters);

@@ -107,7 +107,9 @@ Flow cmd_hello(CommandContext& ctx, std::span<const std::string_view> args) {
   if (name) ctx.conn.name = std::string(*name);
   ctx.conn.proto = proto;
   ctx.out.set_proto(proto);  // the reply to HELLO 3 is already RESP3
-  ctx.out.map(7);
+  // After an unclean stop in the horizon mode: until when nothing new is granted.
+  const Millis recovering_until = ctx.service.stats().recovering_until;
+  ctx.out.map(recovering_until > 0 ? 8 : 7);
   ctx.out.field("server", "holdfast");
   ctx.out.field("version", ctx.info.version);
   ctx.out.field("proto", proto);
@@ -116,6 +118,7 @@ Flow cmd_hello(CommandContext& ctx, std::span<const std::string_view> args) {
   ctx.out.field("role", "master");  // Redis's field: every node accepts every command
   ctx.out.bulk("modules");
   ctx.out.array(0);
+  if (recovering_until > 0) ctx.out.field("recoveringUntil", recovering_until);
   return Flow::kContinue;
 }
 

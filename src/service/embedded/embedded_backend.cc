@@ -227,6 +227,8 @@ Issued EmbeddedBackend::delete_keys(std::span<const std::string_view> keys,
     if (!acts_on(*table_.status(key, t), only_held_by)) continue;
     deleted.count += table_.force_release(key, t).released ? 1 : 0;
   }
+  // Ending another principal's hold: lost in a crash, its holder would keep it.
+  if (!only_held_by && deleted.count > 0) store_.require_sync();
   return answer(done, Answer(deleted));
 }
 
@@ -245,6 +247,8 @@ Issued EmbeddedBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
   } else {
     table_.extend(args.key, at, t);
   }
+  // Changing another principal's hold: lost in a crash, its holder would keep the old lease.
+  if (!only_held_by) store_.require_sync();
   return answer(done, Answer(KeyCount{1}));
 }
 
@@ -282,8 +286,9 @@ Issued EmbeddedBackend::delete_rule_set(std::string_view name, Completion& done)
 }
 
 ServiceStats EmbeddedBackend::stats() const {
-  return ServiceStats{table_.held_count(), table_.waiter_count(), table_.counters(),
-                      store_.stats()};
+  const Millis closed_until = table_.grants_closed_until();
+  return ServiceStats{table_.held_count(), table_.waiter_count(), table_.counters(), store_.stats(),
+                      closed_until > now() ? closed_until : 0};
 }
 
 void EmbeddedBackend::forget_waiter(WaiterId waiter, SessionId session) {

@@ -7,7 +7,9 @@
 //  2. Every change the table makes is appended to the store as it happens (this class is the
 //     table's ChangeSink), so each answer is stamped with the log sequence appended so far.
 //  3. An answer leaves through the reply queue: at once when the log is already durable up to
-//     its stamp (always, with --fsync never), otherwise when the store reports that it is.
+//     its stamp (always, with --fsync never; inside the lease horizon, with --fsync horizon),
+//     otherwise when the store reports that it is. A forced release or expiry by a caller who
+//     may act on every principal's holds asks the store for a sync first (require_sync).
 //  4. A waiter's outcome (granted, timed out) is queued by the table and delivered by
 //     dispatch() at one point of the loop, never from inside another call; a grant whose
 //     session has ended in the meantime is released again, so the key is not left held by

@@ -1,7 +1,7 @@
 // The constants that the log writer, the log reader and the snapshot code share. The prose
 // description of the format is docs/wal-format.md; change both together.
 //
-//   segment  := "HFWAL01\n" frame*
+//   segment  := "HFWAL02\n" frame*     (a segment written before lease horizons: "HFWAL01\n")
 //   frame    := header_crc:u32 body_length:u32 body_crc:u32 record_count:u32 body
 //   record   := type:u8 payload_length:u32 payload
 //   snapshot := "HFSNAP1\n" body body_crc:u32 body_length:u64
@@ -14,9 +14,12 @@
 namespace holdfast::wal {
 
 // --- log segments ---
-inline constexpr std::string_view kSegmentMagic = "HFWAL01\n";
+// Version 2 adds the LeaseHorizon record; a version 1 segment is read as before.
+inline constexpr std::string_view kSegmentMagic = "HFWAL02\n";
+inline constexpr std::string_view kSegmentMagicV1 = "HFWAL01\n";
 inline constexpr std::size_t kSegmentHeaderSize = 8;
 static_assert(kSegmentMagic.size() == kSegmentHeaderSize);
+static_assert(kSegmentMagicV1.size() == kSegmentHeaderSize);
 
 // header_crc, body_length, body_crc, record_count.
 inline constexpr std::size_t kFrameHeaderSize = 16;
@@ -39,6 +42,7 @@ enum class RecordType : std::uint8_t {
   kReleased = 3,
   kRuleSetPut = 4,
   kRuleSetDeleted = 5,
+  kLeaseHorizon = 6,  // segment version 2 on
 };
 
 // --- snapshots ---

@@ -32,6 +32,11 @@ void append_payload(std::string& out, const Change& change) {
           put_str(out, c.toml);
         } else if constexpr (std::is_same_v<T, RuleSetDeleted>) {
           put_str(out, c.name);
+        } else if constexpr (std::is_same_v<T, LeaseHorizon>) {
+          put_i64(out, c.until);
+          put_u64(out, c.tokens_through);
+          put_i64(out, c.written_at);
+          put_u8(out, c.clean ? 1 : 0);
         } else {
           static_assert(AlwaysFalse<T>::value, "every Change needs a record encoding");
         }
@@ -60,6 +65,8 @@ RecordType record_type_of(const Change& change) {
           return RecordType::kRuleSetPut;
         else if constexpr (std::is_same_v<T, RuleSetDeleted>)
           return RecordType::kRuleSetDeleted;
+        else if constexpr (std::is_same_v<T, LeaseHorizon>)
+          return RecordType::kLeaseHorizon;
         else
           static_assert(AlwaysFalse<T>::value, "every Change needs a record type");
       },
@@ -78,6 +85,8 @@ std::string_view record_type_name(RecordType type) {
       return "RuleSetPut";
     case RecordType::kRuleSetDeleted:
       return "RuleSetDeleted";
+    case RecordType::kLeaseHorizon:
+      return "LeaseHorizon";
   }
   return "unknown";
 }
@@ -90,6 +99,7 @@ std::optional<RecordType> parse_record_type(std::uint8_t byte) {
     case RecordType::kReleased:
     case RecordType::kRuleSetPut:
     case RecordType::kRuleSetDeleted:
+    case RecordType::kLeaseHorizon:
       return type;
   }
   return std::nullopt;
@@ -178,6 +188,17 @@ Result<Change> decode_record(RecordType type, std::string_view payload) {
     case RecordType::kRuleSetDeleted:
       change = RuleSetDeleted{std::string(in.str())};
       break;
+    case RecordType::kLeaseHorizon: {
+      LeaseHorizon h;
+      h.until = in.i64();
+      h.tokens_through = in.u64();
+      h.written_at = in.i64();
+      const std::uint8_t clean = in.u8();
+      if (clean > 1) in.fail();
+      h.clean = clean == 1;
+      change = h;
+      break;
+    }
   }
   if (!in.ok()) return malformed(type, "payload is shorter than its fields or has a bad value");
   if (!in.done()) return malformed(type, "payload has bytes after its fields");

@@ -7,6 +7,8 @@
 #include <functional>
 #include <type_traits>
 
+#include "store/wal/horizon.h"
+
 namespace holdfast::wal {
 namespace {
 
@@ -90,6 +92,7 @@ void ReplayState::apply(const Change& change) {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, Granted>) {
           last_token_ = std::max(last_token_, c.hold.token);
+          last_record_at_ = std::max(last_record_at_, c.hold.acquired_at);
           const HoldState* current = live(c.hold.key);
           if (current != nullptr && current->token > c.hold.token) return;  // stale
           put(c.hold);
@@ -104,6 +107,10 @@ void ReplayState::apply(const Change& change) {
           rule_set_ = c;
         } else if constexpr (std::is_same_v<T, RuleSetDeleted>) {
           if (rule_set_ && rule_set_->name == c.name) rule_set_.reset();
+        } else if constexpr (std::is_same_v<T, LeaseHorizon>) {
+          horizon_ = c;
+          last_token_ = std::max(last_token_, c.tokens_through);
+          last_record_at_ = std::max(last_record_at_, c.written_at);
         } else {
           static_assert(AlwaysFalse<T>::value, "every Change needs a replay rule");
         }
@@ -133,6 +140,7 @@ DurableState ReplayState::finish(Millis now) && {
   for (std::size_t j = 0; j < added_.size(); ++j)
     if (alive_[base_count + j] && survives(added_[j])) holds.push_back(std::move(added_[j]));
   state.last_token = last_token_;
+  state.grants_closed_until = quarantine_end(horizon_, last_record_at_, now);
   return state;
 }
 

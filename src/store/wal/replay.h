@@ -31,7 +31,9 @@ class ReplayState {
   void apply(const Change& change);
 
   // What survives: lease-scoped holds whose lease has not ended at `now`, the highest token
-  // seen (in the snapshot, its holds and every Granted record), the rule set.
+  // seen (in the snapshot, its holds, every Granted record and every token reservation of a
+  // LeaseHorizon record), the rule set, and the quarantine the last LeaseHorizon asks for
+  // (horizon.h).
   DurableState finish(Millis now) &&;
 
  private:
@@ -58,6 +60,8 @@ class ReplayState {
   std::size_t used_slots_ = 0;
   bool indexed_ = false;
   std::optional<RuleSetPut> rule_set_;
+  std::optional<LeaseHorizon> horizon_;  // the last one in log order
+  Millis last_record_at_ = 0;            // the latest instant a replayed record carries
 };
 
 }  // namespace holdfast::wal

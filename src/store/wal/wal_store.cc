@@ -97,7 +97,8 @@ Result<DurableState> WalStore::open() {
   // Zero-filled space ahead of the frames pays only where commits sync.
   const bool always = options_.fsync == FsyncMode::kAlways;
   log_ = std::make_unique<SegmentLog>(
-      fs_, dir, always, always && options_.preallocate_segments ? kReserveChunkBytes : 0);
+      fs_, dir, options_.fsync != FsyncMode::kNever,
+      always && options_.preallocate_segments ? kReserveChunkBytes : 0);
   if (Status s = log_->open(recovered->next_segment, recovered->live_segments); !s)
     return std::move(s).error();
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
@@ -105,11 +106,20 @@ Result<DurableState> WalStore::open() {
   // A long log left by the last run counts toward the next snapshot.
   bytes_since_cut_ = log_->live_bytes();
   max_token_ = recovered->state.last_token;
+  if (options_.fsync == FsyncMode::kHorizon) {
+    horizon_.emplace(options_.horizon);
+    horizon_->start(recovered->state);
+  }
   return std::move(recovered->state);
 }
 
 std::uint64_t WalStore::append(const Change& change) {
   assert(phase_ == Phase::kOpen && "append() before recover() or after close()");
+  if (horizon_) return append_with_horizon(change);
+  return append_change(change);
+}
+
+std::uint64_t WalStore::append_change(const Change& change) {
   const std::uint64_t sequence = ++last_sequence_;
   if (const auto* granted = std::get_if<Granted>(&change))
     max_token_ = std::max(max_token_, granted->hold.token);
@@ -118,6 +128,7 @@ std::uint64_t WalStore::append(const Change& change) {
   appended_.fetch_add(1, std::memory_order_relaxed);
   if (options_.fsync == FsyncMode::kNever)
     durable_sequence_.store(sequence, std::memory_order_release);
+  appended_sequence_.store(sequence, std::memory_order_release);
 
   bytes_since_cut_ += bytes;
   return sequence;
@@ -136,6 +147,7 @@ void WalStore::submit() {
 
 void WalStore::hand_over_batch() {
   if (batch_.empty()) return;
+  const bool sync = std::exchange(sync_wanted_, false);
   bool wake = false;
   {
     std::lock_guard lock(mu_);
@@ -145,8 +157,10 @@ void WalStore::hand_over_batch() {
       pending_.append(batch_);
     }
     pending_sequence_ = batch_sequence_;
-    const bool now = options_.fsync == FsyncMode::kAlways ? !options_.commit_on_loop
-                                                          : pending_.size() >= kLazyWriteBytes;
+    pending_sync_ = pending_sync_ || sync;
+    const bool now = options_.fsync == FsyncMode::kAlways
+                         ? !options_.commit_on_loop
+                         : pending_.size() >= kLazyWriteBytes || pending_sync_;
     wake = now && claim_syncer();  // one wake-up, however many submits follow
   }
   batch_.clear();
@@ -223,6 +237,8 @@ void WalStore::request_snapshot() {
     Result<ForkedEncoding> forked = ForkedEncoding::start(state_source_, max_token_);
     if (forked) child.emplace(std::move(forked).value());
   }
+  // The horizon so far opens the new segment: the ones before the cut will be deleted.
+  if (horizon_) append_horizon(horizon_->restated(clock_.now_ms()));
   EncodedState state;
   if (!child) {
     SnapshotEncoder encoder;  // encodes each hold as the source hands it over: no table copy
@@ -242,6 +258,7 @@ void WalStore::request_snapshot() {
 }
 
 std::uint64_t WalStore::durable_sequence() const {
+  if (options_.fsync == FsyncMode::kHorizon) return horizon_durable_sequence();
   return durable_sequence_.load(std::memory_order_acquire);
 }
 
@@ -283,6 +300,8 @@ StoreStats WalStore::stats() const {
 
 void WalStore::close() {
   if (phase_ == Phase::kOpen) {
+    // Written last and synced with the rest: the next start knows nothing answered was lost.
+    if (horizon_) append_horizon(horizon_->closing(clock_.now_ms()));
     hand_over_batch();
     {
       std::lock_guard lock(mu_);
@@ -321,8 +340,8 @@ void WalStore::syncer_main() {
       });
     } else {
       wake_.wait_for(lock, kLazyWrite, [this] {
-        return pending_.size() >= kLazyWriteBytes || snapshot_request_ || snapshot_written_ ||
-               stopping_;
+        return pending_.size() >= kLazyWriteBytes || pending_sync_ || snapshot_request_ ||
+               snapshot_written_ || stopping_;
       });
       if (pending_.empty() && !snapshot_request_ && !snapshot_written_ && !stopping_) continue;
     }
@@ -349,6 +368,9 @@ void WalStore::syncer_main() {
     const std::uint64_t last_sequence = pending_sequence_;
     std::optional<SnapshotRequest> snapshot = std::move(snapshot_request_);
     snapshot_request_.reset();
+    // fsync horizon: a cut rolls the segment, which must be synced first.
+    writing_sync_ = writing_sync_ || std::exchange(pending_sync_, false) ||
+                    (snapshot && options_.fsync == FsyncMode::kHorizon);
     const bool last_try = stopping_;
     const bool repair = fault_ || std::exchange(repair_first_, false);
     lock.unlock();
@@ -359,8 +381,9 @@ void WalStore::syncer_main() {
     drop_snapshot(snapshot);  // still here: the commit failed before the cut
     if (!s) {
       enter_fault(s.error());
-    } else if (fault_) {
-      leave_fault();
+    } else {
+      writing_sync_ = false;
+      if (fault_) leave_fault();
     }
     if (writing_.empty() && writing_.capacity() > kKeepBufferBytes) writing_.shrink_to_fit();
     lock.lock();
@@ -433,9 +456,13 @@ Status WalStore::commit(std::string& batch, std::uint64_t last_sequence,
     if (Status s = write_and_sync(batch); !s) return s;
     batch.clear();
     publish(last_sequence);
-    // A failed roll leaves nothing unwritten; the next write repairs the log first.
-    if (log_->current_bytes() >= options_.segment_bytes)
+    // A failed roll leaves nothing unwritten; the next write repairs the log first. Only a
+    // synced segment may be finished (fsync horizon syncs lazily).
+    if (log_->current_bytes() >= options_.segment_bytes) {
+      if (options_.fsync == FsyncMode::kHorizon && !writing_sync_)
+        if (Status s = log_->sync(); !s) return s;
       if (Status s = log_->roll(); !s) return s;
+    }
     log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
     return ok_status();
   }
@@ -462,7 +489,9 @@ Status WalStore::commit(std::string& batch, std::uint64_t last_sequence,
 Status WalStore::write_and_sync(std::string_view records) {
   if (records.empty()) return ok_status();
   if (Status s = log_->append(records); !s) return s;
-  if (options_.fsync == FsyncMode::kNever) return ok_status();
+  if (options_.fsync == FsyncMode::kNever ||
+      (options_.fsync == FsyncMode::kHorizon && !writing_sync_))
+    return ok_status();
   const auto start = std::chrono::steady_clock::now();
   Status s = log_->sync();
   const auto nanos =
@@ -477,6 +506,8 @@ void WalStore::publish(std::uint64_t sequence) {
   // With fsync never, append() already published; never move backwards.
   if (options_.fsync == FsyncMode::kAlways)
     durable_sequence_.store(sequence, std::memory_order_release);
+  if (options_.fsync == FsyncMode::kHorizon && writing_sync_)
+    synced_sequence_.store(sequence, std::memory_order_release);
   std::lock_guard lock(callback_mu_);
   if (on_durable_) on_durable_(sequence);
 }

@@ -18,6 +18,11 @@
 //  5. close() (or the destructor): commits what is pending (one last try after a fault),
 //     stops the thread, unlocks.
 //
+// With fsync horizon (horizon.h) the syncer writes lazily as with fsync never, and syncs a
+// batch only when it carries a LeaseHorizon record or a change that must wait for the disk;
+// durable_sequence() runs ahead of the disk up to the first such change not yet synced. The
+// horizon side of the store lives in wal_store_horizon.cc.
+//
 // Sequence numbers restart at 1 in every process (they are not stored on disk).
 #pragma once
 
@@ -36,15 +41,18 @@
 #include "store/wal/file_system.h"
 #include "store/wal/forked_encoder.h"
 #include "store/wal/format.h"
+#include "store/wal/horizon.h"
 #include "store/wal/segment_log.h"
 #include "store/wal/snapshot.h"
 
 namespace holdfast::wal {
 
 enum class FsyncMode : std::uint8_t {
-  kAlways,  // a change is durable once fdatasync returned for its batch (the default)
-  kNever,   // never fdatasync: durable at append; kill -9 loses the unwritten batch, power
-            // loss loses what the kernel had not written back. Benchmarks and caches only.
+  kAlways,   // a change is durable once fdatasync returned for its batch (the default)
+  kNever,    // never fdatasync: durable at append; kill -9 loses the unwritten batch, power
+             // loss loses what the kernel had not written back. Benchmarks and caches only.
+  kHorizon,  // answers before the disk within a durable lease horizon; after a crash no new
+             // grant until it has passed (horizon.h, docs/horizon.md)
 };
 
 struct WalOptions {
@@ -62,9 +70,10 @@ struct WalOptions {
   // only; false encodes on the loop thread. If fork fails, the loop encodes; if the child
   // fails, that snapshot is skipped (the log stays whole) and a later one is tried.
   bool encode_snapshots_in_child = false;
-  // With fsync always (ignored with never): submit() leaves the changes for the event loop, which writes and syncs
-  // them itself when it is about to sleep (commit_before_sleep), or hands them to the syncer
-  // once they have waited a round of its work (end_of_round). Off: submit() wakes the syncer.
+  // With fsync always (ignored with never): submit() leaves the changes for the event loop, which
+  // writes and syncs them itself when it is about to sleep (commit_before_sleep), or hands them to
+  // the syncer once they have waited a round of its work (end_of_round). Off: submit() wakes the
+  // syncer.
   bool commit_on_loop = false;
   // After writing or syncing the log fails (a full disk, EIO), how long the syncer waits
   // before it tries again. Meanwhile the store reports fault() and keeps every change it was
@@ -74,6 +83,8 @@ struct WalOptions {
   // it is writable again (nullopt): once each way, however many retries fail in between.
   // Default: a line on stderr.
   std::function<void(const std::optional<Error>&)> on_fault;
+  // fsync horizon: its slack, margin and token block.
+  HorizonOptions horizon;
 };
 
 class WalStore final : public Store {
@@ -98,6 +109,7 @@ class WalStore final : public Store {
 
   std::uint64_t durable_sequence() const override;
   std::optional<Error> fault() const override;
+  void require_sync() override;
 
   // After a fault: tries again now instead of at the next scheduled retry. Thread-safe.
   void retry_now();
@@ -152,6 +164,12 @@ class WalStore final : public Store {
   void leave_fault();
   void notify();  // on_durable with the current durable sequence
 
+  // fsync horizon (wal_store_horizon.cc), loop thread.
+  std::uint64_t append_change(const Change& change);  // any mode: encodes, numbers, counts
+  std::uint64_t append_with_horizon(const Change& change);
+  void append_horizon(const LeaseHorizon& record);
+  std::uint64_t horizon_durable_sequence() const;
+
   const WalOptions options_;
   const Clock& clock_;
   FileSystem& fs_;
@@ -163,10 +181,12 @@ class WalStore final : public Store {
   std::uint64_t bytes_since_cut_ = 0;
   std::uint64_t max_token_ = 0;  // feeds snapshots' last_token
   StateSource state_source_;
-  std::string batch_;                 // appended since the last submit()
-  std::uint64_t batch_sequence_ = 0;  // the last sequence number in batch_
-  std::string on_loop_;               // pending_ as commit_before_sleep() writes it
-  int rounds_waited_ = 0;             // rounds of work pending_ waited for commit_before_sleep()
+  std::string batch_;                     // appended since the last submit()
+  std::uint64_t batch_sequence_ = 0;      // the last sequence number in batch_
+  std::optional<HorizonKeeper> horizon_;  // fsync horizon only
+  bool sync_wanted_ = false;              // batch_ must be synced (fsync horizon)
+  std::string on_loop_;                   // pending_ as commit_before_sleep() writes it
+  int rounds_waited_ = 0;  // rounds of work pending_ waited for commit_before_sleep()
 
   // Held by the thread that writes to log_ (the syncer, or the loop in commit_before_sleep),
   // from before it takes pending_ until its write is done, so batches reach the log in order.
@@ -179,6 +199,7 @@ class WalStore final : public Store {
   std::condition_variable wake_;
   std::string pending_;
   std::uint64_t pending_sequence_ = 0;  // the last sequence number in pending_
+  bool pending_sync_ = false;           // pending_ must be synced (fsync horizon)
   std::optional<SnapshotRequest> snapshot_request_;
   bool syncer_idle_ = false;
   bool stopping_ = false;
@@ -191,6 +212,7 @@ class WalStore final : public Store {
 
   // Syncer thread only (after open()), and under log_mu_.
   std::string writing_;              // swapped with pending_: both keep their capacity
+  bool writing_sync_ = false;        // writing_ is synced when written (fsync horizon)
   std::unique_ptr<SegmentLog> log_;  // under log_mu_
   // Set while the log cannot be written: the next write repairs it first. writing_ then holds
   // the changes still to be written (published only once they are).
@@ -201,6 +223,11 @@ class WalStore final : public Store {
   std::thread snapshot_writer_;
 
   std::atomic<std::uint64_t> durable_sequence_{0};
+  // fsync horizon: the last sequence synced, the last appended, and the last one whose answer
+  // must wait for a sync.
+  std::atomic<std::uint64_t> synced_sequence_{0};
+  std::atomic<std::uint64_t> appended_sequence_{0};
+  std::atomic<std::uint64_t> barrier_{0};
   std::atomic<bool> snapshot_in_flight_{false};
   std::atomic<std::uint64_t> appended_{0};
   std::atomic<std::uint64_t> syncs_{0};

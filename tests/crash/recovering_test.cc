@@ -1,0 +1,101 @@
+// After kill -9 in the horizon durability mode: the quarantine is visible everywhere a client
+// or an operator looks (/readyz, INFO, HELLO, /metrics), nothing new is granted
+// until it ends, blocking acquires wait for its end, and a clean stop needs none.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "support/server_process.h"
+
+namespace holdfast::testing {
+namespace {
+
+std::int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string http_get(const ServerProcess& server, const std::string& path) {
+  return run({"curl", "-s", "-i", server.http_url() + path}).out;
+}
+
+constexpr std::int64_t kLeaseMs = 3'000;
+
+// Takes a few keys with kLeaseMs leases (answered ahead of the disk) and kills the server.
+std::vector<std::string> hold_and_kill(ServerProcess& server) {
+  auto c = server.client();
+  std::vector<std::string> handles;
+  for (int i = 0; i < 5; ++i) {
+    RespValue hold =
+        c.call({"LOCK.TRY", "job:" + std::to_string(i), "TTL", std::to_string(kLeaseMs)});
+    EXPECT_FALSE(hold.is_null());
+    handles.push_back(hold.text("handle"));
+  }
+  // Answered ahead of the disk, the grants are written within 10 ms (and kill -9 keeps what
+  // was written); killed sooner, the restart could find them gone, which the quarantine covers.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  server.kill9();
+  return handles;
+}
+
+TEST(Recovering, AfterKill9NothingIsGrantedUntilTheHorizonAndEveryoneCanSeeIt) {
+  ServerProcess server({"--fsync", "horizon"});
+  const std::int64_t killed_at = wall_ms();
+  const std::vector<std::string> handles = hold_and_kill(server);
+  server.start();
+  auto c = server.client();
+
+  const std::string info = c.call({"INFO", "holdfast"}).str;
+  ASSERT_NE(info.find("recovering:1"), std::string::npos) << info;
+  const std::size_t at = info.find("recovering_until_ms:");
+  ASSERT_NE(at, std::string::npos);
+  const std::int64_t until = std::stoll(info.substr(at + 20));
+  // Every acknowledged lease ends by then, and the wait is no longer than it needs to be
+  // (the longest lease plus the default slack of 1 s).
+  EXPECT_GE(until, killed_at + kLeaseMs - 200);
+  EXPECT_LE(until, killed_at + kLeaseMs + 1'000 + 200);
+
+  const std::string ready = http_get(server, "/readyz");
+  EXPECT_NE(ready.find("503"), std::string::npos) << ready;
+  EXPECT_NE(ready.find("recoveringUntil"), std::string::npos) << ready;
+  EXPECT_NE(ready.find(std::to_string(until)), std::string::npos) << ready;
+  EXPECT_EQ(c.call({"HELLO", "3"}).number("recoveringUntil"), until);
+  EXPECT_NE(http_get(server, "/metrics").find("\nholdfast_recovering_until_seconds 1"),
+            std::string::npos);
+
+  // A try on a key nobody holds answers nil; the recovered holds renew and release.
+  EXPECT_TRUE(c.call({"LOCK.TRY", "free", "TTL", "1000"}).is_null());
+  EXPECT_EQ(c.call({"LOCK.STATUS", "job:0"}).number("held"), 1);
+  EXPECT_EQ(c.call({"LOCK.RENEW", "job:0", handles[0], "TTL", "1000"}).number("renewed"), 1);
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "job:1", handles[1]}).number("released"), 1);
+
+  // A blocking acquire of the released key waits for the end of the quarantine.
+  auto waiter = server.client();
+  RespValue granted =
+      waiter.call({"LOCK.ACQUIRE", "job:1", "TTL", "1000", "TIMEOUT", "10000"}, 20'000);
+  ASSERT_FALSE(granted.is_error()) << granted.str;
+  EXPECT_GE(wall_ms(), until);
+  EXPECT_GE(granted.number("acquiredAt"), until);
+  EXPECT_NE(http_get(server, "/readyz").find("200"), std::string::npos);
+  EXPECT_NE(c.call({"INFO", "holdfast"}).str.find("recovering:0"), std::string::npos);
+  EXPECT_FALSE(c.call({"LOCK.TRY", "free", "TTL", "1000"}).is_null());
+}
+
+TEST(Recovering, ACleanStopNeedsNoQuarantine) {
+  ServerProcess server({"--fsync", "horizon"});
+  {
+    auto c = server.client();
+    ASSERT_FALSE(c.call({"LOCK.TRY", "job", "TTL", "60000"}).is_null());
+  }
+  server.restart();  // SIGTERM, then start
+  auto c = server.client();
+  EXPECT_NE(c.call({"INFO", "holdfast"}).str.find("recovering:0"), std::string::npos);
+  EXPECT_EQ(c.call({"LOCK.STATUS", "job"}).number("held"), 1);
+  EXPECT_FALSE(c.call({"LOCK.TRY", "other", "TTL", "1000"}).is_null());
+}
+
+}  // namespace
+}  // namespace holdfast::testing
