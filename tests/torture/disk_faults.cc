@@ -84,7 +84,7 @@ FaultResult DiskFaults::fill(testing::ServerProcess& server) {
   const bool noticed = await_unavailable(server);
   std::this_thread::sleep_for(kKeepFor);
   ::unlink(filler_.c_str());
-  return {wall_us(), noticed};
+  return {wall_us(), noticed, std::nullopt};
 }
 
 FaultResult DiskFaults::fail(testing::ServerProcess& server, std::string_view mode) {
@@ -92,14 +92,14 @@ FaultResult DiskFaults::fail(testing::ServerProcess& server, std::string_view mo
   const bool noticed = await_unavailable(server);
   std::this_thread::sleep_for(kKeepFor);
   clear_control();
-  return {wall_us(), noticed};
+  return {wall_us(), noticed, std::nullopt};
 }
 
 FaultResult DiskFaults::slow_sync(std::int64_t delay_ms, std::int64_t for_ms) {
   set_control("slow-sync " + std::to_string(delay_ms));
   std::this_thread::sleep_for(std::chrono::milliseconds(for_ms));
   clear_control();
-  return {wall_us(), true};
+  return {wall_us(), true, std::nullopt};
 }
 
 }  // namespace holdfast::torture

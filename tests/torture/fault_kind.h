@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "torture/history.h"
+
 namespace holdfast::torture {
 
 enum class FaultKind {
@@ -54,11 +56,13 @@ inline std::optional<FaultKind> parse_fault(std::string_view name) {
   return std::nullopt;
 }
 
-// What an injection did: when the fault ended (recovery is measured from then), and whether
-// the server showed it noticed (a disk fault it never ran into tests nothing).
+// What an injection did: when the fault ended (recovery is measured from then), whether the
+// server showed it noticed (a disk fault it never ran into tests nothing), and the hold of a
+// client that vanished while holding, if one did.
 struct FaultResult {
   std::int64_t end_us = 0;
   bool noticed = true;
+  std::optional<Hold> abandoned;
 };
 
 }  // namespace holdfast::torture

@@ -25,6 +25,7 @@ using holdfast::torture::TortureOptions;
 constexpr const char* kUsage =
     "usage: holdfast-torture [--seconds N] [--backend embedded|postgres|all] [--workers N]\n"
     "                        [--keys N] [--ttl-ms MS] [--bound-ms MS] [--seed N]\n"
+    "                        [--fsync always|never]\n"
     "                        [--faults kill9,sigstop,disconnect,disk-full,eio-write,eio-sync,\n"
     "                                  slow-sync,db-restart]\n"
     "defaults: 20 s, all backends, 6 workers on 3 keys, ttl 800 ms, bound 2500 ms, every fault\n";
@@ -88,6 +89,9 @@ int main(int argc, char** argv) {
     } else if (flag == "--backend") {
       ok = value == "embedded" || value == "postgres" || value == "all";
       backends = value;
+    } else if (flag == "--fsync") {
+      ok = value == "always" || value == "never";
+      options.fsync = value;
     } else if (flag == "--faults") {
       ok = parse_faults(value, &options.faults);
     } else {

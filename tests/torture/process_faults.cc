@@ -40,14 +40,14 @@ FaultResult kill9_and_restart(testing::ServerProcess& server, std::mt19937& rng)
   server.kill9();
   pause_ms(rng() % 200);
   server.start();
-  return {wall_us(), true};
+  return {wall_us(), true, std::nullopt};
 }
 
 FaultResult stop_and_continue(testing::ServerProcess& server, std::int64_t stopped_ms) {
   ::kill(server.pid(), SIGSTOP);
   pause_ms(stopped_ms);
   ::kill(server.pid(), SIGCONT);
-  return {wall_us(), true};
+  return {wall_us(), true, std::nullopt};
 }
 
 FaultResult vanish_clients(int port, const std::string& key, std::int64_t ttl_ms,
@@ -57,6 +57,7 @@ FaultResult vanish_clients(int port, const std::string& key, std::int64_t ttl_ms
       testing::RespClient::encode({"LOCK.ACQUIRE", key, "TTL", ttl, "TIMEOUT", "60000"});
   send_and_reset(port, acquire.substr(0, acquire.size() / 2));
   send_and_reset(port, acquire);
+  FaultResult result;
   try {
     testing::RespClient holder = testing::RespClient::tcp(port);
     const testing::RespValue grant =
@@ -72,18 +73,20 @@ FaultResult vanish_clients(int port, const std::string& key, std::int64_t ttl_ms
       hold.end_us = hold.lease_end_ms * 1000;  // never released
       history.granted(key, hold.start_us);
       history.add(hold);
+      result.abandoned = hold;
     }
   } catch (const std::exception&) {
     // The server went away meanwhile: nothing was held.
   }
-  return {wall_us(), true};
+  result.end_us = wall_us();
+  return result;
 }
 
 FaultResult restart_database(testing::TestPostgres& postgres) {
   postgres.stop();
   pause_ms(200);
   postgres.start_again();
-  return {wall_us(), true};
+  return {wall_us(), true, std::nullopt};
 }
 
 }  // namespace holdfast::torture

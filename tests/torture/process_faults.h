@@ -21,8 +21,8 @@ FaultResult stop_and_continue(testing::ServerProcess& server, std::int64_t stopp
 
 // Three clients vanish on `key`: one resets its connection halfway through an acquire, one
 // resets it right after sending a whole acquire (it may have been granted), and one is granted
-// the key and closes without releasing it (its hold is recorded: the key stays held until its
-// lease ends).
+// the key and closes without releasing it (its hold is recorded, and returned as `abandoned`:
+// the key stays held until its lease ends).
 FaultResult vanish_clients(int port, const std::string& key, std::int64_t ttl_ms, History& history);
 
 // A fast shutdown of the database (its connections break) and a start on the same data.

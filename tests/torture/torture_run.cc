@@ -104,7 +104,8 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
     disk = std::make_unique<DiskFaults>();
     // Frequent snapshots roll the log to new segments, which is where a full disk bites first.
     server = std::make_unique<ServerProcess>(
-        std::vector<std::string>{"--idle-poll-us", "0", "--snapshot-after-bytes", "16384"},
+        std::vector<std::string>{"--idle-poll-us", "0", "--snapshot-after-bytes", "16384",
+                                 "--fsync", options.fsync},
         disk->data_dir(), disk->server_env());
   }
   const std::vector<FaultKind> kinds = supported(options, disk.get(), out);
@@ -163,6 +164,14 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
                         ": the server never reported the fault (holdfast_store_unavailable)");
     if (auto ms = await_recovery(history, kind, fault, keys, report.recovery_bound_ms))
       report.recovery_ms.push_back(*ms);
+    if (fault.abandoned) {
+      // By now a newer holder was granted the key and has written (its section is short).
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (resource.write(fault.abandoned->key, fault.abandoned->token).accepted)
+        history.violation("a write fenced by token " + std::to_string(fault.abandoned->token) +
+                          " on " + fault.abandoned->key +
+                          " was accepted after its lease ended and the key was granted again");
+    }
     server->drain_output(1);  // the server's log pipe must not fill up
     out << "  " << fault_name(kind) << " done\n" << std::flush;
   }

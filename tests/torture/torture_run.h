@@ -2,7 +2,9 @@
 // throw-away PostgreSQL), put the contended load on it, and inject faults one after another
 // for the configured time, each kind at least once, with a calm moment of load between them.
 // After each fault every key must be granted again within its lease plus a bound; at the end
-// the History is checked and the Report printed.
+// the History is checked and the Report printed. A client that vanished while holding comes
+// back after the key was granted again, as a holder paused past its lease would, and writes
+// with its old token: the fenced resource must refuse it.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,9 @@ struct TortureOptions {
   // every second; a restarted node needs a moment to reconnect).
   std::int64_t bound_ms = 2500;
   unsigned seed = 1;
+  // The embedded server's --fsync. "never" may lose answered grants to kill -9: a way to see
+  // the checks catch what they are for.
+  std::string fsync = "always";
   std::vector<FaultKind> faults;  // empty: every kind the backend supports
 };
 
