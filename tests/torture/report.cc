@@ -34,12 +34,14 @@ void Report::print(std::ostream& out) const {
     out << "  recovery:          max " << sorted.back() << " ms, p50 " << sorted[sorted.size() / 2]
         << " ms (bound " << recovery_bound_ms << " ms)\n";
   }
-  out << "  violations:        " << findings.violations.size() << "\n";
+  out << "  server log:        " << server_log_lines << " lines\n"
+      << "  violations:        " << findings.violations.size() << "\n";
   constexpr std::size_t kShown = 20;
   for (std::size_t i = 0; i < findings.violations.size() && i < kShown; ++i)
     out << "    " << findings.violations[i] << "\n";
   if (findings.violations.size() > kShown)
     out << "    ... and " << findings.violations.size() - kShown << " more\n";
+  if (!passed()) out << "  the server's last log lines:\n" << server_log_tail;
 }
 
 }  // namespace holdfast::torture

@@ -22,6 +22,8 @@ struct Report {
   std::vector<std::int64_t> recovery_ms;  // per fault: the slowest key's first grant after it
   std::int64_t recovery_bound_ms = 0;
   History::Findings findings;
+  std::int64_t server_log_lines = 0;
+  std::string server_log_tail;  // shown with the violations
 
   bool passed() const { return findings.violations.empty(); }
   void print(std::ostream& out) const;

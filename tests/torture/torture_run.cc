@@ -1,6 +1,9 @@
 #include "torture/torture_run.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -15,6 +18,7 @@
 #include "torture/load.h"
 #include "torture/process_faults.h"
 #include "torture/report.h"
+#include "torture/server_watch.h"
 #include "torture/wall_clock.h"
 
 namespace holdfast::torture {
@@ -80,6 +84,30 @@ std::optional<std::int64_t> await_recovery(History& history, FaultKind kind,
   return slowest_us / 1000;
 }
 
+// Stops the server with SIGTERM, as an operator would; it must exit 0 within 10 s (then it is
+// killed, and that is a violation).
+void stop_server(ServerWatch& watch, History& history) {
+  const pid_t pid = watch.with([](ServerProcess& s) { return s.pid(); });
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> killed{false};
+  std::thread guard([&] {
+    for (int i = 0; i < 100 && !stopped; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!stopped) {
+      killed = true;
+      ::kill(pid, SIGKILL);
+    }
+  });
+  const int code = watch.with([](ServerProcess& s) { return s.stop(); });
+  stopped = true;
+  guard.join();
+  if (killed) {
+    history.violation("the server did not stop within 10 s of SIGTERM");
+  } else if (code != 0) {
+    history.violation("the server exited with " + std::to_string(code) + " on SIGTERM");
+  }
+}
+
 }  // namespace
 
 Outcome run_torture(const TortureOptions& options, std::ostream& out) {
@@ -109,6 +137,7 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
         disk->data_dir(), disk->server_env());
   }
   const std::vector<FaultKind> kinds = supported(options, disk.get(), out);
+  ServerWatch watch(*server);
 
   std::vector<std::string> keys;
   for (int k = 0; k < options.keys; ++k) keys.push_back("torture:" + std::to_string(k));
@@ -134,10 +163,11 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
     FaultResult fault;
     switch (kind) {
       case FaultKind::kKill9:
-        fault = kill9_and_restart(*server, rng);
+        fault = watch.with([&](ServerProcess& s) { return kill9_and_restart(s, rng); });
         break;
       case FaultKind::kSigstop:
-        fault = stop_and_continue(*server, options.ttl_ms + 300);
+        fault = watch.with(
+            [&](ServerProcess& s) { return stop_and_continue(s, options.ttl_ms + 300); });
         break;
       case FaultKind::kDisconnect:
         fault = vanish_clients(server->port(), keys[rng() % keys.size()], options.ttl_ms, history);
@@ -162,8 +192,9 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
     if (!fault.noticed)
       history.violation(std::string(fault_name(kind)) +
                         ": the server never reported the fault (holdfast_store_unavailable)");
-    if (auto ms = await_recovery(history, kind, fault, keys, report.recovery_bound_ms))
-      report.recovery_ms.push_back(*ms);
+    const std::optional<std::int64_t> recovered =
+        await_recovery(history, kind, fault, keys, report.recovery_bound_ms);
+    if (recovered) report.recovery_ms.push_back(*recovered);
     if (fault.abandoned) {
       // By now a newer holder was granted the key and has written (its section is short).
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -172,10 +203,12 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
                           " on " + fault.abandoned->key +
                           " was accepted after its lease ended and the key was granted again");
     }
-    server->drain_output(1);  // the server's log pipe must not fill up
-    out << "  " << fault_name(kind) << " done\n" << std::flush;
+    out << "  " << fault_name(kind) << ": every key granted again "
+        << (recovered ? "after " + std::to_string(*recovered) + " ms" : "too late") << "\n"
+        << std::flush;
   }
   load->stop();
+  stop_server(watch, history);
   report.seconds =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - began)
           .count();
@@ -184,7 +217,10 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
   report.fenced_accepted = resource.accepted();
   report.fenced_refused = resource.refused();
   report.findings = history.check();
+  report.server_log_lines = watch.lines();
+  report.server_log_tail = watch.tail();
   report.print(out);
+  out << std::flush;
   return report.passed() ? Outcome::kPassed : Outcome::kFailed;
 }
 
