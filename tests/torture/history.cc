@@ -85,15 +85,22 @@ History::Findings History::check() const {
   Findings findings;
   findings.violations = violations_;
   std::map<std::string, std::vector<Hold>> by_key;
+  std::vector<std::int64_t> delays_ms;
   for (const Hold& h : holds_) {
     ++findings.holds;
     by_key[h.key].push_back(h);
+    delays_ms.push_back(std::max<std::int64_t>(0, h.start_us / 1000 - h.acquired_at_ms));
+  }
+  if (!delays_ms.empty()) {
+    std::sort(delays_ms.begin(), delays_ms.end());
+    findings.answer_delay_p50_ms = delays_ms[delays_ms.size() / 2];
+    findings.answer_delay_max_ms = delays_ms.back();
   }
   for (auto& [key, holds] : by_key) {
     check_tokens(holds, findings.violations);
     std::vector<Hold> real;
     for (const Hold& h : holds) {
-      if (h.end_us > h.start_us) {
+      if (h.start_us < h.lease_end_ms * 1000) {
         real.push_back(h);
       } else {
         ++findings.empty_holds;

@@ -43,6 +43,10 @@ class History {
     std::int64_t holds = 0;
     std::int64_t empty_holds = 0;     // grants answered after their lease ended
     std::int64_t max_overlap_us = 0;  // 0 when no two holds of a key overlapped
+    // How long after the server's acquiredAt the grant's answer arrived: the part of the
+    // lease a holder never had (a slow or failing disk holds answers back).
+    std::int64_t answer_delay_p50_ms = 0;
+    std::int64_t answer_delay_max_ms = 0;
     std::vector<std::string> violations;
   };
   // Runs the checks above over every hold so far, with the violations recorded meanwhile.

@@ -87,7 +87,7 @@ void Load::run(int id) {
 
     // A connection the server already closed cannot carry the release: the server must keep
     // the key until the lease ends.
-    if (conn->wait_closed(1)) {
+    if (conn->wait_closed(/*timeout_ms=*/2)) {  // polls for about a millisecond
       hold.end_us = hold.lease_end_ms * 1000;
       history_.add(hold);
       count_error("connection lost");

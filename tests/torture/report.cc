@@ -21,6 +21,8 @@ void Report::print(std::ostream& out) const {
   out << "holdfast-torture " << backend << ": " << seconds << " s\n"
       << "  grants:            " << grants
       << " (answered after their lease ended: " << findings.empty_holds << ")\n"
+      << "  answers:           p50 " << findings.answer_delay_p50_ms << " ms, max "
+      << findings.answer_delay_max_ms << " ms after the grant (acquiredAt)\n"
       << "  client errors:     " << join(errors) << "\n"
       << "  faults injected:   " << total_faults << " (" << join(faults) << ")\n"
       << "  fenced writes:     " << fenced_accepted << " accepted, " << fenced_refused
