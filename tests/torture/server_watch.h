@@ -1,7 +1,7 @@
 // Keeps reading the server's log while the torture runs, and serialises every use of the
 // ServerProcess with that reading. A server that logs into a pipe nobody reads stops when the
-// pipe is full (a node over PostgreSQL logs a line per refused call while its database is
-// down), which would look like a fault of the server's own.
+// pipe is full (a node over PostgreSQL logs about a hundred lines each time its database
+// restarts), which would look like a fault of the server's own.
 #pragma once
 
 #include <atomic>
