@@ -122,7 +122,8 @@ Child& Child::operator=(Child&& o) noexcept {
   return *this;
 }
 
-Child Child::start(const std::vector<std::string>& argv, bool capture_stderr) {
+Child Child::start(const std::vector<std::string>& argv, bool capture_stderr,
+                   const std::vector<std::string>& extra_env) {
   int out_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
   pid_t pid = fork();
@@ -133,6 +134,7 @@ Child Child::start(const std::vector<std::string>& argv, bool capture_stderr) {
     close(out_pipe[1]);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
+    for (const auto& e : extra_env) putenv(const_cast<char*>(e.c_str()));
     auto args = to_argv(argv);
     execvp(args[0], args.data());
     _exit(127);

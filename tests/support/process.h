@@ -29,7 +29,9 @@ class Child {
   Child(Child&& other) noexcept;
   Child& operator=(Child&& other) noexcept;
 
-  static Child start(const std::vector<std::string>& argv, bool capture_stderr = false);
+  // `extra_env` ("NAME=value") is added to the child's environment.
+  static Child start(const std::vector<std::string>& argv, bool capture_stderr = false,
+                     const std::vector<std::string>& extra_env = {});
   // Reads one line of the child's stdout (without the newline); empty optional-like "" plus
   // false at EOF or when `timeout_ms` passes.
   bool read_line(std::string* line, int timeout_ms = 10000);

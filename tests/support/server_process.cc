@@ -13,7 +13,13 @@ ServerProcess::ServerProcess(std::vector<std::string> extra)
     : ServerProcess(std::move(extra), std::string()) {}
 
 ServerProcess::ServerProcess(std::vector<std::string> extra, std::string data_dir)
-    : data_dir_(data_dir.empty() ? data_.path() : std::move(data_dir)), extra_(std::move(extra)) {
+    : ServerProcess(std::move(extra), std::move(data_dir), {}) {}
+
+ServerProcess::ServerProcess(std::vector<std::string> extra, std::string data_dir,
+                             std::vector<std::string> env)
+    : data_dir_(data_dir.empty() ? data_.path() : std::move(data_dir)),
+      extra_(std::move(extra)),
+      env_(std::move(env)) {
   unix_path_ = data_.path() + "/holdfast.sock";
   for (std::size_t i = 0; i + 1 < extra_.size(); ++i)
     if (extra_[i] == "--store") store_url_ = extra_[i + 1];
@@ -37,7 +43,7 @@ void ServerProcess::start() {
   std::vector<std::string> argv = {HOLDFAST_BIN, "serve",  "--data-dir", data_dir_, "--listen",
                                    listen,       "--http", http,         "--unix",  unix_path_};
   argv.insert(argv.end(), extra_.begin(), extra_.end());
-  child_ = Child::start(argv, /*capture_stderr=*/true);
+  child_ = Child::start(argv, /*capture_stderr=*/true, env_);
   std::string line;
   std::string seen;
   while (child_.read_line(&line, 20000)) {

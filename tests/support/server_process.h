@@ -21,6 +21,8 @@ class ServerProcess {
   // With a data dir of the test's own (a small file system it mounted, say); the Unix socket
   // stays in a private temporary dir.
   ServerProcess(std::vector<std::string> extra, std::string data_dir);
+  // And with more environment for the server ("NAME=value"; LD_PRELOAD, say), on every start.
+  ServerProcess(std::vector<std::string> extra, std::string data_dir, std::vector<std::string> env);
   ~ServerProcess();
 
   int port() const { return port_; }
@@ -50,6 +52,7 @@ class ServerProcess {
   TempDir data_;
   std::string data_dir_;
   std::vector<std::string> extra_;
+  std::vector<std::string> env_;
   std::string store_url_;
   int port_ = 0;
   int http_port_ = 0;
