@@ -36,4 +36,7 @@ expect "--targets needs at least one target" --targets ,
 expect "--backoff-min-us must not exceed --backoff-max-us" --backoff-min-us 500 --backoff-max-us 100
 expect "Could not convert: --duration = soon" --duration soon
 expect "--client-poll-us: Value 20000 not in range 0 to 10000" --client-poll-us 20000
+expect "--sleeping-connections needs a comma list of counts from 1 to 4096, not 0" --sleeping-connections 0
+expect "--idle-connections: Value 20000 not in range 0 to 10000" --idle-connections 20000
+expect "--idle-seconds: Value 0 not in range 0.100000 to 3600" --idle-seconds 0
 exit $((failures > 0))

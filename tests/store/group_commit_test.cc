@@ -146,6 +146,30 @@ TEST_F(GroupCommitTest, WithCommitOnLoopABusySyncerTakesTheChangesInstead) {
   expect_restart_sees_model();
 }
 
+// The syncer, woken for changes the loop then committed itself, goes back to sleep; a later
+// batch the loop leaves to it (a full segment is the syncer's to roll) must wake it again.
+TEST_F(GroupCommitTest, WithCommitOnLoopASyncerWokenForNothingIsWokenAgain) {
+  options_.commit_on_loop = true;
+  options_.segment_bytes = kSegmentHeaderSize + 1;  // one commit fills a segment: then a roll
+  // The loop's own sync lasts long enough for the woken syncer to find nothing to do.
+  fs_.set_sync_delay(std::chrono::milliseconds(2));
+  auto store = open();
+  std::uint64_t token = 0;
+  for (int round = 0; round < 20; ++round) {
+    const std::uint64_t first = append(*store, grant(++token));
+    store->end_of_round();
+    store->end_of_round();         // wakes the syncer for it ...
+    store->commit_before_sleep();  // ... which the loop may well take first
+    ASSERT_TRUE(testing::wait_durable(*store, first)) << round;
+    const std::uint64_t second = append(*store, grant(++token));
+    store->commit_before_sleep();  // the segment is full: left to the syncer
+    ASSERT_TRUE(testing::wait_durable(*store, second)) << round;
+  }
+  EXPECT_GT(store->stats().syncs_on_loop, 0u);
+  store->close();
+  expect_restart_sees_model();
+}
+
 TEST_F(GroupCommitTest, WithCommitOnLoopAFailedWriteOnTheLoopIsWrittenAgainByTheSyncer) {
   options_.commit_on_loop = true;
   options_.on_fault = [](const std::optional<Error>&) {};  // expected here

@@ -335,8 +335,12 @@ void WalStore::syncer_main() {
                      [this] { return retry_requested_ || snapshot_written_ || stopping_; });
       retry_requested_ = false;
     } else if (options_.fsync == FsyncMode::kAlways) {
+      // Idle is set each time the syncer goes (back) to sleep: a wake-up can find its work gone
+      // (the loop committed it), and the next one must not be skipped as already sent.
       wake_.wait(lock, [this] {
-        return !pending_.empty() || snapshot_request_ || snapshot_written_ || stopping_;
+        const bool work = !pending_.empty() || snapshot_request_ || snapshot_written_ || stopping_;
+        syncer_idle_ = !work;
+        return work;
       });
     } else {
       wake_.wait_for(lock, kLazyWrite, [this] {
