@@ -39,7 +39,9 @@ struct Row {
 }  // namespace
 
 std::string peer_of(const std::string& target) {
-  if (target == "holdfast-never" || target == "holdfast-redis-never") return "redis";
+  if (target == "holdfast-never" || target == "holdfast-redis-never" ||
+      target == "holdfast-horizon")
+    return "redis";
   if (target == "holdfast-always" || target == "holdfast-redis-always") return "redis-aof";
   if (target.starts_with("holdfast-pg")) return "postgres";
   return "";

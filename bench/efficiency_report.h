@@ -12,7 +12,8 @@
 namespace holdfast::bench {
 
 // The peer a Holdfast target is measured against ("" for a peer): its own durability in Redis
-// for the embedded server, PostgreSQL for nodes over it.
+// for the embedded server (Redis without persistence for --fsync horizon, which syncs no
+// operation), PostgreSQL for nodes over it.
 std::string peer_of(const std::string& target);
 
 // The goals table of (g) and (h); nothing when neither ran.
