@@ -4,6 +4,11 @@
 //  1. append() encodes the record into batch_, a buffer only the loop thread touches (no lock).
 //     submit(), which the loop calls after every piece of work, moves batch_ into pending_
 //     under mu_ and wakes the syncer if it is idle (once: the first submit marks it busy).
+//     With commit_on_loop (the server), submit() wakes nobody: when the loop is about to
+//     sleep, commit_before_sleep() writes and syncs pending_ on the loop thread itself, unless
+//     the syncer is writing or the batch needs more than that (a cut, a roll, a repair); and
+//     end_of_round() wakes the syncer for a batch that has waited a round of the loop's work.
+//     log_mu_, held from taking pending_ to the end of the write, keeps the two in order.
 //  2. The syncer swaps pending_ with its own empty buffer (both keep their capacity), lets go
 //     of mu_, writes the whole batch as one frame with one writev and one fdatasync.
 //  3. It publishes the batch's last sequence number (release store) and calls on_durable.

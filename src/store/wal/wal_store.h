@@ -6,7 +6,8 @@
 //  2. recover() (once): locks DIR/LOCK, loads the newest snapshot, replays the log, truncates
 //     a torn tail, starts a new segment and the syncer thread, returns the durable state.
 //  3. append(change) on the loop thread: the record goes into the pending batch; the syncer
-//     thread writes the batch as one frame and calls fdatasync once for all of it, then
+//     thread (or, with commit_on_loop, the loop itself before it sleeps: commit_before_sleep)
+//     writes the batch as one frame and calls fdatasync once for all of it, then
 //     advances durable_sequence() and calls on_durable. Appends made while a sync runs form
 //     the next batch. When the log since the last snapshot outgrows snapshot_threshold_bytes,
 //     the next submit() (between operations, never append()) asks the state source for the
