@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -49,6 +50,19 @@ long cpu_ticks(pid_t pid) {
   long utime = 0, stime = 0;
   fields >> utime >> stime;
   return utime + stime;
+}
+
+// Voluntary context switches of every thread of the process so far: each is a sleep that
+// ended, so a thread woken by a timer while the server idles shows here.
+long wake_ups(pid_t pid) {
+  long total = 0;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& task : std::filesystem::directory_iterator(tasks)) {
+    std::ifstream in(task.path() / "status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) total += std::stol(line.substr(24));
+  }
+  return total;
 }
 
 void ping_back_to_back(const ServerProcess& server, int n) {
@@ -119,6 +133,22 @@ TEST(IdlePolling, AnIdleServerWithOpenConnectionsAndLiveHoldsSleeps) {
   EXPECT_LT(poll_seconds(server) - polled, 0.005);
   // Clock ticks are 10 ms; a loop that kept polling would have used about 200 of them.
   EXPECT_LE(cpu_ticks(server.pid()) - ticks, 5);
+}
+
+TEST(IdlePolling, AnIdleServerWakesNoThreadOnATimer) {
+  for (const char* fsync : {"always", "never"}) {
+    SCOPED_TRACE(std::string("--fsync ") + fsync);
+    ServerProcess server({"--fsync", fsync});
+    change_back_to_back(server, 200);  // the log writer has had work, and then none
+    auto idle = server.client();
+    ASSERT_FALSE(idle.call({"LOCK.TRY", "idle", "TTL", "600000"}).is_error());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // that change is written
+    const long before = wake_ups(server.pid());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    // A thread on a 10 ms timer would wake about 100 times; a few stray wake-ups are allowed
+    // (the kernel's, the log's own housekeeping).
+    EXPECT_LE(wake_ups(server.pid()) - before, 10);
+  }
 }
 
 TEST(IdlePolling, ABadValueIsRefusedWithItsRange) {

@@ -22,10 +22,12 @@
 // instead leaves the disk idle while the loop works and the loop idle while the disk syncs
 // (docs/performance.md, change 10).
 //
-// With fsync never nothing waits for the disk, so submit() does not wake the syncer: it writes
-// what has piled up every kLazyWrite (or sooner, once kLazyWriteBytes are pending). That keeps
-// a thread switch off the path of every request on a small machine; the price, a kill -9 losing
-// up to kLazyWrite of changes, is within what fsync never already gives up.
+// With fsync never nothing waits for the disk, so submit() wakes the syncer only for the first
+// change after a quiet spell: it then writes what has piled up kLazyWrite later (or sooner,
+// once kLazyWriteBytes are pending), and sleeps without a timer once nothing is pending. That
+// keeps a thread switch off the path of every request on a small machine, and an idle server
+// asleep; the price, a kill -9 losing up to kLazyWrite of changes, is within what fsync never
+// already gives up.
 //
 // A snapshot request travels with the batch: its cut is an offset into pending_. The syncer
 // writes the part before the cut, starts a new segment, writes the rest, publishes, and only
@@ -156,7 +158,8 @@ void WalStore::hand_over_batch() {
   bool wake = false;
   {
     std::lock_guard lock(mu_);
-    if (pending_.empty()) {
+    const bool first = pending_.empty();  // after a quiet spell: the lazy writer sleeps
+    if (first) {
       pending_.swap(batch_);  // both keep their capacity
     } else {
       pending_.append(batch_);
@@ -165,7 +168,7 @@ void WalStore::hand_over_batch() {
     pending_sync_ = pending_sync_ || sync;
     const bool now = options_.fsync == FsyncMode::kAlways
                          ? !options_.commit_on_loop
-                         : pending_.size() >= kLazyWriteBytes || pending_sync_;
+                         : first || pending_.size() >= kLazyWriteBytes || pending_sync_;
     wake = now && claim_syncer();  // one wake-up, however many submits follow
   }
   batch_.clear();
@@ -348,11 +351,17 @@ void WalStore::syncer_main() {
         return work;
       });
     } else {
-      wake_.wait_for(lock, kLazyWrite, [this] {
-        return pending_.size() >= kLazyWriteBytes || pending_sync_ || snapshot_request_ ||
-               snapshot_written_ || stopping_;
+      // Lazy writes: asleep, with no timer, while nothing is pending (the first change after a
+      // quiet spell wakes it); then the changes that follow have up to kLazyWrite to join.
+      wake_.wait(lock, [this] {
+        syncer_idle_ = pending_.empty() && !snapshot_request_ && !snapshot_written_ && !stopping_;
+        return !syncer_idle_;
       });
-      if (pending_.empty() && !snapshot_request_ && !snapshot_written_ && !stopping_) continue;
+      wake_.wait_for(lock, kLazyWrite, [this] {
+        syncer_idle_ = !(pending_.size() >= kLazyWriteBytes || pending_sync_ || snapshot_request_ ||
+                         snapshot_written_ || stopping_);
+        return !syncer_idle_;
+      });
     }
     syncer_idle_ = false;
     // The loop may be writing a batch of its own (commit_before_sleep): after it.
