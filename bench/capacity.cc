@@ -2,8 +2,10 @@
 #include "capacity.h"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "event_loop.h"
 #include "proc_stats.h"
 #include "process.h"
+#include "targets/resp_client.h"
 #include "workers.h"
 
 namespace holdfast::bench {
@@ -113,6 +116,24 @@ MemoryResult measure_memory(Target& target, std::uint64_t holds, int settle_ms) 
   return m;
 }
 
+namespace {
+
+// INFO holdfast's recovering_until_ms less the wall clock now, in milliseconds (0: granting).
+double quarantine_left_ms(std::uint16_t port) {
+  const std::string info = resp_roundtrip(port, {"INFO", "holdfast"});
+  const std::string field = "recovering_until_ms:";
+  const std::size_t at = info.find(field);
+  if (at == std::string::npos) throw std::runtime_error("INFO holdfast has no " + field);
+  const double until = std::stod(info.substr(at + field.size()));
+  if (until <= 0) return 0;
+  const double now = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             std::chrono::system_clock::now().time_since_epoch())
+                                             .count());
+  return std::max(0.0, until - now);
+}
+
+}  // namespace
+
 RestartResult measure_restart(HoldfastTarget& target, std::uint64_t holds) {
   RestartResult r;
   r.target = target.name();
@@ -128,6 +149,10 @@ RestartResult measure_restart(HoldfastTarget& target, std::uint64_t holds) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     target.crash();
     r.restart_ms = target.restart(120'000);
+    if (target.name() == "holdfast-horizon") {
+      r.longest_lease_ms = kHourMs;
+      r.quarantine_ms = quarantine_left_ms(target.port());
+    }
 
     // Sample loaded locks: each must still be held (a try answers busy).
     const std::uint64_t sample = std::min<std::uint64_t>(holds, 1000);

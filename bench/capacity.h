@@ -50,6 +50,10 @@ struct RestartResult {
   double empty_restart_ms = 0;  // the same server restarted with nothing held: the fixed cost
   double restart_ms = 0;
   std::uint64_t sampled = 0, still_held = 0;
+  // --fsync horizon: how long after the restart the server granted nothing new (INFO's
+  // recovering_until_ms), against the longest lease it had answered. -1: not that mode.
+  double quarantine_ms = -1;
+  double longest_lease_ms = 0;
   bool failed = false;
   std::string failure;
 };

@@ -118,7 +118,7 @@ int main(int argc, char** argv) {
   app.add_option("--memory-holds", o.memory_holds, "Holds loaded in (d)")->capture_default_str();
   app.add_option("--restart-holds", o.restart_holds, "Holds loaded in (e)")->capture_default_str();
   app.add_option("--restart-fsync", restart_fsync, "Holdfast --fsync mode of (e)")
-      ->check(CLI::IsMember({"always", "never"}))
+      ->check(CLI::IsMember({"always", "never", "horizon"}))
       ->capture_default_str();
   app.add_option("--holdfast", holdfast_binary, "The holdfast binary")->capture_default_str();
   app.add_option("--holdfast-arg", o.holdfast_args, "Extra argument for holdfast serve (repeat)");
@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
   std::sort(o.connections.begin(), o.connections.end());
   o.holdfast_binary = holdfast_binary;
   o.scripts_dir = scripts_dir;
-  o.restart_fsync_always = restart_fsync == "always";
+  o.restart_fsync = restart_fsync;
   if (o.smoke) {
     // Small enough for `make test`, large enough to exercise every code path: contention on
     // the hot key, pipelines, reloading holds after a crash. Restarting with --fsync always
@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
     o.hot_connections = 8;
     o.memory_holds = 2000;
     o.restart_holds = 2000;
-    o.restart_fsync_always = true;
+    o.restart_fsync = "always";
   }
 
   hb::install_signal_handlers();

@@ -297,8 +297,8 @@ class Writer {
            "exec until PING is answered. \"Empty\" is the same server restarted with nothing "
            "held: the fixed cost. Survival is checked on evenly spaced samples.\n\n"
         << "| target | holds | load s | empty restart ms | restart ms | sampled holds still held "
-           "|\n"
-        << "|---|---:|---:|---:|---:|---:|\n";
+           "| quarantine ms (longest lease ms) |\n"
+        << "|---|---:|---:|---:|---:|---:|---:|\n";
     for (const auto& r : r_.restarts) {
       out << "| " << r.target << " | " << fmt_count(double(r.holds));
       if (r.failed) {
@@ -308,7 +308,11 @@ class Writer {
       out << " | " << fmt(r.load.seconds, 2) << " | " << fmt(r.empty_restart_ms, 0) << " | "
           << fmt(r.restart_ms, 0) << " | " << (r.still_held == r.sampled ? "" : "**")
           << r.still_held << " / " << r.sampled
-          << (r.still_held == r.sampled ? "" : "** (holds lost)") << " |\n";
+          << (r.still_held == r.sampled ? "" : "** (holds lost)") << " | "
+          << (r.quarantine_ms < 0
+                  ? "–"
+                  : fmt(r.quarantine_ms, 0) + " (" + fmt(r.longest_lease_ms, 0) + ")")
+          << " |\n";
     }
     out << "\n";
   }

@@ -342,9 +342,10 @@ SuiteResults run_suite(const SuiteOptions& o) {
   }
 
   if (wants("restart") && !interrupted()) {
-    const std::string name = o.restart_fsync_always ? "holdfast-always" : "holdfast-never";
-    const bool selected =
-        contains(o.targets, "holdfast-always") || contains(o.targets, "holdfast-never");
+    const std::string name = "holdfast-" + o.restart_fsync;
+    const bool selected = contains(o.targets, "holdfast-always") ||
+                          contains(o.targets, "holdfast-never") ||
+                          contains(o.targets, "holdfast-horizon");
     if (selected) {
       say("(e) restart with " + std::to_string(o.restart_holds) + " holds (" + name + ")");
       RestartResult r;

@@ -43,7 +43,7 @@ struct SuiteOptions {
   std::int64_t backoff_max_us = 32'000;  // ... doubling up to this
   std::uint64_t memory_holds = 1'000'000;
   std::uint64_t restart_holds = 1'000'000;
-  bool restart_fsync_always = false;
+  std::string restart_fsync = "never";  // always, never or horizon
   std::filesystem::path holdfast_binary;
   std::vector<std::string> holdfast_args;
   std::filesystem::path scripts_dir;

@@ -43,6 +43,7 @@ class HoldfastTarget final : public Target {
   // Starts again on the same folder and ports; returns the milliseconds from exec until the
   // server answered PING, or throws if it did not within timeout_ms.
   double restart(int timeout_ms);
+  std::uint16_t port() const { return port_; }
 
  private:
   void spawn();
