@@ -175,7 +175,8 @@ class DeferredService final : public LockService {
   void dispatch() override { inner_.dispatch(); }
   void advance() override { inner_.advance(); }
   std::optional<Millis> next_deadline() const override { return inner_.next_deadline(); }
-  bool answers_pending() const override { return inner_.answers_pending(); }
+  bool before_sleep() override { return inner_.before_sleep(); }
+  void end_of_round() override { inner_.end_of_round(); }
   ServiceStats stats() const override { return inner_.stats(); }
 
  private:
