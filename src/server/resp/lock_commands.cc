@@ -12,6 +12,42 @@ std::optional<std::string_view> text_of(const OptionValue& v) {
   return v.text;
 }
 
+Issued refuse(Completion& done, Error error) {
+  done.finish(std::move(error));
+  return Issued::kApplied;
+}
+
+bool same_word(std::string_view given, std::string_view upper) {
+  if (given.size() != upper.size()) return false;
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    const char c = given[i];
+    if ((c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c) != upper[i]) return false;
+  }
+  return true;
+}
+
+// MODE SHARED|EXCLUSIVE, PERMITS <n> and TAKE <k> (docs/lock-kinds.md) into `args`.
+std::optional<Error> read_mode(const OptionValue& mode, const OptionValue& permits,
+                               const OptionValue& take, AcquireArgs& args) {
+  if (mode.present) {
+    if (same_word(mode.text, "SHARED")) {
+      args.mode = LockMode::kShared;
+    } else if (!same_word(mode.text, "EXCLUSIVE")) {
+      return invalid_argument("MODE must be SHARED or EXCLUSIVE");
+    }
+  }
+  if (take.present && !permits.present) return invalid_argument("TAKE needs PERMITS");
+  if (!permits.present) return std::nullopt;
+  if (mode.present) return invalid_argument("PERMITS makes a semaphore; it cannot go with MODE");
+  constexpr std::int64_t kMax = kMaxPermits;
+  if (permits.number > kMax || (take.present && take.number > kMax))
+    return invalid_argument("a semaphore has at most " + std::to_string(kMax) + " permits");
+  args.mode = LockMode::kSemaphore;
+  args.limit = static_cast<std::uint32_t>(permits.number);
+  args.permits = take.present ? static_cast<std::uint32_t>(take.number) : 1;
+  return std::nullopt;
+}
+
 }  // namespace
 
 Issued call_acquire(LockService& service, const Caller& caller, const CallArgs& a,
@@ -23,6 +59,9 @@ Issued call_acquire(LockService& service, const Caller& caller, const CallArgs& 
   args.timeout_ms = a.in_transaction ? 0 : a.options[opt::kTimeout].number;
   args.owner = text_of(a.options[opt::kOwner]);
   args.session_scoped = a.options[opt::kSession].present;
+  if (auto err =
+          read_mode(a.options[opt::kMode], a.options[opt::kPermits], a.options[opt::kTake], args))
+    return refuse(done, std::move(*err));
   return service.acquire(caller, args, done);
 }
 
@@ -32,6 +71,9 @@ Issued call_try(LockService& service, const Caller& caller, const CallArgs& a, C
   args.ttl_ms = a.options[opt::kTryTtl].number;
   args.owner = text_of(a.options[opt::kTryOwner]);
   args.session_scoped = a.options[opt::kTrySession].present;
+  if (auto err = read_mode(a.options[opt::kTryMode], a.options[opt::kTryPermits],
+                           a.options[opt::kTryTake], args))
+    return refuse(done, std::move(*err));
   return service.try_acquire(caller, args, done);
 }
 
