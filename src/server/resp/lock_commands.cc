@@ -1,6 +1,7 @@
 // LOCK.* commands: build the service call from the parsed arguments, and write its answer.
 #include <string>
 
+#include "server/lock_mode_args.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
 
@@ -17,35 +18,13 @@ Issued refuse(Completion& done, Error error) {
   return Issued::kApplied;
 }
 
-bool same_word(std::string_view given, std::string_view upper) {
-  if (given.size() != upper.size()) return false;
-  for (std::size_t i = 0; i < given.size(); ++i) {
-    const char c = given[i];
-    if ((c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c) != upper[i]) return false;
-  }
-  return true;
-}
-
-// MODE SHARED|EXCLUSIVE, PERMITS <n> and TAKE <k> (docs/lock-kinds.md) into `args`.
+// MODE, PERMITS and TAKE (docs/lock-kinds.md) into `args`.
 std::optional<Error> read_mode(const OptionValue& mode, const OptionValue& permits,
                                const OptionValue& take, AcquireArgs& args) {
-  if (mode.present) {
-    if (same_word(mode.text, "SHARED")) {
-      args.mode = LockMode::kShared;
-    } else if (!same_word(mode.text, "EXCLUSIVE")) {
-      return invalid_argument("MODE must be SHARED or EXCLUSIVE");
-    }
-  }
-  if (take.present && !permits.present) return invalid_argument("TAKE needs PERMITS");
-  if (!permits.present) return std::nullopt;
-  if (mode.present) return invalid_argument("PERMITS makes a semaphore; it cannot go with MODE");
-  constexpr std::int64_t kMax = kMaxPermits;
-  if (permits.number > kMax || (take.present && take.number > kMax))
-    return invalid_argument("a semaphore has at most " + std::to_string(kMax) + " permits");
-  args.mode = LockMode::kSemaphore;
-  args.limit = static_cast<std::uint32_t>(permits.number);
-  args.permits = take.present ? static_cast<std::uint32_t>(take.number) : 1;
-  return std::nullopt;
+  auto number = [](const OptionValue& v) {
+    return v.present ? std::optional<std::int64_t>(v.number) : std::nullopt;
+  };
+  return read_lock_mode(text_of(mode), number(permits), number(take), kRespSpelling, args);
 }
 
 }  // namespace
