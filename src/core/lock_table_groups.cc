@@ -259,6 +259,8 @@ Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis
       drop_member(m.get());
       out.kind = AcquireOutcome::Kind::kGranted;
       out.hold = grant_member(slot, as_waiter, now + r.ttl_ms, now);
+      // A semaphore re-take for fewer permits than before frees some for the waiters.
+      if (r.mode == LockMode::kSemaphore) hand_off(slot, now);
       return out;
     }
   }

@@ -54,8 +54,8 @@ TEST_F(HttpLockKinds, SharedHoldsAndTheirStatus) {
   }
   ASSERT_EQ(a.status, 200) << a.raw;
   EXPECT_EQ(a.body.at("handle").at("mode").as_string(), "shared");
-  auto b = post("/v1/locks/acquire",
-                R"({"key":"doc","ttlMs":60000,"timeoutMs":0,"mode":"SHARED"})");
+  auto b =
+      post("/v1/locks/acquire", R"({"key":"doc","ttlMs":60000,"timeoutMs":0,"mode":"SHARED"})");
   ASSERT_EQ(b.status, 200) << b.raw;
   auto x = post("/v1/locks/try-acquire", R"({"key":"doc","ttlMs":60000})");
   EXPECT_TRUE(x.body.at("handle").is_null()) << x.raw;

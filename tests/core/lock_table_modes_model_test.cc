@@ -1,7 +1,8 @@
-// Randomized test of shared, exclusive and semaphore holds: random operations against the
-// LockTable and a naive model (per key: a list of holds and a FIFO list of waiters; time moves
-// one millisecond at a time). After every step the two must agree on every key's holds and
-// every waiter's fate, no key may have more holds than its mode allows, and tokens only grow.
+// Randomized test of shared, exclusive and semaphore holds, re-takes by owner included: random
+// operations against the LockTable and a naive model (per key: a list of holds and a FIFO list of
+// waiters; time moves one millisecond at a time). After every step the two must agree on every
+// key's holds and every waiter's fate, no key may have more holds than its mode allows, and tokens
+// only grow.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,8 @@ constexpr std::uint32_t kLimit = 3;  // the semaphore key's permits
 struct ModelHold {
   std::string handle;  // "?" until the table's outcome names it
   WaiterId waiter = 0;
+  std::string held_by;
+  std::string owner;
   LockMode mode;
   std::uint32_t permits;
   Millis expires;
@@ -28,6 +31,8 @@ struct ModelHold {
 
 struct ModelWaiter {
   WaiterId id;
+  std::string held_by;
+  std::string owner;
   LockMode mode;
   std::uint32_t permits;
   Millis ttl;
@@ -81,7 +86,7 @@ struct Model {
       }
       if (!k.fits(w.mode, w.permits)) return;
       fates[w.id] = true;
-      k.holds.push_back({"?", w.id, w.mode, w.permits, now + w.ttl, w.session});
+      k.holds.push_back({"?", w.id, w.held_by, w.owner, w.mode, w.permits, now + w.ttl, w.session});
       k.waiters.pop_front();
     }
   }
@@ -165,7 +170,10 @@ TEST(LockTableModesModel, RandomSequencesAgreeWithTheModel) {
           r.key = key;
           r.ttl_ms = 1 + static_cast<Millis>(pick(30));
           r.timeout_ms = pick(3) == 0 ? 0 : 1 + static_cast<Millis>(pick(50));
-          r.held_by = "user:u";
+          const std::string held_by = pick(2) ? "user:u" : "user:v";
+          const std::string owner = pick(2) ? "" : "o";
+          r.held_by = held_by;
+          if (!owner.empty()) r.owner = owner;
           r.session = 1 + pick(4);
           if (key == "s") {
             r.mode = LockMode::kSemaphore;
@@ -177,19 +185,41 @@ TEST(LockTableModesModel, RandomSequencesAgreeWithTheModel) {
           auto out = table.acquire(r, now);
           ASSERT_TRUE(out.ok());
           const std::uint32_t permits = r.mode == LockMode::kSemaphore ? r.permits : 1;
-          if (mk.waiters.empty() && mk.fits(r.mode, permits)) {
+          // Re-take: the oldest hold of the same principal, owner and mode is replaced at
+          // once, whoever waits (a semaphore's only if the new permits fit in its place).
+          auto same = mk.holds.end();
+          if (!owner.empty()) {
+            same = std::find_if(mk.holds.begin(), mk.holds.end(), [&](const ModelHold& h) {
+              return h.held_by == held_by && h.owner == owner && h.mode == r.mode;
+            });
+          }
+          bool retake = same != mk.holds.end();
+          if (retake && r.mode == LockMode::kSemaphore) {
+            std::uint32_t used = 0;
+            for (const ModelHold& h : mk.holds) used += h.permits;
+            retake = used - same->permits + permits <= kLimit;
+          }
+          if (retake) {
+            ASSERT_EQ(out->kind, AcquireOutcome::Kind::kGranted) << "seed " << seed << " re-take";
+            mk.holds.erase(same);
+            mk.holds.push_back({out->hold.handle.to_string(), 0, held_by, owner, r.mode, permits,
+                                now + r.ttl_ms, 0});
+            known.emplace_back(key, out->hold.handle.to_string());
+            ++grants_seen;
+            model.hand_off(mk, now);
+          } else if (mk.waiters.empty() && mk.fits(r.mode, permits)) {
             ASSERT_EQ(out->kind, AcquireOutcome::Kind::kGranted) << "seed " << seed;
             EXPECT_EQ(out->hold.mode, r.mode);
-            mk.holds.push_back(
-                {out->hold.handle.to_string(), 0, r.mode, permits, now + r.ttl_ms, 0});
+            mk.holds.push_back({out->hold.handle.to_string(), 0, held_by, owner, r.mode, permits,
+                                now + r.ttl_ms, 0});
             known.emplace_back(key, out->hold.handle.to_string());
             ++grants_seen;
           } else if (r.timeout_ms == 0) {
             ASSERT_EQ(out->kind, AcquireOutcome::Kind::kContended) << "seed " << seed;
           } else {
             ASSERT_EQ(out->kind, AcquireOutcome::Kind::kQueued) << "seed " << seed;
-            mk.waiters.push_back(
-                {out->waiter, r.mode, permits, r.ttl_ms, now + r.timeout_ms, r.session});
+            mk.waiters.push_back({out->waiter, held_by, owner, r.mode, permits, r.ttl_ms,
+                                  now + r.timeout_ms, r.session});
           }
           break;
         }

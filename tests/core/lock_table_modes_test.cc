@@ -296,6 +296,17 @@ TEST_F(ModesTest, SemaphoreRetakeReplacesPermitsWhenTheyFit) {
   EXPECT_EQ(table.status("s", now())->holders.size(), 2u);
 }
 
+TEST_F(ModesTest, SemaphoreRetakeForFewerPermitsHandsTheRestToWaiters) {
+  AcquireRequest r = sem("s", 3, 3);
+  r.owner = "o";
+  granted(r);
+  WaiterId w = queued(sem("s", 3, 2, 5000, "user:b", 2));
+  r.permits = 1;
+  granted(r);
+  EXPECT_EQ(grants(), std::vector<WaiterId>{w});
+  EXPECT_EQ(table.status("s", now())->free_permits, 0u);
+}
+
 TEST_F(ModesTest, WaiterTimesOutBehindSharedHolders) {
   granted(shared("k"));
   WaiterId w = queued(exclusive("k", 300));
