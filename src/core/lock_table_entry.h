@@ -1,6 +1,6 @@
 // The lock table's per-key records, shared by the files that implement LockTable
 // (lock_table.cc: exclusive holds and the queue; lock_table_groups.cc: shared and semaphore
-// holds). Private to those files.
+// holds; lock_table_durable.cc: restore and snapshots). Private to those files.
 #pragma once
 
 #include <memory>

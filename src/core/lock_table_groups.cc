@@ -116,27 +116,6 @@ HoldState LockTable::grant_member(Slot* slot, const Waiter& w, Millis lease_expi
   return std::move(granted.hold);
 }
 
-void LockTable::restore_member(const HoldState& h) {
-  Slot* slot = &slot_for(h.key);
-  Entry& e = slot->second;
-  if (e.held()) return;  // a lock and a semaphore never share a key; keep the first seen
-  if (e.group() != nullptr && (e.group()->mode != h.mode || e.group()->limit != h.limit)) return;
-  if (e.group() == nullptr) start_group(e, h.mode, h.limit);
-  auto m = std::make_unique<Member>();
-  m->slot = slot;
-  m->handle = h.handle;
-  m->token = h.token;
-  m->acquired_at = h.acquired_at;
-  m->lease_expires_at = h.lease_expires_at;
-  m->held_by = h.held_by;
-  if (!h.owner.empty()) m->owner = h.owner;
-  m->permits = h.mode == LockMode::kSemaphore ? h.permits : 1;
-  if (h.mode == LockMode::kSemaphore) e.group()->used += m->permits;
-  if (h.lease_expires_at != kNever) member_ends_.set(m.get(), h.lease_expires_at);
-  ++held_count_;
-  e.group()->members.push_back(std::move(m));
-}
-
 LockTable::Member* LockTable::find_member(Slot* slot, std::string_view handle) {
   if (slot->second.group() == nullptr) return nullptr;
   auto parsed = Handle::parse(handle);
