@@ -335,6 +335,23 @@ TEST_F(ModesTest, SnapshotAndRestoreKeepSharedAndSemaphoreHolds) {
   (void)a;
 }
 
+TEST_F(ModesTest, SharedWaitersQueuedWhileGrantsAreClosedAreGrantedTogetherWhenTheyOpen) {
+  DurableState state;
+  state.last_token = 10;
+  state.grants_closed_until = now() + 5'000;
+  table.restore(state, now());
+  WaiterId a = queued(shared("k", 10'000, "user:a", 3));
+  WaiterId b = queued(shared("k", 10'000, "user:b", 4));
+  WaiterId x = queued(exclusive("k", 10'000, "user:x", 5));
+  tick(4'999);
+  EXPECT_TRUE(grants().empty());
+  tick(1);
+  EXPECT_EQ(grants(), (std::vector<WaiterId>{a, b}));
+  EXPECT_GT(table.status("k", now())->holders[0].token, 10u);
+  table.force_release("k", now());
+  EXPECT_EQ(grants(), std::vector<WaiterId>{x});
+}
+
 TEST_F(ModesTest, ChangesReportEverySharedGrantAndRelease) {
   HoldState a = granted(shared("k", 0, "user:a"));
   release(a);
