@@ -128,6 +128,10 @@ struct HoldFields {
         return text(kind);
       case HoldField::kHolder:
         return text(holder);
+      case HoldField::kMode:  // the command line does not read modes from replies yet
+      case HoldField::kPermits:
+      case HoldField::kLimit:
+        return FieldValue{};
     }
     return FieldValue{};
   }

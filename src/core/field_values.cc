@@ -30,6 +30,12 @@ FieldValue field_value(HoldField field, const HoldState& h, char (&handle_text)[
       return text(kind_name(h.kind));
     case HoldField::kHolder:
       return text(h.holder_id);
+    case HoldField::kMode:
+      return text(mode_name(h.mode));
+    case HoldField::kPermits:
+      return FieldValue{Type::kInteger, static_cast<std::int64_t>(h.permits), {}};
+    case HoldField::kLimit:
+      return FieldValue{Type::kInteger, static_cast<std::int64_t>(h.limit), {}};
   }
   return FieldValue{};
 }

@@ -17,10 +17,25 @@ namespace holdfast {
 
 enum class Scope : std::uint8_t { kLease = 0, kSession = 1 };
 enum class HoldKind : std::uint8_t { kHandle = 0, kAssigned = 1 };
+// How a grant shares its key (docs/lock-kinds.md). An exclusive hold is the key's only hold; a
+// shared key has any number of shared holds; a semaphore key has holds whose permits add up to
+// at most the key's limit.
+enum class LockMode : std::uint8_t { kExclusive = 0, kShared = 1, kSemaphore = 2 };
 
 inline std::string_view scope_name(Scope s) { return s == Scope::kSession ? "session" : "lease"; }
 inline std::string_view kind_name(HoldKind k) {
   return k == HoldKind::kAssigned ? "assigned" : "handle";
+}
+inline std::string_view mode_name(LockMode m) {
+  switch (m) {
+    case LockMode::kExclusive:
+      return "exclusive";
+    case LockMode::kShared:
+      return "shared";
+    case LockMode::kSemaphore:
+      return "semaphore";
+  }
+  return "exclusive";
 }
 
 // A hold as stored and as shown to the caller who made it.
@@ -35,6 +50,9 @@ struct HoldState {
   Millis lease_expires_at = kNever;  // kNever: an assigned hold without TTL
   Scope scope = Scope::kLease;
   HoldKind kind = HoldKind::kHandle;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 0;  // semaphore: the permits this hold takes
+  std::uint32_t limit = 0;    // semaphore: the key's number of permits
 
   bool operator==(const HoldState&) const = default;
 };
@@ -52,11 +70,15 @@ struct HoldView {
   Millis lease_expires_at = kNever;
   Scope scope = Scope::kLease;
   HoldKind kind = HoldKind::kHandle;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 0;
+  std::uint32_t limit = 0;
 };
 
 inline HoldView view_of(const HoldState& h) {
   return HoldView{h.key,         h.handle,           h.token, h.held_by, h.owner, h.holder_id,
-                  h.acquired_at, h.lease_expires_at, h.scope, h.kind};
+                  h.acquired_at, h.lease_expires_at, h.scope, h.kind,    h.mode,  h.permits,
+                  h.limit};
 }
 
 inline HoldState state_of(const HoldView& v) {
@@ -69,7 +91,10 @@ inline HoldState state_of(const HoldView& v) {
                    v.acquired_at,
                    v.lease_expires_at,
                    v.scope,
-                   v.kind};
+                   v.kind,
+                   v.mode,
+                   v.permits,
+                   v.limit};
 }
 
 // What the store must make durable before the reply that reports it leaves.

@@ -24,6 +24,12 @@ std::string_view field_name(HoldField field) {
       return "kind";
     case HoldField::kHolder:
       return "holder";
+    case HoldField::kMode:
+      return "mode";
+    case HoldField::kPermits:
+      return "permits";
+    case HoldField::kLimit:
+      return "limit";
   }
   return "?";
 }

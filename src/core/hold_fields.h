@@ -20,7 +20,10 @@ enum class HoldField : std::uint8_t {
   kLeaseExpiresAt,  // null for an assignment without a lease
   kScope,
   kKind,
-  kHolder,  // the holder id of an assignment
+  kHolder,   // the holder id of an assignment
+  kMode,     // shared and semaphore holds only: "shared" or "semaphore"
+  kPermits,  // semaphore holds: the permits this hold takes
+  kLimit,    // semaphore holds: the key's permits
 };
 
 std::string_view field_name(HoldField field);
@@ -64,6 +67,13 @@ void for_each_field(std::span<const HoldField> fields, bool assigned, Fn&& fn) {
   }
   if (assigned && !holder_seen) fn(HoldField::kHolder);
 }
+
+// The fields a shared or semaphore hold shows after all the others; an exclusive hold shows
+// none of them, so its shape is the same as before these modes existed (mode_fields() in
+// core/field_values.h picks them).
+inline constexpr HoldField kSharedFields[] = {HoldField::kMode};
+inline constexpr HoldField kSemaphoreFields[] = {HoldField::kMode, HoldField::kPermits,
+                                                 HoldField::kLimit};
 
 // How many fields for_each_field() visits.
 inline std::size_t field_count(std::span<const HoldField> fields, bool assigned) {

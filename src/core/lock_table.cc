@@ -2,72 +2,12 @@
 
 #include "core/glob.h"
 #include "core/list_cursor.h"
+#include "core/lock_table_entry.h"
 
 #include <algorithm>
 #include <utility>
 
 namespace holdfast {
-
-// Rarely-set parts of a hold live out of line, so a plain hold costs one null pointer.
-struct LockTable::Extras {
-  std::string owner;      // empty: none
-  std::string holder_id;  // assigned holds
-  SessionId session = 0;  // session-scoped holds
-};
-
-// A key's FIFO queue of waiters; allocated only while it has any.
-struct LockTable::WaiterQueue {
-  Waiter* head = nullptr;
-  Waiter* tail = nullptr;
-  std::uint32_t size = 0;
-};
-
-// One key: its hold (if held_by != nullptr) and its waiters. Kept small: this is most of the
-// memory per held key (72 bytes here, plus the key string and the hash node).
-struct LockTable::Entry {
-  Handle handle;
-  std::uint64_t token = 0;
-  Millis acquired_at = 0;
-  Millis lease_expires_at = kNever;
-  std::pair<const std::string, std::uint32_t>* held_by = nullptr;  // interned; null when free
-  std::unique_ptr<Extras> extras;
-  std::unique_ptr<WaiterQueue> queue;
-  std::uint32_t heap_index = kNotInHeap;  // position in lease_ends_
-  Scope scope = Scope::kLease;
-  HoldKind kind = HoldKind::kHandle;
-
-  bool held() const { return held_by != nullptr; }
-  std::uint32_t waiter_count() const { return queue ? queue->size : 0; }
-  SessionId session() const { return extras ? extras->session : 0; }
-  std::string_view owner() const {
-    return extras ? std::string_view(extras->owner) : std::string_view();
-  }
-  std::string_view holder_id() const {
-    return extras ? std::string_view(extras->holder_id) : std::string_view();
-  }
-};
-
-struct LockTable::Waiter {
-  WaiterId id = 0;
-  Slot* slot = nullptr;
-  SessionId session = 0;
-  Millis deadline = 0;
-  Millis timeout_ms = 0;
-  std::optional<Millis> ttl_ms;  // none: an assign without TTL
-  bool assign = false;
-  bool session_scoped = false;
-  std::optional<std::string> owner;
-  std::string holder_id;
-  std::string held_by;
-  Waiter* prev = nullptr;
-  Waiter* next = nullptr;
-  std::uint32_t heap_index = kNotInHeap;
-};
-
-std::uint32_t& LockTable::HoldIndex::operator()(Slot* slot) const {
-  return slot->second.heap_index;
-}
-std::uint32_t& LockTable::WaiterIndex::operator()(Waiter* w) const { return w->heap_index; }
 
 namespace {
 
@@ -75,6 +15,10 @@ namespace {
 absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 }  // namespace
+
+bool LockTable::SessionIndex::empty() const {
+  return holds.empty() && waiters.empty() && members.empty();
+}
 
 LockTable::LockTable(ChangeSink* sink) : sink_(sink) {}
 
@@ -106,6 +50,9 @@ LockTable::Slot* LockTable::live_or_new(std::string_view key, Millis now) {
   if (!inserted && slot->second.held() && slot->second.lease_expires_at <= now) {
     expire(slot, now);  // the hand-off may erase the entry
     slot = &*keys_.try_emplace(std::string(key)).first;
+  } else if (!inserted && slot->second.group() != nullptr) {
+    expire_due_members(slot, now);
+    slot = &*keys_.try_emplace(std::string(key)).first;
   }
   return slot;
 }
@@ -125,11 +72,16 @@ LockTable::Slot* LockTable::find_live(std::string_view key, Millis now) {
     it = keys_.find(absl_view(key));  // the hand-off may have erased the entry
     return it == keys_.end() ? nullptr : &*it;
   }
+  if (slot->second.group() != nullptr) {
+    expire_due_members(slot, now);
+    it = keys_.find(absl_view(key));
+    return it == keys_.end() ? nullptr : &*it;
+  }
   return slot;
 }
 
 void LockTable::maybe_erase(Slot* slot) {
-  if (!slot->second.held() && slot->second.waiter_count() == 0) keys_.erase(slot->first);
+  if (!slot->second.busy() && slot->second.waiter_count() == 0) keys_.erase(slot->first);
 }
 
 HoldState LockTable::view(const Slot& slot, bool with_handle) const {
@@ -189,7 +141,7 @@ void LockTable::drop_hold(Slot* slot) {
         *pos = holds.back();
         holds.pop_back();
       }
-      if (holds.empty() && it->second.waiters.empty()) sessions_.erase(it);
+      if (it->second.empty()) sessions_.erase(it);
     }
   }
   unintern(e.held_by);
@@ -209,8 +161,10 @@ void LockTable::expire(Slot* slot, Millis now) {
   free_key(slot, now);
 }
 
-// Gives a free key to its oldest waiter whose deadline has not come; waiters whose deadline
-// has come time out on the way. Erases the entry if nobody is left.
+// Grants the key to its waiters in order while the head one fits beside the holds (an exclusive
+// waiter needs a free key; consecutive shared waiters are granted together; a semaphore waiter
+// needs its permits free), so nobody overtakes a waiter that does not fit yet. Waiters whose
+// deadline has come time out on the way. Erases the entry if nobody is left.
 void LockTable::hand_off(Slot* slot, Millis now) {
   Entry& e = slot->second;
   if (grants_closed_until_ != 0 && now < grants_closed_until_) {
@@ -223,6 +177,7 @@ void LockTable::hand_off(Slot* slot, Millis now) {
       time_out(w);
       continue;
     }
+    if (!can_grant(e, *w)) break;
     WaiterOutcome out;
     out.waiter = w->id;
     out.session = w->session;
@@ -231,7 +186,9 @@ void LockTable::hand_off(Slot* slot, Millis now) {
     out.key = slot->first;
     out.timeout_ms = w->timeout_ms;
     Millis lease_end = w->ttl_ms ? now + *w->ttl_ms : kNever;
-    if (w->assign) {
+    if (w->mode != LockMode::kExclusive) {
+      out.hold = grant_member(slot, *w, lease_end, now);
+    } else if (w->assign) {
       out.hold = grant(slot, w->held_by, std::nullopt, w->holder_id, lease_end, Scope::kLease,
                        HoldKind::kAssigned, 0, now);
     } else {
@@ -262,9 +219,13 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
   if (request.owner) w->owner = std::string(*request.owner);
   w->holder_id = std::string(holder_id);
   w->held_by = std::string(request.held_by);
+  w->mode = assign ? LockMode::kExclusive : request.mode;
+  w->permits = request.permits;
+  w->limit = request.limit;
   Entry& e = slot->second;
   if (e.queue == nullptr) e.queue = std::make_unique<WaiterQueue>();
   WaiterQueue& q = *e.queue;
+  if (w->mode == LockMode::kSemaphore) q.semaphore_limit = w->limit;
   w->prev = q.tail;
   if (q.tail != nullptr) {
     q.tail->next = w.get();
@@ -298,7 +259,7 @@ void LockTable::unlink_waiter(Waiter* w) {
         *pos = ws.back();
         ws.pop_back();
       }
-      if (ws.empty() && it->second.holds.empty()) sessions_.erase(it);
+      if (it->second.empty()) sessions_.erase(it);
     }
   }
   waiters_.erase(w->id);
@@ -330,55 +291,18 @@ bool LockTable::granting(Millis now) {
   return true;
 }
 
-void LockTable::restore(const DurableState& state, Millis now) {
-  last_token_ = state.last_token;
-  if (state.grants_closed_until > now) grants_closed_until_ = state.grants_closed_until;
-  for (const HoldState& h : state.holds) {
-    last_token_ = std::max(last_token_, h.token);
-    if (h.scope == Scope::kSession || h.lease_expires_at <= now) continue;
-    Slot* slot = &slot_for(h.key);
-    Entry& e = slot->second;
-    if (e.held()) drop_hold(slot);  // a later record for the same key wins
-    e.handle = h.handle;
-    e.token = h.token;
-    e.acquired_at = h.acquired_at;
-    e.lease_expires_at = h.lease_expires_at;
-    e.held_by = intern(h.held_by);
-    if (!h.owner.empty() || !h.holder_id.empty()) {
-      e.extras = std::make_unique<Extras>(Extras{h.owner, h.holder_id});
-    }
-    e.scope = Scope::kLease;
-    e.kind = h.kind;
-    if (h.lease_expires_at != kNever) lease_ends_.set(slot, h.lease_expires_at);
-    ++held_count_;
-  }
-}
-
-DurableState LockTable::snapshot(Millis now) const {
-  DurableState state;
-  state.last_token = last_token_;
-  state.holds.reserve(held_count_);
-  for_each_durable_hold(now, [&](const HoldView& hold) { state.holds.push_back(state_of(hold)); });
-  return state;
-}
-
-void LockTable::for_each_durable_hold(Millis now,
-                                      const std::function<void(const HoldView&)>& fn) const {
-  for (const auto& slot : keys_) {
-    const Entry& e = slot.second;
-    if (!e.held() || e.scope == Scope::kSession || e.lease_expires_at <= now) continue;
-    fn(HoldView{slot.first, e.handle, e.token, e.held_by->first, e.owner(), e.holder_id(),
-                e.acquired_at, e.lease_expires_at, e.scope, e.kind});
-  }
-}
-
 Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
+  if (r.mode != LockMode::kExclusive) return acquire_shared(r, now);
   const Scope scope = r.session_scoped ? Scope::kSession : Scope::kLease;
   const Millis lease_end = now + r.ttl_ms;
   const bool open = granting(now);
   Slot* slot = live_or_new(r.key, now);
+  if (auto conflict = kind_conflict(*slot, LockMode::kExclusive, 0)) {
+    maybe_erase(slot);
+    return *conflict;
+  }
   AcquireOutcome out;
-  if (open && !slot->second.held()) {
+  if (open && !slot->second.busy()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold =
         grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
@@ -409,6 +333,10 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
 
 ReleaseOutcome LockTable::force_release(std::string_view key, Millis now) {
   Slot* slot = find_live(key, now);
+  if (slot != nullptr && slot->second.group() != nullptr) {
+    release_group(slot, now);
+    return ReleaseOutcome{true};
+  }
   if (slot == nullptr || !slot->second.held()) return ReleaseOutcome{false};
   emit(Released{slot->first, slot->second.token});
   ++counters_.releases;
@@ -418,6 +346,15 @@ ReleaseOutcome LockTable::force_release(std::string_view key, Millis now) {
 
 RenewOutcome LockTable::extend(std::string_view key, Millis lease_expires_at, Millis now) {
   Slot* slot = find_live(key, now);
+  if (slot != nullptr && slot->second.group() != nullptr) {
+    for (auto& m : slot->second.group()->members) {
+      m->lease_expires_at = lease_expires_at;
+      member_ends_.set(m.get(), lease_expires_at);
+      ++counters_.renewals;
+      emit(Renewed{slot->first, m->token, lease_expires_at});
+    }
+    return RenewOutcome{true, lease_expires_at};
+  }
   if (slot == nullptr || !slot->second.held()) return RenewOutcome{};
   Entry& e = slot->second;
   e.lease_expires_at = lease_expires_at;
@@ -430,6 +367,13 @@ RenewOutcome LockTable::extend(std::string_view key, Millis lease_expires_at, Mi
 Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view handle, Millis ttl_ms,
                                       Millis now) {
   Slot* slot = find_live(key, now);
+  if (Member* m = slot != nullptr ? find_member(slot, handle) : nullptr) {
+    m->lease_expires_at = now + ttl_ms;
+    member_ends_.set(m, m->lease_expires_at);
+    ++counters_.renewals;
+    emit(Renewed{slot->first, m->token, m->lease_expires_at});
+    return RenewOutcome{true, m->lease_expires_at};
+  }
   auto parsed = Handle::parse(handle);
   if (slot == nullptr || !slot->second.held() || slot->second.kind != HoldKind::kHandle ||
       !parsed || !(slot->second.handle == *parsed)) {
@@ -446,6 +390,10 @@ Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view han
 Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view handle,
                                           Millis now) {
   Slot* slot = find_live(key, now);
+  if (Member* m = slot != nullptr ? find_member(slot, handle) : nullptr) {
+    release_member(m, now);
+    return ReleaseOutcome{true};
+  }
   auto parsed = Handle::parse(handle);
   if (slot == nullptr || !slot->second.held() || slot->second.kind != HoldKind::kHandle ||
       !parsed || !(slot->second.handle == *parsed)) {
@@ -464,6 +412,7 @@ Result<StatusView> LockTable::status(std::string_view key, Millis now) {
   Slot* slot = find_live(key, now);
   if (slot == nullptr) return s;
   s.waiters = slot->second.waiter_count();
+  if (slot->second.group() != nullptr) return group_status(*slot, std::move(s));
   if (slot->second.held()) {
     s.held = true;
     s.hold = view(*slot, /*with_handle=*/false);
@@ -477,7 +426,7 @@ ListPage LockTable::list(std::string_view match, std::string_view after, std::si
   std::vector<const Slot*> found;
   for (const auto& slot : keys_) {
     const Entry& e = slot.second;
-    if (!e.held() || e.lease_expires_at <= now) continue;
+    if (e.group() == nullptr && (!e.held() || e.lease_expires_at <= now)) continue;
     if (!after.empty() && slot.first <= after) continue;
     if (!match.empty() && !glob_match(match, slot.first)) continue;
     found.push_back(&slot);
@@ -494,7 +443,14 @@ ListPage LockTable::list(std::string_view match, std::string_view after, std::si
     page.next_cursor = "0";
   }
   page.holds.reserve(found.size());
-  for (const Slot* s : found) page.holds.push_back(view(*s, /*with_handle=*/false));
+  for (const Slot* s : found) {
+    if (s->second.group() == nullptr) {
+      page.holds.push_back(view(*s, /*with_handle=*/false));
+      continue;
+    }
+    for (const auto& m : s->second.group()->members)  // a page keeps a key's holds together
+      if (m->lease_expires_at > now) page.holds.push_back(member_view(*s, *m, false));
+  }
   return page;
 }
 
@@ -502,8 +458,12 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
   const Millis lease_end = r.ttl_ms ? now + *r.ttl_ms : kNever;
   const bool open = granting(now);
   Slot* slot = live_or_new(r.key, now);
+  if (auto conflict = kind_conflict(*slot, LockMode::kExclusive, 0)) {
+    maybe_erase(slot);
+    return *conflict;
+  }
   AcquireOutcome out;
-  if (open && !slot->second.held()) {
+  if (open && !slot->second.busy()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, std::nullopt, r.holder_id, lease_end, Scope::kLease,
                      HoldKind::kAssigned, 0, now);
@@ -544,6 +504,8 @@ Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_
                                       Millis now) {
   if (!granting(now)) return recovering_error(grants_closed_until_).with("key", std::string(key));
   Slot* slot = find_live(key, now);
+  if (slot != nullptr && slot->second.group() != nullptr)
+    return not_holder(key, "the key is held in shared or semaphore mode, not assigned");
   if (slot == nullptr || !slot->second.held())
     return not_holder(key, "the key is not assigned to fromId (it is free)");
   if (slot->second.kind != HoldKind::kAssigned)
@@ -559,6 +521,8 @@ Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_
 Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
                                            std::optional<std::string_view> holder_id, Millis now) {
   Slot* slot = find_live(key, now);
+  if (slot != nullptr && slot->second.group() != nullptr)
+    return not_holder(key, "the key is held in shared or semaphore mode, not assigned");
   if (slot == nullptr || !slot->second.held()) return ReleaseOutcome{false};
   if (slot->second.kind != HoldKind::kAssigned)
     return not_holder(key, "the key is held by a handle hold; release it with its handle");
@@ -574,6 +538,14 @@ Result<HolderView> LockTable::holder(std::string_view key, Millis now) {
   HolderView v;
   v.key = std::string(key);
   Slot* slot = find_live(key, now);
+  if (slot != nullptr && slot->second.group() != nullptr) {
+    const Member& newest = *slot->second.group()->members.back();
+    v.held = true;
+    v.token = newest.token;
+    v.acquired_at = newest.acquired_at;
+    v.lease_expires_at = newest.lease_expires_at;
+    return v;
+  }
   if (slot == nullptr || !slot->second.held()) return v;
   const Entry& e = slot->second;
   v.held = true;
@@ -589,6 +561,12 @@ void LockTable::advance(Millis now) {
   for (;;) {
     const bool lease_due = !lease_ends_.empty() && lease_ends_.top_deadline() <= now;
     const bool wait_due = !wait_ends_.empty() && wait_ends_.top_deadline() <= now;
+    const bool member_due = !member_ends_.empty() && member_ends_.top_deadline() <= now;
+    if (member_due && (!lease_due || member_ends_.top_deadline() <= lease_ends_.top_deadline()) &&
+        (!wait_due || member_ends_.top_deadline() <= wait_ends_.top_deadline())) {
+      expire_due_members(member_ends_.top()->slot, now);
+      continue;
+    }
     if (!lease_due && !wait_due) return;
     // Earliest first, so a key that ends before a waiter's deadline still reaches the waiter.
     if (lease_due && (!wait_due || lease_ends_.top_deadline() <= wait_ends_.top_deadline())) {
@@ -597,7 +575,7 @@ void LockTable::advance(Millis now) {
       Waiter* w = wait_ends_.top();
       Slot* slot = w->slot;
       time_out(w);
-      maybe_erase(slot);
+      after_waiter_left(slot, now);
     }
   }
 }
@@ -607,6 +585,8 @@ std::optional<Millis> LockTable::next_deadline() const {
   if (!lease_ends_.empty()) at = lease_ends_.top_deadline();
   if (!wait_ends_.empty() && (!at || wait_ends_.top_deadline() < *at))
     at = wait_ends_.top_deadline();
+  if (!member_ends_.empty() && (!at || member_ends_.top_deadline() < *at))
+    at = member_ends_.top_deadline();
   if (grants_closed_until_ != 0 && (!at || grants_closed_until_ < *at)) at = grants_closed_until_;
   return at;
 }
@@ -617,11 +597,20 @@ void LockTable::end_session(SessionId session, Millis now) {
   SessionIndex index = std::move(it->second);
   sessions_.erase(it);
   // Waiters first, so a released session hold is not handed to the same dead session.
+  // All of them leave before any key is handed on, so no hand-off grants one of them.
+  std::vector<Slot*> left;
+  left.reserve(index.waiters.size());
   for (Waiter* w : index.waiters) {
-    Slot* slot = w->slot;
+    left.push_back(w->slot);
     w->session = 0;  // its session entry is gone already
     unlink_waiter(w);
-    maybe_erase(slot);
+  }
+  std::sort(left.begin(), left.end());
+  left.erase(std::unique(left.begin(), left.end()), left.end());
+  for (Slot* slot : left) after_waiter_left(slot, now);
+  for (Member* m : index.members) {
+    m->session = 0;  // keeps drop_member away from the erased index
+    release_member(m, now);
   }
   for (Slot* slot : index.holds) {
     slot->second.scope = Scope::kLease;  // keeps drop_hold away from the erased index
@@ -631,12 +620,12 @@ void LockTable::end_session(SessionId session, Millis now) {
   }
 }
 
-void LockTable::cancel_waiter(WaiterId id, Millis /*now*/) {
+void LockTable::cancel_waiter(WaiterId id, Millis now) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
   Slot* slot = it->second->slot;
   unlink_waiter(it->second.get());
-  maybe_erase(slot);
+  after_waiter_left(slot, now);
 }
 
 std::vector<WaiterOutcome> LockTable::take_outcomes() {

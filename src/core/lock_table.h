@@ -62,6 +62,12 @@ struct AcquireRequest {
   // principal, whatever its owner (a plain SET), with a new hold and token.
   bool no_retake = false;
   bool take_over_own = false;
+  // Shared and semaphore grants (docs/lock-kinds.md). kExclusive is the plain lock above.
+  // kSemaphore: `limit` is the key's number of permits (> 0, fixed while the key has holds or
+  // waiters) and `permits` how many this grant takes (1..limit).
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 1;
+  std::uint32_t limit = 0;
 };
 
 struct AcquireOutcome {
@@ -163,12 +169,17 @@ class LockTable {
   struct WaiterQueue;
   struct Entry;
   struct Extras;
+  struct Member;
+  struct Group;
   using Slot = std::pair<const std::string, Entry>;
   struct HoldIndex {
     std::uint32_t& operator()(Slot* slot) const;
   };
   struct WaiterIndex {
     std::uint32_t& operator()(Waiter* w) const;
+  };
+  struct MemberIndex {
+    std::uint32_t& operator()(Member* m) const;
   };
 
   using Interned = std::pair<const std::string, std::uint32_t>;  // heldBy and its reference count
@@ -193,6 +204,27 @@ class LockTable {
   Interned* intern(std::string_view held_by);
   void unintern(Interned* held_by);
   void emit(Change change);
+  // Shared and semaphore holds (lock_table_groups.cc).
+  Result<AcquireOutcome> acquire_shared(const AcquireRequest& request, Millis now);
+  // INVALID_ARGUMENT when a request of `mode` (and semaphore `limit`) cannot use the key as it
+  // is: a lock key asked as a semaphore, a semaphore asked as a lock, or another limit.
+  std::optional<Error> kind_conflict(const Slot& slot, LockMode mode, std::uint32_t limit) const;
+  // Whether a grant of `mode` taking `permits` fits beside the key's current holds.
+  static bool fits(const Entry& e, LockMode mode, std::uint32_t permits);
+  bool can_grant(const Entry& e, const Waiter& w) const;
+  HoldState grant_member(Slot* slot, const Waiter& w, Millis lease_expires_at, Millis now);
+  HoldState member_view(const Slot& slot, const Member& m, bool with_handle) const;
+  Member* find_member(Slot* slot, std::string_view handle);
+  void drop_member(Member* m);
+  // Ends the key's shared or semaphore holds whose lease is over, then hands the key on.
+  void expire_due_members(Slot* slot, Millis now);
+  void release_member(Member* m, Millis now);
+  void release_group(Slot* slot, Millis now);
+  StatusView group_status(const Slot& slot, StatusView s) const;
+  void restore_member(const HoldState& hold);
+  static void start_group(Entry& e, LockMode mode, std::uint32_t limit);
+  // A waiter left the key's queue without a grant: the ones behind it may fit now.
+  void after_waiter_left(Slot* slot, Millis now);
   // Whether grants are open at `now`; the first call at or after the end of a quarantine
   // opens them and hands every free key with waiters on.
   bool granting(Millis now);
@@ -218,10 +250,13 @@ class LockTable {
   struct SessionIndex {
     std::vector<Slot*> holds;
     std::vector<Waiter*> waiters;
+    std::vector<Member*> members;
+    bool empty() const;
   };
   std::unordered_map<SessionId, SessionIndex> sessions_;
   DeadlineHeap<Slot, HoldIndex> lease_ends_;
   DeadlineHeap<Waiter, WaiterIndex> wait_ends_;
+  DeadlineHeap<Member, MemberIndex> member_ends_;
   std::vector<WaiterOutcome> outcomes_;
 };
 

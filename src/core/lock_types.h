@@ -43,8 +43,13 @@ struct ReleaseOutcome {
 struct StatusView {
   std::string key;
   bool held = false;
-  HoldState hold;  // when held; its handle is always null (only the acquirer learns it)
+  HoldState hold;  // when held; its handle is always null (only the acquirer learns it). A
+                   // shared or semaphore key shows its newest hold here.
   std::size_t waiters = 0;
+  LockMode mode = LockMode::kExclusive;  // when held
+  std::vector<HoldState> holders;        // shared or semaphore: every hold, oldest first
+  std::uint32_t permits = 0;             // semaphore: the key's limit
+  std::uint32_t free_permits = 0;        // semaphore: the limit less the permits held
   Millis as_of = 0;  // the server's clock when the status was taken (PTTL counts from it)
 };
 

@@ -41,12 +41,20 @@ struct Caller {
 
 // Arguments are views valid for the duration of the issuing call only: a service that needs
 // them later copies them.
+// The most permits a semaphore may have.
+inline constexpr std::uint32_t kMaxPermits = 1'000'000;
+
 struct AcquireArgs {
   std::string_view key;
   Millis ttl_ms = 0;
   Millis timeout_ms = 0;  // acquire: how long to wait in the queue (0: one attempt)
   std::optional<std::string_view> owner;
   bool session_scoped = false;
+  // docs/lock-kinds.md. kSemaphore: `limit` is the key's permits (1..kMaxPermits) and
+  // `permits` how many this grant takes (1..limit); other modes leave both as they are.
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 1;
+  std::uint32_t limit = 0;
 };
 
 struct RenewArgs {

@@ -20,6 +20,9 @@ struct Policy::Gated final : Completion {
   std::string holder_id;             // assign
   std::optional<Millis> ttl_ms;
   bool session_scoped = false;
+  LockMode mode = LockMode::kExclusive;  // acquire
+  std::uint32_t permits = 1;
+  std::uint32_t limit = 0;
   Millis timeout_ms = 0;  // as asked (after the 24 h cap): what LOCK_TIMEOUT reports
   Millis deadline = 0;
   std::uint32_t heap_index = kNotInHeap;
@@ -46,6 +49,17 @@ std::optional<Error> check_acquire(const Caller& caller, const AcquireArgs& a, b
   }
   if (a.session_scoped && caller.session == 0)
     return invalid_argument("a session-scoped hold needs a client connection");
+  if (a.mode == LockMode::kSemaphore) {
+    if (a.limit < 1 || a.limit > kMaxPermits)
+      return invalid_argument("a semaphore has 1 to " + std::to_string(kMaxPermits) +
+                              " permits, not " + std::to_string(a.limit));
+    if (a.permits < 1 || a.permits > a.limit)
+      return invalid_argument("a grant takes 1 to " + std::to_string(a.limit) +
+                              " permits (the semaphore's PERMITS), not " +
+                              std::to_string(a.permits));
+  } else if (a.permits != 1 || a.limit != 0) {
+    return invalid_argument("permits are for semaphores only: PERMITS cannot go with MODE");
+  }
   return std::nullopt;
 }
 
@@ -117,6 +131,9 @@ Issued Policy::acquire(const Caller& caller, const AcquireArgs& args, Completion
     if (args.owner) call->owner = std::string(*args.owner);
     call->ttl_ms = capped.ttl_ms;
     call->session_scoped = args.session_scoped;
+    call->mode = args.mode;
+    call->permits = args.permits;
+    call->limit = args.limit;
     call->timeout_ms = capped.timeout_ms;
     return gate(caller, done, std::move(call));
   }
@@ -354,6 +371,9 @@ void Policy::run_gated(Gated& g, Millis now) {
     a.timeout_ms = left;
     if (g.owner) a.owner = *g.owner;
     a.session_scoped = g.session_scoped;
+    a.mode = g.mode;
+    a.permits = g.permits;
+    a.limit = g.limit;
     (void)backend_.acquire(g.caller, a, Contention::kError, charge, g);
   }
 }

@@ -83,7 +83,7 @@ json::value iso_time(Millis at) {
 
 json::object hold_json(std::span<const HoldField> fields, const HoldState& h) {
   json::object o;
-  for_each_field(fields, is_assigned(h), [&](HoldField f) {
+  auto add = [&](HoldField f) {
     char handle[kHandleChars];
     const FieldValue v = field_value(f, h, handle);
     json::value& slot = o[field_name(f)];
@@ -101,7 +101,9 @@ json::object hold_json(std::span<const HoldField> fields, const HoldState& h) {
         slot = iso_time(v.number);
         break;
     }
-  });
+  };
+  for_each_field(fields, is_assigned(h), add);
+  for (HoldField f : mode_fields(h.mode)) add(f);  // shared and semaphore holds only
   return o;
 }
 
@@ -113,6 +115,16 @@ json::object status_json(const StatusView& s) {
     for (auto& field : hold_json(kStatusFields, s.hold)) o[field.key()] = std::move(field.value());
   }
   o["waiters"] = s.waiters;
+  if (s.held && s.mode != LockMode::kExclusive) {  // docs/lock-kinds.md
+    o["mode"] = mode_name(s.mode);
+    if (s.mode == LockMode::kSemaphore) {
+      o["permits"] = s.permits;
+      o["freePermits"] = s.free_permits;
+    }
+    json::array holders;
+    for (const HoldState& h : s.holders) holders.push_back(hold_json(kPublicFields, h));
+    o["holders"] = std::move(holders);
+  }
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include "core/validation.h"
 #include "server/http/json_body.h"
 #include "server/http/query.h"
+#include "server/lock_mode_args.h"
 
 namespace holdfast::http {
 namespace {
@@ -38,8 +39,8 @@ std::optional<Error> no_query(const Request& req) { return QueryReader(req.query
 
 // The body of acquire and try-acquire; every string it points into lives in `owned`.
 struct AcquireBody {
-  std::optional<std::string> key, owner;
-  std::optional<std::int64_t> ttl, timeout;
+  std::optional<std::string> key, owner, mode;
+  std::optional<std::int64_t> ttl, timeout, permits, take;
   bool session = false;
 };
 
@@ -50,29 +51,39 @@ std::optional<Error> read_acquire(const Request& req, bool blocking, AcquireBody
     b.ttl = r.integer("ttlMs", true);
     if (blocking) b.timeout = r.integer("timeoutMs", true);
     b.owner = r.string("owner", false);
+    b.mode = r.string("mode", false);
+    b.permits = r.integer("permits", false);
+    b.take = r.integer("take", false);
   });
 }
 
-AcquireArgs acquire_args(const AcquireBody& b) {
+Result<AcquireArgs> acquire_args(const AcquireBody& b) {
   AcquireArgs a;
   a.key = *b.key;
   a.ttl_ms = *b.ttl;
   a.timeout_ms = b.timeout.value_or(0);
   if (b.owner) a.owner = *b.owner;
+  std::optional<std::string_view> mode;
+  if (b.mode) mode = *b.mode;
+  if (auto err = read_lock_mode(mode, b.permits, b.take, kJsonSpelling, a)) return *err;
   return a;
 }
 
 Issued acquire(LockService& service, const Caller& caller, const Request& req, Completion& done) {
   AcquireBody b;
   if (auto err = read_acquire(req, true, b)) return refuse(done, *err);
-  return service.acquire(caller, acquire_args(b), done);
+  Result<AcquireArgs> args = acquire_args(b);
+  if (!args) return refuse(done, std::move(args).error());
+  return service.acquire(caller, *args, done);
 }
 
 Issued try_acquire(LockService& service, const Caller& caller, const Request& req,
                    Completion& done) {
   AcquireBody b;
   if (auto err = read_acquire(req, false, b)) return refuse(done, *err);
-  return service.try_acquire(caller, acquire_args(b), done);
+  Result<AcquireArgs> args = acquire_args(b);
+  if (!args) return refuse(done, std::move(args).error());
+  return service.try_acquire(caller, *args, done);
 }
 
 void write_grant(const Request&, Answer& answer, Response& res) {

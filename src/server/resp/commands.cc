@@ -176,12 +176,14 @@ constexpr CommandSpec kCommands[] = {
      "COMMAND [<subcommand> [<arg>...]]",
      "Describes the commands as Redis 7 does (for client libraries and redis-cli hints).",
      "server", kCommandSubcommands},
-    {"LOCK.ACQUIRE", 5, 8, kWrite | kBlocking | kKeyed, 1, kAcquireOptions,
+    {"LOCK.ACQUIRE", 5, 14, kWrite | kBlocking | kKeyed, 1, kAcquireOptions,
      nullptr, call_acquire, write_grant,
-     "LOCK.ACQUIRE <key> TTL <ms> TIMEOUT <ms> [OWNER <owner>] [SESSION]",
+     "LOCK.ACQUIRE <key> TTL <ms> TIMEOUT <ms> [OWNER <owner>] [SESSION] "
+     "[MODE SHARED|EXCLUSIVE] [PERMITS <n>] [TAKE <k>]",
      "Waits up to TIMEOUT in the key's FIFO queue; answers a hold or LOCK_TIMEOUT.", "lock"},
-    {"LOCK.TRY", 3, 6, kWrite | kKeyed, 1, kTryOptions, nullptr, call_try, write_grant,
-     "LOCK.TRY <key> TTL <ms> [OWNER <owner>] [SESSION]",
+    {"LOCK.TRY", 3, 12, kWrite | kKeyed, 1, kTryOptions, nullptr, call_try, write_grant,
+     "LOCK.TRY <key> TTL <ms> [OWNER <owner>] [SESSION] [MODE SHARED|EXCLUSIVE] "
+     "[PERMITS <n>] [TAKE <k>]",
      "One attempt; answers a hold or nil.", "lock"},
     {"LOCK.RENEW", 4, 4, kWrite | kKeyed, 2, kRenewOptions, nullptr, call_renew, write_renewal,
      "LOCK.RENEW <key> <handle> TTL <ms>",

@@ -293,8 +293,8 @@ void write_ok(ReplyWriter&, Answer&);
 
 // The options of each lock command, with the index each is found at in CallArgs::options.
 namespace opt {
-enum Acquire { kTtl, kTimeout, kOwner, kSession };
-enum Try { kTryTtl, kTryOwner, kTrySession };
+enum Acquire { kTtl, kTimeout, kOwner, kSession, kMode, kPermits, kTake };
+enum Try { kTryTtl, kTryOwner, kTrySession, kTryMode, kTryPermits, kTryTake };
 enum List { kMatch, kCursor, kCount };
 enum Assign { kAssignTtl, kAssignTimeout };
 enum Transfer { kFrom };
@@ -306,11 +306,17 @@ inline constexpr OptionSpec kAcquireOptions[] = {
     {"TIMEOUT", OptionKind::kMillis, "TIMEOUT is required (milliseconds; 0 for one attempt)"},
     {"OWNER", OptionKind::kText, ""},
     {"SESSION", OptionKind::kFlag, ""},
+    {"MODE", OptionKind::kText, ""},
+    {"PERMITS", OptionKind::kCount, ""},
+    {"TAKE", OptionKind::kCount, ""},
 };
 inline constexpr OptionSpec kTryOptions[] = {
     {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
     {"OWNER", OptionKind::kText, ""},
     {"SESSION", OptionKind::kFlag, ""},
+    {"MODE", OptionKind::kText, ""},
+    {"PERMITS", OptionKind::kCount, ""},
+    {"TAKE", OptionKind::kCount, ""},
 };
 inline constexpr OptionSpec kRenewOptions[] = {
     {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},

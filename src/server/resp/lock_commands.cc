@@ -1,6 +1,7 @@
 // LOCK.* commands: build the service call from the parsed arguments, and write its answer.
 #include <string>
 
+#include "server/lock_mode_args.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
 
@@ -10,6 +11,20 @@ namespace {
 std::optional<std::string_view> text_of(const OptionValue& v) {
   if (!v.present) return std::nullopt;
   return v.text;
+}
+
+Issued refuse(Completion& done, Error error) {
+  done.finish(std::move(error));
+  return Issued::kApplied;
+}
+
+// MODE, PERMITS and TAKE (docs/lock-kinds.md) into `args`.
+std::optional<Error> read_mode(const OptionValue& mode, const OptionValue& permits,
+                               const OptionValue& take, AcquireArgs& args) {
+  auto number = [](const OptionValue& v) {
+    return v.present ? std::optional<std::int64_t>(v.number) : std::nullopt;
+  };
+  return read_lock_mode(text_of(mode), number(permits), number(take), kRespSpelling, args);
 }
 
 }  // namespace
@@ -23,6 +38,9 @@ Issued call_acquire(LockService& service, const Caller& caller, const CallArgs& 
   args.timeout_ms = a.in_transaction ? 0 : a.options[opt::kTimeout].number;
   args.owner = text_of(a.options[opt::kOwner]);
   args.session_scoped = a.options[opt::kSession].present;
+  if (auto err =
+          read_mode(a.options[opt::kMode], a.options[opt::kPermits], a.options[opt::kTake], args))
+    return refuse(done, std::move(*err));
   return service.acquire(caller, args, done);
 }
 
@@ -32,6 +50,9 @@ Issued call_try(LockService& service, const Caller& caller, const CallArgs& a, C
   args.ttl_ms = a.options[opt::kTryTtl].number;
   args.owner = text_of(a.options[opt::kTryOwner]);
   args.session_scoped = a.options[opt::kTrySession].present;
+  if (auto err = read_mode(a.options[opt::kTryMode], a.options[opt::kTryPermits],
+                           a.options[opt::kTryTake], args))
+    return refuse(done, std::move(*err));
   return service.try_acquire(caller, args, done);
 }
 

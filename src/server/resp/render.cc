@@ -68,8 +68,10 @@ void write_command_error(ReplyWriter& w, std::uint32_t command_flags, const Erro
 }
 
 void write_hold(ReplyWriter& w, std::span<const HoldField> fields, const HoldState& hold) {
-  w.map(field_count(fields, is_assigned(hold)));
+  const auto extra = mode_fields(hold.mode);
+  w.map(field_count(fields, is_assigned(hold)) + extra.size());
   for_each_field(fields, is_assigned(hold), [&](HoldField f) { write_field(w, f, hold); });
+  for (HoldField f : extra) write_field(w, f, hold);
 }
 
 void write_status(ReplyWriter& w, const StatusView& s) {
@@ -80,7 +82,11 @@ void write_status(ReplyWriter& w, const StatusView& s) {
     w.field("waiters", static_cast<std::int64_t>(s.waiters));
     return;
   }
-  w.map(3 + field_count(kStatusFields, is_assigned(s.hold)));
+  // A shared or semaphore key adds its mode, its permits and every hold after the fields of
+  // its newest hold; an exclusive key's map is as it always was.
+  const bool group = s.mode != LockMode::kExclusive;
+  const std::size_t group_fields = !group ? 0 : s.mode == LockMode::kSemaphore ? 4 : 2;
+  w.map(3 + field_count(kStatusFields, is_assigned(s.hold)) + group_fields);
   w.field("key", s.key);
   w.field("held", 1);
   std::size_t n = 0;
@@ -91,6 +97,15 @@ void write_status(ReplyWriter& w, const StatusView& s) {
     write_field(w, f, s.hold);
   });
   if (n == std::size(kStatusFields)) w.field("waiters", static_cast<std::int64_t>(s.waiters));
+  if (!group) return;
+  w.field("mode", mode_name(s.mode));
+  if (s.mode == LockMode::kSemaphore) {
+    w.field("permits", static_cast<std::int64_t>(s.permits));
+    w.field("freePermits", static_cast<std::int64_t>(s.free_permits));
+  }
+  w.bulk("holders");
+  w.array(s.holders.size());
+  for (const HoldState& h : s.holders) write_hold(w, kPublicFields, h);
 }
 
 void write_holder(ReplyWriter& w, const HolderView& v) {

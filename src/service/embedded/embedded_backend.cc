@@ -88,6 +88,9 @@ Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
   r.timeout_ms = contention == Contention::kNil ? 0 : args.timeout_ms;
   r.owner = args.owner;
   r.session_scoped = args.session_scoped;
+  r.mode = args.mode;
+  r.permits = args.permits;
+  r.limit = args.limit;
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
@@ -171,7 +174,13 @@ namespace {
 
 // Whether `st` is a hold the caller may act on without its handle.
 bool acts_on(const StatusView& st, std::optional<std::string_view> only_held_by) {
-  return st.held && (!only_held_by || st.hold.held_by == *only_held_by);
+  if (!st.held || !only_held_by) return st.held;
+  // A shared or semaphore key: DEL and PEXPIRE act on all its holds, so all must be the
+  // caller's.
+  if (!st.holders.empty())
+    return std::all_of(st.holders.begin(), st.holders.end(),
+                       [&](const HoldState& h) { return h.held_by == *only_held_by; });
+  return st.hold.held_by == *only_held_by;
 }
 
 }  // namespace
@@ -183,8 +192,9 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
   const Millis t = now();
   const StatusView before = std::move(*table_.status(args.key, t));
   const std::string held_by = caller.principal->held_by();
-  const bool own =
-      before.held && before.hold.kind == HoldKind::kHandle && before.hold.held_by == held_by;
+  // A shared or semaphore key is never the caller's own to SET: it is not one hold.
+  const bool own = before.held && before.holders.empty() && before.hold.kind == HoldKind::kHandle &&
+                   before.hold.held_by == held_by;
   SetOutcome out;
   out.get = args.get;
   if (before.held) out.previous = before.hold.owner;

@@ -114,6 +114,13 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
 
 Issued PgBackend::acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                           Charge charge, Completion& done) {
+  if (args.mode != LockMode::kExclusive) {
+    // The holds table has one row per key; shared and semaphore holds need several.
+    return run(done, []() -> Result<Answer> {
+      return invalid_argument(
+          "shared and semaphore modes are not supported on a node over PostgreSQL yet");
+    });
+  }
   struct Copy {
     std::string key;
     std::optional<std::string> owner;

@@ -1,10 +1,10 @@
 // The constants that the log writer, the log reader and the snapshot code share. The prose
 // description of the format is docs/wal-format.md; change both together.
 //
-//   segment  := "HFWAL02\n" frame*     (a segment written before lease horizons: "HFWAL01\n")
+//   segment  := "HFWAL03\n" frame*     (older segments: "HFWAL02\n", "HFWAL01\n")
 //   frame    := header_crc:u32 body_length:u32 body_crc:u32 record_count:u32 body
 //   record   := type:u8 payload_length:u32 payload
-//   snapshot := "HFSNAP1\n" body body_crc:u32 body_length:u64
+//   snapshot := "HFSNAP2\n" body body_crc:u32 body_length:u64   (older: "HFSNAP1\n")
 #pragma once
 
 #include <cstddef>
@@ -14,12 +14,20 @@
 namespace holdfast::wal {
 
 // --- log segments ---
-// Version 2 adds the LeaseHorizon record; a version 1 segment is read as before.
-inline constexpr std::string_view kSegmentMagic = "HFWAL02\n";
+// Version 2 adds the LeaseHorizon record; version 3 the mode of a shared or semaphore hold
+// (kHoldModeFollows). Older segments are read as before.
+inline constexpr std::string_view kSegmentMagic = "HFWAL03\n";
+inline constexpr std::string_view kSegmentMagicV2 = "HFWAL02\n";
 inline constexpr std::string_view kSegmentMagicV1 = "HFWAL01\n";
 inline constexpr std::size_t kSegmentHeaderSize = 8;
 static_assert(kSegmentMagic.size() == kSegmentHeaderSize);
+static_assert(kSegmentMagicV2.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV1.size() == kSegmentHeaderSize);
+
+// In a hold's kind byte: a shared or semaphore hold's mode:u8 permits:u32 limit:u32 follow
+// (segment version 3 and snapshot version 2 on). An exclusive hold never sets it, so its bytes
+// are the same as in older versions.
+inline constexpr std::uint8_t kHoldModeFollows = 0x80;
 
 // header_crc, body_length, body_crc, record_count.
 inline constexpr std::size_t kFrameHeaderSize = 16;
@@ -46,9 +54,12 @@ enum class RecordType : std::uint8_t {
 };
 
 // --- snapshots ---
-inline constexpr std::string_view kSnapshotMagic = "HFSNAP1\n";
+// Version 2: holds may carry a mode (kHoldModeFollows). A version 1 snapshot is read as before.
+inline constexpr std::string_view kSnapshotMagic = "HFSNAP2\n";
+inline constexpr std::string_view kSnapshotMagicV1 = "HFSNAP1\n";
 inline constexpr std::size_t kSnapshotHeaderSize = 8;
 static_assert(kSnapshotMagic.size() == kSnapshotHeaderSize);
+static_assert(kSnapshotMagicV1.size() == kSnapshotHeaderSize);
 // body_crc:u32 body_length:u64
 inline constexpr std::size_t kSnapshotTrailerSize = 12;
 

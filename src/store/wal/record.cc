@@ -116,8 +116,10 @@ std::size_t append_record(std::string& out, const Change& change) {
 }
 
 void append_hold(std::string& out, const HoldView& hold) {
+  const bool with_mode = hold.mode != LockMode::kExclusive;
   const std::size_t size = kMinHoldSize + hold.key.size() + hold.held_by.size() +
-                           hold.owner.size() + hold.holder_id.size();
+                           hold.owner.size() + hold.holder_id.size() +
+                           (with_mode ? kHoldModeSize : 0);
   const std::size_t at = out.size();
   out.resize(at + size);
   char* p = out.data() + at;
@@ -131,7 +133,13 @@ void append_hold(std::string& out, const HoldView& hold) {
   p = write_u64(p, static_cast<std::uint64_t>(hold.acquired_at));
   p = write_u64(p, static_cast<std::uint64_t>(hold.lease_expires_at));
   p = write_u8(p, static_cast<std::uint8_t>(hold.scope));
-  p = write_u8(p, static_cast<std::uint8_t>(hold.kind));
+  const auto kind = static_cast<std::uint8_t>(hold.kind);
+  p = write_u8(p, with_mode ? static_cast<std::uint8_t>(kind | kHoldModeFollows) : kind);
+  if (with_mode) {
+    p = write_u8(p, static_cast<std::uint8_t>(hold.mode));
+    p = write_u32(p, hold.permits);
+    p = write_u32(p, hold.limit);
+  }
   assert(p == out.data() + at + size);
 }
 
@@ -146,13 +154,25 @@ HoldState read_hold(Decoder& in) {
   hold.acquired_at = in.i64();
   hold.lease_expires_at = in.i64();
   const std::uint8_t scope = in.u8();
-  const std::uint8_t kind = in.u8();
+  const std::uint8_t kind_byte = in.u8();
+  const auto kind = static_cast<std::uint8_t>(kind_byte & ~kHoldModeFollows);
   if (scope > static_cast<std::uint8_t>(Scope::kSession) ||
       kind > static_cast<std::uint8_t>(HoldKind::kAssigned)) {
     in.fail();
   }
   hold.scope = static_cast<Scope>(scope);
   hold.kind = static_cast<HoldKind>(kind);
+  if ((kind_byte & kHoldModeFollows) != 0) {
+    const std::uint8_t mode = in.u8();
+    hold.permits = in.u32();
+    hold.limit = in.u32();
+    // Only a handle hold has a mode, and an exclusive one never writes it.
+    if (mode == 0 || mode > static_cast<std::uint8_t>(LockMode::kSemaphore) ||
+        hold.kind != HoldKind::kHandle) {
+      in.fail();
+    }
+    hold.mode = static_cast<LockMode>(mode);
+  }
   return hold;
 }
 

@@ -25,7 +25,13 @@ std::uint32_t hash_key(std::string_view key) {
 ReplayState::ReplayState(DurableState base)
     : last_token_(base.last_token),
       base_(std::move(base.holds)),
-      rule_set_(std::move(base.rule_set)) {}
+      rule_set_(std::move(base.rule_set)) {
+  const auto is_share = [](const HoldState& h) { return h.mode != LockMode::kExclusive; };
+  if (std::none_of(base_.begin(), base_.end(), is_share)) return;
+  for (HoldState& h : base_)
+    if (is_share(h)) shares_.emplace(h.token, std::move(h));
+  std::erase_if(base_, is_share);  // a moved-from hold keeps its mode
+}
 
 void ReplayState::build_index() {
   std::size_t size = 1024;
@@ -93,16 +99,29 @@ void ReplayState::apply(const Change& change) {
         if constexpr (std::is_same_v<T, Granted>) {
           last_token_ = std::max(last_token_, c.hold.token);
           last_record_at_ = std::max(last_record_at_, c.hold.acquired_at);
+          if (c.hold.mode != LockMode::kExclusive) {
+            shares_[c.hold.token] = c.hold;
+            return;
+          }
           const HoldState* current = live(c.hold.key);
           if (current != nullptr && current->token > c.hold.token) return;  // stale
           put(c.hold);
         } else if constexpr (std::is_same_v<T, Renewed>) {
           HoldState* current = live(c.key);
-          if (current != nullptr && current->token == c.token)
+          if (current != nullptr && current->token == c.token) {
             current->lease_expires_at = c.lease_expires_at;
+          } else if (auto share = shares_.find(c.token);
+                     share != shares_.end() && share->second.key == c.key) {
+            share->second.lease_expires_at = c.lease_expires_at;
+          }
         } else if constexpr (std::is_same_v<T, Released>) {
           const std::optional<Position> p = find(c.key, hash_key(c.key));
-          if (p && alive_[*p] && at(*p).token == c.token) alive_[*p] = false;
+          if (p && alive_[*p] && at(*p).token == c.token) {
+            alive_[*p] = false;
+          } else if (auto share = shares_.find(c.token);
+                     share != shares_.end() && share->second.key == c.key) {
+            shares_.erase(share);
+          }
         } else if constexpr (std::is_same_v<T, RuleSetPut>) {
           rule_set_ = c;
         } else if constexpr (std::is_same_v<T, RuleSetDeleted>) {
@@ -139,6 +158,14 @@ DurableState ReplayState::finish(Millis now) && {
   holds.erase(holds.begin() + static_cast<std::ptrdiff_t>(kept), holds.end());
   for (std::size_t j = 0; j < added_.size(); ++j)
     if (alive_[base_count + j] && survives(added_[j])) holds.push_back(std::move(added_[j]));
+  // Oldest first, as the table keeps a key's holds.
+  const std::size_t shares_from = holds.size();
+  for (auto& [token, hold] : shares_) {
+    last_token_ = std::max(last_token_, token);
+    if (survives(hold)) holds.push_back(std::move(hold));
+  }
+  std::sort(holds.begin() + static_cast<std::ptrdiff_t>(shares_from), holds.end(),
+            [](const HoldState& a, const HoldState& b) { return a.token < b.token; });
   state.last_token = last_token_;
   state.grants_closed_until = quarantine_end(horizon_, last_record_at_, now);
   return state;

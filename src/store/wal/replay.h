@@ -6,6 +6,10 @@
 // hold with their token. That is what lets a snapshot contain a change or two that the log
 // records again just after the snapshot's cut.
 //
+// A key held in shared or semaphore mode has several holds at once; they are kept apart, by
+// token (tokens are unique), and a Renewed or Released that matches no exclusive hold of its
+// key looks there.
+//
 // Restart time is the point of the layout. The snapshot's holds stay in the vector they were
 // decoded into (they are moved once more, into the result); holds on new keys go to a second
 // vector. A key index (open addressing over 32-bit hashes and positions, 8 bytes a slot,
@@ -16,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
@@ -60,8 +65,9 @@ class ReplayState {
   std::size_t used_slots_ = 0;
   bool indexed_ = false;
   std::optional<RuleSetPut> rule_set_;
-  std::optional<LeaseHorizon> horizon_;  // the last one in log order
-  Millis last_record_at_ = 0;            // the latest instant a replayed record carries
+  std::optional<LeaseHorizon> horizon_;                  // the last one in log order
+  std::unordered_map<std::uint64_t, HoldState> shares_;  // shared and semaphore holds by token
+  Millis last_record_at_ = 0;  // the latest instant a replayed record carries
 };
 
 }  // namespace holdfast::wal

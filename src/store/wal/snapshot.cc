@@ -154,7 +154,8 @@ Result<Snapshot> decode_snapshot(std::string_view data, const std::string& path,
                                  std::uint64_t expected_next_segment) {
   if (data.size() < kSnapshotHeaderSize + kSnapshotTrailerSize)
     return snapshot_error(path, "file is too short");
-  if (data.substr(0, kSnapshotHeaderSize) != kSnapshotMagic)
+  const std::string_view magic = data.substr(0, kSnapshotHeaderSize);
+  if (magic != kSnapshotMagic && magic != kSnapshotMagicV1)
     return snapshot_error(path, "not a holdfast snapshot (bad magic)");
   const char* trailer = data.data() + data.size() - kSnapshotTrailerSize;
   const std::uint32_t body_crc = load_u32(trailer);

@@ -1,0 +1,111 @@
+// The lock table's per-key records, shared by the files that implement LockTable
+// (lock_table.cc: exclusive holds and the queue; lock_table_groups.cc: shared and semaphore
+// holds; lock_table_durable.cc: restore and snapshots). Private to those files.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lock_table.h"
+
+namespace holdfast {
+
+// A key's FIFO queue of waiters; allocated only while it has any.
+struct LockTable::WaiterQueue {
+  Waiter* head = nullptr;
+  Waiter* tail = nullptr;
+  std::uint32_t size = 0;
+  std::uint32_t semaphore_limit = 0;  // the limit its semaphore waiters agree on; 0: a lock
+};
+
+// One shared or semaphore hold. Owned by its key's Group; its address is stable, so the lease
+// heap and the session index point at it.
+struct LockTable::Member {
+  Slot* slot = nullptr;
+  Handle handle;
+  std::uint64_t token = 0;
+  Millis acquired_at = 0;
+  Millis lease_expires_at = kNever;
+  std::string held_by;
+  std::optional<std::string> owner;
+  SessionId session = 0;  // non-zero: session-scoped
+  std::uint32_t permits = 1;
+  std::uint32_t heap_index = kNotInHeap;  // position in member_ends_
+};
+
+// The holds of a key held in shared or semaphore mode, oldest first. Exists only while the key
+// has at least one; an exclusive hold never lives here (it is the Entry's own hold).
+struct LockTable::Group {
+  LockMode mode = LockMode::kShared;
+  std::uint32_t limit = 0;  // semaphore: the key's permits
+  std::uint32_t used = 0;   // semaphore: the permits held
+  std::vector<std::unique_ptr<Member>> members;
+};
+
+// Rarely-set parts of a key live out of line, so a plain hold costs one null pointer: of an
+// exclusive hold, its owner, holder id and session; of a shared or semaphore key, its Group
+// (which has no exclusive hold, so the two uses never meet).
+struct LockTable::Extras {
+  std::string owner;      // empty: none
+  std::string holder_id;  // assigned holds
+  SessionId session = 0;  // session-scoped holds
+  std::unique_ptr<Group> group;
+};
+
+// One key: its exclusive hold (if held_by != nullptr) or its shared or semaphore holds (if
+// group() != nullptr), and its waiters. Kept small: this is most of the memory per held key
+// (72 bytes here, plus the key string and the hash node).
+struct LockTable::Entry {
+  Handle handle;
+  std::uint64_t token = 0;
+  Millis acquired_at = 0;
+  Millis lease_expires_at = kNever;
+  std::pair<const std::string, std::uint32_t>* held_by = nullptr;  // interned; null when free
+  std::unique_ptr<Extras> extras;
+  std::unique_ptr<WaiterQueue> queue;
+  std::uint32_t heap_index = kNotInHeap;  // position in lease_ends_
+  Scope scope = Scope::kLease;
+  HoldKind kind = HoldKind::kHandle;
+
+  bool held() const { return held_by != nullptr; }  // an exclusive hold
+  Group* group() const { return extras ? extras->group.get() : nullptr; }
+  bool busy() const { return held_by != nullptr || group() != nullptr; }
+  std::uint32_t waiter_count() const { return queue ? queue->size : 0; }
+  SessionId session() const { return extras ? extras->session : 0; }
+  std::string_view owner() const {
+    return extras ? std::string_view(extras->owner) : std::string_view();
+  }
+  std::string_view holder_id() const {
+    return extras ? std::string_view(extras->holder_id) : std::string_view();
+  }
+};
+
+struct LockTable::Waiter {
+  WaiterId id = 0;
+  Slot* slot = nullptr;
+  SessionId session = 0;
+  Millis deadline = 0;
+  Millis timeout_ms = 0;
+  std::optional<Millis> ttl_ms;  // none: an assign without TTL
+  bool assign = false;
+  bool session_scoped = false;
+  std::optional<std::string> owner;
+  std::string holder_id;
+  std::string held_by;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 1;
+  std::uint32_t limit = 0;
+  Waiter* prev = nullptr;
+  Waiter* next = nullptr;
+  std::uint32_t heap_index = kNotInHeap;
+};
+
+inline std::uint32_t& LockTable::HoldIndex::operator()(Slot* slot) const {
+  return slot->second.heap_index;
+}
+inline std::uint32_t& LockTable::WaiterIndex::operator()(Waiter* w) const { return w->heap_index; }
+inline std::uint32_t& LockTable::MemberIndex::operator()(Member* m) const { return m->heap_index; }
+
+}  // namespace holdfast

@@ -1,0 +1,261 @@
+// Shared and semaphore holds of the lock table (docs/lock-kinds.md).
+//
+// A key is a lock or a semaphore for as long as it has holds or waiters:
+//  1. A lock key has one exclusive hold (the Entry's own, handled in lock_table.cc exactly as
+//     before these modes existed) or any number of shared holds (a Group of mode kShared).
+//  2. A semaphore key has a Group of mode kSemaphore whose holds take 1..limit permits each;
+//     the permits held never exceed the limit. The limit is fixed by the first acquire and
+//     forgotten when the key has neither holds nor waiters; a request with another limit, or
+//     a lock request on a semaphore key (and the reverse), is INVALID_ARGUMENT.
+//  3. One FIFO queue per key serves every mode. A new request is granted at once only when it
+//     fits and nobody waits (no barging); hand_off() grants waiters from the head while the
+//     head fits, so consecutive shared waiters are granted together and a waiting exclusive
+//     request stops every shared request behind it (no writer starvation).
+//  4. Every hold has its own handle and token. A re-take by the same principal and non-empty
+//     owner replaces that principal's hold of the same mode (and, for a semaphore, only when
+//     the new permits fit in place of the old): the old handle is fenced.
+//  5. Each hold's lease ends on its own (member_ends_); the key's entry is erased when the
+//     last hold and waiter are gone.
+#include <algorithm>
+
+#include "core/lock_table.h"
+#include "core/lock_table_entry.h"
+
+namespace holdfast {
+
+void LockTable::start_group(Entry& e, LockMode mode, std::uint32_t limit) {
+  if (e.extras == nullptr) e.extras = std::make_unique<Extras>();
+  e.extras->group = std::make_unique<Group>();
+  e.extras->group->mode = mode;
+  e.extras->group->limit = mode == LockMode::kSemaphore ? limit : 0;
+}
+
+std::optional<Error> LockTable::kind_conflict(const Slot& slot, LockMode mode,
+                                              std::uint32_t limit) const {
+  const Entry& e = slot.second;
+  // The key's current kind: 0 for a lock, the limit for a semaphore, nullopt when unused.
+  std::optional<std::uint32_t> current;
+  if (e.group() != nullptr) {
+    current = e.group()->mode == LockMode::kSemaphore ? e.group()->limit : 0;
+  } else if (e.held()) {
+    current = 0;
+  } else if (e.queue != nullptr) {
+    current = e.queue->semaphore_limit;
+  }
+  const std::uint32_t wanted = mode == LockMode::kSemaphore ? limit : 0;
+  if (!current || *current == wanted) return std::nullopt;
+  std::string key(slot.first);
+  if (*current == 0)
+    return invalid_argument("the key is a lock; it cannot be acquired as a semaphore")
+        .with("key", key);
+  if (wanted == 0)
+    return invalid_argument("the key is a semaphore of " + std::to_string(*current) +
+                            " permits; acquire it with PERMITS " + std::to_string(*current))
+        .with("key", key);
+  return invalid_argument("the key is a semaphore of " + std::to_string(*current) +
+                          " permits, not " + std::to_string(wanted))
+      .with("key", key);
+}
+
+bool LockTable::fits(const Entry& e, LockMode mode, std::uint32_t permits) {
+  switch (mode) {
+    case LockMode::kExclusive:
+      return !e.busy();
+    case LockMode::kShared:
+      return !e.held() && (e.group() == nullptr || e.group()->mode == LockMode::kShared);
+    case LockMode::kSemaphore:
+      return e.group() == nullptr || (e.group()->mode == LockMode::kSemaphore &&
+                                      e.group()->used + permits <= e.group()->limit);
+  }
+  return false;
+}
+
+bool LockTable::can_grant(const Entry& e, const Waiter& w) const {
+  return fits(e, w.mode, w.permits);
+}
+
+HoldState LockTable::member_view(const Slot& slot, const Member& m, bool with_handle) const {
+  HoldState h;
+  h.key = slot.first;
+  if (with_handle) h.handle = m.handle;
+  h.token = m.token;
+  h.held_by = m.held_by;
+  h.owner = m.owner.value_or(std::string());
+  h.acquired_at = m.acquired_at;
+  h.lease_expires_at = m.lease_expires_at;
+  h.scope = m.session != 0 ? Scope::kSession : Scope::kLease;
+  h.kind = HoldKind::kHandle;
+  h.mode = slot.second.group()->mode;
+  h.permits = h.mode == LockMode::kSemaphore ? m.permits : 0;
+  h.limit = slot.second.group()->limit;
+  return h;
+}
+
+HoldState LockTable::grant_member(Slot* slot, const Waiter& w, Millis lease_expires_at,
+                                  Millis now) {
+  Entry& e = slot->second;
+  if (e.group() == nullptr) start_group(e, w.mode, w.limit);
+  auto m = std::make_unique<Member>();
+  m->slot = slot;
+  m->handle = handles_.next();
+  m->token = ++last_token_;
+  m->acquired_at = now;
+  m->lease_expires_at = lease_expires_at;
+  m->held_by = w.held_by;
+  m->owner = w.owner;
+  m->session = w.session_scoped ? w.session : 0;
+  m->permits = w.mode == LockMode::kSemaphore ? w.permits : 1;
+  if (w.mode == LockMode::kSemaphore) e.group()->used += m->permits;
+  if (m->session != 0) sessions_[m->session].members.push_back(m.get());
+  if (lease_expires_at != kNever) member_ends_.set(m.get(), lease_expires_at);
+  ++held_count_;
+  ++counters_.grants;
+  Granted granted{member_view(*slot, *m, /*with_handle=*/true)};
+  e.group()->members.push_back(std::move(m));
+  emit(granted);
+  return std::move(granted.hold);
+}
+
+LockTable::Member* LockTable::find_member(Slot* slot, std::string_view handle) {
+  if (slot->second.group() == nullptr) return nullptr;
+  auto parsed = Handle::parse(handle);
+  if (!parsed) return nullptr;
+  for (auto& m : slot->second.group()->members)
+    if (m->handle == *parsed) return m.get();
+  return nullptr;
+}
+
+void LockTable::drop_member(Member* m) {
+  Slot* slot = m->slot;
+  Entry& e = slot->second;
+  member_ends_.remove(m);
+  if (m->session != 0) {
+    auto it = sessions_.find(m->session);
+    if (it != sessions_.end()) {
+      auto& ms = it->second.members;
+      auto pos = std::find(ms.begin(), ms.end(), m);
+      if (pos != ms.end()) {
+        *pos = ms.back();
+        ms.pop_back();
+      }
+      if (it->second.empty()) sessions_.erase(it);
+    }
+  }
+  if (e.group()->mode == LockMode::kSemaphore) e.group()->used -= m->permits;
+  --held_count_;
+  auto& members = e.group()->members;
+  members.erase(std::find_if(members.begin(), members.end(),
+                             [m](const std::unique_ptr<Member>& p) { return p.get() == m; }));
+  if (members.empty()) e.extras.reset();  // a group is all its extras hold
+}
+
+void LockTable::release_member(Member* m, Millis now) {
+  Slot* slot = m->slot;
+  emit(Released{slot->first, m->token});
+  ++counters_.releases;
+  drop_member(m);
+  hand_off(slot, now);
+}
+
+void LockTable::release_group(Slot* slot, Millis now) {
+  while (slot->second.group() != nullptr) {
+    Member* m = slot->second.group()->members.front().get();
+    emit(Released{slot->first, m->token});
+    ++counters_.releases;
+    drop_member(m);
+  }
+  hand_off(slot, now);
+}
+
+void LockTable::after_waiter_left(Slot* slot, Millis now) {
+  // A waiter that did not fit may have kept fitting ones behind it waiting. (A free exclusive
+  // key never has waiters outside a quarantine, so only a group can hold anyone back.)
+  if (slot->second.group() != nullptr) {
+    hand_off(slot, now);
+  } else {
+    maybe_erase(slot);
+  }
+}
+
+void LockTable::expire_due_members(Slot* slot, Millis now) {
+  bool ended = false;
+  while (slot->second.group() != nullptr) {
+    auto& members = slot->second.group()->members;
+    auto due = std::find_if(members.begin(), members.end(),
+                            [now](const auto& m) { return m->lease_expires_at <= now; });
+    if (due == members.end()) break;
+    ++counters_.expiries;
+    drop_member(due->get());
+    ended = true;
+  }
+  if (ended) hand_off(slot, now);
+}
+
+StatusView LockTable::group_status(const Slot& slot, StatusView s) const {
+  const Group& g = *slot.second.group();
+  s.held = true;
+  s.mode = g.mode;
+  for (const auto& m : g.members) s.holders.push_back(member_view(slot, *m, false));
+  s.hold = s.holders.back();
+  if (g.mode == LockMode::kSemaphore) {
+    s.permits = g.limit;
+    s.free_permits = g.limit - g.used;
+  }
+  return s;
+}
+
+Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis now) {
+  if (r.mode == LockMode::kSemaphore && (r.limit == 0 || r.permits == 0 || r.permits > r.limit))
+    return invalid_argument("a semaphore grant takes 1 to " + std::to_string(r.limit) +
+                            " permits, not " + std::to_string(r.permits))
+        .with("key", std::string(r.key));
+  const bool open = granting(now);
+  Slot* slot = live_or_new(r.key, now);
+  if (auto conflict = kind_conflict(*slot, r.mode, r.limit)) {
+    maybe_erase(slot);
+    return *conflict;
+  }
+  Entry& e = slot->second;
+  Waiter as_waiter;  // the request in the shape hand_off() grants
+  as_waiter.session = r.session;
+  as_waiter.session_scoped = r.session_scoped;
+  as_waiter.held_by = std::string(r.held_by);
+  if (r.owner) as_waiter.owner = std::string(*r.owner);
+  as_waiter.mode = r.mode;
+  as_waiter.permits = r.mode == LockMode::kSemaphore ? r.permits : 1;
+  as_waiter.limit = r.limit;
+  AcquireOutcome out;
+  // Re-take: this principal's hold of the same mode and owner is replaced (its handle fenced),
+  // ahead of any waiter, since it adds no holder (and, for a semaphore, only if it fits).
+  if (open && !r.no_retake && r.owner && !r.owner->empty() && e.group() != nullptr &&
+      e.group()->mode == r.mode) {
+    for (auto& m : e.group()->members) {
+      if (m->held_by != r.held_by || m->owner != *r.owner) continue;
+      if (r.mode == LockMode::kSemaphore &&
+          e.group()->used - m->permits + as_waiter.permits > e.group()->limit)
+        break;
+      emit(Released{slot->first, m->token});
+      drop_member(m.get());
+      out.kind = AcquireOutcome::Kind::kGranted;
+      out.hold = grant_member(slot, as_waiter, now + r.ttl_ms, now);
+      // A semaphore re-take for fewer permits than before frees some for the waiters.
+      if (r.mode == LockMode::kSemaphore) hand_off(slot, now);
+      return out;
+    }
+  }
+  if (open && e.waiter_count() == 0 && fits(e, r.mode, as_waiter.permits)) {
+    out.kind = AcquireOutcome::Kind::kGranted;
+    out.hold = grant_member(slot, as_waiter, now + r.ttl_ms, now);
+    return out;
+  }
+  if (r.timeout_ms == 0) {
+    maybe_erase(slot);
+    out.kind = AcquireOutcome::Kind::kContended;
+    return out;
+  }
+  out.kind = AcquireOutcome::Kind::kQueued;
+  out.waiter = enqueue(slot, r, /*assign=*/false, {}, r.ttl_ms, r.timeout_ms, now);
+  return out;
+}
+
+}  // namespace holdfast
