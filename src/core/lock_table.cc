@@ -253,12 +253,7 @@ void LockTable::unlink_waiter(Waiter* w) {
   if (w->session != 0) {
     auto it = sessions_.find(w->session);
     if (it != sessions_.end()) {
-      auto& ws = it->second.waiters;
-      auto pos = std::find(ws.begin(), ws.end(), w);
-      if (pos != ws.end()) {
-        *pos = ws.back();
-        ws.pop_back();
-      }
+      erase_unordered(it->second.waiters, w);
       if (it->second.empty()) sessions_.erase(it);
     }
   }

@@ -3,6 +3,7 @@
 // holds; lock_table_durable.cc: restore and snapshots). Private to those files.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,15 @@
 #include "core/lock_table.h"
 
 namespace holdfast {
+
+// Removes `item` from a vector whose order does not matter: the last element takes its place.
+template <typename T>
+void erase_unordered(std::vector<T>& v, const T& item) {
+  auto pos = std::find(v.begin(), v.end(), item);
+  if (pos == v.end()) return;
+  *pos = v.back();
+  v.pop_back();
+}
 
 // A key's FIFO queue of waiters; allocated only while it has any.
 struct LockTable::WaiterQueue {

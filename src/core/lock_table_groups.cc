@@ -132,12 +132,7 @@ void LockTable::drop_member(Member* m) {
   if (m->session != 0) {
     auto it = sessions_.find(m->session);
     if (it != sessions_.end()) {
-      auto& ms = it->second.members;
-      auto pos = std::find(ms.begin(), ms.end(), m);
-      if (pos != ms.end()) {
-        *pos = ms.back();
-        ms.pop_back();
-      }
+      erase_unordered(it->second.members, m);
       if (it->second.empty()) sessions_.erase(it);
     }
   }
