@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include "core/lock_types.h"
+
 namespace holdfast {
 namespace {
 
@@ -33,7 +35,7 @@ Result<RuleSet> parse_rule_set(std::string_view text) {
   if (head == nullptr) return rules_error("[ruleSet] with name and resourceType is required");
   for (const auto& [k, v] : *head) {
     std::string key(k.str());
-    if (key != "name" && key != "resourceType")
+    if (key != "name" && key != "resourceType" && key != "lockDelayMs")
       return rules_error("unknown key '" + key + "' in [ruleSet]");
   }
   RuleSet set;
@@ -48,6 +50,13 @@ Result<RuleSet> parse_rule_set(std::string_view text) {
   set.name = *name;
   auto type = (*head)["resourceType"].value<std::string>();
   if (!type || *type != "lock") return rules_error("[ruleSet] resourceType must be \"lock\"");
+  if (const toml::node* delay = head->get("lockDelayMs")) {
+    auto ms = delay->value_exact<std::int64_t>();
+    if (!ms || *ms < 0 || *ms > kMaxLockDelayMs)
+      return rules_error("[ruleSet] lockDelayMs must be an integer from 0 to " +
+                         std::to_string(kMaxLockDelayMs) + " (milliseconds)");
+    set.lock_delay_ms = *ms;
+  }
 
   const toml::table* rules = doc["rules"].as_table();
   if (rules == nullptr) return rules_error("[rules.lock] is required");

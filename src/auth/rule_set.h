@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "cel/cel.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/principal.h"
 
@@ -30,6 +31,8 @@ std::string_view operation_name(LockOperation op);
 struct RuleSet {
   std::string name;
   std::string toml;  // as pushed, returned by RULES.GET
+  // [ruleSet] lockDelayMs: the lock-delay of a grant that asks for none (docs/auth.md); 0: none.
+  Millis lock_delay_ms = 0;
   std::array<std::optional<cel::Program>, kLockOperationCount> rules;
 };
 

@@ -53,6 +53,9 @@ struct HoldState {
   LockMode mode = LockMode::kExclusive;
   std::uint32_t permits = 0;  // semaphore: the permits this hold takes
   std::uint32_t limit = 0;    // semaphore: the key's number of permits
+  // Lock-delay (docs/lock-kinds.md): when this hold's lease ends by expiry (or its session
+  // ends), the key grants nothing until that instant plus this many milliseconds. 0: none.
+  Millis lock_delay_ms = 0;
 
   bool operator==(const HoldState&) const = default;
 };
@@ -73,12 +76,13 @@ struct HoldView {
   LockMode mode = LockMode::kExclusive;
   std::uint32_t permits = 0;
   std::uint32_t limit = 0;
+  Millis lock_delay_ms = 0;
 };
 
 inline HoldView view_of(const HoldState& h) {
   return HoldView{h.key,         h.handle,           h.token, h.held_by, h.owner, h.holder_id,
                   h.acquired_at, h.lease_expires_at, h.scope, h.kind,    h.mode,  h.permits,
-                  h.limit};
+                  h.limit,       h.lock_delay_ms};
 }
 
 inline HoldState state_of(const HoldView& v) {
@@ -94,7 +98,8 @@ inline HoldState state_of(const HoldView& v) {
                    v.kind,
                    v.mode,
                    v.permits,
-                   v.limit};
+                   v.limit,
+                   v.lock_delay_ms};
 }
 
 // What the store must make durable before the reply that reports it leaves.

@@ -81,7 +81,9 @@ LockTable::Slot* LockTable::find_live(std::string_view key, Millis now) {
 }
 
 void LockTable::maybe_erase(Slot* slot) {
-  if (!slot->second.busy() && slot->second.waiter_count() == 0) keys_.erase(slot->first);
+  if (!slot->second.busy() && slot->second.waiter_count() == 0 &&
+      (delays_.empty() || !delays_.contains(slot)))
+    keys_.erase(slot->first);
 }
 
 HoldState LockTable::view(const Slot& slot, bool with_handle) const {
@@ -97,24 +99,26 @@ HoldState LockTable::view(const Slot& slot, bool with_handle) const {
   h.lease_expires_at = e.lease_expires_at;
   h.scope = e.scope;
   h.kind = e.kind;
+  h.lock_delay_ms = e.lock_delay();
   return h;
 }
 
 HoldState LockTable::grant(Slot* slot, std::string_view held_by,
                            std::optional<std::string_view> owner, std::string_view holder_id,
                            Millis lease_expires_at, Scope scope, HoldKind kind, SessionId session,
-                           Millis now) {
+                           Millis lock_delay_ms, Millis now) {
   Entry& e = slot->second;
   e.handle = kind == HoldKind::kHandle ? handles_.next() : Handle{};
   e.token = ++last_token_;
   e.acquired_at = now;
   e.lease_expires_at = lease_expires_at;
   e.held_by = intern(held_by);
-  if (owner || !holder_id.empty() || scope == Scope::kSession) {
+  if (owner || !holder_id.empty() || scope == Scope::kSession || lock_delay_ms > 0) {
     e.extras = std::make_unique<Extras>();
     if (owner) e.extras->owner = std::string(*owner);
     e.extras->holder_id = std::string(holder_id);
     if (scope == Scope::kSession) e.extras->session = session;
+    e.extras->lock_delay_ms = lock_delay_ms;
   } else {
     e.extras.reset();
   }
@@ -158,6 +162,10 @@ void LockTable::free_key(Slot* slot, Millis now) {
 
 void LockTable::expire(Slot* slot, Millis now) {
   ++counters_.expiries;
+  const Entry& e = slot->second;
+  if (e.lock_delay() > 0)
+    close_after_end(slot, e.lease_expires_at, e.lock_delay(), e.token, e.held_by->first,
+                    /*durable=*/e.scope == Scope::kLease, now);
   free_key(slot, now);
 }
 
@@ -167,7 +175,7 @@ void LockTable::expire(Slot* slot, Millis now) {
 // deadline has come time out on the way. Erases the entry if nobody is left.
 void LockTable::hand_off(Slot* slot, Millis now) {
   Entry& e = slot->second;
-  if (grants_closed_until_ != 0 && now < grants_closed_until_) {
+  if ((grants_closed_until_ != 0 && now < grants_closed_until_) || delay_until(slot, now) != 0) {
     maybe_erase(slot);  // the waiters stay queued until grants open
     return;
   }
@@ -190,13 +198,13 @@ void LockTable::hand_off(Slot* slot, Millis now) {
       out.hold = grant_member(slot, *w, lease_end, now);
     } else if (w->assign) {
       out.hold = grant(slot, w->held_by, std::nullopt, w->holder_id, lease_end, Scope::kLease,
-                       HoldKind::kAssigned, 0, now);
+                       HoldKind::kAssigned, 0, w->lock_delay_ms, now);
     } else {
       std::optional<std::string_view> owner;
       if (w->owner) owner = *w->owner;
       out.hold = grant(slot, w->held_by, owner, {}, lease_end,
                        w->session_scoped ? Scope::kSession : Scope::kLease, HoldKind::kHandle,
-                       w->session, now);
+                       w->session, w->lock_delay_ms, now);
     }
     unlink_waiter(w);
     outcomes_.push_back(std::move(out));
@@ -222,6 +230,7 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
   w->mode = assign ? LockMode::kExclusive : request.mode;
   w->permits = request.permits;
   w->limit = request.limit;
+  w->lock_delay_ms = request.lock_delay_ms;
   Entry& e = slot->second;
   if (e.queue == nullptr) e.queue = std::make_unique<WaiterQueue>();
   WaiterQueue& q = *e.queue;
@@ -274,6 +283,7 @@ void LockTable::time_out(Waiter* w) {
 }
 
 bool LockTable::granting(Millis now) {
+  if (!delay_ends_.empty()) lift_due_delays(now);
   if (grants_closed_until_ == 0) return true;
   if (now < grants_closed_until_) return false;
   grants_closed_until_ = 0;
@@ -290,17 +300,18 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   if (r.mode != LockMode::kExclusive) return acquire_shared(r, now);
   const Scope scope = r.session_scoped ? Scope::kSession : Scope::kLease;
   const Millis lease_end = now + r.ttl_ms;
-  const bool open = granting(now);
+  const bool all_open = granting(now);
   Slot* slot = live_or_new(r.key, now);
   if (auto conflict = kind_conflict(*slot, LockMode::kExclusive, 0)) {
     maybe_erase(slot);
     return *conflict;
   }
+  const bool open = all_open && delay_until(slot, now) == 0;
   AcquireOutcome out;
   if (open && !slot->second.busy()) {
     out.kind = AcquireOutcome::Kind::kGranted;
-    out.hold =
-        grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
+    out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session,
+                     r.lock_delay_ms, now);
     return out;
   }
   const Entry& e = slot->second;
@@ -312,8 +323,8 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   if (open && same_principal && (retake || r.take_over_own)) {
     drop_hold(slot);
     out.kind = AcquireOutcome::Kind::kGranted;
-    out.hold =
-        grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session, now);
+    out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session,
+                     r.lock_delay_ms, now);
     return out;
   }
   if (r.timeout_ms == 0) {
@@ -407,6 +418,7 @@ Result<StatusView> LockTable::status(std::string_view key, Millis now) {
   Slot* slot = find_live(key, now);
   if (slot == nullptr) return s;
   s.waiters = slot->second.waiter_count();
+  s.lock_delay_until = delay_until(slot, now);
   if (slot->second.group() != nullptr) return group_status(*slot, std::move(s));
   if (slot->second.held()) {
     s.held = true;
@@ -451,17 +463,18 @@ ListPage LockTable::list(std::string_view match, std::string_view after, std::si
 
 Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
   const Millis lease_end = r.ttl_ms ? now + *r.ttl_ms : kNever;
-  const bool open = granting(now);
+  const bool all_open = granting(now);
   Slot* slot = live_or_new(r.key, now);
   if (auto conflict = kind_conflict(*slot, LockMode::kExclusive, 0)) {
     maybe_erase(slot);
     return *conflict;
   }
+  const bool open = all_open && delay_until(slot, now) == 0;
   AcquireOutcome out;
   if (open && !slot->second.busy()) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, std::nullopt, r.holder_id, lease_end, Scope::kLease,
-                     HoldKind::kAssigned, 0, now);
+                     HoldKind::kAssigned, 0, r.lock_delay_ms, now);
     return out;
   }
   Entry& e = slot->second;
@@ -488,6 +501,7 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
   AcquireRequest as_request;
   as_request.session = r.session;
   as_request.held_by = r.held_by;
+  as_request.lock_delay_ms = r.lock_delay_ms;
   out.kind = AcquireOutcome::Kind::kQueued;
   out.waiter =
       enqueue(slot, as_request, /*assign=*/true, r.holder_id, r.ttl_ms, *r.timeout_ms, now);
@@ -508,9 +522,10 @@ Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_
   if (slot->second.holder_id() != from_id)
     return not_holder(key, "the key is not assigned to fromId");
   const Millis lease_end = slot->second.lease_expires_at;  // the lease carries over
+  const Millis lock_delay = slot->second.lock_delay();        // and so does its lock-delay
   drop_hold(slot);
   return grant(slot, held_by, std::nullopt, to_id, lease_end, Scope::kLease, HoldKind::kAssigned, 0,
-               now);
+               lock_delay, now);
 }
 
 Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
@@ -583,6 +598,8 @@ std::optional<Millis> LockTable::next_deadline() const {
   if (!member_ends_.empty() && (!at || member_ends_.top_deadline() < *at))
     at = member_ends_.top_deadline();
   if (grants_closed_until_ != 0 && (!at || grants_closed_until_ < *at)) at = grants_closed_until_;
+  if (!delay_ends_.empty() && (!at || delay_ends_.top_deadline() < *at))
+    at = delay_ends_.top_deadline();
   return at;
 }
 
@@ -603,11 +620,15 @@ void LockTable::end_session(SessionId session, Millis now) {
   std::sort(left.begin(), left.end());
   left.erase(std::unique(left.begin(), left.end()), left.end());
   for (Slot* slot : left) after_waiter_left(slot, now);
+  // A session end is a holder vanishing, like an expiry: a hold's lock-delay closes its key.
   for (Member* m : index.members) {
     m->session = 0;  // keeps drop_member away from the erased index
+    close_after_end(m->slot, now, m->lock_delay_ms, m->token, m->held_by, false, now);
     release_member(m, now);
   }
   for (Slot* slot : index.holds) {
+    const Entry& e = slot->second;
+    close_after_end(slot, now, e.lock_delay(), e.token, e.held_by->first, false, now);
     slot->second.scope = Scope::kLease;  // keeps drop_hold away from the erased index
     emit(Released{slot->first, slot->second.token});
     ++counters_.releases;

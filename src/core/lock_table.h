@@ -19,7 +19,12 @@
 //     whose deadline has come time out instead. The outcomes (granted or timed out) are
 //     queued and the server collects them with take_outcomes() at one point of its loop.
 //  4. end_session(s) drops the session's waiters and releases its session-scoped holds.
-//  5. After an unclean stop in the horizon durability mode, restore() closes grants until the
+//  5. Lock-delay (lock_table_delay.cc): a hold granted with lock_delay_ms > 0 whose lease ends
+//     by expiry, or whose session ends, closes its key until that instant plus the delay. The
+//     key then grants nothing (as in a quarantine, but for this key alone); its waiters stay
+//     queued and are handed the key, in order, when the delay ends. A release closes nothing.
+//     The table re-derives an expiry's delay from the hold's record on restore.
+//  6. After an unclean stop in the horizon durability mode, restore() closes grants until the
 //     state's grants_closed_until: nothing new is granted or re-taken (a free key answers as a
 //     held one: a try is contended, an acquire or assign queues, a transfer is refused), while
 //     renewals, releases and reads go on. advance() (or the first acquire) at that instant
@@ -68,6 +73,7 @@ struct AcquireRequest {
   LockMode mode = LockMode::kExclusive;
   std::uint32_t permits = 1;
   std::uint32_t limit = 0;
+  Millis lock_delay_ms = 0;  // the grant's lock-delay (docs/lock-kinds.md); 0: none
 };
 
 struct AcquireOutcome {
@@ -84,6 +90,7 @@ struct AssignRequest {
   std::optional<Millis> timeout_ms;  // none: one attempt answering LOCK_HELD
   SessionId session = 0;
   std::string_view held_by;
+  Millis lock_delay_ms = 0;
 };
 
 // What became of a queued waiter.
@@ -171,6 +178,7 @@ class LockTable {
   struct Extras;
   struct Member;
   struct Group;
+  struct KeyDelay;
   using Slot = std::pair<const std::string, Entry>;
   struct HoldIndex {
     std::uint32_t& operator()(Slot* slot) const;
@@ -180,6 +188,9 @@ class LockTable {
   };
   struct MemberIndex {
     std::uint32_t& operator()(Member* m) const;
+  };
+  struct DelayIndex {
+    std::uint32_t& operator()(KeyDelay* d) const;
   };
 
   using Interned = std::pair<const std::string, std::uint32_t>;  // heldBy and its reference count
@@ -191,7 +202,7 @@ class LockTable {
   HoldState view(const Slot& slot, bool with_handle) const;
   HoldState grant(Slot* slot, std::string_view held_by, std::optional<std::string_view> owner,
                   std::string_view holder_id, Millis ttl_ms, Scope scope, HoldKind kind,
-                  SessionId session, Millis now);
+                  SessionId session, Millis lock_delay_ms, Millis now);
   void drop_hold(Slot* slot);
   void free_key(Slot* slot, Millis now);
   void expire(Slot* slot, Millis now);
@@ -225,6 +236,16 @@ class LockTable {
   static void start_group(Entry& e, LockMode mode, std::uint32_t limit);
   // A waiter left the key's queue without a grant: the ones behind it may fit now.
   void after_waiter_left(Slot* slot, Millis now);
+  // Lock-delay (lock_table_delay.cc). A hold of `slot` with `delay_ms` ended at `ended_at`:
+  // closes the key until ended_at + delay_ms (if that is after `now`). `durable`: the delay is
+  // re-derived from the hold's record after a restart, so snapshots carry it.
+  void close_after_end(Slot* slot, Millis ended_at, Millis delay_ms, std::uint64_t token,
+                       std::string_view held_by, bool durable, Millis now);
+  // While a lock-delay keeps the key closed at `now`: the instant it opens; else 0.
+  Millis delay_until(const Slot* slot, Millis now) const;
+  // Ends every delay due by `now` and hands each key on to its waiters.
+  void lift_due_delays(Millis now);
+  void for_each_durable_delay(const std::function<void(const HoldView&)>& fn) const;
   // Whether grants are open at `now`; the first call at or after the end of a quarantine
   // opens them and hands every free key with waiters on.
   bool granting(Millis now);
@@ -257,6 +278,8 @@ class LockTable {
   DeadlineHeap<Slot, HoldIndex> lease_ends_;
   DeadlineHeap<Waiter, WaiterIndex> wait_ends_;
   DeadlineHeap<Member, MemberIndex> member_ends_;
+  std::unordered_map<const Slot*, std::unique_ptr<KeyDelay>> delays_;  // keys kept closed
+  DeadlineHeap<KeyDelay, DelayIndex> delay_ends_;
   std::vector<WaiterOutcome> outcomes_;
 };
 

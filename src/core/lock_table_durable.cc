@@ -13,7 +13,15 @@ void LockTable::restore(const DurableState& state, Millis now) {
   if (state.grants_closed_until > now) grants_closed_until_ = state.grants_closed_until;
   for (const HoldState& h : state.holds) {
     last_token_ = std::max(last_token_, h.token);
-    if (h.scope == Scope::kSession || h.lease_expires_at <= now) continue;
+    if (h.scope == Scope::kSession) continue;
+    if (h.lease_expires_at <= now) {
+      // A lease that ended by expiry (a released hold has no record left) with a lock-delay
+      // still running closes its key until the same instant as before the restart.
+      if (h.lock_delay_ms > 0 && h.lease_expires_at + h.lock_delay_ms > now)
+        close_after_end(&slot_for(h.key), h.lease_expires_at, h.lock_delay_ms, h.token,
+                        h.held_by, /*durable=*/true, now);
+      continue;
+    }
     if (h.mode != LockMode::kExclusive) {
       restore_member(h);
       continue;
@@ -27,8 +35,9 @@ void LockTable::restore(const DurableState& state, Millis now) {
     e.acquired_at = h.acquired_at;
     e.lease_expires_at = h.lease_expires_at;
     e.held_by = intern(h.held_by);
-    if (!h.owner.empty() || !h.holder_id.empty()) {
-      e.extras = std::make_unique<Extras>(Extras{h.owner, h.holder_id, 0, nullptr});
+    if (!h.owner.empty() || !h.holder_id.empty() || h.lock_delay_ms > 0) {
+      e.extras =
+          std::make_unique<Extras>(Extras{h.owner, h.holder_id, 0, nullptr, h.lock_delay_ms});
     }
     e.scope = Scope::kLease;
     e.kind = h.kind;
@@ -64,13 +73,16 @@ void LockTable::for_each_durable_hold(Millis now,
                     HoldKind::kHandle,
                     e.group()->mode,
                     m->permits,
-                    e.group()->limit});
+                    e.group()->limit,
+                    m->lock_delay_ms});
       }
     }
     if (!e.held() || e.scope == Scope::kSession || e.lease_expires_at <= now) continue;
     fn(HoldView{slot.first, e.handle, e.token, e.held_by->first, e.owner(), e.holder_id(),
-                e.acquired_at, e.lease_expires_at, e.scope, e.kind});
+                e.acquired_at, e.lease_expires_at, e.scope, e.kind, LockMode::kExclusive, 0, 0,
+                e.lock_delay()});
   }
+  for_each_durable_delay(fn);
 }
 
 void LockTable::restore_member(const HoldState& h) {
@@ -88,6 +100,7 @@ void LockTable::restore_member(const HoldState& h) {
   m->held_by = h.held_by;
   if (!h.owner.empty()) m->owner = h.owner;
   m->permits = h.mode == LockMode::kSemaphore ? h.permits : 1;
+  m->lock_delay_ms = h.lock_delay_ms;
   if (h.mode == LockMode::kSemaphore) e.group()->used += m->permits;
   if (h.lease_expires_at != kNever) member_ends_.set(m.get(), h.lease_expires_at);
   ++held_count_;

@@ -43,6 +43,7 @@ struct LockTable::Member {
   SessionId session = 0;  // non-zero: session-scoped
   std::uint32_t permits = 1;
   std::uint32_t heap_index = kNotInHeap;  // position in member_ends_
+  Millis lock_delay_ms = 0;
 };
 
 // The holds of a key held in shared or semaphore mode, oldest first. Exists only while the key
@@ -62,6 +63,7 @@ struct LockTable::Extras {
   std::string holder_id;  // assigned holds
   SessionId session = 0;  // session-scoped holds
   std::unique_ptr<Group> group;
+  Millis lock_delay_ms = 0;  // an exclusive hold's lock-delay
 };
 
 // One key: its exclusive hold (if held_by != nullptr) or its shared or semaphore holds (if
@@ -90,6 +92,21 @@ struct LockTable::Entry {
   std::string_view holder_id() const {
     return extras ? std::string_view(extras->holder_id) : std::string_view();
   }
+  Millis lock_delay() const { return extras ? extras->lock_delay_ms : 0; }
+};
+
+// A key closed by a lock-delay: no grant on it before `until`. Lives in LockTable::delays_
+// while it runs, which keeps the key's entry (so status can tell it).
+struct LockTable::KeyDelay {
+  Slot* slot = nullptr;
+  Millis until = 0;
+  // The hold whose end started it, as a snapshot writes it down (docs/wal-format.md).
+  Millis ended_at = 0;
+  Millis delay_ms = 0;
+  std::uint64_t token = 0;
+  std::string held_by;
+  bool durable = false;
+  std::uint32_t heap_index = kNotInHeap;  // position in delay_ends_
 };
 
 struct LockTable::Waiter {
@@ -107,6 +124,7 @@ struct LockTable::Waiter {
   LockMode mode = LockMode::kExclusive;
   std::uint32_t permits = 1;
   std::uint32_t limit = 0;
+  Millis lock_delay_ms = 0;
   Waiter* prev = nullptr;
   Waiter* next = nullptr;
   std::uint32_t heap_index = kNotInHeap;
@@ -117,5 +135,6 @@ inline std::uint32_t& LockTable::HoldIndex::operator()(Slot* slot) const {
 }
 inline std::uint32_t& LockTable::WaiterIndex::operator()(Waiter* w) const { return w->heap_index; }
 inline std::uint32_t& LockTable::MemberIndex::operator()(Member* m) const { return m->heap_index; }
+inline std::uint32_t& LockTable::DelayIndex::operator()(KeyDelay* d) const { return d->heap_index; }
 
 }  // namespace holdfast

@@ -88,6 +88,7 @@ HoldState LockTable::member_view(const Slot& slot, const Member& m, bool with_ha
   h.mode = slot.second.group()->mode;
   h.permits = h.mode == LockMode::kSemaphore ? m.permits : 0;
   h.limit = slot.second.group()->limit;
+  h.lock_delay_ms = m.lock_delay_ms;
   return h;
 }
 
@@ -105,6 +106,7 @@ HoldState LockTable::grant_member(Slot* slot, const Waiter& w, Millis lease_expi
   m->owner = w.owner;
   m->session = w.session_scoped ? w.session : 0;
   m->permits = w.mode == LockMode::kSemaphore ? w.permits : 1;
+  m->lock_delay_ms = w.lock_delay_ms;
   if (w.mode == LockMode::kSemaphore) e.group()->used += m->permits;
   if (m->session != 0) sessions_[m->session].members.push_back(m.get());
   if (lease_expires_at != kNever) member_ends_.set(m.get(), lease_expires_at);
@@ -180,6 +182,9 @@ void LockTable::expire_due_members(Slot* slot, Millis now) {
                             [now](const auto& m) { return m->lease_expires_at <= now; });
     if (due == members.end()) break;
     ++counters_.expiries;
+    const Member& m = **due;
+    close_after_end(slot, m.lease_expires_at, m.lock_delay_ms, m.token, m.held_by,
+                    /*durable=*/m.session == 0, now);
     drop_member(due->get());
     ended = true;
   }
@@ -204,12 +209,13 @@ Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis
     return invalid_argument("a semaphore grant takes 1 to " + std::to_string(r.limit) +
                             " permits, not " + std::to_string(r.permits))
         .with("key", std::string(r.key));
-  const bool open = granting(now);
+  const bool all_open = granting(now);
   Slot* slot = live_or_new(r.key, now);
   if (auto conflict = kind_conflict(*slot, r.mode, r.limit)) {
     maybe_erase(slot);
     return *conflict;
   }
+  const bool open = all_open && delay_until(slot, now) == 0;
   Entry& e = slot->second;
   Waiter as_waiter;  // the request in the shape hand_off() grants
   as_waiter.session = r.session;
@@ -219,6 +225,7 @@ Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis
   as_waiter.mode = r.mode;
   as_waiter.permits = r.mode == LockMode::kSemaphore ? r.permits : 1;
   as_waiter.limit = r.limit;
+  as_waiter.lock_delay_ms = r.lock_delay_ms;
   AcquireOutcome out;
   // Re-take: this principal's hold of the same mode and owner is replaced (its handle fenced),
   // ahead of any waiter, since it adds no holder (and, for a semaphore, only if it fits).

@@ -31,6 +31,9 @@ struct StringHash {
 inline constexpr std::size_t kDefaultListPage = 100;
 inline constexpr std::size_t kMaxListPage = 10'000;
 
+// The longest lock-delay a hold may ask for (docs/lock-kinds.md, "Lock-delay").
+inline constexpr Millis kMaxLockDelayMs = 60'000;
+
 struct RenewOutcome {
   bool renewed = false;
   Millis lease_expires_at = 0;  // when renewed
@@ -50,6 +53,8 @@ struct StatusView {
   std::vector<HoldState> holders;        // shared or semaphore: every hold, oldest first
   std::uint32_t permits = 0;             // semaphore: the key's limit
   std::uint32_t free_permits = 0;        // semaphore: the limit less the permits held
+  // While a lock-delay keeps the key closed (docs/lock-kinds.md): the instant it opens; else 0.
+  Millis lock_delay_until = 0;
   Millis as_of = 0;  // the server's clock when the status was taken (PTTL counts from it)
 };
 

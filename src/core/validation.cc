@@ -3,6 +3,7 @@
 #include <charconv>
 #include <string>
 
+#include "core/lock_types.h"
 #include "core/text.h"
 
 namespace holdfast {
@@ -56,6 +57,15 @@ std::optional<Error> check_timeout(Millis timeout_ms) {
   if (timeout_ms < 0)
     return field_error("timeout must be zero or a positive number of milliseconds", "timeoutMs")
         .with("timeoutMs", timeout_ms);
+  return std::nullopt;
+}
+
+std::optional<Error> check_lock_delay(Millis lock_delay_ms) {
+  if (lock_delay_ms < 0 || lock_delay_ms > kMaxLockDelayMs)
+    return field_error("lock-delay must be 0 to " + std::to_string(kMaxLockDelayMs) +
+                           " milliseconds",
+                       "lockDelayMs")
+        .with("lockDelayMs", lock_delay_ms);
   return std::nullopt;
 }
 

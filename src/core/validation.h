@@ -22,6 +22,8 @@ std::optional<Error> check_label(std::string_view value, std::string_view what);
 // A TTL must be positive; a timeout zero or positive.
 std::optional<Error> check_ttl(Millis ttl_ms);
 std::optional<Error> check_timeout(Millis timeout_ms);
+// A lock-delay is 0..60 000 milliseconds (kMaxLockDelayMs, docs/lock-kinds.md).
+std::optional<Error> check_lock_delay(Millis lock_delay_ms);
 // A handle as a caller presents it: empty or longer than 64 characters is an error; anything
 // else that is not one of the server's handles simply does not match a hold.
 std::optional<Error> check_handle_text(std::string_view handle);

@@ -55,6 +55,8 @@ struct AcquireArgs {
   LockMode mode = LockMode::kExclusive;
   std::uint32_t permits = 1;
   std::uint32_t limit = 0;
+  // Lock-delay (docs/lock-kinds.md): 0..kMaxLockDelayMs. None: the rule set's default.
+  std::optional<Millis> lock_delay_ms;
 };
 
 struct RenewArgs {
@@ -83,6 +85,7 @@ struct AssignArgs {
   std::optional<std::string_view> holder_id;
   std::optional<Millis> ttl_ms;      // none: never expires
   std::optional<Millis> timeout_ms;  // none: one attempt answering LOCK_HELD
+  std::optional<Millis> lock_delay_ms;  // as AcquireArgs::lock_delay_ms
 };
 
 struct TransferArgs {

@@ -23,6 +23,7 @@ struct Policy::Gated final : Completion {
   LockMode mode = LockMode::kExclusive;  // acquire
   std::uint32_t permits = 1;
   std::uint32_t limit = 0;
+  std::optional<Millis> lock_delay_ms;
   Millis timeout_ms = 0;  // as asked (after the 24 h cap): what LOCK_TIMEOUT reports
   Millis deadline = 0;
   std::uint32_t heap_index = kNotInHeap;
@@ -60,6 +61,7 @@ std::optional<Error> check_acquire(const Caller& caller, const AcquireArgs& a, b
   } else if (a.permits != 1 || a.limit != 0) {
     return invalid_argument("permits are for semaphores only: PERMITS cannot go with MODE");
   }
+  if (a.lock_delay_ms) return check_lock_delay(*a.lock_delay_ms);
   return std::nullopt;
 }
 
@@ -72,6 +74,7 @@ std::optional<Error> check_assign(const AssignArgs& a) {
   if (a.timeout_ms) {
     if (auto err = check_timeout(*a.timeout_ms)) return err;
   }
+  if (a.lock_delay_ms) return check_lock_delay(*a.lock_delay_ms);
   return std::nullopt;
 }
 
@@ -124,6 +127,7 @@ Issued Policy::acquire(const Caller& caller, const AcquireArgs& args, Completion
   AcquireArgs capped = args;
   capped.ttl_ms = cap_ttl(args.ttl_ms);
   capped.timeout_ms = cap_wait(args.timeout_ms);
+  capped.lock_delay_ms = lock_delay_or_default(args.lock_delay_ms);
   const Charge charge = charge_for(caller);
   if (charge.per_hour > 0 && capped.timeout_ms > 0) {
     auto call = std::make_unique<Gated>();
@@ -134,6 +138,7 @@ Issued Policy::acquire(const Caller& caller, const AcquireArgs& args, Completion
     call->mode = args.mode;
     call->permits = args.permits;
     call->limit = args.limit;
+    call->lock_delay_ms = capped.lock_delay_ms;
     call->timeout_ms = capped.timeout_ms;
     return gate(caller, done, std::move(call));
   }
@@ -146,6 +151,7 @@ Issued Policy::try_acquire(const Caller& caller, const AcquireArgs& args, Comple
   AcquireArgs capped = args;
   capped.ttl_ms = cap_ttl(args.ttl_ms);
   capped.timeout_ms = 0;
+  capped.lock_delay_ms = lock_delay_or_default(args.lock_delay_ms);
   return backend_.acquire(caller, capped, Contention::kNil, charge_for(caller), done);
 }
 
@@ -197,6 +203,7 @@ Issued Policy::assign(const Caller& caller, const AssignArgs& args, Completion& 
   if (auto err = check_assign(capped)) return refuse(done, *err);
   if (args.ttl_ms) capped.ttl_ms = cap_ttl(*args.ttl_ms);
   if (args.timeout_ms) capped.timeout_ms = cap_wait(*args.timeout_ms);
+  capped.lock_delay_ms = lock_delay_or_default(args.lock_delay_ms);
   const Charge charge = charge_for(caller);
   if (charge.per_hour > 0 && capped.timeout_ms.value_or(0) > 0) {
     auto call = std::make_unique<Gated>();
@@ -204,6 +211,7 @@ Issued Policy::assign(const Caller& caller, const AssignArgs& args, Completion& 
     call->key = std::string(args.key);
     call->holder_id = std::string(*holder_id);
     call->ttl_ms = capped.ttl_ms;
+    call->lock_delay_ms = capped.lock_delay_ms;
     call->timeout_ms = *capped.timeout_ms;
     return gate(caller, done, std::move(call));
   }
@@ -363,6 +371,7 @@ void Policy::run_gated(Gated& g, Millis now) {
     a.holder_id = g.holder_id;
     a.ttl_ms = g.ttl_ms;
     a.timeout_ms = left;
+    a.lock_delay_ms = g.lock_delay_ms;
     (void)backend_.assign(g.caller, a, charge, g);
   } else {
     AcquireArgs a;
@@ -374,6 +383,7 @@ void Policy::run_gated(Gated& g, Millis now) {
     a.mode = g.mode;
     a.permits = g.permits;
     a.limit = g.limit;
+    a.lock_delay_ms = g.lock_delay_ms;
     (void)backend_.acquire(g.caller, a, Contention::kError, charge, g);
   }
 }

@@ -92,6 +92,11 @@ class Policy final : public LockService {
 
   // The compiled rule set in force (null: none).
   const RuleSet* rules() const { return rules_ ? &*rules_ : nullptr; }
+  // The lock-delay a grant gets: the one asked for, else the rule set's default (none: 0).
+  std::optional<Millis> lock_delay_or_default(std::optional<Millis> asked) const {
+    if (asked || rules() == nullptr || rules()->lock_delay_ms == 0) return asked;
+    return rules()->lock_delay_ms;
+  }
 
  private:
   struct Gated;

@@ -104,6 +104,7 @@ json::object hold_json(std::span<const HoldField> fields, const HoldState& h) {
   };
   for_each_field(fields, is_assigned(h), add);
   for (HoldField f : mode_fields(h.mode)) add(f);  // shared and semaphore holds only
+  if (h.lock_delay_ms > 0) o["lockDelayMs"] = h.lock_delay_ms;
   return o;
 }
 
@@ -115,6 +116,7 @@ json::object status_json(const StatusView& s) {
     for (auto& field : hold_json(kStatusFields, s.hold)) o[field.key()] = std::move(field.value());
   }
   o["waiters"] = s.waiters;
+  if (s.lock_delay_until != 0) o["lockDelayUntil"] = iso_time(s.lock_delay_until);  // lock-kinds.md
   if (s.held && s.mode != LockMode::kExclusive) {  // docs/lock-kinds.md
     o["mode"] = mode_name(s.mode);
     if (s.mode == LockMode::kSemaphore) {

@@ -40,7 +40,7 @@ std::optional<Error> no_query(const Request& req) { return QueryReader(req.query
 // The body of acquire and try-acquire; every string it points into lives in `owned`.
 struct AcquireBody {
   std::optional<std::string> key, owner, mode;
-  std::optional<std::int64_t> ttl, timeout, permits, take;
+  std::optional<std::int64_t> ttl, timeout, permits, take, lock_delay;
   bool session = false;
 };
 
@@ -54,6 +54,7 @@ std::optional<Error> read_acquire(const Request& req, bool blocking, AcquireBody
     b.mode = r.string("mode", false);
     b.permits = r.integer("permits", false);
     b.take = r.integer("take", false);
+    b.lock_delay = r.integer("lockDelayMs", false);
   });
 }
 
@@ -63,6 +64,7 @@ Result<AcquireArgs> acquire_args(const AcquireBody& b) {
   a.ttl_ms = *b.ttl;
   a.timeout_ms = b.timeout.value_or(0);
   if (b.owner) a.owner = *b.owner;
+  a.lock_delay_ms = b.lock_delay;
   std::optional<std::string_view> mode;
   if (b.mode) mode = *b.mode;
   if (auto err = read_lock_mode(mode, b.permits, b.take, kJsonSpelling, a)) return *err;
@@ -99,6 +101,7 @@ void write_grant(const Request&, Answer& answer, Response& res) {
 void accept_hold_fields(BodyReader& b) {
   for (HoldField f : kGrantFields)
     if (f != HoldField::kKey && f != HoldField::kHandle) b.ignore(field_name(f));
+  b.ignore("lockDelayMs");
 }
 
 Issued renew(LockService& service, const Caller& caller, const Request& req, Completion& done) {
@@ -186,13 +189,14 @@ void write_list(const Request&, Answer& answer, Response& res) {
 
 Issued assign(LockService& service, const Caller& caller, const Request& req, Completion& done) {
   std::optional<std::string> key, holder;
-  std::optional<std::int64_t> ttl, timeout;
+  std::optional<std::int64_t> ttl, timeout, lock_delay;
   if (auto err = no_query(req)) return refuse(done, *err);
   if (auto err = read_body(req, [&](BodyReader& b) {
         key = b.string("key", true);
         holder = b.string("holderId", false);
         ttl = b.integer("ttlMs", false);
         timeout = b.integer("timeoutMs", false);
+        lock_delay = b.integer("lockDelayMs", false);
       }))
     return refuse(done, *err);
   AssignArgs a;
@@ -200,6 +204,7 @@ Issued assign(LockService& service, const Caller& caller, const Request& req, Co
   if (holder) a.holder_id = *holder;
   a.ttl_ms = ttl;
   a.timeout_ms = timeout;
+  a.lock_delay_ms = lock_delay;
   return service.assign(caller, a, done);
 }
 

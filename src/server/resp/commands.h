@@ -293,10 +293,10 @@ void write_ok(ReplyWriter&, Answer&);
 
 // The options of each lock command, with the index each is found at in CallArgs::options.
 namespace opt {
-enum Acquire { kTtl, kTimeout, kOwner, kSession, kMode, kPermits, kTake };
-enum Try { kTryTtl, kTryOwner, kTrySession, kTryMode, kTryPermits, kTryTake };
+enum Acquire { kTtl, kTimeout, kOwner, kSession, kMode, kPermits, kTake, kLockDelay };
+enum Try { kTryTtl, kTryOwner, kTrySession, kTryMode, kTryPermits, kTryTake, kTryLockDelay };
 enum List { kMatch, kCursor, kCount };
-enum Assign { kAssignTtl, kAssignTimeout };
+enum Assign { kAssignTtl, kAssignTimeout, kAssignLockDelay };
 enum Transfer { kFrom };
 enum Set { kNx, kXx, kGet, kEx, kPx, kExat, kPxat, kKeepTtl };
 enum Expire { kIfNone, kIfSome, kIfLater, kIfEarlier };
@@ -309,6 +309,7 @@ inline constexpr OptionSpec kAcquireOptions[] = {
     {"MODE", OptionKind::kText, ""},
     {"PERMITS", OptionKind::kCount, ""},
     {"TAKE", OptionKind::kCount, ""},
+    {"LOCKDELAY", OptionKind::kMillis, ""},
 };
 inline constexpr OptionSpec kTryOptions[] = {
     {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
@@ -317,6 +318,7 @@ inline constexpr OptionSpec kTryOptions[] = {
     {"MODE", OptionKind::kText, ""},
     {"PERMITS", OptionKind::kCount, ""},
     {"TAKE", OptionKind::kCount, ""},
+    {"LOCKDELAY", OptionKind::kMillis, ""},
 };
 inline constexpr OptionSpec kRenewOptions[] = {
     {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
@@ -329,6 +331,7 @@ inline constexpr OptionSpec kListOptions[] = {
 inline constexpr OptionSpec kAssignOptions[] = {
     {"TTL", OptionKind::kMillis, ""},
     {"TIMEOUT", OptionKind::kMillis, ""},
+    {"LOCKDELAY", OptionKind::kMillis, ""},
 };
 inline constexpr OptionSpec kTransferOptions[] = {
     {"FROM", OptionKind::kText, ""},

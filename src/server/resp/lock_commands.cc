@@ -13,6 +13,11 @@ std::optional<std::string_view> text_of(const OptionValue& v) {
   return v.text;
 }
 
+std::optional<Millis> millis_of(const OptionValue& v) {
+  if (!v.present) return std::nullopt;
+  return v.number;
+}
+
 Issued refuse(Completion& done, Error error) {
   done.finish(std::move(error));
   return Issued::kApplied;
@@ -38,6 +43,7 @@ Issued call_acquire(LockService& service, const Caller& caller, const CallArgs& 
   args.timeout_ms = a.in_transaction ? 0 : a.options[opt::kTimeout].number;
   args.owner = text_of(a.options[opt::kOwner]);
   args.session_scoped = a.options[opt::kSession].present;
+  args.lock_delay_ms = millis_of(a.options[opt::kLockDelay]);
   if (auto err =
           read_mode(a.options[opt::kMode], a.options[opt::kPermits], a.options[opt::kTake], args))
     return refuse(done, std::move(*err));
@@ -50,6 +56,7 @@ Issued call_try(LockService& service, const Caller& caller, const CallArgs& a, C
   args.ttl_ms = a.options[opt::kTryTtl].number;
   args.owner = text_of(a.options[opt::kTryOwner]);
   args.session_scoped = a.options[opt::kTrySession].present;
+  args.lock_delay_ms = millis_of(a.options[opt::kTryLockDelay]);
   if (auto err = read_mode(a.options[opt::kTryMode], a.options[opt::kTryPermits],
                            a.options[opt::kTryTake], args))
     return refuse(done, std::move(*err));
@@ -88,6 +95,7 @@ Issued call_assign(LockService& service, const Caller& caller, const CallArgs& a
   if (a.options[opt::kAssignTtl].present) args.ttl_ms = a.options[opt::kAssignTtl].number;
   if (a.options[opt::kAssignTimeout].present)
     args.timeout_ms = a.in_transaction ? 0 : a.options[opt::kAssignTimeout].number;
+  args.lock_delay_ms = millis_of(a.options[opt::kAssignLockDelay]);
   return service.assign(caller, args, done);
 }
 

@@ -69,24 +69,31 @@ void write_command_error(ReplyWriter& w, std::uint32_t command_flags, const Erro
 
 void write_hold(ReplyWriter& w, std::span<const HoldField> fields, const HoldState& hold) {
   const auto extra = mode_fields(hold.mode);
-  w.map(field_count(fields, is_assigned(hold)) + extra.size());
+  const bool delay = hold.lock_delay_ms > 0;  // docs/lock-kinds.md, "Lock-delay"
+  w.map(field_count(fields, is_assigned(hold)) + extra.size() + (delay ? 1 : 0));
   for_each_field(fields, is_assigned(hold), [&](HoldField f) { write_field(w, f, hold); });
   for (HoldField f : extra) write_field(w, f, hold);
+  if (delay) w.field("lockDelayMs", hold.lock_delay_ms);
 }
 
 void write_status(ReplyWriter& w, const StatusView& s) {
+  // While a lock-delay keeps the key closed, lockDelayUntil comes last (docs/lock-kinds.md).
+  const bool closed = s.lock_delay_until != 0;
   if (!s.held) {
-    w.map(3);
+    w.map(closed ? 4 : 3);
     w.field("key", s.key);
     w.field("held", 0);
     w.field("waiters", static_cast<std::int64_t>(s.waiters));
+    if (closed) w.field("lockDelayUntil", s.lock_delay_until);
     return;
   }
   // A shared or semaphore key adds its mode, its permits and every hold after the fields of
   // its newest hold; an exclusive key's map is as it always was.
   const bool group = s.mode != LockMode::kExclusive;
   const std::size_t group_fields = !group ? 0 : s.mode == LockMode::kSemaphore ? 4 : 2;
-  w.map(3 + field_count(kStatusFields, is_assigned(s.hold)) + group_fields);
+  const bool delay = s.hold.lock_delay_ms > 0;
+  w.map(3 + field_count(kStatusFields, is_assigned(s.hold)) + group_fields + (delay ? 1 : 0) +
+        (closed ? 1 : 0));
   w.field("key", s.key);
   w.field("held", 1);
   std::size_t n = 0;
@@ -97,6 +104,8 @@ void write_status(ReplyWriter& w, const StatusView& s) {
     write_field(w, f, s.hold);
   });
   if (n == std::size(kStatusFields)) w.field("waiters", static_cast<std::int64_t>(s.waiters));
+  if (delay) w.field("lockDelayMs", s.hold.lock_delay_ms);
+  if (closed) w.field("lockDelayUntil", s.lock_delay_until);
   if (!group) return;
   w.field("mode", mode_name(s.mode));
   if (s.mode == LockMode::kSemaphore) {

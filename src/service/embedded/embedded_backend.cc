@@ -91,6 +91,7 @@ Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
   r.mode = args.mode;
   r.permits = args.permits;
   r.limit = args.limit;
+  r.lock_delay_ms = args.lock_delay_ms.value_or(0);
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
@@ -107,6 +108,7 @@ Issued EmbeddedBackend::assign(const Caller& caller, const AssignArgs& args, Cha
   r.holder_id = *args.holder_id;
   r.ttl_ms = args.ttl_ms;
   r.timeout_ms = args.timeout_ms;
+  r.lock_delay_ms = args.lock_delay_ms.value_or(0);
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
@@ -198,8 +200,10 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
   SetOutcome out;
   out.get = args.get;
   if (before.held) out.previous = before.hold.owner;
-  const SetStep step = decide_set(args.condition, before.held, own,
-                                  before.held && before.hold.owner == args.value, !before.held);
+  // A key closed by a lock-delay is not free: SET NX answers nil, SET refuses.
+  const SetStep step =
+      decide_set(args.condition, before.held, own, before.held && before.hold.owner == args.value,
+                 !before.held && before.lock_delay_until == 0);
   const bool keep_end = args.keep_ttl && own && before.hold.lease_expires_at != kNever;
   switch (step) {
     case SetStep::kNothing:

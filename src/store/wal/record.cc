@@ -3,6 +3,8 @@
 // format (extra fields) is reported, not half-read.
 #include "store/wal/record.h"
 
+#include "core/lock_types.h"
+
 #include <cassert>
 
 #include <type_traits>
@@ -117,9 +119,10 @@ std::size_t append_record(std::string& out, const Change& change) {
 
 void append_hold(std::string& out, const HoldView& hold) {
   const bool with_mode = hold.mode != LockMode::kExclusive;
+  const bool with_delay = hold.lock_delay_ms > 0;
   const std::size_t size = kMinHoldSize + hold.key.size() + hold.held_by.size() +
                            hold.owner.size() + hold.holder_id.size() +
-                           (with_mode ? kHoldModeSize : 0);
+                           (with_mode ? kHoldModeSize : 0) + (with_delay ? kHoldDelaySize : 0);
   const std::size_t at = out.size();
   out.resize(at + size);
   char* p = out.data() + at;
@@ -134,12 +137,15 @@ void append_hold(std::string& out, const HoldView& hold) {
   p = write_u64(p, static_cast<std::uint64_t>(hold.lease_expires_at));
   p = write_u8(p, static_cast<std::uint8_t>(hold.scope));
   const auto kind = static_cast<std::uint8_t>(hold.kind);
-  p = write_u8(p, with_mode ? static_cast<std::uint8_t>(kind | kHoldModeFollows) : kind);
+  const auto flags = static_cast<std::uint8_t>((with_mode ? kHoldModeFollows : 0) |
+                                                (with_delay ? kHoldDelayFollows : 0));
+  p = write_u8(p, static_cast<std::uint8_t>(kind | flags));
   if (with_mode) {
     p = write_u8(p, static_cast<std::uint8_t>(hold.mode));
     p = write_u32(p, hold.permits);
     p = write_u32(p, hold.limit);
   }
+  if (with_delay) p = write_u32(p, static_cast<std::uint32_t>(hold.lock_delay_ms));
   assert(p == out.data() + at + size);
 }
 
@@ -155,7 +161,8 @@ HoldState read_hold(Decoder& in) {
   hold.lease_expires_at = in.i64();
   const std::uint8_t scope = in.u8();
   const std::uint8_t kind_byte = in.u8();
-  const auto kind = static_cast<std::uint8_t>(kind_byte & ~kHoldModeFollows);
+  const auto kind =
+      static_cast<std::uint8_t>(kind_byte & ~(kHoldModeFollows | kHoldDelayFollows));
   if (scope > static_cast<std::uint8_t>(Scope::kSession) ||
       kind > static_cast<std::uint8_t>(HoldKind::kAssigned)) {
     in.fail();
@@ -172,6 +179,11 @@ HoldState read_hold(Decoder& in) {
       in.fail();
     }
     hold.mode = static_cast<LockMode>(mode);
+  }
+  if ((kind_byte & kHoldDelayFollows) != 0) {
+    hold.lock_delay_ms = in.u32();
+    // Only a delay the server accepts is ever written.
+    if (hold.lock_delay_ms < 1 || hold.lock_delay_ms > kMaxLockDelayMs) in.fail();
   }
   return hold;
 }

@@ -29,6 +29,8 @@ std::size_t append_record(std::string& out, const Change& change);
 inline constexpr std::size_t kMinHoldSize = 4 + 16 + 8 + 4 + 4 + 4 + 8 + 8 + 1 + 1;
 // The mode tail of a shared or semaphore hold: mode:u8 permits:u32 limit:u32.
 inline constexpr std::size_t kHoldModeSize = 1 + 4 + 4;
+// The lock-delay tail of a hold that has one: lock_delay_ms:u32.
+inline constexpr std::size_t kHoldDelaySize = 4;
 
 // Appends the `hold` encoding (without a record header).
 void append_hold(std::string& out, const HoldView& hold);

@@ -139,7 +139,10 @@ void ReplayState::apply(const Change& change) {
 
 DurableState ReplayState::finish(Millis now) && {
   const auto survives = [now](const HoldState& hold) {
-    return hold.scope == Scope::kLease && hold.lease_expires_at > now;
+    // A hold whose lease ended with a lock-delay still running stays: the table re-derives
+    // the delay from it (docs/lock-kinds.md, "Lock-delay").
+    return hold.scope == Scope::kLease &&
+           (hold.lease_expires_at > now || hold.lease_expires_at + hold.lock_delay_ms > now);
   };
   DurableState state;
   state.rule_set = std::move(rule_set_);
