@@ -5,10 +5,16 @@ namespace {
 
 // Every statement that reads or writes a hold answers rows of this shape:
 //   0 granted/found, 1 key, 2 handle, 3 token, 4 held_by, 5 owner, 6 holder_id,
-//   7 acquired_at, 8 lease_expires_at, 9 scope, 10 kind, 11 db_now, 12 refreshed
+//   7 acquired_at, 8 lease_expires_at, 9 scope, 10 kind, 11 lock_delay_ms, 12 db_now,
+//   13 refreshed
 const std::string kHoldCols =
     "h.key, h.handle, h.token, h.held_by, h.owner, h.holder_id, h.acquired_at, h.lease_expires_at, "
-    "h.scope, h.kind";
+    "h.scope, h.kind, h.lock_delay_ms";
+// What a statement answers when it granted nothing: the instant the key may be granted, as
+// far as the current row tells (its lease end plus its lock-delay), in column 8.
+const std::string kNotGranted =
+    "SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at + h.lock_delay_ms, "
+    "NULL, NULL, NULL, now.ms, false";
 // The database clock, read once per statement.
 const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)";
 
@@ -17,7 +23,9 @@ std::string live(const std::string& h, const std::string& at) {
   return "(" + h + ".lease_expires_at IS NULL OR " + h + ".lease_expires_at > " + at + ")";
 }
 
-// $1 key, $2 handle, $3 held_by, $4 owner, $5 ttl, $6 scope, $7 node, $8 session.
+// $1 key, $2 handle, $3 held_by, $4 owner, $5 ttl, $6 scope, $7 node, $8 session,
+// $9 lock-delay. A key is free once its lease and then its lock-delay have ended; a re-take
+// needs a live hold (an expired one is gone, and its lock-delay closes the key to its holder too).
 // The second branch reports the current hold's lease end when nothing was granted; it reads
 // the statement's snapshot, so a hold committed by a racing node may be missing from it (the
 // waiter then relies on the notification or its periodic check).
@@ -25,25 +33,28 @@ std::string acquire_sql(bool retake = true) {
   return kWithNow + R"sql(,
 granted AS (
   INSERT INTO holdfast_holds AS h (key, handle, token, held_by, owner, holder_id, acquired_at,
-                                   lease_expires_at, scope, kind, node_id, session_id)
+                                   lease_expires_at, scope, kind, node_id, session_id,
+                                   lock_delay_ms)
   SELECT $1, $2, nextval('holdfast_tokens'), $3, $4, NULL, now.ms, now.ms + $5::bigint,
-         $6::smallint, 0, $7::bigint, $8::bigint FROM now
+         $6::smallint, 0, $7::bigint, $8::bigint, $9::bigint FROM now
   ON CONFLICT (key) DO UPDATE SET
     handle = EXCLUDED.handle, token = nextval('holdfast_tokens'), held_by = EXCLUDED.held_by,
     owner = EXCLUDED.owner, holder_id = NULL, acquired_at = EXCLUDED.acquired_at,
     lease_expires_at = EXCLUDED.lease_expires_at, scope = EXCLUDED.scope, kind = 0,
-    node_id = EXCLUDED.node_id, session_id = EXCLUDED.session_id
-  WHERE h.lease_expires_at <= EXCLUDED.acquired_at)sql" +
+    node_id = EXCLUDED.node_id, session_id = EXCLUDED.session_id,
+    lock_delay_ms = EXCLUDED.lock_delay_ms
+  WHERE h.lease_expires_at + h.lock_delay_ms <= EXCLUDED.acquired_at)sql" +
          std::string(retake ? R"sql(
      OR (EXCLUDED.owner IS NOT NULL AND h.kind = 0 AND h.owner = EXCLUDED.owner
-         AND h.held_by = EXCLUDED.held_by))sql"
+         AND h.held_by = EXCLUDED.held_by AND h.lease_expires_at > EXCLUDED.acquired_at))sql"
                             : "") +
          R"sql(
   RETURNING )sql" +
          kHoldCols + R"sql()
 SELECT true, g.*, now.ms, false FROM granted g, now
 UNION ALL
-SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at, NULL, NULL, now.ms, false
+)sql" + kNotGranted +
+         R"sql(
   FROM now LEFT JOIN holdfast_holds h ON h.key = $1
  WHERE NOT EXISTS (SELECT 1 FROM granted))sql";
 }
@@ -53,7 +64,7 @@ std::string retake_sql() {
   return kWithNow + R"sql(
 UPDATE holdfast_holds h SET handle = $2, token = nextval('holdfast_tokens'), acquired_at = now.ms,
        lease_expires_at = now.ms + $5::bigint, scope = $6::smallint, node_id = $7::bigint,
-       session_id = $8::bigint
+       session_id = $8::bigint, lock_delay_ms = $9::bigint
   FROM now
  WHERE h.key = $1 AND h.kind = 0 AND h.held_by = $3 AND h.owner = $4::text
    AND h.lease_expires_at > now.ms
@@ -61,17 +72,19 @@ RETURNING true, )sql" +
          kHoldCols + ", now.ms, false";
 }
 
-// $1 key, $2 held_by, $3 holder_id, $4 ttl (NULL: never ends). A live hold of the same holder
-// keeps token, heldBy and acquiredAt and only takes the new lease end; `refreshed` is told
-// apart by the token: a fresh grant's token is the number this statement drew.
+// $1 key, $2 held_by, $3 holder_id, $4 ttl (NULL: never ends), $5 lock-delay. A live hold of
+// the same holder keeps token, heldBy, acquiredAt and lock-delay and only takes the new lease
+// end; `refreshed` is told apart by the token: a fresh grant's token is the number this
+// statement drew.
 std::string assign_sql() {
   const std::string was_live = live("h", "EXCLUDED.acquired_at");
   return kWithNow + R"sql(,
 granted AS (
   INSERT INTO holdfast_holds AS h (key, handle, token, held_by, owner, holder_id, acquired_at,
-                                   lease_expires_at, scope, kind, node_id, session_id)
+                                   lease_expires_at, scope, kind, node_id, session_id,
+                                   lock_delay_ms)
   SELECT $1, NULL, nextval('holdfast_tokens'), $2, NULL, $3, now.ms, now.ms + $4::bigint,
-         0, 1, NULL, NULL FROM now
+         0, 1, NULL, NULL, $5::bigint FROM now
   ON CONFLICT (key) DO UPDATE SET
     handle = NULL, owner = NULL, holder_id = EXCLUDED.holder_id,
     lease_expires_at = EXCLUDED.lease_expires_at, scope = 0, kind = 1, node_id = NULL,
@@ -81,14 +94,18 @@ granted AS (
     held_by = CASE WHEN )sql" +
          was_live + R"sql( THEN h.held_by ELSE EXCLUDED.held_by END,
     acquired_at = CASE WHEN )sql" +
-         was_live + R"sql( THEN h.acquired_at ELSE EXCLUDED.acquired_at END
-  WHERE h.lease_expires_at <= EXCLUDED.acquired_at
-     OR (h.kind = 1 AND h.holder_id = EXCLUDED.holder_id)
+         was_live + R"sql( THEN h.acquired_at ELSE EXCLUDED.acquired_at END,
+    lock_delay_ms = CASE WHEN )sql" +
+         was_live + R"sql( THEN h.lock_delay_ms ELSE EXCLUDED.lock_delay_ms END
+  WHERE h.lease_expires_at + h.lock_delay_ms <= EXCLUDED.acquired_at
+     OR (h.kind = 1 AND h.holder_id = EXCLUDED.holder_id AND )sql" +
+         was_live + R"sql()
   RETURNING )sql" +
          kHoldCols + R"sql()
 SELECT true, g.*, now.ms, g.token <> currval('holdfast_tokens') FROM granted g, now
 UNION ALL
-SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at, NULL, NULL, now.ms, false
+)sql" + kNotGranted +
+         R"sql(
   FROM now LEFT JOIN holdfast_holds h ON h.key = $1
  WHERE NOT EXISTS (SELECT 1 FROM granted))sql";
 }
@@ -111,7 +128,7 @@ std::string take_over_sql() {
   return kWithNow + R"sql(
 UPDATE holdfast_holds h SET handle = $2, token = nextval('holdfast_tokens'), owner = $4::text,
        acquired_at = now.ms, lease_expires_at = now.ms + $5::bigint, scope = $6::smallint,
-       node_id = $7::bigint, session_id = $8::bigint
+       node_id = $7::bigint, session_id = $8::bigint, lock_delay_ms = $9::bigint
   FROM now
  WHERE h.key = $1 AND h.kind = 0 AND h.held_by = $3 AND h.lease_expires_at > now.ms
 RETURNING true, )sql" +
@@ -142,12 +159,14 @@ RETURNING h.lease_expires_at)sql";
 // snapshot, after the key's row was updated (hold_rows.h says why). The row stays, with its
 // last token, as a free key whose lease ended now: the next grant of the key is then always an
 // update of this row, so its token is drawn after it locked the row, i.e. after this hold's
-// token (see hold_rows.h, "Tokens").
-std::string free_and_notify_sql(const std::string& where) {
+// token (see hold_rows.h, "Tokens"). A release clears the hold's lock-delay; the end of a
+// session (`vanished`) keeps it, so the key stays closed that long from now.
+std::string free_and_notify_sql(const std::string& where, bool vanished = false) {
   return kWithNow + R"sql(,
 freed AS (UPDATE holdfast_holds h
              SET lease_expires_at = LEAST(coalesce(h.lease_expires_at, now.ms), now.ms),
-                 handle = NULL, scope = 0, node_id = NULL, session_id = NULL
+                 handle = NULL, scope = 0, node_id = NULL, session_id = NULL)sql" +
+         std::string(vanished ? "" : ", lock_delay_ms = 0") + R"sql(
             FROM now WHERE )sql" +
          where + R"sql( RETURNING h.key)
 SELECT freed.key,
@@ -185,6 +204,7 @@ HoldState hold_from(const Rows& rows, int r) {
   h.lease_expires_at = rows.maybe_number(r, 8).value_or(kNever);
   h.scope = rows.number(r, 9) == 1 ? Scope::kSession : Scope::kLease;
   h.kind = rows.number(r, 10) == 1 ? HoldKind::kAssigned : HoldKind::kHandle;
+  h.lock_delay_ms = rows.number(r, 11);
   return h;
 }
 
@@ -192,10 +212,10 @@ Grant grant_from(const Rows& rows) {
   Grant g;
   if (rows.empty()) return g;  // an UPDATE that matched nothing
   g.granted = rows.boolean(0, 0);
-  g.db_now = rows.number(0, 11);
+  g.db_now = rows.number(0, 12);
   if (g.granted) {
     g.hold = hold_from(rows, 0);
-    g.refreshed = rows.boolean(0, 12);
+    g.refreshed = rows.boolean(0, 13);
   } else {
     g.holder_lease_end = rows.maybe_number(0, 8);
   }
@@ -211,6 +231,7 @@ Params grant_params(const GrantRequest& r) {
   } else {
     p.null().null();
   }
+  p.number(r.lock_delay_ms);
   return p;
 }
 
@@ -245,17 +266,24 @@ std::vector<Statement> HoldRows::statements() {
            live("h", "now.ms"))},
       // $1 node, $2 session
       {"hf_end_session",
-       free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint AND h.session_id = $2::bigint")},
+       free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint AND h.session_id = $2::bigint",
+                           /*vanished=*/true)},
       // $1 node
-      {"hf_free_node", free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint")},
+      {"hf_free_node", free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint", true)},
       // $1 grace in ms: session holds of nodes without a recent heartbeat (or without a row)
       {"hf_free_dead_sessions",
        free_and_notify_sql(
            "h.scope = 1 AND NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = h.node_id "
-           "AND n.heartbeat_at > now.ms - $1::bigint)")},
-      // $1 retention in ms: rows free for longer than that are deleted
+           "AND n.heartbeat_at > now.ms - $1::bigint)",
+           true)},
+      // $1 retention in ms: rows free (lock-delay over) for longer than that are deleted
       {"hf_sweep_free", kWithNow + "\nDELETE FROM holdfast_holds h USING now WHERE "
-                                   "h.lease_expires_at <= now.ms - $1::bigint"},
+                                   "h.lease_expires_at + h.lock_delay_ms <= now.ms - $1::bigint"},
+      // $1 key: while a lock-delay keeps the key closed, the instant it opens
+      {"hf_closed_until",
+       kWithNow + "\nSELECT h.lease_expires_at + h.lock_delay_ms FROM holdfast_holds h, now "
+                  "WHERE h.key = $1 AND h.lease_expires_at <= now.ms "
+                  "AND h.lease_expires_at + h.lock_delay_ms > now.ms"},
       // $1 key, $2 node, $3 generation
       {"hf_wait_register",
        "INSERT INTO holdfast_waits (key, node_id, generation) VALUES ($1, $2::bigint, $3::bigint) "
@@ -315,9 +343,14 @@ Result<Grant> HoldRows::retake(const GrantRequest& r) {
 }
 
 Result<Grant> HoldRows::assign(std::string_view key, std::string_view held_by,
-                               std::string_view holder_id, std::optional<Millis> ttl_ms) {
-  auto rows =
-      pool_.run("hf_assign", Params().text(key).text(held_by).text(holder_id).maybe_number(ttl_ms));
+                               std::string_view holder_id, std::optional<Millis> ttl_ms,
+                               Millis lock_delay_ms) {
+  auto rows = pool_.run("hf_assign", Params()
+                                         .text(key)
+                                         .text(held_by)
+                                         .text(holder_id)
+                                         .maybe_number(ttl_ms)
+                                         .number(lock_delay_ms));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
@@ -433,6 +466,12 @@ Status HoldRows::forget_waits(std::optional<std::int64_t> node_id) {
                       : pool_.run("hf_wait_forget_orphans", Params());
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
+}
+
+Result<Millis> HoldRows::closed_until(std::string_view key) {
+  auto rows = pool_.run("hf_closed_until", Params().text(key));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->empty() ? Millis{0} : rows->number(0, 0);
 }
 
 Result<std::int64_t> HoldRows::count_live() {

@@ -2,8 +2,10 @@
 // holdfast_holds (autocommit: the statement is the transaction). The database decides:
 //
 //  - A key is free when it has no row or its row's lease has ended by holdfast_now_ms(), the
-//    database clock. No node's clock is ever compared with a lease. Release, unassign and the
-//    end of a session do not delete the row: they end its lease now, keeping its last token.
+//    database clock, and then its lock_delay_ms too (docs/lock-kinds.md, "Lock-delay"). No
+//    node's clock is ever compared with a lease. Release, unassign and the end of a session do
+//    not delete the row: they end its lease now, keeping its last token (a release also sets
+//    lock_delay_ms to 0; the end of a session keeps it).
 //  - Grants are INSERT ... ON CONFLICT DO UPDATE ... WHERE <free or re-take>: two nodes racing
 //    for one key serialise on the row (READ COMMITTED re-checks the WHERE against the winner's
 //    committed row), so exactly one wins.
@@ -64,6 +66,7 @@ struct GrantRequest {
   Scope scope = Scope::kLease;
   std::int64_t node_id = 0;  // session holds: whose connection
   std::uint64_t session = 0;
+  Millis lock_delay_ms = 0;  // docs/lock-kinds.md, "Lock-delay"
 };
 
 // What a grant statement answered.
@@ -102,7 +105,7 @@ class HoldRows {
   // Assigns a free key to holder_id, or refreshes the lease of the same holder's hold (token,
   // heldBy and acquiredAt kept). ttl none: never expires.
   Result<Grant> assign(std::string_view key, std::string_view held_by, std::string_view holder_id,
-                       std::optional<Millis> ttl_ms);
+                       std::optional<Millis> ttl_ms, Millis lock_delay_ms = 0);
   // Only the refresh.
   Result<Grant> refresh(std::string_view key, std::string_view holder_id,
                         std::optional<Millis> ttl_ms);
@@ -130,6 +133,9 @@ class HoldRows {
   // Deletes rows whose lease ended over kFreeRowRetentionMs ago; how many.
   Result<std::int64_t> sweep_free();
   Result<std::int64_t> count_live();
+  // While a lock-delay keeps the key closed (its lease ended, its delay has not): the instant
+  // it opens, by the database clock; else 0.
+  Result<Millis> closed_until(std::string_view key);
 
   // holdfast_waits: this node has callers queued for key (generation: the queue's incarnation,
   // so an unregister that arrives after a newer register leaves it alone).

@@ -149,6 +149,7 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
   g.scope = args.session_scoped ? Scope::kSession : Scope::kLease;
   g.node_id = node_id_;
   g.session = caller.session;
+  g.lock_delay_ms = args.lock_delay_ms.value_or(0);
   Attempt a;
   a.key = args.key;
   a.timeout_ms = timeout;
@@ -200,7 +201,10 @@ Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args
   Attempt a;
   a.key = args.key;
   a.timeout_ms = args.timeout_ms;
-  a.grant = [&] { return db(holds_->assign(args.key, held_by, *args.holder_id, ttl)); };
+  a.grant = [&] {
+    return db(holds_->assign(args.key, held_by, *args.holder_id, ttl,
+                             args.lock_delay_ms.value_or(0)));
+  };
   a.narrow = [&] { return db(holds_->refresh(args.key, *args.holder_id, ttl)); };
 
   if (!waiters_.begin_call(caller.session)) return waiter_gone();

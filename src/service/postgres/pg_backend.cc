@@ -301,6 +301,10 @@ Issued PgBackend::status(const Caller&, std::string_view key, Completion& done) 
     if (*found) {
       s.held = true;
       s.hold = std::move(**found);
+    } else {
+      auto closed = holds_->closed_until(key);  // docs/lock-kinds.md, "Lock-delay"
+      if (!closed.ok()) return store_error(std::move(closed).error());
+      s.lock_delay_until = *closed;
     }
     return Answer(std::move(s));
   });

@@ -85,6 +85,10 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   g.session = caller.session;
   auto granted = db(step == SetStep::kTakeOver ? holds_->take_over(g) : holds_->acquire_free(g));
   if (!granted.ok()) return std::move(granted).error();
+  // A free-looking key that could not be taken is held after all (by a racing node) or closed
+  // by a lock-delay: as on a held key, SET refuses while SET NX answers nil.
+  if (!granted->granted && step == SetStep::kTake && args.condition == SetCondition::kAlways)
+    return lock_held(args.key);
   out.set = granted->granted;
   if (out.set) {
     ++counters_.grants;

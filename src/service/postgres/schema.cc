@@ -80,6 +80,12 @@ CREATE TABLE holdfast_rate (
 CREATE FUNCTION holdfast_key_waited(k text) RETURNS boolean LANGUAGE plpgsql VOLATILE
   AS $$ BEGIN RETURN EXISTS (SELECT 1 FROM holdfast_waits w WHERE w.key = k COLLATE "C"); END $$;
 )sql"},
+    Migration{3, "holds.lock_delay_ms: a key stays closed that long after its lease ended", R"sql(
+-- Lock-delay (docs/lock-kinds.md): a key is free only once lease_expires_at + lock_delay_ms has
+-- passed. A release, unassign or DEL sets it to 0 (a release closes nothing); the end of a
+-- session keeps it, so the key stays closed from the session's end.
+ALTER TABLE holdfast_holds ADD COLUMN lock_delay_ms bigint NOT NULL DEFAULT 0;
+)sql"},
 };
 
 }  // namespace
