@@ -522,7 +522,7 @@ Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_
   if (slot->second.holder_id() != from_id)
     return not_holder(key, "the key is not assigned to fromId");
   const Millis lease_end = slot->second.lease_expires_at;  // the lease carries over
-  const Millis lock_delay = slot->second.lock_delay();        // and so does its lock-delay
+  const Millis lock_delay = slot->second.lock_delay();     // and so does its lock-delay
   drop_hold(slot);
   return grant(slot, held_by, std::nullopt, to_id, lease_end, Scope::kLease, HoldKind::kAssigned, 0,
                lock_delay, now);

@@ -18,8 +18,8 @@ void LockTable::restore(const DurableState& state, Millis now) {
       // A lease that ended by expiry (a released hold has no record left) with a lock-delay
       // still running closes its key until the same instant as before the restart.
       if (h.lock_delay_ms > 0 && h.lease_expires_at + h.lock_delay_ms > now)
-        close_after_end(&slot_for(h.key), h.lease_expires_at, h.lock_delay_ms, h.token,
-                        h.held_by, /*durable=*/true, now);
+        close_after_end(&slot_for(h.key), h.lease_expires_at, h.lock_delay_ms, h.token, h.held_by,
+                        /*durable=*/true, now);
       continue;
     }
     if (h.mode != LockMode::kExclusive) {

@@ -62,9 +62,9 @@ std::optional<Error> check_timeout(Millis timeout_ms) {
 
 std::optional<Error> check_lock_delay(Millis lock_delay_ms) {
   if (lock_delay_ms < 0 || lock_delay_ms > kMaxLockDelayMs)
-    return field_error("lock-delay must be 0 to " + std::to_string(kMaxLockDelayMs) +
-                           " milliseconds",
-                       "lockDelayMs")
+    return field_error(
+               "lock-delay must be 0 to " + std::to_string(kMaxLockDelayMs) + " milliseconds",
+               "lockDelayMs")
         .with("lockDelayMs", lock_delay_ms);
   return std::nullopt;
 }

@@ -83,8 +83,8 @@ struct ListArgs {
 struct AssignArgs {
   std::string_view key;
   std::optional<std::string_view> holder_id;
-  std::optional<Millis> ttl_ms;      // none: never expires
-  std::optional<Millis> timeout_ms;  // none: one attempt answering LOCK_HELD
+  std::optional<Millis> ttl_ms;         // none: never expires
+  std::optional<Millis> timeout_ms;     // none: one attempt answering LOCK_HELD
   std::optional<Millis> lock_delay_ms;  // as AcquireArgs::lock_delay_ms
 };
 

@@ -249,7 +249,7 @@ TEST_F(ConnectionCommands, CommandDocsDescribeArgumentsFromTheUsageLines) {
   EXPECT_EQ(acquire->text("group"), "lock");
   const RespValue* args = acquire->get("arguments");
   ASSERT_NE(args, nullptr);
-  ASSERT_EQ(args->items.size(), 8u) << args->debug();  // with MODE, PERMITS and TAKE
+  ASSERT_EQ(args->items.size(), 9u) << args->debug();  // with MODE, PERMITS, TAKE, LOCKDELAY
   EXPECT_EQ(args->items[0].text("type"), "key");
   EXPECT_EQ(args->items[1].text("token"), "TTL");
   EXPECT_EQ(args->items[1].text("type"), "integer");

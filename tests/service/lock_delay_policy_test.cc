@@ -28,8 +28,8 @@ TEST(LockDelayRuleSet, LockDelayMsIsReadFromTheRuleSetHead) {
 }
 
 TEST(LockDelayRuleSet, ALockDelayOutsideTheRangeOrNotAnIntegerIsRefused) {
-  for (const char* line : {"lockDelayMs = 60001", "lockDelayMs = -1", "lockDelayMs = \"5s\"",
-                           "lockDelayMs = 1.5"}) {
+  for (const char* line :
+       {"lockDelayMs = 60001", "lockDelayMs = -1", "lockDelayMs = \"5s\"", "lockDelayMs = 1.5"}) {
     auto set = parse_rule_set(rules_with(line));
     ASSERT_FALSE(set.ok()) << line;
     EXPECT_EQ(set.error().code, ErrorCode::kInvalidArgument);
@@ -49,8 +49,7 @@ class LockDelayPolicyTest : public ::testing::Test {
     a.ttl_ms = 1000;
     a.lock_delay_ms = delay;
     const Caller& who = caller != nullptr ? *caller : owner_caller;
-    return node.answer(
-        [&](LockService& s, Completion& d) { return s.try_acquire(who, a, d); });
+    return node.answer([&](LockService& s, Completion& d) { return s.try_acquire(who, a, d); });
   }
   void set_rules(const std::string& toml) {
     auto out = node.answer(

@@ -345,12 +345,9 @@ Result<Grant> HoldRows::retake(const GrantRequest& r) {
 Result<Grant> HoldRows::assign(std::string_view key, std::string_view held_by,
                                std::string_view holder_id, std::optional<Millis> ttl_ms,
                                Millis lock_delay_ms) {
-  auto rows = pool_.run("hf_assign", Params()
-                                         .text(key)
-                                         .text(held_by)
-                                         .text(holder_id)
-                                         .maybe_number(ttl_ms)
-                                         .number(lock_delay_ms));
+  auto rows = pool_.run(
+      "hf_assign",
+      Params().text(key).text(held_by).text(holder_id).maybe_number(ttl_ms).number(lock_delay_ms));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }

@@ -202,8 +202,8 @@ Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args
   a.key = args.key;
   a.timeout_ms = args.timeout_ms;
   a.grant = [&] {
-    return db(holds_->assign(args.key, held_by, *args.holder_id, ttl,
-                             args.lock_delay_ms.value_or(0)));
+    return db(
+        holds_->assign(args.key, held_by, *args.holder_id, ttl, args.lock_delay_ms.value_or(0)));
   };
   a.narrow = [&] { return db(holds_->refresh(args.key, *args.holder_id, ttl)); };
 

@@ -109,8 +109,7 @@ Result<SegmentScan> read_segment(std::string_view data, const std::string& path,
   if (all_zero(data) && !data.empty()) return torn(0, "zero-filled segment");
   if (data.size() < kSegmentHeaderSize) {
     if (kSegmentMagic.starts_with(data) || kSegmentMagicV3.starts_with(data) ||
-        kSegmentMagicV2.starts_with(data) ||
-        kSegmentMagicV1.starts_with(data))
+        kSegmentMagicV2.starts_with(data) || kSegmentMagicV1.starts_with(data))
       return torn(0, "incomplete segment header");
     return corruption_error(path, 0, "not a holdfast log segment (bad magic)");
   }

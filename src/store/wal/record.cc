@@ -3,11 +3,11 @@
 // format (extra fields) is reported, not half-read.
 #include "store/wal/record.h"
 
-#include "core/lock_types.h"
-
 #include <cassert>
 
 #include <type_traits>
+
+#include "core/lock_types.h"
 
 namespace holdfast::wal {
 namespace {
@@ -138,7 +138,7 @@ void append_hold(std::string& out, const HoldView& hold) {
   p = write_u8(p, static_cast<std::uint8_t>(hold.scope));
   const auto kind = static_cast<std::uint8_t>(hold.kind);
   const auto flags = static_cast<std::uint8_t>((with_mode ? kHoldModeFollows : 0) |
-                                                (with_delay ? kHoldDelayFollows : 0));
+                                               (with_delay ? kHoldDelayFollows : 0));
   p = write_u8(p, static_cast<std::uint8_t>(kind | flags));
   if (with_mode) {
     p = write_u8(p, static_cast<std::uint8_t>(hold.mode));
@@ -161,8 +161,7 @@ HoldState read_hold(Decoder& in) {
   hold.lease_expires_at = in.i64();
   const std::uint8_t scope = in.u8();
   const std::uint8_t kind_byte = in.u8();
-  const auto kind =
-      static_cast<std::uint8_t>(kind_byte & ~(kHoldModeFollows | kHoldDelayFollows));
+  const auto kind = static_cast<std::uint8_t>(kind_byte & ~(kHoldModeFollows | kHoldDelayFollows));
   if (scope > static_cast<std::uint8_t>(Scope::kSession) ||
       kind > static_cast<std::uint8_t>(HoldKind::kAssigned)) {
     in.fail();
