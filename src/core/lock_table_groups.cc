@@ -166,7 +166,8 @@ void LockTable::release_group(Slot* slot, Millis now) {
 
 void LockTable::after_waiter_left(Slot* slot, Millis now) {
   // A waiter that did not fit may have kept fitting ones behind it waiting. (A free exclusive
-  // key never has waiters outside a quarantine, so only a group can hold anyone back.)
+  // key has waiters only while a quarantine or a lock-delay closes it, so only a group can
+  // hold anyone back.)
   if (slot->second.group() != nullptr) {
     hand_off(slot, now);
   } else {

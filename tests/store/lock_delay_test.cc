@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/lock_table.h"
+#include "store/wal/horizon.h"
 #include "store/wal/log_reader.h"
 #include "store/wal/record.h"
 #include "store/wal/snapshot.h"
@@ -104,6 +105,24 @@ TEST(LockDelaySnapshots, HoldsWithDelaysRoundTripAndAVersionTwoSnapshotIsStillRe
   snap = decode_snapshot(bytes, snapshot_path(3), 3);
   ASSERT_TRUE(snap.ok()) << snap.error().message;
   EXPECT_EQ(snap->state.holds, state.holds);
+}
+
+// The horizon mode (docs/horizon.md): a quarantine after an unclean stop must also cover the
+// delays, so once a hold with one is granted every lease end counts the longest delay.
+TEST(LockDelayHorizon, TheHorizonCoversTheLeaseEndPlusTheLongestDelay) {
+  HorizonKeeper keeper(HorizonOptions{1'000, 500, 100});
+  keeper.start(DurableState{});
+  const Millis now = kStart;
+  auto first = keeper.classify(Granted{delayed_hold("k", 1, now + 10'000, 30'000)}, now, 0);
+  ASSERT_TRUE(first.record);
+  EXPECT_TRUE(first.wait_for_sync);
+  EXPECT_EQ(first.record->until, now + 10'000 + 30'000 + 1'000);
+  keeper.appended(*first.record, 1);
+  // A renewal of the same lease length, whose record does not name a delay, asks for as much.
+  const Millis later = now + 20'000;
+  auto renewed = keeper.classify(Renewed{"k", 1, later + 10'000}, later, 2);
+  ASSERT_TRUE(renewed.record);
+  EXPECT_EQ(renewed.record->until, later + 10'000 + 30'000 + 1'000);
 }
 
 using LockDelayRecoveryTest = WalStoreTest;

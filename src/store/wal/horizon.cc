@@ -21,8 +21,10 @@ void HorizonKeeper::start(const DurableState& state) {
   durable_ = asked_;
   in_flight_.clear();
   unbounded_.clear();
-  for (const HoldState& hold : state.holds)
+  for (const HoldState& hold : state.holds) {
     if (hold.lease_expires_at == kNever) unbounded_.insert(hold.token);
+    longest_delay_ = std::max(longest_delay_, hold.lock_delay_ms);
+  }
 }
 
 HorizonKeeper::Need HorizonKeeper::classify(const Change& change, Millis now,
@@ -36,6 +38,7 @@ HorizonKeeper::Need HorizonKeeper::classify(const Change& change, Millis now,
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, Granted>) {
           token = c.hold.token;
+          longest_delay_ = std::max(longest_delay_, c.hold.lock_delay_ms);
           if (c.hold.lease_expires_at == kNever) {
             unbounded_.insert(c.hold.token);
             need.wait_for_sync = true;
@@ -60,6 +63,9 @@ HorizonKeeper::Need HorizonKeeper::classify(const Change& change, Millis now,
         }
       },
       change);
+  // A hold's key may stay closed for its lock-delay after its lease: a Renewed record does not
+  // say whose delay, so every lease end counts the longest one seen.
+  if (lease_end) *lease_end += longest_delay_;
   if (lease_end) longest_lease_ = std::max(longest_lease_, *lease_end - now);
 
   const bool lease_near = lease_end && *lease_end > asked_.until - options_.margin_ms;

@@ -87,6 +87,9 @@ class HorizonKeeper {
   LeaseHorizon durable_;  // the newest record on disk
   Millis quarantine_until_ = 0;
   Millis longest_lease_ = 0;
+  // The longest lock-delay of any hold seen since start: every lease end counts this much
+  // later, so a quarantine after an unclean stop also covers the delays (docs/horizon.md).
+  Millis longest_delay_ = 0;
   std::deque<std::pair<std::uint64_t, LeaseHorizon>> in_flight_;  // appended, not yet synced
   std::unordered_set<std::uint64_t> unbounded_;                   // tokens of holds never ending
 };
