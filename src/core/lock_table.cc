@@ -620,15 +620,18 @@ void LockTable::end_session(SessionId session, Millis now) {
   std::sort(left.begin(), left.end());
   left.erase(std::unique(left.begin(), left.end()), left.end());
   for (Slot* slot : left) after_waiter_left(slot, now);
-  // A session end is a holder vanishing, like an expiry: a hold's lock-delay closes its key.
+  // A session end is a holder vanishing, like an expiry: a hold's lock-delay closes its key
+  // from then (or from its lease end, if that came first and was not processed yet).
   for (Member* m : index.members) {
     m->session = 0;  // keeps drop_member away from the erased index
-    close_after_end(m->slot, now, m->lock_delay_ms, m->token, m->held_by, false, now);
+    close_after_end(m->slot, std::min(m->lease_expires_at, now), m->lock_delay_ms, m->token,
+                    m->held_by, false, now);
     release_member(m, now);
   }
   for (Slot* slot : index.holds) {
     const Entry& e = slot->second;
-    close_after_end(slot, now, e.lock_delay(), e.token, e.held_by->first, false, now);
+    close_after_end(slot, std::min(e.lease_expires_at, now), e.lock_delay(), e.token,
+                    e.held_by->first, false, now);
     slot->second.scope = Scope::kLease;  // keeps drop_hold away from the erased index
     emit(Released{slot->first, slot->second.token});
     ++counters_.releases;
