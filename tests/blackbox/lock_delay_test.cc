@@ -45,6 +45,8 @@ TEST_F(LockDelay, AnExpiryClosesTheKeyUntilTheLeaseEndPlusTheDelay) {
   // Closed to everyone, the Redis idiom included.
   EXPECT_TRUE(other.call({"LOCK.TRY", "job", "TTL", "1000"}).is_null());
   EXPECT_TRUE(other.call({"SET", "job", "v", "NX", "PX", "1000"}).is_null());
+  auto set = other.call({"SET", "job", "v", "PX", "1000"});
+  EXPECT_EQ(set.str.rfind("LOCK_HELD", 0), 0u) << set.debug();
   EXPECT_TRUE(c.call({"LOCK.TRY", "job", "TTL", "1000"}).is_null());
   // A blocking acquire waits for the delay to end.
   auto next = other.call({"LOCK.ACQUIRE", "job", "TTL", "1000", "TIMEOUT", "10000"});
