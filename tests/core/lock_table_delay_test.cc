@@ -3,6 +3,9 @@
 // or a re-take closes nothing. Every instant here is on the fake clock.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <random>
+
 #include "table_fixture.h"
 
 namespace holdfast::testing {
@@ -260,6 +263,81 @@ TEST_F(LockDelayTest, ASessionEndsDelayIsNotInASnapshot) {
   table.end_session(9, now());
   EXPECT_NE(closed_until("k"), 0);
   EXPECT_TRUE(table.snapshot(now()).holds.empty());
+}
+
+// Random tries, releases, re-takes and clock steps on a few keys, each try with a random delay,
+// against a model of what closes a key: after every step the table's answers and statuses
+// agree with it (a key is granted only when free and not closed; a delay runs from the lease
+// end exactly; releases and re-takes close nothing).
+TEST_F(LockDelayTest, RandomStepsAgreeWithAModelOfTheDelays) {
+  struct KeyModel {
+    bool held = false;
+    std::string handle;
+    std::string owner;
+    Millis lease_end = 0;
+    Millis delay = 0;
+    Millis closed_until = 0;
+  };
+  const std::array<std::string, 3> keys = {"a", "b", "c"};
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    LockTable t;
+    std::array<KeyModel, 3> model{};
+    Millis at = 1'000'000;
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<std::uint32_t>(n)); };
+    auto settle = [&](KeyModel& m) {  // the model's own lazy expiry
+      if (m.held && m.lease_end <= at) {
+        m.held = false;
+        if (m.delay > 0) m.closed_until = std::max(m.closed_until, m.lease_end + m.delay);
+      }
+    };
+    for (int step = 0; step < 400; ++step) {
+      const int k = pick(3);
+      KeyModel& m = model[static_cast<std::size_t>(k)];
+      switch (pick(4)) {
+        case 0: {  // a try, sometimes as the holder's re-take
+          settle(m);
+          AcquireRequest r = req(keys[static_cast<std::size_t>(k)], 50 + pick(300));
+          const std::string owner = "w" + std::to_string(pick(2));
+          r.owner = owner;
+          r.lock_delay_ms = pick(3) == 0 ? 0 : 1 + pick(400);
+          auto out = t.acquire(r, at);
+          ASSERT_TRUE(out.ok());
+          const bool retake = m.held && m.owner == owner;
+          const bool expect = retake || (!m.held && m.closed_until <= at);
+          ASSERT_EQ(out->kind == AcquireOutcome::Kind::kGranted, expect)
+              << "seed " << seed << " step " << step;
+          if (expect) {
+            m.held = true;
+            m.handle = out->hold.handle.to_string();
+            m.owner = owner;
+            m.lease_end = out->hold.lease_expires_at;
+            m.delay = r.lock_delay_ms;
+          }
+          break;
+        }
+        case 1:  // the holder releases
+          settle(m);
+          if (m.held) {
+            ASSERT_TRUE(t.release(keys[static_cast<std::size_t>(k)], m.handle, at)->released);
+            m.held = false;
+          }
+          break;
+        default:  // the clock moves, the timers run
+          at += pick(200);
+          t.advance(at);
+          for (KeyModel& each : model) settle(each);
+          break;
+      }
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        auto st = t.status(keys[i], at);
+        settle(model[i]);
+        ASSERT_EQ(st->held, model[i].held) << "seed " << seed << " step " << step;
+        const Millis closed = model[i].closed_until > at ? model[i].closed_until : 0;
+        ASSERT_EQ(st->lock_delay_until, closed) << "seed " << seed << " step " << step;
+      }
+    }
+  }
 }
 
 }  // namespace
