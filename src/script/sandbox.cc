@@ -27,12 +27,9 @@ void open_library(lua_State* L, lua_CFunction open, const char* name) {
 
 int readonly_table(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
 
-// _G's __index: a global that does not exist is an error, not nil.
-int global_index(lua_State* L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
-  lua_pushvalue(L, 2);
-  lua_rawget(L, -2);
-  if (!lua_isnil(L, -1)) return 1;
+// _G reads through to the real globals, whose own __index is this: a global that does not
+// exist is an error, not nil. (A table as _G's __index keeps reading a global inside the VM.)
+int missing_global(lua_State* L) {
   const char* name = lua_tostring(L, 2);
   return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
                     name != nullptr ? name : "?");
@@ -155,7 +152,11 @@ void install_sandbox(lua_State* L) {
   lua_pop(L, 2);
 
   // The globals themselves: the state's globals become the proxy, _G included.
-  push_proxy(L, globals, global_index, global_newindex);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, missing_global);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, globals);
+  push_proxy(L, globals, nullptr, global_newindex);
   lua_pushvalue(L, -1);
   lua_setfield(L, globals, "_G");
   lua_replace(L, LUA_GLOBALSINDEX);
