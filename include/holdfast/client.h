@@ -176,6 +176,29 @@ class Client {
   decltype(auto) with_lock(std::string_view key, Fn&& fn) {
     return with_lock(key, WithLockOptions{}, std::forward<Fn>(fn));
   }
+  // with_lock in shared mode: any number of shared holders at once, and no exclusive one
+  // (docs/lock-kinds.md). Sets options.mode; everything else is as with_lock.
+  template <class Fn>
+  decltype(auto) with_shared_lock(std::string_view key, WithLockOptions options, Fn&& fn) {
+    options.mode = AcquireMode::shared();
+    return with_lock(key, options, std::forward<Fn>(fn));
+  }
+  template <class Fn>
+  decltype(auto) with_shared_lock(std::string_view key, Fn&& fn) {
+    return with_shared_lock(key, WithLockOptions{}, std::forward<Fn>(fn));
+  }
+  // with_lock on `take` of the `permits` permits of a semaphore key. Sets options.mode.
+  template <class Fn>
+  decltype(auto) with_permits(std::string_view key, std::uint32_t permits, std::uint32_t take,
+                              WithLockOptions options, Fn&& fn) {
+    options.mode = AcquireMode::semaphore(permits, take);
+    return with_lock(key, options, std::forward<Fn>(fn));
+  }
+  template <class Fn>
+  decltype(auto) with_permits(std::string_view key, std::uint32_t permits, std::uint32_t take,
+                              Fn&& fn) {
+    return with_permits(key, permits, take, WithLockOptions{}, std::forward<Fn>(fn));
+  }
 
   // A critical section for one resource, its key built from a template (see format_key):
   //   client.locked("task:{}", task_id).run([&] { move_task(task_id, column); });
