@@ -42,8 +42,9 @@ struct ClientStats {
   std::size_t open_connections = 0;  // idle + in use
   std::size_t idle_connections = 0;
   std::uint64_t connections_opened = 0;
-  // The most acquire requests (LOCK.ACQUIRE / LOCK.TRY) ever in flight at the server at once
-  // for any one key. The local queue keeps this at 1.
+  // The most exclusive acquire requests (LOCK.ACQUIRE / LOCK.TRY) ever in flight at the
+  // server at once for any one key. The local queue keeps this at 1. Shared and semaphore
+  // requests skip the local queue and are not counted.
   std::size_t max_in_flight_per_key = 0;
   std::size_t local_waiters = 0;    // callers now waiting on the local queue (all keys)
   std::uint64_t renewals = 0;       // background renewals sent by with_lock scopes
