@@ -73,14 +73,7 @@ TEST(LockDelayRecords, ADelayOutsideTheAcceptedRangeIsAnError) {
 TEST(LockDelayRecords, AVersionThreeSegmentIsStillRead) {
   std::string records;
   append_record(records, Granted{make_hold("k", 1)});
-  const FrameHeader header = encode_frame_header(records, 1);
-  std::string bytes(kSegmentMagicV3);
-  bytes.append(header.data(), header.size());
-  bytes += records;
-  std::vector<Change> changes;
-  Result<SegmentScan> scan = read_segment(bytes, "/data/wal-2.log", SegmentPosition::kNewest,
-                                          [&](Change&& c) { changes.push_back(std::move(c)); });
-  ASSERT_TRUE(scan.ok()) << scan.error().message;
+  const std::vector<Change> changes = testing::read_segment_of(kSegmentMagicV3, records);
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(std::get<Granted>(changes[0]).hold, make_hold("k", 1));
 }

@@ -68,14 +68,7 @@ TEST(ModeRecords, AnUnknownModeIsAnError) {
 TEST(ModeRecords, AVersionTwoSegmentIsStillRead) {
   std::string records;
   append_record(records, Granted{make_hold("k", 1)});
-  const FrameHeader header = encode_frame_header(records, 1);
-  std::string bytes(kSegmentMagicV2);
-  bytes.append(header.data(), header.size());
-  bytes += records;
-  std::vector<Change> changes;
-  Result<SegmentScan> scan = read_segment(bytes, "/data/wal-2.log", SegmentPosition::kNewest,
-                                          [&](Change&& c) { changes.push_back(std::move(c)); });
-  ASSERT_TRUE(scan.ok()) << scan.error().message;
+  const std::vector<Change> changes = testing::read_segment_of(kSegmentMagicV2, records);
   ASSERT_EQ(changes.size(), 1u);
   EXPECT_EQ(std::get<Granted>(changes[0]).hold, make_hold("k", 1));
 }

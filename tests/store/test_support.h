@@ -19,6 +19,8 @@
 #include "core/hold.h"
 #include "store/wal/fake_file_system.h"
 #include "store/wal/format.h"
+#include "store/wal/log_reader.h"
+#include "store/wal/record.h"
 #include "store/wal/wal_store.h"
 
 namespace holdfast::wal::testing {
@@ -204,6 +206,19 @@ inline void expect_same_state(const DurableState& actual, const DurableState& ex
     EXPECT_EQ(actual.rule_set->name, expected.rule_set->name);
     EXPECT_EQ(actual.rule_set->toml, expected.rule_set->toml);
   }
+}
+
+// Reads back a segment of an older format (its magic `magic`) holding one frame of `records`.
+inline std::vector<Change> read_segment_of(std::string_view magic, const std::string& records) {
+  const FrameHeader header = encode_frame_header(records, 1);
+  std::string bytes(magic);
+  bytes.append(header.data(), header.size());
+  bytes += records;
+  std::vector<Change> changes;
+  Result<SegmentScan> scan = read_segment(bytes, "/data/wal-2.log", SegmentPosition::kNewest,
+                                          [&](Change&& c) { changes.push_back(std::move(c)); });
+  EXPECT_TRUE(scan.ok()) << scan.error().message;
+  return changes;
 }
 
 }  // namespace holdfast::wal::testing
