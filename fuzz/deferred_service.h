@@ -70,11 +70,12 @@ class DeferredService final : public LockService {
                  });
   }
   Issued assign(const Caller& caller, const AssignArgs& args, Completion& done) override {
-    return defer(caller, done,
-                 [caller, key = std::string(args.key), holder = copy(args.holder_id),
-                  ttl = args.ttl_ms, timeout = args.timeout_ms](LockService& s, Completion& d) {
-                   return s.assign(caller, AssignArgs{key, view(holder), ttl, timeout}, d);
-                 });
+    return defer(
+        caller, done,
+        [caller, key = std::string(args.key), holder = copy(args.holder_id), ttl = args.ttl_ms,
+         timeout = args.timeout_ms, delay = args.lock_delay_ms](LockService& s, Completion& d) {
+          return s.assign(caller, AssignArgs{key, view(holder), ttl, timeout, delay}, d);
+        });
   }
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override {
     return defer(caller, done,
@@ -189,23 +190,16 @@ class DeferredService final : public LockService {
   }
   // An acquire's arguments, owned.
   struct Acquire {
-    explicit Acquire(const AcquireArgs& a)
-        : key(a.key), ttl(a.ttl_ms), timeout(a.timeout_ms), session_scoped(a.session_scoped) {
-      if (a.owner) owner = std::string(*a.owner);
-    }
+    explicit Acquire(const AcquireArgs& a) : fields(a), key(a.key), owner(copy(a.owner)) {}
     AcquireArgs args() const {
-      AcquireArgs a;
+      AcquireArgs a = fields;
       a.key = key;
-      a.ttl_ms = ttl;
-      a.timeout_ms = timeout;
-      if (owner) a.owner = *owner;
-      a.session_scoped = session_scoped;
+      a.owner = view(owner);
       return a;
     }
+    AcquireArgs fields;  // its views point at the caller's buffers: args() replaces them
     std::string key;
-    Millis ttl, timeout;
     std::optional<std::string> owner;
-    bool session_scoped;
   };
   struct Queued {
     SessionId session;
