@@ -491,7 +491,15 @@ Result<std::int64_t> HoldRows::sweep_free() {
 }
 
 Result<Grant> HoldRows::grant_member(const MemberRequest& r, bool retake_only) {
-  Params p = grant_params(r.grant);
+  const GrantRequest& q = r.grant;
+  Params p;
+  p.text(q.key).text(q.handle.to_string()).text(q.held_by).maybe_text(q.owner).number(q.ttl_ms);
+  p.number(q.scope == Scope::kSession ? 1 : 0).number(q.node_id);  // the node: always
+  if (q.scope == Scope::kSession) {
+    p.number(static_cast<std::int64_t>(q.session));
+  } else {
+    p.null();
+  }
   p.number(mode_number(r.mode));
   if (r.mode == LockMode::kSemaphore) {
     p.number(r.limit).number(r.take);

@@ -138,7 +138,8 @@ END $$;
 -- A shared (md 1) or semaphore (md 2, lim permits, take of them) grant of key k, as one
 -- transaction. outcome: 1 granted (the new member's token and times), 0 not now (retry_at:
 -- when a hold in the way ends, NULL: unknown), 2 the key is of another kind (kind_limit: 0 a
--- lock, else the semaphore's permits). my_seq: the caller's holdfast_queue row, deleted with
+-- lock, else the semaphore's permits). nd: the caller's node (always); sess: its connection, for
+-- a session hold (sc 1). my_seq: the caller's holdfast_queue row, deleted with
 -- the grant. retake_only: only replace the caller's own hold (same principal and owner).
 CREATE FUNCTION holdfast_grant_member(k text, hd text, who text, own text, ttl bigint,
                                       sc smallint, nd bigint, sess bigint, md smallint,
@@ -218,7 +219,8 @@ BEGIN
     END IF;
   END IF;
   tok := nextval('holdfast_tokens');
-  INSERT INTO holdfast_members VALUES (k, tok, hd, who, own, now_ms, now_ms + ttl, sc, nd, sess,
+  INSERT INTO holdfast_members VALUES (k, tok, hd, who, own, now_ms, now_ms + ttl, sc,
+                                       CASE WHEN sc = 1 THEN nd END, sess,
                                        CASE WHEN md = 2 THEN take ELSE 1 END);
   UPDATE holdfast_holds h SET handle = NULL, token = tok, held_by = '', owner = NULL,
          holder_id = NULL, acquired_at = now_ms, scope = 0, kind = 0, node_id = NULL,
