@@ -121,7 +121,7 @@ TEST(Crash, KillDashNineKeepsEverySharedAndSemaphoreHoldAnswered) {
       checked += static_cast<int>(answered.size());
     }
   }
-  EXPECT_GT(checked, 20);
+  EXPECT_GT(checked, 500);
   // A handle from before the crashes still releases its own hold, and only it.
   auto c = server.client();
   std::lock_guard lock(ledger.mu);
