@@ -20,6 +20,15 @@ class TwoNodes : public ::testing::Test {
     return sql_value(cluster.store_url(),
                      "SELECT count(*) FROM holdfast_queue WHERE key = '" + key + "'");
   }
+  // Waits up to 5 s for `n` requests in the key's queue across nodes (a request is in its
+  // node's queue a moment before its row is).
+  bool await_queued(const std::string& key, int n) {
+    for (int i = 0; i < 500; ++i) {
+      if (queued(key) == std::to_string(n)) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
 };
 
 TEST_F(TwoNodes, SharedHoldersOnBothNodesHoldBackAWriterUntilBothRelease) {
@@ -43,10 +52,7 @@ TEST_F(TwoNodes, SharedHoldersOnBothNodesHoldBackAWriterUntilBothRelease) {
   writer.send({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT", "20000"});
   ASSERT_TRUE(await_waiters(a, "doc", 1));
   // The writer takes its seat in the queue across nodes after its first refusal.
-  for (int i = 0; i < 500 && queued("doc") != "1"; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_EQ(queued("doc"), "1");
+  ASSERT_TRUE(await_queued("doc", 1));
   // A reader arriving at the other node does not overtake it.
   EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"}).is_null());
 
@@ -103,7 +109,7 @@ TEST_F(TwoNodes, ASemaphoresPermitsAreCountedAcrossNodes) {
   auto big = client(1);
   big.send(
       {"LOCK.ACQUIRE", "pool", "TTL", "60000", "TIMEOUT", "20000", "PERMITS", "3", "TAKE", "2"});
-  ASSERT_TRUE(await_waiters(b, "pool", 1));
+  ASSERT_TRUE(await_queued("pool", 1));
   ASSERT_EQ(b.call({"LOCK.RELEASE", "pool", one.text("handle")}).number("released"), 1);
   EXPECT_EQ(a.call({"LOCK.STATUS", "pool"}).number("freePermits"), 1);
   EXPECT_TRUE(a.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "3"}).is_null());
@@ -128,6 +134,26 @@ TEST_F(TwoNodes, AMemberLeaseThatEndsFreesItsPermitsOnEveryNode) {
   ASSERT_FALSE(granted.is_error() || granted.is_null()) << granted.debug();
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
   EXPECT_EQ(b.call({"LOCK.STATUS", "pool"}).get("holders")->items.size(), 1u);
+}
+
+TEST_F(TwoNodes, AQueuedRequestOfADeadNodeHoldsBackOthersOnlyUntilTheNodeIsDeclaredDead) {
+  auto a = client(0);
+  auto writer = a.call({"LOCK.TRY", "doc", "TTL", "60000"});
+  ASSERT_FALSE(writer.is_null()) << writer.debug();
+  auto reader = client(1);
+  reader.send({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT", "60000", "MODE", "SHARED"});
+  ASSERT_TRUE(await_queued("doc", 1));
+  cluster.node(1).kill9();
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "doc", writer.text("handle")}).number("released"), 1);
+  // The dead node's reader was first; its row goes with the node, after the session grace.
+  EXPECT_TRUE(a.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"}).is_null());
+  const auto start = std::chrono::steady_clock::now();
+  auto granted =
+      a.call({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT", "10000", "MODE", "SHARED"});
+  ASSERT_FALSE(granted.is_null() || granted.is_error()) << granted.debug();
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(Cluster::kSessionGraceMs + 3000));
+  EXPECT_EQ(queued("doc"), "0");
 }
 
 }  // namespace
