@@ -200,6 +200,27 @@ TEST_F(LockKinds, BadModeOptionsArePreciseErrors) {
   EXPECT_FALSE(x.has("mode"));
 }
 
+TEST_F(LockKinds, PexpireAndDelActOnEveryHoldOfTheKey) {
+  auto a = c.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
+  auto b = c.call({"LOCK.TRY", "doc", "TTL", "120000", "MODE", "SHARED"});
+  ASSERT_FALSE(a.is_null() || b.is_null() || a.is_error() || b.is_error()) << b.debug();
+  EXPECT_EQ(c.call({"EXISTS", "doc"}).integer, 1);
+  EXPECT_EQ(c.call({"PEXPIRE", "doc", "30000"}).integer, 1);
+  auto s = c.call({"LOCK.STATUS", "doc"});
+  const auto& holders = s.get("holders")->items;
+  ASSERT_EQ(holders.size(), 2u) << s.debug();
+  EXPECT_EQ(holders[0].number("leaseExpiresAt"), holders[1].number("leaseExpiresAt"));
+  EXPECT_LT(holders[1].number("leaseExpiresAt"), b.number("leaseExpiresAt"));
+  auto p = c.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "2", "TAKE", "2"});
+  ASSERT_FALSE(p.is_null() || p.is_error()) << p.debug();
+  EXPECT_EQ(c.call({"DEL", "doc", "pool"}).integer, 2);
+  EXPECT_EQ(c.call({"LOCK.STATUS", "doc"}).number("held"), 0);
+  EXPECT_EQ(c.call({"EXISTS", "doc", "pool"}).integer, 0);
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "doc", a.text("handle")}).number("released"), 0);
+  // Freed as a whole, the key is a lock again for anyone.
+  EXPECT_FALSE(c.call({"LOCK.TRY", "pool", "TTL", "60000"}).is_null());
+}
+
 // With --fsync always on the embedded server; over PostgreSQL the holds are rows that outlive
 // the node.
 TEST_F(LockKinds, SharedAndSemaphoreHoldsSurviveKillNine) {
