@@ -221,6 +221,35 @@ TEST_F(LockKinds, PexpireAndDelActOnEveryHoldOfTheKey) {
   EXPECT_FALSE(c.call({"LOCK.TRY", "pool", "TTL", "60000"}).is_null());
 }
 
+TEST_F(LockKinds, ListHolderAndAssignedHoldCommandsOnASharedOrSemaphoreKey) {
+  auto a = c.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
+  auto b = c.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
+  auto p = c.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "2"});
+  ASSERT_FALSE(a.is_null() || b.is_null() || p.is_null()) << p.debug();
+  // LIST shows each hold, without handles.
+  auto page = c.call({"LOCK.LIST"});
+  ASSERT_EQ(page.items.size(), 2u) << page.debug();
+  ASSERT_EQ(page.items[1].items.size(), 3u) << page.debug();
+  EXPECT_EQ(page.items[1].items[0].number("token"), a.number("token"));
+  EXPECT_EQ(page.items[1].items[1].number("token"), b.number("token"));
+  EXPECT_EQ(page.items[1].items[2].text("mode"), "semaphore");
+  EXPECT_FALSE(page.items[1].items[0].has("handle"));
+  // HOLDER shows the newest hold.
+  auto h = c.call({"LOCK.HOLDER", "doc"});
+  EXPECT_EQ(h.number("held"), 1);
+  EXPECT_EQ(h.number("token"), b.number("token"));
+  // Assigned-hold commands: a semaphore is the wrong kind; a shared key is held, not assigned.
+  EXPECT_EQ(c.call({"LOCK.ASSIGN", "pool", "white"}).str,
+            "INVALID_ARGUMENT the key is a semaphore of 2 permits; acquire it with PERMITS 2 "
+            "key=pool");
+  EXPECT_EQ(c.call({"LOCK.ASSIGN", "doc", "white"}).error_code(), "LOCK_HELD");
+  EXPECT_EQ(c.call({"LOCK.UNASSIGN", "doc"}).str,
+            "LOCK_NOT_HOLDER the key is held in shared or semaphore mode, not assigned key=doc");
+  EXPECT_EQ(c.call({"LOCK.TRANSFER", "doc", "black", "FROM", "white"}).str,
+            "LOCK_NOT_HOLDER the key is held in shared or semaphore mode, not assigned key=doc");
+  EXPECT_EQ(c.call({"LOCK.STATUS", "doc"}).get("holders")->items.size(), 2u);
+}
+
 // With --fsync always on the embedded server; over PostgreSQL the holds are rows that outlive
 // the node.
 TEST_F(LockKinds, SharedAndSemaphoreHoldsSurviveKillNine) {
