@@ -156,5 +156,26 @@ TEST_F(TwoNodes, AQueuedRequestOfADeadNodeHoldsBackOthersOnlyUntilTheNodeIsDecla
   EXPECT_EQ(queued("doc"), "0");
 }
 
+// A node of schema version 2, still running during an upgrade, grants a freed shared key
+// exclusively with a statement that does not know the mode column: the key is an exclusive
+// hold all the same.
+TEST_F(TwoNodes, AKeyGrantedByANodeOfTheLastVersionIsAnExclusiveHold) {
+  auto a = client(0);
+  auto r = a.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
+  ASSERT_FALSE(r.is_null() || r.is_error()) << r.debug();
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "doc", r.text("handle")}).number("released"), 1);
+  sql_value(cluster.store_url(),
+            "UPDATE holdfast_holds SET handle = '01ARZ3NDEKTSV4RRFFQ69G5FAV', token = "
+            "nextval('holdfast_tokens'), held_by = 'user:old', acquired_at = holdfast_now_ms(), "
+            "lease_expires_at = holdfast_now_ms() + 60000 WHERE key = 'doc'");
+  EXPECT_TRUE(a.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"}).is_null());
+  auto s = client(1).call({"LOCK.STATUS", "doc"});
+  EXPECT_EQ(s.number("held"), 1);
+  EXPECT_EQ(s.text("heldBy"), "user:old");
+  EXPECT_FALSE(s.has("mode")) << s.debug();
+  EXPECT_EQ(a.call({"DEL", "doc"}).integer, 1);
+  EXPECT_FALSE(a.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"}).is_null());
+}
+
 }  // namespace
 }  // namespace holdfast::testing

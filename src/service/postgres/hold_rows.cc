@@ -12,6 +12,9 @@ namespace {
 const std::string kHoldCols =
     "h.key, h.handle, h.token, h.held_by, h.owner, h.holder_id, h.acquired_at, h.lease_expires_at, "
     "h.scope, h.kind";
+// A row's mode: a group's (heldBy '') or 0. A node of schema version 2, still running during an
+// upgrade, grants a key exclusively without resetting `mode`; its hold has a heldBy.
+const std::string kRowMode = "CASE WHEN h.held_by = '' THEN h.mode ELSE 0 END";
 // The database clock, read once per statement.
 const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)";
 
@@ -24,7 +27,7 @@ std::string live(const std::string& h, const std::string& at) {
 const std::string kInTheWay =
     R"sql(SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at, NULL, NULL,
        now.ms, false, CASE WHEN )sql" +
-    live("h", "now.ms") + R"sql( THEN h.mode END, h.permit_limit
+    live("h", "now.ms") + R"sql( THEN )sql" + kRowMode + R"sql( END, h.permit_limit
   FROM now LEFT JOIN holdfast_holds h ON h.key = $1
  WHERE NOT EXISTS (SELECT 1 FROM granted))sql";
 
@@ -133,7 +136,7 @@ std::string extend_sql() {
 UPDATE holdfast_holds h
    SET lease_expires_at = CASE WHEN $3::boolean THEN $2::bigint ELSE now.ms + $2::bigint END
   FROM now
- WHERE h.key = $1 AND h.mode = 0 AND h.token = $4::bigint AND )sql" +
+ WHERE h.key = $1 AND h.held_by <> '' AND h.token = $4::bigint AND )sql" +
          live("h", "now.ms") + "\nRETURNING h.lease_expires_at";
 }
 
@@ -164,9 +167,9 @@ SELECT freed.key,
 }
 
 std::string find_sql(const std::string& where, const std::string& tail) {
-  return kWithNow + "\nSELECT true, " + kHoldCols +
-         ", now.ms, false, h.mode, h.permit_limit FROM holdfast_holds h, now\n WHERE " + where +
-         " AND " + live("h", "now.ms") + tail;
+  return kWithNow + "\nSELECT true, " + kHoldCols + ", now.ms, false, " + kRowMode +
+         ", h.permit_limit FROM holdfast_holds h, now\n WHERE " + where + " AND " +
+         live("h", "now.ms") + tail;
 }
 
 // $1 key, $2 to_id, $3 from_id, $4 held_by. The lease carries over; the token is new.
@@ -266,7 +269,7 @@ std::vector<Statement> HoldRows::statements() {
       // $1 key, $2 held_by (NULL: whoever holds it)
       {"hf_free_key",
        free_and_notify_sql(
-           "h.key = $1 AND h.mode = 0 AND ($2::text IS NULL OR h.held_by = $2) AND " +
+           "h.key = $1 AND h.held_by <> '' AND ($2::text IS NULL OR h.held_by = $2) AND " +
            live("h", "now.ms"))},
       {"hf_assign", assign_sql()},
       {"hf_refresh", refresh_sql()},
@@ -310,7 +313,8 @@ std::vector<Statement> HoldRows::statements() {
        "DELETE FROM holdfast_waits w WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = "
        "w.node_id)"},
       {"hf_count_live",
-       kWithNow + "\nSELECT (SELECT count(*) FROM holdfast_holds h, now WHERE h.mode = 0 AND " +
+       kWithNow +
+           "\nSELECT (SELECT count(*) FROM holdfast_holds h, now WHERE h.held_by <> '' AND " +
            live("h", "now.ms") +
            ") + (SELECT count(*) FROM holdfast_members m, now WHERE m.lease_expires_at > "
            "now.ms)"},

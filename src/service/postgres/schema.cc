@@ -83,7 +83,8 @@ CREATE FUNCTION holdfast_key_waited(k text) RETURNS boolean LANGUAGE plpgsql VOL
     Migration{3, "shared and semaphore holds: holdfast_members, holdfast_queue", R"sql(
 -- mode 0: the row is the key's one hold, as before. 1 (shared) or 2 (semaphore): the row stands
 -- for the key's group of holds in holdfast_members. Such a row has no handle, owner or holder
--- and heldBy '' (so no statement about a single hold matches it), its token is the key's last
+-- and heldBy '' (so no statement about a single hold matches it; and a row with a heldBy is a
+-- single hold whatever its mode says, as a node of version 2 does not reset the mode), its token is the key's last
 -- token, and its lease ends with the last lease of its members: a statement that grants the
 -- key exclusively sees it busy for as long as one member lives. Every change of a key's members
 -- locks this row first, so grants of one key serialise on it whatever their mode.
@@ -131,7 +132,7 @@ BEGIN
   SELECT max(m.lease_expires_at) INTO last_end FROM holdfast_members m
    WHERE m.key = k AND m.lease_expires_at > now_ms;
   UPDATE holdfast_holds h SET lease_expires_at = coalesce(last_end, now_ms)
-   WHERE h.key = k AND h.mode <> 0;
+   WHERE h.key = k AND h.mode <> 0 AND h.held_by = '';
   IF holdfast_key_waited(k) THEN PERFORM pg_notify('holdfast_keys', k); END IF;
 END $$;
 
@@ -163,6 +164,9 @@ BEGIN
                                    scope, kind)
   VALUES (k, NULL, 0, '', 0, 0, 0, 0) ON CONFLICT (key) DO NOTHING;
   SELECT * INTO r FROM holdfast_holds h WHERE h.key = k FOR UPDATE;
+  IF r.held_by <> '' THEN
+    r.mode := 0;  -- a single hold (a node of version 2 leaves a group's mode behind)
+  END IF;
   now_ms := holdfast_now_ms();
   is_live := r.lease_expires_at IS NULL OR r.lease_expires_at > now_ms;
   IF is_live THEN
