@@ -310,6 +310,7 @@ Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireA
     return waiter_gone();
   }
   ++counters_.grants;
+  ++(args.mode == LockMode::kShared ? counters_.shared_grants : counters_.semaphore_grants);
   ++held_;
   return Answer(std::move(r->hold));
 }

@@ -493,6 +493,11 @@ ServiceStats PgBackend::stats() const {
   s.counters.timeouts = counters_.timeouts;
   s.counters.renewals = counters_.renewals;
   s.store.appended = counters_.writes;
+  // Read apart from `grants`, the split can be ahead of it by a grant in flight.
+  const std::uint64_t shared = counters_.shared_grants, semaphore = counters_.semaphore_grants;
+  const std::uint64_t all = s.counters.grants;
+  s.grants_by_mode = std::array<std::uint64_t, 3>{
+      all > shared + semaphore ? all - shared - semaphore : 0, shared, semaphore};
   return s;
 }
 

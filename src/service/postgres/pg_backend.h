@@ -119,6 +119,8 @@ class PgBackend final : public LockBackend {
   struct Counters {
     std::atomic<std::uint64_t> grants{0}, releases{0}, expiries{0}, timeouts{0}, renewals{0},
         writes{0};
+    // Of `grants`, those of shared and of semaphore holds; the rest are exclusive.
+    std::atomic<std::uint64_t> shared_grants{0}, semaphore_grants{0};
   };
   // One blocking or one-shot grant attempt loop, shared by acquire and assign (pg_acquire.cc).
   struct Attempt;
