@@ -18,6 +18,7 @@
 //     last hold and waiter are gone.
 #include <algorithm>
 
+#include "core/kind_conflict.h"
 #include "core/lock_table.h"
 #include "core/lock_table_entry.h"
 
@@ -44,17 +45,7 @@ std::optional<Error> LockTable::kind_conflict(const Slot& slot, LockMode mode,
   }
   const std::uint32_t wanted = mode == LockMode::kSemaphore ? limit : 0;
   if (!current || *current == wanted) return std::nullopt;
-  std::string key(slot.first);
-  if (*current == 0)
-    return invalid_argument("the key is a lock; it cannot be acquired as a semaphore")
-        .with("key", key);
-  if (wanted == 0)
-    return invalid_argument("the key is a semaphore of " + std::to_string(*current) +
-                            " permits; acquire it with PERMITS " + std::to_string(*current))
-        .with("key", key);
-  return invalid_argument("the key is a semaphore of " + std::to_string(*current) +
-                          " permits, not " + std::to_string(wanted))
-      .with("key", key);
+  return kind_conflict_error(slot.first, *current, wanted);
 }
 
 bool LockTable::fits(const Entry& e, LockMode mode, std::uint32_t permits) {

@@ -1,5 +1,5 @@
 // Shared locks and semaphores over HTTP (docs/lock-kinds.md, docs/http.md): the same modes,
-// fields and errors as over RESP.
+// fields and errors as over RESP, on the embedded server and on a node over PostgreSQL.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
@@ -14,7 +14,6 @@ namespace json = boost::json;
 class HttpLockKinds : public ::testing::Test {
  protected:
   ServerProcess server;
-  bool over_postgres() const { return !server.store_url().empty(); }
 
   struct Reply {
     int status = 0;
@@ -47,11 +46,6 @@ class HttpLockKinds : public ::testing::Test {
 
 TEST_F(HttpLockKinds, SharedHoldsAndTheirStatus) {
   auto a = post("/v1/locks/try-acquire", R"({"key":"doc","ttlMs":60000,"mode":"shared"})");
-  if (over_postgres()) {
-    EXPECT_EQ(a.status, 400) << a.raw;
-    EXPECT_NE(a.raw.find("not supported on a node over PostgreSQL yet"), std::string::npos);
-    return;
-  }
   ASSERT_EQ(a.status, 200) << a.raw;
   EXPECT_EQ(a.body.at("handle").at("mode").as_string(), "shared");
   auto b =
@@ -63,6 +57,12 @@ TEST_F(HttpLockKinds, SharedHoldsAndTheirStatus) {
   ASSERT_EQ(s.status, 200) << s.raw;
   EXPECT_EQ(s.body.at("mode").as_string(), "shared");
   EXPECT_EQ(s.body.at("holders").as_array().size(), 2u);
+  auto released = post("/v1/locks/release",
+                       R"({"key":"doc","handle":")" +
+                           std::string(a.body.at("handle").at("handle").as_string()) + R"("})");
+  EXPECT_EQ(released.status, 200) << released.raw;
+  auto after = get("/v1/locks/status?key=doc");
+  EXPECT_EQ(after.body.at("holders").as_array().size(), 1u) << after.raw;
 }
 
 TEST_F(HttpLockKinds, SemaphorePermitsAndErrors) {
@@ -72,10 +72,6 @@ TEST_F(HttpLockKinds, SemaphorePermitsAndErrors) {
   auto zero = post("/v1/locks/try-acquire", R"({"key":"pool","ttlMs":1000,"permits":0})");
   EXPECT_NE(zero.raw.find("permits must be a positive integer"), std::string::npos) << zero.raw;
   auto a = post("/v1/locks/try-acquire", R"({"key":"pool","ttlMs":60000,"permits":3,"take":2})");
-  if (over_postgres()) {
-    EXPECT_EQ(a.status, 400) << a.raw;
-    return;
-  }
   ASSERT_EQ(a.status, 200) << a.raw;
   EXPECT_EQ(a.body.at("handle").at("permits").as_int64(), 2);
   EXPECT_EQ(a.body.at("handle").at("limit").as_int64(), 3);

@@ -80,14 +80,7 @@ assign = "request.operation == 'assign' && request.mode == 'exclusive' && !has(r
 )toml");
   auto bob = as("bob-secret");
   auto alice = as("alice-secret");
-  const bool over_postgres = !server.store_url().empty();
-  // Allowed by the rule; a node over PostgreSQL then refuses the mode itself.
-  auto allowed = [&](const RespValue& r) {
-    EXPECT_NE(r.error_code(), "LOCK_ACCESS_DENIED") << r.debug();
-    if (!over_postgres) {
-      EXPECT_FALSE(r.is_error()) << r.debug();
-    }
-  };
+  auto allowed = [&](const RespValue& r) { EXPECT_FALSE(r.is_error()) << r.debug(); };
   allowed(bob.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"}));
   allowed(bob.call({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT", "0", "MODE", "shared"}));
   EXPECT_EQ(bob.call({"LOCK.TRY", "doc", "TTL", "60000"}).error_code(), "LOCK_ACCESS_DENIED");

@@ -221,7 +221,7 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
   // Each migration recorded once, by whichever node took the migration lock first.
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "3");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "4");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -253,19 +253,57 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }
 
+// What schema version 4 added (shared and semaphore holds), taken away again.
+void back_to_version_3(const std::string& url) {
+  sql_value(url,
+            "DROP FUNCTION holdfast_group_left, holdfast_grant_member, holdfast_queue_leave, "
+            "holdfast_release_member, holdfast_free_group, holdfast_extend_group, "
+            "holdfast_renew_member, holdfast_free_session_members");
+  sql_value(url, "DROP TABLE holdfast_members, holdfast_queue");
+  sql_value(url, "DROP SEQUENCE holdfast_queue_order");
+  sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN mode, DROP COLUMN permit_limit");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 3");
+}
+
 TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
   const std::string url = fresh_store_url(postgres_url());
   { ServerProcess first({"--store", url}); }
   // Back to what a version-1 node left: no holdfast_key_waited(), no lock_delay_ms column.
+  back_to_version_3(url);
   sql_value(url, "DROP FUNCTION holdfast_key_waited(text)");
   sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN lock_delay_ms");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "3");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "4");
   auto c = node.client();
   auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
   ASSERT_FALSE(hold.is_null()) << hold.debug();
   EXPECT_EQ(c.call({"LOCK.RELEASE", "up:1", hold.text("handle")}).number("released"), 1);
+}
+
+TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
+  const std::string url = fresh_store_url(postgres_url());
+  std::string handle;
+  std::int64_t token = 0;
+  {
+    ServerProcess first({"--store", url});
+    auto hold = first.client().call({"LOCK.TRY", "kept", "TTL", "600000"});
+    ASSERT_FALSE(hold.is_null()) << hold.debug();
+    handle = hold.text("handle");
+    token = hold.number("token");
+  }
+  back_to_version_3(url);  // a database a version-3 node left, with a live hold in it
+  ServerProcess node({"--store", url});
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "4");
+  auto c = node.client();
+  auto s = c.call({"LOCK.STATUS", "kept"});
+  EXPECT_EQ(s.number("token"), token) << s.debug();
+  EXPECT_FALSE(s.has("mode")) << "an exclusive hold's status is as it always was";
+  EXPECT_TRUE(c.call({"LOCK.TRY", "kept", "TTL", "1000", "MODE", "SHARED"}).is_null());
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "kept", handle}).number("released"), 1);
+  auto shared = c.call({"LOCK.TRY", "kept", "TTL", "60000", "MODE", "SHARED"});
+  ASSERT_FALSE(shared.is_null() || shared.is_error()) << shared.debug();
+  EXPECT_GT(shared.number("token"), token);
 }
 
 TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableAtOnce) {

@@ -55,5 +55,37 @@ TEST(LockDelayAcrossNodes, ANodeThatDiesWithASessionHoldClosesItsKey) {
   EXPECT_TRUE(b.call({"LOCK.TRY", "job", "TTL", "1000"}).is_null());
 }
 
+TEST(LockDelayAcrossNodes, AnExclusiveHoldsDelayClosesTheKeyToSharedAndSemaphoreRequests) {
+  Cluster cluster(2);
+  auto a = cluster.node(0).client();
+  auto b = cluster.node(1).client();
+  auto held = a.call({"LOCK.TRY", "doc", "TTL", "300", "LOCKDELAY", "2000"});
+  ASSERT_FALSE(held.is_error() || held.is_null()) << held.debug();
+  const std::int64_t until = held.number("leaseExpiresAt") + 2000;
+  ASSERT_EQ(await_free(b, "doc").number("held"), 0);
+  EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "1000", "MODE", "SHARED"}).is_null());
+  EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "1000", "PERMITS", "2"}).is_null());
+  auto reader =
+      b.call({"LOCK.ACQUIRE", "doc", "TTL", "1000", "TIMEOUT", "10000", "MODE", "SHARED"});
+  ASSERT_FALSE(reader.is_error() || reader.is_null()) << reader.debug();
+  EXPECT_GE(reader.number("acquiredAt"), until);
+  EXPECT_GT(reader.number("token"), held.number("token"));
+}
+
+TEST(LockDelayAcrossNodes, ASharedOrSemaphoreHoldCannotHaveALockDelay) {
+  Cluster cluster(1);
+  auto a = cluster.node(0).client();
+  for (const auto& mode :
+       std::vector<std::vector<std::string>>{{"MODE", "SHARED"}, {"PERMITS", "3"}}) {
+    std::vector<std::string> cmd{"LOCK.TRY", "doc", "TTL", "1000", "LOCKDELAY", "500"};
+    cmd.insert(cmd.end(), mode.begin(), mode.end());
+    auto r = a.call(cmd);
+    ASSERT_TRUE(r.is_error()) << r.debug();
+    EXPECT_NE(r.str.find("INVALID_ARGUMENT"), std::string::npos) << r.str;
+    EXPECT_NE(r.str.find("field=lockDelayMs"), std::string::npos) << r.str;
+  }
+  EXPECT_EQ(a.call({"LOCK.STATUS", "doc"}).number("held"), 0) << "a refused request holds nothing";
+}
+
 }  // namespace
 }  // namespace holdfast::testing

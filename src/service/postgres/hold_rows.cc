@@ -7,14 +7,15 @@ namespace {
 //   0 granted/found, 1 key, 2 handle, 3 token, 4 held_by, 5 owner, 6 holder_id,
 //   7 acquired_at, 8 lease_expires_at, 9 scope, 10 kind, 11 lock_delay_ms, 12 db_now,
 //   13 refreshed
+// and acquire, assign, find and scan add 14 mode, 15 permit_limit: of the hold found, or when
+// nothing was granted of the live row in the way (docs/lock-kinds.md; a row of mode 1 or 2
+// stands for the key's holdfast_members, schema.cc).
 const std::string kHoldCols =
     "h.key, h.handle, h.token, h.held_by, h.owner, h.holder_id, h.acquired_at, h.lease_expires_at, "
     "h.scope, h.kind, h.lock_delay_ms";
-// What a statement answers when it granted nothing: the instant the key may be granted, as
-// far as the current row tells (its lease end plus its lock-delay), in column 8.
-const std::string kNotGranted =
-    "SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, h.lease_expires_at + h.lock_delay_ms, "
-    "NULL, NULL, NULL, now.ms, false";
+// A row's mode: a group's (heldBy '') or 0. A node of an older schema version, still running during
+// an upgrade, grants a key exclusively without resetting `mode`; its hold has a heldBy.
+const std::string kRowMode = "CASE WHEN h.held_by = '' THEN h.mode ELSE 0 END";
 // The database clock, read once per statement.
 const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)";
 
@@ -22,6 +23,16 @@ const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms()
 std::string live(const std::string& h, const std::string& at) {
   return "(" + h + ".lease_expires_at IS NULL OR " + h + ".lease_expires_at > " + at + ")";
 }
+
+// When a grant statement granted nothing: the instant the key may be granted, as far as the
+// current row tells (its lease end plus its lock-delay), in column 8, and the mode of the row
+// in the way, if live.
+const std::string kInTheWay =
+    R"sql(SELECT false, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       h.lease_expires_at + h.lock_delay_ms, NULL, NULL, NULL, now.ms, false, CASE WHEN )sql" +
+    live("h", "now.ms") + R"sql( THEN )sql" + kRowMode + R"sql( END, h.permit_limit
+  FROM now LEFT JOIN holdfast_holds h ON h.key = $1
+ WHERE NOT EXISTS (SELECT 1 FROM granted))sql";
 
 // $1 key, $2 handle, $3 held_by, $4 owner, $5 ttl, $6 scope, $7 node, $8 session,
 // $9 lock-delay. A key is free once its lease and then its lock-delay have ended; a re-take
@@ -42,7 +53,7 @@ granted AS (
     owner = EXCLUDED.owner, holder_id = NULL, acquired_at = EXCLUDED.acquired_at,
     lease_expires_at = EXCLUDED.lease_expires_at, scope = EXCLUDED.scope, kind = 0,
     node_id = EXCLUDED.node_id, session_id = EXCLUDED.session_id,
-    lock_delay_ms = EXCLUDED.lock_delay_ms
+    lock_delay_ms = EXCLUDED.lock_delay_ms, mode = 0, permit_limit = NULL
   WHERE h.lease_expires_at + h.lock_delay_ms <= EXCLUDED.acquired_at)sql" +
          std::string(retake ? R"sql(
      OR (EXCLUDED.owner IS NOT NULL AND h.kind = 0 AND h.owner = EXCLUDED.owner
@@ -51,12 +62,9 @@ granted AS (
          R"sql(
   RETURNING )sql" +
          kHoldCols + R"sql()
-SELECT true, g.*, now.ms, false FROM granted g, now
+SELECT true, g.*, now.ms, false, 0::smallint, NULL::integer FROM granted g, now
 UNION ALL
-)sql" + kNotGranted +
-         R"sql(
-  FROM now LEFT JOIN holdfast_holds h ON h.key = $1
- WHERE NOT EXISTS (SELECT 1 FROM granted))sql";
+)sql" + kInTheWay;
 }
 
 // Same parameters as acquire; only the re-take of a live handle hold.
@@ -88,7 +96,7 @@ granted AS (
   ON CONFLICT (key) DO UPDATE SET
     handle = NULL, owner = NULL, holder_id = EXCLUDED.holder_id,
     lease_expires_at = EXCLUDED.lease_expires_at, scope = 0, kind = 1, node_id = NULL,
-    session_id = NULL,
+    session_id = NULL, mode = 0, permit_limit = NULL,
     token = CASE WHEN )sql" +
          was_live + R"sql( THEN h.token ELSE nextval('holdfast_tokens') END,
     held_by = CASE WHEN )sql" +
@@ -102,12 +110,10 @@ granted AS (
          was_live + R"sql()
   RETURNING )sql" +
          kHoldCols + R"sql()
-SELECT true, g.*, now.ms, g.token <> currval('holdfast_tokens') FROM granted g, now
+SELECT true, g.*, now.ms, g.token <> currval('holdfast_tokens'), 0::smallint, NULL::integer
+  FROM granted g, now
 UNION ALL
-)sql" + kNotGranted +
-         R"sql(
-  FROM now LEFT JOIN holdfast_holds h ON h.key = $1
- WHERE NOT EXISTS (SELECT 1 FROM granted))sql";
+)sql" + kInTheWay;
 }
 
 // $1 key, $2 holder_id, $3 ttl (NULL: never ends).
@@ -142,7 +148,7 @@ std::string extend_sql() {
 UPDATE holdfast_holds h
    SET lease_expires_at = CASE WHEN $3::boolean THEN $2::bigint ELSE now.ms + $2::bigint END
   FROM now
- WHERE h.key = $1 AND h.token = $4::bigint AND )sql" +
+ WHERE h.key = $1 AND h.held_by <> '' AND h.token = $4::bigint AND )sql" +
          live("h", "now.ms") + "\nRETURNING h.lease_expires_at";
 }
 
@@ -175,8 +181,8 @@ SELECT freed.key,
 }
 
 std::string find_sql(const std::string& where, const std::string& tail) {
-  return kWithNow + "\nSELECT true, " + kHoldCols +
-         ", now.ms, false FROM holdfast_holds h, now\n WHERE " + where + " AND " +
+  return kWithNow + "\nSELECT true, " + kHoldCols + ", now.ms, false, " + kRowMode +
+         ", h.permit_limit FROM holdfast_holds h, now\n WHERE " + where + " AND " +
          live("h", "now.ms") + tail;
 }
 
@@ -208,6 +214,22 @@ HoldState hold_from(const Rows& rows, int r) {
   return h;
 }
 
+LockMode mode_from(std::int64_t n) {
+  return n == 1 ? LockMode::kShared : n == 2 ? LockMode::kSemaphore : LockMode::kExclusive;
+}
+
+std::int64_t mode_number(LockMode m) {
+  return m == LockMode::kShared ? 1 : m == LockMode::kSemaphore ? 2 : 0;
+}
+
+// A hold row of find or scan, with its mode (columns 14 and 15).
+HoldState hold_with_mode(const Rows& rows, int r) {
+  HoldState h = hold_from(rows, r);
+  h.mode = mode_from(rows.number(r, 14));
+  h.limit = static_cast<std::uint32_t>(rows.number(r, 15));
+  return h;
+}
+
 Grant grant_from(const Rows& rows) {
   Grant g;
   if (rows.empty()) return g;  // an UPDATE that matched nothing
@@ -218,9 +240,25 @@ Grant grant_from(const Rows& rows) {
     g.refreshed = rows.boolean(0, 13);
   } else {
     g.holder_lease_end = rows.maybe_number(0, 8);
+    g.holder_mode = mode_from(rows.number(0, 14));  // only acquire and assign answer a row here
+    g.holder_limit = static_cast<std::uint32_t>(rows.number(0, 15));
   }
   return g;
 }
+
+// A member grant: $1 key, $2 handle, $3 held_by, $4 owner, $5 ttl, $6 scope, $7 node,
+// $8 session, $9 mode, $10 limit, $11 take, $12 queue seq, $13 retake only.
+const char kGrantMemberSql[] =
+    "SELECT * FROM holdfast_grant_member($1, $2, $3, $4, $5::bigint, $6::smallint, $7::bigint, "
+    "$8::bigint, $9::smallint, $10::integer, $11::integer, $12::bigint, $13::boolean)";
+
+// Live members of $1, oldest first: the columns of kHoldCols, from holdfast_members.
+const std::string kMembersSql = kWithNow + R"sql(
+SELECT true, m.key, NULL, m.token, m.held_by, m.owner, NULL, m.acquired_at, m.lease_expires_at,
+       m.scope, 0, 0, now.ms, false, m.permits
+  FROM holdfast_members m, now
+ WHERE m.key = $1 AND m.lease_expires_at > now.ms
+ ORDER BY m.token)sql";
 
 Params grant_params(const GrantRequest& r) {
   Params p;
@@ -246,8 +284,9 @@ std::vector<Statement> HoldRows::statements() {
       {"hf_extend", extend_sql()},
       // $1 key, $2 held_by (NULL: whoever holds it)
       {"hf_free_key",
-       free_and_notify_sql("h.key = $1 AND ($2::text IS NULL OR h.held_by = $2) AND " +
-                           live("h", "now.ms"))},
+       free_and_notify_sql(
+           "h.key = $1 AND h.held_by <> '' AND ($2::text IS NULL OR h.held_by = $2) AND " +
+           live("h", "now.ms"))},
       {"hf_assign", assign_sql()},
       {"hf_refresh", refresh_sql()},
       {"hf_renew", renew_sql()},
@@ -297,7 +336,31 @@ std::vector<Statement> HoldRows::statements() {
        "DELETE FROM holdfast_waits w WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = "
        "w.node_id)"},
       {"hf_count_live",
-       kWithNow + "\nSELECT count(*) FROM holdfast_holds h, now WHERE " + live("h", "now.ms")},
+       kWithNow +
+           "\nSELECT (SELECT count(*) FROM holdfast_holds h, now WHERE h.held_by <> '' AND " +
+           live("h", "now.ms") +
+           ") + (SELECT count(*) FROM holdfast_members m, now WHERE m.lease_expires_at > "
+           "now.ms)"},
+      {"hf_grant_member", kGrantMemberSql},
+      {"hf_members", kMembersSql},
+      // $1 key, $2 node, $3 mode, $4 limit
+      {"hf_queue_join",
+       "INSERT INTO holdfast_queue (key, node_id, mode, permit_limit) VALUES ($1, $2::bigint, "
+       "$3::smallint, $4::integer) RETURNING seq"},
+      {"hf_queue_leave", "SELECT holdfast_queue_leave($1::bigint)"},
+      {"hf_queue_forget_node", "DELETE FROM holdfast_queue WHERE node_id = $1::bigint"},
+      {"hf_queue_forget_orphans",
+       "DELETE FROM holdfast_queue q WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = "
+       "q.node_id)"},
+      {"hf_release_member", "SELECT holdfast_release_member($1, $2)"},
+      {"hf_renew_member", "SELECT holdfast_renew_member($1, $2, $3::bigint)"},
+      {"hf_free_group", "SELECT holdfast_free_group($1, $2)"},
+      {"hf_extend_group", "SELECT holdfast_extend_group($1, $2::bigint, $3)"},
+      // $1 node, $2 session (NULL: all the node's), $3 grace (NULL: by node; else dead nodes)
+      {"hf_free_session_members",
+       "SELECT holdfast_free_session_members($1::bigint, $2::bigint, $3::bigint)"},
+      {"hf_sweep_members", kWithNow + "\nDELETE FROM holdfast_members m USING now WHERE "
+                                      "m.lease_expires_at <= now.ms - $1::bigint"},
   };
 }
 
@@ -377,7 +440,7 @@ Result<std::optional<HoldState>> HoldRows::find(std::string_view key) {
   auto rows = pool_.run("hf_find", Params().text(key));
   if (!rows.ok()) return std::move(rows).error();
   if (rows->empty()) return std::optional<HoldState>();
-  HoldState h = hold_from(*rows, 0);
+  HoldState h = hold_with_mode(*rows, 0);
   h.handle = Handle{};
   return std::optional<HoldState>(std::move(h));
 }
@@ -389,7 +452,7 @@ Result<std::vector<HoldState>> HoldRows::scan(std::string_view after, std::strin
   std::vector<HoldState> out;
   out.reserve(static_cast<std::size_t>(rows->size()));
   for (int r = 0; r < rows->size(); ++r) {
-    out.push_back(hold_from(*rows, r));
+    out.push_back(hold_with_mode(*rows, r));
     out.back().handle = Handle{};
   }
   return out;
@@ -420,24 +483,150 @@ Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& stateme
   return keys;
 }
 
+Result<std::vector<std::string>> HoldRows::freed_with_members(const std::string& statement,
+                                                              const Params& params,
+                                                              const Params& member_params) {
+  auto keys = freed_keys(statement, params);
+  if (!keys.ok()) return keys;
+  auto members = freed_keys("hf_free_session_members", member_params);
+  if (!members.ok()) return std::move(members).error();
+  for (std::string& k : *members) keys->push_back(std::move(k));
+  return keys;
+}
+
 Result<std::vector<std::string>> HoldRows::end_session(std::int64_t node_id,
                                                        std::uint64_t session) {
-  return freed_keys("hf_end_session",
-                    Params().number(node_id).number(static_cast<std::int64_t>(session)));
+  const auto s = static_cast<std::int64_t>(session);
+  return freed_with_members("hf_end_session", Params().number(node_id).number(s),
+                            Params().number(node_id).number(s).null());
 }
 
 Result<std::vector<std::string>> HoldRows::free_node_sessions(std::int64_t node_id) {
-  return freed_keys("hf_free_node", Params().number(node_id));
+  return freed_with_members("hf_free_node", Params().number(node_id),
+                            Params().number(node_id).null().null());
 }
 
 Result<std::vector<std::string>> HoldRows::free_dead_sessions(Millis grace_ms) {
-  return freed_keys("hf_free_dead_sessions", Params().number(grace_ms));
+  return freed_with_members("hf_free_dead_sessions", Params().number(grace_ms),
+                            Params().null().null().number(grace_ms));
 }
 
 Result<std::int64_t> HoldRows::sweep_free() {
   auto rows = pool_.run("hf_sweep_free", Params().number(kFreeRowRetentionMs));
   if (!rows.ok()) return std::move(rows).error();
-  return rows->affected();
+  auto members = pool_.run("hf_sweep_members", Params().number(kFreeRowRetentionMs));
+  if (!members.ok()) return std::move(members).error();
+  return rows->affected() + members->affected();
+}
+
+Result<Grant> HoldRows::grant_member(const MemberRequest& r, bool retake_only) {
+  const GrantRequest& q = r.grant;
+  Params p;
+  p.text(q.key).text(q.handle.to_string()).text(q.held_by).maybe_text(q.owner).number(q.ttl_ms);
+  p.number(q.scope == Scope::kSession ? 1 : 0).number(q.node_id);  // the node: always
+  if (q.scope == Scope::kSession) {
+    p.number(static_cast<std::int64_t>(q.session));
+  } else {
+    p.null();
+  }
+  p.number(mode_number(r.mode));
+  if (r.mode == LockMode::kSemaphore) {
+    p.number(r.limit).number(r.take);
+  } else {
+    p.null().number(1);
+  }
+  p.maybe_number(r.queue_seq).text(retake_only ? "true" : "false");
+  auto rows = pool_.run("hf_grant_member", p);
+  if (!rows.ok()) return std::move(rows).error();
+  // outcome, token, acquired_at, lease_expires_at, db_now, retry_at, kind_limit
+  Grant g;
+  const std::int64_t outcome = rows->number(0, 0);
+  g.db_now = rows->number(0, 4);
+  if (outcome == 2) {
+    g.other_kind = static_cast<std::uint32_t>(rows->number(0, 6));
+    return g;
+  }
+  if (outcome == 0) {
+    g.holder_lease_end = rows->maybe_number(0, 5);
+    return g;
+  }
+  g.granted = true;
+  HoldState& h = g.hold;
+  h.key = std::string(r.grant.key);
+  h.handle = r.grant.handle;
+  h.token = static_cast<std::uint64_t>(rows->number(0, 1));
+  h.held_by = std::string(r.grant.held_by);
+  h.owner = std::string(r.grant.owner.value_or(""));
+  h.acquired_at = rows->number(0, 2);
+  h.lease_expires_at = rows->number(0, 3);
+  h.scope = r.grant.scope;
+  h.kind = HoldKind::kHandle;
+  h.mode = r.mode;
+  h.permits = r.mode == LockMode::kSemaphore ? r.take : 0;
+  h.limit = r.mode == LockMode::kSemaphore ? r.limit : 0;
+  return g;
+}
+
+Result<std::int64_t> HoldRows::queue_join(std::string_view key, std::int64_t node_id, LockMode mode,
+                                          std::uint32_t limit) {
+  Params p;
+  p.text(key).number(node_id).number(mode_number(mode));
+  if (mode == LockMode::kSemaphore) {
+    p.number(limit);
+  } else {
+    p.null();
+  }
+  auto rows = pool_.run("hf_queue_join", p);
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->number(0, 0);
+}
+
+Status HoldRows::queue_leave(std::int64_t seq) {
+  auto rows = pool_.run("hf_queue_leave", Params().number(seq));
+  if (!rows.ok()) return std::move(rows).error();
+  return ok_status();
+}
+
+Result<bool> HoldRows::release_member(std::string_view key, std::string_view handle) {
+  auto rows = pool_.run("hf_release_member", Params().text(key).text(handle));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->boolean(0, 0);
+}
+
+Result<std::optional<Millis>> HoldRows::renew_member(std::string_view key, std::string_view handle,
+                                                     Millis ttl_ms) {
+  auto rows = pool_.run("hf_renew_member", Params().text(key).text(handle).number(ttl_ms));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->maybe_number(0, 0);
+}
+
+Result<std::vector<HoldState>> HoldRows::members(std::string_view key, LockMode mode,
+                                                 std::uint32_t limit) {
+  auto rows = pool_.run("hf_members", Params().text(key));
+  if (!rows.ok()) return std::move(rows).error();
+  std::vector<HoldState> out;
+  out.reserve(static_cast<std::size_t>(rows->size()));
+  for (int r = 0; r < rows->size(); ++r) {
+    HoldState h = hold_from(*rows, r);
+    h.mode = mode;
+    h.permits = mode == LockMode::kSemaphore ? static_cast<std::uint32_t>(rows->number(r, 14)) : 0;
+    h.limit = mode == LockMode::kSemaphore ? limit : 0;
+    out.push_back(std::move(h));
+  }
+  return out;
+}
+
+Result<bool> HoldRows::free_group(std::string_view key, std::optional<std::string_view> held_by) {
+  auto rows = pool_.run("hf_free_group", Params().text(key).maybe_text(held_by));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->boolean(0, 0);
+}
+
+Result<bool> HoldRows::extend_group(std::string_view key, Millis at,
+                                    std::optional<std::string_view> held_by) {
+  auto rows = pool_.run("hf_extend_group", Params().text(key).number(at).maybe_text(held_by));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->boolean(0, 0);
 }
 
 Status HoldRows::register_wait(std::string_view key, std::int64_t node_id,
@@ -462,6 +651,9 @@ Status HoldRows::forget_waits(std::optional<std::int64_t> node_id) {
   auto rows = node_id ? pool_.run("hf_wait_forget_node", Params().number(*node_id))
                       : pool_.run("hf_wait_forget_orphans", Params());
   if (!rows.ok()) return std::move(rows).error();
+  auto queued = node_id ? pool_.run("hf_queue_forget_node", Params().number(*node_id))
+                        : pool_.run("hf_queue_forget_orphans", Params());
+  if (!queued.ok()) return std::move(queued).error();
   return ok_status();
 }
 

@@ -36,6 +36,16 @@
 // overlap in time may commit out of token order; a grant that completes before another starts
 // always has the smaller token.
 //
+// Shared and semaphore holds (docs/lock-kinds.md) are rows of holdfast_members, one per grant;
+// the key's holdfast_holds row then stands for the group (mode 1 or 2) and its lease ends with
+// the group's last lease, so the single-hold statements above see the key busy and never match
+// a member. Every change of a key's members locks that row first: grants of every mode serialise
+// on it, and tokens drawn under it keep increasing per key. A member grant is a plpgsql function
+// (schema.cc, holdfast_grant_member) run as one statement; it refuses to jump the key's queue
+// across nodes (holdfast_queue: every blocked shared or semaphore request, and an exclusive one
+// that saw the key held shared, has a row; a node's grant waits while another node has a row
+// older than this node's oldest).
+//
 // The SQL text of each statement is in hold_rows.cc next to the function that runs it.
 #pragma once
 
@@ -78,6 +88,22 @@ struct Grant {
   // When not granted: the current hold's lease end as the statement saw it (none: unknown
   // or never ends). Waiters time their next attempt by it.
   std::optional<Millis> holder_lease_end;
+  // When not granted: the mode of the live hold in the way (a group's for a shared or
+  // semaphore key) and a semaphore's permits.
+  LockMode holder_mode = LockMode::kExclusive;
+  std::uint32_t holder_limit = 0;
+  // A member grant refused because the key is of another kind: 0 a lock, else the permits of
+  // the semaphore it is.
+  std::optional<std::uint32_t> other_kind;
+};
+
+// A grant of a shared or semaphore hold: the fields of GrantRequest plus the mode.
+struct MemberRequest {
+  GrantRequest grant;
+  LockMode mode = LockMode::kShared;
+  std::uint32_t limit = 0;                // semaphore: the key's permits
+  std::uint32_t take = 1;                 // semaphore: the permits this grant takes
+  std::optional<std::int64_t> queue_seq;  // the caller's holdfast_queue row, if queued
 };
 
 class HoldRows {
@@ -125,7 +151,24 @@ class HoldRows {
   // Frees a live assigned hold (of holder_id, when given). False when nothing matched.
   Result<bool> unassign(std::string_view key, std::optional<std::string_view> holder_id);
 
-  // Session holds: the keys freed.
+  // Shared and semaphore holds. grant_member: the grant (or, retake_only, only the re-take of
+  // the caller's own hold of the mode); answers the new member with mode, permits and limit.
+  Result<Grant> grant_member(const MemberRequest& r, bool retake_only);
+  // A blocked request joins the key's queue across nodes (its row's seq) or leaves it.
+  Result<std::int64_t> queue_join(std::string_view key, std::int64_t node_id, LockMode mode,
+                                  std::uint32_t limit);
+  Status queue_leave(std::int64_t seq);
+  Result<bool> release_member(std::string_view key, std::string_view handle);
+  Result<std::optional<Millis>> renew_member(std::string_view key, std::string_view handle,
+                                             Millis ttl_ms);
+  // The live members of a group key, oldest first (handles null), with its mode and limit.
+  Result<std::vector<HoldState>> members(std::string_view key, LockMode mode, std::uint32_t limit);
+  // Every member of key at once, when held_by is none or holds them all (DEL, PEXPIRE).
+  Result<bool> free_group(std::string_view key, std::optional<std::string_view> held_by);
+  Result<bool> extend_group(std::string_view key, Millis at,
+                            std::optional<std::string_view> held_by);
+
+  // Session holds (single and member): the keys freed.
   Result<std::vector<std::string>> end_session(std::int64_t node_id, std::uint64_t session);
   Result<std::vector<std::string>> free_node_sessions(std::int64_t node_id);
   // Session holds of nodes without a heartbeat in the last grace_ms (or without a row).
@@ -137,8 +180,9 @@ class HoldRows {
   // it opens, by the database clock; else 0.
   Result<Millis> closed_until(std::string_view key);
 
-  // holdfast_waits: this node has callers queued for key (generation: the queue's incarnation,
-  // so an unregister that arrives after a newer register leaves it alone).
+  // holdfast_waits (and holdfast_queue, in forget_waits): this node has callers queued for key
+  // (generation: the queue's incarnation, so an unregister that arrives after a newer register
+  // leaves it alone).
   Status register_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
   Status unregister_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
   // Every registration of node_id, or (none) of nodes that no longer have a row.
@@ -146,6 +190,10 @@ class HoldRows {
 
  private:
   Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params);
+  // freed_keys of a statement on single holds, then of hf_free_session_members.
+  Result<std::vector<std::string>> freed_with_members(const std::string& statement,
+                                                      const Params& params,
+                                                      const Params& member_params);
 
   PgPool& pool_;
 };

@@ -1,4 +1,5 @@
-// PgBackend::acquire and ::assign: grants, and waiting for a key held elsewhere.
+// PgBackend::acquire and ::assign: grants (exclusive, and shared or semaphore ones through
+// pg_members.cc's queue seat), and waiting for a key held elsewhere.
 //
 // A grant is one conditional statement (store/postgres/hold_rows.h); the database picks the
 // winner. Waiting happens on this node (LocalWaiters, FIFO per key):
@@ -19,6 +20,9 @@
 //     node wakes the waiter with UNAVAILABLE.
 // Fairness: FIFO among one node's waiters. Across nodes, each node's head competes in the
 // database when a key frees; whoever's statement reaches it first wins (docs/scale-out.md).
+// Shared and semaphore requests (pg_members.cc) also keep a cross-node order: a blocked one
+// joins holdfast_queue before its first attempt, and so does an exclusive one that found the
+// key held shared; a member grant never passes a request another node queued earlier.
 //
 // Rate limits: when the policy asks, one attempt is counted in the database's shared window
 // before the grant (every node counts against the same window); over the cap the call
@@ -28,6 +32,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "core/kind_conflict.h"
 #include "service/postgres/pg_backend.h"
 
 namespace holdfast {
@@ -39,6 +44,9 @@ struct PgBackend::Attempt {
   std::function<Result<pg::Grant>()> grant;
   // Only the re-take/refresh, which never takes a free key; empty when there is none.
   std::function<Result<pg::Grant>()> narrow;
+  // Blocking only: called once this node has registered its wait for the key, before the
+  // first attempt (a member request joins the queue across nodes here).
+  std::function<Status()> joined;
 };
 
 namespace {
@@ -87,10 +95,13 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
     if (auto st = db(holds_->register_wait(a.key, node_id_, generation)); !st.ok())
       return std::move(st).error();
   }
+  if (a.joined) {
+    if (auto st = a.joined(); !st.ok()) return std::move(st).error();
+  }
   if (a.narrow && !waiters_.is_head(*ticket)) {
     auto r = a.narrow();
     if (!r.ok()) return r;
-    if (r->granted) return r;  // not the head: leaving changes nobody's turn
+    if (r->granted || r->other_kind) return r;  // not the head: leaving changes nobody's turn
   }
   for (;;) {
     switch (waiters_.wait(*ticket, deadline)) {
@@ -104,8 +115,10 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
     }
     auto r = a.grant();
     if (!r.ok()) return r;
-    if (r->granted) {
-      waiters_.leave(*ticket, next_try(*r));
+    if (r->granted || r->other_kind) {
+      // After a shared or semaphore grant the next waiter may fit beside it: it tries at once.
+      const bool exclusive = r->granted && r->hold.mode == LockMode::kExclusive;
+      waiters_.leave(*ticket, exclusive ? std::optional(next_try(*r)) : std::nullopt);
       return r;
     }
     waiters_.retry_at(*ticket, next_try(*r));
@@ -114,13 +127,6 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
 
 Issued PgBackend::acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                           Charge charge, Completion& done) {
-  if (args.mode != LockMode::kExclusive) {
-    // The holds table has one row per key; shared and semaphore holds need several.
-    return run(done, []() -> Result<Answer> {
-      return invalid_argument(
-          "shared and semaphore modes are not supported on a node over PostgreSQL yet");
-    });
-  }
   struct Copy {
     std::string key;
     std::optional<std::string> owner;
@@ -139,6 +145,8 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
                                      Contention contention, Charge charge) {
   const Millis timeout = contention == Contention::kNil ? 0 : args.timeout_ms;
   if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
+  if (args.mode != LockMode::kExclusive)
+    return do_acquire_member(caller, args, timeout, contention);
   const std::string held_by = caller.principal->held_by();
   pg::GrantRequest g;
   g.key = args.key;
@@ -153,15 +161,25 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
   Attempt a;
   a.key = args.key;
   a.timeout_ms = timeout;
-  a.grant = [&] { return db(holds_->acquire(g)); };
+  QueueSeat seat(*this);
+  a.grant = [&]() -> Result<pg::Grant> {
+    auto r = db(holds_->acquire(g));
+    if (r.ok() && !r->granted) {
+      if (auto st = kind_seen(*r, timeout > 0, 0, args.key, seat); !st.ok())
+        return std::move(st).error();
+    }
+    return r;
+  };
   if (args.owner) a.narrow = [&] { return db(holds_->retake(g)); };
 
   if (!waiters_.begin_call(caller.session)) return waiter_gone();
   auto r = run_grant(caller, a);
+  seat.leave();
   if (r.ok() && r->granted && g.scope == Scope::kSession)
     waiters_.note_session_hold(caller.session);
   const bool closed = waiters_.end_call(caller.session);
   if (!r.ok()) return std::move(r).error();
+  if (r->other_kind) return kind_conflict_error(args.key, *r->other_kind, 0);
   if (!r->granted) {
     if (contention == Contention::kNil) return Answer();
     return lock_timeout(args.key, 0);
@@ -201,16 +219,24 @@ Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args
   Attempt a;
   a.key = args.key;
   a.timeout_ms = args.timeout_ms;
-  a.grant = [&] {
-    return db(
-        holds_->assign(args.key, held_by, *args.holder_id, ttl, args.lock_delay_ms.value_or(0)));
+  QueueSeat seat(*this);
+  a.grant = [&]() -> Result<pg::Grant> {
+    auto r =
+        db(holds_->assign(args.key, held_by, *args.holder_id, ttl, args.lock_delay_ms.value_or(0)));
+    if (r.ok() && !r->granted) {
+      if (auto st = kind_seen(*r, blocking, 0, args.key, seat); !st.ok())
+        return std::move(st).error();
+    }
+    return r;
   };
   a.narrow = [&] { return db(holds_->refresh(args.key, *args.holder_id, ttl)); };
 
   if (!waiters_.begin_call(caller.session)) return waiter_gone();
   auto r = run_grant(caller, a);
+  seat.leave();
   const bool closed = waiters_.end_call(caller.session);
   if (!r.ok()) return std::move(r).error();
+  if (r->other_kind) return kind_conflict_error(args.key, *r->other_kind, 0);
   if (!r->granted) {
     if (!args.timeout_ms) {
       return lock_held(args.key);
@@ -229,6 +255,71 @@ Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args
     ++counters_.grants;
     ++held_;
   }
+  return Answer(std::move(r->hold));
+}
+
+Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireArgs& args,
+                                            Millis timeout, Contention contention) {
+  if (args.lock_delay_ms.value_or(0) > 0) {
+    // A member row has no lock-delay of its own: the key's row closes for exclusive holds only.
+    return invalid_argument(
+        "a lock-delay on a shared or semaphore hold is not supported on a node over PostgreSQL "
+        "field=lockDelayMs");
+  }
+  const std::string held_by = caller.principal->held_by();
+  pg::MemberRequest m;
+  m.grant.key = args.key;
+  m.grant.handle = handles.next();
+  m.grant.held_by = held_by;
+  m.grant.owner = args.owner;
+  m.grant.ttl_ms = args.ttl_ms;
+  m.grant.scope = args.session_scoped ? Scope::kSession : Scope::kLease;
+  m.grant.node_id = node_id_;
+  m.grant.session = caller.session;
+  m.mode = args.mode;
+  m.limit = args.limit;
+  m.take = args.mode == LockMode::kSemaphore ? args.permits : 1;
+  QueueSeat seat(*this);
+  auto attempt = [&](bool retake_only) -> Result<pg::Grant> {
+    m.queue_seq = seat.seq();
+    auto r = db(holds_->grant_member(m, retake_only));
+    if (r.ok() && r->granted) seat.forget();  // the grant deleted the row
+    return r;
+  };
+  Attempt a;
+  a.key = args.key;
+  a.timeout_ms = timeout;
+  a.grant = [&] { return attempt(false); };
+  // Also without an owner: the statement answers a key of another kind before anything else.
+  a.narrow = [&] { return attempt(true); };
+  if (timeout > 0) a.joined = [&] { return seat.join(args.key, args.mode, args.limit); };
+
+  if (!waiters_.begin_call(caller.session)) return waiter_gone();
+  auto r = run_grant(caller, a);
+  seat.leave();
+  if (r.ok() && r->granted && m.grant.scope == Scope::kSession)
+    waiters_.note_session_hold(caller.session);
+  const bool closed = waiters_.end_call(caller.session);
+  if (!r.ok()) return std::move(r).error();
+  if (r->other_kind)
+    return kind_conflict_error(args.key, *r->other_kind,
+                               args.mode == LockMode::kSemaphore ? args.limit : 0);
+  if (!r->granted) {
+    if (contention == Contention::kNil) return Answer();
+    return lock_timeout(args.key, 0);
+  }
+  ++counters_.writes;
+  if (closed && (timeout > 0 || args.session_scoped)) {
+    // As in do_acquire: nobody will learn the handle, so the hold goes at once.
+    if (auto undone = holds_->release_member(args.key, r->hold.handle.to_string());
+        undone.ok() && *undone) {
+      waiters_.poke(args.key);
+    }
+    return waiter_gone();
+  }
+  ++counters_.grants;
+  ++(args.mode == LockMode::kShared ? counters_.shared_grants : counters_.semaphore_grants);
+  ++held_;
   return Answer(std::move(r->hold));
 }
 

@@ -265,6 +265,7 @@ Issued PgBackend::renew(const Caller&, const RenewArgs& args, Completion& done) 
                auto parsed = Handle::parse(handle);
                if (!parsed) return Answer(RenewOutcome{});
                auto ends = holds_->renew(key, parsed->to_string(), ttl);
+               if (ends.ok() && !*ends) ends = holds_->renew_member(key, parsed->to_string(), ttl);
                if (!ends.ok()) return store_error(std::move(ends).error());
                if (!*ends) return Answer(RenewOutcome{});
                ++counters_.renewals;
@@ -280,6 +281,8 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
         auto parsed = Handle::parse(handle);
         if (!parsed) return Answer(ReleaseOutcome{false});
         auto released = holds_->release(key, parsed->to_string());
+        if (released.ok() && !*released)
+          released = holds_->release_member(key, parsed->to_string());
         if (!released.ok()) return store_error(std::move(released).error());
         if (!*released) return Answer(ReleaseOutcome{false});
         waiters_.poke(key);
@@ -298,6 +301,11 @@ Issued PgBackend::status(const Caller&, std::string_view key, Completion& done) 
     s.key = key;
     s.as_of = wall_now();
     s.waiters = waiters_.count(key);  // this node's queue: waiters elsewhere are not counted
+    if (*found && (*found)->mode != LockMode::kExclusive) {
+      auto group = group_status(std::move(s), **found);
+      if (!group.ok()) return std::move(group).error();
+      return Answer(std::move(*group));
+    }
     if (*found) {
       s.held = true;
       s.hold = std::move(**found);
@@ -345,7 +353,15 @@ Result<Answer> PgBackend::do_list(std::string_view match, std::string after, std
   } else {
     page.next_cursor = "0";
   }
-  page.holds = std::move(found);
+  for (HoldState& h : found) {
+    if (h.mode == LockMode::kExclusive) {
+      page.holds.push_back(std::move(h));
+      continue;
+    }
+    auto members = group_members(h);  // a page keeps a key's holds together
+    if (!members.ok()) return std::move(members).error();
+    for (HoldState& m : *members) page.holds.push_back(std::move(m));
+  }
   return Answer(std::move(page));
 }
 
@@ -368,6 +384,8 @@ Result<Answer> PgBackend::do_transfer(std::string_view held_by, const TransferAr
   auto now = holds_->find(args.key);
   if (!now.ok()) return store_error(std::move(now).error());
   if (!*now) return not_holder(args.key, "the key is not assigned to fromId (it is free)");
+  if ((*now)->mode != LockMode::kExclusive)
+    return not_holder(args.key, "the key is held in shared or semaphore mode, not assigned");
   if ((*now)->kind != HoldKind::kAssigned)
     return not_holder(args.key, "the key is held by a handle hold, not assigned");
   return not_holder(args.key, "the key is not assigned to fromId");
@@ -397,6 +415,8 @@ Result<Answer> PgBackend::do_unassign(const UnassignArgs& args) {
   auto now = holds_->find(args.key);
   if (!now.ok()) return store_error(std::move(now).error());
   if (!*now) return Answer(ReleaseOutcome{false});
+  if ((*now)->mode != LockMode::kExclusive)
+    return not_holder(args.key, "the key is held in shared or semaphore mode, not assigned");
   if ((*now)->kind != HoldKind::kAssigned)
     return not_holder(args.key, "the key is held by a handle hold; release it with its handle");
   if (args.holder_id && (*now)->holder_id != *args.holder_id)
@@ -410,6 +430,17 @@ Result<HolderView> PgBackend::find_holder(const std::string& key) {
   HolderView v;
   v.key = key;
   if (!*found) return v;
+  if ((*found)->mode != LockMode::kExclusive) {
+    // A shared or semaphore key: its newest hold speaks for it.
+    auto members = group_members(**found);
+    if (!members.ok()) return std::move(members).error();
+    if (members->empty()) return v;
+    v.held = true;
+    v.token = members->back().token;
+    v.acquired_at = members->back().acquired_at;
+    v.lease_expires_at = members->back().lease_expires_at;
+    return v;
+  }
   v.held = true;
   if ((*found)->kind == HoldKind::kAssigned) v.holder = (*found)->holder_id;
   v.token = (*found)->token;
@@ -466,6 +497,11 @@ ServiceStats PgBackend::stats() const {
   s.counters.timeouts = counters_.timeouts;
   s.counters.renewals = counters_.renewals;
   s.store.appended = counters_.writes;
+  // Read apart from `grants`, the split can be ahead of it by a grant in flight.
+  const std::uint64_t shared = counters_.shared_grants, semaphore = counters_.semaphore_grants;
+  const std::uint64_t all = s.counters.grants;
+  s.grants_by_mode = std::array<std::uint64_t, 3>{
+      all > shared + semaphore ? all - shared - semaphore : 0, shared, semaphore};
   return s;
 }
 

@@ -119,9 +119,39 @@ class PgBackend final : public LockBackend {
   struct Counters {
     std::atomic<std::uint64_t> grants{0}, releases{0}, expiries{0}, timeouts{0}, renewals{0},
         writes{0};
+    // Of `grants`, those of shared and of semaphore holds; the rest are exclusive.
+    std::atomic<std::uint64_t> shared_grants{0}, semaphore_grants{0};
   };
   // One blocking or one-shot grant attempt loop, shared by acquire and assign (pg_acquire.cc).
   struct Attempt;
+  // A blocked call's row in holdfast_queue, if it has one (pg_members.cc): join() takes it,
+  // leave() (or the destructor) gives it up unless a grant already deleted it (forget()).
+  class QueueSeat {
+   public:
+    explicit QueueSeat(PgBackend& node) : node_(node) {}
+    ~QueueSeat() { leave(); }
+    QueueSeat(const QueueSeat&) = delete;
+    QueueSeat& operator=(const QueueSeat&) = delete;
+    Status join(std::string_view key, LockMode mode, std::uint32_t limit);
+    std::optional<std::int64_t> seq() const { return seq_; }
+    void forget() { seq_.reset(); }
+    void leave();
+
+   private:
+    PgBackend& node_;
+    std::optional<std::int64_t> seq_;
+  };
+  // After a grant statement refused (`seen`): a key of another kind than `wanted` (0 a lock,
+  // else a semaphore's permits) marks `seen` as a conflict; a blocked exclusive request that
+  // finds the key held shared takes its seat in the queue across nodes.
+  Status kind_seen(pg::Grant& seen, bool blocking, std::uint32_t wanted, std::string_view key,
+                   QueueSeat& seat);
+  Result<Answer> do_acquire_member(const Caller& caller, const AcquireArgs& args, Millis timeout,
+                                   Contention contention);
+  // A shared or semaphore key's status, holder and list entries (pg_members.cc); `group` is
+  // the key's row as found.
+  Result<StatusView> group_status(StatusView s, const HoldState& group);
+  Result<std::vector<HoldState>> group_members(const HoldState& group);
   Result<pg::Grant> run_grant(const Caller& caller, Attempt& attempt);
   std::optional<Error> charge_attempt(const Principal& who, Charge charge);
   TimePoint next_try(const pg::Grant& seen) const;
@@ -156,6 +186,9 @@ class PgBackend final : public LockBackend {
   Result<Answer> do_set(const Caller& caller, const SetArgs& args, Charge charge);
   Result<Answer> do_expire(const ExpireArgs& args, Millis max_lease_ms,
                            std::optional<std::string_view> only_held_by);
+  Result<Answer> do_expire_group(const ExpireArgs& args, Millis max_lease_ms,
+                                 std::optional<std::string_view> only_held_by,
+                                 const HoldState& group);
   void keys_freed(const std::vector<std::string>& keys);
   void on_notify(const std::string& channel, const std::string& payload, int sender_pid);
   void rules_version_seen(std::int64_t version);

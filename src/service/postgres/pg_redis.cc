@@ -42,8 +42,19 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   auto found = holds_->find(args.key);
   if (!found.ok()) return store_error(std::move(found).error());
   const std::string held_by = caller.principal->held_by();
-  const std::optional<HoldState>& before = *found;
-  const bool own = before && before->kind == HoldKind::kHandle && before->held_by == held_by;
+  std::optional<HoldState>& before = *found;
+  if (before && before->mode != LockMode::kExclusive) {
+    // A shared or semaphore key is never the caller's own to SET; its newest hold speaks for it.
+    auto members = group_members(*before);
+    if (!members.ok()) return std::move(members).error();
+    if (members->empty()) {
+      before.reset();
+    } else {
+      before = std::move(members->back());
+    }
+  }
+  const bool own = before && before->mode == LockMode::kExclusive &&
+                   before->kind == HoldKind::kHandle && before->held_by == held_by;
   SetOutcome out;
   out.get = args.get;
   if (before) out.previous = before->owner;
@@ -110,7 +121,12 @@ Issued PgBackend::delete_keys(std::span<const std::string_view> keys,
       if (only) who = *only;
       auto freed = holds_->free_key(key, who);
       if (!freed.ok()) return store_error(std::move(freed).error());
-      if (freed->empty()) continue;
+      if (freed->empty()) {
+        // A shared or semaphore key goes as a whole, when all its holds are the caller's.
+        auto group = holds_->free_group(key, who);
+        if (!group.ok()) return store_error(std::move(group).error());
+        if (!*group) continue;
+      }
       ++deleted.count;
       waiters_.poke(key);
       ++counters_.releases;
@@ -140,6 +156,8 @@ Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
   auto found = holds_->find(args.key);
   if (!found.ok()) return store_error(std::move(found).error());
   const std::optional<HoldState>& hold = *found;
+  if (hold && hold->mode != LockMode::kExclusive)
+    return do_expire_group(args, max_lease_ms, only_held_by, *hold);
   if (!hold || (only_held_by && hold->held_by != *only_held_by)) return Answer(KeyCount{0});
   const Millis t = PgBackend::wall_now();
   const auto to = expire_to(args, hold->lease_expires_at, t, max_lease_ms);
@@ -161,6 +179,35 @@ Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
   if (!*moved) return Answer(KeyCount{0});  // the hold changed meanwhile
   ++counters_.renewals;
   ++counters_.writes;
+  return Answer(KeyCount{1});
+}
+
+// PEXPIRE of a shared or semaphore key: every hold's lease, when all are the caller's (or
+// anyone's may be changed); the newest hold's lease is the one a relative change starts from.
+Result<Answer> PgBackend::do_expire_group(const ExpireArgs& args, Millis max_lease_ms,
+                                          std::optional<std::string_view> only_held_by,
+                                          const HoldState& group) {
+  auto members = group_members(group);
+  if (!members.ok()) return std::move(members).error();
+  if (members->empty()) return Answer(KeyCount{0});
+  if (only_held_by && std::any_of(members->begin(), members->end(),
+                                  [&](const HoldState& h) { return h.held_by != *only_held_by; }))
+    return Answer(KeyCount{0});
+  const Millis t = PgBackend::wall_now();
+  const auto to = expire_to(args, members->back().lease_expires_at, t, max_lease_ms);
+  if (!to) return Answer(KeyCount{0});
+  auto changed = *to <= t ? holds_->free_group(args.key, only_held_by)
+                          : holds_->extend_group(args.key, *to, only_held_by);
+  if (!changed.ok()) return store_error(std::move(changed).error());
+  if (!*changed) return Answer(KeyCount{0});  // the holds changed meanwhile
+  ++counters_.writes;
+  if (*to <= t) {
+    waiters_.poke(args.key);
+    ++counters_.releases;
+    --held_;
+  } else {
+    ++counters_.renewals;
+  }
   return Answer(KeyCount{1});
 }
 
