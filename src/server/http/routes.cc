@@ -173,6 +173,7 @@ void write_grant(const Request&, Answer& answer, Response& res) {
 void accept_hold_fields(BodyReader& b) {
   for (HoldField f : kGrantFields)
     if (f != HoldField::kKey && f != HoldField::kHandle) b.ignore(field_name(f));
+  for (HoldField f : kSemaphoreFields) b.ignore(field_name(f));  // a shared or semaphore hold's
 }
 
 Issued renew(LockService& service, const Caller& caller, const Request& req, Completion& done) {

@@ -185,13 +185,13 @@ constexpr CommandSpec kCommands[] = {
      "LOCK.TRY <key> TTL <ms> [OWNER <owner>] [SESSION] [MODE SHARED|EXCLUSIVE] "
      "[PERMITS <n>] [TAKE <k>]",
      "One attempt; answers a hold or nil.", "lock"},
-    {"LOCK.ACQUIREALL", 6, -1, kWrite | kBlocking, -1, {}, nullptr, call_acquire_all,
+    {"LOCK.ACQUIREALL", 1, -1, kWrite | kBlocking, -1, {}, nullptr, call_acquire_all,
      write_group,
      "LOCK.ACQUIREALL TTL <ms> TIMEOUT <ms> [OWNER <owner>] [SESSION] KEY <key> "
      "[MODE SHARED|EXCLUSIVE] [PERMITS <n>] [TAKE <k>] [<key-block>...]",
      "Several keys (each KEY <key> with its own mode), granted all at once or not at all; waits "
      "up to TIMEOUT in every key's queue; answers one handle and a hold per key.", "lock"},
-    {"LOCK.TRYALL", 4, -1, kWrite, -1, {}, nullptr, call_try_all, write_group,
+    {"LOCK.TRYALL", 1, -1, kWrite, -1, {}, nullptr, call_try_all, write_group,
      "LOCK.TRYALL TTL <ms> [OWNER <owner>] [SESSION] KEY <key> [MODE SHARED|EXCLUSIVE] "
      "[PERMITS <n>] [TAKE <k>] [<key-block>...]",
      "One attempt at several keys, all or nothing; answers one handle and a hold per key, or "
