@@ -120,6 +120,24 @@ TEST_F(MultiKey, CrossingRequestsAreGrantedOneAfterTheOther) {
   EXPECT_GT(g2.get("holds")->items[0].number("token"), g1.get("holds")->items[1].number("token"));
 }
 
+TEST_F(MultiKey, InsideATransactionABlockingRequestMakesOneAttempt) {
+  if (over_postgres()) GTEST_SKIP() << "refused on a node (checked above)";
+  RespClient other = server.client();
+  ASSERT_FALSE(other.call({"LOCK.TRY", "q", "TTL", "60000"}).is_error());
+  EXPECT_EQ(c.call({"MULTI"}).str, "OK");
+  EXPECT_EQ(c.call({"LOCK.ACQUIREALL", "TTL", "1000", "TIMEOUT", "5000", "OWNER", "o", "KEY", "a",
+                    "KEY", "q"})
+                .str,
+            "QUEUED");
+  EXPECT_EQ(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "a", "KEY", "z"}).str, "QUEUED");
+  auto exec = c.call({"EXEC"});
+  ASSERT_EQ(exec.items.size(), 2u) << exec.debug();
+  EXPECT_EQ(exec.items[0].error_code(), "LOCK_TIMEOUT") << exec.debug();
+  EXPECT_EQ(exec.items[0].str.find("key=a"), exec.items[0].str.find("key="));  // the first key
+  EXPECT_EQ(exec.items[1].get("holds")->items.size(), 2u) << exec.debug();
+  EXPECT_EQ(c.call({"LOCK.STATUS", "q"}).number("waiters"), 0);
+}
+
 TEST_F(MultiKey, BadRequestsArePreciseAndChangeNothing) {
   // The request is checked before any backend sees it, so these are the same on both.
   EXPECT_EQ(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "a", "KEY", "a"}).str,

@@ -53,7 +53,11 @@ std::optional<Error> read_all(std::span<const std::string_view> args, bool block
   if (auto err = parse_options(args.subspan(0, first_key), specs, command, head)) return err;
   out.ttl_ms = head[0].number;
   std::size_t next = 1;
-  if (blocking) out.timeout_ms = in_transaction ? 0 : head[next++].number;
+  if (blocking) {
+    // Inside a transaction a blocking command makes one attempt, as in Redis.
+    out.timeout_ms = in_transaction ? 0 : head[next].number;
+    ++next;
+  }
   if (head[next].present) out.owner = head[next].text;
   out.session_scoped = head[next + 1].present;
 
