@@ -138,6 +138,23 @@ TEST_F(MultiKey, InsideATransactionABlockingRequestMakesOneAttempt) {
   EXPECT_EQ(c.call({"LOCK.STATUS", "q"}).number("waiters"), 0);
 }
 
+TEST_F(MultiKey, ASessionGroupEndsWithItsConnection) {
+  if (over_postgres()) GTEST_SKIP() << "refused on a node (checked above)";
+  {
+    RespClient owner = server.client();
+    auto g = owner.call({"LOCK.TRYALL", "TTL", "60000", "SESSION", "KEY", "s1", "KEY", "s2"});
+    ASSERT_FALSE(g.is_error()) << g.debug();
+    EXPECT_EQ(g.get("holds")->items[1].text("scope"), "session");
+    EXPECT_EQ(held(c, "s2"), 1);
+  }  // the connection closes
+  RespClient waiter = server.client();
+  // Granted once the closed connection's group is gone.
+  auto next =
+      waiter.call({"LOCK.ACQUIREALL", "TTL", "1000", "TIMEOUT", "5000", "KEY", "s2", "KEY", "s1"});
+  ASSERT_FALSE(next.is_error()) << next.debug();
+  EXPECT_EQ(next.get("holds")->items.size(), 2u);
+}
+
 TEST_F(MultiKey, BadRequestsArePreciseAndChangeNothing) {
   // The request is checked before any backend sees it, so these are the same on both.
   EXPECT_EQ(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "a", "KEY", "a"}).str,
