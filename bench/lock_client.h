@@ -46,6 +46,14 @@ class ReplyListener {
   virtual void on_reply(const OpReply& reply) = 0;
 };
 
+// The mode of a blocking acquire (docs/lock-kinds.md): exclusive by default, shared, or
+// `take` of the `permits` of a semaphore (permits > 0).
+struct AcquireMode {
+  bool shared = false;
+  std::uint32_t permits = 0;
+  std::uint32_t take = 1;
+};
+
 class LockClient {
  public:
   virtual ~LockClient() = default;
@@ -58,6 +66,10 @@ class LockClient {
   // supports_blocking_acquire() is true implement it; others answer kError.
   virtual void acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint32_t timeout_ms,
                        std::uint64_t tag);
+  // The same in a shared or semaphore mode. Only Holdfast's own commands implement it; others
+  // answer kError.
+  virtual void acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint32_t timeout_ms,
+                       const AcquireMode& mode, std::uint64_t tag);
   // Releases what try_acquire/acquire granted with this handle.
   virtual void release(std::uint64_t lock, std::string_view handle, std::uint64_t tag) = 0;
   // A request that does nothing (the loopback floor). Only RESP targets implement it.
@@ -79,6 +91,12 @@ class LockClient {
 
 inline void LockClient::acquire(std::uint64_t, std::uint32_t, std::uint32_t, std::uint64_t tag) {
   deliver({OpKind::kAcquire, OpStatus::kError, tag, {}, "blocking acquire not supported"});
+}
+
+inline void LockClient::acquire(std::uint64_t, std::uint32_t, std::uint32_t, const AcquireMode&,
+                                std::uint64_t tag) {
+  deliver(
+      {OpKind::kAcquire, OpStatus::kError, tag, {}, "shared and semaphore modes not supported"});
 }
 
 inline void LockClient::ping(std::uint64_t tag) {

@@ -97,7 +97,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   app.add_option("--keys", o.keys, "Keys of workload (a)")->capture_default_str();
-  app.add_option("--hot-connections", o.hot_connections, "Connections of workload (b)")
+  app.add_option("--hot-connections", o.hot_connections, "Connections of workloads (b) and (i)")
+      ->capture_default_str();
+  app.add_option("--writer-every", o.writer_every,
+                 "In (i), one connection in this many is a writer, the others readers")
+      ->capture_default_str();
+  app.add_option("--semaphore-permits", o.semaphore_permits,
+                 "Permits of the semaphore of (i); each connection takes one")
       ->capture_default_str();
   app.add_option("--depth", o.depth, "Pipeline depth of workload (c)")->capture_default_str();
   app.add_option("--think-us", o.think_us, "Pause after each critical section in (b), µs")

@@ -27,6 +27,9 @@ void derive(Measurement& m) {
   m.p99_ns = m.latency.percentile(99);
   m.p999_ns = m.latency.percentile(99.9);
   m.max_ns = m.latency.max();
+  m.writer_ops_per_sec = m.seconds > 0 ? static_cast<double>(m.writer_ops) / m.seconds : 0;
+  m.writer_p50_ns = m.writer_latency.percentile(50);
+  m.writer_p99_ns = m.writer_latency.percentile(99);
   double sum = 0, sum_sq = 0;
   m.min_per_connection = m.per_connection.empty() ? 0 : UINT64_MAX;
   m.max_per_connection = 0;
@@ -64,6 +67,8 @@ void accumulate(Measurement& total, const Measurement& round) {
   total.client_poll_s += round.client_poll_s;
   total.server_cpu_s += round.server_cpu_s;
   total.latency.merge(round.latency);
+  total.writer_ops += round.writer_ops;
+  total.writer_latency.merge(round.writer_latency);
   if (total.mutex.violations == 0) total.mutex.first_violation = round.mutex.first_violation;
   total.mutex.sections += round.mutex.sections;
   total.mutex.violations += round.mutex.violations;
@@ -155,6 +160,8 @@ Measurement measure_on_this_thread(Target& target, const std::string& workload,
     m.errors = rec.errors;
     m.first_error = rec.first_error;
     m.latency = rec.latency;
+    m.writer_ops = rec.writer_ops;
+    m.writer_latency = rec.writer_latency;
     m.mutex = rec.checker.verify();
     for (auto& w : workers) m.per_connection.push_back(w->completed());
     m.rounds = 1;

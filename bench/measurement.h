@@ -37,11 +37,20 @@ struct Recorder {
   std::uint64_t errors = 0;    // counted always, window or not
   std::string first_error;
   MutexChecker checker;
+  // A second class of unit beside `ops`, for workloads that have one: the writers' sections
+  // of readers and writers on one key (`ops` and `latency` are then the readers').
+  std::uint64_t writer_ops = 0;
+  LatencyHistogram writer_latency;
 
   void op_done(std::int64_t latency_ns) {
     if (!recording) return;
     ++ops;
     latency.record(latency_ns);
+  }
+  void writer_done(std::int64_t latency_ns) {
+    if (!recording) return;
+    ++writer_ops;
+    writer_latency.record(latency_ns);
   }
   void error(std::string_view detail) {
     if (errors++ == 0) first_error = std::string(detail.substr(0, 300));
@@ -99,6 +108,7 @@ using WorkerFactory =
 
 struct Measurement {
   std::string workload;  // "pairs", "hotkey", ...
+  std::string variant;   // a workload's legs, when it has several: "shared", "semaphore", ...
   std::string target;
   int connections = 0;
   int depth = 1;
@@ -113,6 +123,11 @@ struct Measurement {
   double fairness = 1;  // Jain's index over per-connection counts: 1 = even, 1/N = one wins all
   std::uint64_t min_per_connection = 0, max_per_connection = 0;
   std::string first_error;
+  // Recorder::writer_ops and its figures; 0 when the workload has no second class.
+  std::uint64_t writer_ops = 0;
+  double writer_ops_per_sec = 0;
+  std::int64_t writer_p50_ns = 0, writer_p99_ns = 0;
+  LatencyHistogram writer_latency;
   bool failed = false;  // the measurement itself could not run (connect failed, ...)
   std::string failure;
   int rounds = 0;  // windows merged into this figure

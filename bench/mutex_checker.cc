@@ -2,11 +2,13 @@
 #include "mutex_checker.h"
 
 #include <algorithm>
+#include <functional>
+#include <queue>
 
 namespace holdfast::bench {
 
-std::size_t MutexChecker::open(std::uint64_t lock, std::int64_t granted_ns) {
-  intervals_.push_back({lock, granted_ns, -1});
+std::size_t MutexChecker::open(std::uint64_t lock, std::int64_t granted_ns, std::uint32_t weight) {
+  intervals_.push_back({lock, granted_ns, -1, weight});
   return intervals_.size() - 1;
 }
 
@@ -30,21 +32,34 @@ MutexChecker::Verdict MutexChecker::verify() const {
   std::sort(sorted.begin(), sorted.end(), [](const Interval& a, const Interval& b) {
     return a.lock != b.lock ? a.lock < b.lock : a.start_ns < b.start_ns;
   });
-  std::int64_t latest_end = 0;
+  // The sections open on the current lock, soonest end first, and the weight they hold. A
+  // section that ends exactly when another starts does not overlap it.
+  using Open = std::pair<std::int64_t, std::uint32_t>;
+  std::priority_queue<Open, std::vector<Open>, std::greater<>> open;
+  std::uint64_t held = 0, capacity = 1;
   for (std::size_t i = 0; i < sorted.size(); ++i) {
-    if (i == 0 || sorted[i].lock != sorted[i - 1].lock) {
-      latest_end = sorted[i].end_ns;
-      continue;
+    const Interval& s = sorted[i];
+    if (i == 0 || s.lock != sorted[i - 1].lock) {
+      open = {};
+      held = 0;
+      const auto c = capacity_.find(s.lock);
+      capacity = c == capacity_.end() ? 1 : c->second;
     }
-    if (sorted[i].start_ns < latest_end) {
-      if (v.violations++ == 0) {
-        v.first_violation = "lock " + std::to_string(sorted[i].lock) + ": granted at +" +
-                            std::to_string(sorted[i].start_ns - sorted[0].start_ns) +
-                            " ns while a section held it until +" +
-                            std::to_string(latest_end - sorted[0].start_ns) + " ns";
-      }
+    while (!open.empty() && open.top().first <= s.start_ns) {
+      held -= open.top().second;
+      open.pop();
     }
-    latest_end = std::max(latest_end, sorted[i].end_ns);
+    if (held + s.weight > capacity && v.violations++ == 0) {
+      v.first_violation = "lock " + std::to_string(s.lock) + ": granted at +" +
+                          std::to_string(s.start_ns - sorted[0].start_ns) + " ns with weight " +
+                          std::to_string(s.weight) + " while sections held " +
+                          std::to_string(held) + " of " + std::to_string(capacity);
+      if (!open.empty())
+        v.first_violation += " until +" + std::to_string(open.top().first - sorted[0].start_ns) +
+                             " ns at the soonest";
+    }
+    held += s.weight;
+    open.emplace(s.end_ns, s.weight);
   }
   return v;
 }

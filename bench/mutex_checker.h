@@ -9,11 +9,15 @@
 // iteration that received A's, and before A's release was sent (which is the end of that
 // iteration at the earliest).
 //
-// After the run, intervals are sorted per lock and any interval that starts before the
-// latest end seen for its lock is a violation.
+// After the run, intervals are sorted per lock and any interval that starts while the weights
+// of the sections still open on its lock, its own included, add up to more than the lock's
+// capacity is a violation. Capacity and weight are 1 unless set: mutual exclusion. A shared
+// lock is a capacity C with readers of weight 1 and writers of weight C; a semaphore of N
+// permits is a capacity N with each section weighing the permits it takes.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,8 +25,11 @@ namespace holdfast::bench {
 
 class MutexChecker {
  public:
-  // Opens a critical section of `lock` at `granted_ns`; returns its index for close().
-  std::size_t open(std::uint64_t lock, std::int64_t granted_ns);
+  // Opens a critical section of `lock` at `granted_ns` that takes `weight` of the lock's
+  // capacity; returns its index for queue_close().
+  std::size_t open(std::uint64_t lock, std::int64_t granted_ns, std::uint32_t weight = 1);
+  // How much weight `lock` holds at once (default 1). Before the lock's first open().
+  void set_capacity(std::uint64_t lock, std::uint64_t capacity) { capacity_[lock] = capacity; }
   // Marks a section whose release was queued in this iteration; closed at the next
   // close_queued().
   void queue_close(std::size_t index) { queued_.push_back(index); }
@@ -42,8 +49,10 @@ class MutexChecker {
     std::uint64_t lock;
     std::int64_t start_ns;
     std::int64_t end_ns;  // -1 while open
+    std::uint32_t weight;
   };
   std::vector<Interval> intervals_;
+  std::map<std::uint64_t, std::uint64_t> capacity_;
   std::vector<std::size_t> queued_;
 };
 

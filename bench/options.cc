@@ -53,6 +53,10 @@ std::string check_options(const SuiteOptions& o) {
   if (o.keys < 1 || o.keys > 100'000'000) return range("--keys", "keys", "1", "100000000");
   if (o.hot_connections < 1 || o.hot_connections > kMaxConnections)
     return range("--hot-connections", "connections", "1", std::to_string(kMaxConnections));
+  if (o.writer_every < 1 || o.writer_every > kMaxConnections)
+    return range("--writer-every", "connections", "1", std::to_string(kMaxConnections));
+  if (o.semaphore_permits < 1 || o.semaphore_permits > 1'000'000)
+    return range("--semaphore-permits", "permits", "1", "1000000");
   if (o.depth < 1 || o.depth > kMaxDepth)
     return range("--depth", "requests in flight", "1", std::to_string(kMaxDepth));
   if (o.think_us < 0 || o.think_us > 10'000'000)

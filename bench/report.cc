@@ -15,6 +15,7 @@
 
 #include "charts.h"
 #include "efficiency_report.h"
+#include "kinds_report.h"
 #include "machine.h"
 #include "process.h"
 #include "report_format.h"
@@ -108,12 +109,6 @@ class Writer {
            "(counted in its CPU, except where it yielded the CPU to another thread), so its CPU "
            "minus that is what the workload needed of it; \"srv µs/op\" is server CPU per unit "
            "of work, which drifts less than throughput when the host is busy.\n\n";
-  }
-
-  static std::string first_line(const std::string& s) {
-    std::string line = s.substr(0, s.find('\n'));
-    std::replace(line.begin(), line.end(), '|', '/');
-    return line;
   }
 
   // Server CPU per unit of work of a Holdfast figure ÷ its peer's at the same workload and
@@ -565,6 +560,7 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
                     "sections", hotkey_latency);
   w.streaming_table(out, "sleeping", "(g) Pairs as in (a), with a client that sleeps at once",
                     "pairs", "one pair, try queued to release answered");
+  kinds_table(out, results);
   idle_table(out, results);
   w.scaleout_table(out);
   w.memory_table(out);

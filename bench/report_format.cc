@@ -1,6 +1,7 @@
 // Number formats of the report's tables: see report_format.h.
 #include "report_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -42,5 +43,11 @@ std::string fmt_ratio(std::optional<double> r) {
 }
 
 std::string fmt_mib(std::int64_t bytes) { return fmt(static_cast<double>(bytes) / (1 << 20), 1); }
+
+std::string first_line(const std::string& s) {
+  std::string line = s.substr(0, s.find('\n'));
+  std::replace(line.begin(), line.end(), '|', '/');
+  return line;
+}
 
 }  // namespace holdfast::bench

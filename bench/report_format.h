@@ -15,5 +15,7 @@ std::string fmt_us(std::int64_t ns);
 // 1.234 -> "1.23×"; small ratios keep two significant digits; "–" for none.
 std::string fmt_ratio(std::optional<double> r);
 std::string fmt_mib(std::int64_t bytes);
+// The first line of a message, fit for a table cell (no '|').
+std::string first_line(const std::string& s);
 
 }  // namespace holdfast::bench

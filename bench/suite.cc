@@ -62,13 +62,19 @@ void log_measurement(const Measurement& m) {
                  m.connections, m.failure.c_str());
     return;
   }
+  const std::string workload = m.variant.empty() ? m.workload : m.workload + "/" + m.variant;
+  const std::string writers =
+      m.writer_ops == 0
+          ? ""
+          : "  writers " + std::to_string(std::lround(m.writer_ops_per_sec)) + " ops/s p99 " +
+                std::to_string(std::lround(m.writer_p99_ns / 1e3)) + " us";
   std::fprintf(
       stderr,
       "  %-16s %-9s c=%-3d %10.0f ops/s  p50 %7.1f us  p99 %8.1f us  cpu cli %3.0f%% "
-      "srv %3.0f%%%s%s\n",
-      m.target.c_str(), m.workload.c_str(), m.connections, m.ops_per_sec,
+      "srv %3.0f%%%s%s%s\n",
+      m.target.c_str(), workload.c_str(), m.connections, m.ops_per_sec,
       static_cast<double>(m.p50_ns) / 1e3, static_cast<double>(m.p99_ns) / 1e3, m.client_cpu_pct(),
-      m.server_cpu_pct(),
+      m.server_cpu_pct(), writers.c_str(),
       m.errors > 0 ? ("  errors " + std::to_string(m.errors) + ": " + m.first_error).c_str() : "",
       m.mutex.violations > 0 ? "  MUTUAL EXCLUSION VIOLATED" : "");
   std::fflush(stderr);
@@ -101,15 +107,15 @@ std::vector<std::string> run_target_names(const SuiteOptions& o) {
 }
 
 const std::vector<std::string>& all_workload_names() {
-  static const std::vector<std::string> names = {"floor",    "pairs", "pipeline", "hotkey",
+  static const std::vector<std::string> names = {"floor",    "pairs", "pipeline", "hotkey", "kinds",
                                                  "sleeping", "idle",  "memory",   "restart"};
   return names;
 }
 
 std::string workload_name(const std::string& n) {
   static const std::map<std::string, std::string> letters = {
-      {"a", "pairs"},   {"b", "hotkey"}, {"c", "pipeline"}, {"d", "memory"},
-      {"e", "restart"}, {"f", "floor"},  {"g", "sleeping"}, {"h", "idle"}};
+      {"a", "pairs"}, {"b", "hotkey"},   {"c", "pipeline"}, {"d", "memory"}, {"e", "restart"},
+      {"f", "floor"}, {"g", "sleeping"}, {"h", "idle"},     {"i", "kinds"}};
   if (auto it = letters.find(n); it != letters.end()) return it->second;
   return contains(all_workload_names(), n) ? n : "";
 }
@@ -128,7 +134,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   // Step 1.
   std::vector<std::unique_ptr<Target>> running;
   const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey") ||
-                         wants("sleeping") || wants("idle");
+                         wants("kinds") || wants("sleeping") || wants("idle");
   for (const std::string& name : run_target_names(o)) {
     TargetInfo info{name, "", ""};
     auto target = make_target(name, o);
@@ -156,6 +162,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     std::string workload;
     std::function<bool(const Target&)> applies;
     std::function<WorkerFactory(const Target&)> factory;
+    std::string variant = {};  // Measurement::variant of its figures
   };
   auto figures_of = [&](const std::vector<Leg>& legs, MeasureShape shape,
                         std::chrono::milliseconds pause_after) {
@@ -175,8 +182,10 @@ SuiteResults run_suite(const SuiteOptions& o) {
     for (int round = 0; round < o.rounds && !interrupted(); ++round) {
       for (std::size_t i = 0; i < slots.size() && !interrupted(); ++i) {
         Slot& slot = slots[i];
-        accumulate(slot.total, measure(*slot.target, slot.leg->workload, shape,
-                                       slot.leg->factory(*slot.target)));
+        Measurement window =
+            measure(*slot.target, slot.leg->workload, shape, slot.leg->factory(*slot.target));
+        window.variant = slot.leg->variant;
+        accumulate(slot.total, window);
         // Let what this window left behind (expiring holds) settle before the next server is
         // timed on the same two cores.
         std::this_thread::sleep_for(pause_after);
@@ -257,6 +266,33 @@ SuiteResults run_suite(const SuiteOptions& o) {
           return hot_key_worker(params);
         },
         no_pause);
+  }
+
+  if (wants("kinds")) {
+    say("(i) lock kinds on one hot key, " + std::to_string(o.hot_connections) +
+        " connections: exclusive, readers and writers (one in " + std::to_string(o.writer_every) +
+        " a writer), a semaphore of " + std::to_string(o.semaphore_permits) + " permits");
+    // Holdfast's own server only: the peers have no such modes, and a node over PostgreSQL
+    // does not have them yet.
+    auto embedded = [](const Target& t) {
+      return t.supports_blocking_acquire() && t.name().starts_with("holdfast-") &&
+             !t.name().starts_with("holdfast-pg");
+    };
+    HotKeyParams exclusive;
+    exclusive.blocking = true;
+    KindParams shared;
+    shared.kind = KindParams::Kind::kShared;
+    shared.writer_every = o.writer_every;
+    KindParams semaphore;
+    semaphore.kind = KindParams::Kind::kSemaphore;
+    semaphore.permits = static_cast<std::uint32_t>(o.semaphore_permits);
+    MeasureShape s = base;
+    s.connections = o.hot_connections;
+    figures_of(
+        {{"kinds", embedded, [=](const Target&) { return hot_key_worker(exclusive); }, "exclusive"},
+         {"kinds", embedded, [=](const Target&) { return kind_worker(shared); }, "shared"},
+         {"kinds", embedded, [=](const Target&) { return kind_worker(semaphore); }, "semaphore"}},
+        s, no_pause);
   }
 
   // The efficiency goals compare the embedded server with Redis, each durability with its own.
@@ -387,11 +423,13 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
   const bool any_resp = any_holdfast || selected({"redis", "redis-aof"});
   for (const auto& w : r.options.workloads) {
     const bool efficiency = selected({"holdfast-always", "holdfast-never", "redis", "redis-aof"});
-    const bool applicable = w == "restart"                      ? any_holdfast
-                            : (w == "sleeping" || w == "idle")  ? efficiency
-                            : (w == "floor" || w == "pipeline") ? any_resp
-                            : w == "memory"                     ? any_resp
-                                                                : !r.options.targets.empty();
+    const bool applicable =
+        w == "restart" ? any_holdfast
+        : w == "kinds" ? selected({"holdfast-always", "holdfast-never", "holdfast-horizon"})
+        : (w == "sleeping" || w == "idle")  ? efficiency
+        : (w == "floor" || w == "pipeline") ? any_resp
+        : w == "memory"                     ? any_resp
+                                            : !r.options.targets.empty();
     const bool ran = (w == "memory" && !r.memory.empty()) || (w == "idle" && !r.idle.empty()) ||
                      (w == "restart" && !r.restarts.empty()) ||
                      std::any_of(r.measurements.begin(), r.measurements.end(),

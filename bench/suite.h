@@ -35,7 +35,9 @@ struct SuiteOptions {
   double warmup_s = 1;    // per figure, split likewise
   int rounds = 3;
   std::uint64_t keys = 10'000;
-  int hot_connections = 64;
+  int hot_connections = 64;            // (b) and (i)
+  int writer_every = 8;                // (i): one connection in this many is a writer
+  std::int64_t semaphore_permits = 8;  // (i): the semaphore's permits
   int depth = 16;
   std::int64_t think_us = 1000;
   std::int64_t client_poll_us = 100;     // the load generator's poll window, every target alike

@@ -14,6 +14,8 @@ inline constexpr std::uint64_t kPairsFirstLock = 0;                 // (a): [0, 
 inline constexpr std::uint64_t kHotLock = 900'000'000'000;          // (b)
 inline constexpr std::uint64_t kPipelineFirstLock = 1'000'000'000;  // (c): random above this
 inline constexpr std::uint64_t kHoldsFirstLock = 100'000'000;       // (d), (e)
+inline constexpr std::uint64_t kSharedLock = 910'000'000'000;       // (i) readers and writers
+inline constexpr std::uint64_t kSemaphoreLock = 920'000'000'000;    // (i) semaphore
 
 struct PairsParams {
   std::uint64_t keys = 10'000;
@@ -49,6 +51,25 @@ struct HotKeyParams {
 // lasts from the grant reply until the release leaves in the same loop iteration.
 // Latency: from the first attempt to the grant (the wait for the lock).
 WorkerFactory hot_key_worker(HotKeyParams params);
+
+struct KindParams {
+  // kShared: readers and writers on kSharedLock, connection i a writer when i % writer_every
+  // is 0 (writer_every 8: one in eight). kSemaphore: every connection takes `take` of the
+  // `permits` permits of kSemaphoreLock.
+  enum class Kind : std::uint8_t { kShared, kSemaphore };
+  Kind kind = Kind::kShared;
+  int writer_every = 8;
+  std::uint32_t permits = 8;
+  std::uint32_t take = 1;
+  std::uint32_t ttl_ms = 10'000;
+  std::uint32_t timeout_ms = 10'000;
+};
+// (i) Holdfast's other lock kinds on one hot key, each connection a blocking worker as in (b):
+// LOCK.ACQUIRE in its mode, release as soon as granted, ask again as soon as the release is
+// answered. A reader's or a semaphore holder's section is a Recorder op, a writer's a writer
+// op. Latency: from the first attempt to the grant. The checker holds the key to its mode:
+// any number of readers or one writer; at most `permits` permits taken at once.
+WorkerFactory kind_worker(KindParams params);
 
 struct PipelineParams {
   int depth = 16;

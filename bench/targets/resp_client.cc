@@ -103,6 +103,29 @@ void RespLockClient::acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint
   queue({OpKind::kAcquire, 0, {}, tag});
 }
 
+void RespLockClient::acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint32_t timeout_ms,
+                             const AcquireMode& mode, std::uint64_t tag) {
+  if (dialect_ != RespDialect::kHoldfast) {
+    LockClient::acquire(lock, ttl_ms, timeout_ms, mode, tag);
+    return;
+  }
+  char ttl_buf[16], timeout_buf[16], permits_buf[16], take_buf[16];
+  const std::string_view key = key_of(lock);
+  const std::string_view ttl = decimal(ttl_buf, sizeof ttl_buf, ttl_ms);
+  const std::string_view timeout = decimal(timeout_buf, sizeof timeout_buf, timeout_ms);
+  if (mode.permits > 0) {
+    resp::append_command(out_, {"LOCK.ACQUIRE", key, "TTL", ttl, "TIMEOUT", timeout, "PERMITS",
+                                decimal(permits_buf, sizeof permits_buf, mode.permits), "TAKE",
+                                decimal(take_buf, sizeof take_buf, mode.take)});
+  } else if (mode.shared) {
+    resp::append_command(out_,
+                         {"LOCK.ACQUIRE", key, "TTL", ttl, "TIMEOUT", timeout, "MODE", "SHARED"});
+  } else {
+    resp::append_command(out_, {"LOCK.ACQUIRE", key, "TTL", ttl, "TIMEOUT", timeout});
+  }
+  queue({OpKind::kAcquire, 0, {}, tag});
+}
+
 void RespLockClient::release(std::uint64_t lock, std::string_view handle, std::uint64_t tag) {
   if (dialect_ == RespDialect::kHoldfast) {
     resp::append_command(out_, {"LOCK.RELEASE", key_of(lock), handle});

@@ -42,6 +42,8 @@ class RespLockClient final : public LockClient, private IoHandler, private Flush
   void try_acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint64_t tag) override;
   void acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint32_t timeout_ms,
                std::uint64_t tag) override;
+  void acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint32_t timeout_ms,
+               const AcquireMode& mode, std::uint64_t tag) override;
   void release(std::uint64_t lock, std::string_view handle, std::uint64_t tag) override;
   void ping(std::uint64_t tag) override;
   std::size_t in_flight() const override { return pending_.size(); }

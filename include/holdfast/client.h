@@ -42,8 +42,9 @@ struct ClientStats {
   std::size_t open_connections = 0;  // idle + in use
   std::size_t idle_connections = 0;
   std::uint64_t connections_opened = 0;
-  // The most acquire requests (LOCK.ACQUIRE / LOCK.TRY) ever in flight at the server at once
-  // for any one key. The local queue keeps this at 1.
+  // The most exclusive acquire requests (LOCK.ACQUIRE / LOCK.TRY) ever in flight at the
+  // server at once for any one key. The local queue keeps this at 1. Shared and semaphore
+  // requests skip the local queue and are not counted.
   std::size_t max_in_flight_per_key = 0;
   std::size_t local_waiters = 0;    // callers now waiting on the local queue (all keys)
   std::uint64_t renewals = 0;       // background renewals sent by with_lock scopes
@@ -175,6 +176,29 @@ class Client {
   template <class Fn>
   decltype(auto) with_lock(std::string_view key, Fn&& fn) {
     return with_lock(key, WithLockOptions{}, std::forward<Fn>(fn));
+  }
+  // with_lock in shared mode: any number of shared holders at once, and no exclusive one
+  // (docs/lock-kinds.md). Sets options.mode; everything else is as with_lock.
+  template <class Fn>
+  decltype(auto) with_shared_lock(std::string_view key, WithLockOptions options, Fn&& fn) {
+    options.mode = AcquireMode::shared();
+    return with_lock(key, options, std::forward<Fn>(fn));
+  }
+  template <class Fn>
+  decltype(auto) with_shared_lock(std::string_view key, Fn&& fn) {
+    return with_shared_lock(key, WithLockOptions{}, std::forward<Fn>(fn));
+  }
+  // with_lock on `take` of the `permits` permits of a semaphore key. Sets options.mode.
+  template <class Fn>
+  decltype(auto) with_permits(std::string_view key, std::uint32_t permits, std::uint32_t take,
+                              WithLockOptions options, Fn&& fn) {
+    options.mode = AcquireMode::semaphore(permits, take);
+    return with_lock(key, options, std::forward<Fn>(fn));
+  }
+  template <class Fn>
+  decltype(auto) with_permits(std::string_view key, std::uint32_t permits, std::uint32_t take,
+                              Fn&& fn) {
+    return with_permits(key, permits, take, WithLockOptions{}, std::forward<Fn>(fn));
   }
 
   // A critical section for one resource, its key built from a template (see format_key):

@@ -26,9 +26,14 @@ enum class Scope { kLease, kSession };
 // holder id (assign/transfer/unassign), no handle.
 enum class HoldKind { kHandle, kAssigned };
 
-// The wire names: "lease"/"session", "handle"/"assigned".
+// How a key is held (docs/lock-kinds.md): one exclusive hold, any number of shared holds, or
+// holds on a semaphore's permits.
+enum class LockMode { kExclusive, kShared, kSemaphore };
+
+// The wire names: "lease"/"session", "handle"/"assigned", "exclusive"/"shared"/"semaphore".
 const char* to_string(Scope scope) noexcept;
 const char* to_string(HoldKind kind) noexcept;
+const char* to_string(LockMode mode) noexcept;
 
 // A hold you own. Everything release() and renew() need is in here, so it can be stored,
 // copied or passed to another thread; it stays valid after the Client is gone (it is only
@@ -43,6 +48,9 @@ struct LockHandle {
   TimePoint acquired_at{};
   TimePoint lease_expires_at{};  // as of the grant or the last renew() through this value
   Scope scope = Scope::kLease;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 0;  // kSemaphore: the permits this hold takes; 0 otherwise
+  std::uint32_t limit = 0;    // kSemaphore: the key's permits; 0 otherwise
 };
 
 // A hold as status() and list() show it: never with the handle (only the acquirer learns it).
@@ -56,13 +64,21 @@ struct HoldInfo {
   Scope scope = Scope::kLease;
   HoldKind kind = HoldKind::kHandle;
   std::optional<std::string> holder{};  // the holder id of an assigned hold
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 0;  // kSemaphore: the permits this hold takes; 0 otherwise
+  std::uint32_t limit = 0;    // kSemaphore: the key's permits; 0 otherwise
 };
 
-// status(key): the hold if the key is held, and the length of its FIFO queue either way.
+// status(key): the hold if the key is held, and the length of its FIFO queue either way. A key
+// held shared or as a semaphore has several holds: `hold` is the newest, `holders` all of them.
 struct LockStatus {
   std::string key{};
   std::int64_t waiters = 0;
-  std::optional<HoldInfo> hold{};  // empty: the key is free
+  std::optional<HoldInfo> hold{};        // empty: the key is free
+  LockMode mode = LockMode::kExclusive;  // how the key is held (kExclusive when free)
+  std::vector<HoldInfo> holders{};       // every hold, oldest first; empty when free
+  std::uint32_t permits = 0;             // kSemaphore: the key's permits; 0 otherwise
+  std::uint32_t free_permits = 0;        // kSemaphore: permits no hold takes; 0 otherwise
 
   bool held() const noexcept { return hold.has_value(); }
 };

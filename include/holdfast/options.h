@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,6 +15,34 @@
 namespace holdfast::inline v0 {
 
 using std::chrono::milliseconds;
+
+// The mode an acquire asks for (docs/lock-kinds.md); the default is exclusive. Made only by
+// the three functions below, so that a mode and semaphore permits cannot be mixed:
+//   client.acquire("catalog", {.mode = AcquireMode::shared()});
+//   client.acquire("gpu-pool", {.mode = AcquireMode::semaphore(8, 2)});  // 2 of the key's 8
+class AcquireMode {
+ public:
+  constexpr AcquireMode() = default;
+  static constexpr AcquireMode exclusive() { return {}; }
+  static constexpr AcquireMode shared() { return AcquireMode(LockMode::kShared, 0, 0); }
+  // A hold of `take` permits on a key of `permits` permits. The server decides a key's permits
+  // at its first hold; asking for another number while it has holds or waiters, permits or
+  // take out of 1..1 000 000, or take above permits is InvalidArgumentError.
+  static constexpr AcquireMode semaphore(std::uint32_t permits, std::uint32_t take = 1) {
+    return AcquireMode(LockMode::kSemaphore, permits, take);
+  }
+
+  constexpr LockMode mode() const noexcept { return mode_; }
+  constexpr std::uint32_t permits() const noexcept { return permits_; }  // kSemaphore only
+  constexpr std::uint32_t take() const noexcept { return take_; }        // kSemaphore only
+
+ private:
+  constexpr AcquireMode(LockMode mode, std::uint32_t permits, std::uint32_t take)
+      : mode_(mode), permits_(permits), take_(take) {}
+  LockMode mode_ = LockMode::kExclusive;
+  std::uint32_t permits_ = 0;
+  std::uint32_t take_ = 0;
+};
 
 // How a Client connects. The URL (see Client) names the server; these tune the connections.
 struct ClientOptions {
@@ -53,6 +82,10 @@ struct AcquireOptions {
   // Session scope: the hold also ends when the connection that took it closes. The Client keeps
   // that connection open until the Client is destroyed or the connection breaks. Default false.
   bool session = false;
+  // Exclusive (the default), shared, or permits of a semaphore. Shared and semaphore acquires
+  // skip the local queue (several callers of one process may hold the key together) and wait
+  // only in the server's queue.
+  AcquireMode mode{};
 };
 
 // try_acquire(): one attempt, no waiting.
@@ -60,6 +93,7 @@ struct TryAcquireOptions {
   milliseconds ttl{30000};             // as AcquireOptions::ttl. Default 30 s.
   std::optional<std::string> owner{};  // as AcquireOptions::owner. Default none.
   bool session = false;                // as AcquireOptions::session. Default false.
+  AcquireMode mode{};                  // as AcquireOptions::mode. Default exclusive.
 };
 
 // with_lock() / LockScope: acquire, run, always release; optionally renew in the background.
@@ -79,6 +113,7 @@ struct WithLockOptions {
   // or the lease ran out without a successful renewal. It must be quick and must not throw or
   // block on the scope. Default: none (poll LockContext::lost() instead).
   std::function<void(const LockHandle&)> on_lost{};
+  AcquireMode mode{};  // as AcquireOptions::mode. Default exclusive.
 };
 
 // list(): one page of holds.

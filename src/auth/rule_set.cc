@@ -95,6 +95,11 @@ cel::Activation rule_activation(const Principal& caller, std::string_view key,
     if (id)
       asked.emplace_back(cel::Value::from_string(name), cel::Value::from_string(std::string(*id)));
   };
+  put("operation", request.operation);
+  put("mode", request.mode);
+  for (const auto& [name, n] :
+       {std::pair{"permits", request.permits}, std::pair{"take", request.take}})
+    if (n) asked.emplace_back(cel::Value::from_string(name), cel::Value::from_int(*n));
   put("holderId", request.holder_id);
   put("toId", request.to_id);
   put("fromId", request.from_id);

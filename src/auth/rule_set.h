@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,12 +38,18 @@ struct RuleSet {
 // inside it, e.g. "rules.lock.acquire: 1:14: unexpected token ')'".
 Result<RuleSet> parse_rule_set(std::string_view toml);
 
-// What an identity-aware call asks for, as a rule sees it in `request`: assign binds holderId,
-// transfer fromId and toId, unassign holderId when it names one. The ids are the ones the call
-// acts on, after a holder left out became the caller's own (service/lock_service.h). A field
-// an operation does not bind is absent (`has(request.toId)` is false; reading it is an error,
-// which denies).
+// What a call asks for, as a rule sees it in `request`. Every gated call binds operation
+// ("acquire", "tryAcquire", "renew", "assign", "transfer", "unassign"); acquire, tryAcquire
+// and assign bind mode ("exclusive", "shared" or "semaphore"), and a semaphore request permits
+// (the key's) and take (this hold's); assign binds holderId, transfer fromId and toId,
+// unassign holderId when it names one. The ids are the ones the call acts on, after a holder
+// left out became the caller's own (service/lock_service.h). A field an operation does not
+// bind is absent (`has(request.toId)` is false; reading it is an error, which denies).
 struct RuleRequest {
+  std::optional<std::string_view> operation;
+  std::optional<std::string_view> mode;
+  std::optional<std::int64_t> permits;
+  std::optional<std::int64_t> take;
   std::optional<std::string_view> holder_id;
   std::optional<std::string_view> to_id;
   std::optional<std::string_view> from_id;
@@ -52,8 +59,9 @@ struct RuleRequest {
 std::optional<Error> check_access(const RuleSet* rules, const Principal& caller, LockOperation op,
                                   std::string_view key, const RuleRequest& request = {});
 
-// The activation a rule sees: user.userId, user.role, record.key, request.holderId,
-// request.toId, request.fromId (those that are set; `request` itself is always bound) and
+// The activation a rule sees: user.userId, user.role, record.key, request.operation,
+// request.mode, request.permits, request.take, request.holderId, request.toId,
+// request.fromId (those that are set; `request` itself is always bound) and
 // isMemberOf(type, id). `caller` must outlive the activation.
 cel::Activation rule_activation(const Principal& caller, std::string_view key,
                                 const RuleRequest& request = {});

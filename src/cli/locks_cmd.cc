@@ -41,9 +41,21 @@ struct Flags {
   std::int64_t wait_ms = -1;
   std::size_t count = 0;
   bool session = false;
+  bool shared = false;               // --shared
+  std::int64_t permits = 0;          // --permits N: a semaphore of N permits; 0: not given
+  std::int64_t take = 0;             // --take K: permits this hold takes; 0: not given (1)
   std::vector<std::string> command;  // run: CMD and its arguments
   int conflict_exit_code = kExitNotAcquired;
 };
+
+// The mode the flags ask for. CLI11 has already refused --shared with --permits, and --take
+// without --permits; the server checks the numbers against each other and the key.
+AcquireMode acquire_mode(const Flags& f) {
+  if (f.permits > 0)
+    return AcquireMode::semaphore(static_cast<std::uint32_t>(f.permits),
+                                  f.take > 0 ? static_cast<std::uint32_t>(f.take) : 1);
+  return f.shared ? AcquireMode::shared() : AcquireMode::exclusive();
+}
 
 HoldOptions hold_options(const Flags& f) {
   HoldOptions o;
@@ -53,6 +65,7 @@ HoldOptions hold_options(const Flags& f) {
   o.wait_ms = f.wait_ms;
   if (!f.owner.empty()) o.owner = f.owner;
   o.session = f.session;
+  o.mode = acquire_mode(f);
   return o;
 }
 
@@ -127,8 +140,10 @@ int acquire(const Flags& f, Client& client) {
   std::optional<LockHandle> hold;
   if (f.wait_ms >= 0) {
     try {
-      hold = client.acquire(f.key, {std::chrono::milliseconds(f.ttl_ms),
-                                    std::chrono::milliseconds(f.wait_ms), owner});
+      hold = client.acquire(f.key, {.ttl = std::chrono::milliseconds(f.ttl_ms),
+                                    .timeout = std::chrono::milliseconds(f.wait_ms),
+                                    .owner = owner,
+                                    .mode = acquire_mode(f)});
     } catch (const LockTimeoutError& e) {
       if (f.json) {
         std::cout << json_error(e) << "\n";
@@ -139,7 +154,9 @@ int acquire(const Flags& f, Client& client) {
       return kExitNotAcquired;
     }
   } else {
-    hold = client.try_acquire(f.key, {std::chrono::milliseconds(f.ttl_ms), owner});
+    hold = client.try_acquire(
+        f.key,
+        {.ttl = std::chrono::milliseconds(f.ttl_ms), .owner = owner, .mode = acquire_mode(f)});
   }
   if (!hold) {
     if (f.json) {
@@ -257,6 +274,20 @@ int holder(const Flags& f, Client& client) {
 constexpr const char* kCommonOptions =
     "Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n";
 
+// --shared, --permits N and --take K of acquire and run (docs/lock-kinds.md).
+void add_mode_flags(CLI::App* cmd, Flags& f) {
+  CLI::Option* shared = cmd->add_flag(
+      "--shared", f.shared, "a shared hold: beside other shared holds, never an exclusive one");
+  CLI::Option* permits =
+      cmd->add_option("--permits", f.permits,
+                      "a hold on a semaphore of N permits (N as the key has, if it has holds)")
+          ->check(whole_number(1, "permits"));
+  cmd->add_option("--take", f.take, "with --permits: permits this hold takes (default 1)")
+      ->check(whole_number(1, "permits"))
+      ->needs(permits);
+  shared->excludes(permits);
+}
+
 CLI::App* leaf(CLI::App* locks, const std::string& name, const std::string& about,
                const std::string& footer = std::string(kCommonOptions) + kExitCodes) {
   CLI::App* cmd = locks->add_subcommand(name, about);
@@ -319,6 +350,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
                         "a session hold: keep holding (and renewing) until Ctrl-C, SIGTERM or "
                         "SIGHUP, then release; the hold also ends if this command dies "
                         "(default: a lease hold that outlives the command)");
+  add_mode_flags(acquire_cmd, *f);
   acquire_cmd->callback([f, &exit_code] {
     exit_code = f->session ? hold_until_stopped(hold_options(*f))
                            : run(*f, [&](Client& c) { return acquire(*f, c); });
@@ -403,6 +435,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
       ->add_option("--conflict-exit-code", f->conflict_exit_code,
                    "exit code when KEY is not acquired, to tell it from CMD's (default 1)")
       ->check(CLI::Range(0, 255));
+  add_mode_flags(run_cmd, *f);
   run_cmd->callback([f, &exit_code] {
     exit_code = run_while_holding(hold_options(*f), f->command, f->conflict_exit_code);
   });

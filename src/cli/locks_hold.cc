@@ -34,6 +34,7 @@ std::unique_ptr<LockScope> acquire(SignalWatch& signals, Client& client, const H
   w.timeout = std::chrono::milliseconds(o.wait_ms < 0 ? 0 : o.wait_ms);
   w.owner = o.owner;
   w.session = o.session;
+  w.mode = o.mode;
   w.on_lost = [&signals](const LockHandle&) { signals.wake(); };
   std::unique_ptr<LockScope> scope;
   std::exception_ptr failure;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cli/remote.h"
+#include "holdfast/options.h"
 
 namespace holdfast::cli {
 
@@ -35,6 +36,7 @@ struct HoldOptions {
   std::int64_t wait_ms = -1;  // -1: one attempt
   std::optional<std::string> owner;
   bool session = false;
+  AcquireMode mode{};  // --shared, --permits N [--take K]
 };
 
 // holdfast locks acquire KEY --session: returns the exit code.

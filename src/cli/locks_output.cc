@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <ctime>
 #include <optional>
+#include <span>
 #include <utility>
 
 #include "core/hold_fields.h"
@@ -71,6 +72,41 @@ class Fields {
 
 std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
 
+// "exclusive", "shared", "semaphore 2 of 3" (the permits a hold takes of the key's).
+template <typename Hold>
+std::string mode_text(const Hold& h) {
+  if (h.mode != LockMode::kSemaphore) return to_string(h.mode);
+  return "semaphore " + std::to_string(h.permits) + " of " + std::to_string(h.limit);
+}
+
+// The fields a hold of this mode shows after the others (as core/field_values.h picks them).
+std::span<const HoldField> mode_fields(LockMode mode) {
+  switch (mode) {
+    case LockMode::kExclusive:
+      return {};
+    case LockMode::kShared:
+      return kSharedFields;
+    case LockMode::kSemaphore:
+      return kSemaphoreFields;
+  }
+  return {};
+}
+
+// Rows as aligned columns, two spaces apart.
+void print_table(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
+    }
+    out << line << "\n";
+  }
+}
+
 std::string expires_text(const std::optional<TimePoint>& at, TimePoint now) {
   if (!at) return "never";
   return relative_time(*at, now) + " (" + iso_time(*at) + ")";
@@ -88,9 +124,14 @@ struct HoldFields {
   std::uint64_t token = 0;
   TimePoint acquired_at{};
   std::optional<TimePoint> lease_expires_at;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 0, limit = 0;
 
   static HoldFields of(const HoldInfo& h) {
     HoldFields f{h.key, h.held_by, to_string(h.scope), to_string(h.kind)};
+    f.mode = h.mode;
+    f.permits = h.permits;
+    f.limit = h.limit;
     if (h.owner) f.owner = *h.owner;
     if (h.holder) f.holder = *h.holder;
     f.token = h.token;
@@ -128,18 +169,22 @@ struct HoldFields {
         return text(kind);
       case HoldField::kHolder:
         return text(holder);
-      case HoldField::kMode:  // the command line does not read modes from replies yet
+      case HoldField::kMode:
+        return FieldValue{Type::kText, 0, to_string(mode)};
       case HoldField::kPermits:
+        return FieldValue{Type::kInteger, permits, {}};
       case HoldField::kLimit:
-        return FieldValue{};
+        return FieldValue{Type::kInteger, limit, {}};
     }
     return FieldValue{};
   }
 };
 
-// Times as the wire has them: integer milliseconds since the Unix epoch.
-void add_fields(JsonObject& o, std::span<const HoldField> fields, const HoldFields& h) {
-  for_each_field(fields, h.holder.has_value(), [&](HoldField f) {
+// Times as the wire has them: integer milliseconds since the Unix epoch. A shared or semaphore
+// hold's mode fields follow the others when `with_mode`, as on the wire.
+void add_fields(JsonObject& o, std::span<const HoldField> fields, const HoldFields& h,
+                bool with_mode = true) {
+  auto add = [&](HoldField f) {
     const FieldValue v = h.value(f);
     switch (v.type) {
       case FieldValue::Type::kNull:
@@ -153,7 +198,10 @@ void add_fields(JsonObject& o, std::span<const HoldField> fields, const HoldFiel
         o.str(field_name(f), v.text);
         break;
     }
-  });
+  };
+  for_each_field(fields, h.holder.has_value(), add);
+  if (with_mode)
+    for (HoldField f : mode_fields(h.mode)) add(f);
 }
 
 }  // namespace
@@ -166,6 +214,13 @@ std::string who_holds(Client& client, const std::string& key, TimePoint now) {
   try {
     LockStatus s = client.status(key);
     if (!s.hold) return key + " is free now";
+    if (s.mode == LockMode::kSemaphore)
+      return key + " is a semaphore of " + std::to_string(s.permits) + " permits, " +
+             std::to_string(s.free_permits) + " free, " + std::to_string(s.holders.size()) +
+             " holds, " + std::to_string(s.waiters) + " waiting";
+    if (s.mode == LockMode::kShared)
+      return key + " is held shared by " + std::to_string(s.holders.size()) + " holds, " +
+             std::to_string(s.waiters) + " waiting";
     std::string text = key + " is held by " + s.hold->held_by;
     if (s.hold->owner) text += " (owner " + *s.hold->owner + ")";
     if (s.hold->lease_expires_at)
@@ -213,6 +268,9 @@ std::string json_hold(const LockHandle& h) {
   f.token = h.token;
   f.acquired_at = h.acquired_at;
   f.lease_expires_at = h.lease_expires_at;
+  f.mode = h.mode;
+  f.permits = h.permits;
+  f.limit = h.limit;
   JsonObject o;
   add_fields(o, kGrantFields, f);
   return o.text();
@@ -232,9 +290,21 @@ std::string json_status(const LockStatus& s) {
     HoldFields f = HoldFields::of(*s.hold);
     const auto holder = f.holder;
     f.holder.reset();
-    add_fields(o, kStatusFields, f);
+    add_fields(o, kStatusFields, f, false);
     o.num("waiters", s.waiters);
     if (holder) o.str("holder", *holder);
+    // A shared or semaphore key: its mode, permits and every hold (the wire's order).
+    if (s.mode != LockMode::kExclusive) {
+      o.str("mode", to_string(s.mode));
+      if (s.mode == LockMode::kSemaphore) {
+        o.num("permits", s.permits);
+        o.num("freePermits", s.free_permits);
+      }
+      std::string holders = "[";
+      for (std::size_t i = 0; i < s.holders.size(); ++i)
+        holders += (i ? "," : "") + json_hold_info(s.holders[i]);
+      o.raw("holders", holders + "]");
+    }
   } else {
     o.num("waiters", s.waiters);
   }
@@ -322,15 +392,15 @@ std::string json_error(const Error& e) {
 }
 
 void print_hold(std::ostream& out, const LockHandle& h, TimePoint now) {
-  Fields()
-      .add("KEY", h.key)
+  Fields f;
+  f.add("KEY", h.key)
       .add("HANDLE", h.handle)
       .add("TOKEN", std::to_string(h.token))
       .add("HELD BY", h.held_by)
       .add("OWNER", or_dash(h.owner))
-      .add("SCOPE", to_string(h.scope))
-      .add("EXPIRES", expires_text(h.lease_expires_at, now))
-      .print(out);
+      .add("SCOPE", to_string(h.scope));
+  if (h.mode != LockMode::kExclusive) f.add("MODE", mode_text(h));
+  f.add("EXPIRES", expires_text(h.lease_expires_at, now)).print(out);
 }
 
 void print_status(std::ostream& out, const LockStatus& s, TimePoint now) {
@@ -349,7 +419,17 @@ void print_status(std::ostream& out, const LockStatus& s, TimePoint now) {
         .add("EXPIRES", expires_text(h.lease_expires_at, now));
   }
   f.add("WAITERS", std::to_string(s.waiters));
+  if (s.mode == LockMode::kExclusive) {
+    f.print(out);
+    return;
+  }
+  // A shared or semaphore key: the newest hold above, then the key's mode and all its holds.
+  f.add("MODE", to_string(s.mode)).add("HOLDERS", std::to_string(s.holders.size()));
+  if (s.mode == LockMode::kSemaphore)
+    f.add("PERMITS", std::to_string(s.free_permits) + " free of " + std::to_string(s.permits));
   f.print(out);
+  out << "\n";
+  print_list(out, s.holders, now);
 }
 
 void print_list(std::ostream& out, const std::vector<HoldInfo>& holds, TimePoint now) {
@@ -357,25 +437,20 @@ void print_list(std::ostream& out, const std::vector<HoldInfo>& holds, TimePoint
     out << "no locks held\n";
     return;
   }
+  // A MODE column only when some hold is shared or a semaphore's.
+  const bool modes = std::any_of(holds.begin(), holds.end(),
+                                 [](const HoldInfo& h) { return h.mode != LockMode::kExclusive; });
   std::vector<std::vector<std::string>> rows = {
       {"KEY", "HELD BY", "OWNER", "TOKEN", "SCOPE", "KIND", "EXPIRES"}};
+  if (modes) rows[0].push_back("MODE");
   for (const auto& h : holds) {
     std::string owner = h.holder ? "holder " + *h.holder : or_dash(h.owner);
     rows.push_back({h.key, h.held_by, owner, std::to_string(h.token), to_string(h.scope),
                     to_string(h.kind),
                     h.lease_expires_at ? relative_time(*h.lease_expires_at, now) : "never"});
+    if (modes) rows.back().push_back(mode_text(h));
   }
-  std::vector<std::size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows)
-    for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t c = 0; c < row.size(); ++c) {
-      line += row[c];
-      if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 2, ' ');
-    }
-    out << line << "\n";
-  }
+  print_table(out, rows);
 }
 
 void print_assignment(std::ostream& out, const Assignment& a, TimePoint now) {

@@ -1,8 +1,10 @@
 // holdfast rules: the lock rule set.
 //   eval EXPR [--user ID] [--role R] [--group type/id]... [--key KEY]
+//        [--operation OP] [--mode M] [--permits N] [--take K]
 //        [--holder H] [--to T] [--from F]   evaluates a rule locally
 //   eval --json                     one {"expr", "bindings"} request on stdin, one typed reply
 //   push FILE.toml | get | delete NAME   (against a server; see rules_remote.cc)
+#include <cstdint>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -25,6 +27,8 @@ struct EvalFlags {
   std::vector<std::string> groups;
   std::string key;
   std::optional<std::string> holder, to, from;  // request.holderId, request.toId, request.fromId
+  std::optional<std::string> operation, mode;   // request.operation, request.mode
+  std::optional<std::int64_t> permits, take;    // request.permits, request.take
   bool json = false;
 };
 
@@ -68,6 +72,10 @@ int eval(const EvalFlags& f) {
   asked.holder_id = f.holder;
   asked.to_id = f.to;
   asked.from_id = f.from;
+  asked.operation = f.operation;
+  asked.mode = f.mode;
+  asked.permits = f.permits;
+  asked.take = f.take;
   cel::Activation activation = rule_activation(p, f.key, asked);
   auto value = program->evaluate(activation);
   if (!value.ok()) {
@@ -88,7 +96,8 @@ void add_rules_command(CLI::App& app, int& exit_code) {
   CLI::App* e = rules->add_subcommand(
       "eval",
       "Evaluate a CEL rule as the server would: user.userId, user.role, record.key, "
-      "request.holderId, request.toId, request.fromId, isMemberOf(type, id).\n"
+      "request.operation, request.mode, request.permits, request.take, request.holderId, "
+      "request.toId, request.fromId, isMemberOf(type, id).\n"
       "Prints the value (exit 0); a compile error exits 2, an evaluation error 1.\n"
       "With --json, reads {\"expr\": ..., \"bindings\": {name: {\"type\": T, \"value\": V}}} on "
       "stdin and\n"
@@ -98,6 +107,12 @@ void add_rules_command(CLI::App& app, int& exit_code) {
   e->add_option("--role", f->role, "user.role: member, admin or owner (default member)");
   e->add_option("--group", f->groups, "a type/id group for isMemberOf; repeatable (default none)");
   e->add_option("--key", f->key, "record.key (default \"\")");
+  e->add_option("--operation", f->operation,
+                "request.operation, e.g. acquire or tryAcquire (default: absent)");
+  e->add_option("--mode", f->mode,
+                "request.mode: exclusive, shared or semaphore (default: absent)");
+  e->add_option("--permits", f->permits, "request.permits, an int (default: absent)");
+  e->add_option("--take", f->take, "request.take, an int (default: absent)");
   e->add_option("--holder", f->holder, "request.holderId (default: absent)");
   e->add_option("--to", f->to, "request.toId (default: absent)");
   e->add_option("--from", f->from, "request.fromId (default: absent)");

@@ -21,9 +21,10 @@ struct Client::Impl {
   Impl(std::vector<client_internal::ServerAddress> addresses, const ClientOptions& options);
 
   // A grant together with this caller's turn on the local queue (with_lock keeps the turn for
-  // its whole scope) and the local monotonic instant until which the lease is surely ours.
+  // its whole scope; a shared or semaphore grant has none) and the local monotonic instant until
+  // which the lease is surely ours.
   struct Grant {
-    client_internal::KeyQueue::Turn turn;
+    std::optional<client_internal::KeyQueue::Turn> turn;
     LockHandle hold;
     std::chrono::steady_clock::time_point surely_held_until;
   };

@@ -126,7 +126,8 @@ std::unique_ptr<detail::ScopeState> begin_scope(Client::Impl* impl, std::string_
   if (o.renew && !(o.renew_fraction > 0.0 && o.renew_fraction < 1.0))
     throw InvalidArgumentError(
         "INVALID_ARGUMENT", "INVALID_ARGUMENT renew_fraction must be between 0 and 1 (exclusive)");
-  AcquireOptions acquire{o.ttl, o.timeout, o.owner, o.session};
+  AcquireOptions acquire{
+      .ttl = o.ttl, .timeout = o.timeout, .owner = o.owner, .session = o.session, .mode = o.mode};
   auto state = std::make_unique<detail::ScopeState>(impl, o, impl->acquire(key, acquire));
   if (o.renew || o.on_lost) {
     impl->renewing_scopes.fetch_add(1);

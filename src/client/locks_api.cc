@@ -7,6 +7,8 @@
 //   3. LOCK.ACQUIRE with TIMEOUT = the time left (0 when none is left: one attempt), on a
 //      connection whose reply deadline is that time plus ClientOptions::acquire_margin.
 //   4. A timeout at either stage is LockTimeoutError carrying the caller's timeout.
+// Shared and semaphore acquires skip steps 2 and the in-flight count: several callers of this
+// process may hold such a key together, so they wait only in the server's queue.
 #include <algorithm>
 
 #include "client/client_impl.h"
@@ -50,6 +52,22 @@ void add_hold_options(std::vector<std::string>& args, const std::optional<std::s
   if (session) args.push_back("SESSION");
 }
 
+void add_mode(std::vector<std::string>& args, const AcquireMode& mode) {
+  switch (mode.mode()) {
+    case LockMode::kExclusive:
+      return;
+    case LockMode::kShared:
+      args.insert(args.end(), {"MODE", "SHARED"});
+      return;
+    case LockMode::kSemaphore:
+      args.insert(args.end(),
+                  {"PERMITS", std::to_string(mode.permits()), "TAKE", std::to_string(mode.take())});
+      return;
+  }
+}
+
+bool queues_locally(const AcquireMode& mode) { return mode.mode() == LockMode::kExclusive; }
+
 }  // namespace
 
 Client::Impl::Impl(std::vector<client_internal::ServerAddress> addresses, const ClientOptions& opts)
@@ -78,15 +96,19 @@ Client::Impl::Grant Client::Impl::acquire(std::string_view key, const AcquireOpt
         {{"timeoutMs", ms_text(o.timeout)}});
   const std::string k(key);
   const auto deadline = SteadyClock::now() + std::min(o.timeout, kMaxWait);
-  auto turn = queue.wait_turn(k, deadline);
-  if (!turn) throw_timeout(key, o.timeout, " (behind other callers of this process)");
+  using Turn = std::optional<client_internal::KeyQueue::Turn>;
+  const bool local = queues_locally(o.mode);
+  Turn turn = local ? queue.wait_turn(k, deadline) : Turn();
+  if (local && !turn) throw_timeout(key, o.timeout, " (behind other callers of this process)");
 
   auto left = std::chrono::duration_cast<milliseconds>(deadline - SteadyClock::now());
   left = std::max(left, milliseconds(0));
   std::vector<std::string> args = {"LOCK.ACQUIRE", k,         "TTL",
                                    ms_text(o.ttl), "TIMEOUT", ms_text(left)};
   add_hold_options(args, o.owner, o.session);
-  auto in_flight = queue.in_flight(k);
+  add_mode(args, o.mode);
+  std::optional<client_internal::KeyQueue::InFlight> in_flight;
+  if (turn) in_flight.emplace(queue.in_flight(k));
   const auto sent = SteadyClock::now();
   Reply reply;
   try {
@@ -98,7 +120,7 @@ Client::Impl::Grant Client::Impl::acquire(std::string_view key, const AcquireOpt
   LockHandle hold = client_internal::to_lock_handle(reply);
   auto granted_ttl =
       std::chrono::duration_cast<milliseconds>(hold.lease_expires_at - hold.acquired_at);
-  return Grant{std::move(*turn), std::move(hold), surely_held_until(sent, received, granted_ttl)};
+  return Grant{std::move(turn), std::move(hold), surely_held_until(sent, received, granted_ttl)};
 }
 
 std::optional<LockHandle> Client::Impl::try_acquire(std::string_view key,
@@ -106,11 +128,15 @@ std::optional<LockHandle> Client::Impl::try_acquire(std::string_view key,
   validate_ttl(o.ttl);
   const std::string k(key);
   // Another caller of this process is acquiring or holding the key (with_lock): contention.
-  auto turn = queue.try_turn(k);
-  if (!turn) return std::nullopt;
+  using Turn = std::optional<client_internal::KeyQueue::Turn>;
+  const bool local = queues_locally(o.mode);
+  Turn turn = local ? queue.try_turn(k) : Turn();
+  if (local && !turn) return std::nullopt;
   std::vector<std::string> args = {"LOCK.TRY", k, "TTL", ms_text(o.ttl)};
   add_hold_options(args, o.owner, o.session);
-  auto in_flight = queue.in_flight(k);
+  add_mode(args, o.mode);
+  std::optional<client_internal::KeyQueue::InFlight> in_flight;
+  if (turn) in_flight.emplace(queue.in_flight(k));
   Reply reply = call(args, options.io_timeout, o.session);
   if (reply.is_null()) return std::nullopt;
   return client_internal::to_lock_handle(reply);

@@ -27,6 +27,18 @@ const char* to_string(HoldKind kind) noexcept {
   return "?";
 }
 
+const char* to_string(LockMode mode) noexcept {
+  switch (mode) {
+    case LockMode::kExclusive:
+      return "exclusive";
+    case LockMode::kShared:
+      return "shared";
+    case LockMode::kSemaphore:
+      return "semaphore";
+  }
+  return "?";
+}
+
 }  // namespace holdfast::inline v0
 
 namespace holdfast::inline v0::client_internal {
@@ -96,6 +108,30 @@ HoldKind kind_of(const Reply& reply) {
   return k && *k == "assigned" ? HoldKind::kAssigned : HoldKind::kHandle;
 }
 
+// A reply without `mode` is an exclusive hold (its fields are as they always were).
+LockMode mode_of(const Reply& reply) {
+  auto m = optional_text(reply, "mode");
+  if (!m || *m == "exclusive") return LockMode::kExclusive;
+  if (*m == "shared") return LockMode::kShared;
+  if (*m == "semaphore") return LockMode::kSemaphore;
+  bad_reply(reply, "unknown mode '" + *m + "'");
+}
+
+std::uint32_t count_of(const Reply& reply, std::string_view name) {
+  auto n = optional_integer(reply, name).value_or(0);
+  if (n < 0 || n > 0xFFFFFFFF) bad_reply(reply, "field '" + std::string(name) + "' out of range");
+  return static_cast<std::uint32_t>(n);
+}
+
+// mode, and for a semaphore hold permits and limit, into a LockHandle or a HoldInfo.
+template <typename Hold>
+void read_mode(const Reply& reply, Hold& h) {
+  h.mode = mode_of(reply);
+  if (h.mode != LockMode::kSemaphore) return;
+  h.permits = count_of(reply, "permits");
+  h.limit = count_of(reply, "limit");
+}
+
 void expect_fields(const Reply& reply) {
   if (reply.type != Reply::Type::kMap && reply.type != Reply::Type::kArray)
     bad_reply(reply, "not a map");
@@ -114,6 +150,7 @@ LockHandle to_lock_handle(const Reply& reply) {
   h.acquired_at = at(integer(reply, "acquiredAt"));
   h.lease_expires_at = at(integer(reply, "leaseExpiresAt"));
   h.scope = scope_of(reply);
+  read_mode(reply, h);
   return h;
 }
 
@@ -129,6 +166,7 @@ HoldInfo to_hold_info(const Reply& reply) {
   h.scope = scope_of(reply);
   h.kind = kind_of(reply);
   h.holder = optional_text(reply, "holder");
+  read_mode(reply, h);
   return h;
 }
 
@@ -137,7 +175,26 @@ LockStatus to_status(const Reply& reply) {
   LockStatus s;
   s.key = text(reply, "key");
   s.waiters = optional_integer(reply, "waiters").value_or(0);
-  if (integer(reply, "held") != 0) s.hold = to_hold_info(reply);
+  if (integer(reply, "held") == 0) return s;
+  // The status map carries the newest hold's fields; for a shared or semaphore key `mode` is
+  // the key's and `permits` its permits, and `holders` lists every hold.
+  s.hold = to_hold_info(reply);
+  s.mode = mode_of(reply);
+  if (s.mode == LockMode::kExclusive) {
+    s.holders.push_back(*s.hold);
+    return s;
+  }
+  s.hold->mode = s.mode;
+  s.hold->permits = 0;
+  s.hold->limit = 0;
+  const Reply& holders = need(reply, "holders");
+  if (holders.type != Reply::Type::kArray) bad_reply(reply, "field 'holders' is not a list");
+  for (const Reply& item : holders.items) s.holders.push_back(to_hold_info(item));
+  if (!s.holders.empty()) s.hold = s.holders.back();
+  if (s.mode == LockMode::kSemaphore) {
+    s.permits = count_of(reply, "permits");
+    s.free_permits = count_of(reply, "freePermits");
+  }
   return s;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -125,14 +126,20 @@ struct RuleSetDeleted {
 // Expiry is not a change: a lease that ended is ended on recovery too (absolute expiry).
 
 // The store's own promise in the horizon durability mode (docs/horizon.md), never reported by
-// the lock table: no lease answered so far ends after `until`, and no token above
-// `tokens_through` was handed out. `clean`: written by a clean stop after everything appended
-// was on disk; `until` is then the end of a quarantine that was still running, if any.
+// the lock table: no lease answered so far ends after `until` or lasts longer than
+// `max_lease` from its grant or renewal, and no token above `tokens_through` was handed out.
+// `clean`: written by a clean stop after everything appended was on disk; `until` is then the
+// end of a quarantine that was still running, if any.
 struct LeaseHorizon {
+  static constexpr Millis kNoLeaseBound = std::numeric_limits<Millis>::max();
+
   Millis until = 0;
   std::uint64_t tokens_through = 0;
   Millis written_at = 0;  // the wall clock when the record was made
   bool clean = false;
+  // At least the time from `written_at` to the end of a quarantine still running. A record
+  // from a log written before the field existed has no bound.
+  Millis max_lease = kNoLeaseBound;
 };
 
 using Change = std::variant<Granted, Renewed, Released, RuleSetPut, RuleSetDeleted, LeaseHorizon,

@@ -1,5 +1,6 @@
 #include "script/engine.h"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -27,11 +28,13 @@ Millis steady_ms() {
       .count();
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
+// A SHA-1 in lower case: `s` itself when it is already (clients send them so), else `buffer`.
+std::string_view lower(std::string_view s, std::string& buffer) {
+  if (std::none_of(s.begin(), s.end(), [](char c) { return c >= 'A' && c <= 'F'; })) return s;
+  buffer.assign(s);
+  for (char& c : buffer)
     if (c >= 'A' && c <= 'F') c = static_cast<char>(c - 'A' + 'a');
-  return out;
+  return buffer;
 }
 
 void new_script_table(lua_State* L) {
@@ -84,7 +87,10 @@ ScriptReply Engine::load(std::string_view body) {
   return ScriptReply::bulk(std::move(sha));
 }
 
-bool Engine::exists(std::string_view sha) const { return shas_.count(lower(sha)) != 0; }
+bool Engine::exists(std::string_view sha) const {
+  std::string buffer;
+  return shas_.count(lower(sha, buffer)) != 0;
+}
 
 void Engine::flush() {
   lua_State* L = runtime_->state();
@@ -102,19 +108,21 @@ ScriptReply Engine::eval(std::string_view body, std::span<const std::string_view
 
 ScriptReply Engine::eval_sha(std::string_view sha, std::span<const std::string_view> keys,
                              std::span<const std::string_view> args, CommandHost& host) {
-  const std::string name = lower(sha);
+  std::string buffer;
+  const std::string_view name = lower(sha, buffer);
   if (shas_.count(name) == 0)
     return ScriptReply::error("NOSCRIPT No matching script. Please use EVAL.");
   return run(name, keys, args, host);
 }
 
-ScriptReply Engine::run(const std::string& sha, std::span<const std::string_view> keys,
+ScriptReply Engine::run(std::string_view sha, std::span<const std::string_view> keys,
                         std::span<const std::string_view> args, CommandHost& host) {
   lua_State* L = runtime_->state();
   LuaRuntime& runtime = *runtime_;
   set_keys_and_args(L, keys, args);
   lua_getfield(L, LUA_REGISTRYINDEX, kScripts);
-  lua_getfield(L, -1, sha.c_str());
+  lua_pushlstring(L, sha.data(), sha.size());
+  lua_rawget(L, -2);
   lua_remove(L, -2);
   runtime.host = &host;
   runtime.begin_run();
@@ -138,12 +146,13 @@ ScriptReply Engine::run(const std::string& sha, std::span<const std::string_view
     if (lua_type(L, -1) == LUA_TSTRING) {
       reply = ScriptReply::error(lua_tostring(L, -1));
     } else {
-      reply = ScriptReply::error("ERR Error running script (call to f_" + sha +
+      reply = ScriptReply::error("ERR Error running script (call to f_" + std::string(sha) +
                                  "): the error is a table without err");
     }
   } else {
     const char* message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error";
-    reply = ScriptReply::error("ERR Error running script (call to f_" + sha + "): " + message);
+    reply = ScriptReply::error("ERR Error running script (call to f_" + std::string(sha) +
+                               "): " + message);
   }
   reset_sandbox(L, runtime.used_bytes(), limits.memory_bytes / 2);
   return reply;

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "core/lock_types.h"  // StringHash
 #include "core/script_reply.h"
 #include "script/command_host.h"
 #include "script/limits.h"
@@ -63,11 +64,11 @@ class Engine {
  private:
   // Compiles `body` under `sha` unless kept; the compile error if it does not compile.
   std::optional<ScriptReply> compile(std::string_view body, const std::string& sha);
-  ScriptReply run(const std::string& sha, std::span<const std::string_view> keys,
+  ScriptReply run(std::string_view sha, std::span<const std::string_view> keys,
                   std::span<const std::string_view> args, CommandHost& host);
 
   std::unique_ptr<LuaRuntime> runtime_;
-  std::unordered_set<std::string> shas_;
+  std::unordered_set<std::string, StringHash, std::equal_to<>> shas_;
 };
 
 }  // namespace holdfast::script

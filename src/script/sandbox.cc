@@ -1,5 +1,7 @@
 #include "script/sandbox.h"
 
+#include <string_view>
+
 extern "C" {
 #include <lauxlib.h>
 #include <lua.h>
@@ -14,6 +16,8 @@ namespace {
 // Registry keys.
 constexpr const char* kRealGlobals = "holdfast.globals";
 constexpr const char* kProxies = "holdfast.proxies";
+// Set (to true) when a script changed how the collector runs; reset_sandbox() undoes it.
+constexpr const char* kCollectorChanged = "holdfast.collector_changed";
 
 void open_library(lua_State* L, lua_CFunction open, const char* name) {
   lua_pushcfunction(L, open);
@@ -23,12 +27,9 @@ void open_library(lua_State* L, lua_CFunction open, const char* name) {
 
 int readonly_table(lua_State* L) { return luaL_error(L, "Attempt to modify a readonly table"); }
 
-// _G's __index: a global that does not exist is an error, not nil.
-int global_index(lua_State* L) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
-  lua_pushvalue(L, 2);
-  lua_rawget(L, -2);
-  if (!lua_isnil(L, -1)) return 1;
+// _G reads through to the real globals, whose own __index is this: a global that does not
+// exist is an error, not nil. (A table as _G's __index keeps reading a global inside the VM.)
+int missing_global(lua_State* L) {
   const char* name = lua_tostring(L, 2);
   return luaL_error(L, "Script attempted to access nonexistent global variable '%s'",
                     name != nullptr ? name : "?");
@@ -61,6 +62,21 @@ int safe_loadstring(lua_State* L) {
   lua_pushnil(L);
   lua_insert(L, -2);
   return 2;
+}
+
+// collectgarbage as Lua 5.1's (the original is upvalue 1), noting the options that change
+// how the collector runs, so that only then does reset_sandbox() set it back. (Restarting it
+// after every script would make each script's first allocation run a collection step.)
+int noting_collectgarbage(lua_State* L) {
+  const std::string_view option = luaL_optstring(L, 1, "collect");
+  if (option == "stop" || option == "restart" || option == "setpause" || option == "setstepmul") {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, kCollectorChanged);
+  }
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
 }
 
 // Pushes an empty table that reads through to the table at the absolute index `real` (or
@@ -102,6 +118,9 @@ void install_sandbox(lua_State* L) {
   lua_setglobal(L, "print");
   lua_pushcfunction(L, safe_loadstring);
   lua_setglobal(L, "loadstring");
+  lua_getglobal(L, "collectgarbage");
+  lua_pushcclosure(L, noting_collectgarbage, 1);
+  lua_setglobal(L, "collectgarbage");
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");
@@ -133,7 +152,11 @@ void install_sandbox(lua_State* L) {
   lua_pop(L, 2);
 
   // The globals themselves: the state's globals become the proxy, _G included.
-  push_proxy(L, globals, global_index, global_newindex);
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, missing_global);
+  lua_setfield(L, -2, "__index");
+  lua_setmetatable(L, globals);
+  push_proxy(L, globals, nullptr, global_newindex);
   lua_pushvalue(L, -1);
   lua_setfield(L, globals, "_G");
   lua_replace(L, LUA_GLOBALSINDEX);
@@ -172,9 +195,15 @@ void reset_sandbox(lua_State* L, std::size_t used_bytes, std::size_t collect_abo
     lua_pop(L, 1);
   }
   lua_settop(L, 0);
-  lua_gc(L, LUA_GCRESTART, 0);
-  lua_gc(L, LUA_GCSETPAUSE, 200);  // Lua 5.1's defaults, in case the script changed them
-  lua_gc(L, LUA_GCSETSTEPMUL, 200);
+  lua_getfield(L, LUA_REGISTRYINDEX, kCollectorChanged);
+  if (lua_toboolean(L, -1)) {
+    lua_pushnil(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, kCollectorChanged);
+    lua_gc(L, LUA_GCRESTART, 0);
+    lua_gc(L, LUA_GCSETPAUSE, 200);  // Lua 5.1's defaults
+    lua_gc(L, LUA_GCSETSTEPMUL, 200);
+  }
+  lua_settop(L, 0);
   if (used_bytes > collect_above) lua_gc(L, LUA_GCCOLLECT, 0);
 }
 

@@ -112,6 +112,14 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
     line(out, m.name, m.type, m.help);
     value(out, m.name, m.value);
   }
+  // A backend that grants exclusive holds only has no split: all its grants are exclusive.
+  const std::array<std::uint64_t, 3> by_mode =
+      stats.grants_by_mode.value_or(std::array<std::uint64_t, 3>{c.grants, 0, 0});
+  line(out, "holdfast_grants_by_mode_total", "counter",
+       "holdfast_grants_total by the mode of the hold (docs/lock-kinds.md).");
+  for (LockMode mode : {LockMode::kExclusive, LockMode::kShared, LockMode::kSemaphore})
+    value(out, "holdfast_grants_by_mode_total{mode=\"" + std::string(mode_name(mode)) + "\"}",
+          static_cast<double>(by_mode[static_cast<std::size_t>(mode)]));
   line(out, "holdfast_command_duration_seconds", "histogram",
        "Time from a command's arrival to its answer, its wait in a key's queue and for the "
        "log included.");

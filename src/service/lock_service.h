@@ -16,6 +16,7 @@
 //     that raced with the end is released, its session holds are released.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -200,6 +201,9 @@ struct ServiceStats {
   // After an unclean stop in the horizon durability mode: until this instant nothing new is
   // granted (docs/horizon.md). 0: granting.
   Millis recovering_until = 0;
+  // The grants of `counters`, by the mode of the hold, indexed by LockMode. None: the backend
+  // grants exclusive holds only.
+  std::optional<std::array<std::uint64_t, 3>> grants_by_mode;
 };
 
 class LockService {

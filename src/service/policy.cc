@@ -96,9 +96,21 @@ Issued Policy::refuse(Completion& done, Error error) {
   return Issued::kApplied;
 }
 
-std::optional<Error> Policy::denied(const Caller& caller, LockOperation op,
-                                    std::string_view key) const {
-  return check_access(rules(), *caller.principal, op, key);
+std::optional<Error> Policy::denied(const Caller& caller, LockOperation op, std::string_view key,
+                                    RuleRequest asked) const {
+  if (!asked.operation) asked.operation = operation_name(op);
+  return check_access(rules(), *caller.principal, op, key, asked);
+}
+
+RuleRequest Policy::acquire_request(const AcquireArgs& args, bool waits) {
+  RuleRequest asked;
+  asked.operation = waits ? "acquire" : "tryAcquire";
+  asked.mode = mode_name(args.mode);
+  if (args.mode == LockMode::kSemaphore) {
+    asked.permits = args.limit;
+    asked.take = args.permits;
+  }
+  return asked;
 }
 
 Result<std::string_view> Policy::holder_or_caller(const Caller& caller,
@@ -119,7 +131,8 @@ Charge Policy::charge_for(const Caller& caller) const {
 }
 
 Issued Policy::acquire(const Caller& caller, const AcquireArgs& args, Completion& done) {
-  if (auto err = denied(caller, LockOperation::kAcquire, args.key)) return refuse(done, *err);
+  if (auto err = denied(caller, LockOperation::kAcquire, args.key, acquire_request(args, true)))
+    return refuse(done, *err);
   if (auto err = check_acquire(caller, args, /*waits=*/true)) return refuse(done, *err);
   AcquireArgs capped = args;
   capped.ttl_ms = cap_ttl(args.ttl_ms);
@@ -141,7 +154,8 @@ Issued Policy::acquire(const Caller& caller, const AcquireArgs& args, Completion
 }
 
 Issued Policy::try_acquire(const Caller& caller, const AcquireArgs& args, Completion& done) {
-  if (auto err = denied(caller, LockOperation::kAcquire, args.key)) return refuse(done, *err);
+  if (auto err = denied(caller, LockOperation::kAcquire, args.key, acquire_request(args, false)))
+    return refuse(done, *err);
   if (auto err = check_acquire(caller, args, /*waits=*/false)) return refuse(done, *err);
   AcquireArgs capped = args;
   capped.ttl_ms = cap_ttl(args.ttl_ms);
@@ -162,7 +176,8 @@ Result<AcquireAllArgs> Policy::vet_all(const Caller& caller, const AcquireAllArg
     k.owner = args.owner;
     k.session_scoped = args.session_scoped;
     // Every key goes through the rules as an acquire of it would; one denial denies all.
-    if (auto err = denied(caller, LockOperation::kAcquire, k.key)) return *err;
+    if (auto err = denied(caller, LockOperation::kAcquire, k.key, acquire_request(k, waits)))
+      return *err;
     if (auto err = check_acquire(caller, k, waits)) return *err;
   }
   std::sort(vetted.keys.begin(), vetted.keys.end(),
@@ -230,9 +245,9 @@ Issued Policy::assign(const Caller& caller, const AssignArgs& args, Completion& 
   auto holder_id = holder_or_caller(caller, args.holder_id, "holderId");
   if (!holder_id.ok()) return refuse(done, std::move(holder_id).error());
   RuleRequest asked;
+  asked.mode = mode_name(LockMode::kExclusive);
   asked.holder_id = *holder_id;
-  if (auto err = check_access(rules(), *caller.principal, LockOperation::kAssign, args.key, asked))
-    return refuse(done, *err);
+  if (auto err = denied(caller, LockOperation::kAssign, args.key, asked)) return refuse(done, *err);
   AssignArgs capped = args;
   capped.holder_id = *holder_id;
   if (auto err = check_assign(capped)) return refuse(done, *err);
@@ -257,8 +272,7 @@ Issued Policy::transfer(const Caller& caller, const TransferArgs& args, Completi
   RuleRequest asked;
   asked.to_id = args.to_id;
   asked.from_id = *from_id;
-  if (auto err =
-          check_access(rules(), *caller.principal, LockOperation::kTransfer, args.key, asked))
+  if (auto err = denied(caller, LockOperation::kTransfer, args.key, asked))
     return refuse(done, *err);
   if (auto err = check_key(args.key)) return refuse(done, *err);
   if (auto err = check_label(args.to_id, "toId")) return refuse(done, *err);
@@ -276,8 +290,7 @@ Issued Policy::unassign(const Caller& caller, const UnassignArgs& args, Completi
     resolved.holder_id = caller.principal->id;
   RuleRequest asked;
   asked.holder_id = resolved.holder_id;
-  if (auto err =
-          check_access(rules(), *caller.principal, LockOperation::kUnassign, args.key, asked))
+  if (auto err = denied(caller, LockOperation::kUnassign, args.key, asked))
     return refuse(done, *err);
   if (auto err = check_key(args.key)) return refuse(done, *err);
   if (resolved.holder_id) {
@@ -308,7 +321,12 @@ std::optional<std::string_view> Policy::own_holds(const Caller& caller,
 }
 
 Issued Policy::set_value(const Caller& caller, const SetArgs& args, Completion& done) {
-  if (auto err = denied(caller, LockOperation::kAcquire, args.key)) return refuse(done, *err);
+  // SET never waits: a rule sees an exclusive tryAcquire.
+  RuleRequest asked;
+  asked.operation = "tryAcquire";
+  asked.mode = mode_name(LockMode::kExclusive);
+  if (auto err = denied(caller, LockOperation::kAcquire, args.key, asked))
+    return refuse(done, *err);
   if (auto err = check_key(args.key)) return refuse(done, *err);
   if (auto err = check_label(args.value, "value")) return refuse(done, *err);
   SetArgs capped = args;

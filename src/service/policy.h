@@ -103,7 +103,11 @@ class Policy final : public LockService {
   };
 
   Issued refuse(Completion& done, Error error);
-  std::optional<Error> denied(const Caller& caller, LockOperation op, std::string_view key) const;
+  // The rule set's decision; request.operation is the operation's name unless `asked` has one.
+  std::optional<Error> denied(const Caller& caller, LockOperation op, std::string_view key,
+                              RuleRequest asked = {}) const;
+  // What a rule sees of an acquire: tryAcquire when it does not wait, its mode and permits.
+  static RuleRequest acquire_request(const AcquireArgs& args, bool waits);
   // `given`, or the caller's own holder id when the call names none (lock_service.h);
   // INVALID_ARGUMENT naming `field` when the caller has none (open mode, a function).
   Result<std::string_view> holder_or_caller(const Caller& caller,

@@ -30,6 +30,8 @@ expect "--rounds needs windows from 1 to 100" --rounds 0
 expect "--depth needs requests in flight from 1 to 1024" --depth 0
 expect "--keys needs keys from 1 to 100000000" --keys 0
 expect "--hot-connections needs connections from 1 to 4096" --hot-connections 0
+expect "--writer-every needs connections from 1 to 4096" --writer-every 0
+expect "--semaphore-permits needs permits from 1 to 1000000" --semaphore-permits 1000001
 expect "unknown target 'bogus' (--targets takes holdfast-always," --targets bogus
 expect "unknown workload 'zz' (--workloads takes floor," --workloads zz
 expect "--targets needs at least one target" --targets ,

@@ -317,6 +317,35 @@ TEST(MutexChecker, UnreleasedSectionsAreCountedNotJudged) {
   EXPECT_EQ(c.verify().violations, 0u);
 }
 
+TEST(MutexChecker, ReadersShareALockAndAWriterMayNotJoinThem) {
+  MutexChecker c;
+  constexpr std::uint32_t kWriter = 1000;
+  c.set_capacity(5, kWriter);
+  c.queue_close(c.open(5, 100));  // two readers at once
+  c.queue_close(c.open(5, 110));
+  c.close_queued(200);
+  c.queue_close(c.open(5, 200, kWriter));  // a writer after both left
+  c.close_queued(300);
+  EXPECT_EQ(c.verify().violations, 0u);
+  c.queue_close(c.open(5, 250));  // a reader inside the writer's section
+  c.close_queued(260);
+  const auto v = c.verify();
+  EXPECT_EQ(v.violations, 1u);
+  EXPECT_NE(v.first_violation.find("1000 of 1000"), std::string::npos) << v.first_violation;
+}
+
+TEST(MutexChecker, ASemaphoreHoldsUpToItsPermits) {
+  MutexChecker c;
+  c.set_capacity(9, 3);
+  c.queue_close(c.open(9, 100, 2));
+  c.queue_close(c.open(9, 110, 1));
+  c.close_queued(200);
+  EXPECT_EQ(c.verify().violations, 0u) << "2 + 1 permits of 3";
+  c.queue_close(c.open(9, 150, 1));  // a fourth permit while three are taken
+  c.close_queued(160);
+  EXPECT_EQ(c.verify().violations, 1u);
+}
+
 Measurement window(double seconds, std::uint64_t ops, std::int64_t p99_ns = 1000) {
   Measurement m;
   m.rounds = 1;

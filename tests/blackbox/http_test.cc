@@ -547,5 +547,31 @@ TEST_F(HttpApi, MetricsParseAndTheirCountersMove) {
   EXPECT_EQ(after["holdfast_command_duration_seconds_bucket{command=\"LOCK.TRY\",le=\"+Inf\"}"], 2);
 }
 
+TEST_F(HttpApi, MetricsCountGrantsByMode) {
+  std::string error;
+  auto before = parse_prometheus(curl("GET", "/metrics").raw, &error);
+  ASSERT_EQ(error, "");
+  const std::string exclusive = "holdfast_grants_by_mode_total{mode=\"exclusive\"}";
+  const std::string shared = "holdfast_grants_by_mode_total{mode=\"shared\"}";
+  const std::string semaphore = "holdfast_grants_by_mode_total{mode=\"semaphore\"}";
+  for (const auto& name : {exclusive, shared, semaphore}) EXPECT_TRUE(before.count(name)) << name;
+  auto resp = server.client();
+  resp.call({"LOCK.TRY", "plain", "TTL", "60000"});
+  const bool modes = server.store_url().empty();  // a node over PostgreSQL refuses them
+  if (modes) {
+    resp.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
+    resp.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
+    resp.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "4", "TAKE", "2"});
+    resp.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "4", "TAKE", "3"});  // no grant
+  }
+  auto after = parse_prometheus(curl("GET", "/metrics").raw, &error);
+  ASSERT_EQ(error, "");
+  EXPECT_EQ(after[exclusive] - before[exclusive], 1);
+  EXPECT_EQ(after[shared] - before[shared], modes ? 2 : 0);
+  EXPECT_EQ(after[semaphore] - before[semaphore], modes ? 1 : 0);
+  EXPECT_EQ(after[exclusive] + after[shared] + after[semaphore], after["holdfast_grants_total"])
+      << "the split adds up to the total";
+}
+
 }  // namespace
 }  // namespace holdfast::testing

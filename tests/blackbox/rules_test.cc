@@ -66,6 +66,55 @@ TEST_F(Rules, TheSeedPolicyScopesMembersToTheirOwnNamespace) {
   EXPECT_FALSE(as("fn-secret").call({"LOCK.TRY", "jobs:nightly", "TTL", "60000"}).is_error());
 }
 
+TEST_F(Rules, ARuleSeesTheOperationAndTheModeAsked) {
+  // Anyone may read, one permit of four at a time; writing takes ops/core and one attempt.
+  push(R"toml([ruleSet]
+name = "readers"
+resourceType = "lock"
+[rules.lock]
+acquire = """request.mode == 'shared' ? true
+  : request.mode == 'semaphore' ? request.permits == 4 && request.take == 1
+  : request.operation == 'tryAcquire' && isMemberOf('ops', 'core')"""
+renew = "request.operation == 'renew'"
+assign = "request.operation == 'assign' && request.mode == 'exclusive' && !has(request.take)"
+)toml");
+  auto bob = as("bob-secret");
+  auto alice = as("alice-secret");
+  const bool over_postgres = !server.store_url().empty();
+  // Allowed by the rule; a node over PostgreSQL then refuses the mode itself.
+  auto allowed = [&](const RespValue& r) {
+    EXPECT_NE(r.error_code(), "LOCK_ACCESS_DENIED") << r.debug();
+    if (!over_postgres) {
+      EXPECT_FALSE(r.is_error()) << r.debug();
+    }
+  };
+  allowed(bob.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"}));
+  allowed(bob.call({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT", "0", "MODE", "shared"}));
+  EXPECT_EQ(bob.call({"LOCK.TRY", "doc", "TTL", "60000"}).error_code(), "LOCK_ACCESS_DENIED");
+  EXPECT_EQ(bob.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "EXCLUSIVE"}).error_code(),
+            "LOCK_ACCESS_DENIED");
+
+  auto written = alice.call({"LOCK.TRY", "page", "TTL", "60000"});
+  EXPECT_FALSE(written.is_error()) << written.debug();
+  EXPECT_EQ(alice.call({"LOCK.ACQUIRE", "page2", "TTL", "60000", "TIMEOUT", "0"}).error_code(),
+            "LOCK_ACCESS_DENIED")
+      << "a blocking acquire is operation 'acquire'";
+  EXPECT_EQ(
+      alice.call({"LOCK.RENEW", "page", written.text("handle"), "TTL", "60000"}).number("renewed"),
+      1);
+
+  allowed(bob.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "4"}));
+  allowed(bob.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "4", "TAKE", "1"}));
+  EXPECT_EQ(
+      bob.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "4", "TAKE", "2"}).error_code(),
+      "LOCK_ACCESS_DENIED");
+  EXPECT_EQ(bob.call({"LOCK.TRY", "pool2", "TTL", "60000", "PERMITS", "8"}).error_code(),
+            "LOCK_ACCESS_DENIED");
+
+  auto assigned = bob.call({"LOCK.ASSIGN", "turn", "bob"});
+  EXPECT_FALSE(assigned.is_error()) << assigned.debug();
+}
+
 TEST_F(Rules, RevokedAccessStopsRenewButNotRelease) {
   push(kLockPolicy);
   auto alice = as("alice-secret");

@@ -95,5 +95,17 @@ TEST(RulesEval, RequestIdsAreThereOnlyWhenGiven) {
   EXPECT_EQ(missing.exit_code, 1) << "reading an absent id is an error, which denies";
 }
 
+TEST(RulesEval, TheOperationAndModeAreThereOnlyWhenGiven) {
+  auto reader = run({HOLDFAST_BIN, "rules", "eval",
+                     "request.operation == 'tryAcquire' && request.mode == 'shared'", "--operation",
+                     "tryAcquire", "--mode", "shared"});
+  EXPECT_EQ(reader.out, "true\n") << reader.err;
+  auto permits = run({HOLDFAST_BIN, "rules", "eval", "request.take * 4 <= request.permits",
+                      "--mode", "semaphore", "--permits", "8", "--take", "2"});
+  EXPECT_EQ(permits.out, "true\n") << "permits and take are ints: " << permits.err;
+  auto absent = run({HOLDFAST_BIN, "rules", "eval", "has(request.mode) || has(request.take)"});
+  EXPECT_EQ(absent.out, "false\n") << absent.err;
+}
+
 }  // namespace
 }  // namespace holdfast::testing

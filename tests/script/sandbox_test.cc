@@ -142,6 +142,24 @@ TEST(SandboxLimits, UnboundedAllocationIsStoppedAtTheMemoryCap) {
   still_serves(engine);
 }
 
+TEST(SandboxLimits, AScriptThatStopsTheCollectorDoesNotStopItForTheNext) {
+  Engine engine(Limits{kDefaultTimeLimitMs, 8 << 20});
+  ScriptHost host;
+  for (const char* settings : {"collectgarbage('stop')", "collectgarbage('setpause', 100000)",
+                               "collectgarbage('setstepmul', 1)"}) {
+    ScriptReply r = eval(engine, std::string(settings) + "; return 1", host);
+    ASSERT_EQ(r.integer, 1) << r.text;
+    // 32 MiB of garbage, 16 KiB at a time, under a cap of 8 MiB: the collector must run.
+    r = eval(engine, R"(
+      for i = 1, 2048 do local s = string.rep("y", 16 * 1024) .. i end
+      return collectgarbage('count') < 8 * 1024)",
+             host);
+    EXPECT_EQ(r.kind, ScriptReply::Kind::kInteger) << settings << ": " << r.text;
+    EXPECT_EQ(r.integer, 1) << settings;
+  }
+  still_serves(engine);
+}
+
 TEST(SandboxLimits, DeepRecursionIsAnErrorNotACrash) {
   Engine engine;
   ScriptHost host;

@@ -113,10 +113,12 @@ TEST_F(HorizonStoreTest, ACrashDuringAQuarantineKeepsItsEnd) {
   auto crashed = fs_.image_after(FakeFileSystem::Crash::kKill);
   store->close();
   // The second run recovers, renews nothing, grants nothing, and is killed too.
+  clock_.advance(2'000);
   auto second = make(crashed.get());
   ASSERT_TRUE(second->recover().ok());
   auto again = crashed->image_after(FakeFileSystem::Crash::kKill);
   second->close();
+  clock_.advance(2'000);
   Result<DurableState> state = restart(again.get());
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(state->grants_closed_until, kStart + kLease + 1'000);
@@ -127,9 +129,11 @@ TEST_F(HorizonStoreTest, ACleanStopDuringAQuarantineKeepsItsEnd) {
   ASSERT_TRUE(wait_durable(*store, grant(*store, 1)));
   auto crashed = fs_.image_after(FakeFileSystem::Crash::kKill);
   store->close();
+  clock_.advance(2'000);
   auto second = make(crashed.get());
   ASSERT_TRUE(second->recover().ok());
   second->close();  // a clean stop, while the quarantine still runs
+  clock_.advance(2'000);
   Result<DurableState> state = restart(crashed.get());
   ASSERT_TRUE(state.ok());
   EXPECT_EQ(state->grants_closed_until, kStart + kLease + 1'000);
@@ -143,9 +147,21 @@ TEST_F(HorizonStoreTest, TheHorizonSurvivesASnapshotAndCompaction) {
   for (std::uint64_t t = 2; t < 60; ++t) grant(*store, t);
   ASSERT_TRUE(eventually([&] { return store->stats().snapshots >= 1; }));
   auto image = fs_.image_after(FakeFileSystem::Crash::kKill);
+  clock_.advance(2'000);
   Result<DurableState> state = restart(image.get());
   ASSERT_TRUE(state.ok()) << state.error().message;
   EXPECT_EQ(state->grants_closed_until, kStart + kLease + 1'000);
+  store->close();
+}
+
+TEST_F(HorizonStoreTest, AQuarantineIsNoLongerThanTheLongestLease) {
+  auto store = open();
+  ASSERT_TRUE(wait_durable(*store, grant(*store, 1)));
+  auto image = fs_.image_after(FakeFileSystem::Crash::kKill);
+  clock_.advance(300);  // a restart quicker than the slack
+  Result<DurableState> state = restart(image.get());
+  ASSERT_TRUE(state.ok()) << state.error().message;
+  EXPECT_EQ(state->grants_closed_until, kStart + 300 + kLease);
   store->close();
 }
 

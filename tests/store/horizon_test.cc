@@ -38,6 +38,7 @@ TEST_F(HorizonKeeperTest, TheFirstGrantAsksForAHorizonAndWaitsForIt) {
   EXPECT_EQ(need.record->until, now_ + kLease + 1'000);
   EXPECT_EQ(need.record->tokens_through, 1u + 100);
   EXPECT_EQ(need.record->written_at, now_);
+  EXPECT_EQ(need.record->max_lease, kLease);
   EXPECT_FALSE(need.record->clean);
 }
 
@@ -70,6 +71,21 @@ TEST_F(HorizonKeeperTest, ALongerLeaseThanAnyBeforeWaitsForANewHorizon) {
   EXPECT_TRUE(need.wait_for_sync);
   ASSERT_TRUE(need.record);
   EXPECT_EQ(need.record->until, now_ + 5 * kLease + 1'000);
+}
+
+TEST_F(HorizonKeeperTest, ALongerLeaseInsideTheHorizonStillWaitsForANewBound) {
+  grant(1);
+  sync_all();
+  now_ += 100;
+  // Ends 900 ms before the horizon, but lasts longer than any lease the durable record bounds.
+  const HorizonKeeper::Need need = grant(2, kLease);
+  EXPECT_FALSE(need.wait_for_sync);
+  const HorizonKeeper::Need longer = grant(3, kLease + 200);
+  EXPECT_TRUE(longer.wait_for_sync);
+  ASSERT_TRUE(longer.record);
+  EXPECT_EQ(longer.record->max_lease, kLease + 200);
+  sync_all();
+  EXPECT_FALSE(grant(4, kLease + 200).wait_for_sync);
 }
 
 TEST_F(HorizonKeeperTest, TokensPastTheDurableReservationWait) {
@@ -110,8 +126,12 @@ TEST_F(HorizonKeeperTest, EveryRecordAfterARestartKeepsCoveringTheQuarantine) {
   const HorizonKeeper::Need need = grant(1);
   ASSERT_TRUE(need.record);
   EXPECT_EQ(need.record->until, kStart + 100'000);
+  EXPECT_EQ(need.record->max_lease, 100'000);  // the quarantine outlasts the lease
   EXPECT_EQ(keeper_.closing(now_).until, kStart + 100'000);
+  EXPECT_EQ(keeper_.closing(now_).max_lease, 100'000);
   EXPECT_TRUE(keeper_.closing(now_).clean);
+  // Restarted from that record later on, the quarantine still ends where it did.
+  EXPECT_EQ(quarantine_end(*need.record, kStart, kStart + 40'000), kStart + 100'000);
 }
 
 TEST(QuarantineEnd, NoHorizonNoWait) { EXPECT_EQ(quarantine_end(std::nullopt, kStart, kStart), 0); }
@@ -120,6 +140,20 @@ TEST(QuarantineEnd, AnUncleanStopWaitsUntilTheHorizon) {
   const LeaseHorizon h{kStart + 30'000, 5, kStart, false};
   EXPECT_EQ(quarantine_end(h, kStart, kStart + 1'000), kStart + 30'000);
   EXPECT_EQ(quarantine_end(h, kStart, kStart + 30'000), 0);
+}
+
+TEST(QuarantineEnd, NoLongerThanTheLongestLeaseFromTheRestart) {
+  // Written at kStart for leases of at most 10 s; the restart comes 500 ms later.
+  const LeaseHorizon h{kStart + 11'000, 5, kStart, false, 10'000};
+  EXPECT_EQ(quarantine_end(h, kStart, kStart + 500), kStart + 10'500);
+  // Past the horizon itself the bound changes nothing.
+  EXPECT_EQ(quarantine_end(h, kStart, kStart + 11'000), 0);
+}
+
+TEST(QuarantineEnd, ARecordFromAnOlderLogHasNoLeaseBound) {
+  const LeaseHorizon h{kStart + 30'000, 5, kStart, false};
+  EXPECT_EQ(h.max_lease, LeaseHorizon::kNoLeaseBound);
+  EXPECT_EQ(quarantine_end(h, kStart, kStart + 1'000), kStart + 30'000);
 }
 
 TEST(QuarantineEnd, ACleanStopWaitsOnlyForAQuarantineItInterrupted) {

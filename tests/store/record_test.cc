@@ -81,17 +81,30 @@ TEST(Record, OutOfRangeScopeIsAnError) {
 }
 
 TEST(Record, LeaseHorizonRoundTripsAndRejectsABadCleanFlag) {
-  const LeaseHorizon h{testing::kStart + 31'000, 65'537, testing::kStart, true};
+  const LeaseHorizon h{testing::kStart + 31'000, 65'537, testing::kStart, true, 30'000};
   std::string buffer;
   append_record(buffer, h);
   const std::string_view payload = std::string_view(buffer).substr(kRecordHeaderSize);
   Result<Change> decoded = decode_record(RecordType::kLeaseHorizon, payload);
   ASSERT_TRUE(decoded.ok()) << decoded.error().message;
   EXPECT_TRUE(same_change(*decoded, h));
-  buffer.back() = 2;  // clean is the last byte: 0 or 1
+  EXPECT_EQ(std::get<LeaseHorizon>(*decoded).max_lease, 30'000);
+  buffer[buffer.size() - 9] = 2;  // clean is the byte before max_lease: 0 or 1
   EXPECT_FALSE(
       decode_record(RecordType::kLeaseHorizon, std::string_view(buffer).substr(kRecordHeaderSize))
           .ok());
+}
+
+TEST(Record, ALeaseHorizonFromAnOlderLogHasNoLeaseBound) {
+  std::string buffer;
+  append_record(buffer, LeaseHorizon{testing::kStart + 31'000, 65'537, testing::kStart, false});
+  // The record as older servers wrote it: without the trailing max_lease.
+  const std::string_view payload =
+      std::string_view(buffer).substr(kRecordHeaderSize, buffer.size() - kRecordHeaderSize - 8);
+  Result<Change> decoded = decode_record(RecordType::kLeaseHorizon, payload);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_EQ(std::get<LeaseHorizon>(*decoded).max_lease, LeaseHorizon::kNoLeaseBound);
+  EXPECT_EQ(std::get<LeaseHorizon>(*decoded).until, testing::kStart + 31'000);
 }
 
 TEST(Record, PayloadRunningPastTheFrameIsAnError) {

@@ -95,7 +95,7 @@ inline bool same_change(const Change& a, const Change& b) {
           return x.name == y.name && x.toml == y.toml;
         else if constexpr (std::is_same_v<T, LeaseHorizon>)
           return x.until == y.until && x.tokens_through == y.tokens_through &&
-                 x.written_at == y.written_at && x.clean == y.clean;
+                 x.written_at == y.written_at && x.clean == y.clean && x.max_lease == y.max_lease;
         else
           return x.name == y.name;
       },

@@ -316,8 +316,12 @@ Issued EmbeddedBackend::delete_rule_set(std::string_view name, Completion& done)
 
 ServiceStats EmbeddedBackend::stats() const {
   const Millis closed_until = table_.grants_closed_until();
-  return ServiceStats{table_.held_count(), table_.waiter_count(), table_.counters(), store_.stats(),
-                      closed_until > now() ? closed_until : 0};
+  return ServiceStats{table_.held_count(),
+                      table_.waiter_count(),
+                      table_.counters(),
+                      store_.stats(),
+                      closed_until > now() ? closed_until : 0,
+                      grants_by_mode_};
 }
 
 void EmbeddedBackend::forget_waiter(WaiterId waiter, SessionId session) {

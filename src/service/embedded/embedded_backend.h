@@ -23,6 +23,7 @@
 //     answer waits for that.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -97,7 +98,11 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
     SessionId session = 0;
   };
 
-  void on_change(const Change& change) override { last_sequence_ = store_.append(change); }
+  void on_change(const Change& change) override {
+    if (const auto* granted = std::get_if<Granted>(&change))
+      ++grants_by_mode_[static_cast<std::size_t>(granted->hold.mode)];
+    last_sequence_ = store_.append(change);
+  }
   // Finishes `done` once the log is durable up to everything appended so far.
   void finish_when_durable(Completion& done, Result<Answer> result);
   Millis now() const { return clock_.now_ms(); }
@@ -121,6 +126,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   std::optional<RuleSetPut> rule_set_;
   std::function<void(const std::optional<RuleSetPut>&)> rules_changed_;
   std::uint64_t last_sequence_ = 0;
+  std::array<std::uint64_t, 3> grants_by_mode_{};  // ServiceStats::grants_by_mode
   // The store's fault as of the last dispatch(): set, calls that change state are refused.
   std::optional<Error> store_fault_;
   ReplyQueue replies_;

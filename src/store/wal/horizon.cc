@@ -11,13 +11,16 @@ Millis quarantine_end(const std::optional<LeaseHorizon>& last, Millis last_recor
   if (!last) return 0;
   // A clock that went back since the last record must not shorten the wait: count from the
   // later of the two, as if no time had passed while the server was down.
-  const Millis remaining = last->until - std::max({now, last_record_at, last->written_at});
+  // No lease answered lasts longer than max_lease from an instant before the stop, so none
+  // ends later than max_lease from now either: the wait is the shorter of the two bounds.
+  const Millis remaining =
+      std::min(last->until - std::max({now, last_record_at, last->written_at}), last->max_lease);
   return remaining > 0 ? now + remaining : 0;
 }
 
 void HorizonKeeper::start(const DurableState& state) {
   quarantine_until_ = state.grants_closed_until;
-  asked_ = LeaseHorizon{state.grants_closed_until, state.last_token, 0, false};
+  asked_ = LeaseHorizon{state.grants_closed_until, state.last_token, 0, false, 0};
   durable_ = asked_;
   in_flight_.clear();
   unbounded_.clear();
@@ -64,9 +67,11 @@ HorizonKeeper::Need HorizonKeeper::classify(const Change& change, Millis now,
         }
       },
       change);
-  if (lease_end) longest_lease_ = std::max(longest_lease_, *lease_end - now);
+  const Millis lease = lease_end ? *lease_end - now : 0;
+  longest_lease_ = std::max(longest_lease_, lease);
 
-  const bool lease_near = lease_end && *lease_end > asked_.until - options_.margin_ms;
+  const bool lease_near =
+      lease_end && (*lease_end > asked_.until - options_.margin_ms || lease > asked_.max_lease);
   const bool tokens_near =
       token &&
       *token > asked_.tokens_through - std::min(asked_.tokens_through, options_.token_block / 2);
@@ -77,9 +82,11 @@ HorizonKeeper::Need HorizonKeeper::classify(const Change& change, Millis now,
       next.tokens_through = std::max(asked_.tokens_through, *token + options_.token_block);
     next.written_at = now;
     next.clean = false;
+    next.max_lease = max_lease_at(now);
     need.record = next;
   }
-  if (lease_end && *lease_end > durable_.until) need.wait_for_sync = true;
+  if (lease_end && (*lease_end > durable_.until || lease > durable_.max_lease))
+    need.wait_for_sync = true;
   if (token && *token > durable_.tokens_through) need.wait_for_sync = true;
   return need;
 }
@@ -93,11 +100,17 @@ LeaseHorizon HorizonKeeper::restated(Millis now) const {
   LeaseHorizon r = asked_;
   r.written_at = now;
   r.clean = false;
+  r.max_lease = std::max(asked_.max_lease, max_lease_at(now));
   return r;
 }
 
 LeaseHorizon HorizonKeeper::closing(Millis now) const {
-  return LeaseHorizon{std::max(quarantine_until_, now), asked_.tokens_through, now, true};
+  return LeaseHorizon{std::max(quarantine_until_, now), asked_.tokens_through, now, true,
+                      max_lease_at(now)};
+}
+
+Millis HorizonKeeper::max_lease_at(Millis now) const {
+  return std::max(longest_lease_, quarantine_until_ - now);
 }
 
 void HorizonKeeper::catch_up(std::uint64_t synced) {

@@ -2,22 +2,25 @@
 // without waiting for the disk and still never lets two holders overlap after a crash
 // (docs/horizon.md has the safety argument).
 //
-//  1. The log carries LeaseHorizon records: "no lease answered so far ends after `until`, no
-//     token above `tokens_through` was handed out". A change may be answered before it is on
-//     disk when the durable (synced) horizon already covers it: its lease ends at or before
-//     the durable `until` and its token is at or below the durable `tokens_through`.
+//  1. The log carries LeaseHorizon records: "no lease answered so far ends after `until` or
+//     lasts longer than `max_lease`, no token above `tokens_through` was handed out". A change
+//     may be answered before it is on disk when the durable (synced) horizon already covers
+//     it: its lease ends at or before the durable `until`, is no longer than the durable
+//     `max_lease`, and its token is at or below the durable `tokens_through`.
 //  2. The keeper writes the next record ahead of need: when a lease would end within
 //     `margin_ms` of the horizon asked for so far, or a token comes within half a block of the
 //     reservation, it asks for until = now + the longest lease seen + `slack_ms` and the next
-//     token block. Under a steady load that is one extra sync every (slack - margin) ms, and a
-//     grant waits for a sync only when a longer lease than any before appears, or the load
-//     outruns the margin.
+//     token block. Each record also bounds the longest lease answered under it (max_lease).
+//     Under a steady load that is one extra sync every (slack - margin) ms, and a grant
+//     waits for a sync only when a longer lease than any before appears, or the load outruns
+//     the margin.
 //  3. A change the durable horizon does not cover waits for the sync that makes the records
 //     before it durable. So do changes whose loss would have no end in time: a hold without a
 //     lease end (granted, renewed to it, made bounded again, or released), a rule-set change.
 //  4. After an unclean stop, recovery restores the durable prefix of the log, and the server
-//     grants nothing new until the last durable horizon has passed (quarantine_end): every
-//     lease it answered has ended by then, whatever part of the log was lost.
+//     grants nothing new until the last durable horizon has passed, or its max_lease from
+//     the restart if that is sooner (quarantine_end): every lease it answered has ended by
+//     then, whatever part of the log was lost.
 //
 // Loop thread only.
 #pragma once
@@ -34,8 +37,8 @@
 namespace holdfast::wal {
 
 struct HorizonOptions {
-  // How far past the longest lease seen the horizon is written. Also the most a quarantine
-  // lasts beyond the longest lease answered.
+  // How far past the longest lease seen the horizon is written (a quarantine is no longer
+  // than the longest lease whatever the slack).
   Millis slack_ms = 1000;
   // The horizon is extended once a lease would end less than this before it. Must exceed a
   // sync's latency for grants never to wait under a steady load.
@@ -46,8 +49,8 @@ struct HorizonOptions {
 
 // When a server that stopped with `last` as its newest LeaseHorizon record (none: it never
 // used the horizon mode) may grant again, given the latest instant any replayed record
-// carries and the clock now. 0: at once. A wall clock now behind `last_record_at` counts as
-// if no time had passed since then.
+// carries and the clock now: at `until`, or `max_lease` from now if that is sooner. 0: at
+// once. A wall clock now behind `last_record_at` counts as if no time had passed since then.
 Millis quarantine_end(const std::optional<LeaseHorizon>& last, Millis last_record_at, Millis now);
 
 class HorizonKeeper {
@@ -80,7 +83,9 @@ class HorizonKeeper {
 
  private:
   void catch_up(std::uint64_t synced);
-  bool covered(Millis lease_end, std::uint64_t token) const;
+  // A record's max_lease written at `now`: the longest lease seen, and at least what is left
+  // of a quarantine still running.
+  Millis max_lease_at(Millis now) const;
 
   HorizonOptions options_;
   LeaseHorizon asked_;    // the newest record appended

@@ -40,6 +40,7 @@ void append_payload(std::string& out, const Change& change) {
           put_u64(out, c.tokens_through);
           put_i64(out, c.written_at);
           put_u8(out, c.clean ? 1 : 0);
+          put_i64(out, c.max_lease);
         } else {
           static_assert(AlwaysFalse<T>::value, "every Change needs a record encoding");
         }
@@ -237,6 +238,9 @@ Result<Change> decode_record(RecordType type, std::string_view payload) {
       const std::uint8_t clean = in.u8();
       if (clean > 1) in.fail();
       h.clean = clean == 1;
+      // Older logs end the record here: no bound on the longest lease.
+      if (!in.done()) h.max_lease = in.i64();
+      if (h.max_lease < 0) in.fail();
       change = h;
       break;
     }
