@@ -107,6 +107,11 @@ inline HoldState state_of(const HoldView& v) {
 struct Granted {  // a new hold on key (acquire, re-take, hand-off, assign, transfer)
   HoldState hold;
 };
+// The holds of one multi-key grant (docs/lock-kinds.md), made all at once: one handle, one
+// hold per key, in key order, tokens rising in that order. Durable all or nothing.
+struct GroupGranted {
+  std::vector<HoldState> holds;
+};
 struct Renewed {  // the hold with this token now ends at lease_expires_at
   std::string key;
   std::uint64_t token = 0;
@@ -142,7 +147,8 @@ struct LeaseHorizon {
   Millis max_lease = kNoLeaseBound;
 };
 
-using Change = std::variant<Granted, Renewed, Released, RuleSetPut, RuleSetDeleted, LeaseHorizon>;
+using Change = std::variant<Granted, Renewed, Released, RuleSetPut, RuleSetDeleted, LeaseHorizon,
+                            GroupGranted>;
 
 // Everything that survives a restart.
 struct DurableState {

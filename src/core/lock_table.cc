@@ -17,7 +17,7 @@ absl::string_view absl_view(std::string_view s) { return absl::string_view(s.dat
 }  // namespace
 
 bool LockTable::SessionIndex::empty() const {
-  return holds.empty() && waiters.empty() && members.empty();
+  return holds.empty() && waiters.empty() && members.empty() && multis.empty();
 }
 
 LockTable::LockTable(ChangeSink* sink) : sink_(sink) {}
@@ -107,30 +107,41 @@ HoldState LockTable::grant(Slot* slot, std::string_view held_by,
                            std::optional<std::string_view> owner, std::string_view holder_id,
                            Millis lease_expires_at, Scope scope, HoldKind kind, SessionId session,
                            Millis lock_delay_ms, Millis now) {
+  place_hold(slot, held_by, owner, holder_id, lease_expires_at, scope, kind, session, lock_delay_ms,
+             now, kind == HoldKind::kHandle ? handles_.next() : Handle{}, nullptr);
+  Granted granted{view(*slot, /*with_handle=*/true)};
+  emit(granted);
+  return std::move(granted.hold);
+}
+
+void LockTable::place_hold(Slot* slot, std::string_view held_by,
+                           std::optional<std::string_view> owner, std::string_view holder_id,
+                           Millis lease_expires_at, Scope scope, HoldKind kind, SessionId session,
+                           Millis lock_delay_ms, Millis now, const Handle& handle,
+                           MultiHold* multi) {
   Entry& e = slot->second;
-  e.handle = kind == HoldKind::kHandle ? handles_.next() : Handle{};
+  e.handle = handle;
   e.token = ++last_token_;
   e.acquired_at = now;
   e.lease_expires_at = lease_expires_at;
   e.held_by = intern(held_by);
-  if (owner || !holder_id.empty() || scope == Scope::kSession || lock_delay_ms > 0) {
+  if (owner || !holder_id.empty() || scope == Scope::kSession || lock_delay_ms > 0 ||
+      multi != nullptr) {
     e.extras = std::make_unique<Extras>();
     if (owner) e.extras->owner = std::string(*owner);
     e.extras->holder_id = std::string(holder_id);
     if (scope == Scope::kSession) e.extras->session = session;
     e.extras->lock_delay_ms = lock_delay_ms;
+    e.extras->multi = multi;
   } else {
     e.extras.reset();
   }
   e.scope = scope;
   e.kind = kind;
-  if (scope == Scope::kSession) sessions_[session].holds.push_back(slot);
+  if (scope == Scope::kSession && multi == nullptr) sessions_[session].holds.push_back(slot);
   if (lease_expires_at != kNever) lease_ends_.set(slot, lease_expires_at);
   ++held_count_;
   ++counters_.grants;
-  Granted granted{view(*slot, /*with_handle=*/true)};
-  emit(granted);
-  return std::move(granted.hold);
 }
 
 void LockTable::drop_hold(Slot* slot) {
@@ -161,6 +172,11 @@ void LockTable::free_key(Slot* slot, Millis now) {
 }
 
 void LockTable::expire(Slot* slot, Millis now) {
+  if (MultiHold* g = slot->second.multi()) {  // a group's lease ends for all its keys
+    end_multi(g, /*expired=*/true);
+    drain(now);
+    return;
+  }
   ++counters_.expiries;
   const Entry& e = slot->second;
   if (e.lock_delay() > 0)
@@ -174,6 +190,29 @@ void LockTable::expire(Slot* slot, Millis now) {
 // needs its permits free), so nobody overtakes a waiter that does not fit yet. Waiters whose
 // deadline has come time out on the way. Erases the entry if nobody is left.
 void LockTable::hand_off(Slot* slot, Millis now) {
+  if (handing_off_) {
+    defer(slot);
+    return;
+  }
+  handing_off_ = true;
+  hand_off_key(slot, now);
+  handing_off_ = false;
+  drain(now);
+}
+
+void LockTable::drain(Millis now) {
+  if (handing_off_) return;
+  handing_off_ = true;
+  while (!deferred_.empty()) {
+    const std::string key = std::move(deferred_.back());
+    deferred_.pop_back();
+    auto it = keys_.find(absl_view(key));
+    if (it != keys_.end()) hand_off_key(&*it, now);
+  }
+  handing_off_ = false;
+}
+
+void LockTable::hand_off_key(Slot* slot, Millis now) {
   Entry& e = slot->second;
   if ((grants_closed_until_ != 0 && now < grants_closed_until_) || delay_until(slot, now) != 0) {
     maybe_erase(slot);  // the waiters stay queued until grants open
@@ -183,6 +222,11 @@ void LockTable::hand_off(Slot* slot, Millis now) {
     Waiter* w = e.queue->head;
     if (w->deadline <= now) {
       time_out(w);
+      continue;
+    }
+    if (w->multi != nullptr) {  // a multi-key waiter: granted only with all its keys
+      if (!multi_ready(*w->multi, now)) break;
+      grant_multi(*w->multi, now);
       continue;
     }
     if (!can_grant(e, *w)) break;
@@ -253,6 +297,10 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
 // Takes the waiter out of its queue, the timer heap and its session, and destroys it.
 // Does not erase the key's entry: callers decide.
 void LockTable::unlink_waiter(Waiter* w) {
+  if (MultiWait* mw = w->multi) {
+    erase_unordered(mw->legs, w);
+    if (mw->legs.empty()) multi_waits_.erase(mw->id);
+  }
   Entry& e = w->slot->second;
   WaiterQueue& q = *e.queue;
   (w->prev != nullptr ? w->prev->next : q.head) = w->next;
@@ -270,6 +318,10 @@ void LockTable::unlink_waiter(Waiter* w) {
 }
 
 void LockTable::time_out(Waiter* w) {
+  if (w->multi != nullptr) {
+    time_out_multi(*w->multi);
+    return;
+  }
   WaiterOutcome out;
   out.waiter = w->id;
   out.session = w->session;
@@ -287,12 +339,10 @@ bool LockTable::granting(Millis now) {
   if (grants_closed_until_ == 0) return true;
   if (now < grants_closed_until_) return false;
   grants_closed_until_ = 0;
-  std::vector<Slot*> queued;
-  for (const auto& [id, w] : waiters_) queued.push_back(w->slot);
-  std::sort(queued.begin(), queued.end());
-  queued.erase(std::unique(queued.begin(), queued.end()), queued.end());
-  for (Slot* slot : queued)
-    if (!slot->second.held()) hand_off(slot, now);
+  for (const auto& [id, w] : waiters_) defer(w->slot);
+  std::sort(deferred_.begin(), deferred_.end());
+  deferred_.erase(std::unique(deferred_.begin(), deferred_.end()), deferred_.end());
+  drain(now);
   return true;
 }
 
@@ -308,7 +358,8 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   }
   const bool open = all_open && delay_until(slot, now) == 0;
   AcquireOutcome out;
-  if (open && !slot->second.busy()) {
+  // A free key may still have waiters: a multi-key waiter waiting for its other keys.
+  if (open && !slot->second.busy() && slot->second.waiter_count() == 0) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session,
                      r.lock_delay_ms, now);
@@ -316,9 +367,10 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   }
   const Entry& e = slot->second;
   // Re-take: the same principal of the same kind (both in heldBy) and the same owner string;
-  // or a take-over of any handle hold of the same principal.
-  const bool same_principal =
-      e.held() && e.kind == HoldKind::kHandle && e.held_by->first == r.held_by;
+  // or a take-over of any handle hold of the same principal. Never of one key of a multi-key
+  // group: its keys are held and let go together.
+  const bool same_principal = e.held() && e.kind == HoldKind::kHandle &&
+                              e.held_by->first == r.held_by && e.multi() == nullptr;
   const bool retake = !r.no_retake && r.owner && !e.owner().empty() && e.owner() == *r.owner;
   if (open && same_principal && (retake || r.take_over_own)) {
     drop_hold(slot);
@@ -339,6 +391,16 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
 
 ReleaseOutcome LockTable::force_release(std::string_view key, Millis now) {
   Slot* slot = find_live(key, now);
+  if (slot != nullptr) {
+    const std::vector<MultiHold*> groups = multis_on(*slot);
+    if (!groups.empty()) {  // a group's key lets go of the whole group
+      for (MultiHold* g : groups) end_multi(g, /*expired=*/false);
+      if (!slot->second.busy()) {
+        drain(now);
+        return ReleaseOutcome{true};
+      }  // else the key's other holds go too, before anything is handed on
+    }
+  }
   if (slot != nullptr && slot->second.group() != nullptr) {
     release_group(slot, now);
     return ReleaseOutcome{true};
@@ -352,6 +414,9 @@ ReleaseOutcome LockTable::force_release(std::string_view key, Millis now) {
 
 RenewOutcome LockTable::extend(std::string_view key, Millis lease_expires_at, Millis now) {
   Slot* slot = find_live(key, now);
+  if (slot != nullptr) {
+    for (MultiHold* g : multis_on(*slot)) renew_multi(g, lease_expires_at);
+  }
   if (slot != nullptr && slot->second.group() != nullptr) {
     for (auto& m : slot->second.group()->members) {
       m->lease_expires_at = lease_expires_at;
@@ -373,6 +438,10 @@ RenewOutcome LockTable::extend(std::string_view key, Millis lease_expires_at, Mi
 Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view handle, Millis ttl_ms,
                                       Millis now) {
   Slot* slot = find_live(key, now);
+  if (MultiHold* g = slot != nullptr ? find_multi(key, handle) : nullptr) {
+    renew_multi(g, now + ttl_ms);
+    return RenewOutcome{true, now + ttl_ms};
+  }
   if (Member* m = slot != nullptr ? find_member(slot, handle) : nullptr) {
     m->lease_expires_at = now + ttl_ms;
     member_ends_.set(m, m->lease_expires_at);
@@ -396,6 +465,11 @@ Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view han
 Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view handle,
                                           Millis now) {
   Slot* slot = find_live(key, now);
+  if (MultiHold* g = slot != nullptr ? find_multi(key, handle) : nullptr) {
+    end_multi(g, /*expired=*/false);
+    drain(now);
+    return ReleaseOutcome{true};
+  }
   if (Member* m = slot != nullptr ? find_member(slot, handle) : nullptr) {
     release_member(m, now);
     return ReleaseOutcome{true};
@@ -471,7 +545,7 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
   }
   const bool open = all_open && delay_until(slot, now) == 0;
   AcquireOutcome out;
-  if (open && !slot->second.busy()) {
+  if (open && !slot->second.busy() && slot->second.waiter_count() == 0) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, std::nullopt, r.holder_id, lease_end, Scope::kLease,
                      HoldKind::kAssigned, 0, r.lock_delay_ms, now);
@@ -617,9 +691,13 @@ void LockTable::end_session(SessionId session, Millis now) {
     w->session = 0;  // its session entry is gone already
     unlink_waiter(w);
   }
-  std::sort(left.begin(), left.end());
-  left.erase(std::unique(left.begin(), left.end()), left.end());
-  for (Slot* slot : left) after_waiter_left(slot, now);
+  for (Slot* slot : left) defer(slot);
+  drain(now);
+  for (MultiHold* g : index.multis) {
+    g->session = 0;  // its session entry is gone already
+    end_multi(g, /*expired=*/false);
+  }
+  drain(now);
   // A session end is a holder vanishing, like an expiry: a hold's lock-delay closes its key
   // from then (or from its lease end, if that came first and was not processed yet).
   for (Member* m : index.members) {
@@ -642,6 +720,11 @@ void LockTable::end_session(SessionId session, Millis now) {
 void LockTable::cancel_waiter(WaiterId id, Millis now) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
+  if (MultiWait* mw = it->second->multi) {
+    cancel_multi(*mw);
+    drain(now);
+    return;
+  }
   Slot* slot = it->second->slot;
   unlink_waiter(it->second.get());
   after_waiter_left(slot, now);

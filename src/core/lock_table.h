@@ -76,11 +76,32 @@ struct AcquireRequest {
   Millis lock_delay_ms = 0;  // the grant's lock-delay (docs/lock-kinds.md); 0: none
 };
 
+// One key of a multi-key request (docs/lock-kinds.md): its mode, as in AcquireRequest.
+struct KeyRequest {
+  std::string_view key;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t permits = 1;
+  std::uint32_t limit = 0;
+};
+
+// A multi-key request, granted all at once or not at all (lock_table_multi.cc).
+// REQUIRES: 1..kMaxGroupKeys keys, sorted, no key twice, each checked as for acquire().
+struct AcquireAllRequest {
+  std::vector<KeyRequest> keys;
+  Millis ttl_ms = 0;
+  Millis timeout_ms = 0;  // 0: one attempt
+  std::optional<std::string_view> owner;
+  bool session_scoped = false;
+  SessionId session = 0;
+  std::string_view held_by;
+};
+
 struct AcquireOutcome {
   enum class Kind { kGranted, kContended, kQueued };
   Kind kind = Kind::kContended;
   HoldState hold;       // kGranted
   WaiterId waiter = 0;  // kQueued
+  GroupHold group;      // kGranted by acquire_all()
 };
 
 struct AssignRequest {
@@ -100,7 +121,9 @@ struct WaiterOutcome {
   bool granted = false;  // else timed out
   bool assign = false;   // the waiter came from assign
   HoldState hold;        // when granted
-  std::string key;
+  bool multi = false;    // the waiter came from acquire_all: `group` is its grant
+  GroupHold group;
+  std::string key;  // a multi-key waiter: its first key
   Millis timeout_ms = 0;
 };
 
@@ -124,6 +147,10 @@ class LockTable {
 
   // acquire (timeout_ms > 0 may queue) and tryAcquire (timeout_ms == 0, never queues).
   Result<AcquireOutcome> acquire(const AcquireRequest& request, Millis now);
+  // Several keys at once (docs/lock-kinds.md, "Several keys at once"): granted together when
+  // every key fits and no key has a waiter; else contended (timeout 0) or queued in every
+  // key's queue at once, granted when it heads all of them and fits beside all their holds.
+  Result<AcquireOutcome> acquire_all(const AcquireAllRequest& request, Millis now);
   // Extends the lease of the hold whose handle is `handle`; renewed=false when it is not the
   // key's current handle (fenced, released, expired, or never valid).
   Result<RenewOutcome> renew(std::string_view key, std::string_view handle, Millis ttl_ms,
@@ -179,6 +206,8 @@ class LockTable {
   struct Member;
   struct Group;
   struct KeyDelay;
+  struct MultiHold;
+  struct MultiWait;
   using Slot = std::pair<const std::string, Entry>;
   struct HoldIndex {
     std::uint32_t& operator()(Slot* slot) const;
@@ -203,10 +232,22 @@ class LockTable {
   HoldState grant(Slot* slot, std::string_view held_by, std::optional<std::string_view> owner,
                   std::string_view holder_id, Millis ttl_ms, Scope scope, HoldKind kind,
                   SessionId session, Millis lock_delay_ms, Millis now);
+  // grant() without telling the sink: the hold takes `handle`; a hold of a multi-key group
+  // (`multi`) is indexed under its group, not its session.
+  void place_hold(Slot* slot, std::string_view held_by, std::optional<std::string_view> owner,
+                  std::string_view holder_id, Millis lease_expires_at, Scope scope, HoldKind kind,
+                  SessionId session, Millis lock_delay_ms, Millis now, const Handle& handle,
+                  MultiHold* multi);
   void drop_hold(Slot* slot);
   void free_key(Slot* slot, Millis now);
   void expire(Slot* slot, Millis now);
+  // Grants the key to its waiters as far as they fit. Re-entrant: a call made while another
+  // hand-off runs (a multi-key grant or timeout touches other keys) is queued in deferred_ and
+  // run by the outermost call, so no hand-off erases an entry another one is working on.
   void hand_off(Slot* slot, Millis now);
+  void hand_off_key(Slot* slot, Millis now);
+  void defer(const Slot* slot);
+  void drain(Millis now);
   WaiterId enqueue(Slot* slot, const AcquireRequest& request, bool assign,
                    std::string_view holder_id, std::optional<Millis> ttl_ms, Millis timeout_ms,
                    Millis now);
@@ -224,6 +265,8 @@ class LockTable {
   static bool fits(const Entry& e, LockMode mode, std::uint32_t permits);
   bool can_grant(const Entry& e, const Waiter& w) const;
   HoldState grant_member(Slot* slot, const Waiter& w, Millis lease_expires_at, Millis now);
+  Member* place_member(Slot* slot, const Waiter& w, Millis lease_expires_at, Millis now,
+                       const Handle& handle, MultiHold* multi);
   HoldState member_view(const Slot& slot, const Member& m, bool with_handle) const;
   Member* find_member(Slot* slot, std::string_view handle);
   void drop_member(Member* m);
@@ -234,6 +277,23 @@ class LockTable {
   StatusView group_status(const Slot& slot, StatusView s) const;
   void restore_member(const HoldState& hold);
   static void start_group(Entry& e, LockMode mode, std::uint32_t limit);
+  // Multi-key groups (lock_table_multi.cc).
+  bool multi_ready(const MultiWait& mw, Millis now) const;
+  void grant_multi(MultiWait& mw, Millis now);
+  GroupHold place_group(const std::vector<std::pair<Slot*, const Waiter*>>& parts, Millis now);
+  void time_out_multi(MultiWait& mw);
+  void cancel_multi(MultiWait& mw);
+  // The group whose handle is `handle` and which holds `key`; null if none.
+  MultiHold* find_multi(std::string_view key, std::string_view handle);
+  // The groups that hold `key`.
+  std::vector<MultiHold*> multis_on(const Slot& slot) const;
+  // Drops every hold of the group (reporting Released when not `expired`), forgets it and
+  // queues its keys for a hand-off (deferred_; the caller drains).
+  void end_multi(MultiHold* g, bool expired);
+  void renew_multi(MultiHold* g, Millis lease_expires_at);
+  MultiHold* retake_candidate(const AcquireAllRequest& r, const std::vector<Slot*>& slots) const;
+  void restore_multis();
+  static std::string handle_key(const Handle& h);
   // A waiter left the key's queue without a grant: the ones behind it may fit now.
   void after_waiter_left(Slot* slot, Millis now);
   // Lock-delay (lock_table_delay.cc). A hold of `slot` with `delay_ms` ended at `ended_at`:
@@ -272,6 +332,7 @@ class LockTable {
     std::vector<Slot*> holds;
     std::vector<Waiter*> waiters;
     std::vector<Member*> members;
+    std::vector<MultiHold*> multis;  // session-scoped multi-key groups
     bool empty() const;
   };
   std::unordered_map<SessionId, SessionIndex> sessions_;
@@ -281,6 +342,11 @@ class LockTable {
   std::unordered_map<const Slot*, std::unique_ptr<KeyDelay>> delays_;  // keys kept closed
   DeadlineHeap<KeyDelay, DelayIndex> delay_ends_;
   std::vector<WaiterOutcome> outcomes_;
+  // Multi-key groups by their handle's bytes, and multi-key waiters by their id.
+  std::unordered_map<std::string, std::unique_ptr<MultiHold>> multis_;
+  std::unordered_map<WaiterId, std::unique_ptr<MultiWait>> multi_waits_;
+  bool handing_off_ = false;
+  std::vector<std::string> deferred_;  // keys whose hand-off waits for the running one
 };
 
 }  // namespace holdfast

@@ -44,6 +44,7 @@ void LockTable::restore(const DurableState& state, Millis now) {
     if (h.lease_expires_at != kNever) lease_ends_.set(slot, h.lease_expires_at);
     ++held_count_;
   }
+  restore_multis();
 }
 
 DurableState LockTable::snapshot(Millis now) const {

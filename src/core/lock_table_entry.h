@@ -44,6 +44,24 @@ struct LockTable::Member {
   std::uint32_t permits = 1;
   std::uint32_t heap_index = kNotInHeap;  // position in member_ends_
   Millis lock_delay_ms = 0;
+  MultiHold* multi = nullptr;  // the multi-key group it belongs to, if any
+};
+
+// A multi-key group (lock_table_multi.cc): one hold on each of its keys, all with its handle.
+// Its holds end together: a release, renewal, lease end or session end of one is of all.
+struct LockTable::MultiHold {
+  Handle handle;
+  std::vector<std::string> keys;                          // sorted
+  std::vector<std::pair<LockMode, std::uint32_t>> shape;  // per key: mode and permits
+  std::string held_by;
+  std::optional<std::string> owner;
+  SessionId session = 0;  // non-zero: session-scoped
+};
+
+// A multi-key request waiting in the queue of each of its keys: one Waiter (a leg) per key.
+struct LockTable::MultiWait {
+  WaiterId id = 0;            // the id the caller knows: its first leg's
+  std::vector<Waiter*> legs;  // in key order
 };
 
 // The holds of a key held in shared or semaphore mode, oldest first. Exists only while the key
@@ -63,7 +81,8 @@ struct LockTable::Extras {
   std::string holder_id;  // assigned holds
   SessionId session = 0;  // session-scoped holds
   std::unique_ptr<Group> group;
-  Millis lock_delay_ms = 0;  // an exclusive hold's lock-delay
+  Millis lock_delay_ms = 0;    // an exclusive hold's lock-delay
+  MultiHold* multi = nullptr;  // an exclusive hold of a multi-key group
 };
 
 // One key: its exclusive hold (if held_by != nullptr) or its shared or semaphore holds (if
@@ -93,6 +112,7 @@ struct LockTable::Entry {
     return extras ? std::string_view(extras->holder_id) : std::string_view();
   }
   Millis lock_delay() const { return extras ? extras->lock_delay_ms : 0; }
+  MultiHold* multi() const { return extras ? extras->multi : nullptr; }
 };
 
 // A key closed by a lock-delay: no grant on it before `until`. Lives in LockTable::delays_
@@ -128,6 +148,7 @@ struct LockTable::Waiter {
   Waiter* prev = nullptr;
   Waiter* next = nullptr;
   std::uint32_t heap_index = kNotInHeap;
+  MultiWait* multi = nullptr;  // a leg of a multi-key waiter
 };
 
 inline std::uint32_t& LockTable::HoldIndex::operator()(Slot* slot) const {

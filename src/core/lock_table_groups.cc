@@ -85,11 +85,20 @@ HoldState LockTable::member_view(const Slot& slot, const Member& m, bool with_ha
 
 HoldState LockTable::grant_member(Slot* slot, const Waiter& w, Millis lease_expires_at,
                                   Millis now) {
+  Member* m = place_member(slot, w, lease_expires_at, now, handles_.next(), nullptr);
+  Granted granted{member_view(*slot, *m, /*with_handle=*/true)};
+  emit(granted);
+  return std::move(granted.hold);
+}
+
+LockTable::Member* LockTable::place_member(Slot* slot, const Waiter& w, Millis lease_expires_at,
+                                           Millis now, const Handle& handle, MultiHold* multi) {
   Entry& e = slot->second;
   if (e.group() == nullptr) start_group(e, w.mode, w.limit);
   auto m = std::make_unique<Member>();
   m->slot = slot;
-  m->handle = handles_.next();
+  m->handle = handle;
+  m->multi = multi;
   m->token = ++last_token_;
   m->acquired_at = now;
   m->lease_expires_at = lease_expires_at;
@@ -99,14 +108,13 @@ HoldState LockTable::grant_member(Slot* slot, const Waiter& w, Millis lease_expi
   m->permits = w.mode == LockMode::kSemaphore ? w.permits : 1;
   m->lock_delay_ms = w.lock_delay_ms;
   if (w.mode == LockMode::kSemaphore) e.group()->used += m->permits;
-  if (m->session != 0) sessions_[m->session].members.push_back(m.get());
+  if (m->session != 0 && multi == nullptr) sessions_[m->session].members.push_back(m.get());
   if (lease_expires_at != kNever) member_ends_.set(m.get(), lease_expires_at);
   ++held_count_;
   ++counters_.grants;
-  Granted granted{member_view(*slot, *m, /*with_handle=*/true)};
+  Member* placed = m.get();
   e.group()->members.push_back(std::move(m));
-  emit(granted);
-  return std::move(granted.hold);
+  return placed;
 }
 
 LockTable::Member* LockTable::find_member(Slot* slot, std::string_view handle) {
@@ -156,14 +164,9 @@ void LockTable::release_group(Slot* slot, Millis now) {
 }
 
 void LockTable::after_waiter_left(Slot* slot, Millis now) {
-  // A waiter that did not fit may have kept fitting ones behind it waiting. (A free exclusive
-  // key has waiters only while a quarantine or a lock-delay closes it, so only a group can
-  // hold anyone back.)
-  if (slot->second.group() != nullptr) {
-    hand_off(slot, now);
-  } else {
-    maybe_erase(slot);
-  }
+  // A waiter that did not fit may have kept fitting ones behind it waiting; on a free key,
+  // a multi-key waiter (waiting for its other keys) may have kept anyone behind it waiting.
+  hand_off(slot, now);
 }
 
 void LockTable::expire_due_members(Slot* slot, Millis now) {
@@ -173,12 +176,16 @@ void LockTable::expire_due_members(Slot* slot, Millis now) {
     auto due = std::find_if(members.begin(), members.end(),
                             [now](const auto& m) { return m->lease_expires_at <= now; });
     if (due == members.end()) break;
+    ended = true;
+    if (MultiHold* g = (*due)->multi) {  // a group's lease ends for all its keys
+      end_multi(g, /*expired=*/true);
+      continue;
+    }
     ++counters_.expiries;
     const Member& m = **due;
     close_after_end(slot, m.lease_expires_at, m.lock_delay_ms, m.token, m.held_by,
                     /*durable=*/m.session == 0, now);
     drop_member(due->get());
-    ended = true;
   }
   if (ended) hand_off(slot, now);
 }
@@ -224,7 +231,7 @@ Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis
   if (open && !r.no_retake && r.owner && !r.owner->empty() && e.group() != nullptr &&
       e.group()->mode == r.mode) {
     for (auto& m : e.group()->members) {
-      if (m->held_by != r.held_by || m->owner != *r.owner) continue;
+      if (m->multi != nullptr || m->held_by != r.held_by || m->owner != *r.owner) continue;
       if (r.mode == LockMode::kSemaphore &&
           e.group()->used - m->permits + as_waiter.permits > e.group()->limit)
         break;

@@ -34,6 +34,17 @@ inline constexpr std::size_t kMaxListPage = 10'000;
 // The longest lock-delay a hold may ask for (docs/lock-kinds.md, "Lock-delay").
 inline constexpr Millis kMaxLockDelayMs = 60'000;
 
+// A multi-key request names at most this many keys (docs/lock-kinds.md).
+inline constexpr std::size_t kMaxGroupKeys = 64;
+
+// A multi-key grant: one handle for the whole group, and one hold per key (in key order, each
+// with its own token and mode; every hold carries the group's handle).
+struct GroupHold {
+  Handle handle;
+  Millis lease_expires_at = 0;
+  std::vector<HoldState> holds;
+};
+
 struct RenewOutcome {
   bool renewed = false;
   Millis lease_expires_at = 0;  // when renewed

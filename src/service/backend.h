@@ -40,6 +40,9 @@ class LockBackend {
 
   virtual Issued acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                          Charge charge, Completion& done) = 0;
+  // REQUIRES: args.keys sorted by key, distinct, 1..kMaxGroupKeys of them.
+  virtual Issued acquire_all(const Caller& caller, const AcquireAllArgs& args,
+                             Contention contention, Charge charge, Completion& done) = 0;
   virtual Issued assign(const Caller& caller, const AssignArgs& args, Charge charge,
                         Completion& done) = 0;
   virtual Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) = 0;

@@ -24,6 +24,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "core/error.h"
 #include "core/hold.h"
@@ -58,6 +59,17 @@ struct AcquireArgs {
   std::uint32_t limit = 0;
   // Lock-delay (docs/lock-kinds.md): 0..kMaxLockDelayMs. None: the rule set's default.
   std::optional<Millis> lock_delay_ms;
+};
+
+// Several keys at once, all or nothing (docs/lock-kinds.md, "Several keys at once"): each
+// entry of `keys` names a key and its mode (key, mode, permits, limit, as in AcquireArgs; its
+// other fields are unused); the lease, wait, owner and scope are the request's.
+struct AcquireAllArgs {
+  std::vector<AcquireArgs> keys;
+  Millis ttl_ms = 0;
+  Millis timeout_ms = 0;
+  std::optional<std::string_view> owner;
+  bool session_scoped = false;
 };
 
 struct RenewArgs {
@@ -154,6 +166,7 @@ struct RuleSetStored {
 
 // What a call answers; the operation decides which alternative:
 //   acquire, try_acquire (granted), assign, transfer  HoldState
+//   acquire_all, try_acquire_all (granted)            GroupHold
 //   try_acquire (held by another)                      std::monostate (nil)
 //   renew RenewOutcome, release and unassign ReleaseOutcome, status StatusView, list ListPage,
 //   holder and check HolderView, set_rule_set RuleSetStored, get_rule_set
@@ -161,7 +174,7 @@ struct RuleSetStored {
 //   count_held and expire KeyCount; a script's reply, finished through complete(), ScriptReply.
 using Answer = std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView,
                             ListPage, HolderView, RuleSetStored, std::optional<RuleSetPut>,
-                            SetOutcome, KeyCount, ScriptReply>;
+                            SetOutcome, KeyCount, ScriptReply, GroupHold>;
 
 class Completion {
  public:
@@ -204,6 +217,12 @@ class LockService {
   virtual Issued acquire(const Caller& caller, const AcquireArgs& args, Completion& done) = 0;
   // One attempt (args.timeout_ms is ignored): the hold, or nil when another holds the key.
   virtual Issued try_acquire(const Caller& caller, const AcquireArgs& args, Completion& done) = 0;
+  // Several keys, granted together or not at all; waits as acquire does (LOCK_TIMEOUT naming
+  // the first key), or makes one attempt (nil when any key is taken or has waiters).
+  virtual Issued acquire_all(const Caller& caller, const AcquireAllArgs& args,
+                             Completion& done) = 0;
+  virtual Issued try_acquire_all(const Caller& caller, const AcquireAllArgs& args,
+                                 Completion& done) = 0;
   virtual Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) = 0;
   virtual Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) = 0;
   virtual Issued status(const Caller& caller, std::string_view key, Completion& done) = 0;

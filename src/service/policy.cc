@@ -169,6 +169,48 @@ Issued Policy::try_acquire(const Caller& caller, const AcquireArgs& args, Comple
   return backend_.acquire(caller, capped, Contention::kNil, charge_for(caller), done);
 }
 
+Result<AcquireAllArgs> Policy::vet_all(const Caller& caller, const AcquireAllArgs& args,
+                                       bool waits) const {
+  if (args.keys.empty() || args.keys.size() > kMaxGroupKeys)
+    return invalid_argument("a multi-key request names 1 to " + std::to_string(kMaxGroupKeys) +
+                            " keys, not " + std::to_string(args.keys.size()))
+        .with("field", std::string("keys"));
+  AcquireAllArgs vetted = args;
+  for (AcquireArgs& k : vetted.keys) {
+    k.ttl_ms = args.ttl_ms;
+    k.timeout_ms = args.timeout_ms;
+    k.owner = args.owner;
+    k.session_scoped = args.session_scoped;
+    // Every key goes through the rules as an acquire of it would; one denial denies all.
+    if (auto err = denied(caller, LockOperation::kAcquire, k.key, acquire_request(k, waits)))
+      return *err;
+    if (auto err = check_acquire(caller, k, waits)) return *err;
+  }
+  std::sort(vetted.keys.begin(), vetted.keys.end(),
+            [](const AcquireArgs& a, const AcquireArgs& b) { return a.key < b.key; });
+  for (std::size_t i = 1; i < vetted.keys.size(); ++i)
+    if (vetted.keys[i].key == vetted.keys[i - 1].key)
+      return invalid_argument("a key appears more than once in the request")
+          .with("key", std::string(vetted.keys[i].key));
+  vetted.ttl_ms = cap_ttl(args.ttl_ms);
+  vetted.timeout_ms = waits ? cap_wait(args.timeout_ms) : 0;
+  return vetted;
+}
+
+// A member's multi-key acquire counts as one attempt; over the cap it answers RATE_LIMITED at
+// once rather than waiting in the rate gate (docs/lock-kinds.md).
+Issued Policy::acquire_all(const Caller& caller, const AcquireAllArgs& args, Completion& done) {
+  Result<AcquireAllArgs> vetted = vet_all(caller, args, /*waits=*/true);
+  if (!vetted.ok()) return refuse(done, std::move(vetted).error());
+  return backend_.acquire_all(caller, *vetted, Contention::kError, charge_for(caller), done);
+}
+
+Issued Policy::try_acquire_all(const Caller& caller, const AcquireAllArgs& args, Completion& done) {
+  Result<AcquireAllArgs> vetted = vet_all(caller, args, /*waits=*/false);
+  if (!vetted.ok()) return refuse(done, std::move(vetted).error());
+  return backend_.acquire_all(caller, *vetted, Contention::kNil, charge_for(caller), done);
+}
+
 Issued Policy::renew(const Caller& caller, const RenewArgs& args, Completion& done) {
   if (auto err = denied(caller, LockOperation::kRenew, args.key)) return refuse(done, *err);
   if (auto err = check_key(args.key)) return refuse(done, *err);

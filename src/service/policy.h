@@ -55,6 +55,9 @@ class Policy final : public LockService {
 
   Issued acquire(const Caller& caller, const AcquireArgs& args, Completion& done) override;
   Issued try_acquire(const Caller& caller, const AcquireArgs& args, Completion& done) override;
+  Issued acquire_all(const Caller& caller, const AcquireAllArgs& args, Completion& done) override;
+  Issued try_acquire_all(const Caller& caller, const AcquireAllArgs& args,
+                         Completion& done) override;
   Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) override;
   Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) override;
   Issued status(const Caller& caller, std::string_view key, Completion& done) override;
@@ -116,6 +119,10 @@ class Policy final : public LockService {
                                             std::optional<std::string_view> given,
                                             std::string_view field) const;
   Millis cap_ttl(Millis ttl) const { return ttl > max_lease_ms_ ? max_lease_ms_ : ttl; }
+  // A multi-key request checked key by key as acquire checks one (rules, then arguments), with
+  // its keys sorted and capped; the first refusal otherwise.
+  Result<AcquireAllArgs> vet_all(const Caller& caller, const AcquireAllArgs& args,
+                                 bool waits) const;
   Charge charge_for(const Caller& caller) const;
   // Whose holds a caller may free or extend without their handle (DEL, PEXPIRE): its own
   // principal's; any for admins, owners and functions.

@@ -71,6 +71,9 @@ TEST(HttpDocs, EveryCurlExampleAnswersAsDocumented) {
     std::string command = (*it)[1];
     const std::string status = (*it)[2];
     std::string expected = (*it)[3];
+    // A node over PostgreSQL does not take several keys at once yet (docs/lock-kinds.md,
+    // "Limits"); the multi-key examples all use the batch:* keys.
+    if (!server.store_url().empty() && command.find("batch:") != std::string::npos) continue;
     command = std::regex_replace(command, std::regex("127\\.0\\.0\\.1:7421"),
                                  "127.0.0.1:" + std::to_string(server.http_port()));
     command = std::regex_replace(command, std::regex("HANDLE"), handle);
@@ -86,6 +89,8 @@ TEST(HttpDocs, EveryCurlExampleAnswersAsDocumented) {
     EXPECT_EQ(same_shape(want, got, "$"), "") << command;
     if (got.is_object() && got.as_object().contains("handle") && got.at("handle").is_object())
       handle = std::string(got.at("handle").at("handle").as_string());
+    if (got.is_object() && got.as_object().contains("handle") && got.at("handle").is_string())
+      handle = std::string(got.at("handle").as_string());  // a multi-key grant
     ++ran;
   }
   EXPECT_GE(ran, 21);

@@ -176,7 +176,7 @@ TEST_F(RecoveryTest, KillDuringASyncKeepsWhatWasWrittenAndPowerLossKeepsWhatWasS
   auto store = open();
   std::vector<Change> first;
   for (std::uint64_t t = 1; t <= 10; ++t)
-    first.push_back(Granted{make_hold("k" + std::to_string(t), t)});
+    first.emplace_back(std::in_place_type<Granted>, make_hold("k" + std::to_string(t), t));
   append_all(*store, first);
   const DurableState durable = model_.after_restart(kStart);
 

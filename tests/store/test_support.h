@@ -87,6 +87,8 @@ inline bool same_change(const Change& a, const Change& b) {
         const T& y = std::get<T>(b);
         if constexpr (std::is_same_v<T, Granted>)
           return x.hold == y.hold;
+        else if constexpr (std::is_same_v<T, GroupGranted>)
+          return x.holds == y.holds;
         else if constexpr (std::is_same_v<T, Renewed>)
           return x.key == y.key && x.token == y.token && x.lease_expires_at == y.lease_expires_at;
         else if constexpr (std::is_same_v<T, Released>)

@@ -52,6 +52,32 @@ std::optional<std::int64_t> BodyReader::integer(const char* name, bool required)
   return std::nullopt;
 }
 
+std::optional<std::vector<BodyReader>> BodyReader::objects(const char* name, bool required,
+                                                           std::size_t max) {
+  const json::value* v = field(name, required);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_array()) {
+    fail(name, std::string(name) + " must be an array of objects");
+    return std::nullopt;
+  }
+  const json::array& items = v->as_array();
+  if (items.empty() || items.size() > max) {
+    fail(name, std::string(name) + " must have 1 to " + std::to_string(max) + " entries, not " +
+                   std::to_string(items.size()));
+    return std::nullopt;
+  }
+  std::vector<BodyReader> readers;
+  readers.reserve(items.size());
+  for (const json::value& item : items) {
+    if (!item.is_object()) {
+      fail(name, std::string(name) + " must be an array of objects");
+      return std::nullopt;
+    }
+    readers.push_back(BodyReader(item.as_object()));
+  }
+  return readers;
+}
+
 std::optional<Error> BodyReader::finish() {
   if (!error_) {
     for (const auto& kv : object_) {

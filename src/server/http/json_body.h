@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "core/field_values.h"
@@ -26,6 +27,9 @@ class BodyReader {
   std::optional<std::string> string(const char* name, bool required);
   // A strict integer: 1000 yes, 1000.0 and "1000" no.
   std::optional<std::int64_t> integer(const char* name, bool required);
+  // An array of JSON objects, each read by a reader of its own (at most `max` of them; more is
+  // an error naming the field).
+  std::optional<std::vector<BodyReader>> objects(const char* name, bool required, std::size_t max);
   // Accepts the field, whatever its value, without reading it.
   void ignore(std::string_view name) { seen_.insert(std::string(name)); }
   // Accepts the field, whatever its value, without reading it.

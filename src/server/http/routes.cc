@@ -88,6 +88,80 @@ Issued try_acquire(LockService& service, const Caller& caller, const Request& re
   return service.try_acquire(caller, *args, done);
 }
 
+// The body of acquire-all and try-acquire-all (docs/http.md): keys, each with its mode, and
+// the request's lease, wait and owner. Every string it points into lives in here.
+struct AcquireAllBody {
+  std::vector<AcquireBody> keys;
+  std::optional<std::string> owner;
+  std::optional<std::int64_t> ttl, timeout;
+};
+
+std::optional<Error> read_acquire_all(const Request& req, bool blocking, AcquireAllBody& b) {
+  if (auto err = no_query(req)) return err;
+  std::vector<BodyReader> entries;
+  if (auto err = read_body(req, [&](BodyReader& r) {
+        b.ttl = r.integer("ttlMs", true);
+        if (blocking) b.timeout = r.integer("timeoutMs", true);
+        b.owner = r.string("owner", false);
+        if (auto keys = r.objects("keys", true, kMaxGroupKeys)) entries = std::move(*keys);
+      }))
+    return err;
+  b.keys.resize(entries.size());
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    AcquireBody& k = b.keys[i];
+    k.key = entries[i].string("key", true);
+    k.mode = entries[i].string("mode", false);
+    k.permits = entries[i].integer("permits", false);
+    k.take = entries[i].integer("take", false);
+    k.ttl = b.ttl;
+    if (auto err = entries[i].finish()) return err->with("index", static_cast<std::int64_t>(i));
+  }
+  return std::nullopt;
+}
+
+Issued acquire_all_route(LockService& service, const Caller& caller, const Request& req,
+                         Completion& done, bool blocking) {
+  AcquireAllBody b;
+  if (auto err = read_acquire_all(req, blocking, b)) return refuse(done, *err);
+  AcquireAllArgs args;
+  args.ttl_ms = *b.ttl;
+  args.timeout_ms = b.timeout.value_or(0);
+  if (b.owner) args.owner = *b.owner;
+  for (const AcquireBody& k : b.keys) {
+    Result<AcquireArgs> one = acquire_args(k);
+    if (!one) return refuse(done, std::move(one).error().with("key", *k.key));
+    args.keys.push_back(*one);
+  }
+  return blocking ? service.acquire_all(caller, args, done)
+                  : service.try_acquire_all(caller, args, done);
+}
+
+Issued acquire_all(LockService& service, const Caller& caller, const Request& req,
+                   Completion& done) {
+  return acquire_all_route(service, caller, req, done, /*blocking=*/true);
+}
+
+Issued try_acquire_all(LockService& service, const Caller& caller, const Request& req,
+                       Completion& done) {
+  return acquire_all_route(service, caller, req, done, /*blocking=*/false);
+}
+
+// {"handle": "...", "leaseExpiresAt": ..., "holds": [one hold per key, as acquire answers]},
+// or {"handle": null} for a try that did not get every key.
+void write_group(const Request&, Answer& answer, Response& res) {
+  const auto* group = std::get_if<GroupHold>(&answer);
+  if (group == nullptr) {
+    json_response({{"handle", nullptr}}, res);
+    return;
+  }
+  boost::json::array holds;
+  for (const HoldState& h : group->holds) holds.push_back(hold_json(kGrantFields, h));
+  json_response({{"handle", group->handle.to_string()},
+                 {"leaseExpiresAt", iso_time(group->lease_expires_at)},
+                 {"holds", std::move(holds)}},
+                res);
+}
+
 void write_grant(const Request&, Answer& answer, Response& res) {
   if (const auto* hold = std::get_if<HoldState>(&answer)) {
     json_response({{"handle", hold_json(kGrantFields, *hold)}}, res);
@@ -102,6 +176,7 @@ void accept_hold_fields(BodyReader& b) {
   for (HoldField f : kGrantFields)
     if (f != HoldField::kKey && f != HoldField::kHandle) b.ignore(field_name(f));
   b.ignore("lockDelayMs");
+  for (HoldField f : kSemaphoreFields) b.ignore(field_name(f));  // a shared or semaphore hold's
 }
 
 Issued renew(LockService& service, const Caller& caller, const Request& req, Completion& done) {
@@ -356,6 +431,8 @@ void readyz(const ServerView& server, const Request&, Response& res) {
 constexpr Route kRoutes[] = {
     {"POST", "/v1/locks/acquire", false, false, nullptr, acquire, write_grant},
     {"POST", "/v1/locks/try-acquire", false, false, nullptr, try_acquire, write_grant},
+    {"POST", "/v1/locks/acquire-all", false, false, nullptr, acquire_all, write_group},
+    {"POST", "/v1/locks/try-acquire-all", false, false, nullptr, try_acquire_all, write_group},
     {"POST", "/v1/locks/renew", false, false, nullptr, renew, write_renewal},
     {"POST", "/v1/locks/release", false, false, nullptr, release, write_release},
     {"GET", "/v1/locks/status", false, false, nullptr, by_key<&LockService::status>, write_status},

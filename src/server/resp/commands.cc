@@ -185,6 +185,17 @@ constexpr CommandSpec kCommands[] = {
      "LOCK.TRY <key> TTL <ms> [OWNER <owner>] [SESSION] [MODE SHARED|EXCLUSIVE] "
      "[PERMITS <n>] [TAKE <k>] [LOCKDELAY <ms>]",
      "One attempt; answers a hold or nil.", "lock"},
+    {"LOCK.ACQUIREALL", 1, -1, kWrite | kBlocking, -1, {}, nullptr, call_acquire_all,
+     write_group,
+     "LOCK.ACQUIREALL TTL <ms> TIMEOUT <ms> [OWNER <owner>] [SESSION] KEY <key> "
+     "[MODE SHARED|EXCLUSIVE] [PERMITS <n>] [TAKE <k>] [<key-block>...]",
+     "Several keys (each KEY <key> with its own mode), granted all at once or not at all; waits "
+     "up to TIMEOUT in every key's queue; answers one handle and a hold per key.", "lock"},
+    {"LOCK.TRYALL", 1, -1, kWrite, -1, {}, nullptr, call_try_all, write_group,
+     "LOCK.TRYALL TTL <ms> [OWNER <owner>] [SESSION] KEY <key> [MODE SHARED|EXCLUSIVE] "
+     "[PERMITS <n>] [TAKE <k>] [<key-block>...]",
+     "One attempt at several keys, all or nothing; answers one handle and a hold per key, or "
+     "nil.", "lock"},
     {"LOCK.RENEW", 4, 4, kWrite | kKeyed, 2, kRenewOptions, nullptr, call_renew, write_renewal,
      "LOCK.RENEW <key> <handle> TTL <ms>",
      "Extends the lease of the current handle.", "lock"},

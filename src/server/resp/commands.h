@@ -245,6 +245,10 @@ Flow cmd_script_help(CommandContext&, std::span<const std::string_view>);
 // Lock commands (lock_commands.cc, rules_commands.cc): their issuers, options and writers.
 Issued call_acquire(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_try(LockService&, const Caller&, const CallArgs&, Completion&);
+// multi_key_commands.cc: LOCK.ACQUIREALL, LOCK.TRYALL (their arguments are all positional).
+Issued call_acquire_all(LockService&, const Caller&, const CallArgs&, Completion&);
+Issued call_try_all(LockService&, const Caller&, const CallArgs&, Completion&);
+void write_group(ReplyWriter&, Answer&);  // a multi-key grant, or nil
 Issued call_renew(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_release(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_status(LockService&, const Caller&, const CallArgs&, Completion&);

@@ -66,6 +66,7 @@ Issued EmbeddedBackend::queued_or_answered(const Caller& caller, Result<AcquireO
   if (!out.ok()) return answer(done, std::move(out).error());
   switch (out->kind) {
     case AcquireOutcome::Kind::kGranted:
+      if (!out->group.holds.empty()) return answer(done, Answer(std::move(out->group)));
       return answer(done, Answer(std::move(out->hold)));
     case AcquireOutcome::Kind::kContended:
       if (contention == Contention::kNil) return answer(done, Answer());
@@ -97,6 +98,24 @@ Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
   r.held_by = held_by;
   return queued_or_answered(caller, table_.acquire(r, now()), contention, args.key, r.timeout_ms,
                             done);
+}
+
+Issued EmbeddedBackend::acquire_all(const Caller& caller, const AcquireAllArgs& args,
+                                    Contention contention, Charge charge, Completion& done) {
+  if (store_fault_) return answer(done, *store_fault_);
+  if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
+  AcquireAllRequest r;
+  r.keys.reserve(args.keys.size());
+  for (const AcquireArgs& k : args.keys) r.keys.push_back({k.key, k.mode, k.permits, k.limit});
+  r.ttl_ms = args.ttl_ms;
+  r.timeout_ms = contention == Contention::kNil ? 0 : args.timeout_ms;
+  r.owner = args.owner;
+  r.session_scoped = args.session_scoped;
+  r.session = caller.session;
+  const std::string held_by = caller.principal->held_by();
+  r.held_by = held_by;
+  return queued_or_answered(caller, table_.acquire_all(r, now()), contention, args.keys.front().key,
+                            r.timeout_ms, done);
 }
 
 Issued EmbeddedBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
@@ -369,6 +388,8 @@ void EmbeddedBackend::deliver(WaiterOutcome o) {
   forget_waiter(o.waiter, it->second.session);
   if (!o.granted) {
     complete(*done, lock_timeout(o.key, o.timeout_ms));
+  } else if (o.multi) {
+    finish_when_durable(*done, Answer(std::move(o.group)));
   } else {
     finish_when_durable(*done, Answer(std::move(o.hold)));
   }
@@ -376,7 +397,9 @@ void EmbeddedBackend::deliver(WaiterOutcome o) {
 
 // A grant whose waiter has nobody left to tell: free the key again at once.
 void EmbeddedBackend::release_orphan(const WaiterOutcome& o) {
-  if (o.hold.kind == HoldKind::kAssigned) {
+  if (o.multi) {
+    (void)table_.release(o.key, o.group.handle.to_string(), now());
+  } else if (o.hold.kind == HoldKind::kAssigned) {
     (void)table_.unassign(o.key, o.hold.holder_id, now());
   } else {
     (void)table_.release(o.key, o.hold.handle.to_string(), now());

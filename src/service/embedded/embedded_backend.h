@@ -51,6 +51,8 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
 
   Issued acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                  Charge charge, Completion& done) override;
+  Issued acquire_all(const Caller& caller, const AcquireAllArgs& args, Contention contention,
+                     Charge charge, Completion& done) override;
   Issued assign(const Caller& caller, const AssignArgs& args, Charge charge,
                 Completion& done) override;
   Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) override;

@@ -125,6 +125,13 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
   }
 }
 
+Issued PgBackend::acquire_all(const Caller&, const AcquireAllArgs&, Contention, Charge,
+                              Completion& done) {
+  return run(done, []() -> Result<Answer> {
+    return invalid_argument("multi-key acquire is not supported on a node over PostgreSQL yet");
+  });
+}
+
 Issued PgBackend::acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                           Charge charge, Completion& done) {
   struct Copy {

@@ -67,6 +67,9 @@ class PgBackend final : public LockBackend {
   // Idempotent; blocks until the node's threads have stopped.
   void stop();
 
+  // Not on this backend yet: INVALID_ARGUMENT.
+  Issued acquire_all(const Caller& caller, const AcquireAllArgs& args, Contention contention,
+                     Charge charge, Completion& done) override;
   Issued acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                  Charge charge, Completion& done) override;
   Issued assign(const Caller& caller, const AssignArgs& args, Charge charge,

@@ -1,10 +1,10 @@
 // The constants that the log writer, the log reader and the snapshot code share. The prose
 // description of the format is docs/wal-format.md; change both together.
 //
-//   segment  := "HFWAL04\n" frame*     (older segments: "HFWAL03\n" to "HFWAL01\n")
+//   segment  := "HFWAL05\n" frame*     (older segments: "HFWAL04\n" to "HFWAL01\n")
 //   frame    := header_crc:u32 body_length:u32 body_crc:u32 record_count:u32 body
 //   record   := type:u8 payload_length:u32 payload
-//   snapshot := "HFSNAP3\n" body body_crc:u32 body_length:u64   (older: "HFSNAP2\n", "HFSNAP1\n")
+//   snapshot := "HFSNAP4\n" body body_crc:u32 body_length:u64   (older: "HFSNAP3\n" to "HFSNAP1\n")
 #pragma once
 
 #include <cstddef>
@@ -15,14 +15,16 @@ namespace holdfast::wal {
 
 // --- log segments ---
 // Version 2 adds the LeaseHorizon record; version 3 the mode of a shared or semaphore hold
-// (kHoldModeFollows); version 4 a hold's lock-delay (kHoldDelayFollows). Older segments are
-// read as before.
-inline constexpr std::string_view kSegmentMagic = "HFWAL04\n";
+// (kHoldModeFollows); version 4 a hold's lock-delay (kHoldDelayFollows); version 5 the
+// GroupGranted record of a multi-key grant. Older segments are read as before.
+inline constexpr std::string_view kSegmentMagic = "HFWAL05\n";
+inline constexpr std::string_view kSegmentMagicV4 = "HFWAL04\n";
 inline constexpr std::string_view kSegmentMagicV3 = "HFWAL03\n";
 inline constexpr std::string_view kSegmentMagicV2 = "HFWAL02\n";
 inline constexpr std::string_view kSegmentMagicV1 = "HFWAL01\n";
 inline constexpr std::size_t kSegmentHeaderSize = 8;
 static_assert(kSegmentMagic.size() == kSegmentHeaderSize);
+static_assert(kSegmentMagicV4.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV3.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV2.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV1.size() == kSegmentHeaderSize);
@@ -57,16 +59,20 @@ enum class RecordType : std::uint8_t {
   kRuleSetPut = 4,
   kRuleSetDeleted = 5,
   kLeaseHorizon = 6,  // segment version 2 on
+  kGroupGranted = 7,  // segment version 5 on
 };
 
 // --- snapshots ---
 // Version 2: holds may carry a mode (kHoldModeFollows); version 3 a lock-delay
-// (kHoldDelayFollows). Older snapshots are read as before.
-inline constexpr std::string_view kSnapshotMagic = "HFSNAP3\n";
+// (kHoldDelayFollows). Version 4: holds of one multi-key group share a handle (an older reader
+// would split the group). Older snapshots are read as before.
+inline constexpr std::string_view kSnapshotMagic = "HFSNAP4\n";
+inline constexpr std::string_view kSnapshotMagicV3 = "HFSNAP3\n";
 inline constexpr std::string_view kSnapshotMagicV2 = "HFSNAP2\n";
 inline constexpr std::string_view kSnapshotMagicV1 = "HFSNAP1\n";
 inline constexpr std::size_t kSnapshotHeaderSize = 8;
 static_assert(kSnapshotMagic.size() == kSnapshotHeaderSize);
+static_assert(kSnapshotMagicV3.size() == kSnapshotHeaderSize);
 static_assert(kSnapshotMagicV2.size() == kSnapshotHeaderSize);
 static_assert(kSnapshotMagicV1.size() == kSnapshotHeaderSize);
 // body_crc:u32 body_length:u64

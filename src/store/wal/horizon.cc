@@ -48,6 +48,10 @@ HorizonKeeper::Need HorizonKeeper::classify(const Change& change, Millis now,
           } else {
             lease_end = c.hold.lease_expires_at;
           }
+        } else if constexpr (std::is_same_v<T, GroupGranted>) {
+          // A group's holds share one lease (never unbounded); its last token is the largest.
+          token = c.holds.back().token;
+          lease_end = c.holds.back().lease_expires_at;
         } else if constexpr (std::is_same_v<T, Renewed>) {
           if (c.lease_expires_at == kNever) {
             unbounded_.insert(c.token);

@@ -22,6 +22,9 @@ void append_payload(std::string& out, const Change& change) {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, Granted>) {
           append_hold(out, c.hold);
+        } else if constexpr (std::is_same_v<T, GroupGranted>) {
+          put_u32(out, static_cast<std::uint32_t>(c.holds.size()));
+          for (const HoldState& hold : c.holds) append_hold(out, hold);
         } else if constexpr (std::is_same_v<T, Renewed>) {
           put_str(out, c.key);
           put_u64(out, c.token);
@@ -70,6 +73,8 @@ RecordType record_type_of(const Change& change) {
           return RecordType::kRuleSetDeleted;
         else if constexpr (std::is_same_v<T, LeaseHorizon>)
           return RecordType::kLeaseHorizon;
+        else if constexpr (std::is_same_v<T, GroupGranted>)
+          return RecordType::kGroupGranted;
         else
           static_assert(AlwaysFalse<T>::value, "every Change needs a record type");
       },
@@ -90,6 +95,8 @@ std::string_view record_type_name(RecordType type) {
       return "RuleSetDeleted";
     case RecordType::kLeaseHorizon:
       return "LeaseHorizon";
+    case RecordType::kGroupGranted:
+      return "GroupGranted";
   }
   return "unknown";
 }
@@ -103,6 +110,7 @@ std::optional<RecordType> parse_record_type(std::uint8_t byte) {
     case RecordType::kRuleSetPut:
     case RecordType::kRuleSetDeleted:
     case RecordType::kLeaseHorizon:
+    case RecordType::kGroupGranted:
       return type;
   }
   return std::nullopt;
@@ -195,6 +203,19 @@ Result<Change> decode_record(RecordType type, std::string_view payload) {
     case RecordType::kGranted:
       change = Granted{read_hold(in)};
       break;
+    case RecordType::kGroupGranted: {
+      GroupGranted g;
+      const std::uint32_t count = in.u32();
+      // Bounded by the payload, so a damaged count cannot ask for a huge allocation.
+      if (count == 0 || count > payload.size() / kMinHoldSize) {
+        in.fail();
+      } else {
+        g.holds.reserve(count);
+        for (std::uint32_t i = 0; i < count && in.ok(); ++i) g.holds.push_back(read_hold(in));
+      }
+      change = std::move(g);
+      break;
+    }
     case RecordType::kRenewed: {
       Renewed r;
       r.key = in.str();

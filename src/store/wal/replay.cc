@@ -91,21 +91,27 @@ void ReplayState::put(const HoldState& hold) {
   insert(hash, position);
 }
 
+void ReplayState::grant(const HoldState& hold) {
+  last_token_ = std::max(last_token_, hold.token);
+  last_record_at_ = std::max(last_record_at_, hold.acquired_at);
+  if (hold.mode != LockMode::kExclusive) {
+    shares_[hold.token] = hold;
+    return;
+  }
+  const HoldState* current = live(hold.key);
+  if (current != nullptr && current->token > hold.token) return;  // stale
+  put(hold);
+}
+
 void ReplayState::apply(const Change& change) {
   if (!indexed_) build_index();
   std::visit(
       [this](const auto& c) {
         using T = std::decay_t<decltype(c)>;
         if constexpr (std::is_same_v<T, Granted>) {
-          last_token_ = std::max(last_token_, c.hold.token);
-          last_record_at_ = std::max(last_record_at_, c.hold.acquired_at);
-          if (c.hold.mode != LockMode::kExclusive) {
-            shares_[c.hold.token] = c.hold;
-            return;
-          }
-          const HoldState* current = live(c.hold.key);
-          if (current != nullptr && current->token > c.hold.token) return;  // stale
-          put(c.hold);
+          grant(c.hold);
+        } else if constexpr (std::is_same_v<T, GroupGranted>) {
+          for (const HoldState& hold : c.holds) grant(hold);  // one record: all or none
         } else if constexpr (std::is_same_v<T, Renewed>) {
           HoldState* current = live(c.key);
           if (current != nullptr && current->token == c.token) {

@@ -56,6 +56,8 @@ class ReplayState {
   // The live hold on key, or null.
   HoldState* live(std::string_view key);
   void put(const HoldState& hold);
+  // A Granted record's hold, or one of a GroupGranted record's.
+  void grant(const HoldState& hold);
 
   std::uint64_t last_token_ = 0;
   std::vector<HoldState> base_;   // the snapshot's holds, in snapshot order

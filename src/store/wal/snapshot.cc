@@ -155,7 +155,8 @@ Result<Snapshot> decode_snapshot(std::string_view data, const std::string& path,
   if (data.size() < kSnapshotHeaderSize + kSnapshotTrailerSize)
     return snapshot_error(path, "file is too short");
   const std::string_view magic = data.substr(0, kSnapshotHeaderSize);
-  if (magic != kSnapshotMagic && magic != kSnapshotMagicV2 && magic != kSnapshotMagicV1)
+  if (magic != kSnapshotMagic && magic != kSnapshotMagicV3 && magic != kSnapshotMagicV2 &&
+      magic != kSnapshotMagicV1)
     return snapshot_error(path, "not a holdfast snapshot (bad magic)");
   const char* trailer = data.data() + data.size() - kSnapshotTrailerSize;
   const std::uint32_t body_crc = load_u32(trailer);

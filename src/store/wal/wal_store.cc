@@ -130,6 +130,8 @@ std::uint64_t WalStore::append_change(const Change& change) {
   const std::uint64_t sequence = ++last_sequence_;
   if (const auto* granted = std::get_if<Granted>(&change))
     max_token_ = std::max(max_token_, granted->hold.token);
+  if (const auto* group = std::get_if<GroupGranted>(&change))
+    for (const HoldState& hold : group->holds) max_token_ = std::max(max_token_, hold.token);
   const std::size_t bytes = append_record(batch_, change);
   batch_sequence_ = sequence;
   appended_.fetch_add(1, std::memory_order_relaxed);
