@@ -43,6 +43,17 @@ class DeferredService final : public LockService {
       return s.try_acquire(caller, a.args(), d);
     });
   }
+  Issued acquire_all(const Caller& caller, const AcquireAllArgs& args, Completion& done) override {
+    return defer(caller, done, [caller, a = AcquireAll(args)](LockService& s, Completion& d) {
+      return s.acquire_all(caller, a.args(), d);
+    });
+  }
+  Issued try_acquire_all(const Caller& caller, const AcquireAllArgs& args,
+                         Completion& done) override {
+    return defer(caller, done, [caller, a = AcquireAll(args)](LockService& s, Completion& d) {
+      return s.try_acquire_all(caller, a.args(), d);
+    });
+  }
   Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) override {
     return defer(caller, done,
                  [caller, key = std::string(args.key), handle = std::string(args.handle),
@@ -199,6 +210,20 @@ class DeferredService final : public LockService {
     }
     AcquireArgs fields;  // its views point at the caller's buffers: args() replaces them
     std::string key;
+    std::optional<std::string> owner;
+  };
+  struct AcquireAll {
+    explicit AcquireAll(const AcquireAllArgs& a) : fields(a), owner(copy(a.owner)) {
+      for (const AcquireArgs& k : a.keys) keys.emplace_back(k);
+    }
+    AcquireAllArgs args() const {
+      AcquireAllArgs a = fields;
+      a.owner = view(owner);
+      for (std::size_t i = 0; i < keys.size(); ++i) a.keys[i] = keys[i].args();
+      return a;
+    }
+    AcquireAllArgs fields;  // as Acquire::fields
+    std::vector<Acquire> keys;
     std::optional<std::string> owner;
   };
   struct Queued {
