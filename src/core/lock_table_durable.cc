@@ -11,6 +11,7 @@ namespace holdfast {
 void LockTable::restore(const DurableState& state, Millis now) {
   last_token_ = state.last_token;
   if (state.grants_closed_until > now) grants_closed_until_ = state.grants_closed_until;
+  keys_.reserve(keys_.size() + state.holds.size());  // one growth, not twenty rehashes
   for (const HoldState& h : state.holds) {
     last_token_ = std::max(last_token_, h.token);
     if (h.scope == Scope::kSession) continue;
@@ -105,6 +106,7 @@ void LockTable::restore_member(const HoldState& h) {
   if (h.mode == LockMode::kSemaphore) e.group()->used += m->permits;
   if (h.lease_expires_at != kNever) member_ends_.set(m.get(), h.lease_expires_at);
   ++held_count_;
+  count_member(h.mode, m->permits, +1);
   e.group()->members.push_back(std::move(m));
 }
 
