@@ -65,14 +65,16 @@ void PgHousekeeper::tick(bool sweep) {
         "this node's heartbeat row was gone: it was presumed dead and its session holds were "
         "freed");
   }
+  // A silent node's row goes before its session holds do, so a node whose holds were freed
+  // always finds its row gone at its next heartbeat (and says so) however soon it resumes.
+  if (auto st = cluster_.forget_dead_nodes(options_.session_grace_ms); !st.ok())
+    spdlog::warn("forgetting dead nodes: {}", st.error().message);
   if (auto freed = holds_.free_dead_sessions(options_.session_grace_ms); freed.ok()) {
     if (!freed->empty()) {
       spdlog::info("freed {} session holds of nodes silent for over {} ms", freed->size(),
                    options_.session_grace_ms);
       hooks_.keys_freed(*freed);
     }
-    if (auto st = cluster_.forget_dead_nodes(options_.session_grace_ms); !st.ok())
-      spdlog::warn("forgetting dead nodes: {}", st.error().message);
     if (auto st = holds_.forget_waits(std::nullopt); !st.ok())
       spdlog::warn("forgetting dead nodes' waits: {}", st.error().message);
   } else {
