@@ -125,8 +125,9 @@ TEST_F(StoreFault, RefusesChangesServesReadsAndHoldsBackWhatTheFailedSyncCarried
   // The disk is back: one retry answers everything, in order, and changes are accepted.
   fs.fail_syncs(false);
   node.store->retry_now();
-  ASSERT_TRUE(
-      node.service->dispatch_until([&] { return first.size() == 2 && waiter.size() == 1; }));
+  // The syncer answers the batch, then leaves the fault: wait for both.
+  ASSERT_TRUE(node.service->dispatch_until(
+      [&] { return first.size() == 2 && waiter.size() == 1 && !node.store->fault().has_value(); }));
   ASSERT_TRUE(first.granted(0));
   EXPECT_EQ(first.hold(0).key, "b");
   EXPECT_TRUE(std::get<StatusView>(*first.at(1)).held);
