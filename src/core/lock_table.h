@@ -194,6 +194,14 @@ class LockTable {
   // While grants are closed: the instant they open again; 0 once they are open.
   Millis grants_closed_until() const { return grants_closed_until_; }
   std::size_t held_count() const { return held_count_; }
+  // Of held_count(): the shared and semaphore holds (the rest are exclusive), and the permits
+  // the semaphore holds take.
+  struct HeldKinds {
+    std::size_t shared = 0;
+    std::size_t semaphore = 0;
+    std::uint64_t permits = 0;
+  };
+  const HeldKinds& held_kinds() const { return held_kinds_; }
   std::size_t waiter_count() const { return waiters_.size(); }
   std::uint64_t last_token() const { return last_token_; }
   const LockCounters& counters() const { return counters_; }
@@ -277,6 +285,8 @@ class LockTable {
   StatusView group_status(const Slot& slot, StatusView s) const;
   void restore_member(const HoldState& hold);
   static void start_group(Entry& e, LockMode mode, std::uint32_t limit);
+  // A member of `mode` taking `permits` was placed (+1) or dropped (-1): held_kinds_.
+  void count_member(LockMode mode, std::uint32_t permits, int sign);
   // Multi-key groups (lock_table_multi.cc).
   bool multi_ready(const MultiWait& mw, Millis now) const;
   void grant_multi(MultiWait& mw, Millis now);
@@ -316,6 +326,7 @@ class LockTable {
   Millis grants_closed_until_ = 0;
   WaiterId last_waiter_ = 0;
   std::size_t held_count_ = 0;
+  HeldKinds held_kinds_;
   LockCounters counters_;
 
   // Open addressing over individually allocated nodes (absl::node_hash_map): a lookup probes a

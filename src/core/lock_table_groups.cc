@@ -111,6 +111,7 @@ LockTable::Member* LockTable::place_member(Slot* slot, const Waiter& w, Millis l
   if (m->session != 0 && multi == nullptr) sessions_[m->session].members.push_back(m.get());
   if (lease_expires_at != kNever) member_ends_.set(m.get(), lease_expires_at);
   ++held_count_;
+  count_member(w.mode, m->permits, +1);
   ++counters_.grants;
   Member* placed = m.get();
   e.group()->members.push_back(std::move(m));
@@ -139,6 +140,7 @@ void LockTable::drop_member(Member* m) {
   }
   if (e.group()->mode == LockMode::kSemaphore) e.group()->used -= m->permits;
   --held_count_;
+  count_member(e.group()->mode, m->permits, -1);
   auto& members = e.group()->members;
   members.erase(std::find_if(members.begin(), members.end(),
                              [m](const std::unique_ptr<Member>& p) { return p.get() == m; }));
@@ -161,6 +163,18 @@ void LockTable::release_group(Slot* slot, Millis now) {
     drop_member(m);
   }
   hand_off(slot, now);
+}
+
+void LockTable::count_member(LockMode mode, std::uint32_t permits, int sign) {
+  std::size_t& holds = mode == LockMode::kShared ? held_kinds_.shared : held_kinds_.semaphore;
+  const std::uint64_t taken = mode == LockMode::kSemaphore ? permits : 0;
+  if (sign > 0) {
+    ++holds;
+    held_kinds_.permits += taken;
+  } else {
+    --holds;
+    held_kinds_.permits -= taken;
+  }
 }
 
 void LockTable::after_waiter_left(Slot* slot, Millis now) {

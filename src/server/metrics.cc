@@ -120,6 +120,16 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
   for (LockMode mode : {LockMode::kExclusive, LockMode::kShared, LockMode::kSemaphore})
     value(out, "holdfast_grants_by_mode_total{mode=\"" + std::string(mode_name(mode)) + "\"}",
           static_cast<double>(by_mode[static_cast<std::size_t>(mode)]));
+  if (stats.held_by_mode) {
+    line(out, "holdfast_holds_by_mode", "gauge",
+         "holdfast_locks_held by the mode of the hold (docs/lock-kinds.md).");
+    for (LockMode mode : {LockMode::kExclusive, LockMode::kShared, LockMode::kSemaphore})
+      value(out, "holdfast_holds_by_mode{mode=\"" + std::string(mode_name(mode)) + "\"}",
+            static_cast<double>((*stats.held_by_mode)[static_cast<std::size_t>(mode)]));
+    line(out, "holdfast_semaphore_permits_held", "gauge",
+         "Permits the semaphore holds take right now, over every semaphore key.");
+    value(out, "holdfast_semaphore_permits_held", static_cast<double>(stats.permits_held));
+  }
   line(out, "holdfast_command_duration_seconds", "histogram",
        "Time from a command's arrival to its answer, its wait in a key's queue and for the "
        "log included.");

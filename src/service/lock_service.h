@@ -207,6 +207,10 @@ struct ServiceStats {
   // The grants of `counters`, by the mode of the hold, indexed by LockMode. None: the backend
   // grants exclusive holds only.
   std::optional<std::array<std::uint64_t, 3>> grants_by_mode;
+  // The holds of `held` by mode, indexed by LockMode, and the permits the semaphore holds take.
+  // None: the backend does not count them.
+  std::optional<std::array<std::size_t, 3>> held_by_mode;
+  std::uint64_t permits_held = 0;
 };
 
 class LockService {

@@ -570,5 +570,40 @@ TEST_F(HttpApi, MetricsCountGrantsByMode) {
       << "the split adds up to the total";
 }
 
+TEST_F(HttpApi, MetricsShowTheHoldsByModeAndThePermitsHeld) {
+  if (!server.store_url().empty())
+    GTEST_SKIP() << "a node over PostgreSQL does not count holds by mode";
+  std::string error;
+  auto metrics = [&] {
+    auto m = parse_prometheus(curl("GET", "/metrics").raw, &error);
+    EXPECT_EQ(error, "");
+    return m;
+  };
+  const std::string exclusive = "holdfast_holds_by_mode{mode=\"exclusive\"}";
+  const std::string shared = "holdfast_holds_by_mode{mode=\"shared\"}";
+  const std::string semaphore = "holdfast_holds_by_mode{mode=\"semaphore\"}";
+  const std::string permits = "holdfast_semaphore_permits_held";
+  auto before = metrics();
+  for (const auto& name : {exclusive, shared, semaphore, permits})
+    EXPECT_TRUE(before.count(name)) << name;
+  auto resp = server.client();
+  resp.call({"LOCK.TRY", "gauge:plain", "TTL", "60000"});
+  resp.call({"LOCK.TRY", "gauge:doc", "TTL", "60000", "MODE", "SHARED"});
+  resp.call({"LOCK.TRY", "gauge:doc", "TTL", "60000", "MODE", "SHARED"});
+  auto two = resp.call({"LOCK.TRY", "gauge:pool", "TTL", "60000", "PERMITS", "5", "TAKE", "2"});
+  resp.call({"LOCK.TRY", "gauge:pool", "TTL", "60000", "PERMITS", "5", "TAKE", "3"});
+  auto during = metrics();
+  EXPECT_EQ(during[exclusive] - before[exclusive], 1);
+  EXPECT_EQ(during[shared] - before[shared], 2);
+  EXPECT_EQ(during[semaphore] - before[semaphore], 2);
+  EXPECT_EQ(during[permits] - before[permits], 5);
+  EXPECT_EQ(during[exclusive] + during[shared] + during[semaphore], during["holdfast_locks_held"])
+      << "the split adds up to the holds";
+  ASSERT_EQ(resp.call({"LOCK.RELEASE", "gauge:pool", two.text("handle")}).number("released"), 1);
+  auto after = metrics();
+  EXPECT_EQ(after[semaphore] - before[semaphore], 1);
+  EXPECT_EQ(after[permits] - before[permits], 3) << "the released hold gave back its 2 permits";
+}
+
 }  // namespace
 }  // namespace holdfast::testing

@@ -320,12 +320,17 @@ Issued EmbeddedBackend::delete_rule_set(std::string_view name, Completion& done)
 
 ServiceStats EmbeddedBackend::stats() const {
   const Millis closed_until = table_.grants_closed_until();
-  return ServiceStats{table_.held_count(),
+  const LockTable::HeldKinds& kinds = table_.held_kinds();
+  const std::size_t held = table_.held_count();
+  return ServiceStats{held,
                       table_.waiter_count(),
                       table_.counters(),
                       store_.stats(),
                       closed_until > now() ? closed_until : 0,
-                      grants_by_mode_};
+                      grants_by_mode_,
+                      std::array<std::size_t, 3>{held - kinds.shared - kinds.semaphore,
+                                                 kinds.shared, kinds.semaphore},
+                      kinds.permits};
 }
 
 void EmbeddedBackend::forget_waiter(WaiterId waiter, SessionId session) {

@@ -99,8 +99,11 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   };
 
   void on_change(const Change& change) override {
-    if (const auto* granted = std::get_if<Granted>(&change))
+    if (const auto* granted = std::get_if<Granted>(&change)) {
       ++grants_by_mode_[static_cast<std::size_t>(granted->hold.mode)];
+    } else if (const auto* group = std::get_if<GroupGranted>(&change)) {
+      for (const HoldState& h : group->holds) ++grants_by_mode_[static_cast<std::size_t>(h.mode)];
+    }
     last_sequence_ = store_.append(change);
   }
   // Finishes `done` once the log is durable up to everything appended so far.
