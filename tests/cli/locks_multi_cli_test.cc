@@ -1,8 +1,11 @@
 // `holdfast locks acquire|run ... --key K --shared-key K` (several keys at once, all or none)
 // and `--lock-delay MS` on acquire, run and assign, against the real server: what is taken and
-// printed (human and --json), CMD's environment, the not-acquired reasons, and the usage errors
+// printed (human and --json), `acquire --session` of a group, CMD's environment, the
+// not-acquired reasons, and the usage errors
 // (exit 2) that take nothing. The server's clock is real: short leases, status polled.
 #include <gtest/gtest.h>
+
+#include <signal.h>
 
 #include <boost/json.hpp>
 #include <chrono>
@@ -133,6 +136,33 @@ TEST_F(LocksMultiCli, RunHoldsEveryKeyWhileTheCommandRunsAndTellsItTheTokens) {
   EXPECT_EQ(held("m"), 0) << "released when the command exited";
   EXPECT_EQ(held("n"), 0);
   EXPECT_EQ(held("o"), 0);
+}
+
+TEST_F(LocksMultiCli, AcquireSessionHoldsTheGroupUntilInterruptedThenReleasesEveryKey) {
+  Child acquire = Child::start(argv({"acquire", "a", "--key", "b", "--session", "--json"}));
+  std::string line;
+  ASSERT_TRUE(acquire.read_line(&line));
+  json::object g = json::parse(line).as_object();
+  ASSERT_EQ(g["holds"].as_array().size(), 2u);
+  EXPECT_EQ(g["holds"].as_array()[1].as_object().at("scope").as_string(), "session");
+  EXPECT_EQ(resp.call({"LOCK.STATUS", "b"}).text("scope"), "session");
+  acquire.signal(SIGTERM);
+  ASSERT_TRUE(acquire.read_line(&line));
+  EXPECT_EQ(line, "{\"released\":true}");
+  EXPECT_EQ(acquire.wait(), 0);
+  EXPECT_EQ(held("a"), 0);
+  EXPECT_EQ(held("b"), 0);
+}
+
+TEST_F(LocksMultiCli, RunSendsTheLockDelay) {
+  RunResult r =
+      run(argv({"run", "job", "--lock-delay", "700"},
+               {HOLDFAST_BIN, "locks", "status", "job", "--json", "--server", server.url()}));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(json::parse(r.out).as_object()["lockDelayMs"].as_int64(), 700);
+  EXPECT_EQ(held("job"), 0);
+  EXPECT_FALSE(resp.call({"LOCK.STATUS", "job"}).has("lockDelayUntil"))
+      << "run released the key: a release closes nothing";
 }
 
 TEST_F(LocksMultiCli, LockDelayKeepsAnExpiredKeyClosedAndStatusShowsUntilWhen) {
