@@ -1,8 +1,8 @@
 // `holdfast locks acquire|run ... --key K --shared-key K` (several keys at once, all or none)
 // and `--lock-delay MS` on acquire, run and assign, against the real server: what is taken and
 // printed (human and --json), `acquire --session` of a group, CMD's environment, the
-// not-acquired reasons, and the usage errors
-// (exit 2) that take nothing. The server's clock is real: short leases, status polled.
+// not-acquired reasons, and the usage errors (exit 2) that take nothing. The server's clock is
+// real: short leases, status polled.
 #include <gtest/gtest.h>
 
 #include <signal.h>
