@@ -44,8 +44,8 @@ struct ClientStats {
   std::size_t idle_connections = 0;
   std::uint64_t connections_opened = 0;
   // The most exclusive acquire requests (LOCK.ACQUIRE / LOCK.TRY) ever in flight at the
-  // server at once for any one key. The local queue keeps this at 1. Shared and semaphore
-  // requests skip the local queue and are not counted.
+  // server at once for any one key. The local queue keeps this at 1. Shared, semaphore and
+  // multi-key requests skip the local queue and are not counted.
   std::size_t max_in_flight_per_key = 0;
   std::size_t local_waiters = 0;    // callers now waiting on the local queue (all keys)
   std::uint64_t renewals = 0;       // background renewals sent by with_lock scopes
@@ -97,8 +97,8 @@ class Client {
   // group has one handle and one lease; renew(group) and release(group) act on every key.
   // Throws LockTimeoutError naming the first key (in key order) when not granted;
   // InvalidArgumentError for no keys, more than 64, a key named twice, or what a single
-  // acquire of a key would refuse. Multi-key requests skip the local queue (they may run beside
-  // an exclusive with_lock of this Client on one of their keys, each waiting on the server).
+  // acquire of a key would refuse. Multi-key requests skip the local queue: they wait only in
+  // the server's queues, which order them against every other request without deadlock.
   LockGroup acquire_all(const std::vector<KeyRequest>& keys, const AcquireAllOptions& options = {});
   // One attempt at every key: nullopt when any key is held in a way that excludes its request,
   // has waiters, or is closed by a lock-delay; nothing is held then.
