@@ -32,6 +32,7 @@
 #include "holdfast/lock_handle.h"
 #include "holdfast/options.h"
 #include "holdfast/with_lock.h"
+#include "holdfast/with_locks.h"
 
 namespace holdfast::inline v0 {
 
@@ -43,8 +44,8 @@ struct ClientStats {
   std::size_t idle_connections = 0;
   std::uint64_t connections_opened = 0;
   // The most exclusive acquire requests (LOCK.ACQUIRE / LOCK.TRY) ever in flight at the
-  // server at once for any one key. The local queue keeps this at 1. Shared and semaphore
-  // requests skip the local queue and are not counted.
+  // server at once for any one key. The local queue keeps this at 1. Shared, semaphore and
+  // multi-key requests skip the local queue and are not counted.
   std::size_t max_in_flight_per_key = 0;
   std::size_t local_waiters = 0;    // callers now waiting on the local queue (all keys)
   std::uint64_t renewals = 0;       // background renewals sent by with_lock scopes
@@ -90,15 +91,34 @@ class Client {
   std::optional<LockHandle> try_acquire(std::string_view key,
                                         const TryAcquireOptions& options = {});
 
+  // Several keys at once, each in its own mode, all or none (docs/lock-kinds.md, "Several keys
+  // at once"): blocks until every key can be granted together or options.timeout passes
+  // (TIMEOUT 0 makes one attempt), waiting in every key's queue on the server at once. The
+  // group has one handle and one lease; renew(group) and release(group) act on every key.
+  // Throws LockTimeoutError naming the first key (in key order) when not granted;
+  // InvalidArgumentError for no keys, more than 64, a key named twice, or what a single
+  // acquire of a key would refuse. Multi-key requests skip the local queue: they wait only in
+  // the server's queues, which order them against every other request without deadlock.
+  LockGroup acquire_all(const std::vector<KeyRequest>& keys, const AcquireAllOptions& options = {});
+  // One attempt at every key: nullopt when any key is held in a way that excludes its request,
+  // has waiters, or is closed by a lock-delay; nothing is held then.
+  std::optional<LockGroup> try_acquire_all(const std::vector<KeyRequest>& keys,
+                                           const TryAcquireAllOptions& options = {});
+
   // Extends the lease to now + ttl if `hold` is still the key's current hold; otherwise
   // {renewed: false, reason: "lease_lost"}. `hold` itself is not changed.
   RenewResult renew(const LockHandle& hold, milliseconds ttl);
   RenewResult renew(std::string_view key, std::string_view handle, milliseconds ttl);
+  // Renews the whole group (through its first key); `group` itself is not changed.
+  RenewResult renew(const LockGroup& group, milliseconds ttl);
 
   // Frees the key if `hold` is its current hold; otherwise {released: false, reason:
   // "not_holder"} and nothing changes. Never refused by rules: the handle proves the holder.
   ReleaseResult release(const LockHandle& hold);
   ReleaseResult release(std::string_view key, std::string_view handle);
+  // Frees every key of the group; {released: false, reason: "not_holder"} when the group has
+  // already ended. InvalidArgumentError for a group without holds.
+  ReleaseResult release(const LockGroup& group);
 
   // Who holds the key (never the handle) and how many wait for it.
   LockStatus status(std::string_view key);
@@ -201,6 +221,20 @@ class Client {
     return with_permits(key, permits, take, WithLockOptions{}, std::forward<Fn>(fn));
   }
 
+  // Acquires every key of `keys` at once (acquire_all), runs fn, always releases the group,
+  // returns what fn returns. fn is fn() or fn(LockGroupContext&) (tokens per key, the lost
+  // signal). Renews the group's lease in the background as with_lock does. Throws what
+  // acquire_all() throws when the keys are not won; fn does not run then.
+  //   client.with_locks({{"accounts/1"}, {"accounts/2"}}, {.ttl = 10s, .timeout = 5s},
+  //                     [&](holdfast::LockGroupContext& ctx) { move_money(ctx); });
+  template <class Fn>
+  decltype(auto) with_locks(const std::vector<KeyRequest>& keys, const WithLocksOptions& options,
+                            Fn&& fn);
+  template <class Fn>
+  decltype(auto) with_locks(const std::vector<KeyRequest>& keys, Fn&& fn) {
+    return with_locks(keys, WithLocksOptions{}, std::forward<Fn>(fn));
+  }
+
   // A critical section for one resource, its key built from a template (see format_key):
   //   client.locked("task:{}", task_id).run([&] { move_task(task_id, column); });
   //   client.locked("payment:{orderId}", {{"orderId", order_id}}).run([&] { charge(order_id); });
@@ -216,6 +250,7 @@ class Client {
 
  private:
   friend class LockScope;
+  friend class LockGroupScope;
   template <typename Fn>
   static decltype(auto) run_as_holder(const HolderInfo& hold, Fn&& fn) {
     static_assert(std::is_invocable_v<Fn&, std::uint64_t> || std::is_invocable_v<Fn&>,
@@ -260,6 +295,19 @@ decltype(auto) Client::with_lock(std::string_view key, const WithLockOptions& op
                 "with_lock: fn must be callable as fn() or fn(holdfast::LockContext&)");
   LockScope scope(*this, key, options);  // its destructor releases, after fn's result exists
   if constexpr (std::is_invocable_v<Fn&, LockContext&>) {
+    return std::invoke(fn, scope.context());
+  } else {
+    return std::invoke(fn);
+  }
+}
+
+template <class Fn>
+decltype(auto) Client::with_locks(const std::vector<KeyRequest>& keys,
+                                  const WithLocksOptions& options, Fn&& fn) {
+  static_assert(std::is_invocable_v<Fn&, LockGroupContext&> || std::is_invocable_v<Fn&>,
+                "with_locks: fn must be callable as fn() or fn(holdfast::LockGroupContext&)");
+  LockGroupScope scope(*this, keys, options);  // its destructor releases the whole group
+  if constexpr (std::is_invocable_v<Fn&, LockGroupContext&>) {
     return std::invoke(fn, scope.context());
   } else {
     return std::invoke(fn);

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace holdfast::inline v0 {
@@ -51,6 +52,25 @@ struct LockHandle {
   LockMode mode = LockMode::kExclusive;
   std::uint32_t permits = 0;  // kSemaphore: the permits this hold takes; 0 otherwise
   std::uint32_t limit = 0;    // kSemaphore: the key's permits; 0 otherwise
+  // How long the key stays closed after this hold vanishes without a release; 0 when the hold
+  // has no lock-delay (docs/lock-kinds.md, "Lock-delay").
+  std::chrono::milliseconds lock_delay{0};
+};
+
+// A multi-key grant (acquire_all, try_acquire_all): one handle and one lease for every key,
+// one hold per key. Renewing or releasing the group through any of its keys renews or releases
+// all of them. Plain data, like LockHandle.
+struct LockGroup {
+  std::string handle{};             // the group's handle, shared by every hold in `holds`
+  TimePoint lease_expires_at{};     // as of the grant or the last renew() through this value
+  std::vector<LockHandle> holds{};  // one per key, in key order (the keys sorted as bytes)
+
+  // The hold of `key`; nullptr when the group does not have that key.
+  const LockHandle* find(std::string_view key) const noexcept {
+    for (const LockHandle& h : holds)
+      if (h.key == key) return &h;
+    return nullptr;
+  }
 };
 
 // A hold as status() and list() show it: never with the handle (only the acquirer learns it).
@@ -65,8 +85,9 @@ struct HoldInfo {
   HoldKind kind = HoldKind::kHandle;
   std::optional<std::string> holder{};  // the holder id of an assigned hold
   LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 0;  // kSemaphore: the permits this hold takes; 0 otherwise
-  std::uint32_t limit = 0;    // kSemaphore: the key's permits; 0 otherwise
+  std::uint32_t permits = 0;                // kSemaphore: the permits this hold takes; 0 otherwise
+  std::uint32_t limit = 0;                  // kSemaphore: the key's permits; 0 otherwise
+  std::chrono::milliseconds lock_delay{0};  // as LockHandle::lock_delay
 };
 
 // status(key): the hold if the key is held, and the length of its FIFO queue either way. A key
@@ -79,6 +100,9 @@ struct LockStatus {
   std::vector<HoldInfo> holders{};       // every hold, oldest first; empty when free
   std::uint32_t permits = 0;             // kSemaphore: the key's permits; 0 otherwise
   std::uint32_t free_permits = 0;        // kSemaphore: permits no hold takes; 0 otherwise
+  // While a lock-delay keeps the key closed (nobody holds it, and nothing is granted): the
+  // instant it opens again. Empty otherwise.
+  std::optional<TimePoint> lock_delay_until{};
 
   bool held() const noexcept { return hold.has_value(); }
 };
@@ -118,6 +142,7 @@ struct Assignment {
   std::string held_by{};  // the principal that made the assignment
   TimePoint acquired_at{};
   std::optional<TimePoint> lease_expires_at{};  // empty: no TTL, never expires
+  std::chrono::milliseconds lock_delay{0};      // as LockHandle::lock_delay
 };
 
 // transfer(): the new holder and the new token minted for it.

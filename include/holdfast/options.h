@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "holdfast/lock_handle.h"
 
@@ -86,14 +87,20 @@ struct AcquireOptions {
   // skip the local queue (several callers of one process may hold the key together) and wait
   // only in the server's queue.
   AcquireMode mode{};
+  // Keep the key closed this long after the hold vanishes (its lease ran out, or its session
+  // ended) so that a holder that did not notice has time to stop (docs/lock-kinds.md,
+  // "Lock-delay"). A release closes nothing. 0 to 60 s; anything else is InvalidArgumentError
+  // from the server. Default: none asked (the rule set's lockDelayMs, else none).
+  std::optional<milliseconds> lock_delay{};
 };
 
 // try_acquire(): one attempt, no waiting.
 struct TryAcquireOptions {
-  milliseconds ttl{30000};             // as AcquireOptions::ttl. Default 30 s.
-  std::optional<std::string> owner{};  // as AcquireOptions::owner. Default none.
-  bool session = false;                // as AcquireOptions::session. Default false.
-  AcquireMode mode{};                  // as AcquireOptions::mode. Default exclusive.
+  milliseconds ttl{30000};                   // as AcquireOptions::ttl. Default 30 s.
+  std::optional<std::string> owner{};        // as AcquireOptions::owner. Default none.
+  bool session = false;                      // as AcquireOptions::session. Default false.
+  AcquireMode mode{};                        // as AcquireOptions::mode. Default exclusive.
+  std::optional<milliseconds> lock_delay{};  // as AcquireOptions::lock_delay. Default none.
 };
 
 // with_lock() / LockScope: acquire, run, always release; optionally renew in the background.
@@ -113,7 +120,44 @@ struct WithLockOptions {
   // or the lease ran out without a successful renewal. It must be quick and must not throw or
   // block on the scope. Default: none (poll LockContext::lost() instead).
   std::function<void(const LockHandle&)> on_lost{};
-  AcquireMode mode{};  // as AcquireOptions::mode. Default exclusive.
+  AcquireMode mode{};                        // as AcquireOptions::mode. Default exclusive.
+  std::optional<milliseconds> lock_delay{};  // as AcquireOptions::lock_delay. Default none.
+};
+
+// One key of a multi-key request (acquire_all, try_acquire_all, with_locks) and the mode it
+// is asked in: {.key = "accounts/1"}, {.key = "catalog", .mode = AcquireMode::shared()}.
+struct KeyRequest {
+  std::string key{};
+  AcquireMode mode{};  // Default exclusive.
+};
+
+// acquire_all(): every key at once or none, waiting in every key's queue on the server.
+struct AcquireAllOptions {
+  milliseconds ttl{30000};             // the group's one lease. Default 30 s.
+  milliseconds timeout{30000};         // 0 means one attempt. Default 30 s.
+  std::optional<std::string> owner{};  // as AcquireOptions::owner, for the whole group.
+  bool session = false;                // as AcquireOptions::session. Default false.
+};
+
+// try_acquire_all(): one attempt at every key, no waiting.
+struct TryAcquireAllOptions {
+  milliseconds ttl{30000};             // as AcquireAllOptions::ttl. Default 30 s.
+  std::optional<std::string> owner{};  // as AcquireOptions::owner. Default none.
+  bool session = false;                // as AcquireOptions::session. Default false.
+};
+
+// with_locks() / LockGroupScope: acquire every key, run, always release the group; optionally
+// renew it in the background. The fields mean what they mean in WithLockOptions.
+struct WithLocksOptions {
+  milliseconds ttl{30000};             // Default 30 s.
+  milliseconds timeout{30000};         // Default 30 s.
+  std::optional<std::string> owner{};  // Default none.
+  bool session = false;                // Default false.
+  bool renew = true;                   // Default true.
+  double renew_fraction = 1.0 / 3.0;   // in (0, 1). Default 1/3.
+  // Called once, on a background thread, when the group's lease is known to be lost (as
+  // WithLockOptions::on_lost). Default: none.
+  std::function<void(const LockGroup&)> on_lost{};
 };
 
 // list(): one page of holds.
@@ -130,6 +174,9 @@ struct AssignOptions {
   // Wait in the key's FIFO queue this long. Default none: one attempt that fails with
   // LockHeldError when the key is held by anyone else.
   std::optional<milliseconds> timeout{};
+  // As AcquireOptions::lock_delay: keep the key closed this long after the assignment's lease
+  // runs out. Default: none asked (the rule set's lockDelayMs, else none).
+  std::optional<milliseconds> lock_delay{};
 };
 
 }  // namespace holdfast::inline v0

@@ -41,10 +41,13 @@ struct Flags {
   std::int64_t wait_ms = -1;
   std::size_t count = 0;
   bool session = false;
-  bool shared = false;               // --shared
-  std::int64_t permits = 0;          // --permits N: a semaphore of N permits; 0: not given
-  std::int64_t take = 0;             // --take K: permits this hold takes; 0: not given (1)
-  std::vector<std::string> command;  // run: CMD and its arguments
+  bool shared = false;                   // --shared
+  std::int64_t permits = 0;              // --permits N: a semaphore of N permits; 0: not given
+  std::int64_t take = 0;                 // --take K: permits this hold takes; 0: not given (1)
+  std::vector<std::string> more_keys;    // --key K: more keys, in the mode of KEY
+  std::vector<std::string> shared_keys;  // --shared-key K: more keys, held shared
+  std::int64_t lock_delay_ms = -1;       // --lock-delay MS; -1: not given
+  std::vector<std::string> command;      // run: CMD and its arguments
   int conflict_exit_code = kExitNotAcquired;
 };
 
@@ -57,15 +60,31 @@ AcquireMode acquire_mode(const Flags& f) {
   return f.shared ? AcquireMode::shared() : AcquireMode::exclusive();
 }
 
+// KEY and every --key in the mode the flags ask for, then every --shared-key shared. More
+// than one key makes a multi-key request (docs/lock-kinds.md, "Several keys at once").
+std::vector<KeyRequest> key_requests(const Flags& f) {
+  std::vector<KeyRequest> keys = {{f.key, acquire_mode(f)}};
+  for (const std::string& k : f.more_keys) keys.push_back({k, acquire_mode(f)});
+  for (const std::string& k : f.shared_keys) keys.push_back({k, AcquireMode::shared()});
+  return keys;
+}
+
+// --lock-delay MS, if given. CLI11 has refused it beside --key and --shared-key (a group has no
+// lock-delay); the server checks its range.
+std::optional<std::chrono::milliseconds> lock_delay(const Flags& f) {
+  if (f.lock_delay_ms < 0) return std::nullopt;
+  return std::chrono::milliseconds(f.lock_delay_ms);
+}
+
 HoldOptions hold_options(const Flags& f) {
   HoldOptions o;
   o.remote = RemoteOptions{f.server, f.token, f.json};
-  o.key = f.key;
+  o.keys = key_requests(f);
   o.ttl_ms = f.ttl_ms;
   o.wait_ms = f.wait_ms;
   if (!f.owner.empty()) o.owner = f.owner;
   o.session = f.session;
-  o.mode = acquire_mode(f);
+  o.lock_delay = lock_delay(f);
   return o;
 }
 
@@ -134,7 +153,51 @@ int status(const Flags& f, Client& client) {
   return kExitOk;
 }
 
+// acquire KEY --key K2 ...: every key at once or none.
+int acquire_group(const Flags& f, Client& client) {
+  std::optional<std::string> owner;
+  if (!f.owner.empty()) owner = f.owner;
+  const std::vector<KeyRequest> keys = key_requests(f);
+  std::optional<LockGroup> group;
+  if (f.wait_ms >= 0) {
+    try {
+      group = client.acquire_all(keys, {.ttl = std::chrono::milliseconds(f.ttl_ms),
+                                        .timeout = std::chrono::milliseconds(f.wait_ms),
+                                        .owner = owner});
+    } catch (const LockTimeoutError& e) {
+      if (f.json) {
+        std::cout << json_error(e) << "\n";
+      } else {
+        std::cout << "not acquired: no grant within " << f.wait_ms << " ms; "
+                  << cli::who_holds(client, keys, now()) << "\n";
+      }
+      return kExitNotAcquired;
+    }
+  } else {
+    group =
+        client.try_acquire_all(keys, {.ttl = std::chrono::milliseconds(f.ttl_ms), .owner = owner});
+  }
+  if (!group) {
+    if (f.json) {
+      std::cout << "null\n";
+    } else {
+      std::cout << "not acquired: " << cli::who_holds(client, keys, now()) << "\n";
+    }
+    return kExitNotAcquired;
+  }
+  if (f.json) {
+    std::cout << json_group(*group) << "\n";
+  } else {
+    print_group(std::cout, *group, now());
+    // The server releases the whole group through any one of its keys.
+    std::cout << "release with: holdfast locks release " << group->holds.front().key << " --handle "
+              << group->handle << "\n";
+  }
+  return kExitOk;
+}
+
 int acquire(const Flags& f, Client& client) {
+  if (!f.more_keys.empty() || !f.shared_keys.empty()) return acquire_group(f, client);
   std::optional<std::string> owner;
   if (!f.owner.empty()) owner = f.owner;
   std::optional<LockHandle> hold;
@@ -143,7 +206,8 @@ int acquire(const Flags& f, Client& client) {
       hold = client.acquire(f.key, {.ttl = std::chrono::milliseconds(f.ttl_ms),
                                     .timeout = std::chrono::milliseconds(f.wait_ms),
                                     .owner = owner,
-                                    .mode = acquire_mode(f)});
+                                    .mode = acquire_mode(f),
+                                    .lock_delay = lock_delay(f)});
     } catch (const LockTimeoutError& e) {
       if (f.json) {
         std::cout << json_error(e) << "\n";
@@ -154,9 +218,10 @@ int acquire(const Flags& f, Client& client) {
       return kExitNotAcquired;
     }
   } else {
-    hold = client.try_acquire(
-        f.key,
-        {.ttl = std::chrono::milliseconds(f.ttl_ms), .owner = owner, .mode = acquire_mode(f)});
+    hold = client.try_acquire(f.key, {.ttl = std::chrono::milliseconds(f.ttl_ms),
+                                      .owner = owner,
+                                      .mode = acquire_mode(f),
+                                      .lock_delay = lock_delay(f)});
   }
   if (!hold) {
     if (f.json) {
@@ -209,6 +274,7 @@ int assign(const Flags& f, Client& client, bool ttl_given) {
   AssignOptions o;
   if (ttl_given) o.ttl = std::chrono::milliseconds(f.ttl_ms);
   if (f.wait_ms >= 0) o.timeout = std::chrono::milliseconds(f.wait_ms);
+  o.lock_delay = lock_delay(f);
   // No holder given: the server takes the caller's own (with credentials).
   Assignment a =
       f.holder_id.empty() ? client.assign(f.key, o) : client.assign(f.key, f.holder_id, o);
@@ -288,6 +354,31 @@ void add_mode_flags(CLI::App* cmd, Flags& f) {
   shared->excludes(permits);
 }
 
+// --lock-delay MS of acquire, run and assign.
+CLI::Option* add_lock_delay_flag(CLI::App* cmd, Flags& f) {
+  return cmd
+      ->add_option("--lock-delay", f.lock_delay_ms,
+                   "keep the key closed MS milliseconds (0 to 60000) after the hold ends "
+                   "without a release: its lease ran out or its session ended (default: the "
+                   "rule set's, else none)")
+      ->check(whole_number(0, "milliseconds"));
+}
+
+// --key K and --shared-key K of acquire and run: more keys, taken with KEY all at once or not
+// at once. A group has no lock-delay.
+void add_key_flags(CLI::App* cmd, Flags& f, CLI::Option* lock_delay) {
+  CLI::Option* more =
+      cmd->add_option("--key", f.more_keys,
+                      "another key to take with KEY, all or none, in KEY's mode (repeatable)");
+  CLI::Option* shared =
+      cmd->add_option("--shared-key", f.shared_keys,
+                      "another key to take with KEY, all or none, held shared (repeatable)");
+  // One key per --key: `--key b c` is a mistake, not two keys.
+  more->allow_extra_args(false);
+  shared->allow_extra_args(false);
+  lock_delay->excludes(more)->excludes(shared);
+}
+
 CLI::App* leaf(CLI::App* locks, const std::string& name, const std::string& about,
                const std::string& footer = std::string(kCommonOptions) + kExitCodes) {
   CLI::App* cmd = locks->add_subcommand(name, about);
@@ -351,6 +442,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
                         "SIGHUP, then release; the hold also ends if this command dies "
                         "(default: a lease hold that outlives the command)");
   add_mode_flags(acquire_cmd, *f);
+  add_key_flags(acquire_cmd, *f, add_lock_delay_flag(acquire_cmd, *f));
   acquire_cmd->callback([f, &exit_code] {
     exit_code = f->session ? hold_until_stopped(hold_options(*f))
                            : run(*f, [&](Client& c) { return acquire(*f, c); });
@@ -381,6 +473,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
       ->add_option("--wait", f->wait_ms,
                    "wait in the queue up to MS milliseconds (default: one attempt)")
       ->check(wait_check);
+  add_lock_delay_flag(assign_cmd, *f);
   assign_cmd->callback([f, &exit_code, assign_ttl] {
     exit_code = run(*f, [&](Client& c) { return assign(*f, c, assign_ttl->count() > 0); });
   });
@@ -436,6 +529,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
                    "exit code when KEY is not acquired, to tell it from CMD's (default 1)")
       ->check(CLI::Range(0, 255));
   add_mode_flags(run_cmd, *f);
+  add_key_flags(run_cmd, *f, add_lock_delay_flag(run_cmd, *f));
   run_cmd->callback([f, &exit_code] {
     exit_code = run_while_holding(hold_options(*f), f->command, f->conflict_exit_code);
   });

@@ -25,22 +25,60 @@ namespace {
 constexpr const char* kLostHint =
     "a renewal found it taken, or the lease ran out before a renewal got through";
 
+// What the commands hold: one key (a LockScope) or several (a LockGroupScope).
+class Held {
+ public:
+  explicit Held(std::unique_ptr<LockScope> scope) : one_(std::move(scope)) {}
+  explicit Held(std::unique_ptr<LockGroupScope> scope) : group_(std::move(scope)) {}
+
+  bool lost() const { return one_ ? one_->context().lost() : group_->context().lost(); }
+  ReleaseResult release() { return one_ ? one_->release() : group_->release(); }
+  // The holds, in key order; as of the grant or the last renewal.
+  std::vector<LockHandle> holds() const {
+    if (one_) return {one_->context().lock_handle()};
+    return group_->context().group().holds;
+  }
+  LockGroup group() const { return group_->context().group(); }
+  bool is_group() const { return group_ != nullptr; }
+  // "jobs:1", or "a, b" for a group: for messages.
+  std::string keys() const {
+    std::string text;
+    for (const LockHandle& h : holds()) text += (text.empty() ? "" : ", ") + h.key;
+    return text;
+  }
+
+ private:
+  std::unique_ptr<LockScope> one_;
+  std::unique_ptr<LockGroupScope> group_;
+};
+
 // Step 2 of locks_hold.h: the acquire runs on a thread of its own while this thread waits for
-// it or for a stop signal. Throws what LockScope throws.
-std::unique_ptr<LockScope> acquire(SignalWatch& signals, Client& client, const HoldOptions& o,
-                                   std::string_view who) {
-  WithLockOptions w;
-  w.ttl = std::chrono::milliseconds(o.ttl_ms);
-  w.timeout = std::chrono::milliseconds(o.wait_ms < 0 ? 0 : o.wait_ms);
-  w.owner = o.owner;
-  w.session = o.session;
-  w.mode = o.mode;
-  w.on_lost = [&signals](const LockHandle&) { signals.wake(); };
-  std::unique_ptr<LockScope> scope;
+// it or for a stop signal. Throws what LockScope or LockGroupScope throws.
+std::unique_ptr<Held> acquire(SignalWatch& signals, Client& client, const HoldOptions& o,
+                              std::string_view who) {
+  const auto ttl = std::chrono::milliseconds(o.ttl_ms);
+  const auto timeout = std::chrono::milliseconds(o.wait_ms < 0 ? 0 : o.wait_ms);
+  std::unique_ptr<Held> held;
   std::exception_ptr failure;
   std::thread acquirer([&] {
     try {
-      scope = std::make_unique<LockScope>(client, o.key, w);
+      if (o.keys.size() == 1) {
+        WithLockOptions w{.ttl = ttl,
+                          .timeout = timeout,
+                          .owner = o.owner,
+                          .session = o.session,
+                          .on_lost = [&signals](const LockHandle&) { signals.wake(); },
+                          .mode = o.keys.front().mode,
+                          .lock_delay = o.lock_delay};
+        held = std::make_unique<Held>(std::make_unique<LockScope>(client, o.keys.front().key, w));
+      } else {
+        WithLocksOptions w{.ttl = ttl,
+                           .timeout = timeout,
+                           .owner = o.owner,
+                           .session = o.session,
+                           .on_lost = [&signals](const LockGroup&) { signals.wake(); }};
+        held = std::make_unique<Held>(std::make_unique<LockGroupScope>(client, o.keys, w));
+      }
     } catch (...) {
       failure = std::current_exception();
     }
@@ -50,32 +88,45 @@ std::unique_ptr<LockScope> acquire(SignalWatch& signals, Client& client, const H
     const SignalWatch::Event e = signals.wait();
     if (e.kind == SignalWatch::Event::kWake) break;
     if (SignalWatch::is_stop_signal(e.signal)) {
-      std::cerr << who << ": interrupted while waiting for " << o.key << "\n";
+      std::cerr << who << ": interrupted while waiting for " << o.keys.front().key
+                << (o.keys.size() > 1 ? " and the other keys" : "") << "\n";
       // The acquire cannot be called off; the connection it waits on closes with the process.
       std::_Exit(128 + e.signal);
     }
   }
   acquirer.join();
   if (failure) std::rethrow_exception(failure);
-  return scope;
+  return held;
 }
 
 // "no grant within 2000 ms; jobs:1 is held by user:local, expires in 42 s"
 std::string not_acquired_reason(Client& client, const HoldOptions& o) {
   std::string reason;
   if (o.wait_ms >= 0) reason = "no grant within " + std::to_string(o.wait_ms) + " ms; ";
-  return reason + who_holds(client, o.key, current_time());
+  return reason + who_holds(client, o.keys, current_time());
 }
 
-// CMD's environment: ours, with the hold's key, handle and fencing token.
-std::vector<std::string> child_environment(const LockHandle& hold) {
+// One line per item, for HOLDFAST_LOCK_KEYS and HOLDFAST_LOCK_TOKENS (a key has no newline).
+template <typename Fn>
+std::string lines(const std::vector<LockHandle>& holds, Fn&& item) {
+  std::string text;
+  for (const LockHandle& h : holds) text += (text.empty() ? "" : "\n") + item(h);
+  return text;
+}
+
+// CMD's environment: ours, with the holds' keys, handle and fencing tokens.
+std::vector<std::string> child_environment(const std::vector<LockHandle>& holds) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::strncmp(*e, "HOLDFAST_LOCK_", 14) != 0) env.emplace_back(*e);
   }
-  env.push_back("HOLDFAST_LOCK_KEY=" + hold.key);
-  env.push_back("HOLDFAST_LOCK_HANDLE=" + hold.handle);
-  env.push_back("HOLDFAST_LOCK_TOKEN=" + std::to_string(hold.token));
+  const LockHandle& first = holds.front();
+  env.push_back("HOLDFAST_LOCK_KEY=" + first.key);
+  env.push_back("HOLDFAST_LOCK_HANDLE=" + first.handle);
+  env.push_back("HOLDFAST_LOCK_TOKEN=" + std::to_string(first.token));
+  env.push_back("HOLDFAST_LOCK_KEYS=" + lines(holds, [](const LockHandle& h) { return h.key; }));
+  env.push_back("HOLDFAST_LOCK_TOKENS=" +
+                lines(holds, [](const LockHandle& h) { return std::to_string(h.token); }));
   return env;
 }
 
@@ -103,15 +154,15 @@ int spawn(std::vector<std::string> command, std::vector<std::string> env, const 
 
 // Step 3 of `run`: waits for CMD to exit, passing on signals, and stops it if the lease is lost.
 // Returns CMD's wait status.
-int wait_for_child(pid_t pid, SignalWatch& signals, LockScope& scope, const std::string& name) {
+int wait_for_child(pid_t pid, SignalWatch& signals, Held& held, const std::string& name) {
   bool lost_reported = false;
   for (;;) {
     const SignalWatch::Event e = signals.wait();
     if (e.kind == SignalWatch::Event::kWake) {
-      if (!lost_reported && scope.context().lost()) {
+      if (!lost_reported && held.lost()) {
         lost_reported = true;
-        std::cerr << "holdfast locks run: lost the hold on " << scope.context().key() << " ("
-                  << kLostHint << "); sending " << name << " SIGTERM\n";
+        std::cerr << "holdfast locks run: lost the hold on " << held.keys() << " (" << kLostHint
+                  << "); sending " << name << " SIGTERM\n";
         ::kill(pid, SIGTERM);
       }
       continue;
@@ -127,14 +178,14 @@ int wait_for_child(pid_t pid, SignalWatch& signals, LockScope& scope, const std:
 }
 
 // Releases on the way out; a failure is reported, not thrown: CMD's status is what counts.
-void release_quietly(LockScope& scope, std::string_view who) {
+void release_quietly(Held& held, std::string_view who) {
   try {
-    ReleaseResult r = scope.release();
-    if (!r.released && !scope.context().lost()) {
+    ReleaseResult r = held.release();
+    if (!r.released && !held.lost()) {
       std::cerr << who << ": not released: " << r.reason << "\n";
     }
   } catch (const Error& e) {
-    std::cerr << who << ": could not release " << scope.context().key() << " (" << e.what()
+    std::cerr << who << ": could not release " << held.keys() << " (" << e.what()
               << "); it ends with its lease\n";
   }
 }
@@ -144,9 +195,9 @@ void release_quietly(LockScope& scope, std::string_view who) {
 int hold_until_stopped(const HoldOptions& o) {
   return run_remote(o.remote, "holdfast locks", [&](Client& client) -> int {
     SignalWatch signals;  // before the first thread: the Client has started none yet
-    std::unique_ptr<LockScope> scope;
+    std::unique_ptr<Held> held;
     try {
-      scope = acquire(signals, client, o, "holdfast locks");
+      held = acquire(signals, client, o, "holdfast locks");
     } catch (const LockTimeoutError& e) {
       if (!o.remote.json) {
         std::cout << "not acquired: " << not_acquired_reason(client, o) << "\n";
@@ -157,28 +208,33 @@ int hold_until_stopped(const HoldOptions& o) {
       }
       return kExitNotAcquired;
     }
-    const LockHandle hold = scope->context().lock_handle();
+    const std::string keys = held->keys();
     if (o.remote.json) {
-      std::cout << json_hold(hold) << std::endl;
+      std::cout << (held->is_group() ? json_group(held->group()) : json_hold(held->holds().front()))
+                << std::endl;
     } else {
-      print_hold(std::cout, hold, current_time());
-      std::cout << "holding " << hold.key
+      if (held->is_group()) {
+        print_group(std::cout, held->group(), current_time());
+      } else {
+        print_hold(std::cout, held->holds().front(), current_time());
+      }
+      std::cout << "holding " << keys
                 << " and renewing it until Ctrl-C, SIGTERM or SIGHUP; then released" << std::endl;
     }
     for (;;) {
       const SignalWatch::Event e = signals.wait();
       if (e.kind == SignalWatch::Event::kWake) {
-        if (!scope->context().lost()) continue;
-        std::cerr << "holdfast locks: lost the hold on " << hold.key << " (" << kLostHint << ")\n";
+        if (!held->lost()) continue;
+        std::cerr << "holdfast locks: lost the hold on " << keys << " (" << kLostHint << ")\n";
         return kExitNotAcquired;
       }
       if (SignalWatch::is_stop_signal(e.signal)) break;
     }
-    const ReleaseResult r = scope->release();
+    const ReleaseResult r = held->release();
     if (o.remote.json) {
       std::cout << json_release(r) << "\n";
     } else if (r.released) {
-      std::cout << "released " << hold.key << "\n";
+      std::cout << "released " << keys << "\n";
     } else {
       std::cout << "not released: " << r.reason << "\n";
     }
@@ -193,9 +249,9 @@ int run_while_holding(const HoldOptions& o, const std::vector<std::string>& comm
   remote.json = false;  // stdout is CMD's; holdfast's own messages go to stderr
   return run_remote(remote, kWho, [&](Client& client) -> int {
     SignalWatch signals;  // before the first thread: the Client has started none yet
-    std::unique_ptr<LockScope> scope;
+    std::unique_ptr<Held> held;
     try {
-      scope = acquire(signals, client, o, kWho);
+      held = acquire(signals, client, o, kWho);
     } catch (const LockTimeoutError&) {
       std::cerr << kWho << ": not acquired: " << not_acquired_reason(client, o) << "; "
                 << command[0] << " did not run\n";
@@ -205,15 +261,15 @@ int run_while_holding(const HoldOptions& o, const std::vector<std::string>& comm
       return conflict_exit_code;
     }
     pid_t pid = -1;
-    if (const int err = spawn(command, child_environment(scope->context().lock_handle()),
-                              signals.original_mask(), &pid);
+    if (const int err =
+            spawn(command, child_environment(held->holds()), signals.original_mask(), &pid);
         err != 0) {
       std::cerr << kWho << ": cannot run " << command[0] << ": " << std::strerror(err) << "\n";
-      release_quietly(*scope, kWho);
+      release_quietly(*held, kWho);
       return err == ENOENT ? 127 : 126;  // as shells report a command not found / not runnable
     }
-    const int status = wait_for_child(pid, signals, *scope, command[0]);
-    release_quietly(*scope, kWho);
+    const int status = wait_for_child(pid, signals, *held, command[0]);
+    release_quietly(*held, kWho);
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   });
 }

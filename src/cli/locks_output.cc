@@ -126,9 +126,11 @@ struct HoldFields {
   std::optional<TimePoint> lease_expires_at;
   LockMode mode = LockMode::kExclusive;
   std::uint32_t permits = 0, limit = 0;
+  std::chrono::milliseconds lock_delay{0};
 
   static HoldFields of(const HoldInfo& h) {
     HoldFields f{h.key, h.held_by, to_string(h.scope), to_string(h.kind)};
+    f.lock_delay = h.lock_delay;
     f.mode = h.mode;
     f.permits = h.permits;
     f.limit = h.limit;
@@ -180,10 +182,15 @@ struct HoldFields {
   }
 };
 
+// A hold's lockDelayMs, when it has a lock-delay (the wire shows it only then).
+void add_lock_delay(JsonObject& o, std::chrono::milliseconds delay) {
+  if (delay.count() > 0) o.num("lockDelayMs", delay.count());
+}
+
 // Times as the wire has them: integer milliseconds since the Unix epoch. A shared or semaphore
-// hold's mode fields follow the others when `with_mode`, as on the wire.
+// hold's mode fields, then its lockDelayMs, follow the others when `with_tail`, as on the wire.
 void add_fields(JsonObject& o, std::span<const HoldField> fields, const HoldFields& h,
-                bool with_mode = true) {
+                bool with_tail = true) {
   auto add = [&](HoldField f) {
     const FieldValue v = h.value(f);
     switch (v.type) {
@@ -200,8 +207,19 @@ void add_fields(JsonObject& o, std::span<const HoldField> fields, const HoldFiel
     }
   };
   for_each_field(fields, h.holder.has_value(), add);
-  if (with_mode)
-    for (HoldField f : mode_fields(h.mode)) add(f);
+  if (!with_tail) return;
+  for (HoldField f : mode_fields(h.mode)) add(f);
+  add_lock_delay(o, h.lock_delay);
+}
+
+std::string delay_text(std::chrono::milliseconds delay) {
+  return std::to_string(delay.count()) + " ms";
+}
+
+// "k is free now", or closed by a lock-delay: why nobody holds a key that cannot be had.
+std::string free_text(const LockStatus& s, TimePoint now) {
+  if (!s.lock_delay_until) return s.key + " is free now";
+  return s.key + " is closed by a lock-delay, opens " + relative_time(*s.lock_delay_until, now);
 }
 
 }  // namespace
@@ -213,7 +231,7 @@ TimePoint current_time() {
 std::string who_holds(Client& client, const std::string& key, TimePoint now) {
   try {
     LockStatus s = client.status(key);
-    if (!s.hold) return key + " is free now";
+    if (!s.hold) return free_text(s, now);
     if (s.mode == LockMode::kSemaphore)
       return key + " is a semaphore of " + std::to_string(s.permits) + " permits, " +
              std::to_string(s.free_permits) + " free, " + std::to_string(s.holders.size()) +
@@ -229,6 +247,13 @@ std::string who_holds(Client& client, const std::string& key, TimePoint now) {
   } catch (const Error&) {
     return key + " is held";
   }
+}
+
+std::string who_holds(Client& client, const std::vector<KeyRequest>& keys, TimePoint now) {
+  std::string text;
+  for (const KeyRequest& k : keys)
+    text += (text.empty() ? "" : "; ") + who_holds(client, k.key, now);
+  return text;
 }
 
 std::string relative_time(TimePoint at, TimePoint now) {
@@ -271,9 +296,20 @@ std::string json_hold(const LockHandle& h) {
   f.mode = h.mode;
   f.permits = h.permits;
   f.limit = h.limit;
+  f.lock_delay = h.lock_delay;
   JsonObject o;
   add_fields(o, kGrantFields, f);
   return o.text();
+}
+
+std::string json_group(const LockGroup& g) {
+  std::string holds = "[";
+  for (std::size_t i = 0; i < g.holds.size(); ++i) holds += (i ? "," : "") + json_hold(g.holds[i]);
+  return JsonObject()
+      .str("handle", g.handle)
+      .time("leaseExpiresAt", g.lease_expires_at)
+      .raw("holds", holds + "]")
+      .text();
 }
 
 std::string json_hold_info(const HoldInfo& h) {
@@ -293,6 +329,8 @@ std::string json_status(const LockStatus& s) {
     add_fields(o, kStatusFields, f, false);
     o.num("waiters", s.waiters);
     if (holder) o.str("holder", *holder);
+    add_lock_delay(o, s.hold->lock_delay);
+    if (s.lock_delay_until) o.time("lockDelayUntil", *s.lock_delay_until);
     // A shared or semaphore key: its mode, permits and every hold (the wire's order).
     if (s.mode != LockMode::kExclusive) {
       o.str("mode", to_string(s.mode));
@@ -307,6 +345,7 @@ std::string json_status(const LockStatus& s) {
     }
   } else {
     o.num("waiters", s.waiters);
+    if (s.lock_delay_until) o.time("lockDelayUntil", *s.lock_delay_until);
   }
   return o.text();
 }
@@ -341,6 +380,7 @@ std::string json_assignment(const Assignment& a) {
   f.token = a.token;
   f.acquired_at = a.acquired_at;
   f.lease_expires_at = a.lease_expires_at;
+  f.lock_delay = a.lock_delay;
   JsonObject o;
   add_fields(o, kAssignmentFields, f);
   return o.text();
@@ -400,7 +440,24 @@ void print_hold(std::ostream& out, const LockHandle& h, TimePoint now) {
       .add("OWNER", or_dash(h.owner))
       .add("SCOPE", to_string(h.scope));
   if (h.mode != LockMode::kExclusive) f.add("MODE", mode_text(h));
+  if (h.lock_delay.count() > 0) f.add("LOCK DELAY", delay_text(h.lock_delay));
   f.add("EXPIRES", expires_text(h.lease_expires_at, now)).print(out);
+}
+
+void print_group(std::ostream& out, const LockGroup& g, TimePoint now) {
+  Fields f;
+  f.add("HANDLE", g.handle);
+  if (!g.holds.empty()) {
+    const LockHandle& first = g.holds.front();
+    f.add("HELD BY", first.held_by).add("OWNER", or_dash(first.owner));
+    f.add("SCOPE", to_string(first.scope));
+  }
+  f.add("EXPIRES", expires_text(g.lease_expires_at, now)).print(out);
+  out << "\n";
+  std::vector<std::vector<std::string>> rows = {{"KEY", "TOKEN", "MODE"}};
+  for (const LockHandle& h : g.holds)
+    rows.push_back({h.key, std::to_string(h.token), mode_text(h)});
+  print_table(out, rows);
 }
 
 void print_status(std::ostream& out, const LockStatus& s, TimePoint now) {
@@ -417,7 +474,11 @@ void print_status(std::ostream& out, const LockStatus& s, TimePoint now) {
         .add("KIND", to_string(h.kind))
         .add("ACQUIRED", relative_time(h.acquired_at, now) + " (" + iso_time(h.acquired_at) + ")")
         .add("EXPIRES", expires_text(h.lease_expires_at, now));
+    if (h.lock_delay.count() > 0) f.add("LOCK DELAY", delay_text(h.lock_delay));
   }
+  if (s.lock_delay_until)
+    f.add("CLOSED", "by a lock-delay, opens " + relative_time(*s.lock_delay_until, now) + " (" +
+                        iso_time(*s.lock_delay_until) + ")");
   f.add("WAITERS", std::to_string(s.waiters));
   if (s.mode == LockMode::kExclusive) {
     f.print(out);
@@ -454,13 +515,14 @@ void print_list(std::ostream& out, const std::vector<HoldInfo>& holds, TimePoint
 }
 
 void print_assignment(std::ostream& out, const Assignment& a, TimePoint now) {
-  Fields()
-      .add("KEY", a.key)
+  Fields f;
+  f.add("KEY", a.key)
       .add("HOLDER", a.holder)
       .add("TOKEN", std::to_string(a.token))
       .add("HELD BY", a.held_by)
-      .add("EXPIRES", expires_text(a.lease_expires_at, now))
-      .print(out);
+      .add("EXPIRES", expires_text(a.lease_expires_at, now));
+  if (a.lock_delay.count() > 0) f.add("LOCK DELAY", delay_text(a.lock_delay));
+  f.print(out);
 }
 
 void print_holder(std::ostream& out, const HolderInfo& h, TimePoint now) {

@@ -26,6 +26,8 @@ std::string relative_time(TimePoint at, TimePoint now);
 std::string iso_time(TimePoint at);
 
 std::string json_hold(const LockHandle& hold);
+// {"handle", "leaseExpiresAt", "holds": [hold objects]}, as LOCK.ACQUIREALL answers.
+std::string json_group(const LockGroup& group);
 std::string json_hold_info(const HoldInfo& hold);
 std::string json_status(const LockStatus& status);
 std::string json_list(const std::vector<HoldInfo>& holds, const std::string& next_cursor);
@@ -39,9 +41,15 @@ std::string json_error(const Error& error);
 
 // "jobs:1 is held by user:local (owner run-1), expires in 42 s", "jobs:1 is free now", or
 // "jobs:1 is held" when its status cannot be read: why an acquire did not get the key.
+// A key that nobody holds but a lock-delay keeps closed: "jobs:1 is closed by a lock-delay,
+// opens in 2 s".
 std::string who_holds(Client& client, const std::string& key, TimePoint now);
+// The same for each key of a multi-key request, joined by "; ".
+std::string who_holds(Client& client, const std::vector<KeyRequest>& keys, TimePoint now);
 
 void print_hold(std::ostream& out, const LockHandle& hold, TimePoint now);
+// The group's handle, holder and lease, then a KEY / TOKEN / MODE table of its holds.
+void print_group(std::ostream& out, const LockGroup& group, TimePoint now);
 void print_status(std::ostream& out, const LockStatus& status, TimePoint now);
 void print_list(std::ostream& out, const std::vector<HoldInfo>& holds, TimePoint now);
 void print_assignment(std::ostream& out, const Assignment& assignment, TimePoint now);

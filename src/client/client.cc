@@ -44,12 +44,41 @@ std::optional<LockHandle> Client::try_acquire(std::string_view key,
   return impl_->try_acquire(key, options);
 }
 
+LockGroup Client::acquire_all(const std::vector<KeyRequest>& keys,
+                              const AcquireAllOptions& options) {
+  return impl_->acquire_all(keys, options).group;
+}
+
+std::optional<LockGroup> Client::try_acquire_all(const std::vector<KeyRequest>& keys,
+                                                 const TryAcquireAllOptions& options) {
+  return impl_->try_acquire_all(keys, options);
+}
+
 RenewResult Client::renew(const LockHandle& hold, milliseconds ttl) {
   return impl_->renew(hold.key, hold.handle, ttl);
 }
 
 RenewResult Client::renew(std::string_view key, std::string_view handle, milliseconds ttl) {
   return impl_->renew(key, handle, ttl);
+}
+
+namespace {
+
+// The server renews and releases a whole group through any one of its keys.
+const LockHandle& any_hold_of(const LockGroup& group) {
+  if (group.holds.empty())
+    throw InvalidArgumentError("INVALID_ARGUMENT", "INVALID_ARGUMENT the group has no holds");
+  return group.holds.front();
+}
+
+}  // namespace
+
+RenewResult Client::renew(const LockGroup& group, milliseconds ttl) {
+  return impl_->renew(any_hold_of(group).key, group.handle, ttl);
+}
+
+ReleaseResult Client::release(const LockGroup& group) {
+  return impl_->release(any_hold_of(group).key, group.handle);
 }
 
 ReleaseResult Client::release(const LockHandle& hold) {

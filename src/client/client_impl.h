@@ -29,9 +29,19 @@ struct Client::Impl {
     std::chrono::steady_clock::time_point surely_held_until;
   };
 
+  // A multi-key grant and the local monotonic instant until which its lease is surely ours.
+  struct GroupGrant {
+    LockGroup group;
+    std::chrono::steady_clock::time_point surely_held_until;
+  };
+
   // Local queue, then LOCK.ACQUIRE with the time left (see Client::acquire).
   Grant acquire(std::string_view key, const AcquireOptions& options);
   std::optional<LockHandle> try_acquire(std::string_view key, const TryAcquireOptions& options);
+  // LOCK.ACQUIREALL / LOCK.TRYALL; no local queue (see locks_api.cc).
+  GroupGrant acquire_all(const std::vector<KeyRequest>& keys, const AcquireAllOptions& options);
+  std::optional<LockGroup> try_acquire_all(const std::vector<KeyRequest>& keys,
+                                           const TryAcquireAllOptions& options);
   RenewResult renew(std::string_view key, std::string_view handle, milliseconds ttl);
   ReleaseResult release(std::string_view key, std::string_view handle);
   LockStatus status(std::string_view key);

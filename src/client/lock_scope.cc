@@ -1,5 +1,5 @@
 // LockScope and LockContext: the machinery of with_lock (see include/holdfast/with_lock.h for
-// the lifecycle).
+// the lifecycle), and the ScopeState that LockGroupScope (with_locks) shares.
 //
 // The monitor thread, when there is one, sleeps until the next renewal or the end of the lease
 // as the client knows it, whichever is first:
@@ -11,11 +11,8 @@
 // Stopping (the scope ends) wakes the thread at once; a renewal already on the wire finishes,
 // its answer is ignored, and none is sent after that.
 #include <algorithm>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
-#include "client/client_impl.h"
+#include "client/scope_state.h"
 #include "holdfast/with_lock.h"
 
 namespace holdfast::inline v0 {
@@ -24,61 +21,61 @@ using SteadyClock = std::chrono::steady_clock;
 
 namespace detail {
 
-struct ScopeState {
-  ScopeState(Client::Impl* client_impl, const WithLockOptions& opts, Client::Impl::Grant grant)
-      : impl(client_impl),
-        options(opts),
-        turn(std::move(grant.turn)),
-        hold(std::move(grant.hold)),
-        surely_held_until(grant.surely_held_until) {}
+ScopeState::ScopeState(Client::Impl* client_impl, Renewal r, Client::Impl::Grant grant,
+                       std::function<void(const LockHandle&)> on_lost)
+    : impl(client_impl),
+      renewal(r),
+      turn(std::move(grant.turn)),
+      hold(std::move(grant.hold)),
+      on_hold_lost_(std::move(on_lost)),
+      held_until_(grant.surely_held_until) {}
 
-  bool lost_locked() const { return lost || SteadyClock::now() >= surely_held_until; }
-  void monitor();
-  void declare_lost(std::unique_lock<std::mutex>& lock);
-  void stop_monitor();
+ScopeState::ScopeState(Client::Impl* client_impl, Renewal r, Client::Impl::GroupGrant grant,
+                       std::function<void(const LockGroup&)> on_lost)
+    : impl(client_impl),
+      renewal(r),
+      hold(grant.group.holds.front()),
+      group(std::move(grant.group)),
+      on_group_lost_(std::move(on_lost)),
+      held_until_(grant.surely_held_until) {}
 
-  Client::Impl* const impl;
-  const WithLockOptions options;
-  std::optional<client_internal::KeyQueue::Turn> turn;  // our place on the local queue
-  LockHandle hold;  // key, handle and token never change; lease_expires_at under `mu`
-
-  mutable std::mutex mu;
-  mutable std::condition_variable changed;
-  SteadyClock::time_point surely_held_until;
-  bool lost = false;
-  bool stopping = false;
-  bool released = false;
-  std::thread monitor_thread;
-};
+void ScopeState::start() {
+  if (!renewal.renew && !on_hold_lost_ && !on_group_lost_) return;
+  impl->renewing_scopes.fetch_add(1);
+  monitor_thread_ = std::thread([this] {
+    monitor();
+    impl->renewing_scopes.fetch_sub(1);
+  });
+}
 
 void ScopeState::declare_lost(std::unique_lock<std::mutex>& lock) {
-  lost = true;
-  changed.notify_all();
-  LockHandle snapshot = hold;
+  lost_ = true;
+  changed_.notify_all();
+  const LockHandle hold_snapshot = hold;
+  const std::optional<LockGroup> group_snapshot = group;
   lock.unlock();
-  if (options.on_lost) {
-    try {
-      options.on_lost(snapshot);
-    } catch (...) {
-      // A callback must not throw (options.h); there is nobody to hand it to on this thread.
-    }
+  try {
+    // A callback must not throw (options.h); there is nobody to hand it to on this thread.
+    if (on_hold_lost_) on_hold_lost_(hold_snapshot);
+    if (on_group_lost_ && group_snapshot) on_group_lost_(*group_snapshot);
+  } catch (...) {
   }
   lock.lock();
 }
 
 void ScopeState::monitor() {
-  const milliseconds ttl = options.ttl;
+  const milliseconds ttl = renewal.ttl;
   const auto interval = std::max<SteadyClock::duration>(
-      std::chrono::duration_cast<SteadyClock::duration>(ttl * options.renew_fraction),
+      std::chrono::duration_cast<SteadyClock::duration>(ttl * renewal.renew_fraction),
       milliseconds(1));
   auto next_renewal = SteadyClock::now() + interval;
   std::unique_lock lock(mu);
-  while (!stopping && !lost) {
-    auto wake = options.renew ? std::min(next_renewal, surely_held_until) : surely_held_until;
-    changed.wait_until(lock, wake, [&] { return stopping; });
-    if (stopping) break;
+  while (!stopping_ && !lost_) {
+    auto wake = renewal.renew ? std::min(next_renewal, held_until_) : held_until_;
+    changed_.wait_until(lock, wake, [&] { return stopping_; });
+    if (stopping_) break;
     const auto now = SteadyClock::now();
-    if (options.renew && now >= next_renewal && now < surely_held_until) {
+    if (renewal.renew && now >= next_renewal && now < held_until_) {
       const std::string key = hold.key, handle = hold.handle;
       lock.unlock();
       std::optional<RenewResult> result;
@@ -91,18 +88,24 @@ void ScopeState::monitor() {
       }
       const auto received = SteadyClock::now();
       lock.lock();
-      if (stopping) break;
+      if (stopping_) break;
       if (result && result->renewed) {
         impl->renewals.fetch_add(1);
-        surely_held_until = Client::Impl::surely_held_until(sent, received, ttl);
-        if (result->lease_expires_at) hold.lease_expires_at = *result->lease_expires_at;
+        held_until_ = Client::Impl::surely_held_until(sent, received, ttl);
+        if (result->lease_expires_at) {
+          hold.lease_expires_at = *result->lease_expires_at;
+          if (group) {
+            group->lease_expires_at = *result->lease_expires_at;
+            for (LockHandle& h : group->holds) h.lease_expires_at = *result->lease_expires_at;
+          }
+        }
         next_renewal = received + interval;
       } else if (result) {
         declare_lost(lock);
       } else {
         next_renewal = received + interval / 4;
       }
-    } else if (now >= surely_held_until) {
+    } else if (now >= held_until_) {
       declare_lost(lock);
     }
   }
@@ -111,10 +114,45 @@ void ScopeState::monitor() {
 void ScopeState::stop_monitor() {
   {
     std::lock_guard lock(mu);
-    stopping = true;
+    stopping_ = true;
   }
-  changed.notify_all();
-  if (monitor_thread.joinable()) monitor_thread.join();
+  changed_.notify_all();
+  if (monitor_thread_.joinable()) monitor_thread_.join();
+}
+
+bool ScopeState::lost() const {
+  std::lock_guard lock(mu);
+  return lost_locked();
+}
+
+bool ScopeState::wait_lost(milliseconds timeout) const {
+  const auto deadline = SteadyClock::now() + timeout;
+  std::unique_lock lock(mu);
+  for (;;) {
+    if (lost_locked()) return true;
+    if (SteadyClock::now() >= deadline) return false;
+    // Wake at the local lease end too: without a monitor nobody would notify us then.
+    changed_.wait_until(lock, std::min(deadline, held_until_));
+  }
+}
+
+ReleaseResult ScopeState::release() {
+  stop_monitor();
+  if (released_) return ReleaseResult{false, "already_released"};
+  released_ = true;
+  // Leave the local queue however the release goes: the next local caller can then ask the
+  // server, which decides.
+  struct LeaveQueue {
+    ScopeState* s;
+    ~LeaveQueue() { s->turn.reset(); }
+  } leave{this};
+  return impl->release(hold.key, hold.handle);
+}
+
+void validate_renewal(bool renew, double renew_fraction) {
+  if (renew && !(renew_fraction > 0.0 && renew_fraction < 1.0))
+    throw InvalidArgumentError(
+        "INVALID_ARGUMENT", "INVALID_ARGUMENT renew_fraction must be between 0 and 1 (exclusive)");
 }
 
 }  // namespace detail
@@ -123,20 +161,17 @@ namespace {
 
 std::unique_ptr<detail::ScopeState> begin_scope(Client::Impl* impl, std::string_view key,
                                                 const WithLockOptions& o) {
-  if (o.renew && !(o.renew_fraction > 0.0 && o.renew_fraction < 1.0))
-    throw InvalidArgumentError(
-        "INVALID_ARGUMENT", "INVALID_ARGUMENT renew_fraction must be between 0 and 1 (exclusive)");
-  AcquireOptions acquire{
-      .ttl = o.ttl, .timeout = o.timeout, .owner = o.owner, .session = o.session, .mode = o.mode};
-  auto state = std::make_unique<detail::ScopeState>(impl, o, impl->acquire(key, acquire));
-  if (o.renew || o.on_lost) {
-    impl->renewing_scopes.fetch_add(1);
-    detail::ScopeState* s = state.get();
-    state->monitor_thread = std::thread([s] {
-      s->monitor();
-      s->impl->renewing_scopes.fetch_sub(1);
-    });
-  }
+  detail::validate_renewal(o.renew, o.renew_fraction);
+  AcquireOptions acquire{.ttl = o.ttl,
+                         .timeout = o.timeout,
+                         .owner = o.owner,
+                         .session = o.session,
+                         .mode = o.mode,
+                         .lock_delay = o.lock_delay};
+  auto state = std::make_unique<detail::ScopeState>(
+      impl, detail::ScopeState::Renewal{o.ttl, o.renew, o.renew_fraction},
+      impl->acquire(key, acquire), o.on_lost);
+  state->start();
   return state;
 }
 
@@ -151,21 +186,9 @@ LockHandle LockContext::lock_handle() const {
   return state_->hold;
 }
 
-bool LockContext::lost() const {
-  std::lock_guard lock(state_->mu);
-  return state_->lost_locked();
-}
+bool LockContext::lost() const { return state_->lost(); }
 
-bool LockContext::wait_lost(milliseconds timeout) const {
-  const auto deadline = SteadyClock::now() + timeout;
-  std::unique_lock lock(state_->mu);
-  for (;;) {
-    if (state_->lost_locked()) return true;
-    if (SteadyClock::now() >= deadline) return false;
-    // Wake at the local lease end too: without a monitor nobody would notify us then.
-    state_->changed.wait_until(lock, std::min(deadline, state_->surely_held_until));
-  }
-}
+bool LockContext::wait_lost(milliseconds timeout) const { return state_->wait_lost(timeout); }
 
 LockScope::LockScope(Client& client, std::string_view key, const WithLockOptions& options)
     : state_(begin_scope(client.impl_.get(), key, options)), context_(state_.get()) {}
@@ -178,17 +201,6 @@ LockScope::~LockScope() {
   }
 }
 
-ReleaseResult LockScope::release() {
-  state_->stop_monitor();
-  if (state_->released) return ReleaseResult{false, "already_released"};
-  state_->released = true;
-  // Leave the local queue however the release goes: the next local caller can then ask the
-  // server, which decides.
-  struct LeaveQueue {
-    detail::ScopeState* s;
-    ~LeaveQueue() { s->turn.reset(); }
-  } leave{state_.get()};
-  return state_->impl->release(state_->hold.key, state_->hold.handle);
-}
+ReleaseResult LockScope::release() { return state_->release(); }
 
 }  // namespace holdfast::inline v0

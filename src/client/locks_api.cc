@@ -8,7 +8,9 @@
 //      connection whose reply deadline is that time plus ClientOptions::acquire_margin.
 //   4. A timeout at either stage is LockTimeoutError carrying the caller's timeout.
 // Shared and semaphore acquires skip steps 2 and the in-flight count: several callers of this
-// process may hold such a key together, so they wait only in the server's queue.
+// process may hold such a key together, so they wait only in the server's queue. So do
+// multi-key acquires (LOCK.ACQUIREALL / LOCK.TRYALL): the server joins all their queues in one
+// step, which cannot deadlock, whereas taking several local turns one by one could.
 #include <algorithm>
 
 #include "client/client_impl.h"
@@ -34,6 +36,14 @@ void validate_ttl(milliseconds ttl) {
         "INVALID_ARGUMENT",
         "INVALID_ARGUMENT TTL must be a positive number of milliseconds ttlMs=" + ms_text(ttl),
         {{"ttlMs", ms_text(ttl)}});
+}
+
+void validate_timeout(milliseconds timeout) {
+  if (timeout.count() < 0)
+    throw InvalidArgumentError(
+        "INVALID_ARGUMENT",
+        "INVALID_ARGUMENT timeout must not be negative timeoutMs=" + ms_text(timeout),
+        {{"timeoutMs", ms_text(timeout)}});
 }
 
 [[noreturn]] void throw_timeout(std::string_view key, milliseconds timeout,
@@ -66,6 +76,19 @@ void add_mode(std::vector<std::string>& args, const AcquireMode& mode) {
   }
 }
 
+void add_lock_delay(std::vector<std::string>& args, const std::optional<milliseconds>& delay) {
+  if (delay) args.insert(args.end(), {"LOCKDELAY", ms_text(*delay)});
+}
+
+// LOCK.ACQUIREALL / LOCK.TRYALL: the request's options come first, then a block per key.
+void add_key_blocks(std::vector<std::string>& args, const std::vector<KeyRequest>& keys) {
+  for (const KeyRequest& k : keys) {
+    args.push_back("KEY");
+    args.push_back(k.key);
+    add_mode(args, k.mode);
+  }
+}
+
 bool queues_locally(const AcquireMode& mode) { return mode.mode() == LockMode::kExclusive; }
 
 }  // namespace
@@ -89,11 +112,7 @@ SteadyClock::time_point Client::Impl::surely_held_until(SteadyClock::time_point 
 
 Client::Impl::Grant Client::Impl::acquire(std::string_view key, const AcquireOptions& o) {
   validate_ttl(o.ttl);
-  if (o.timeout.count() < 0)
-    throw InvalidArgumentError(
-        "INVALID_ARGUMENT",
-        "INVALID_ARGUMENT timeout must not be negative timeoutMs=" + ms_text(o.timeout),
-        {{"timeoutMs", ms_text(o.timeout)}});
+  validate_timeout(o.timeout);
   const std::string k(key);
   const auto deadline = SteadyClock::now() + std::min(o.timeout, kMaxWait);
   using Turn = std::optional<client_internal::KeyQueue::Turn>;
@@ -107,6 +126,7 @@ Client::Impl::Grant Client::Impl::acquire(std::string_view key, const AcquireOpt
                                    ms_text(o.ttl), "TIMEOUT", ms_text(left)};
   add_hold_options(args, o.owner, o.session);
   add_mode(args, o.mode);
+  add_lock_delay(args, o.lock_delay);
   std::optional<client_internal::KeyQueue::InFlight> in_flight;
   if (turn) in_flight.emplace(queue.in_flight(k));
   const auto sent = SteadyClock::now();
@@ -135,11 +155,42 @@ std::optional<LockHandle> Client::Impl::try_acquire(std::string_view key,
   std::vector<std::string> args = {"LOCK.TRY", k, "TTL", ms_text(o.ttl)};
   add_hold_options(args, o.owner, o.session);
   add_mode(args, o.mode);
+  add_lock_delay(args, o.lock_delay);
   std::optional<client_internal::KeyQueue::InFlight> in_flight;
   if (turn) in_flight.emplace(queue.in_flight(k));
   Reply reply = call(args, options.io_timeout, o.session);
   if (reply.is_null()) return std::nullopt;
   return client_internal::to_lock_handle(reply);
+}
+
+Client::Impl::GroupGrant Client::Impl::acquire_all(const std::vector<KeyRequest>& keys,
+                                                   const AcquireAllOptions& o) {
+  validate_ttl(o.ttl);
+  validate_timeout(o.timeout);
+  const milliseconds timeout = std::min(o.timeout, kMaxWait);
+  std::vector<std::string> args = {"LOCK.ACQUIREALL", "TTL", ms_text(o.ttl), "TIMEOUT",
+                                   ms_text(timeout)};
+  add_hold_options(args, o.owner, o.session);
+  add_key_blocks(args, keys);
+  const auto sent = SteadyClock::now();
+  Reply reply = call(args, timeout + options.acquire_margin, o.session);
+  const auto received = SteadyClock::now();
+  LockGroup group = client_internal::to_lock_group(reply);
+  if (group.holds.empty()) throw ProtocolError("LOCK.ACQUIREALL answered a group without holds");
+  auto granted_ttl = std::chrono::duration_cast<milliseconds>(group.lease_expires_at -
+                                                              group.holds.front().acquired_at);
+  return GroupGrant{std::move(group), surely_held_until(sent, received, granted_ttl)};
+}
+
+std::optional<LockGroup> Client::Impl::try_acquire_all(const std::vector<KeyRequest>& keys,
+                                                       const TryAcquireAllOptions& o) {
+  validate_ttl(o.ttl);
+  std::vector<std::string> args = {"LOCK.TRYALL", "TTL", ms_text(o.ttl)};
+  add_hold_options(args, o.owner, o.session);
+  add_key_blocks(args, keys);
+  Reply reply = call(args, options.io_timeout, o.session);
+  if (reply.is_null()) return std::nullopt;
+  return client_internal::to_lock_group(reply);
 }
 
 RenewResult Client::Impl::renew(std::string_view key, std::string_view handle, milliseconds ttl) {
@@ -185,6 +236,7 @@ Assignment Client::Impl::assign(std::string_view key, std::optional<std::string_
     args.push_back(ms_text(*o.timeout));
     reply_timeout = std::min(*o.timeout, kMaxWait) + options.acquire_margin;
   }
+  add_lock_delay(args, o.lock_delay);
   return client_internal::to_assignment(call(args, reply_timeout));
 }
 

@@ -132,6 +132,13 @@ void read_mode(const Reply& reply, Hold& h) {
   h.limit = count_of(reply, "limit");
 }
 
+// lockDelayMs: there only on a hold that has a lock-delay.
+std::chrono::milliseconds lock_delay_of(const Reply& reply) {
+  auto ms = optional_integer(reply, "lockDelayMs").value_or(0);
+  if (ms < 0) bad_reply(reply, "field 'lockDelayMs' is negative");
+  return std::chrono::milliseconds(ms);
+}
+
 void expect_fields(const Reply& reply) {
   if (reply.type != Reply::Type::kMap && reply.type != Reply::Type::kArray)
     bad_reply(reply, "not a map");
@@ -151,7 +158,19 @@ LockHandle to_lock_handle(const Reply& reply) {
   h.lease_expires_at = at(integer(reply, "leaseExpiresAt"));
   h.scope = scope_of(reply);
   read_mode(reply, h);
+  h.lock_delay = lock_delay_of(reply);
   return h;
+}
+
+LockGroup to_lock_group(const Reply& reply) {
+  expect_fields(reply);
+  LockGroup g;
+  g.handle = text(reply, "handle");
+  g.lease_expires_at = at(integer(reply, "leaseExpiresAt"));
+  const Reply& holds = need(reply, "holds");
+  if (holds.type != Reply::Type::kArray) bad_reply(reply, "field 'holds' is not a list");
+  for (const Reply& item : holds.items) g.holds.push_back(to_lock_handle(item));
+  return g;
 }
 
 HoldInfo to_hold_info(const Reply& reply) {
@@ -167,6 +186,7 @@ HoldInfo to_hold_info(const Reply& reply) {
   h.kind = kind_of(reply);
   h.holder = optional_text(reply, "holder");
   read_mode(reply, h);
+  h.lock_delay = lock_delay_of(reply);
   return h;
 }
 
@@ -175,6 +195,7 @@ LockStatus to_status(const Reply& reply) {
   LockStatus s;
   s.key = text(reply, "key");
   s.waiters = optional_integer(reply, "waiters").value_or(0);
+  s.lock_delay_until = optional_time(reply, "lockDelayUntil");
   if (integer(reply, "held") == 0) return s;
   // The status map carries the newest hold's fields; for a shared or semaphore key `mode` is
   // the key's and `permits` its permits, and `holders` lists every hold.
@@ -237,6 +258,7 @@ Assignment to_assignment(const Reply& reply) {
   a.held_by = optional_text(reply, "heldBy").value_or("");
   a.acquired_at = at(integer(reply, "acquiredAt"));
   a.lease_expires_at = optional_time(reply, "leaseExpiresAt");
+  a.lock_delay = lock_delay_of(reply);
   return a;
 }
 

@@ -9,6 +9,8 @@
 namespace holdfast::inline v0::client_internal {
 
 LockHandle to_lock_handle(const Reply& reply);
+// LOCK.ACQUIREALL / LOCK.TRYALL: {handle, leaseExpiresAt, holds: [hold maps]}.
+LockGroup to_lock_group(const Reply& reply);
 HoldInfo to_hold_info(const Reply& reply);
 LockStatus to_status(const Reply& reply);
 ListPage to_list_page(const Reply& reply);
