@@ -1,6 +1,11 @@
 #include "service/postgres/hold_rows.h"
 
 namespace holdfast::pg {
+
+std::int64_t mode_number(LockMode m) {
+  return m == LockMode::kShared ? 1 : m == LockMode::kSemaphore ? 2 : 0;
+}
+
 namespace {
 
 // Every statement that reads or writes a hold answers rows of this shape:
@@ -218,10 +223,6 @@ LockMode mode_from(std::int64_t n) {
   return n == 1 ? LockMode::kShared : n == 2 ? LockMode::kSemaphore : LockMode::kExclusive;
 }
 
-std::int64_t mode_number(LockMode m) {
-  return m == LockMode::kShared ? 1 : m == LockMode::kSemaphore ? 2 : 0;
-}
-
 // A hold row of find or scan, with its mode (columns 14 and 15).
 HoldState hold_with_mode(const Rows& rows, int r) {
   HoldState h = hold_from(rows, r);
@@ -359,6 +360,14 @@ std::vector<Statement> HoldRows::statements() {
       // $1 node, $2 session (NULL: all the node's), $3 grace (NULL: by node; else dead nodes)
       {"hf_free_session_members",
        "SELECT holdfast_free_session_members($1::bigint, $2::bigint, $3::bigint)"},
+      // $1 keys, $2 modes, $3 limits, $4 takes (arrays), $5 handle, $6 held_by, $7 owner,
+      // $8 ttl, $9 scope, $10 node, $11 session
+      {"hf_grant_group",
+       "SELECT * FROM holdfast_grant_group($1::text[], $2::smallint[], $3::integer[], "
+       "$4::integer[], $5, $6, $7, $8::bigint, $9::smallint, $10::bigint, $11::bigint)"},
+      // $1 key, $2 handle (, $3 ttl)
+      {"hf_release_handle", "SELECT holdfast_release_handle($1, $2)"},
+      {"hf_renew_handle", "SELECT holdfast_renew_handle($1, $2, $3::bigint)"},
       {"hf_sweep_members", kWithNow + "\nDELETE FROM holdfast_members m USING now WHERE "
                                       "m.lease_expires_at <= now.ms - $1::bigint"},
   };
