@@ -162,6 +162,7 @@ TEST(LocalWaiters, AMultiKeyWaiterHearsEveryKeyAndHoldsNoQueueBack) {
   EXPECT_EQ(opened[0].first, "b");
   EXPECT_EQ(w.count("a"), 2u);
   EXPECT_EQ(w.count("b"), 1u);
+  EXPECT_EQ(w.total(), 3u);        // the group once per key
   EXPECT_FALSE(w.has_queue("b"));  // it stands in no key's order
   EXPECT_TRUE(w.is_head(*single));
   EXPECT_EQ(w.wait(*group, soon()), Wake::kAttempt);  // at once

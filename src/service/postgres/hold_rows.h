@@ -46,6 +46,12 @@
 // that saw the key held shared, has a row; a node's grant waits while another node has a row
 // older than this node's oldest).
 //
+// A multi-key group (group_rows.cc, schema.cc holdfast_grant_group) is one transaction that
+// locks the rows of all its keys in key order before it changes any; release and renew by
+// handle lock a group's rows the same way, and every other statement that changes several
+// rows (the session frees, the sweep) locks them in key order first. So no two transactions
+// wait for each other's rows in a cycle, and PostgreSQL never has to break a deadlock.
+//
 // The SQL text of each statement is in hold_rows.cc next to the function that runs it.
 #pragma once
 
@@ -174,8 +180,6 @@ class HoldRows {
   Result<std::optional<Millis>> renew_handle(std::string_view key, std::string_view handle,
                                              Millis ttl_ms);
 
-  // The new lease end, or none when `handle` is not the key's live handle.
-  Result<std::optional<Millis>> renew(std::string_view key, std::string_view handle, Millis ttl_ms);
   Result<bool> release(std::string_view key, std::string_view handle);
   // The live hold of key (handle left null), if any.
   Result<std::optional<HoldState>> find(std::string_view key);
@@ -197,8 +201,6 @@ class HoldRows {
                                   std::uint32_t limit);
   Status queue_leave(std::int64_t seq);
   Result<bool> release_member(std::string_view key, std::string_view handle);
-  Result<std::optional<Millis>> renew_member(std::string_view key, std::string_view handle,
-                                             Millis ttl_ms);
   // The live members of a group key, oldest first (handles null), with its mode and limit.
   Result<std::vector<HoldState>> members(std::string_view key, LockMode mode, std::uint32_t limit);
   // Every member of key at once, when held_by is none or holds them all (DEL, PEXPIRE).

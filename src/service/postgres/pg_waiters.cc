@@ -1,5 +1,7 @@
 #include "service/postgres/pg_waiters.h"
 
+#include <algorithm>
+
 namespace holdfast {
 
 namespace {
@@ -288,7 +290,9 @@ bool LocalWaiters::has_queue(std::string_view key) const {
 
 std::size_t LocalWaiters::total() const {
   std::lock_guard lock(mu_);
-  return all_.size();
+  std::size_t n = 0;
+  for (const Waiter* w : all_) n += std::max<std::size_t>(w->watched.size(), 1);
+  return n;
 }
 
 }  // namespace holdfast

@@ -113,6 +113,7 @@ class LocalWaiters {
 
   // This node's waiters for key, multi-key ones included.
   std::size_t count(std::string_view key) const;
+  // Every waiter of this node, a multi-key one once per key.
   std::size_t total() const;
   // True when someone of this node is queued for key (a newcomer must not jump ahead).
   // Multi-key waiters are not a queue: they hold no key back.
