@@ -221,7 +221,7 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
   // Each migration recorded once, by whichever node took the migration lock first.
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "4");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "5");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -253,8 +253,18 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }
 
+// What schema version 5 added (multi-key groups), taken away again.
+void back_to_version_4(const std::string& url) {
+  sql_value(url,
+            "DROP FUNCTION holdfast_key_kind, holdfast_grant_group, holdfast_handle_keys, "
+            "holdfast_release_handle, holdfast_renew_handle");
+  sql_value(url, "DROP INDEX holdfast_holds_handle, holdfast_members_handle");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 4");
+}
+
 // What schema version 4 added (shared and semaphore holds), taken away again.
 void back_to_version_3(const std::string& url) {
+  back_to_version_4(url);
   sql_value(url,
             "DROP FUNCTION holdfast_group_left, holdfast_grant_member, holdfast_queue_leave, "
             "holdfast_release_member, holdfast_free_group, holdfast_extend_group, "
@@ -274,7 +284,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
   sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN lock_delay_ms");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "4");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "5");
   auto c = node.client();
   auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
   ASSERT_FALSE(hold.is_null()) << hold.debug();
@@ -294,7 +304,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
   }
   back_to_version_3(url);  // a database a version-3 node left, with a live hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "4");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "5");
   auto c = node.client();
   auto s = c.call({"LOCK.STATUS", "kept"});
   EXPECT_EQ(s.number("token"), token) << s.debug();
@@ -304,6 +314,28 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
   auto shared = c.call({"LOCK.TRY", "kept", "TTL", "60000", "MODE", "SHARED"});
   ASSERT_FALSE(shared.is_null() || shared.is_error()) << shared.debug();
   EXPECT_GT(shared.number("token"), token);
+}
+
+TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFourAndKeepsItsHolds) {
+  const std::string url = fresh_store_url(postgres_url());
+  std::string exclusive, shared;
+  {
+    ServerProcess first({"--store", url});
+    auto c = first.client();
+    exclusive = c.call({"LOCK.TRY", "v4:x", "TTL", "600000"}).text("handle");
+    shared = c.call({"LOCK.TRY", "v4:s", "TTL", "600000", "MODE", "SHARED"}).text("handle");
+  }
+  back_to_version_4(url);  // a database a version-4 node left, with live holds in it
+  ServerProcess node({"--store", url});
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "5");
+  auto c = node.client();
+  // The holds of before are released by their handles, as before; then a group takes both.
+  EXPECT_TRUE(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "v4:x", "KEY", "v4:s"}).is_null());
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "v4:x", exclusive}).number("released"), 1);
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "v4:s", shared}).number("released"), 1);
+  auto group = c.call({"LOCK.TRYALL", "TTL", "60000", "KEY", "v4:x", "KEY", "v4:s"});
+  ASSERT_FALSE(group.is_null() || group.is_error()) << group.debug();
+  EXPECT_EQ(group.get("holds")->items.size(), 2u);
 }
 
 TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableAtOnce) {

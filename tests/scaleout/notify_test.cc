@@ -12,13 +12,13 @@
 namespace holdfast::testing {
 namespace {
 
-// Waits up to 5 s for a backend of this database to wait for a lock inside a statement on
-// holdfast_holds; true when one does.
+// Waits up to 5 s for a backend of this database to wait for a lock inside a statement of a
+// node (on holdfast_holds, or a holdfast_* function such as the release's); true when one does.
 bool a_statement_waits_for_a_row_lock(SqlSession& sql) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (std::chrono::steady_clock::now() < deadline) {
     if (sql.value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                  " AND query LIKE '%holdfast_holds%' AND pid <> pg_backend_pid()") != "0")
+                  " AND query LIKE '%holdfast%' AND pid <> pg_backend_pid()") != "0")
       return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }

@@ -1,6 +1,7 @@
 // LocalWaiters: a node's FIFO queues per key. Only the head attempts, and only with a reason;
 // wake-ups are never lost; closing a connection wakes its waiters; queue lifetimes carry
-// generations for the database registration. No database: the queues are pure bookkeeping.
+// generations for the database registration; a multi-key waiter hears every one of its keys. No
+// database: the queues are pure bookkeeping.
 #include "service/postgres/pg_waiters.h"
 
 #include <gtest/gtest.h>
@@ -145,6 +146,44 @@ TEST(LocalWaiters, TheLastWaiterOutReportsTheQueuesGeneration) {
   // The next life of the queue has a newer generation.
   auto c = w.join("k", 3);
   EXPECT_GT(w.opened_generation(*c), generation);
+}
+
+TEST(LocalWaiters, AMultiKeyWaiterHearsEveryKeyAndHoldsNoQueueBack) {
+  LocalWaiters w;
+  std::vector<std::pair<std::string, std::uint64_t>> closed;
+  w.on_queue_closed([&](const std::string& key, std::uint64_t generation) {
+    closed.emplace_back(key, generation);
+  });
+  auto single = w.join("a", 1);
+  auto group = w.watch({"a", "b"}, 2);
+  // It opened b's queue only: a's was open already.
+  const auto opened = w.opened_generations(*group);
+  ASSERT_EQ(opened.size(), 1u);
+  EXPECT_EQ(opened[0].first, "b");
+  EXPECT_EQ(w.count("a"), 2u);
+  EXPECT_EQ(w.count("b"), 1u);
+  EXPECT_EQ(w.total(), 3u);        // the group once per key
+  EXPECT_FALSE(w.has_queue("b"));  // it stands in no key's order
+  EXPECT_TRUE(w.is_head(*single));
+  EXPECT_EQ(w.wait(*group, soon()), Wake::kAttempt);  // at once
+  EXPECT_EQ(w.wait(*group, now()), Wake::kDeadline);  // no reason to try again
+  w.poke("b");
+  EXPECT_EQ(w.wait(*group, soon()), Wake::kAttempt);
+  ASSERT_EQ(w.wait(*single, soon()), Wake::kAttempt);
+  w.poke("a");  // both hear it: the head of a's queue, and the group
+  EXPECT_EQ(w.wait(*group, soon()), Wake::kAttempt);
+  EXPECT_EQ(w.wait(*single, soon()), Wake::kAttempt);
+  // Leaving closes the queue it kept open, with the generation it registered.
+  const auto b_generation = opened[0].second;
+  group.reset();
+  ASSERT_EQ(closed.size(), 1u);
+  EXPECT_EQ(closed[0], std::make_pair(std::string("b"), b_generation));
+  EXPECT_EQ(w.count("a"), 1u);
+  // Closing its connection wakes it, as any waiter.
+  auto again = w.watch({"c"}, 3);
+  ASSERT_EQ(w.wait(*again, soon()), Wake::kAttempt);
+  w.close_session(3);
+  EXPECT_EQ(w.wait(*again, soon()), Wake::kCancelled);
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
 #include "service/postgres/hold_rows.h"
 
 namespace holdfast::pg {
+
+std::int64_t mode_number(LockMode m) {
+  return m == LockMode::kShared ? 1 : m == LockMode::kSemaphore ? 2 : 0;
+}
+
 namespace {
 
 // Every statement that reads or writes a hold answers rows of this shape:
@@ -152,12 +157,13 @@ UPDATE holdfast_holds h
          live("h", "now.ms") + "\nRETURNING h.lease_expires_at";
 }
 
-std::string renew_sql() {
-  return kWithNow + R"sql(
-UPDATE holdfast_holds h SET lease_expires_at = now.ms + $3::bigint
-  FROM now
- WHERE h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms
-RETURNING h.lease_expires_at)sql";
+// A CTE `locked`: the keys of the rows matching `where` (over holds h and now), each row locked,
+// in key order. A statement that changes several rows locks them this way first, as a
+// multi-key grant (holdfast_grant_group) locks its keys: two such transactions never wait for
+// each other's rows in a cycle.
+std::string in_key_order(const std::string& where) {
+  return "locked AS MATERIALIZED (SELECT h.key FROM holdfast_holds h, now WHERE " + where +
+         " ORDER BY h.key FOR UPDATE OF h)";
 }
 
 // Frees the live or session rows matching `where` (over holds h and now) and notifies each
@@ -166,19 +172,23 @@ RETURNING h.lease_expires_at)sql";
 // last token, as a free key whose lease ended now: the next grant of the key is then always an
 // update of this row, so its token is drawn after it locked the row, i.e. after this hold's
 // token (see hold_rows.h, "Tokens"). A release clears the hold's lock-delay; the end of a
-// session (`vanished`) keeps it, so the key stays closed that long from now.
+// session (`vanished`) keeps it, so the key stays closed that long from now. The rows are
+// locked in key order first (in_key_order), as a multi-key grant locks its keys.
 std::string free_and_notify_sql(const std::string& where, bool vanished = false) {
-  return kWithNow + R"sql(,
+  return kWithNow + ",\n" + in_key_order(where) + R"sql(,
 freed AS (UPDATE holdfast_holds h
              SET lease_expires_at = LEAST(coalesce(h.lease_expires_at, now.ms), now.ms),
                  handle = NULL, scope = 0, node_id = NULL, session_id = NULL)sql" +
          std::string(vanished ? "" : ", lock_delay_ms = 0") + R"sql(
-            FROM now WHERE )sql" +
+            FROM now WHERE h.key IN (SELECT l.key FROM locked l) AND )sql" +
          where + R"sql( RETURNING h.key)
 SELECT freed.key,
        CASE WHEN holdfast_key_waited(freed.key) THEN pg_notify('holdfast_keys', freed.key) END
   FROM freed)sql";
 }
+
+// A row free (lock-delay over) for longer than $1 ms.
+const std::string kSweepable = "h.lease_expires_at + h.lock_delay_ms <= now.ms - $1::bigint";
 
 std::string find_sql(const std::string& where, const std::string& tail) {
   return kWithNow + "\nSELECT true, " + kHoldCols + ", now.ms, false, " + kRowMode +
@@ -216,10 +226,6 @@ HoldState hold_from(const Rows& rows, int r) {
 
 LockMode mode_from(std::int64_t n) {
   return n == 1 ? LockMode::kShared : n == 2 ? LockMode::kSemaphore : LockMode::kExclusive;
-}
-
-std::int64_t mode_number(LockMode m) {
-  return m == LockMode::kShared ? 1 : m == LockMode::kSemaphore ? 2 : 0;
 }
 
 // A hold row of find or scan, with its mode (columns 14 and 15).
@@ -289,7 +295,6 @@ std::vector<Statement> HoldRows::statements() {
            live("h", "now.ms"))},
       {"hf_assign", assign_sql()},
       {"hf_refresh", refresh_sql()},
-      {"hf_renew", renew_sql()},
       // $1 key, $2 handle
       {"hf_release",
        free_and_notify_sql("h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms")},
@@ -316,8 +321,11 @@ std::vector<Statement> HoldRows::statements() {
            "AND n.heartbeat_at > now.ms - $1::bigint)",
            true)},
       // $1 retention in ms: rows free (lock-delay over) for longer than that are deleted
-      {"hf_sweep_free", kWithNow + "\nDELETE FROM holdfast_holds h USING now WHERE "
-                                   "h.lease_expires_at + h.lock_delay_ms <= now.ms - $1::bigint"},
+      {"hf_sweep_free",
+       kWithNow + ",\n" + in_key_order(kSweepable) +
+           "\nDELETE FROM holdfast_holds h USING now WHERE h.key IN (SELECT l.key FROM locked l) "
+           "AND " +
+           kSweepable},
       // $1 key: while a lock-delay keeps the key closed, the instant it opens
       {"hf_closed_until",
        kWithNow + "\nSELECT h.lease_expires_at + h.lock_delay_ms FROM holdfast_holds h, now "
@@ -353,12 +361,19 @@ std::vector<Statement> HoldRows::statements() {
        "DELETE FROM holdfast_queue q WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = "
        "q.node_id)"},
       {"hf_release_member", "SELECT holdfast_release_member($1, $2)"},
-      {"hf_renew_member", "SELECT holdfast_renew_member($1, $2, $3::bigint)"},
       {"hf_free_group", "SELECT holdfast_free_group($1, $2)"},
       {"hf_extend_group", "SELECT holdfast_extend_group($1, $2::bigint, $3)"},
       // $1 node, $2 session (NULL: all the node's), $3 grace (NULL: by node; else dead nodes)
       {"hf_free_session_members",
        "SELECT holdfast_free_session_members($1::bigint, $2::bigint, $3::bigint)"},
+      // $1 keys, $2 modes, $3 limits, $4 takes (arrays), $5 handle, $6 held_by, $7 owner,
+      // $8 ttl, $9 scope, $10 node, $11 session
+      {"hf_grant_group",
+       "SELECT * FROM holdfast_grant_group($1::text[], $2::smallint[], $3::integer[], "
+       "$4::integer[], $5, $6, $7, $8::bigint, $9::smallint, $10::bigint, $11::bigint)"},
+      // $1 key, $2 handle (, $3 ttl)
+      {"hf_release_handle", "SELECT holdfast_release_handle($1, $2)"},
+      {"hf_renew_handle", "SELECT holdfast_renew_handle($1, $2, $3::bigint)"},
       {"hf_sweep_members", kWithNow + "\nDELETE FROM holdfast_members m USING now WHERE "
                                       "m.lease_expires_at <= now.ms - $1::bigint"},
   };
@@ -420,14 +435,6 @@ Result<Grant> HoldRows::refresh(std::string_view key, std::string_view holder_id
   auto rows = pool_.run("hf_refresh", Params().text(key).text(holder_id).maybe_number(ttl_ms));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
-}
-
-Result<std::optional<Millis>> HoldRows::renew(std::string_view key, std::string_view handle,
-                                              Millis ttl_ms) {
-  auto rows = pool_.run("hf_renew", Params().text(key).text(handle).number(ttl_ms));
-  if (!rows.ok()) return std::move(rows).error();
-  if (rows->empty()) return std::optional<Millis>();
-  return std::optional<Millis>(rows->number(0, 0));
 }
 
 Result<bool> HoldRows::release(std::string_view key, std::string_view handle) {
@@ -591,13 +598,6 @@ Result<bool> HoldRows::release_member(std::string_view key, std::string_view han
   auto rows = pool_.run("hf_release_member", Params().text(key).text(handle));
   if (!rows.ok()) return std::move(rows).error();
   return rows->boolean(0, 0);
-}
-
-Result<std::optional<Millis>> HoldRows::renew_member(std::string_view key, std::string_view handle,
-                                                     Millis ttl_ms) {
-  auto rows = pool_.run("hf_renew_member", Params().text(key).text(handle).number(ttl_ms));
-  if (!rows.ok()) return std::move(rows).error();
-  return rows->maybe_number(0, 0);
 }
 
 Result<std::vector<HoldState>> HoldRows::members(std::string_view key, LockMode mode,

@@ -46,6 +46,12 @@
 // that saw the key held shared, has a row; a node's grant waits while another node has a row
 // older than this node's oldest).
 //
+// A multi-key group (group_rows.cc, schema.cc holdfast_grant_group) is one transaction that
+// locks the rows of all its keys in key order before it changes any; release and renew by
+// handle lock a group's rows the same way, and every other statement that changes several
+// rows (the session frees, the sweep) locks them in key order first. So no two transactions
+// wait for each other's rows in a cycle, and PostgreSQL never has to break a deadlock.
+//
 // The SQL text of each statement is in hold_rows.cc next to the function that runs it.
 #pragma once
 
@@ -65,6 +71,9 @@ inline constexpr char kKeysChannel[] = "holdfast_keys";
 inline constexpr Millis kStatementTimeoutMs = 10'000;
 inline constexpr Millis kFreeRowRetentionMs = 60'000;
 static_assert(kFreeRowRetentionMs > 2 * kStatementTimeoutMs, "see Tokens above");
+
+// A mode as the schema numbers it: 0 exclusive, 1 shared, 2 semaphore.
+std::int64_t mode_number(LockMode m);
 
 // A grant of a handle hold (acquire, tryAcquire, re-take).
 struct GrantRequest {
@@ -106,6 +115,31 @@ struct MemberRequest {
   std::optional<std::int64_t> queue_seq;  // the caller's holdfast_queue row, if queued
 };
 
+// A multi-key group (docs/lock-kinds.md, "Several keys at once"): the grant's fields (its key
+// unused) and each key with its mode, a semaphore's permits and the permits it takes, sorted
+// by key and distinct.
+struct GroupKey {
+  std::string_view key;
+  LockMode mode = LockMode::kExclusive;
+  std::uint32_t limit = 0;
+  std::uint32_t take = 1;
+};
+struct GroupRequest {
+  GrantRequest grant;
+  std::vector<GroupKey> keys;
+};
+
+// What holdfast_grant_group answered: every key's hold (in key order), or the key that
+// refused: busy (holder_lease_end: when a hold in the way ends, if known) or of another kind.
+struct GroupGrant {
+  bool granted = false;
+  std::vector<HoldState> holds;
+  Millis db_now = 0;
+  std::string key;
+  std::optional<Millis> holder_lease_end;
+  std::optional<std::uint32_t> other_kind;
+};
+
 class HoldRows {
  public:
   explicit HoldRows(PgPool& pool) : pool_(pool) {}
@@ -136,8 +170,16 @@ class HoldRows {
   Result<Grant> refresh(std::string_view key, std::string_view holder_id,
                         std::optional<Millis> ttl_ms);
 
-  // The new lease end, or none when `handle` is not the key's live handle.
-  Result<std::optional<Millis>> renew(std::string_view key, std::string_view handle, Millis ttl_ms);
+  // A group grant, all or nothing, as one transaction (schema.cc, holdfast_grant_group): every
+  // key's row locked in key order, then each key granted as a single acquire would, or none.
+  Result<GroupGrant> grant_group(const GroupRequest& r);
+  // Release and renew by key and handle, of any mode: every live hold of the handle, which is
+  // the key's one hold or, for a group, the hold on each of its keys. Release answers the keys
+  // freed (none: the handle holds nothing on key); renew the new lease end.
+  Result<std::vector<std::string>> release_handle(std::string_view key, std::string_view handle);
+  Result<std::optional<Millis>> renew_handle(std::string_view key, std::string_view handle,
+                                             Millis ttl_ms);
+
   Result<bool> release(std::string_view key, std::string_view handle);
   // The live hold of key (handle left null), if any.
   Result<std::optional<HoldState>> find(std::string_view key);
@@ -159,8 +201,6 @@ class HoldRows {
                                   std::uint32_t limit);
   Status queue_leave(std::int64_t seq);
   Result<bool> release_member(std::string_view key, std::string_view handle);
-  Result<std::optional<Millis>> renew_member(std::string_view key, std::string_view handle,
-                                             Millis ttl_ms);
   // The live members of a group key, oldest first (handles null), with its mode and limit.
   Result<std::vector<HoldState>> members(std::string_view key, LockMode mode, std::uint32_t limit);
   // Every member of key at once, when held_by is none or holds them all (DEL, PEXPIRE).

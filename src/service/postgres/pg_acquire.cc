@@ -49,23 +49,26 @@ struct PgBackend::Attempt {
   std::function<Status()> joined;
 };
 
-namespace {
+Handle PgBackend::next_handle() {
+  thread_local HandleSource handles;  // not thread-safe: one per executor thread
+  return handles.next();
+}
 
-thread_local HandleSource handles;  // not thread-safe: one per executor thread
-
-Error waiter_gone() {
+Error PgBackend::waiter_gone() {
   return Error(ErrorCode::kUnavailable, "the connection closed or the server is shutting down");
 }
 
-}  // namespace
-
 PgBackend::TimePoint PgBackend::next_try(const pg::Grant& seen) const {
+  return next_try(
+      seen.granted ? std::optional<Millis>(seen.hold.lease_expires_at) : seen.holder_lease_end,
+      seen.db_now);
+}
+
+PgBackend::TimePoint PgBackend::next_try(std::optional<Millis> lease_end, Millis db_now) const {
   const auto now = std::chrono::steady_clock::now();
   Millis wait = options_.recheck_ms;
-  const std::optional<Millis> lease_end =
-      seen.granted ? std::optional<Millis>(seen.hold.lease_expires_at) : seen.holder_lease_end;
   if (lease_end && *lease_end != kNever)
-    wait = std::clamp<Millis>(*lease_end - seen.db_now + 2, 0, options_.recheck_ms);
+    wait = std::clamp<Millis>(*lease_end - db_now + 2, 0, options_.recheck_ms);
   return now + std::chrono::milliseconds(wait);
 }
 
@@ -125,13 +128,6 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
   }
 }
 
-Issued PgBackend::acquire_all(const Caller&, const AcquireAllArgs&, Contention, Charge,
-                              Completion& done) {
-  return run(done, []() -> Result<Answer> {
-    return invalid_argument("multi-key acquire is not supported on a node over PostgreSQL yet");
-  });
-}
-
 Issued PgBackend::acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                           Charge charge, Completion& done) {
   struct Copy {
@@ -157,7 +153,7 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
   const std::string held_by = caller.principal->held_by();
   pg::GrantRequest g;
   g.key = args.key;
-  g.handle = handles.next();
+  g.handle = next_handle();
   g.held_by = held_by;
   g.owner = args.owner;
   g.ttl_ms = args.ttl_ms;
@@ -276,7 +272,7 @@ Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireA
   const std::string held_by = caller.principal->held_by();
   pg::MemberRequest m;
   m.grant.key = args.key;
-  m.grant.handle = handles.next();
+  m.grant.handle = next_handle();
   m.grant.held_by = held_by;
   m.grant.owner = args.owner;
   m.grant.ttl_ms = args.ttl_ms;

@@ -264,8 +264,8 @@ Issued PgBackend::renew(const Caller&, const RenewArgs& args, Completion& done) 
               ttl = args.ttl_ms]() -> Result<Answer> {
                auto parsed = Handle::parse(handle);
                if (!parsed) return Answer(RenewOutcome{});
-               auto ends = holds_->renew(key, parsed->to_string(), ttl);
-               if (ends.ok() && !*ends) ends = holds_->renew_member(key, parsed->to_string(), ttl);
+               // Any mode, and every key of a group with this handle (pg_groups.cc).
+               auto ends = holds_->renew_handle(key, parsed->to_string(), ttl);
                if (!ends.ok()) return store_error(std::move(ends).error());
                if (!*ends) return Answer(RenewOutcome{});
                ++counters_.renewals;
@@ -280,15 +280,14 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
       [this, key = std::string(args.key), handle = std::string(args.handle)]() -> Result<Answer> {
         auto parsed = Handle::parse(handle);
         if (!parsed) return Answer(ReleaseOutcome{false});
-        auto released = holds_->release(key, parsed->to_string());
-        if (released.ok() && !*released)
-          released = holds_->release_member(key, parsed->to_string());
+        // Any mode, and every key of a group with this handle (pg_groups.cc).
+        auto released = holds_->release_handle(key, parsed->to_string());
         if (!released.ok()) return store_error(std::move(released).error());
-        if (!*released) return Answer(ReleaseOutcome{false});
-        waiters_.poke(key);
-        ++counters_.releases;
+        if (released->empty()) return Answer(ReleaseOutcome{false});
+        keys_freed(*released);
         ++counters_.writes;
-        --held_;
+        counters_.releases += released->size();
+        held_ -= static_cast<std::int64_t>(released->size());
         return Answer(ReleaseOutcome{true});
       });
 }

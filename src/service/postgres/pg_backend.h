@@ -67,7 +67,7 @@ class PgBackend final : public LockBackend {
   // Idempotent; blocks until the node's threads have stopped.
   void stop();
 
-  // Not on this backend yet: INVALID_ARGUMENT.
+  // All or nothing, as one database transaction (pg_groups.cc).
   Issued acquire_all(const Caller& caller, const AcquireAllArgs& args, Contention contention,
                      Charge charge, Completion& done) override;
   Issued acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
@@ -156,8 +156,17 @@ class PgBackend final : public LockBackend {
   Result<StatusView> group_status(StatusView s, const HoldState& group);
   Result<std::vector<HoldState>> group_members(const HoldState& group);
   Result<pg::Grant> run_grant(const Caller& caller, Attempt& attempt);
+  // Multi-key acquire (pg_groups.cc): the grant, and the wait for it.
+  Result<Answer> do_acquire_all(const Caller& caller, const AcquireAllArgs& args,
+                                Contention contention, Charge charge);
+  Result<pg::GroupGrant> run_group_grant(const Caller& caller, const pg::GroupRequest& group,
+                                         Millis timeout);
+  static Handle next_handle();
+  static Error waiter_gone();
   std::optional<Error> charge_attempt(const Principal& who, Charge charge);
   TimePoint next_try(const pg::Grant& seen) const;
+  // After a refusal that saw a hold in the way ending at `lease_end` (database clock).
+  TimePoint next_try(std::optional<Millis> lease_end, Millis db_now) const;
 
   // Runs `job` on an executor thread; its answer reaches `done` on the loop.
   Issued run(Completion& done, std::function<Result<Answer>()> job);

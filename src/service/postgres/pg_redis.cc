@@ -15,8 +15,6 @@
 namespace holdfast {
 namespace {
 
-thread_local HandleSource handles;  // not thread-safe: one per executor thread
-
 // Owned copies of a list of keys, for a call that runs after the caller's views are gone.
 struct Keys {
   explicit Keys(std::span<const std::string_view> keys) : owned(keys.begin(), keys.end()) {}
@@ -86,7 +84,7 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   }
   pg::GrantRequest g;
   g.key = args.key;
-  g.handle = handles.next();
+  g.handle = next_handle();
   g.held_by = held_by;
   g.owner = args.value;
   g.ttl_ms = keep_end ? std::max<Millis>(before->lease_expires_at - PgBackend::wall_now(), 1)

@@ -1,5 +1,7 @@
 #include "service/postgres/pg_waiters.h"
 
+#include <algorithm>
+
 namespace holdfast {
 
 namespace {
@@ -20,20 +22,36 @@ class LocalWaiters::Waiter {
   std::uint64_t opened = 0;  // the generation of the queue this waiter opened
   std::optional<TimePoint> retry;
   std::list<Waiter*>::iterator pos;
+  struct Watched {
+    std::string key;
+    std::list<Waiter*>::iterator pos;  // in the key's watchers
+    std::uint64_t opened = 0;
+  };
+  std::vector<Watched> watched;  // a multi-key waiter's keys
 };
 
 void LocalWaiters::WaiterDeleter::operator()(Waiter* w) const {
-  std::optional<Closed> closed;
+  std::vector<Closed> closed;
   {
     std::lock_guard lock(owner->mu_);
     if (w->linked) closed = owner->unlink(*w, std::nullopt);
   }
   delete w;
-  owner->report(std::move(closed));
+  owner->report(closed);
 }
 
-void LocalWaiters::report(std::optional<Closed> closed) {
-  if (closed && on_closed_) on_closed_(closed->key, closed->generation);
+void LocalWaiters::report(const std::vector<Closed>& closed) {
+  if (!on_closed_) return;
+  for (const Closed& c : closed) on_closed_(c.key, c.generation);
+}
+
+LocalWaiters::Queue& LocalWaiters::queue_of(std::string_view key, std::uint64_t& opened) {
+  auto it = queues_.find(key);
+  if (it == queues_.end()) {
+    it = queues_.emplace(std::string(key), Queue{}).first;
+    it->second.generation = opened = ++last_generation_;
+  }
+  return it->second;
 }
 
 LocalWaiters::Ticket LocalWaiters::join(std::string_view key, SessionId session) {
@@ -47,17 +65,41 @@ LocalWaiters::Ticket LocalWaiters::join(std::string_view key, SessionId session)
   if (stopping_ || (session != 0 && closed_.count(session) != 0)) w.cancelled = true;
   if (session != 0) by_session_.emplace(session, &w);
   if (!key.empty()) {
-    auto it = queues_.find(key);
-    if (it == queues_.end()) {
-      it = queues_.emplace(std::string(key), Queue{}).first;
-      it->second.generation = w.opened = ++last_generation_;
-    }
-    auto& q = it->second.waiters;
+    auto& q = queue_of(key, w.opened).waiters;
     w.pos = q.insert(q.end(), &w);
     w.queued = true;
     if (q.front() == &w) w.poked = true;  // nobody ahead: try at once
   }
   return t;
+}
+
+LocalWaiters::Ticket LocalWaiters::watch(const std::vector<std::string>& keys, SessionId session) {
+  Ticket t(new Waiter, WaiterDeleter{this});
+  Waiter& w = *t;
+  w.session = session;
+  w.poked = true;  // try at once
+  std::lock_guard lock(mu_);
+  w.linked = true;
+  all_.insert(&w);
+  if (stopping_ || (session != 0 && closed_.count(session) != 0)) w.cancelled = true;
+  if (session != 0) by_session_.emplace(session, &w);
+  w.watched.reserve(keys.size());
+  for (const std::string& key : keys) {
+    Waiter::Watched watched{key, {}, 0};
+    auto& q = queue_of(key, watched.opened).watchers;
+    watched.pos = q.insert(q.end(), &w);
+    w.watched.push_back(std::move(watched));
+  }
+  return t;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> LocalWaiters::opened_generations(
+    const Waiter& w) const {
+  std::vector<std::pair<std::string, std::uint64_t>> out;
+  for (const Waiter::Watched& k : w.watched) {
+    if (k.opened != 0) out.emplace_back(k.key, k.opened);
+  }
+  return out;
 }
 
 bool LocalWaiters::is_head(const Waiter& w) const {
@@ -74,7 +116,8 @@ LocalWaiters::Wake LocalWaiters::wait(Waiter& w, TimePoint deadline) {
   for (;;) {
     if (w.cancelled) return Wake::kCancelled;
     const auto now = std::chrono::steady_clock::now();
-    const bool head = w.queued && queues_.find(w.key)->second.waiters.front() == &w;
+    const bool head =
+        (w.queued && queues_.find(w.key)->second.waiters.front() == &w) || !w.watched.empty();
     if (head && (w.poked || (w.retry && *w.retry <= now))) {
       w.poked = false;
       w.retry.reset();
@@ -93,16 +136,16 @@ void LocalWaiters::retry_at(Waiter& w, TimePoint at) {
 }
 
 void LocalWaiters::leave(Waiter& w, std::optional<TimePoint> next_try) {
-  std::optional<Closed> closed;
+  std::vector<Closed> closed;
   {
     std::lock_guard lock(mu_);
     if (w.linked) closed = unlink(w, next_try);
   }
-  report(std::move(closed));
+  report(closed);
 }
 
-std::optional<LocalWaiters::Closed> LocalWaiters::unlink(Waiter& w,
-                                                         std::optional<TimePoint> next_try) {
+std::vector<LocalWaiters::Closed> LocalWaiters::unlink(Waiter& w,
+                                                       std::optional<TimePoint> next_try) {
   w.linked = false;
   all_.erase(&w);
   if (w.session != 0) {
@@ -114,18 +157,30 @@ std::optional<LocalWaiters::Closed> LocalWaiters::unlink(Waiter& w,
       }
     }
   }
-  if (!w.queued) return std::nullopt;
+  std::vector<Closed> closed;
+  for (const Waiter::Watched& k : w.watched) {
+    auto q = queues_.find(k.key);
+    q->second.watchers.erase(k.pos);
+    if (q->second.watchers.empty() && q->second.waiters.empty()) {
+      closed.push_back(Closed{q->first, q->second.generation});
+      queues_.erase(q);
+    }
+  }
+  w.watched.clear();
+  if (!w.queued) return closed;
   w.queued = false;
   auto q = queues_.find(w.key);
   auto& waiters = q->second.waiters;
   const bool was_head = waiters.front() == &w;
   waiters.erase(w.pos);
   if (waiters.empty()) {
-    Closed closed{q->first, q->second.generation};
-    queues_.erase(q);
+    if (q->second.watchers.empty()) {
+      closed.push_back(Closed{q->first, q->second.generation});
+      queues_.erase(q);
+    }
     return closed;
   }
-  if (!was_head) return std::nullopt;
+  if (!was_head) return closed;
   Waiter* next = waiters.front();
   if (next_try) {
     next->retry = next_try;
@@ -135,13 +190,18 @@ std::optional<LocalWaiters::Closed> LocalWaiters::unlink(Waiter& w,
     next->retry = w.retry;  // inherit the departing head's reason to wait
   }
   next->cv.notify_one();
-  return std::nullopt;
+  return closed;
 }
 
 void LocalWaiters::poke(std::string_view key) {
   std::lock_guard lock(mu_);
   auto it = queues_.find(key);
   if (it == queues_.end()) return;
+  for (Waiter* w : it->second.watchers) {
+    w->poked = true;
+    w->cv.notify_one();
+  }
+  if (it->second.waiters.empty()) return;
   Waiter* head = it->second.waiters.front();
   head->poked = true;
   head->cv.notify_one();
@@ -150,6 +210,11 @@ void LocalWaiters::poke(std::string_view key) {
 void LocalWaiters::poke_all() {
   std::lock_guard lock(mu_);
   for (auto& [key, queue] : queues_) {
+    for (Waiter* w : queue.watchers) {
+      w->poked = true;
+      w->cv.notify_one();
+    }
+    if (queue.waiters.empty()) continue;
     queue.waiters.front()->poked = true;
     queue.waiters.front()->cv.notify_one();
   }
@@ -214,12 +279,20 @@ void LocalWaiters::close_all() {
 std::size_t LocalWaiters::count(std::string_view key) const {
   std::lock_guard lock(mu_);
   auto it = queues_.find(key);
-  return it == queues_.end() ? 0 : it->second.waiters.size();
+  return it == queues_.end() ? 0 : it->second.waiters.size() + it->second.watchers.size();
+}
+
+bool LocalWaiters::has_queue(std::string_view key) const {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(key);
+  return it != queues_.end() && !it->second.waiters.empty();
 }
 
 std::size_t LocalWaiters::total() const {
   std::lock_guard lock(mu_);
-  return all_.size();
+  std::size_t n = 0;
+  for (const Waiter* w : all_) n += std::max<std::size_t>(w->watched.size(), 1);
+  return n;
 }
 
 }  // namespace holdfast

@@ -17,6 +17,11 @@
 //     otherwise it takes over the departing head's retry time (or attempts at once when the
 //     departing head had been poked).
 //
+// Multi-key waiters: watch(keys) makes a waiter that stands in no key's FIFO order but hears
+// every poke of any of its keys, and is told to attempt whenever one comes (or its retry time
+// passes). It counts as a waiter of each key (count()), and keeps each key's queue open, so the
+// key stays registered in the database while it waits; it never holds back a waiter of one key.
+//
 // Queues across nodes: a queue's life (first waiter in to last waiter out) has a generation
 // number. join() tells the waiter that opened it (opened_generation() != 0), which registers
 // the key in the database before attempting; the hook set with on_queue_closed() hears when
@@ -42,6 +47,8 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "core/lock_types.h"  // SessionId, StringHash
 
@@ -68,9 +75,13 @@ class LocalWaiters {
   // cancelled. `key` empty: a waiter in no queue (a rate-limited acquire sleeping), which
   // only wakes on its deadline or cancellation.
   Ticket join(std::string_view key, SessionId session);
+  // A multi-key waiter of every key in `keys` (see above); it attempts at once.
+  Ticket watch(const std::vector<std::string>& keys, SessionId session);
   bool is_head(const Waiter& w) const;
   // Non-zero when `w` opened its key's queue: the generation it must register.
   std::uint64_t opened_generation(const Waiter& w) const;
+  // A multi-key waiter's keys whose queue it opened, with the generation each must register.
+  std::vector<std::pair<std::string, std::uint64_t>> opened_generations(const Waiter& w) const;
   // Called (outside the lock, on the thread of the waiter that left last) when a key's queue
   // empties. Set before any join().
   void on_queue_closed(std::function<void(const std::string& key, std::uint64_t generation)> fn) {
@@ -100,10 +111,13 @@ class LocalWaiters {
   // Shutdown: every waiter wakes cancelled and no call begins any more.
   void close_all();
 
+  // This node's waiters for key, multi-key ones included.
   std::size_t count(std::string_view key) const;
+  // Every waiter of this node, a multi-key one once per key.
   std::size_t total() const;
   // True when someone of this node is queued for key (a newcomer must not jump ahead).
-  bool has_queue(std::string_view key) const { return count(key) > 0; }
+  // Multi-key waiters are not a queue: they hold no key back.
+  bool has_queue(std::string_view key) const;
 
  private:
   struct Session {
@@ -112,15 +126,18 @@ class LocalWaiters {
   };
   struct Queue {
     std::list<Waiter*> waiters;
+    std::list<Waiter*> watchers;  // multi-key waiters, in no order
     std::uint64_t generation = 0;
   };
   struct Closed {
     std::string key;
     std::uint64_t generation = 0;
   };
-  // REQUIRES: mu_ held. The queue that emptied, if any (report it after unlocking).
-  std::optional<Closed> unlink(Waiter& w, std::optional<TimePoint> next_try);
-  void report(std::optional<Closed> closed);
+  // REQUIRES: mu_ held. The queues that emptied (report them after unlocking).
+  std::vector<Closed> unlink(Waiter& w, std::optional<TimePoint> next_try);
+  void report(const std::vector<Closed>& closed);
+  // REQUIRES: mu_ held. The queue of key, opened if needed (its generation then in `opened`).
+  Queue& queue_of(std::string_view key, std::uint64_t& opened);
   void remember_closed(SessionId session, TimePoint now);
 
   mutable std::mutex mu_;

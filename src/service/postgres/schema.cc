@@ -356,6 +356,8 @@ BEGIN
   END LOOP;
 END $$;
 )sql"},
+    Migration{5, "multi-key groups: holdfast_grant_group, release and renew by handle",
+              kGroupsMigrationSql},
 };
 
 }  // namespace

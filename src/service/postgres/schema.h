@@ -19,6 +19,9 @@
 //   holdfast_rule_versions   the sequence that versions the rule set (cache invalidation)
 // Version 2 adds holdfast_key_waited(key), which statements that free a key call to decide
 // whether to NOTIFY (it reads holdfast_waits with a fresh snapshot; hold_rows.h says why).
+// Version 5 adds multi-key groups: holdfast_grant_group(), release and renew by handle
+// (holdfast_release_handle(), holdfast_renew_handle()) and indexes on handles; its SQL is in
+// schema_groups.cc.
 // Times are bigint milliseconds since the Unix epoch by the database's clock.
 // docs/scale-out.md describes them for operators.
 #pragma once
@@ -33,6 +36,9 @@ namespace holdfast::pg {
 // The classid of every advisory lock Holdfast takes ("Hold" in ASCII). The two-int form keeps
 // them apart from applications' one-bigint advisory locks in the same database.
 inline constexpr std::int32_t kAdvisoryClass = 0x486F6C64;
+
+// The SQL of migration 5 (schema_groups.cc).
+extern const char kGroupsMigrationSql[];
 
 // The newest schema version this binary knows.
 int latest_schema_version();

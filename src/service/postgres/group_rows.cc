@@ -1,0 +1,103 @@
+// HoldRows' multi-key statements (hold_rows.h): the group grant, and release and renew by
+// handle, each one call of a plpgsql function of schema.cc (migration 5).
+#include "service/postgres/hold_rows.h"
+
+namespace holdfast::pg {
+namespace {
+
+// A PostgreSQL array literal of texts: every element quoted, its quotes and backslashes escaped.
+std::string text_array(const std::vector<GroupKey>& keys) {
+  std::string out = "{";
+  for (const GroupKey& k : keys) {
+    if (out.size() > 1) out += ',';
+    out += '"';
+    for (char c : k.key) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+template <typename F>
+std::string number_array(const std::vector<GroupKey>& keys, F value) {
+  std::string out = "{";
+  for (const GroupKey& k : keys) {
+    if (out.size() > 1) out += ',';
+    out += std::to_string(value(k));
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+Result<GroupGrant> HoldRows::grant_group(const GroupRequest& r) {
+  const GrantRequest& q = r.grant;
+  Params p;
+  p.text(text_array(r.keys))
+      .text(number_array(r.keys, [](const GroupKey& k) { return mode_number(k.mode); }))
+      .text(number_array(r.keys,
+                         [](const GroupKey& k) -> std::int64_t {
+                           return k.mode == LockMode::kSemaphore ? k.limit : 0;
+                         }))
+      .text(number_array(r.keys, [](const GroupKey& k) -> std::int64_t {
+        return k.mode == LockMode::kSemaphore ? k.take : 1;
+      }));
+  p.text(q.handle.to_string()).text(q.held_by).maybe_text(q.owner).number(q.ttl_ms);
+  p.number(q.scope == Scope::kSession ? 1 : 0).number(q.node_id);
+  if (q.scope == Scope::kSession) {
+    p.number(static_cast<std::int64_t>(q.session));
+  } else {
+    p.null();
+  }
+  auto rows = pool_.run("hf_grant_group", p);
+  if (!rows.ok()) return std::move(rows).error();
+  // outcome, key, token, acquired_at, lease end, db_now, retry_at, kind_limit
+  GroupGrant g;
+  if (rows->empty()) return g;
+  const std::int64_t outcome = rows->number(0, 0);
+  g.db_now = rows->number(0, 5);
+  if (outcome != 1) {
+    g.key = std::string(rows->text(0, 1));
+    if (outcome == 2) {
+      g.other_kind = static_cast<std::uint32_t>(rows->number(0, 7));
+    } else {
+      g.holder_lease_end = rows->maybe_number(0, 6);
+    }
+    return g;
+  }
+  g.granted = true;
+  for (int i = 0; i < rows->size(); ++i) {
+    const GroupKey& k = r.keys[static_cast<std::size_t>(i)];
+    HoldState h;
+    h.key = std::string(rows->text(i, 1));
+    h.handle = q.handle;
+    h.token = static_cast<std::uint64_t>(rows->number(i, 2));
+    h.held_by = std::string(q.held_by);
+    h.owner = std::string(q.owner.value_or(""));
+    h.acquired_at = rows->number(i, 3);
+    h.lease_expires_at = rows->number(i, 4);
+    h.scope = q.scope;
+    h.kind = HoldKind::kHandle;
+    h.mode = k.mode;
+    h.permits = k.mode == LockMode::kSemaphore ? k.take : 0;
+    h.limit = k.mode == LockMode::kSemaphore ? k.limit : 0;
+    g.holds.push_back(std::move(h));
+  }
+  return g;
+}
+
+Result<std::vector<std::string>> HoldRows::release_handle(std::string_view key,
+                                                          std::string_view handle) {
+  return freed_keys("hf_release_handle", Params().text(key).text(handle));
+}
+
+Result<std::optional<Millis>> HoldRows::renew_handle(std::string_view key, std::string_view handle,
+                                                     Millis ttl_ms) {
+  auto rows = pool_.run("hf_renew_handle", Params().text(key).text(handle).number(ttl_ms));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->maybe_number(0, 0);
+}
+
+}  // namespace holdfast::pg
