@@ -221,7 +221,7 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
   // Each migration recorded once, by whichever node took the migration lock first.
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "5");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "6");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -254,7 +254,22 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
 }
 
 // What schema version 5 added (multi-key groups), taken away again.
+// What schema version 6 added (members' lock-delay), taken away again.
+void back_to_version_5(const std::string& url) {
+  sql_value(url, "DROP TRIGGER holdfast_group_row_delay ON holdfast_holds");
+  sql_value(url,
+            "DROP FUNCTION holdfast_group_row_delay(), holdfast_members_closed_until, "
+            "holdfast_grant_member(text, text, text, text, bigint, smallint, bigint, bigint, "
+            "smallint, integer, integer, bigint, boolean), holdfast_grant_member(text, text, "
+            "text, text, bigint, smallint, bigint, bigint, smallint, integer, integer, bigint, "
+            "boolean, bigint)");
+  sql_value(url, "ALTER FUNCTION holdfast_grant_member_v4 RENAME TO holdfast_grant_member");
+  sql_value(url, "ALTER TABLE holdfast_members DROP COLUMN lock_delay_ms");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 5");
+}
+
 void back_to_version_4(const std::string& url) {
+  back_to_version_5(url);
   sql_value(url,
             "DROP FUNCTION holdfast_key_kind, holdfast_grant_group, holdfast_handle_keys, "
             "holdfast_release_handle, holdfast_renew_handle");
@@ -284,7 +299,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
   sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN lock_delay_ms");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "5");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "6");
   auto c = node.client();
   auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
   ASSERT_FALSE(hold.is_null()) << hold.debug();
@@ -304,7 +319,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
   }
   back_to_version_3(url);  // a database a version-3 node left, with a live hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "5");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "6");
   auto c = node.client();
   auto s = c.call({"LOCK.STATUS", "kept"});
   EXPECT_EQ(s.number("token"), token) << s.debug();
@@ -327,7 +342,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFourAndKeepsItsHolds) {
   }
   back_to_version_4(url);  // a database a version-4 node left, with live holds in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "5");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "6");
   auto c = node.client();
   // The holds of before are released by their handles, as before; then a group takes both.
   EXPECT_TRUE(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "v4:x", "KEY", "v4:s"}).is_null());
@@ -336,6 +351,27 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFourAndKeepsItsHolds) {
   auto group = c.call({"LOCK.TRYALL", "TTL", "60000", "KEY", "v4:x", "KEY", "v4:s"});
   ASSERT_FALSE(group.is_null() || group.is_error()) << group.debug();
   EXPECT_EQ(group.get("holds")->items.size(), 2u);
+}
+
+TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
+  const std::string url = fresh_store_url(postgres_url());
+  std::string shared;
+  {
+    ServerProcess first({"--store", url});
+    shared =
+        first.client().call({"LOCK.TRY", "v5:s", "TTL", "600000", "MODE", "SHARED"}).text("handle");
+  }
+  back_to_version_5(url);  // a database a version-5 node left, with a shared hold in it
+  ServerProcess node({"--store", url});
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "6");
+  auto c = node.client();
+  auto delayed =
+      c.call({"LOCK.TRY", "v5:s", "TTL", "60000", "MODE", "SHARED", "LOCKDELAY", "1000"});
+  ASSERT_FALSE(delayed.is_null() || delayed.is_error()) << delayed.debug();
+  EXPECT_EQ(delayed.number("lockDelayMs"), 1000);
+  auto s = c.call({"LOCK.STATUS", "v5:s"});
+  EXPECT_EQ(s.get("holders")->items.size(), 2u) << s.debug();
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "v5:s", shared}).number("released"), 1);
 }
 
 TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableAtOnce) {

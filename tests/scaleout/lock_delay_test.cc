@@ -72,19 +72,85 @@ TEST(LockDelayAcrossNodes, AnExclusiveHoldsDelayClosesTheKeyToSharedAndSemaphore
   EXPECT_GT(reader.number("token"), held.number("token"));
 }
 
-TEST(LockDelayAcrossNodes, ASharedOrSemaphoreHoldCannotHaveALockDelay) {
-  Cluster cluster(1);
+// A shared hold's expiry closes the key on every node, while the other shared holds go on.
+TEST(LockDelayAcrossNodes, ASharedHoldsExpiryClosesTheKeyWhileTheOthersGoOn) {
+  Cluster cluster(2);
   auto a = cluster.node(0).client();
-  for (const auto& mode :
-       std::vector<std::vector<std::string>>{{"MODE", "SHARED"}, {"PERMITS", "3"}}) {
-    std::vector<std::string> cmd{"LOCK.TRY", "doc", "TTL", "1000", "LOCKDELAY", "500"};
-    cmd.insert(cmd.end(), mode.begin(), mode.end());
-    auto r = a.call(cmd);
-    ASSERT_TRUE(r.is_error()) << r.debug();
-    EXPECT_NE(r.str.find("INVALID_ARGUMENT"), std::string::npos) << r.str;
-    EXPECT_NE(r.str.find("field=lockDelayMs"), std::string::npos) << r.str;
-  }
-  EXPECT_EQ(a.call({"LOCK.STATUS", "doc"}).number("held"), 0) << "a refused request holds nothing";
+  auto b = cluster.node(1).client();
+  auto lapsing = a.call({"LOCK.TRY", "doc", "TTL", "300", "MODE", "SHARED", "LOCKDELAY", "2000"});
+  ASSERT_FALSE(lapsing.is_error() || lapsing.is_null()) << lapsing.debug();
+  EXPECT_EQ(lapsing.number("lockDelayMs"), 2000);
+  auto staying = b.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
+  ASSERT_FALSE(staying.is_error() || staying.is_null()) << staying.debug();
+  const std::int64_t until = lapsing.number("leaseExpiresAt") + 2000;
+  // Until the lapsing hold ended, a reader is let in; from then on nobody is.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  RespValue s;
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    s = b.call({"LOCK.STATUS", "doc"});
+  } while (!s.is_error() && !s.has("lockDelayUntil") &&
+           std::chrono::steady_clock::now() < deadline);
+  ASSERT_TRUE(s.has("lockDelayUntil")) << s.debug();
+  EXPECT_EQ(s.number("lockDelayUntil"), until);
+  EXPECT_EQ(s.number("held"), 1) << "the other reader still holds it";
+  EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "1000", "MODE", "SHARED"}).is_null());
+  EXPECT_TRUE(a.call({"LOCK.TRY", "doc", "TTL", "1000", "MODE", "SHARED"}).is_null());
+  EXPECT_EQ(b.call({"LOCK.RENEW", "doc", staying.text("handle"), "TTL", "60000"}).number("renewed"),
+            1);
+  auto reader =
+      a.call({"LOCK.ACQUIRE", "doc", "TTL", "1000", "TIMEOUT", "10000", "MODE", "SHARED"});
+  ASSERT_FALSE(reader.is_error() || reader.is_null()) << reader.debug();
+  EXPECT_GE(reader.number("acquiredAt"), until);
+  // A release closes nothing: once the last reader lets go, a writer gets the key at once.
+  ASSERT_EQ(b.call({"LOCK.RELEASE", "doc", staying.text("handle")}).number("released"), 1);
+  ASSERT_EQ(a.call({"LOCK.RELEASE", "doc", reader.text("handle")}).number("released"), 1);
+  EXPECT_FALSE(b.call({"LOCK.TRY", "doc", "TTL", "1000"}).is_null());
+}
+
+// The last semaphore hold's expiry keeps the key closed to an exclusive request too, and a
+// multi-key request waits for it.
+TEST(LockDelayAcrossNodes, ASemaphoreHoldsExpiryClosesTheKeyToEveryKindOfRequest) {
+  Cluster cluster(2);
+  auto a = cluster.node(0).client();
+  auto b = cluster.node(1).client();
+  auto held = a.call({"LOCK.TRY", "pool", "TTL", "300", "PERMITS", "3", "LOCKDELAY", "1500"});
+  ASSERT_FALSE(held.is_error() || held.is_null()) << held.debug();
+  const std::int64_t until = held.number("leaseExpiresAt") + 1500;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  RespValue s;
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    s = b.call({"LOCK.STATUS", "pool"});
+  } while (!s.is_error() && s.number("held") != 0 && std::chrono::steady_clock::now() < deadline);
+  ASSERT_EQ(s.number("held"), 0) << s.debug();
+  EXPECT_EQ(s.number("lockDelayUntil"), until);
+  EXPECT_TRUE(b.call({"LOCK.TRY", "pool", "TTL", "1000", "PERMITS", "3"}).is_null());
+  EXPECT_TRUE(b.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "pool", "PERMITS", "3"}).is_null());
+  auto group = b.call({"LOCK.ACQUIREALL", "TTL", "1000", "TIMEOUT", "10000", "KEY", "other", "KEY",
+                       "pool", "PERMITS", "3"});
+  ASSERT_FALSE(group.is_error() || group.is_null()) << group.debug();
+  EXPECT_GE(group.number("leaseExpiresAt") - 1000, until);
+}
+
+// A shared SESSION hold whose connection closes closes the key from then, on every node.
+TEST(LockDelayAcrossNodes, ASharedSessionHoldsEndClosesTheKey) {
+  Cluster cluster(2);
+  auto b = cluster.node(1).client();
+  std::int64_t granted_at = 0;
+  {
+    auto a = cluster.node(0).client();
+    auto held = a.call(
+        {"LOCK.TRY", "doc", "TTL", "60000", "SESSION", "MODE", "SHARED", "LOCKDELAY", "30000"});
+    ASSERT_FALSE(held.is_error() || held.is_null()) << held.debug();
+    granted_at = held.number("acquiredAt");
+  }  // the connection closes: the session ends
+  auto s = await_free(b, "doc");
+  ASSERT_EQ(s.number("held"), 0) << s.debug();
+  EXPECT_GT(s.number("lockDelayUntil"), granted_at + 30000 - 1) << s.debug();
+  EXPECT_LT(s.number("lockDelayUntil"), granted_at + 60000) << "counted from the session's end";
+  EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "1000", "MODE", "SHARED"}).is_null());
+  EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "1000"}).is_null());
 }
 
 }  // namespace

@@ -253,15 +253,16 @@ Grant grant_from(const Rows& rows) {
 }
 
 // A member grant: $1 key, $2 handle, $3 held_by, $4 owner, $5 ttl, $6 scope, $7 node,
-// $8 session, $9 mode, $10 limit, $11 take, $12 queue seq, $13 retake only.
+// $8 session, $9 mode, $10 limit, $11 take, $12 queue seq, $13 retake only, $14 lock-delay.
 const char kGrantMemberSql[] =
     "SELECT * FROM holdfast_grant_member($1, $2, $3, $4, $5::bigint, $6::smallint, $7::bigint, "
-    "$8::bigint, $9::smallint, $10::integer, $11::integer, $12::bigint, $13::boolean)";
+    "$8::bigint, $9::smallint, $10::integer, $11::integer, $12::bigint, $13::boolean, "
+    "$14::bigint)";
 
 // Live members of $1, oldest first: the columns of kHoldCols, from holdfast_members.
 const std::string kMembersSql = kWithNow + R"sql(
 SELECT true, m.key, NULL, m.token, m.held_by, m.owner, NULL, m.acquired_at, m.lease_expires_at,
-       m.scope, 0, 0, now.ms, false, m.permits
+       m.scope, 0, m.lock_delay_ms, now.ms, false, m.permits
   FROM holdfast_members m, now
  WHERE m.key = $1 AND m.lease_expires_at > now.ms
  ORDER BY m.token)sql";
@@ -326,11 +327,13 @@ std::vector<Statement> HoldRows::statements() {
            "\nDELETE FROM holdfast_holds h USING now WHERE h.key IN (SELECT l.key FROM locked l) "
            "AND " +
            kSweepable},
-      // $1 key: while a lock-delay keeps the key closed, the instant it opens
+      // $1 key: while a lock-delay keeps the key closed, the instant it opens (the row's, or
+      // an ended member's while others still hold the key)
       {"hf_closed_until",
-       kWithNow + "\nSELECT h.lease_expires_at + h.lock_delay_ms FROM holdfast_holds h, now "
-                  "WHERE h.key = $1 AND h.lease_expires_at <= now.ms "
-                  "AND h.lease_expires_at + h.lock_delay_ms > now.ms"},
+       kWithNow + "\nSELECT greatest((SELECT h.lease_expires_at + h.lock_delay_ms "
+                  "FROM holdfast_holds h WHERE h.key = $1 AND h.lease_expires_at <= now.ms "
+                  "AND h.lease_expires_at + h.lock_delay_ms > now.ms), "
+                  "holdfast_members_closed_until($1, now.ms)) FROM now"},
       // $1 key, $2 node, $3 generation
       {"hf_wait_register",
        "INSERT INTO holdfast_waits (key, node_id, generation) VALUES ($1, $2::bigint, $3::bigint) "
@@ -374,8 +377,10 @@ std::vector<Statement> HoldRows::statements() {
       // $1 key, $2 handle (, $3 ttl)
       {"hf_release_handle", "SELECT holdfast_release_handle($1, $2)"},
       {"hf_renew_handle", "SELECT holdfast_renew_handle($1, $2, $3::bigint)"},
+      // (a member's lock-delay keeps it: it closes the key until its end plus the delay)
       {"hf_sweep_members", kWithNow + "\nDELETE FROM holdfast_members m USING now WHERE "
-                                      "m.lease_expires_at <= now.ms - $1::bigint"},
+                                      "m.lease_expires_at + m.lock_delay_ms <= now.ms - "
+                                      "$1::bigint"},
   };
 }
 
@@ -542,7 +547,7 @@ Result<Grant> HoldRows::grant_member(const MemberRequest& r, bool retake_only) {
   } else {
     p.null().number(1);
   }
-  p.maybe_number(r.queue_seq).text(retake_only ? "true" : "false");
+  p.maybe_number(r.queue_seq).text(retake_only ? "true" : "false").number(q.lock_delay_ms);
   auto rows = pool_.run("hf_grant_member", p);
   if (!rows.ok()) return std::move(rows).error();
   // outcome, token, acquired_at, lease_expires_at, db_now, retry_at, kind_limit
@@ -571,6 +576,7 @@ Result<Grant> HoldRows::grant_member(const MemberRequest& r, bool retake_only) {
   h.mode = r.mode;
   h.permits = r.mode == LockMode::kSemaphore ? r.take : 0;
   h.limit = r.mode == LockMode::kSemaphore ? r.limit : 0;
+  h.lock_delay_ms = r.grant.lock_delay_ms;
   return g;
 }
 
@@ -660,7 +666,7 @@ Status HoldRows::forget_waits(std::optional<std::int64_t> node_id) {
 Result<Millis> HoldRows::closed_until(std::string_view key) {
   auto rows = pool_.run("hf_closed_until", Params().text(key));
   if (!rows.ok()) return std::move(rows).error();
-  return rows->empty() ? Millis{0} : rows->number(0, 0);
+  return rows->empty() ? Millis{0} : rows->maybe_number(0, 0).value_or(0);
 }
 
 Result<std::int64_t> HoldRows::count_live() {

@@ -263,12 +263,6 @@ Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args
 
 Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireArgs& args,
                                             Millis timeout, Contention contention) {
-  if (args.lock_delay_ms.value_or(0) > 0) {
-    // A member row has no lock-delay of its own: the key's row closes for exclusive holds only.
-    return invalid_argument(
-        "a lock-delay on a shared or semaphore hold is not supported on a node over PostgreSQL "
-        "field=lockDelayMs");
-  }
   const std::string held_by = caller.principal->held_by();
   pg::MemberRequest m;
   m.grant.key = args.key;
@@ -279,6 +273,7 @@ Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireA
   m.grant.scope = args.session_scoped ? Scope::kSession : Scope::kLease;
   m.grant.node_id = node_id_;
   m.grant.session = caller.session;
+  m.grant.lock_delay_ms = args.lock_delay_ms.value_or(0);
   m.mode = args.mode;
   m.limit = args.limit;
   m.take = args.mode == LockMode::kSemaphore ? args.permits : 1;

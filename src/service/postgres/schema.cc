@@ -358,6 +358,8 @@ END $$;
 )sql"},
     Migration{5, "multi-key groups: holdfast_grant_group, release and renew by handle",
               kGroupsMigrationSql},
+    Migration{6, "members.lock_delay_ms: a lock-delay for shared and semaphore holds",
+              kMemberDelayMigrationSql},
 };
 
 }  // namespace

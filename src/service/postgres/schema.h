@@ -39,6 +39,7 @@ inline constexpr std::int32_t kAdvisoryClass = 0x486F6C64;
 
 // The SQL of migration 5 (schema_groups.cc).
 extern const char kGroupsMigrationSql[];
+extern const char kMemberDelayMigrationSql[];
 
 // The newest schema version this binary knows.
 int latest_schema_version();
