@@ -127,6 +127,34 @@ TEST_F(MultiKey, CrossingRequestsAreGrantedOneAfterTheOther) {
   }
 }
 
+// DEL and PEXPIRE of the Redis idiom act on a group as a whole, whichever key they name.
+TEST_F(MultiKey, DelAndPexpireOfOneKeyActOnTheWholeGroup) {
+  auto g =
+      c.call({"LOCK.TRYALL", "TTL", "60000", "KEY", "a", "KEY", "b", "KEY", "c", "MODE", "SHARED"});
+  ASSERT_FALSE(g.is_null() || g.is_error()) << g.debug();
+  EXPECT_EQ(c.call({"PEXPIRE", "b", "120000"}).integer, 1);
+  for (const char* key : {"a", "b", "c"}) {
+    auto s = c.call({"LOCK.STATUS", key});
+    EXPECT_GT(s.number("leaseExpiresAt"), g.number("leaseExpiresAt") + 30000) << key;
+  }
+  EXPECT_EQ(c.call({"DEL", "c"}).integer, 1);
+  for (const char* key : {"a", "b", "c"}) EXPECT_EQ(held(c, key), 0) << key;
+  EXPECT_EQ(c.call({"LOCK.RENEW", "a", g.text("handle"), "TTL", "1000"}).number("renewed"), 0);
+
+  auto again = c.call({"LOCK.TRYALL", "TTL", "60000", "KEY", "a", "KEY", "b"});
+  ASSERT_FALSE(again.is_null() || again.is_error()) << again.debug();
+  EXPECT_EQ(c.call({"PEXPIRE", "a", "0"}).integer, 1);  // an expiry that has come deletes
+  EXPECT_EQ(held(c, "a"), 0);
+  EXPECT_EQ(held(c, "b"), 0);
+
+  auto shared = c.call({"LOCK.TRYALL", "TTL", "60000", "KEY", "a", "KEY", "s", "MODE", "SHARED"});
+  ASSERT_FALSE(shared.is_null() || shared.is_error()) << shared.debug();
+  EXPECT_EQ(c.call({"PEXPIRE", "s", "120000"}).integer, 1);
+  EXPECT_GT(c.call({"LOCK.STATUS", "a"}).number("leaseExpiresAt"),
+            shared.number("leaseExpiresAt") + 30000)
+      << "the shared key's group moved with it";
+}
+
 TEST_F(MultiKey, InsideATransactionABlockingRequestMakesOneAttempt) {
   RespClient other = server.client();
   ASSERT_FALSE(other.call({"LOCK.TRY", "q", "TTL", "60000"}).is_error());

@@ -100,4 +100,13 @@ Result<std::optional<Millis>> HoldRows::renew_handle(std::string_view key, std::
   return rows->maybe_number(0, 0);
 }
 
+Result<std::vector<HoldRows::GroupOnKey>> HoldRows::groups_on(std::string_view key) {
+  auto rows = pool_.run("hf_groups_on", Params().text(key));
+  if (!rows.ok()) return std::move(rows).error();
+  std::vector<GroupOnKey> out;
+  for (int r = 0; r < rows->size(); ++r)
+    out.push_back(GroupOnKey{std::string(rows->text(r, 0)), std::string(rows->text(r, 1))});
+  return out;
+}
+
 }  // namespace holdfast::pg

@@ -376,6 +376,18 @@ std::vector<Statement> HoldRows::statements() {
        "$4::integer[], $5, $6, $7, $8::bigint, $9::smallint, $10::bigint, $11::bigint)"},
       // $1 key, $2 handle (, $3 ttl)
       {"hf_release_handle", "SELECT holdfast_release_handle($1, $2)"},
+      // $1 key: (handle, heldBy) of its live holds whose handle holds another key too
+      {"hf_groups_on", kWithNow + R"sql(
+SELECT DISTINCT x.handle, x.held_by FROM (
+  SELECT h.handle, h.held_by FROM holdfast_holds h, now
+   WHERE h.key = $1 AND h.handle IS NOT NULL AND h.lease_expires_at > now.ms
+  UNION ALL
+  SELECT m.handle, m.held_by FROM holdfast_members m, now
+   WHERE m.key = $1 AND m.lease_expires_at > now.ms) x, now
+ WHERE EXISTS (SELECT 1 FROM holdfast_holds h2 WHERE h2.handle = x.handle AND h2.key <> $1
+                  AND h2.lease_expires_at > now.ms)
+    OR EXISTS (SELECT 1 FROM holdfast_members m2 WHERE m2.handle = x.handle AND m2.key <> $1
+                  AND m2.lease_expires_at > now.ms))sql"},
       {"hf_renew_handle", "SELECT holdfast_renew_handle($1, $2, $3::bigint)"},
       // (a member's lock-delay keeps it: it closes the key until its end plus the delay)
       {"hf_sweep_members", kWithNow + "\nDELETE FROM holdfast_members m USING now WHERE "

@@ -180,6 +180,14 @@ class HoldRows {
   Result<std::optional<Millis>> renew_handle(std::string_view key, std::string_view handle,
                                              Millis ttl_ms);
 
+  // The multi-key groups holding key: the handle and heldBy of each live hold on key whose
+  // handle also holds another key (DEL and PEXPIRE act on such a hold's whole group).
+  struct GroupOnKey {
+    std::string handle;
+    std::string held_by;
+  };
+  Result<std::vector<GroupOnKey>> groups_on(std::string_view key);
+
   Result<bool> release(std::string_view key, std::string_view handle);
   // The live hold of key (handle left null), if any.
   Result<std::optional<HoldState>> find(std::string_view key);

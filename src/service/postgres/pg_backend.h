@@ -196,6 +196,10 @@ class PgBackend final : public LockBackend {
   // The key's holder as the database has it now (holder and check).
   Result<HolderView> find_holder(const std::string& key);
   Result<Answer> do_set(const Caller& caller, const SetArgs& args, Charge charge);
+  // DEL of a key held by multi-key groups (whose heldBy is only_held_by, if given): releases
+  // each whole group. Answers whether any hold went.
+  Result<bool> release_groups_on(std::string_view key,
+                                 std::optional<std::string_view> only_held_by);
   Result<Answer> do_expire(const ExpireArgs& args, Millis max_lease_ms,
                            std::optional<std::string_view> only_held_by);
   Result<Answer> do_expire_group(const ExpireArgs& args, Millis max_lease_ms,

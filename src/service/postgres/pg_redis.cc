@@ -117,13 +117,20 @@ Issued PgBackend::delete_keys(std::span<const std::string_view> keys,
     for (const std::string& key : copy->owned) {
       std::optional<std::string_view> who;
       if (only) who = *only;
+      // A hold of a multi-key group lets go of the whole group, as on the embedded store.
+      auto in_groups = release_groups_on(key, who);
+      if (!in_groups.ok()) return std::move(in_groups).error();
       auto freed = holds_->free_key(key, who);
       if (!freed.ok()) return store_error(std::move(freed).error());
       if (freed->empty()) {
         // A shared or semaphore key goes as a whole, when all its holds are the caller's.
         auto group = holds_->free_group(key, who);
         if (!group.ok()) return store_error(std::move(group).error());
-        if (!*group) continue;
+        if (!*group && !*in_groups) continue;
+        if (!*group) {
+          ++deleted.count;
+          continue;
+        }
       }
       ++deleted.count;
       waiters_.poke(key);
@@ -133,6 +140,26 @@ Issued PgBackend::delete_keys(std::span<const std::string_view> keys,
     }
     return Answer(deleted);
   });
+}
+
+Result<bool> PgBackend::release_groups_on(std::string_view key,
+                                          std::optional<std::string_view> only_held_by) {
+  auto groups = holds_->groups_on(key);
+  if (!groups.ok()) return store_error(std::move(groups).error());
+  bool any = false;
+  for (const pg::HoldRows::GroupOnKey& g : *groups) {
+    if (only_held_by && g.held_by != *only_held_by) continue;
+    auto freed = holds_->release_handle(key, g.handle);
+    if (!freed.ok()) return store_error(std::move(freed).error());
+    for (const std::string& k : *freed) {
+      any = true;
+      waiters_.poke(k);
+      ++counters_.releases;
+      ++counters_.writes;
+      --held_;
+    }
+  }
+  return any;
 }
 
 Issued PgBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
@@ -161,6 +188,22 @@ Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
   const auto to = expire_to(args, hold->lease_expires_at, t, max_lease_ms);
   if (!to) return Answer(KeyCount{0});
   const Millis at = *to;
+  // The key's one hold may be a multi-key group's: then the whole group moves, or goes.
+  auto groups = holds_->groups_on(args.key);
+  if (!groups.ok()) return store_error(std::move(groups).error());
+  if (!groups->empty()) {
+    if (at <= t) {
+      auto freed = release_groups_on(args.key, hold->held_by);
+      if (!freed.ok()) return std::move(freed).error();
+      return Answer(KeyCount{*freed ? 1 : 0});
+    }
+    auto ends = holds_->renew_handle(args.key, groups->front().handle, at - t);
+    if (!ends.ok()) return store_error(std::move(ends).error());
+    if (!*ends) return Answer(KeyCount{0});
+    ++counters_.renewals;
+    ++counters_.writes;
+    return Answer(KeyCount{1});
+  }
   if (at <= t) {
     // As in Redis, an expiry that has already come deletes the key.
     auto freed = holds_->free_key(args.key, hold->held_by);
@@ -194,6 +237,18 @@ Result<Answer> PgBackend::do_expire_group(const ExpireArgs& args, Millis max_lea
   const Millis t = PgBackend::wall_now();
   const auto to = expire_to(args, members->back().lease_expires_at, t, max_lease_ms);
   if (!to) return Answer(KeyCount{0});
+  // Holds of multi-key groups take their whole groups along.
+  auto groups = holds_->groups_on(args.key);
+  if (!groups.ok()) return store_error(std::move(groups).error());
+  if (*to <= t) {
+    auto freed = release_groups_on(args.key, only_held_by);
+    if (!freed.ok()) return std::move(freed).error();
+  } else {
+    for (const pg::HoldRows::GroupOnKey& g : *groups) {
+      auto ends = holds_->renew_handle(args.key, g.handle, *to - t);
+      if (!ends.ok()) return store_error(std::move(ends).error());
+    }
+  }
   auto changed = *to <= t ? holds_->free_group(args.key, only_held_by)
                           : holds_->extend_group(args.key, *to, only_held_by);
   if (!changed.ok()) return store_error(std::move(changed).error());
