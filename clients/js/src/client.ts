@@ -5,7 +5,7 @@ import { HttpTransport } from "./http_transport.js";
 import { compileKeyTemplate } from "./key_template.js";
 import { methodLock, type MethodLock } from "./method_lock.js";
 import { checkKeys, checkLockDelay, checkMode } from "./mode.js";
-import type { HoldRequest, Transport } from "./transport.js";
+import type { GroupRequest, HoldRequest, Transport } from "./transport.js";
 import type {
   AcquireAllOptions,
   AcquireOptions,
@@ -46,8 +46,8 @@ export interface ClientOptions {
   /** The bearer token; overrides one given in the URL. */
   token?: string;
   /**
-   * Local development without a server: withLock, locked and lockedAs run their function
-   * directly, without locking (logged once); every other call throws PassThroughError.
+   * Local development without a server: withLock, withLocks, locked and lockedAs run their
+   * function directly, without locking (logged once); every other call throws PassThroughError.
    */
   passThrough?: boolean;
   /** Where the pass-through notice goes. Default: console. */
@@ -115,11 +115,16 @@ function holdOps(transport: Transport) {
   };
 }
 
+// A group's grant, as asked for in `o`.
+function groupRequest(o: { owner?: unknown }, ttlMs: number): GroupRequest {
+  const owner = checkOptionalString(o.owner, "owner");
+  return { ttlMs, ...(owner !== undefined && { owner }) };
+}
+
 // A single key's grant, as asked for in `o`.
 function holdRequest(o: Partial<AcquireOptions>, ttlMs: number): HoldRequest {
-  const owner = checkOptionalString(o.owner, "owner");
   const lockDelayMs = checkLockDelay(o.lockDelayMs);
-  return { ttlMs, ...(owner !== undefined && { owner }), ...checkMode(o), ...(lockDelayMs !== undefined && { lockDelayMs }) };
+  return { ...groupRequest(o, ttlMs), ...checkMode(o), ...(lockDelayMs !== undefined && { lockDelayMs }) };
 }
 
 /** The lease-lock calls: `client.locks`. */
@@ -160,8 +165,7 @@ export class Locks {
     const o = options ?? ({} as AcquireAllOptions);
     const ttlMs = checkMs(o.ttlMs, "ttlMs");
     const timeoutMs = checkMs(o.timeoutMs, "timeoutMs");
-    const owner = checkOptionalString(o.owner, "owner");
-    return (await this.client.transport("locks.acquireAll")).acquireAll(checked, { ttlMs, ...(owner !== undefined && { owner }) }, timeoutMs);
+    return (await this.client.transport("locks.acquireAll")).acquireAll(checked, groupRequest(o, ttlMs), timeoutMs);
   }
 
   /** One attempt at every key: the group, or null when any key cannot be had now. */
@@ -169,8 +173,7 @@ export class Locks {
     const checked = checkKeys(keys);
     const o = options ?? ({} as TryAcquireAllOptions);
     const ttlMs = checkMs(o.ttlMs, "ttlMs");
-    const owner = checkOptionalString(o.owner, "owner");
-    return (await this.client.transport("locks.tryAcquireAll")).tryAcquireAll(checked, { ttlMs, ...(owner !== undefined && { owner }) });
+    return (await this.client.transport("locks.tryAcquireAll")).tryAcquireAll(checked, groupRequest(o, ttlMs));
   }
 
   /** Extends the lease to `ttlMs` from now (a group's: every key's); `renewed: false` (reason
@@ -249,7 +252,8 @@ export class HoldfastClient {
     const transport = await this.transport("withLock");
     const sentAt = now();
     const handle = await transport.acquire(key, request, timeoutMs);
-    return runHolding(holdOps(transport), handle, ttlMs, o.renew !== false, sentAt, (signal) => fn({ key, handle, token: handle.token, signal }));
+    const run = (signal: AbortSignal) => fn({ key, handle, token: handle.token, signal });
+    return runHolding(holdOps(transport), handle, ttlMs, o.renew !== false, sentAt, run);
   }
 
   /**
@@ -263,7 +267,7 @@ export class HoldfastClient {
     const o = options ?? {};
     const timeoutMs = checkOptionalMs(o.timeoutMs, "timeoutMs") ?? DEFAULT_TIMEOUT_MS;
     const ttlMs = checkOptionalMs(o.ttlMs, "ttlMs") ?? DEFAULT_TTL_MS;
-    const owner = checkOptionalString(o.owner, "owner");
+    const request = groupRequest(o, ttlMs);
     const names = checked.map((k) => k.key);
     if (this.passThrough) {
       this.tellPassThrough();
@@ -271,9 +275,10 @@ export class HoldfastClient {
     }
     const transport = await this.transport("withLocks");
     const sentAt = now();
-    const group = await transport.acquireAll(checked, { ttlMs, ...(owner !== undefined && { owner }) }, timeoutMs);
+    const group = await transport.acquireAll(checked, request, timeoutMs);
     const token = tokenOf(group, names);
-    return runHolding(holdOps(transport), checkHandle(group), ttlMs, o.renew !== false, sentAt, (signal) => fn({ keys: names, group, token, signal }));
+    const run = (signal: AbortSignal) => fn({ keys: names, group, token, signal });
+    return runHolding(holdOps(transport), checkHandle(group), ttlMs, o.renew !== false, sentAt, run);
   }
 
   /**
@@ -404,7 +409,9 @@ export class HoldfastClient {
   private tellPassThrough(): void {
     if (this.told) return;
     this.told = true;
-    (this.options.logger ?? console).warn("holdfast: pass-through mode: withLock, locked and lockedAs run without taking any lock");
+    (this.options.logger ?? console).warn(
+      "holdfast: pass-through mode: withLock, withLocks, locked and lockedAs run without taking any lock",
+    );
   }
 }
 
