@@ -26,9 +26,13 @@ import {
   type ClientOptions,
   type HoldfastClient,
   type HolderInfo,
+  type KeyRequest,
   type LockContext,
+  type LockGroup,
+  type LockGroupContext,
   type LockHandle,
   type LockInfo,
+  type LockMode,
   type LockPage,
   type LockStatus,
   type ReleaseResult,
@@ -94,6 +98,56 @@ export async function leaseLocks(key: string): Promise<void> {
   await client.locks.acquire(key, { timeoutMs: 1_000 });
   // @ts-expect-error release takes the handle object, not the handle string
   await client.locks.release(handle.handle);
+}
+
+export async function lockKinds(key: string): Promise<number | null> {
+  const reader: LockHandle = await client.locks.acquire(key, { ttlMs: 60_000, timeoutMs: 10_000, mode: "shared" });
+  const mode: LockMode = reader.mode;
+  const slot: LockHandle | null = await client.locks.tryAcquire("gpu-pool", { ttlMs: 60_000, permits: 8, take: 2 });
+  const taken: number | null = slot === null ? null : slot.permits;
+  const limit: number | null = slot === null ? null : slot.limit;
+  const delayed = await client.locks.acquire(key, { ttlMs: 60_000, timeoutMs: 0, mode: "exclusive", lockDelayMs: 5_000 });
+  const delayMs: number = delayed.lockDelayMs;
+  const status: LockStatus = await client.locks.status("gpu-pool");
+  if (status.held) {
+    const free: number | null = status.freePermits;
+    const holders: LockInfo[] = status.holders;
+    void [free, holders];
+  } else {
+    const opens: Date | null = status.lockDelayUntil;
+    void opens;
+  }
+  void [mode, taken, limit, delayMs];
+
+  const keys: KeyRequest[] = ["accounts/1", { key: "catalog", mode: "shared" }, { key: "pool", permits: 3, take: 2 }];
+  const group: LockGroup = await client.locks.acquireAll(keys, { ttlMs: 30_000, timeoutMs: 5_000, owner: "job-7" });
+  const groupHandle: string = group.handle;
+  const firstHold: LockHandle | undefined = group.holds[0];
+  const maybe: LockGroup | null = await client.locks.tryAcquireAll(["a", "b"], { ttlMs: 30_000 });
+  const renewed: RenewResult = await client.locks.renew(group, { ttlMs: 30_000 });
+  const released: ReleaseResult = await client.locks.release(group);
+  void [groupHandle, firstHold, maybe, renewed, released];
+  const token = await client.withLocks(
+    keys,
+    async (ctx: LockGroupContext) => {
+      const all: LockGroup | null = ctx.group;
+      void all;
+      return ctx.signal.aborted ? null : ctx.token("accounts/1");
+    },
+    { timeoutMs: 5_000, ttlMs: 30_000, owner: "job-8", renew: true },
+  );
+  await client.withLock(key, () => 1, { mode: "shared", timeoutMs: 1_000 });
+  await client.withLock(key, () => 1, { permits: 4, take: 1, lockDelayMs: 1_000 });
+  const turn: Assignment = await client.acquireLock("turn", "white", { ttlMs: 60_000, lockDelayMs: 2_000 });
+  void turn.lockDelayMs;
+
+  // @ts-expect-error a semaphore is asked for with permits, not a mode
+  await client.locks.tryAcquire(key, { ttlMs: 1_000, mode: "semaphore" });
+  // @ts-expect-error acquireAll needs timeoutMs
+  await client.locks.acquireAll(keys, { ttlMs: 1_000 });
+  // @ts-expect-error a key of a group is a string or { key, ... }
+  await client.locks.tryAcquireAll([{ name: "a" }], { ttlMs: 1_000 });
+  return token;
 }
 
 export async function daemonShape(): Promise<string> {

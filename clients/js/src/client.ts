@@ -4,13 +4,18 @@ import { ConnectionError, InvalidArgumentError, NotHolderError, PassThroughError
 import { HttpTransport } from "./http_transport.js";
 import { compileKeyTemplate } from "./key_template.js";
 import { methodLock, type MethodLock } from "./method_lock.js";
-import type { Transport } from "./transport.js";
+import { checkKeys, checkLockDelay, checkMode } from "./mode.js";
+import type { GroupRequest, HoldRequest, Transport } from "./transport.js";
 import type {
+  AcquireAllOptions,
   AcquireOptions,
   Assignment,
   HandleRef,
   HolderInfo,
+  HoldRef,
+  KeyRequest,
   ListOptions,
+  LockGroup,
   LockHandle,
   LockPage,
   LockStatus,
@@ -18,10 +23,21 @@ import type {
   RenewOptions,
   RenewResult,
   TransferResult,
+  TryAcquireAllOptions,
   TryAcquireOptions,
 } from "./types.js";
 import { parseServerUrl } from "./url.js";
-import { DEFAULT_TIMEOUT_MS, DEFAULT_TTL_MS, Renewal, now, type LockContext, type WithLockOptions } from "./with_lock.js";
+import {
+  DEFAULT_TIMEOUT_MS,
+  DEFAULT_TTL_MS,
+  now,
+  runHolding,
+  tokenOf,
+  type LockContext,
+  type LockGroupContext,
+  type WithLockOptions,
+  type WithLocksOptions,
+} from "./with_lock.js";
 
 export interface ClientOptions {
   /** `http://host:port` (HTTP/JSON, Node and browsers), `holdfast://host:port` or
@@ -30,8 +46,8 @@ export interface ClientOptions {
   /** The bearer token; overrides one given in the URL. */
   token?: string;
   /**
-   * Local development without a server: withLock, locked and lockedAs run their function
-   * directly, without locking (logged once); every other call throws PassThroughError.
+   * Local development without a server: withLock, withLocks, locked and lockedAs run their
+   * function directly, without locking (logged once); every other call throws PassThroughError.
    */
   passThrough?: boolean;
   /** Where the pass-through notice goes. Default: console. */
@@ -45,8 +61,9 @@ export interface ClientOptions {
   fetch?: typeof fetch;
 }
 
-/** `acquireLock`'s third argument: a timeout in milliseconds, or options. */
-export type AssignOptions = number | { timeoutMs?: number; ttlMs?: number };
+/** `acquireLock`'s third argument: a timeout in milliseconds, or options (`lockDelayMs`:
+ * keep the lock closed this long after an assignment's lease runs out, 0 to 60 000 ms). */
+export type AssignOptions = number | { timeoutMs?: number; ttlMs?: number; lockDelayMs?: number };
 
 export interface LockedAsOptions {
   /** Who is calling. Default: `this.caller.id` of the object whose method runs. */
@@ -81,11 +98,33 @@ function checkOptionalString(value: unknown, field: string): string | undefined 
   return value;
 }
 
+// A hold, or a group: the server finds a group by its handle and any one of its keys.
 function checkHandle(handle: unknown): HandleRef {
-  const h = handle as Partial<HandleRef> | null;
-  if (h === null || typeof h !== "object" || typeof h.key !== "string" || typeof h.handle !== "string")
-    throw invalidArgument("handle", "expected the handle object an acquire returned (with key and handle)");
-  return { key: h.key, handle: h.handle };
+  const h = handle as (Partial<HandleRef> & { holds?: unknown }) | null;
+  const key = Array.isArray(h?.holds) ? (h.holds[0] as Partial<HandleRef> | undefined)?.key : h?.key;
+  if (h === null || typeof h !== "object" || typeof key !== "string" || typeof h.handle !== "string")
+    throw invalidArgument("handle", "expected the handle object (or group) an acquire returned (with key and handle)");
+  return { key, handle: h.handle };
+}
+
+// withLock's and withLocks' renewals and release, through the transport.
+function holdOps(transport: Transport) {
+  return {
+    renew: (h: HandleRef, ttlMs: number) => transport.renew(h.key, h.handle, ttlMs),
+    release: (h: HandleRef) => transport.release(h.key, h.handle),
+  };
+}
+
+// A group's grant, as asked for in `o`.
+function groupRequest(o: { owner?: unknown }, ttlMs: number): GroupRequest {
+  const owner = checkOptionalString(o.owner, "owner");
+  return { ttlMs, ...(owner !== undefined && { owner }) };
+}
+
+// A single key's grant, as asked for in `o`.
+function holdRequest(o: Partial<AcquireOptions>, ttlMs: number): HoldRequest {
+  const lockDelayMs = checkLockDelay(o.lockDelayMs);
+  return { ...groupRequest(o, ttlMs), ...checkMode(o), ...(lockDelayMs !== undefined && { lockDelayMs }) };
 }
 
 /** The lease-lock calls: `client.locks`. */
@@ -103,30 +142,51 @@ export class Locks {
     const o = options ?? ({} as AcquireOptions);
     const ttlMs = checkMs(o.ttlMs, "ttlMs");
     const timeoutMs = checkMs(o.timeoutMs, "timeoutMs");
-    const owner = checkOptionalString(o.owner, "owner");
-    return (await this.client.transport("locks.acquire")).acquire(key, ttlMs, timeoutMs, owner);
+    return (await this.client.transport("locks.acquire")).acquire(key, holdRequest(o, ttlMs), timeoutMs);
   }
 
-  /** One attempt: the hold, or null when someone else holds the key. */
+  /** One attempt: the hold, or null when the key cannot be had now (held by someone else in a
+   * way the request does not fit beside, someone waits, or a lock-delay keeps it closed). */
   async tryAcquire(key: string, options: TryAcquireOptions): Promise<LockHandle | null> {
     checkKey(key);
     const o = options ?? ({} as TryAcquireOptions);
     const ttlMs = checkMs(o.ttlMs, "ttlMs");
-    const owner = checkOptionalString(o.owner, "owner");
-    return (await this.client.transport("locks.tryAcquire")).tryAcquire(key, ttlMs, owner);
+    return (await this.client.transport("locks.tryAcquire")).tryAcquire(key, holdRequest(o, ttlMs));
   }
 
-  /** Extends the lease to `ttlMs` from now; `renewed: false` (reason "lease_lost") when the
-   * handle is no longer the key's current one. */
-  async renew(handle: HandleRef, options: RenewOptions): Promise<RenewResult> {
+  /**
+   * Every key at once, or none: waits up to `timeoutMs` in every key's queue and returns one
+   * group (one handle, one lease, a hold per key). Keys are `"name"` (exclusive) or
+   * `{ key, mode?, permits?, take? }`. Throws LockTimeoutError (naming the first key in key
+   * order) when not granted in time; nothing is held then.
+   */
+  async acquireAll(keys: KeyRequest[], options: AcquireAllOptions): Promise<LockGroup> {
+    const checked = checkKeys(keys);
+    const o = options ?? ({} as AcquireAllOptions);
+    const ttlMs = checkMs(o.ttlMs, "ttlMs");
+    const timeoutMs = checkMs(o.timeoutMs, "timeoutMs");
+    return (await this.client.transport("locks.acquireAll")).acquireAll(checked, groupRequest(o, ttlMs), timeoutMs);
+  }
+
+  /** One attempt at every key: the group, or null when any key cannot be had now. */
+  async tryAcquireAll(keys: KeyRequest[], options: TryAcquireAllOptions): Promise<LockGroup | null> {
+    const checked = checkKeys(keys);
+    const o = options ?? ({} as TryAcquireAllOptions);
+    const ttlMs = checkMs(o.ttlMs, "ttlMs");
+    return (await this.client.transport("locks.tryAcquireAll")).tryAcquireAll(checked, groupRequest(o, ttlMs));
+  }
+
+  /** Extends the lease to `ttlMs` from now (a group's: every key's); `renewed: false` (reason
+   * "lease_lost") when the handle is no longer the key's current one. */
+  async renew(handle: HoldRef, options: RenewOptions): Promise<RenewResult> {
     const h = checkHandle(handle);
     const ttlMs = checkMs((options ?? ({} as RenewOptions)).ttlMs, "ttlMs");
     return (await this.client.transport("locks.renew")).renew(h.key, h.handle, ttlMs);
   }
 
-  /** Frees the key if the handle is still its current one; else `released: false` (reason
-   * "not_holder"). */
-  async release(handle: HandleRef): Promise<ReleaseResult> {
+  /** Frees the key (a group: every key of it) if the handle is still its current one; else
+   * `released: false` (reason "not_holder"). */
+  async release(handle: HoldRef): Promise<ReleaseResult> {
     const h = checkHandle(handle);
     return (await this.client.transport("locks.release")).release(h.key, h.handle);
   }
@@ -184,32 +244,41 @@ export class HoldfastClient {
     const o: WithLockOptions = typeof options === "number" ? { timeoutMs: options } : (options ?? {});
     const timeoutMs = checkOptionalMs(o.timeoutMs, "timeoutMs") ?? DEFAULT_TIMEOUT_MS;
     const ttlMs = checkOptionalMs(o.ttlMs, "ttlMs") ?? DEFAULT_TTL_MS;
-    const owner = checkOptionalString(o.owner, "owner");
+    const request = holdRequest(o, ttlMs);
     if (this.passThrough) {
       this.tellPassThrough();
       return fn({ key, handle: null, token: null, signal: new AbortController().signal });
     }
     const transport = await this.transport("withLock");
     const sentAt = now();
-    const handle = await transport.acquire(key, ttlMs, timeoutMs, owner);
-    const controller = new AbortController();
-    const renewal =
-      o.renew === false ? null : new Renewal({ renew: (h, ms) => transport.renew(h.key, h.handle, ms) }, handle, ttlMs, controller, sentAt, now());
-    let failed = false;
-    try {
-      return await fn({ key, handle, token: handle.token, signal: controller.signal });
-    } catch (e) {
-      failed = true;
-      throw e;
-    } finally {
-      await renewal?.stop();
-      try {
-        await transport.release(handle.key, handle.handle);
-      } catch (e) {
-        // fn's own error is the one to report; a failed release only delays the key's end.
-        if (!failed) throw e;
-      }
+    const handle = await transport.acquire(key, request, timeoutMs);
+    const run = (signal: AbortSignal) => fn({ key, handle, token: handle.token, signal });
+    return runHolding(holdOps(transport), handle, ttlMs, o.renew !== false, sentAt, run);
+  }
+
+  /**
+   * Runs `fn` while holding every key of `keys` at once (acquireAll): one group, renewed in the
+   * background as withLock renews, released as a whole however fn ends. Returns what fn
+   * returns. `ctx.token(key)` is each key's fencing token. Throws LockTimeoutError when the
+   * keys are not granted in time (naming the first key in key order); fn does not run then.
+   */
+  async withLocks<T>(keys: KeyRequest[], fn: (ctx: LockGroupContext) => T | Promise<T>, options: WithLocksOptions = {}): Promise<T> {
+    const checked = checkKeys(keys);
+    const o = options ?? {};
+    const timeoutMs = checkOptionalMs(o.timeoutMs, "timeoutMs") ?? DEFAULT_TIMEOUT_MS;
+    const ttlMs = checkOptionalMs(o.ttlMs, "ttlMs") ?? DEFAULT_TTL_MS;
+    const request = groupRequest(o, ttlMs);
+    const names = checked.map((k) => k.key);
+    if (this.passThrough) {
+      this.tellPassThrough();
+      return fn({ keys: names, group: null, token: tokenOf(null, names), signal: new AbortController().signal });
     }
+    const transport = await this.transport("withLocks");
+    const sentAt = now();
+    const group = await transport.acquireAll(checked, request, timeoutMs);
+    const token = tokenOf(group, names);
+    const run = (signal: AbortSignal) => fn({ keys: names, group, token, signal });
+    return runHolding(holdOps(transport), checkHandle(group), ttlMs, o.renew !== false, sentAt, run);
   }
 
   /**
@@ -264,7 +333,8 @@ export class HoldfastClient {
     const o = typeof timeout === "number" ? { timeoutMs: timeout } : (timeout ?? {});
     const timeoutMs = checkOptionalMs(o.timeoutMs, "timeoutMs");
     const ttlMs = checkOptionalMs(o.ttlMs, "ttlMs");
-    return (await this.transport("acquireLock")).assign(key, holder, ttlMs, timeoutMs);
+    const lockDelayMs = checkLockDelay((o as { lockDelayMs?: unknown }).lockDelayMs);
+    return (await this.transport("acquireLock")).assign(key, holder, ttlMs, timeoutMs, lockDelayMs);
   }
 
   /**
@@ -339,7 +409,9 @@ export class HoldfastClient {
   private tellPassThrough(): void {
     if (this.told) return;
     this.told = true;
-    (this.options.logger ?? console).warn("holdfast: pass-through mode: withLock, locked and lockedAs run without taking any lock");
+    (this.options.logger ?? console).warn(
+      "holdfast: pass-through mode: withLock, withLocks, locked and lockedAs run without taking any lock",
+    );
   }
 }
 

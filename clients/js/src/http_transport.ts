@@ -3,7 +3,8 @@
 // key is granted or the timeout passes. Aborting a waiting request (close(), or the call's
 // own deadline) hangs up, which takes the waiter out of the server's queue.
 import { ConnectionError, HoldfastError, ProtocolError, errorFromWire, type ErrorDetails } from "./errors.js";
-import type { Transport } from "./transport.js";
+import type { KeyModeRequest } from "./mode.js";
+import type { GroupRequest, HoldRequest, Transport } from "./transport.js";
 import type { LockPage } from "./types.js";
 import * as wire from "./wire.js";
 
@@ -26,16 +27,23 @@ export class HttpTransport implements Transport {
     this.base = baseUrl.replace(/\/+$/, "");
   }
 
-  async acquire(key: string, ttlMs: number, timeoutMs: number, owner: string | undefined) {
-    const body = { key, ttlMs, timeoutMs, ...(owner !== undefined && { owner }) };
-    const r = wire.record(await this.call("POST", "/v1/locks/acquire", body, { key, timeoutMs }), "the reply");
+  async acquire(key: string, request: HoldRequest, timeoutMs: number) {
+    const r = wire.record(await this.call("POST", "/v1/locks/acquire", { key, ...request, timeoutMs }, { key, timeoutMs }), "the reply");
     return wire.decodeHandle(r.handle);
   }
 
-  async tryAcquire(key: string, ttlMs: number, owner: string | undefined) {
-    const body = { key, ttlMs, ...(owner !== undefined && { owner }) };
-    const r = wire.record(await this.call("POST", "/v1/locks/try-acquire", body, { key }), "the reply");
+  async tryAcquire(key: string, request: HoldRequest) {
+    const r = wire.record(await this.call("POST", "/v1/locks/try-acquire", { key, ...request }, { key }), "the reply");
     return r.handle === null ? null : wire.decodeHandle(r.handle);
+  }
+
+  async acquireAll(keys: KeyModeRequest[], request: GroupRequest, timeoutMs: number) {
+    return wire.decodeGroup(await this.call("POST", "/v1/locks/acquire-all", { keys, ...request, timeoutMs }, { timeoutMs }));
+  }
+
+  async tryAcquireAll(keys: KeyModeRequest[], request: GroupRequest) {
+    const r = wire.record(await this.call("POST", "/v1/locks/try-acquire-all", { keys, ...request }), "the reply");
+    return r.handle === null ? null : wire.decodeGroup(r);
   }
 
   async renew(key: string, handle: string, ttlMs: number) {
@@ -60,8 +68,14 @@ export class HttpTransport implements Transport {
     return { locks: r.locks.map(wire.decodeInfo), nextCursor: r.nextCursor };
   }
 
-  async assign(key: string, holderId: string, ttlMs: number | undefined, timeoutMs: number | undefined) {
-    const body = { key, holderId, ...(ttlMs !== undefined && { ttlMs }), ...(timeoutMs !== undefined && { timeoutMs }) };
+  async assign(key: string, holderId: string, ttlMs: number | undefined, timeoutMs: number | undefined, lockDelayMs: number | undefined) {
+    const body = {
+      key,
+      holderId,
+      ...(ttlMs !== undefined && { ttlMs }),
+      ...(timeoutMs !== undefined && { timeoutMs }),
+      ...(lockDelayMs !== undefined && { lockDelayMs }),
+    };
     return wire.decodeAssignment(await this.call("POST", "/v1/locks/assign", body, { key, timeoutMs: timeoutMs ?? 0 }));
   }
 

@@ -2,24 +2,31 @@
 export { createClient } from "./client.js";
 export type { AssignOptions, ClientOptions, HoldfastClient, LockedAsOptions, Locks } from "./client.js";
 export type { MethodLock } from "./method_lock.js";
-export type { LockContext, WithLockOptions } from "./with_lock.js";
+export type { LockContext, LockGroupContext, WithLockOptions, WithLocksOptions } from "./with_lock.js";
 export type {
+  AcquireAllOptions,
   AcquireOptions,
   Assignment,
   FreeStatus,
   HandleRef,
   HeldStatus,
   HolderInfo,
+  HoldRef,
+  KeyRequest,
   ListOptions,
+  LockGroup,
   LockHandle,
   LockInfo,
+  LockMode,
   LockPage,
   LockStatus,
+  ModeOptions,
   Principal,
   ReleaseResult,
   RenewOptions,
   RenewResult,
   TransferResult,
+  TryAcquireAllOptions,
   TryAcquireOptions,
 } from "./types.js";
 export {

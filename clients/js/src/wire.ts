@@ -6,8 +6,10 @@ import { ProtocolError } from "./errors.js";
 import type {
   Assignment,
   HolderInfo,
+  LockGroup,
   LockHandle,
   LockInfo,
+  LockMode,
   LockStatus,
   ReleaseResult,
   RenewResult,
@@ -40,6 +42,13 @@ function optStr(r: WireRecord, name: string): string | null {
 
 function num(r: WireRecord, name: string): number {
   const v = r[name];
+  if (typeof v !== "number") bad(`field ${name} is not a number`);
+  return v;
+}
+
+function optNum(r: WireRecord, name: string): number | null {
+  const v = r[name];
+  if (v === undefined || v === null) return null;
   if (typeof v !== "number") bad(`field ${name} is not a number`);
   return v;
 }
@@ -78,11 +87,41 @@ function kind(r: WireRecord): "handle" | "assigned" {
   return v;
 }
 
+// An exclusive hold's reply has no mode field; a shared or semaphore one names its mode.
+function mode(r: WireRecord): LockMode {
+  const v = r.mode;
+  if (v === undefined || v === null) return "exclusive";
+  if (v !== "exclusive" && v !== "shared" && v !== "semaphore") bad("field mode is not exclusive, shared or semaphore");
+  return v;
+}
+
 // A hold with its handle: what an acquire answers.
 export function decodeHandle(value: unknown): LockHandle {
   const r = record(value, "the hold");
-  const { key, token, heldBy, owner, acquiredAt, scope } = decodeInfo(r);
-  return { key, handle: str(r, "handle"), token, heldBy, owner, acquiredAt, leaseExpiresAt: time(r, "leaseExpiresAt"), scope, kind: "handle" };
+  const { key, token, heldBy, owner, acquiredAt, scope, mode, permits, limit, lockDelayMs } = decodeInfo(r);
+  return {
+    key,
+    handle: str(r, "handle"),
+    token,
+    heldBy,
+    owner,
+    acquiredAt,
+    leaseExpiresAt: time(r, "leaseExpiresAt"),
+    scope,
+    kind: "handle",
+    mode,
+    permits,
+    limit,
+    lockDelayMs,
+  };
+}
+
+// A multi-key grant: `{handle, leaseExpiresAt, holds}`.
+export function decodeGroup(value: unknown): LockGroup {
+  const r = record(value, "the group");
+  const holds = r.holds;
+  if (!Array.isArray(holds)) bad("field holds is not a list");
+  return { handle: str(r, "handle"), leaseExpiresAt: time(r, "leaseExpiresAt"), holds: holds.map(decodeHandle) };
 }
 
 export function decodeInfo(value: unknown): LockInfo {
@@ -97,12 +136,17 @@ export function decodeInfo(value: unknown): LockInfo {
     scope: scope(r),
     kind: kind(r),
     holder: optStr(r, "holder"),
+    mode: mode(r),
+    permits: optNum(r, "permits"),
+    limit: optNum(r, "limit"),
+    lockDelayMs: optNum(r, "lockDelayMs") ?? 0,
   };
 }
 
 export function decodeStatus(value: unknown): LockStatus {
   const r = record(value, "the status");
   const waiters = num(r, "waiters");
+  const lockDelayUntil = optTime(r, "lockDelayUntil");
   if (!bool(r, "held")) {
     return {
       key: str(r, "key"),
@@ -116,9 +160,30 @@ export function decodeStatus(value: unknown): LockStatus {
       scope: null,
       kind: null,
       holder: null,
+      mode: null,
+      permits: null,
+      freePermits: null,
+      lockDelayMs: null,
+      holders: [],
+      lockDelayUntil,
     };
   }
-  return { ...decodeInfo(r), held: true, waiters };
+  // The map carries the newest hold's fields; for a shared or semaphore key `permits` is the
+  // key's, and `holders` lists every hold. An exclusive key's one hold is its only holder.
+  const { permits: _p, limit: _l, ...newest } = decodeInfo(r);
+  const m = mode(r);
+  const holders = r.holders;
+  if (m !== "exclusive" && !Array.isArray(holders)) bad("field holders is not a list");
+  return {
+    ...newest,
+    held: true,
+    waiters,
+    mode: m,
+    permits: m === "semaphore" ? num(r, "permits") : null,
+    freePermits: m === "semaphore" ? num(r, "freePermits") : null,
+    holders: m === "exclusive" ? [decodeInfo(r)] : (holders as unknown[]).map(decodeInfo),
+    lockDelayUntil,
+  };
 }
 
 export function decodeRenew(value: unknown): RenewResult {
@@ -141,6 +206,7 @@ export function decodeAssignment(value: unknown): Assignment {
     acquiredAt: time(r, "acquiredAt"),
     expiresAt: optTime(r, "leaseExpiresAt"),
     token: num(r, "token"),
+    lockDelayMs: optNum(r, "lockDelayMs") ?? 0,
   };
 }
 

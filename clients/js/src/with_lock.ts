@@ -1,4 +1,5 @@
-// withLock: acquire, run fn, always release; renew in the background meanwhile.
+// withLock and withLocks: acquire (one key, or a group of keys with one handle), run fn,
+// always release; renew in the background meanwhile.
 //
 //  1. The lease is timed on the client's monotonic clock from the moment the acquire was sent
 //     (for a grant that came after a wait: at most a tenth of the TTL before it arrived), so
@@ -10,8 +11,8 @@
 //  3. A lost lease aborts the AbortSignal given to fn, with a LeaseLostError as its reason; fn
 //     decides what to do about it. Renewal stops before the release is sent. Its timers keep a
 //     Node process alive while fn runs, as the work they protect does.
-import { LeaseLostError } from "./errors.js";
-import type { LockHandle, RenewResult } from "./types.js";
+import { LeaseLostError, invalidArgument } from "./errors.js";
+import type { HandleRef, LockGroup, LockHandle, ModeOptions, ReleaseResult, RenewResult } from "./types.js";
 
 /** What fn receives while it holds the lock. */
 export interface LockContext {
@@ -25,12 +26,39 @@ export interface LockContext {
   readonly signal: AbortSignal;
 }
 
-export interface WithLockOptions {
+export interface WithLockOptions extends ModeOptions {
   /** How long to wait for the key, in milliseconds (0: one attempt). Default 30 000. */
   timeoutMs?: number;
   /** The lease, in milliseconds; renewed every third of it while fn runs. Default 30 000. */
   ttlMs?: number;
   /** Names the run, so a restarted run can take its own lease back. */
+  owner?: string;
+  /** Renew in the background while fn runs. Default true. */
+  renew?: boolean;
+  /** Keep the key closed this long after the hold vanishes without a release (0 to 60 000 ms).
+   * Default: the server's rule set decides (else none). */
+  lockDelayMs?: number;
+}
+
+/** What fn receives while it holds every key of a withLocks call. */
+export interface LockGroupContext {
+  /** The keys, as asked for. */
+  readonly keys: readonly string[];
+  /** The group (null in pass-through mode, where nothing is held). */
+  readonly group: LockGroup | null;
+  /** The fencing token of `key`'s hold (null in pass-through mode); InvalidArgumentError for
+   * a key the group does not have. */
+  token(key: string): number | null;
+  /** Aborted, with a LeaseLostError as its reason, when the group's lease is lost. */
+  readonly signal: AbortSignal;
+}
+
+export interface WithLocksOptions {
+  /** How long to wait for every key at once, in milliseconds (0: one attempt). Default 30 000. */
+  timeoutMs?: number;
+  /** The group's lease; renewed every third of it while fn runs. Default 30 000. */
+  ttlMs?: number;
+  /** Names the run, so a restarted run can take its own group back. */
   owner?: string;
   /** Renew in the background while fn runs. Default true. */
   renew?: boolean;
@@ -40,7 +68,52 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_TTL_MS = 30_000;
 
 interface LockOps {
-  renew(handle: LockHandle, ttlMs: number): Promise<RenewResult>;
+  renew(handle: HandleRef, ttlMs: number): Promise<RenewResult>;
+}
+
+interface HoldOps extends LockOps {
+  release(handle: HandleRef): Promise<ReleaseResult>;
+}
+
+/**
+ * Runs fn while `held` (a hold, or a group named by one of its keys) is held: renews it in
+ * the background unless `renew` is false, and however fn ends stops renewing, then releases.
+ * fn's own error wins over a failed release.
+ */
+export async function runHolding<T>(
+  ops: HoldOps,
+  held: HandleRef,
+  ttlMs: number,
+  renew: boolean,
+  sentAt: number,
+  fn: (signal: AbortSignal) => T | Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const renewal = renew ? new Renewal(ops, held, ttlMs, controller, sentAt, now()) : null;
+  let failed = false;
+  try {
+    return await fn(controller.signal);
+  } catch (e) {
+    failed = true;
+    throw e;
+  } finally {
+    await renewal?.stop();
+    try {
+      await ops.release(held);
+    } catch (e) {
+      // fn's own error is the one to report; a failed release only delays the key's end.
+      if (!failed) throw e;
+    }
+  }
+}
+
+/** The token of each key of `group`, for LockGroupContext.token. */
+export function tokenOf(group: LockGroup | null, keys: readonly string[]): (key: string) => number | null {
+  const tokens = new Map(group?.holds.map((h) => [h.key, h.token]));
+  return (key: string) => {
+    if (!keys.includes(key)) throw invalidArgument("key", `the group has no key ${key}`);
+    return tokens.get(key) ?? null;
+  };
 }
 
 /** Keeps one lease alive until stop(); aborts `controller` when it is lost. */
@@ -53,7 +126,7 @@ export class Renewal {
 
   constructor(
     private readonly ops: LockOps,
-    private readonly handle: LockHandle,
+    private readonly handle: HandleRef,
     private readonly ttlMs: number,
     private readonly controller: AbortController,
     sentAt: number,

@@ -38,6 +38,9 @@ for (const transport of TRANSPORTS) {
       assert.ok(Math.abs(h.leaseExpiresAt.getTime() - h.acquiredAt.getTime() - 60_000) <= 1);
       assert.equal(h.scope, "lease");
       assert.equal(h.kind, "handle");
+      assert.equal(h.mode, "exclusive");
+      assert.equal(h.permits, null);
+      assert.equal(h.lockDelayMs, 0);
 
       const s = await client.locks.status(key("report"));
       assert.equal(s.held, true);
@@ -47,6 +50,8 @@ for (const transport of TRANSPORTS) {
       assert.equal(s.token, h.token);
       assert.equal(s.leaseExpiresAt?.getTime(), h.leaseExpiresAt.getTime());
       assert.equal(s.waiters, 0);
+      assert.equal(s.mode, "exclusive");
+      assert.deepEqual(s.holders.map((x) => x.token), [h.token], "an exclusive key's one hold is its only holder");
       assert.equal("handle" in s, false, "status never shows the handle");
 
       assert.deepEqual(await client.locks.release(h), { released: true });
@@ -63,6 +68,12 @@ for (const transport of TRANSPORTS) {
         scope: null,
         kind: null,
         holder: null,
+        mode: null,
+        permits: null,
+        freePermits: null,
+        lockDelayMs: null,
+        holders: [],
+        lockDelayUntil: null,
       });
       assert.deepEqual(await client.locks.release(h), { released: false, reason: "not_holder" });
     });

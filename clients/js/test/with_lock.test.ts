@@ -155,7 +155,7 @@ describe("withLock when the server goes away", () => {
 });
 
 describe("pass-through mode", () => {
-  test("withLock and locked run fn directly, say so once, and other calls refuse", async () => {
+  test("withLock, withLocks and locked run fn directly, say so once, and other calls refuse", async () => {
     const notices: string[] = [];
     const client = createClient({ passThrough: true, logger: { warn: (m) => notices.push(m) } });
     assert.equal(client.passThrough, true);
@@ -167,10 +167,16 @@ describe("pass-through mode", () => {
     });
     const second = await client.withLock("task:1", () => 2);
     const third = await client.locked("task:{id}")(async (p: { id: string }) => p.id)({ id: "x" });
-    assert.deepEqual([first, second, third], [1, 2, "x"]);
+    const fourth = await client.withLocks(["a", { key: "b", mode: "shared" }], (ctx) => {
+      assert.equal(ctx.group, null);
+      assert.equal(ctx.token("b"), null);
+      return ctx.keys.join();
+    });
+    assert.deepEqual([first, second, third, fourth], [1, 2, "x", "a,b"]);
     assert.equal(notices.length, 1);
     assert.match(notices[0]!, /pass-through/);
     await assert.rejects(client.locks.acquire("k", { ttlMs: 1, timeoutMs: 0 }), PassThroughError);
+    await assert.rejects(client.locks.acquireAll(["k"], { ttlMs: 1, timeoutMs: 0 }), PassThroughError);
     await assert.rejects(client.getLock("turn"), (e) => e instanceof PassThroughError && e.code === "PASS_THROUGH");
   });
 

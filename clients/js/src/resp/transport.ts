@@ -4,7 +4,8 @@
 // small pool of idle ones (kept up to MAX_IDLE). Connections open lazily; with several nodes
 // in the URL, opening one tries them in turn, starting with the last that answered.
 import { ConnectionError, ProtocolError } from "../errors.js";
-import type { Transport } from "../transport.js";
+import { respModeArgs, type KeyModeRequest } from "../mode.js";
+import type { GroupRequest, HoldRequest, Transport } from "../transport.js";
 import type { LockPage } from "../types.js";
 import { describeNode, type RespNode } from "../url.js";
 import * as wire from "../wire.js";
@@ -21,6 +22,21 @@ export interface RespOptions {
 
 type Context = { key?: string; timeoutMs?: number };
 
+// `TTL <ms> [OWNER <owner>]`: what every grant names.
+function groupArgs(r: GroupRequest): string[] {
+  return ["TTL", String(r.ttlMs), ...(r.owner !== undefined ? ["OWNER", r.owner] : [])];
+}
+
+// A single key's grant: TTL and OWNER, then its mode and lock-delay.
+function holdArgs(r: HoldRequest): string[] {
+  return [...groupArgs(r), ...respModeArgs(r), ...(r.lockDelayMs !== undefined ? ["LOCKDELAY", String(r.lockDelayMs)] : [])];
+}
+
+// `KEY <key> [MODE ..|PERMITS n [TAKE k]]` per key: the word after KEY is always the key.
+function keyArgs(keys: KeyModeRequest[]): string[] {
+  return keys.flatMap((k) => ["KEY", k.key, ...respModeArgs(k)]);
+}
+
 export class RespTransport implements Transport {
   private shared: Promise<RespConnection> | null = null;
   private readonly idle: RespConnection[] = [];
@@ -34,17 +50,24 @@ export class RespTransport implements Transport {
     private readonly options: RespOptions,
   ) {}
 
-  async acquire(key: string, ttlMs: number, timeoutMs: number, owner: string | undefined) {
-    const args = ["LOCK.ACQUIRE", key, "TTL", String(ttlMs), "TIMEOUT", String(timeoutMs)];
-    if (owner !== undefined) args.push("OWNER", owner);
+  async acquire(key: string, request: HoldRequest, timeoutMs: number) {
+    const args = ["LOCK.ACQUIRE", key, ...holdArgs(request), "TIMEOUT", String(timeoutMs)];
     return wire.decodeHandle(await this.run(args, { key, timeoutMs }, timeoutMs > 0));
   }
 
-  async tryAcquire(key: string, ttlMs: number, owner: string | undefined) {
-    const args = ["LOCK.TRY", key, "TTL", String(ttlMs)];
-    if (owner !== undefined) args.push("OWNER", owner);
-    const reply = await this.run(args, { key });
+  async tryAcquire(key: string, request: HoldRequest) {
+    const reply = await this.run(["LOCK.TRY", key, ...holdArgs(request)], { key });
     return reply === null ? null : wire.decodeHandle(this.fields(reply));
+  }
+
+  async acquireAll(keys: KeyModeRequest[], request: GroupRequest, timeoutMs: number) {
+    const args = ["LOCK.ACQUIREALL", ...groupArgs(request), "TIMEOUT", String(timeoutMs), ...keyArgs(keys)];
+    return wire.decodeGroup(this.fields(await this.run(args, { timeoutMs }, timeoutMs > 0)));
+  }
+
+  async tryAcquireAll(keys: KeyModeRequest[], request: GroupRequest) {
+    const reply = await this.run(["LOCK.TRYALL", ...groupArgs(request), ...keyArgs(keys)]);
+    return reply === null ? null : wire.decodeGroup(this.fields(reply));
   }
 
   async renew(key: string, handle: string, ttlMs: number) {
@@ -70,10 +93,11 @@ export class RespTransport implements Transport {
     return { locks: reply[1].map((h) => wire.decodeInfo(this.fields(h))), nextCursor: reply[0] };
   }
 
-  async assign(key: string, holderId: string, ttlMs: number | undefined, timeoutMs: number | undefined) {
+  async assign(key: string, holderId: string, ttlMs: number | undefined, timeoutMs: number | undefined, lockDelayMs: number | undefined) {
     const args = ["LOCK.ASSIGN", key, holderId];
     if (ttlMs !== undefined) args.push("TTL", String(ttlMs));
     if (timeoutMs !== undefined) args.push("TIMEOUT", String(timeoutMs));
+    if (lockDelayMs !== undefined) args.push("LOCKDELAY", String(lockDelayMs));
     const reply = await this.run(args, { key, timeoutMs: timeoutMs ?? 0 }, (timeoutMs ?? 0) > 0);
     return wire.decodeAssignment(this.fields(reply));
   }
