@@ -1,6 +1,6 @@
 // Lock kinds over each transport against a real server: shared holds beside each other and
 // not beside a writer, a semaphore's permits, and the lock-delay that keeps a key closed after
-// a hold vanished. On a node over PostgreSQL a shared or semaphore hold has no lock-delay.
+// a hold vanished.
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 
@@ -11,7 +11,6 @@ import { TRANSPORTS } from "./support/server.js";
 import { waitFor, waitForWaiters } from "./support/wait.js";
 
 const server = serverForFile();
-const overPostgres = Boolean(process.env.HOLDFAST_TEST_STORE_URL);
 
 async function refusal(p: Promise<unknown>, field?: string): Promise<InvalidArgumentError> {
   return p.then(
@@ -187,33 +186,16 @@ for (const transport of TRANSPORTS) {
       assert.equal(await client.releaseLock(key("turn"), "white"), true);
     });
 
-    test(
-      overPostgres
-        ? "a shared or semaphore hold with a lock-delay is refused over PostgreSQL"
-        : "a shared or semaphore hold may have a lock-delay",
-      async () => {
-        const shared = client.locks.tryAcquire(key("shared-delay"), { ttlMs: 30_000, mode: "shared", lockDelayMs: 100 });
-        const permits = client.locks.tryAcquire(key("sem-delay"), { ttlMs: 30_000, permits: 2, lockDelayMs: 100 });
-        if (overPostgres) {
-          // Over HTTP this refusal names its field only in the message text, not in details.
-          const field = transport === "http" ? undefined : "lockDelayMs";
-          const e = await refusal(shared, field);
-          assert.match(e.message, /not supported on a node over PostgreSQL/);
-          if (field === undefined) assert.match(e.message, /field=lockDelayMs/);
-          await refusal(permits, field);
-          assert.equal((await client.locks.status(key("shared-delay"))).held, false, "nothing changed");
-          return;
-        }
-        const h = await shared;
-        assert.ok(h);
-        assert.equal(h.mode, "shared");
-        assert.equal(h.lockDelayMs, 100);
-        const p = await permits;
-        assert.equal(p?.lockDelayMs, 100);
-        await client.locks.release(h);
-        await client.locks.release(p!);
-      },
-    );
+    test("a shared or semaphore hold may have a lock-delay", async () => {
+      const h = await client.locks.tryAcquire(key("shared-delay"), { ttlMs: 30_000, mode: "shared", lockDelayMs: 100 });
+      assert.ok(h);
+      assert.equal(h.mode, "shared");
+      assert.equal(h.lockDelayMs, 100);
+      const p = await client.locks.tryAcquire(key("sem-delay"), { ttlMs: 30_000, permits: 2, lockDelayMs: 100 });
+      assert.equal(p?.lockDelayMs, 100);
+      await client.locks.release(h);
+      await client.locks.release(p!);
+    });
 
     test("bad modes and lock-delays are refused and change nothing", async () => {
       // Checked by the client, the same over every transport:
