@@ -12,14 +12,19 @@
 namespace holdfast::testing {
 namespace {
 
-RespValue await_free(RespClient& c, const std::string& key) {
+// The key's status once `done` says so (or an error, or the last one after 10 s).
+template <typename Done>
+RespValue await_status(RespClient& c, const std::string& key, Done done) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (;;) {
     RespValue s = c.call({"LOCK.STATUS", key});
-    if (s.is_error() || s.number("held") == 0 || std::chrono::steady_clock::now() > deadline)
-      return s;
+    if (s.is_error() || done(s) || std::chrono::steady_clock::now() > deadline) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+RespValue await_free(RespClient& c, const std::string& key) {
+  return await_status(c, key, [](const RespValue& s) { return s.number("held") == 0; });
 }
 
 TEST(LockDelayAcrossNodes, AnExpiryOnOneNodeClosesTheKeyOnEveryNode) {
@@ -84,13 +89,7 @@ TEST(LockDelayAcrossNodes, ASharedHoldsExpiryClosesTheKeyWhileTheOthersGoOn) {
   ASSERT_FALSE(staying.is_error() || staying.is_null()) << staying.debug();
   const std::int64_t until = lapsing.number("leaseExpiresAt") + 2000;
   // Until the lapsing hold ended, a reader is let in; from then on nobody is.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  RespValue s;
-  do {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    s = b.call({"LOCK.STATUS", "doc"});
-  } while (!s.is_error() && !s.has("lockDelayUntil") &&
-           std::chrono::steady_clock::now() < deadline);
+  auto s = await_status(b, "doc", [](const RespValue& v) { return v.has("lockDelayUntil"); });
   ASSERT_TRUE(s.has("lockDelayUntil")) << s.debug();
   EXPECT_EQ(s.number("lockDelayUntil"), until);
   EXPECT_EQ(s.number("held"), 1) << "the other reader still holds it";
@@ -117,12 +116,7 @@ TEST(LockDelayAcrossNodes, ASemaphoreHoldsExpiryClosesTheKeyToEveryKindOfRequest
   auto held = a.call({"LOCK.TRY", "pool", "TTL", "300", "PERMITS", "3", "LOCKDELAY", "1500"});
   ASSERT_FALSE(held.is_error() || held.is_null()) << held.debug();
   const std::int64_t until = held.number("leaseExpiresAt") + 1500;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  RespValue s;
-  do {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    s = b.call({"LOCK.STATUS", "pool"});
-  } while (!s.is_error() && s.number("held") != 0 && std::chrono::steady_clock::now() < deadline);
+  auto s = await_free(b, "pool");
   ASSERT_EQ(s.number("held"), 0) << s.debug();
   EXPECT_EQ(s.number("lockDelayUntil"), until);
   EXPECT_TRUE(b.call({"LOCK.TRY", "pool", "TTL", "1000", "PERMITS", "3"}).is_null());

@@ -123,17 +123,8 @@ using LockDelayRecoveryTest = WalStoreTest;
 // The table's changes go to the store as the server sends them; a restart during the delay
 // (from the log, then from a snapshot taken during it) keeps the key closed to the same instant.
 TEST_F(LockDelayRecoveryTest, ARestartDuringTheDelayKeepsTheKeyClosedUntilTheSameInstant) {
-  struct Forward : ChangeSink {
-    WalStore* store;
-    std::uint64_t last = 0;
-    void on_change(const Change& c) override {
-      last = store->append(c);
-      store->submit();
-    }
-  };
   auto store = open();
-  Forward forward;
-  forward.store = store.get();
+  testing::ForwardToStore forward(*store);
   LockTable table(&forward);
   AcquireRequest r;
   r.key = "k";

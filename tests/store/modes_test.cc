@@ -106,18 +106,8 @@ TEST(ModeSnapshots, AVersionOneSnapshotIsStillRead) {
 using ModeRecoveryTest = WalStoreTest;
 
 TEST_F(ModeRecoveryTest, SharedAndSemaphoreHoldsSurviveARestartIntoTheLockTable) {
-  // The table's changes go to the store as the server sends them.
-  struct Forward : ChangeSink {
-    WalStore* store;
-    std::uint64_t last = 0;
-    void on_change(const Change& c) override {
-      last = store->append(c);
-      store->submit();
-    }
-  };
   auto store = open();
-  Forward forward;
-  forward.store = store.get();
+  testing::ForwardToStore forward(*store);
   LockTable table(&forward);
   auto req = [](std::string_view key, std::string_view who, LockMode mode) {
     AcquireRequest r;

@@ -89,17 +89,8 @@ TEST(GroupSnapshots, AVersionThreeSnapshotIsStillRead) {
 using GroupRecoveryTest = WalStoreTest;
 
 TEST_F(GroupRecoveryTest, AGroupSurvivesARestartAndStillActsAsOne) {
-  struct Forward : ChangeSink {
-    WalStore* store;
-    std::uint64_t last = 0;
-    void on_change(const Change& c) override {
-      last = store->append(c);
-      store->submit();
-    }
-  };
   auto store = open();
-  Forward forward;
-  forward.store = store.get();
+  testing::ForwardToStore forward(*store);
   LockTable table(&forward);
   const Millis now = clock_.now_ms();
   AcquireAllRequest r;

@@ -11,6 +11,18 @@
 
 namespace holdfast::wal::testing {
 
+// A lock table's change sink that sends every change to `store` as the server does (append,
+// then submit), keeping the last sequence number to wait for.
+struct ForwardToStore : ChangeSink {
+  explicit ForwardToStore(WalStore& s) : store(&s) {}
+  void on_change(const Change& c) override {
+    last = store->append(c);
+    store->submit();
+  }
+  WalStore* store;
+  std::uint64_t last = 0;
+};
+
 class WalStoreTest : public ::testing::Test {
  protected:
   std::unique_ptr<WalStore> make(FileSystem* fs = nullptr) {
