@@ -11,8 +11,9 @@ namespace holdfast::script {
 class CommandHost {
  public:
   // Runs one command for a script (args[0] is its name; args are valid for the call only)
-  // and answers its reply as one RESP2 reply: an error reply for a command that is refused.
-  virtual std::string call(std::span<const std::string_view> args) = 0;
+  // and writes its reply into `reply` (empty on entry) as one RESP2 reply: an error reply
+  // for a command that is refused. The caller reuses `reply` from call to call.
+  virtual void call(std::span<const std::string_view> args, std::string& reply) = 0;
 
  protected:
   ~CommandHost() = default;

@@ -1,5 +1,6 @@
 #include "script/conversions.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -141,9 +142,55 @@ struct Converter {
   }
 };
 
+// The replies most commands give (an integer, a bulk string or nil, a status or an error) read
+// in place, with no parse into a Reply; false, with nothing pushed, for anything else (an
+// array, a malformed reply), which push_resp() hands to the full parser.
+bool push_single(lua_State* L, std::string_view resp) {
+  if (resp.size() < 3 || !resp.ends_with("\r\n")) return false;
+  const std::size_t eol = resp.find("\r\n");
+  const std::string_view line = resp.substr(1, eol - 1);
+  const bool one_line = eol + 2 == resp.size();
+  switch (resp[0]) {
+    case ':': {
+      std::int64_t n = 0;
+      const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), n);
+      if (!one_line || ec != std::errc() || end != line.data() + line.size() || line.empty())
+        return false;
+      lua_pushnumber(L, static_cast<lua_Number>(n));
+      return true;
+    }
+    case '$': {
+      if (line == "-1") {
+        if (!one_line) return false;
+        lua_pushboolean(L, 0);
+        return true;
+      }
+      std::size_t n = 0;
+      const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), n);
+      if (ec != std::errc() || end != line.data() + line.size() || line.empty()) return false;
+      if (resp.size() - (eol + 2) != n + 2) return false;
+      lua_pushlstring(L, resp.data() + eol + 2, n);
+      return true;
+    }
+    case '+':
+    case '-':
+      if (!one_line || line.find('\n') != std::string_view::npos ||
+          line.find('\r') != std::string_view::npos)
+        return false;
+      lua_checkstack(L, 2);
+      lua_createtable(L, 0, 1);
+      lua_pushlstring(L, line.data(), line.size());
+      lua_setfield(L, -2, resp[0] == '+' ? "ok" : "err");
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 bool push_resp(lua_State* L, std::string_view resp) {
+  if (push_single(L, resp)) return true;
   std::optional<client_internal::ParseOutcome> parsed;
   try {
     parsed = client_internal::parse_reply(resp);

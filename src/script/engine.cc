@@ -17,8 +17,6 @@ extern "C" {
 namespace holdfast::script {
 namespace {
 
-// The registry table of compiled scripts, by SHA-1.
-constexpr const char* kScripts = "holdfast.scripts";
 // How Lua names the script in its messages: "user_script:3: ...", as in Redis.
 constexpr const char* kChunkName = "@user_script";
 
@@ -37,18 +35,11 @@ std::string_view lower(std::string_view s, std::string& buffer) {
   return buffer;
 }
 
-void new_script_table(lua_State* L) {
-  lua_newtable(L);
-  lua_setfield(L, LUA_REGISTRYINDEX, kScripts);
-}
-
 }  // namespace
 
 Engine::Engine(Limits limits, std::function<Millis()> now)
     : runtime_(std::make_unique<LuaRuntime>(limits, now ? std::move(now) : steady_ms)) {
-  lua_State* L = runtime_->state();
-  install_sandbox(L);
-  new_script_table(L);
+  sandbox_ = install_sandbox(runtime_->state());
 }
 
 Engine::~Engine() = default;
@@ -73,11 +64,8 @@ std::optional<ScriptReply> Engine::compile(std::string_view body, const std::str
     if (status == LUA_ERRMEM) message = "out of memory";
     return ScriptReply::error(prefix + message);
   }
-  lua_getfield(L, LUA_REGISTRYINDEX, kScripts);
-  lua_pushvalue(L, -2);
-  lua_setfield(L, -2, sha.c_str());
+  shas_.emplace(sha, luaL_ref(L, LUA_REGISTRYINDEX));
   lua_settop(L, 0);
-  shas_.insert(sha);
   return std::nullopt;
 }
 
@@ -94,7 +82,7 @@ bool Engine::exists(std::string_view sha) const {
 
 void Engine::flush() {
   lua_State* L = runtime_->state();
-  new_script_table(L);
+  for (const auto& [sha, ref] : shas_) luaL_unref(L, LUA_REGISTRYINDEX, ref);
   shas_.clear();
   lua_gc(L, LUA_GCCOLLECT, 0);
 }
@@ -103,27 +91,25 @@ ScriptReply Engine::eval(std::string_view body, std::span<const std::string_view
                          std::span<const std::string_view> args, CommandHost& host) {
   const std::string sha = sha1_hex(body);
   if (auto err = compile(body, sha)) return std::move(*err);
-  return run(sha, keys, args, host);
+  return run(*shas_.find(sha), keys, args, host);
 }
 
 ScriptReply Engine::eval_sha(std::string_view sha, std::span<const std::string_view> keys,
                              std::span<const std::string_view> args, CommandHost& host) {
   std::string buffer;
-  const std::string_view name = lower(sha, buffer);
-  if (shas_.count(name) == 0)
+  const auto found = shas_.find(lower(sha, buffer));
+  if (found == shas_.end())
     return ScriptReply::error("NOSCRIPT No matching script. Please use EVAL.");
-  return run(name, keys, args, host);
+  return run(*found, keys, args, host);
 }
 
-ScriptReply Engine::run(std::string_view sha, std::span<const std::string_view> keys,
+ScriptReply Engine::run(const Scripts::value_type& script, std::span<const std::string_view> keys,
                         std::span<const std::string_view> args, CommandHost& host) {
+  const std::string& sha = script.first;
   lua_State* L = runtime_->state();
   LuaRuntime& runtime = *runtime_;
-  set_keys_and_args(L, keys, args);
-  lua_getfield(L, LUA_REGISTRYINDEX, kScripts);
-  lua_pushlstring(L, sha.data(), sha.size());
-  lua_rawget(L, -2);
-  lua_remove(L, -2);
+  set_keys_and_args(L, sandbox_, keys, args);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, script.second);
   runtime.host = &host;
   runtime.begin_run();
   const int status = lua_pcall(L, 0, 1, 0);
@@ -146,15 +132,14 @@ ScriptReply Engine::run(std::string_view sha, std::span<const std::string_view> 
     if (lua_type(L, -1) == LUA_TSTRING) {
       reply = ScriptReply::error(lua_tostring(L, -1));
     } else {
-      reply = ScriptReply::error("ERR Error running script (call to f_" + std::string(sha) +
+      reply = ScriptReply::error("ERR Error running script (call to f_" + sha +
                                  "): the error is a table without err");
     }
   } else {
     const char* message = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "unknown error";
-    reply = ScriptReply::error("ERR Error running script (call to f_" + std::string(sha) +
-                               "): " + message);
+    reply = ScriptReply::error("ERR Error running script (call to f_" + sha + "): " + message);
   }
-  reset_sandbox(L, runtime.used_bytes(), limits.memory_bytes / 2);
+  reset_sandbox(L, sandbox_, limits.memory_bytes / 2);
   return reply;
 }
 

@@ -24,12 +24,13 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "core/lock_types.h"  // StringHash
 #include "core/script_reply.h"
 #include "script/command_host.h"
 #include "script/limits.h"
+#include "script/sandbox.h"
 
 namespace holdfast::script {
 
@@ -64,11 +65,14 @@ class Engine {
  private:
   // Compiles `body` under `sha` unless kept; the compile error if it does not compile.
   std::optional<ScriptReply> compile(std::string_view body, const std::string& sha);
-  ScriptReply run(std::string_view sha, std::span<const std::string_view> keys,
+  // Kept scripts: SHA-1 to the compiled function's reference in the Lua registry.
+  using Scripts = std::unordered_map<std::string, int, StringHash, std::equal_to<>>;
+  ScriptReply run(const Scripts::value_type& script, std::span<const std::string_view> keys,
                   std::span<const std::string_view> args, CommandHost& host);
 
   std::unique_ptr<LuaRuntime> runtime_;
-  std::unordered_set<std::string, StringHash, std::equal_to<>> shas_;
+  Sandbox sandbox_;
+  Scripts shas_;
 };
 
 }  // namespace holdfast::script

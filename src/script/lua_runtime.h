@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 #include "core/clock.h"
 #include "script/limits.h"
@@ -77,6 +78,11 @@ class LuaRuntime {
 
   // The commands redis.call runs while a script runs (null between scripts).
   CommandHost* host = nullptr;
+  // Where redis.call has its command's reply written: one buffer, reused.
+  std::string reply_buffer;
+  // A script changed how the collector runs (collectgarbage "stop", "setpause"...): the
+  // sandbox sets it back after the script.
+  bool collector_changed = false;
 
  private:
   static void* alloc(void* ud, void* ptr, std::size_t old_size, std::size_t new_size);

@@ -3,7 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 extern "C" {
@@ -18,6 +20,9 @@ extern "C" {
 
 namespace holdfast::script {
 namespace {
+
+// A reply buffer that grew past this (a long LOCK.LIST) is given back after the call.
+constexpr std::size_t kKeptReplyBytes = 64 * 1024;
 
 // Pushes {err = line}.
 void push_error_table(lua_State* L, const char* line) {
@@ -38,18 +43,14 @@ bool run_command(lua_State* L) {
     push_error_table(L, "ERR Please specify at least one argument for this redis lib call");
     return true;
   }
-  std::vector<std::string> args;
-  args.reserve(static_cast<std::size_t>(argc));
+  // The arguments as views: a string into Lua's own (the stack keeps it alive for the
+  // call), a number into `numbers`, sized first so that no view moves.
+  int number_count = 0;
   for (int i = 1; i <= argc; ++i) {
-    if (lua_type(L, i) == LUA_TNUMBER) {
-      char buf[64];
-      std::snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(lua_tonumber(L, i)));
-      args.emplace_back(buf);
-    } else if (lua_type(L, i) == LUA_TSTRING) {
-      std::size_t n = 0;
-      const char* s = lua_tolstring(L, i, &n);
-      args.emplace_back(s, n);
-    } else {
+    const int type = lua_type(L, i);
+    if (type == LUA_TNUMBER) {
+      ++number_count;
+    } else if (type != LUA_TSTRING) {
       push_error_table(L, "ERR Lua redis lib command arguments must be strings or integers");
       return true;
     }
@@ -58,15 +59,35 @@ bool run_command(lua_State* L) {
     push_error_table(L, "ERR redis.call is only available while a script runs");
     return true;
   }
-  std::string reply;
+  std::vector<std::string> numbers;
+  numbers.reserve(static_cast<std::size_t>(number_count));
+  const auto count = static_cast<std::size_t>(argc);
+  std::string_view inline_views[8];
+  std::vector<std::string_view> more_views(count > 8 ? count : 0);
+  const std::span<std::string_view> views =
+      count > 8 ? std::span<std::string_view>(more_views) : std::span(inline_views, count);
+  for (int i = 1; i <= argc; ++i) {
+    if (lua_type(L, i) == LUA_TNUMBER) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(lua_tonumber(L, i)));
+      views[static_cast<std::size_t>(i - 1)] = numbers.emplace_back(buf);
+    } else {
+      std::size_t n = 0;
+      const char* s = lua_tolstring(L, i, &n);
+      views[static_cast<std::size_t>(i - 1)] = std::string_view(s, n);
+    }
+  }
+  std::string& reply = runtime.reply_buffer;
+  reply.clear();
   try {
-    std::vector<std::string_view> views(args.begin(), args.end());
-    reply = runtime.host->call(views);
+    runtime.host->call(views, reply);
   } catch (const std::exception&) {
     push_error_table(L, "ERR the command failed inside the server");
     return true;
   }
-  if (!push_resp(L, reply)) {
+  const bool read = push_resp(L, reply);
+  if (reply.capacity() > kKeptReplyBytes) std::string().swap(reply);
+  if (!read) {
     push_error_table(L, "ERR the command's reply could not be read");
     return true;
   }

@@ -8,6 +8,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "script/lua_runtime.h"
 #include "script/redis_lib.h"
 
 namespace holdfast::script {
@@ -16,8 +17,6 @@ namespace {
 // Registry keys.
 constexpr const char* kRealGlobals = "holdfast.globals";
 constexpr const char* kProxies = "holdfast.proxies";
-// Set (to true) when a script changed how the collector runs; reset_sandbox() undoes it.
-constexpr const char* kCollectorChanged = "holdfast.collector_changed";
 
 void open_library(lua_State* L, lua_CFunction open, const char* name) {
   lua_pushcfunction(L, open);
@@ -69,10 +68,8 @@ int safe_loadstring(lua_State* L) {
 // after every script would make each script's first allocation run a collection step.)
 int noting_collectgarbage(lua_State* L) {
   const std::string_view option = luaL_optstring(L, 1, "collect");
-  if (option == "stop" || option == "restart" || option == "setpause" || option == "setstepmul") {
-    lua_pushboolean(L, 1);
-    lua_setfield(L, LUA_REGISTRYINDEX, kCollectorChanged);
-  }
+  if (option == "stop" || option == "restart" || option == "setpause" || option == "setstepmul")
+    LuaRuntime::of(L).collector_changed = true;
   lua_pushvalue(L, lua_upvalueindex(1));
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
@@ -103,7 +100,7 @@ void push_proxy(lua_State* L, int real, lua_CFunction index, lua_CFunction newin
 
 }  // namespace
 
-void install_sandbox(lua_State* L) {
+Sandbox install_sandbox(lua_State* L) {
   open_library(L, luaopen_base, "");
   open_library(L, luaopen_table, LUA_TABLIBNAME);
   open_library(L, luaopen_string, LUA_STRLIBNAME);
@@ -161,11 +158,18 @@ void install_sandbox(lua_State* L) {
   lua_setfield(L, globals, "_G");
   lua_replace(L, LUA_GLOBALSINDEX);
   lua_settop(L, 0);
+
+  Sandbox refs;
+  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+  refs.globals = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
+  refs.proxies = luaL_ref(L, LUA_REGISTRYINDEX);
+  return refs;
 }
 
-void set_keys_and_args(lua_State* L, std::span<const std::string_view> keys,
+void set_keys_and_args(lua_State* L, const Sandbox& sandbox, std::span<const std::string_view> keys,
                        std::span<const std::string_view> args) {
-  lua_getfield(L, LUA_REGISTRYINDEX, kRealGlobals);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, sandbox.globals);
   for (auto [name, values] : {std::pair{"KEYS", keys}, std::pair{"ARGV", args}}) {
     lua_createtable(L, static_cast<int>(values.size()), 0);
     int i = 0;
@@ -178,9 +182,9 @@ void set_keys_and_args(lua_State* L, std::span<const std::string_view> keys,
   lua_pop(L, 1);
 }
 
-void reset_sandbox(lua_State* L, std::size_t used_bytes, std::size_t collect_above) {
+void reset_sandbox(lua_State* L, const Sandbox& sandbox, std::size_t collect_above) {
   lua_settop(L, 0);
-  lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, sandbox.proxies);
   const int proxies = static_cast<int>(lua_objlen(L, -1));
   for (int i = 1; i <= proxies; ++i) {
     lua_rawgeti(L, 1, i);
@@ -195,16 +199,14 @@ void reset_sandbox(lua_State* L, std::size_t used_bytes, std::size_t collect_abo
     lua_pop(L, 1);
   }
   lua_settop(L, 0);
-  lua_getfield(L, LUA_REGISTRYINDEX, kCollectorChanged);
-  if (lua_toboolean(L, -1)) {
-    lua_pushnil(L);
-    lua_setfield(L, LUA_REGISTRYINDEX, kCollectorChanged);
+  LuaRuntime& runtime = LuaRuntime::of(L);
+  if (runtime.collector_changed) {
+    runtime.collector_changed = false;
     lua_gc(L, LUA_GCRESTART, 0);
     lua_gc(L, LUA_GCSETPAUSE, 200);  // Lua 5.1's defaults
     lua_gc(L, LUA_GCSETSTEPMUL, 200);
   }
-  lua_settop(L, 0);
-  if (used_bytes > collect_above) lua_gc(L, LUA_GCCOLLECT, 0);
+  if (runtime.used_bytes() > collect_above) lua_gc(L, LUA_GCCOLLECT, 0);
 }
 
 }  // namespace holdfast::script

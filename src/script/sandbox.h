@@ -22,16 +22,23 @@ struct lua_State;
 
 namespace holdfast::script {
 
+// The sandbox's tables, by their references in the registry (a lookup by number, where a
+// name would be hashed for every script).
+struct Sandbox {
+  int globals = 0;  // the real globals, behind the read-only _G
+  int proxies = 0;  // the array of read-only proxies, which reset_sandbox() empties
+};
+
 // Opens the libraries and builds the read-only globals, with `redis` (redis_lib.h).
-// Once, on a fresh state, before any script.
-void install_sandbox(lua_State* L);
+// Once, on a fresh state of a LuaRuntime, before any script.
+Sandbox install_sandbox(lua_State* L);
 
 // KEYS and ARGV for the next script, as arrays of strings.
-void set_keys_and_args(lua_State* L, std::span<const std::string_view> keys,
+void set_keys_and_args(lua_State* L, const Sandbox& sandbox, std::span<const std::string_view> keys,
                        std::span<const std::string_view> args);
 
 // After a script: drops what it left in the read-only tables, turns the collector back on if
 // it stopped it, and collects when the state holds more than `collect_above` bytes.
-void reset_sandbox(lua_State* L, std::size_t used_bytes, std::size_t collect_above);
+void reset_sandbox(lua_State* L, const Sandbox& sandbox, std::size_t collect_above);
 
 }  // namespace holdfast::script

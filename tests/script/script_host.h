@@ -13,12 +13,14 @@ namespace holdfast::script {
 
 class ScriptHost final : public CommandHost {
  public:
-  std::string call(std::span<const std::string_view> args) override {
+  void call(std::span<const std::string_view> args, std::string& reply) override {
     calls.emplace_back(args.begin(), args.end());
-    if (replies.empty()) return "+OK\r\n";
-    std::string r = std::move(replies.front());
+    if (replies.empty()) {
+      reply = "+OK\r\n";
+      return;
+    }
+    reply = std::move(replies.front());
     replies.pop_front();
-    return r;
   }
   std::deque<std::string> replies;
   std::vector<std::vector<std::string>> calls;

@@ -28,28 +28,27 @@ ScriptCalls::ScriptCalls(LockService& service, const Caller& caller)
 
 ScriptCalls::~ScriptCalls() = default;
 
-std::string ScriptCalls::call(std::span<const std::string_view> args) {
-  std::string reply;
+void ScriptCalls::call(std::span<const std::string_view> args, std::string& reply) {
   ReplyWriter out(reply, 2);
   const CommandSpec* spec = find_command(args[0]);
   if (spec == nullptr) {
     out.error_line("ERR Unknown Redis command called from script");
-    return reply;
+    return;
   }
   if (spec->call == nullptr || spec->call == call_eval || spec->call == call_evalsha) {
     out.error_line("ERR This Redis command is not allowed from script");
-    return reply;
+    return;
   }
   const auto rest = args.subspan(1);
   if (!accepts_arity(*spec, rest.size())) {
     out.error_line("ERR Wrong number of args calling Redis command from script");
-    return reply;
+    return;
   }
   std::span<const std::string_view> positional;
   OptionValues values{};
   if (auto err = read_call_args(*spec, rest, positional, values)) {
     write_command_error(out, spec->flags, *err);
-    return reply;
+    return;
   }
   inner_->result.reset();
   (void)spec->call(service_, caller_, CallArgs{positional, values, /*in_transaction=*/true},
@@ -58,7 +57,7 @@ std::string ScriptCalls::call(std::span<const std::string_view> args) {
     inner_.release()->orphaned = true;
     inner_ = std::make_unique<Inner>();
     out.error_line("ERR the command would wait, which a script cannot");
-    return reply;
+    return;
   }
   Result<Answer> result = std::move(*inner_->result);
   inner_->result.reset();
@@ -67,7 +66,6 @@ std::string ScriptCalls::call(std::span<const std::string_view> args) {
   } else {
     spec->write(out, *result);
   }
-  return reply;
 }
 
 }  // namespace holdfast::resp

@@ -29,7 +29,7 @@ class ScriptCalls final : public script::CommandHost {
   ScriptCalls(LockService& service, const Caller& caller);
   ~ScriptCalls();
 
-  std::string call(std::span<const std::string_view> args) override;
+  void call(std::span<const std::string_view> args, std::string& reply) override;
 
  private:
   struct Inner;
