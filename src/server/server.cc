@@ -305,7 +305,8 @@ void Server::run() {
   spdlog::info("stopped");
 }
 
-// io_.run(), with two things between its rounds of work. Before the loop sleeps, the service
+// io_.run(), with three things between its rounds of work. After each round, the replies of
+// the connections it read leave (loop_driver.h). Before the loop sleeps, the service
 // finishes what it held back for that moment (the log's commit, written here as Redis writes
 // its log before it sleeps); and it may poll for up to the idle window first (idle_poll.h
 // says why; a window of 0 never polls).
@@ -316,8 +317,10 @@ void Server::run_loop() {
       // Reads the clock only when a spell of polling has something to account for.
       if (idle_poll_.idle()) idle_poll_.found_work(now_us());
       service_->end_of_round();
+      loop_.end_round();
       continue;
     }
+    loop_.end_round();
     if (io_.stopped()) break;
     if (service_->before_sleep()) {
       loop_.after_event();  // the replies it made durable
@@ -329,6 +332,7 @@ void Server::run_loop() {
       sched_yield();
     } else {
       io_.run_one();
+      loop_.end_round();
       if (idle_poll_.max() > 0) idle_poll_.woke(now_us());
     }
   }

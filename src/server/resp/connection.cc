@@ -99,7 +99,10 @@ void Connection::process() {
   // Wake-ups first: a release hands its key to the next waiter, whose grant is on the critical
   // path of a hot key; this connection's own reply can follow it.
   hub_.loop.after_event();
-  flush();
+  if (!flush_scheduled_) {
+    flush_scheduled_ = true;
+    hub_.loop.flush_after_round(shared_from_this());
+  }
 }
 
 void Connection::post_process() {
