@@ -60,9 +60,11 @@ class CallRunner final : public Completion {
   bool waiting() const { return waiting_; }
 
   // Issues one call: `call(service, completion)` calls the service and returns its Issued.
+  // `started` is when the command arrived (the latency metric counts from it).
   template <typename Call>
-  void issue(std::uint16_t command, Call&& call) {
-    push(Record{std::chrono::steady_clock::now(), 0, command, true});
+  void issue(std::uint16_t command, Call&& call,
+             std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now()) {
+    push(Record{started, 0, command, true});
     ++calls_;
     const std::uint64_t mine = ++issued_;
     if (call(service_, static_cast<Completion&>(*this)) == Issued::kWaiting && finished_ < mine) {

@@ -125,7 +125,7 @@ const CommandSpec* Pipeline::resolve(const CommandSpec* spec,
 
 Flow Pipeline::run_one(std::span<const std::string_view> args, bool in_transaction) {
   const CommandSpec* spec = find_command(args[0]);
-  // CLIENT LIST's cmd= and idle=.
+  // CLIENT LIST's cmd= and idle=; the command's latency counts from here too.
   state_.last_command = spec;
   state_.last_active = std::chrono::steady_clock::now();
   std::string& buf = local_buffer();
@@ -142,10 +142,10 @@ Flow Pipeline::run_one(std::span<const std::string_view> args, bool in_transacti
     queue(resolve(spec, rest, args[0], out), args, out);
   } else if (const CommandSpec* row = resolve(spec, rest, args[0], out); row == nullptr) {
   } else if (row->local != nullptr) {
-    const auto start = std::chrono::steady_clock::now();
     flow = run_local(*row, rest, out);
     if (env_.metrics != nullptr)
-      env_.metrics->observe(command_id(*spec), std::chrono::steady_clock::now() - start);
+      env_.metrics->observe(command_id(*spec),
+                            std::chrono::steady_clock::now() - state_.last_active);
     if (flow == Flow::kExec) {
       exec_mark_ = before;
       start_exec(out);
@@ -211,10 +211,13 @@ bool Pipeline::issue(const CommandSpec& spec, std::span<const std::string_view> 
   std::span<const std::string_view> positional;
   OptionValues values{};
   if (!read_options(spec, args, positional, values, out)) return false;
-  runner_.issue(command_id(spec), [&](LockService& service, Completion& done) {
-    return spec.call(service, Caller{&state_.principal, state_.id},
-                     CallArgs{positional, values, in_transaction, env_.scripts}, done);
-  });
+  runner_.issue(
+      command_id(spec),
+      [&](LockService& service, Completion& done) {
+        return spec.call(service, Caller{&state_.principal, state_.id},
+                         CallArgs{positional, values, in_transaction, env_.scripts}, done);
+      },
+      state_.last_active);
   return true;
 }
 
