@@ -42,6 +42,7 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
       reload_signal_(io_, SIGHUP),
       shutdown_deadline_(io_),
       accept_pause_(io_),
+      commit_wait_(io_),
       idle_poll_(config.idle_poll_us) {
   info_.store = config.store_url.empty() ? "embedded" : "postgres";
   info_.fsync = std::string(fsync_name(config.fsync));
@@ -322,6 +323,15 @@ void Server::run_loop() {
     }
     loop_.end_round();
     if (io_.stopped()) break;
+    if (const auto wait = service_->commit_wait(); wait.count() > 0) {
+      // The clients the last commit answered are coming back: sleep until the first of them
+      // or the end of the wait, then look again (store.h, commit_wait).
+      commit_wait_.expires_after(wait);
+      commit_wait_.async_wait([](const boost::system::error_code&) {});
+      io_.run_one();
+      loop_.end_round();
+      continue;
+    }
     if (service_->before_sleep()) {
       loop_.after_event();  // the replies it made durable
       continue;

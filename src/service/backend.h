@@ -12,6 +12,7 @@
 // backend's answers, so the same rule holds for those replies.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -96,6 +97,7 @@ class LockBackend {
   virtual void advance() = 0;
   virtual std::optional<Millis> next_deadline() const = 0;
   virtual bool before_sleep() { return false; }
+  virtual std::chrono::microseconds commit_wait() { return {}; }
   virtual void end_of_round() {}
   virtual ServiceStats stats() const = 0;
 };

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -294,6 +295,9 @@ class LockService {
   // (the log's commit, written on the loop; store.h, commit_before_sleep). True: it did, and
   // dispatch() has answers to deliver.
   virtual bool before_sleep() { return false; }
+  // Before before_sleep(): how long the loop should first wait for more work to join what it
+  // would commit (store.h, commit_wait); 0: none.
+  virtual std::chrono::microseconds commit_wait() { return {}; }
   // The loop finished a round of work and has more (store.h, end_of_round).
   virtual void end_of_round() {}
 

@@ -90,6 +90,7 @@ class Policy final : public LockService {
   void advance() override;
   std::optional<Millis> next_deadline() const override;
   bool before_sleep() override { return backend_.before_sleep(); }
+  std::chrono::microseconds commit_wait() override { return backend_.commit_wait(); }
   void end_of_round() override { backend_.end_of_round(); }
   ServiceStats stats() const override { return backend_.stats(); }
 

@@ -22,6 +22,7 @@
 //     simply wait).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -94,6 +95,12 @@ class Store {
   // commit, as Redis writes its log before it sleeps. True when it did, and durable_sequence()
   // then covers every change submitted (on_durable is not called for it). Loop thread only.
   virtual bool commit_before_sleep() { return false; }
+
+  // The loop is about to sleep with changes to commit: how long it should wait first for more
+  // to join them (0: commit now). A store that commits on the loop answers more than 0 only
+  // while the clients its last commit answered are likely still to come back (wal_store.h).
+  // Loop thread only.
+  virtual std::chrono::microseconds commit_wait() { return {}; }
 
   // The loop finished a round of work and has more: a store that leaves submitted changes for
   // commit_before_sleep() hands them to its writer once they have waited a round, so that

@@ -86,6 +86,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   void advance() override;
   std::optional<Millis> next_deadline() const override { return table_.next_deadline(); }
   bool before_sleep() override { return store_.commit_before_sleep(); }
+  std::chrono::microseconds commit_wait() override { return store_.commit_wait(); }
   void end_of_round() override { store_.end_of_round(); }
   ServiceStats stats() const override;
 

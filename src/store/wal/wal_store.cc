@@ -8,6 +8,8 @@
 //     sleep, commit_before_sleep() writes and syncs pending_ on the loop thread itself, unless
 //     the syncer is writing or the batch needs more than that (a cut, a roll, a repair); and
 //     end_of_round() wakes the syncer for a batch that has waited a round of the loop's work.
+//     Before it commits, the loop may wait a little for the clients its last commit answered
+//     (commit_wait(), commit_wait.h); rounds spent so do not count.
 //     log_mu_, held from taking pending_ to the end of the write, keeps the two in order.
 //  2. The syncer swaps pending_ with its own empty buffer (both keep their capacity), lets go
 //     of mu_, writes the whole batch as one frame with one writev and one fdatasync.
@@ -34,6 +36,7 @@
 // then writes the snapshot, so replies never wait for a snapshot to be written.
 #include "store/wal/wal_store.h"
 
+#include <algorithm>
 #include <cassert>
 #include <chrono>
 #include <cstdio>
@@ -194,6 +197,7 @@ bool WalStore::commit_before_sleep() {
                     writing_.empty() && !unavailable_.load(std::memory_order_acquire) &&
                     log_->current_bytes() < options_.segment_bytes;
   if (!here) {
+    last_loop_commit_.changes = 0;
     const bool wake = claim_syncer();
     lock.unlock();
     if (wake) wake_.notify_one();
@@ -202,7 +206,9 @@ bool WalStore::commit_before_sleep() {
   on_loop_.swap(pending_);
   const std::uint64_t sequence = pending_sequence_;
   lock.unlock();
+  const auto started = std::chrono::steady_clock::now();
   if (Status s = write_and_sync(on_loop_); !s) {
+    last_loop_commit_.changes = 0;
     // The syncer writes it again after cutting this write off, and reports the fault if that
     // fails too. pending_ is still empty: only this thread adds to it.
     lock.lock();
@@ -216,13 +222,26 @@ bool WalStore::commit_before_sleep() {
   on_loop_.clear();
   if (on_loop_.capacity() > kKeepBufferBytes) on_loop_.shrink_to_fit();
   syncs_on_loop_.fetch_add(1, std::memory_order_relaxed);
+  loop_commit_end_ = std::chrono::steady_clock::now();
+  last_loop_commit_ = {sequence - durable_sequence_.load(std::memory_order_relaxed), 0,
+                       loop_commit_end_ - started};
+  loop_commit_sequence_ = sequence;
+  counting_arrivals_ = true;
   durable_sequence_.store(sequence, std::memory_order_release);
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
   return true;
 }
 
+void WalStore::note_arrivals() {
+  if (counting_arrivals_) {
+    counting_arrivals_ = false;
+    last_loop_commit_.arrived_during = last_sequence_ - loop_commit_sequence_;
+  }
+}
+
 void WalStore::end_of_round() {
   if (!loop_commits()) return;
+  note_arrivals();
   bool wake = false;
   {
     std::lock_guard lock(mu_);
@@ -231,12 +250,23 @@ void WalStore::end_of_round() {
       return;
     }
     // One round: the loop may well sleep next and commit it itself. Two: it is busy, so the
-    // syncer writes while it works.
+    // syncer writes while it works. Rounds spent waiting for the clients of the last commit
+    // to come back (commit_wait) do not count: each of them is one client's request.
+    if (commit_wait().count() > 0) return;
     if (++rounds_waited_ < 2) return;
     rounds_waited_ = 0;
+    last_loop_commit_.changes = 0;
     wake = claim_syncer();
   }
   if (wake) wake_.notify_one();
+}
+
+std::chrono::microseconds WalStore::commit_wait() {
+  if (!loop_commits() || last_loop_commit_.changes < 2) return {};
+  note_arrivals();
+  return commit_wait_for(last_loop_commit_,
+                         last_sequence_ - durable_sequence_.load(std::memory_order_acquire),
+                         std::chrono::steady_clock::now() - loop_commit_end_);
 }
 
 void WalStore::request_snapshot() {

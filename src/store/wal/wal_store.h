@@ -28,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -39,6 +40,7 @@
 
 #include "core/clock.h"
 #include "store/store.h"
+#include "store/wal/commit_wait.h"
 #include "store/wal/file_system.h"
 #include "store/wal/forked_encoder.h"
 #include "store/wal/format.h"
@@ -106,6 +108,7 @@ class WalStore final : public Store {
   std::uint64_t append(const Change& change) override;
   void submit() override;
   bool commit_before_sleep() override;
+  std::chrono::microseconds commit_wait() override;
   void end_of_round() override;
 
   std::uint64_t durable_sequence() const override;
@@ -139,6 +142,7 @@ class WalStore final : public Store {
   void hand_over_batch();  // batch_ to pending_, waking the syncer if it should write
   // Holding mu_: marks the syncer busy and says whether it must be notified (it was idle).
   bool claim_syncer();
+  void note_arrivals();  // commit_wait: the first look after a loop commit counts its arrivals
   bool loop_commits() const {
     return options_.commit_on_loop && options_.fsync == FsyncMode::kAlways;
   }
@@ -188,6 +192,13 @@ class WalStore final : public Store {
   bool sync_wanted_ = false;              // batch_ must be synced (fsync horizon)
   std::string on_loop_;                   // pending_ as commit_before_sleep() writes it
   int rounds_waited_ = 0;  // rounds of work pending_ waited for commit_before_sleep()
+  // The loop's last commit (commit_wait.h): its changes (0 once the syncer took over), those
+  // that arrived while it synced (counted at the first look after it), its last sequence
+  // number and its end.
+  LoopCommit last_loop_commit_;
+  std::uint64_t loop_commit_sequence_ = 0;
+  bool counting_arrivals_ = false;
+  std::chrono::steady_clock::time_point loop_commit_end_{};
 
   // Held by the thread that writes to log_ (the syncer, or the loop in commit_before_sleep),
   // from before it takes pending_ until its write is done, so batches reach the log in order.
