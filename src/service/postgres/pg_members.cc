@@ -62,10 +62,11 @@ Result<std::vector<HoldState>> PgBackend::group_members(const HoldState& group) 
 Result<StatusView> PgBackend::group_status(StatusView s, const HoldState& group) {
   auto members = group_members(group);
   if (!members.ok()) return std::move(members).error();
-  if (members->empty()) return s;                 // the last lease ended between the two reads
   auto closed = holds_->closed_until(group.key);  // an ended member's lock-delay
   if (!closed.ok()) return std::move(closed).error();
   s.lock_delay_until = *closed;
+  // The last lease ended between the two reads: the key is free, or closed by that delay.
+  if (members->empty()) return s;
   s.held = true;
   s.mode = group.mode;
   s.holders = std::move(*members);
