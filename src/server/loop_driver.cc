@@ -50,18 +50,6 @@ void LoopDriver::flush_later(std::shared_ptr<ReplySender> sender) {
   to_flush_.push_back(std::move(sender));
 }
 
-void LoopDriver::flush_after_round(std::shared_ptr<ReplySender> sender) {
-  round_flush_.push_back(std::move(sender));
-}
-
-void LoopDriver::end_round() {
-  while (!round_flush_.empty()) {
-    round_flushing_.swap(round_flush_);
-    for (auto& sender : round_flushing_) sender->flush();
-    round_flushing_.clear();
-  }
-}
-
 void LoopDriver::stop() {
   stopped_ = true;
   timer_.cancel();

@@ -9,13 +9,8 @@
 //     answers outside its own turn (flush_later). Wake-ups happen here, never from inside
 //     another handler (as in Redis's beforeSleep), and replies leave in one write per
 //     connection per turn.
-//  2. A connection that answered the commands it read has its replies sent at the end of the
-//     loop's round (flush_after_round(), end_round()): after every connection that was ready
-//     has been read, as Redis writes its replies before it sleeps. Every read, then every
-//     write, costs the server less CPU per request than a read and a write per connection in
-//     turn (docs/performance-log.md has the figures).
-//  3. The timer fires at the service's earliest deadline: advance(), then after_event().
-//  4. wake() (thread-safe) is the service's WakeLoop: the log writer after a sync, a database
+//  2. The timer fires at the service's earliest deadline: advance(), then after_event().
+//  3. wake() (thread-safe) is the service's WakeLoop: the log writer after a sync, a database
 //     thread with an answer. Any number of wakes before the loop gets to it make one turn.
 #pragma once
 
@@ -59,10 +54,6 @@ class LoopDriver {
     return [this] { wake(); };
   }
   void flush_later(std::shared_ptr<ReplySender> sender);
-  // Sends `sender`'s replies once the loop's current round of ready handlers has run.
-  void flush_after_round(std::shared_ptr<ReplySender> sender);
-  // The end of a round: the replies flush_after_round() held.
-  void end_round();
   void stop();
 
  private:
@@ -73,7 +64,7 @@ class LoopDriver {
   LockService* service_ = nullptr;
   boost::asio::steady_timer timer_;
   std::optional<Millis> armed_;
-  std::vector<std::shared_ptr<ReplySender>> to_flush_, flushing_, round_flush_, round_flushing_;
+  std::vector<std::shared_ptr<ReplySender>> to_flush_, flushing_;
   std::atomic<bool> wake_pending_{false};
   bool stopped_ = false;
 };

@@ -306,11 +306,11 @@ void Server::run() {
   spdlog::info("stopped");
 }
 
-// io_.run(), with three things between its rounds of work. After each round, the replies of
-// the connections it read leave (loop_driver.h). Before the loop sleeps, the service
+// io_.run(), with two things between its rounds of work. Before the loop sleeps, the service
 // finishes what it held back for that moment (the log's commit, written here as Redis writes
-// its log before it sleeps); and it may poll for up to the idle window first (idle_poll.h
-// says why; a window of 0 never polls).
+// its log before it sleeps, after a short wait for more to join it: store.h, commit_wait);
+// and it may poll for up to the idle window first (idle_poll.h says why; a window of 0 never
+// polls).
 void Server::run_loop() {
   const auto now_us = &IdlePoll::steady_now;
   while (!io_.stopped()) {
@@ -318,10 +318,8 @@ void Server::run_loop() {
       // Reads the clock only when a spell of polling has something to account for.
       if (idle_poll_.idle()) idle_poll_.found_work(now_us());
       service_->end_of_round();
-      loop_.end_round();
       continue;
     }
-    loop_.end_round();
     if (io_.stopped()) break;
     if (const auto wait = service_->commit_wait(); wait.count() > 0) {
       // The clients the last commit answered are coming back: sleep until the first of them
@@ -329,7 +327,6 @@ void Server::run_loop() {
       commit_wait_.expires_after(wait);
       commit_wait_.async_wait([](const boost::system::error_code&) {});
       io_.run_one();
-      loop_.end_round();
       continue;
     }
     if (service_->before_sleep()) {
@@ -342,7 +339,6 @@ void Server::run_loop() {
       sched_yield();
     } else {
       io_.run_one();
-      loop_.end_round();
       if (idle_poll_.max() > 0) idle_poll_.woke(now_us());
     }
   }

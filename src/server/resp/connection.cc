@@ -99,10 +99,7 @@ void Connection::process() {
   // Wake-ups first: a release hands its key to the next waiter, whose grant is on the critical
   // path of a hot key; this connection's own reply can follow it.
   hub_.loop.after_event();
-  if (!flush_scheduled_) {
-    flush_scheduled_ = true;
-    hub_.loop.flush_after_round(shared_from_this());
-  }
+  flush();
 }
 
 void Connection::post_process() {
