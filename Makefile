@@ -61,7 +61,7 @@ fuzz: deps-test
 	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DHOLDFAST_FUZZ=ON
 	cmake --build $(FUZZ_DIR)
-	cd $(FUZZ_DIR) && ctest --output-on-failure
+	cd $(FUZZ_DIR) && ctest --output-on-failure -j $(CTEST_JOBS)
 
 # Not part of `make test` (each takes about 15 minutes on 2 cores): which lines no test runs,
 # and every test with AddressSanitizer and UndefinedBehaviorSanitizer in the server too.
