@@ -24,7 +24,7 @@ LockTable::LockTable(ChangeSink* sink) : sink_(sink) {}
 
 LockTable::~LockTable() = default;
 
-void LockTable::emit(Change change) {
+void LockTable::emit(const Change& change) {
   if (sink_ != nullptr) sink_->on_change(change);
 }
 
@@ -109,9 +109,10 @@ HoldState LockTable::grant(Slot* slot, std::string_view held_by,
                            Millis lock_delay_ms, Millis now) {
   place_hold(slot, held_by, owner, holder_id, lease_expires_at, scope, kind, session, lock_delay_ms,
              now, kind == HoldKind::kHandle ? handles_.next() : Handle{}, nullptr);
-  Granted granted{view(*slot, /*with_handle=*/true)};
+  // Built once in the variant the sink reads: a grant's strings are copied once, not twice.
+  Change granted{Granted{view(*slot, /*with_handle=*/true)}};
   emit(granted);
-  return std::move(granted.hold);
+  return std::move(std::get<Granted>(granted).hold);
 }
 
 void LockTable::place_hold(Slot* slot, std::string_view held_by,
@@ -499,6 +500,24 @@ Result<StatusView> LockTable::status(std::string_view key, Millis now) {
     s.hold = view(*slot, /*with_handle=*/false);
   }
   return s;
+}
+
+KeyPeek LockTable::peek(std::string_view key, Millis now) {
+  KeyPeek p;
+  Slot* slot = find_live(key, now);
+  if (slot == nullptr) return p;
+  p.lock_delay_until = delay_until(slot, now);
+  const Entry& e = slot->second;
+  if (e.group() != nullptr) {
+    p.grouped = true;
+  } else if (e.held()) {
+    p.held = true;
+    p.kind = e.kind;
+    p.held_by = e.held_by->first;
+    p.owner = e.owner();
+    p.lease_expires_at = e.lease_expires_at;
+  }
+  return p;
 }
 
 ListPage LockTable::list(std::string_view match, std::string_view after, std::size_t count,

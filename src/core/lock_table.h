@@ -127,6 +127,18 @@ struct WaiterOutcome {
   Millis timeout_ms = 0;
 };
 
+// A key's exclusive hold seen in place, without copying a string: what the Redis idiom
+// decides on (SET, DEL, EXISTS). Valid only until the table next changes.
+struct KeyPeek {
+  bool held = false;     // an exclusive hold: the fields below are its
+  bool grouped = false;  // a shared or semaphore key: status() tells its holds
+  HoldKind kind = HoldKind::kHandle;
+  std::string_view held_by;
+  std::string_view owner;
+  Millis lease_expires_at = kNever;
+  Millis lock_delay_until = 0;  // as StatusView's
+};
+
 class LockTable {
  public:
   // `sink` (may be null) receives every durable change; it must outlive the table.
@@ -158,6 +170,7 @@ class LockTable {
   // Frees the key if `handle` is its current handle; released=false otherwise.
   Result<ReleaseOutcome> release(std::string_view key, std::string_view handle, Millis now);
   Result<StatusView> status(std::string_view key, Millis now);
+  KeyPeek peek(std::string_view key, Millis now);
   // Frees the key whoever holds it (the caller decided it may: the Redis DEL idiom); hands it
   // to the next waiter. released=false when the key is free.
   ReleaseOutcome force_release(std::string_view key, Millis now);
@@ -263,7 +276,7 @@ class LockTable {
   void time_out(Waiter* waiter);
   Interned* intern(std::string_view held_by);
   void unintern(Interned* held_by);
-  void emit(Change change);
+  void emit(const Change& change);
   // Shared and semaphore holds (lock_table_groups.cc).
   Result<AcquireOutcome> acquire_shared(const AcquireRequest& request, Millis now);
   // INVALID_ARGUMENT when a request of `mode` (and semaphore `limit`) cannot use the key as it

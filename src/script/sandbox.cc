@@ -164,21 +164,78 @@ Sandbox install_sandbox(lua_State* L) {
   refs.globals = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_getfield(L, LUA_REGISTRYINDEX, kProxies);
   refs.proxies = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, refs.globals);
+  for (Sandbox::Array* a : {&refs.keys, &refs.args}) {
+    lua_newtable(L);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, a->name);
+    a->ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_pop(L, 1);
   return refs;
 }
 
-void set_keys_and_args(lua_State* L, const Sandbox& sandbox, std::span<const std::string_view> keys,
+namespace {
+
+// Sets t[1..n] to `values` in the table at the top of the stack.
+void fill(lua_State* L, std::span<const std::string_view> values) {
+  int i = 0;
+  for (std::string_view v : values) {
+    lua_pushlstring(L, v.data(), v.size());
+    lua_rawseti(L, -2, ++i);
+  }
+}
+
+// Whether the table at the top of the stack holds exactly t[1..n]: no metatable, no field, no
+// element past n (lua_next from n finds nothing; t[n] is there, as next() needs).
+bool only_elements(lua_State* L, int n) {
+  if (lua_getmetatable(L, -1) != 0) {
+    lua_pop(L, 1);
+    return false;
+  }
+  if (n == 0) {
+    lua_pushnil(L);
+  } else {
+    lua_pushinteger(L, n);
+  }
+  if (lua_next(L, -2) == 0) return true;
+  lua_pop(L, 2);
+  return false;
+}
+
+// Refills the array `a` with `values`; a table the last script changed otherwise is replaced
+// by a new one, in the registry and in the globals at stack index `globals`.
+void refill(lua_State* L, int globals, Sandbox::Array& a,
+            std::span<const std::string_view> values) {
+  const int n = static_cast<int>(values.size());
+  lua_rawgeti(L, LUA_REGISTRYINDEX, a.ref);
+  fill(L, values);
+  for (int i = n + 1; i <= a.size; ++i) {
+    lua_pushnil(L);
+    lua_rawseti(L, -2, i);
+  }
+  a.size = n;
+  if (!only_elements(L, n)) {
+    lua_pop(L, 1);
+    lua_createtable(L, n, 0);
+    fill(L, values);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, LUA_REGISTRYINDEX, a.ref);
+    lua_pushstring(L, a.name);
+    lua_pushvalue(L, -2);
+    lua_rawset(L, globals);
+  }
+  lua_pop(L, 1);
+}
+
+}  // namespace
+
+void set_keys_and_args(lua_State* L, Sandbox& sandbox, std::span<const std::string_view> keys,
                        std::span<const std::string_view> args) {
   lua_rawgeti(L, LUA_REGISTRYINDEX, sandbox.globals);
-  for (auto [name, values] : {std::pair{"KEYS", keys}, std::pair{"ARGV", args}}) {
-    lua_createtable(L, static_cast<int>(values.size()), 0);
-    int i = 0;
-    for (std::string_view v : values) {
-      lua_pushlstring(L, v.data(), v.size());
-      lua_rawseti(L, -2, ++i);
-    }
-    lua_setfield(L, -2, name);
-  }
+  const int globals = lua_gettop(L);
+  refill(L, globals, sandbox.keys, keys);
+  refill(L, globals, sandbox.args, args);
   lua_pop(L, 1);
 }
 

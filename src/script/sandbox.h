@@ -11,7 +11,9 @@
 //    redis) "Attempt to modify a readonly table". Scripts keep their state in locals. Each of
 //    those tables is an empty proxy in front of the real one; what a script stores in a proxy
 //    anyway (rawset, table.insert) lives until the script ends: reset() empties the proxies.
-//  - KEYS and ARGV are set afresh for every script (set_keys_and_args()).
+//  - KEYS and ARGV hold each script's own keys and arguments (set_keys_and_args()). The two
+//    tables are refilled rather than made anew, unless the last script changed them beyond
+//    their elements (a field, a metatable, an element past the end): then they are replaced.
 // One state serves every script and every caller, so nothing a script does may outlive it.
 #pragma once
 
@@ -27,6 +29,14 @@ namespace holdfast::script {
 struct Sandbox {
   int globals = 0;  // the real globals, behind the read-only _G
   int proxies = 0;  // the array of read-only proxies, which reset_sandbox() empties
+  // KEYS and ARGV, and how many elements the last script found in each.
+  struct Array {
+    const char* name = nullptr;
+    int ref = 0;
+    int size = 0;
+  };
+  Array keys{"KEYS"};
+  Array args{"ARGV"};
 };
 
 // Opens the libraries and builds the read-only globals, with `redis` (redis_lib.h).
@@ -34,7 +44,7 @@ struct Sandbox {
 Sandbox install_sandbox(lua_State* L);
 
 // KEYS and ARGV for the next script, as arrays of strings.
-void set_keys_and_args(lua_State* L, const Sandbox& sandbox, std::span<const std::string_view> keys,
+void set_keys_and_args(lua_State* L, Sandbox& sandbox, std::span<const std::string_view> keys,
                        std::span<const std::string_view> args);
 
 // After a script: drops what it left in the read-only tables, turns the collector back on if

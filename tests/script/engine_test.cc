@@ -88,6 +88,35 @@ TEST(Engine, KeysAndArgvAreTheArgumentsOfThisRun) {
   EXPECT_EQ(r.items[1].integer, 0);
 }
 
+// KEYS and ARGV are refilled between scripts: whatever one script did to them, the next finds
+// its own arguments and nothing else.
+TEST(Engine, WhatAScriptDidToKeysAndArgvIsGoneInTheNext) {
+  Engine engine;
+  ScriptHost host;
+  const std::string_view changes[] = {
+      "KEYS.extra = 'left'; return 1",                 // a field
+      "KEYS[5] = 'left'; ARGV[3] = 'left'; return 1",  // elements past the end
+      "setmetatable(KEYS, {__index = function() return 'left' end}); return 1",
+      "table.insert(ARGV, 'left'); return 1",   // an element at the end
+      "KEYS[1] = nil; ARGV[1] = 42; return 1",  // elements changed in place
+  };
+  const std::string_view look =
+      "return {#KEYS, #ARGV, tostring(KEYS[1]), tostring(KEYS[2]), tostring(KEYS[5]), "
+      "tostring(KEYS.extra), tostring(ARGV[1]), tostring(ARGV[2]), tostring(ARGV[3]), "
+      "tostring(getmetatable(KEYS))}";
+  for (std::string_view change : changes) {
+    SCOPED_TRACE(change);
+    ASSERT_EQ(eval(engine, change, host, {"a", "b"}, {"x", "y"}).integer, 1);
+    ScriptReply r = eval(engine, look, host, {"k"}, {"v"});
+    ASSERT_EQ(r.kind, Kind::kArray);
+    std::vector<std::string> seen;
+    for (const ScriptReply& item : r.items)
+      seen.push_back(item.kind == Kind::kInteger ? std::to_string(item.integer) : item.text);
+    EXPECT_EQ(seen, (std::vector<std::string>{"1", "1", "k", "nil", "nil", "nil", "v", "nil", "nil",
+                                              "nil"}));
+  }
+}
+
 TEST(Engine, CompareAndDeleteReleasesOnlyWithTheRightToken) {
   Engine engine;
   ScriptHost host;

@@ -23,10 +23,20 @@ struct ScriptCalls::Inner final : Completion {
   bool immediate() const override { return true; }
 };
 
-ScriptCalls::ScriptCalls(LockService& service, const Caller& caller)
-    : service_(service), caller_(caller), inner_(std::make_unique<Inner>()) {}
+std::unique_ptr<ScriptCalls::Inner>& ScriptCalls::spare() {
+  static thread_local std::unique_ptr<Inner> inner;
+  return inner;
+}
 
-ScriptCalls::~ScriptCalls() = default;
+ScriptCalls::ScriptCalls(LockService& service, const Caller& caller)
+    : service_(service), caller_(caller), inner_(std::move(spare())) {
+  if (!inner_) inner_ = std::make_unique<Inner>();
+}
+
+ScriptCalls::~ScriptCalls() {
+  inner_->result.reset();
+  spare() = std::move(inner_);
+}
 
 void ScriptCalls::call(std::span<const std::string_view> args, std::string& reply) {
   ReplyWriter out(reply, 2);

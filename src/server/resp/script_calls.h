@@ -33,6 +33,9 @@ class ScriptCalls final : public script::CommandHost {
 
  private:
   struct Inner;
+  // The completion the last ScriptCalls on this thread left: one allocation fewer per script.
+  static std::unique_ptr<Inner>& spare();
+
   LockService& service_;
   const Caller& caller_;
   std::unique_ptr<Inner> inner_;

@@ -46,11 +46,13 @@ Issued run_script(LockService& service, const Caller& caller, const CallArgs& a,
   const auto args = rest.subspan(keys.size());
   ScriptCalls host(service, caller);
   ScriptReply reply;
-  // One step of the service: on a node over PostgreSQL, one database transaction.
-  auto st = service.atomically([&] {
+  auto body = [&] {
     reply = by_sha ? a.scripts->eval_sha(a.positional[0], keys, args, host)
                    : a.scripts->eval(a.positional[0], keys, args, host);
-  });
+  };
+  // One step of the service: on a node over PostgreSQL, one database transaction. (Passed
+  // by one reference, which std::function keeps without allocating.)
+  auto st = service.atomically([&body] { body(); });
   if (!st.ok())
     reply = ScriptReply::error("ERR the script's changes were not committed: " +
                                error_text(st.error()));

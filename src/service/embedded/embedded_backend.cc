@@ -204,26 +204,53 @@ bool acts_on(const StatusView& st, std::optional<std::string_view> only_held_by)
   return st.hold.held_by == *only_held_by;
 }
 
+// A shared or semaphore key as SET sees it: held as a whole, never the caller's own, and its
+// newest hold's value as the previous one.
+KeyPeek peek_of(const StatusView& st) {
+  KeyPeek p;
+  p.held = st.held;
+  p.grouped = true;
+  p.kind = st.hold.kind;
+  p.held_by = st.hold.held_by;
+  p.owner = st.hold.owner;
+  p.lease_expires_at = st.hold.lease_expires_at;
+  p.lock_delay_until = st.lock_delay_until;
+  return p;
+}
+
 }  // namespace
+
+// The common key (free, or one exclusive hold) is decided without copying it.
+bool EmbeddedBackend::may_act_on(std::string_view key, Millis t,
+                                 std::optional<std::string_view> only_held_by) {
+  const KeyPeek p = table_.peek(key, t);
+  if (p.grouped) return acts_on(*table_.status(key, t), only_held_by);
+  return p.held && (!only_held_by || p.held_by == *only_held_by);
+}
 
 Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Charge charge,
                                   Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   const Millis t = now();
-  const StatusView before = std::move(*table_.status(args.key, t));
+  KeyPeek before = table_.peek(args.key, t);
+  StatusView shared;  // a shared or semaphore key, seen whole
+  if (before.grouped) {
+    shared = std::move(*table_.status(args.key, t));
+    before = peek_of(shared);
+  }
   const std::string held_by = caller.principal->held_by();
   // A shared or semaphore key is never the caller's own to SET: it is not one hold.
-  const bool own = before.held && before.holders.empty() && before.hold.kind == HoldKind::kHandle &&
-                   before.hold.held_by == held_by;
+  const bool own = before.held && !before.grouped && before.kind == HoldKind::kHandle &&
+                   before.held_by == held_by;
   SetOutcome out;
   out.get = args.get;
-  if (before.held) out.previous = before.hold.owner;
+  if (before.held) out.previous = std::string(before.owner);
   // A key closed by a lock-delay is not free: SET NX answers nil, SET refuses.
   const SetStep step =
-      decide_set(args.condition, before.held, own, before.held && before.hold.owner == args.value,
+      decide_set(args.condition, before.held, own, before.held && before.owner == args.value,
                  !before.held && before.lock_delay_until == 0);
-  const bool keep_end = args.keep_ttl && own && before.hold.lease_expires_at != kNever;
+  const bool keep_end = args.keep_ttl && own && before.lease_expires_at != kNever;
   switch (step) {
     case SetStep::kNothing:
       return answer(done, Answer(out));
@@ -239,7 +266,7 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
   }
   AcquireRequest r;
   r.key = args.key;
-  r.ttl_ms = keep_end ? std::max<Millis>(before.hold.lease_expires_at - t, 1) : *args.ttl_ms;
+  r.ttl_ms = keep_end ? std::max<Millis>(before.lease_expires_at - t, 1) : *args.ttl_ms;
   r.owner = args.value;
   r.session = caller.session;
   r.held_by = held_by;
@@ -257,7 +284,7 @@ Issued EmbeddedBackend::delete_keys(std::span<const std::string_view> keys,
   const Millis t = now();
   KeyCount deleted;
   for (std::string_view key : keys) {
-    if (!acts_on(*table_.status(key, t), only_held_by)) continue;
+    if (!may_act_on(key, t, only_held_by)) continue;
     deleted.count += table_.force_release(key, t).released ? 1 : 0;
   }
   // Ending another principal's hold: lost in a crash, its holder would keep it.
@@ -288,7 +315,10 @@ Issued EmbeddedBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
 Issued EmbeddedBackend::count_held(std::span<const std::string_view> keys, Completion& done) {
   const Millis t = now();
   KeyCount held;
-  for (std::string_view key : keys) held.count += table_.status(key, t)->held ? 1 : 0;
+  for (std::string_view key : keys) {
+    const KeyPeek p = table_.peek(key, t);
+    held.count += (p.grouped ? table_.status(key, t)->held : p.held) ? 1 : 0;
+  }
   return answer(done, Answer(held));
 }
 

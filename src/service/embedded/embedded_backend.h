@@ -116,6 +116,9 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
     return Issued::kApplied;
   }
   std::optional<Error> over_cap(const Caller& caller, Charge charge);
+  // Whether the caller may act on `key` without its handle (DEL): some hold is there and,
+  // given `only_held_by`, every hold is that principal's.
+  bool may_act_on(std::string_view key, Millis t, std::optional<std::string_view> only_held_by);
   Issued queued_or_answered(const Caller& caller, Result<AcquireOutcome> out, Contention contention,
                             std::string_view key, Millis timeout_ms, Completion& done);
   void deliver(WaiterOutcome outcome);
