@@ -87,7 +87,9 @@ class Store {
 
   // Hands the changes appended since the last submit to the writer. Loop thread only, and only
   // between operations (every change of a finished operation appended, and applied to what the
-  // state source reads); cheap when nothing was appended.
+  // state source reads); cheap when nothing was appended. A store the loop also tells of its
+  // rounds (end_of_round(), commit_before_sleep()) may hand them over then instead, once a
+  // round: the embedded log with commit_on_loop does.
   virtual void submit() = 0;
 
   // The loop is about to sleep. A store whose writer is idle may write (and sync) what was

@@ -188,6 +188,26 @@ TEST_F(GroupCommitTest, WithCommitOnLoopAFailedWriteOnTheLoopIsWrittenAgainByThe
   expect_restart_sees_model();
 }
 
+// The loop hands its changes to the lazy writer once a round: at the end of a round of work,
+// or before it sleeps. Either is enough for them to reach the log.
+TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverWritesWhatARoundOrASleepHandedOver) {
+  options_.fsync = FsyncMode::kNever;
+  options_.commit_on_loop = true;
+  auto store = open();
+  watch(*store);
+  const std::uint64_t first = append(*store, grant(1));
+  store->end_of_round();
+  ASSERT_TRUE(
+      testing::eventually([&] { return !reported().empty() && reported().back() == first; }));
+  const std::uint64_t second = append(*store, grant(2));
+  EXPECT_FALSE(store->commit_before_sleep()) << "fsync never: the lazy writer writes it";
+  ASSERT_TRUE(
+      testing::eventually([&] { return !reported().empty() && reported().back() == second; }));
+  EXPECT_EQ(store->stats().syncs, 0u);
+  store->close();
+  expect_restart_sees_model();
+}
+
 TEST_F(GroupCommitTest, FsyncNeverIsDurableAtAppendAndNeverSyncs) {
   options_.fsync = FsyncMode::kNever;
   auto store = open();

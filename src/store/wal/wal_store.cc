@@ -4,7 +4,9 @@
 //  1. append() encodes the record into batch_, a buffer only the loop thread touches (no lock).
 //     submit(), which the loop calls after every piece of work, moves batch_ into pending_
 //     under mu_ and wakes the syncer if it is idle (once: the first submit marks it busy).
-//     With commit_on_loop (the server), submit() wakes nobody: when the loop is about to
+//     With commit_on_loop (the server), the loop moves batch_ once a round instead, at the
+//     end of the round and before it sleeps, and wakes the syncer only for a lazy write
+//     (fsync never and horizon) or as below (fsync always): when the loop is about to
 //     sleep, commit_before_sleep() writes and syncs pending_ on the loop thread itself, unless
 //     the syncer is writing or the batch needs more than that (a cut, a roll, a repair); and
 //     end_of_round() wakes the syncer for a batch that has waited a round of the loop's work.
@@ -147,7 +149,9 @@ std::uint64_t WalStore::append_change(const Change& change) {
 }
 
 void WalStore::submit() {
-  hand_over_batch();
+  // The loop (commit_on_loop) hands its changes over once a round, in end_of_round() and
+  // commit_before_sleep(): one lock a round rather than one a command.
+  if (!options_.commit_on_loop) hand_over_batch();
   // Here, between two pieces of work, and never inside append(): the lock table reports some
   // changes before it has applied them (a release is appended, then the key is freed), so a
   // state taken in the middle of an operation could miss a change the log already has before
@@ -183,8 +187,8 @@ void WalStore::hand_over_batch() {
 bool WalStore::claim_syncer() { return std::exchange(syncer_idle_, false); }
 
 bool WalStore::commit_before_sleep() {
+  if (options_.commit_on_loop) hand_over_batch();
   if (!loop_commits()) return false;
-  hand_over_batch();
   rounds_waited_ = 0;
   std::unique_lock log_lock(log_mu_, std::try_to_lock);
   std::unique_lock lock(mu_);
@@ -240,6 +244,7 @@ void WalStore::note_arrivals() {
 }
 
 void WalStore::end_of_round() {
+  if (options_.commit_on_loop) hand_over_batch();
   if (!loop_commits()) return;
   note_arrivals();
   bool wake = false;
