@@ -322,10 +322,19 @@ void Server::run_loop() {
     }
     if (io_.stopped()) break;
     if (const auto wait = service_->commit_wait(); wait.count() > 0) {
-      // The clients the last commit answered are coming back: sleep until the first of them
-      // or the end of the wait, then look again (store.h, commit_wait).
-      commit_wait_.expires_after(wait);
-      commit_wait_.async_wait([](const boost::system::error_code&) {});
+      // The clients the last commit answered are coming back, or the oldest change is not
+      // due yet: sleep until work comes or the wait ends, then look again (store.h,
+      // commit_wait). The end stays put while the commit or the change it counts from does:
+      // the timer is set again only when it moves.
+      const auto until = std::chrono::steady_clock::now() + wait;
+      if (!commit_wait_until_ || until < *commit_wait_until_ - kCommitWaitSlack ||
+          until > *commit_wait_until_ + kCommitWaitSlack) {
+        commit_wait_until_ = until;
+        commit_wait_.expires_at(until);
+        commit_wait_.async_wait([this](const boost::system::error_code& ec) {
+          if (!ec) commit_wait_until_.reset();
+        });
+      }
       io_.run_one();
       continue;
     }

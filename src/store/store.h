@@ -100,8 +100,9 @@ class Store {
 
   // The loop is about to sleep with changes to commit: how long it should wait first for more
   // to join them (0: commit now). A store that commits on the loop answers more than 0 only
-  // while the clients its last commit answered are likely still to come back (wal_store.h).
-  // Loop thread only.
+  // while the clients its last commit answered are likely still to come back; one that writes
+  // lazily on the loop (fsync never), until its oldest change is due (wal_store.h). Loop
+  // thread only.
   virtual std::chrono::microseconds commit_wait() { return {}; }
 
   // The loop finished a round of work and has more: a store that leaves submitted changes for

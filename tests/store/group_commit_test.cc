@@ -188,21 +188,29 @@ TEST_F(GroupCommitTest, WithCommitOnLoopAFailedWriteOnTheLoopIsWrittenAgainByThe
   expect_restart_sees_model();
 }
 
-// The loop hands its changes to the lazy writer once a round: at the end of a round of work,
-// or before it sleeps. Either is enough for them to reach the log.
-TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverWritesWhatARoundOrASleepHandedOver) {
+// fsync never with commit_on_loop: the loop keeps its changes and sleeps until the oldest is
+// due, then writes them itself; a loop too busy to sleep hands due changes to the syncer.
+// Either way they reach the log, and nothing is synced.
+TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue) {
   options_.fsync = FsyncMode::kNever;
   options_.commit_on_loop = true;
   auto store = open();
-  watch(*store);
-  const std::uint64_t first = append(*store, grant(1));
-  store->end_of_round();
-  ASSERT_TRUE(
-      testing::eventually([&] { return !reported().empty() && reported().back() == first; }));
-  const std::uint64_t second = append(*store, grant(2));
-  EXPECT_FALSE(store->commit_before_sleep()) << "fsync never: the lazy writer writes it";
-  ASSERT_TRUE(
-      testing::eventually([&] { return !reported().empty() && reported().back() == second; }));
+  std::uint64_t before = store->stats().log_bytes;
+  append(*store, grant(1));
+  const auto wait = store->commit_wait();
+  EXPECT_GT(wait.count(), 0) << "a change just made is not due";
+  EXPECT_LE(wait, std::chrono::milliseconds(10));
+  EXPECT_EQ(store->stats().log_bytes, before) << "kept by the loop meanwhile";
+  ASSERT_TRUE(testing::eventually([&] { return store->commit_wait().count() == 0; }));
+  EXPECT_FALSE(store->commit_before_sleep()) << "fsync never: nothing to wait for";
+  ASSERT_TRUE(testing::eventually([&] { return store->stats().log_bytes > before; }));
+  EXPECT_EQ(store->commit_wait().count(), 0) << "nothing left to wait for";
+  before = store->stats().log_bytes;
+  append(*store, grant(2));
+  ASSERT_TRUE(testing::eventually([&] {
+    store->end_of_round();  // never sleeping
+    return store->stats().log_bytes > before;
+  }));
   EXPECT_EQ(store->stats().syncs, 0u);
   store->close();
   expect_restart_sees_model();

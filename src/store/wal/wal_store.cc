@@ -31,7 +31,11 @@
 // once kLazyWriteBytes are pending), and sleeps without a timer once nothing is pending. That
 // keeps a thread switch off the path of every request on a small machine, and an idle server
 // asleep; the price, a kill -9 losing up to kLazyWrite of changes, is within what fsync never
-// already gives up.
+// already gives up. With commit_on_loop (the server) the loop keeps its changes instead: when
+// it runs out of work it sleeps until its oldest change is kLazyWrite old (commit_wait), then
+// writes them itself (write_before_sleep), so a server answering now and then wakes no second
+// thread, and one answering often writes once per kLazyWrite. A loop too busy to sleep hands
+// changes that old (or kLoopWriteBytes of them) to the syncer, which writes them at once.
 //
 // A snapshot request travels with the batch: its cut is an offset into pending_. The syncer
 // writes the part before the cut, starts a new segment, writes the rest, publishes, and only
@@ -56,6 +60,8 @@ constexpr std::size_t kKeepBufferBytes = std::size_t{16} << 20;
 // fsync never: how long changes may wait in memory before they are written, and how many bytes.
 constexpr auto kLazyWrite = std::chrono::milliseconds(10);
 constexpr std::size_t kLazyWriteBytes = std::size_t{256} << 10;
+// fsync never: the most the loop writes itself; more goes to the syncer.
+constexpr std::size_t kLoopWriteBytes = std::size_t{64} << 10;
 
 void print_fault(const std::optional<Error>& fault) {
   if (fault) {
@@ -137,6 +143,7 @@ std::uint64_t WalStore::append_change(const Change& change) {
     max_token_ = std::max(max_token_, granted->hold.token);
   if (const auto* group = std::get_if<GroupGranted>(&change))
     for (const HoldState& hold : group->holds) max_token_ = std::max(max_token_, hold.token);
+  if (batch_.empty() && writes_on_loop()) batch_since_ = std::chrono::steady_clock::now();
   const std::size_t bytes = append_record(batch_, change);
   batch_sequence_ = sequence;
   appended_.fetch_add(1, std::memory_order_relaxed);
@@ -161,7 +168,7 @@ void WalStore::submit() {
     request_snapshot();
 }
 
-void WalStore::hand_over_batch() {
+void WalStore::hand_over_batch(bool may_wake) {
   if (batch_.empty()) return;
   const bool sync = std::exchange(sync_wanted_, false);
   bool wake = false;
@@ -178,7 +185,7 @@ void WalStore::hand_over_batch() {
     const bool now = options_.fsync == FsyncMode::kAlways
                          ? !options_.commit_on_loop
                          : first || pending_.size() >= kLazyWriteBytes || pending_sync_;
-    wake = now && claim_syncer();  // one wake-up, however many submits follow
+    wake = may_wake && now && claim_syncer();  // one wake-up, however many submits follow
   }
   batch_.clear();
   if (wake) wake_.notify_one();
@@ -187,6 +194,7 @@ void WalStore::hand_over_batch() {
 bool WalStore::claim_syncer() { return std::exchange(syncer_idle_, false); }
 
 bool WalStore::commit_before_sleep() {
+  if (writes_on_loop()) return write_before_sleep();
   if (options_.commit_on_loop) hand_over_batch();
   if (!loop_commits()) return false;
   rounds_waited_ = 0;
@@ -236,6 +244,46 @@ bool WalStore::commit_before_sleep() {
   return true;
 }
 
+bool WalStore::write_before_sleep() {
+  // commit_wait() let the loop come here: batch_ is empty or due.
+  if (batch_.empty()) return false;
+  hand_over_batch(/*may_wake=*/false);
+  std::unique_lock log_lock(log_mu_, std::try_to_lock);
+  std::unique_lock lock(mu_);
+  if (pending_.empty()) return false;
+  // The syncer keeps what it is already writing or gathering, and what needs more than a
+  // write (as in commit_before_sleep); and a large batch, which would stall the loop.
+  const bool here =
+      log_lock.owns_lock() && syncer_idle_ && !snapshot_request_ && !stopping_ && !repair_first_ &&
+      writing_.empty() && !unavailable_.load(std::memory_order_acquire) &&
+      log_->current_bytes() < options_.segment_bytes && pending_.size() <= kLoopWriteBytes;
+  if (!here) {
+    pending_sync_ = true;  // due: written at once, without the lazy wait
+    const bool wake = claim_syncer();
+    lock.unlock();
+    if (wake) wake_.notify_one();
+    return false;
+  }
+  on_loop_.swap(pending_);
+  lock.unlock();
+  if (Status s = write_and_sync(on_loop_); !s) {
+    // As in commit_before_sleep: the syncer cuts the failed write off and writes it again.
+    lock.lock();
+    pending_.swap(on_loop_);
+    repair_first_ = true;
+    pending_sync_ = true;
+    const bool wake = claim_syncer();
+    lock.unlock();
+    if (wake) wake_.notify_one();
+    return false;
+  }
+  on_loop_.clear();
+  if (on_loop_.capacity() > kKeepBufferBytes) on_loop_.shrink_to_fit();
+  // Durable since append(): nothing waits for this write, so nothing is published.
+  log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
+  return false;
+}
+
 void WalStore::note_arrivals() {
   if (counting_arrivals_) {
     counting_arrivals_ = false;
@@ -244,6 +292,17 @@ void WalStore::note_arrivals() {
 }
 
 void WalStore::end_of_round() {
+  if (writes_on_loop()) {
+    // A loop too busy to sleep: changes that have waited kLazyWrite, or grown large, go to the
+    // syncer, to be written at once ("sync" wanted: with fsync never, a write without a wait).
+    if (batch_.empty()) return;
+    if (batch_.size() < kLoopWriteBytes && !sync_wanted_ &&
+        std::chrono::steady_clock::now() - batch_since_ < kLazyWrite)
+      return;
+    sync_wanted_ = true;
+    hand_over_batch();
+    return;
+  }
   if (options_.commit_on_loop) hand_over_batch();
   if (!loop_commits()) return;
   note_arrivals();
@@ -267,6 +326,14 @@ void WalStore::end_of_round() {
 }
 
 std::chrono::microseconds WalStore::commit_wait() {
+  if (writes_on_loop()) {
+    // fsync never: the loop sleeps until its oldest change is due, then writes (or sooner,
+    // when work comes; write_before_sleep).
+    if (batch_.empty()) return {};
+    const auto left = kLazyWrite - (std::chrono::steady_clock::now() - batch_since_);
+    return left.count() > 0 ? std::chrono::ceil<std::chrono::microseconds>(left)
+                            : std::chrono::microseconds{0};
+  }
   if (!loop_commits() || last_loop_commit_.changes < 2) return {};
   note_arrivals();
   return commit_wait_for(last_loop_commit_,

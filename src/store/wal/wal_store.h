@@ -139,12 +139,17 @@ class WalStore final : public Store {
   enum class Phase : std::uint8_t { kNew, kOpen, kClosed };
 
   Result<DurableState> open();
-  void hand_over_batch();  // batch_ to pending_, waking the syncer if it should write
+  // batch_ to pending_, waking the syncer if it should write (and `may_wake`).
+  void hand_over_batch(bool may_wake = true);
+  bool write_before_sleep();  // fsync never, commit_on_loop: commit_before_sleep
   // Holding mu_: marks the syncer busy and says whether it must be notified (it was idle).
   bool claim_syncer();
   void note_arrivals();  // commit_wait: the first look after a loop commit counts its arrivals
   bool loop_commits() const {
     return options_.commit_on_loop && options_.fsync == FsyncMode::kAlways;
+  }
+  bool writes_on_loop() const {
+    return options_.commit_on_loop && options_.fsync == FsyncMode::kNever;
   }
   void request_snapshot();
   void syncer_main();
@@ -186,11 +191,12 @@ class WalStore final : public Store {
   std::uint64_t bytes_since_cut_ = 0;
   std::uint64_t max_token_ = 0;  // feeds snapshots' last_token
   StateSource state_source_;
-  std::string batch_;                     // appended since the last submit()
-  std::uint64_t batch_sequence_ = 0;      // the last sequence number in batch_
-  std::optional<HorizonKeeper> horizon_;  // fsync horizon only
-  bool sync_wanted_ = false;              // batch_ must be synced (fsync horizon)
-  std::string on_loop_;                   // pending_ as commit_before_sleep() writes it
+  std::string batch_;                                  // appended since the last submit()
+  std::uint64_t batch_sequence_ = 0;                   // the last sequence number in batch_
+  std::optional<HorizonKeeper> horizon_;               // fsync horizon only
+  bool sync_wanted_ = false;                           // batch_ must be synced (fsync horizon)
+  std::chrono::steady_clock::time_point batch_since_;  // fsync never: batch_'s first change
+  std::string on_loop_;    // pending_ as commit_before_sleep() writes it
   int rounds_waited_ = 0;  // rounds of work pending_ waited for commit_before_sleep()
   // The loop's last commit (commit_wait.h): its changes (0 once the syncer took over), those
   // that arrived while it synced (counted at the first look after it), its last sequence
