@@ -148,6 +148,8 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   wal_options.encode_snapshots_in_child = true;
   // The server's loop calls before_sleep() and end_of_round() (server.cc, run_loop).
   wal_options.commit_on_loop = true;
+  // A loop that polls must not sleep on the log's timer instead (wal_store.h).
+  wal_options.write_on_loop = config->idle_poll_us == 0;
   wal_options.on_fault = [](const std::optional<Error>& fault) {
     // One line when the log stops being writable and one when it is again, from the log's
     // own thread (the logger is thread-safe); /metrics and /readyz show it meanwhile.

@@ -194,6 +194,7 @@ TEST_F(GroupCommitTest, WithCommitOnLoopAFailedWriteOnTheLoopIsWrittenAgainByThe
 TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue) {
   options_.fsync = FsyncMode::kNever;
   options_.commit_on_loop = true;
+  options_.write_on_loop = true;
   auto store = open();
   std::uint64_t before = store->stats().log_bytes;
   append(*store, grant(1));

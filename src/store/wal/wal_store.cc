@@ -5,8 +5,8 @@
 //     submit(), which the loop calls after every piece of work, moves batch_ into pending_
 //     under mu_ and wakes the syncer if it is idle (once: the first submit marks it busy).
 //     With commit_on_loop (the server), the loop moves batch_ once a round instead, at the
-//     end of the round and before it sleeps, and wakes the syncer only for a lazy write
-//     (fsync never and horizon) or as below (fsync always): when the loop is about to
+//     end of the round and before it sleeps (fsync never with write_on_loop: see below), and
+//     wakes the syncer only for a lazy write or as below (fsync always): when the loop is about to
 //     sleep, commit_before_sleep() writes and syncs pending_ on the loop thread itself, unless
 //     the syncer is writing or the batch needs more than that (a cut, a roll, a repair); and
 //     end_of_round() wakes the syncer for a batch that has waited a round of the loop's work.
@@ -31,11 +31,12 @@
 // once kLazyWriteBytes are pending), and sleeps without a timer once nothing is pending. That
 // keeps a thread switch off the path of every request on a small machine, and an idle server
 // asleep; the price, a kill -9 losing up to kLazyWrite of changes, is within what fsync never
-// already gives up. With commit_on_loop (the server) the loop keeps its changes instead: when
-// it runs out of work it sleeps until its oldest change is kLazyWrite old (commit_wait), then
-// writes them itself (write_before_sleep), so a server answering now and then wakes no second
-// thread, and one answering often writes once per kLazyWrite. A loop too busy to sleep hands
-// changes that old (or kLoopWriteBytes of them) to the syncer, which writes them at once.
+// already gives up. With write_on_loop (a server that does not poll) the loop keeps its changes
+// instead: when it runs out of work it sleeps until its oldest change is kLazyWrite old
+// (commit_wait), then writes them itself (write_before_sleep), so a server answering now and then
+// wakes no second thread, and one answering often writes once per kLazyWrite. A loop too busy to
+// sleep hands changes that old (or kLoopWriteBytes of them) to the syncer, which writes them at
+// once.
 //
 // A snapshot request travels with the batch: its cut is an offset into pending_. The syncer
 // writes the part before the cut, starts a new segment, writes the rest, publishes, and only

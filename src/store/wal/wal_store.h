@@ -78,6 +78,10 @@ struct WalOptions {
   // the syncer once they have waited a round of its work (end_of_round). Off: submit() wakes the
   // syncer.
   bool commit_on_loop = false;
+  // With fsync never and commit_on_loop: the loop keeps its changes and writes them itself once
+  // the oldest is kLazyWrite old, sleeping until then (commit_wait). For a loop that sleeps
+  // when idle; one that polls instead (--idle-poll-us) hands them to the syncer every round.
+  bool write_on_loop = false;
   // After writing or syncing the log fails (a full disk, EIO), how long the syncer waits
   // before it tries again. Meanwhile the store reports fault() and keeps every change it was
   // given in memory, in order (docs/wal-format.md, section 8).
@@ -149,7 +153,7 @@ class WalStore final : public Store {
     return options_.commit_on_loop && options_.fsync == FsyncMode::kAlways;
   }
   bool writes_on_loop() const {
-    return options_.commit_on_loop && options_.fsync == FsyncMode::kNever;
+    return options_.commit_on_loop && options_.write_on_loop && options_.fsync == FsyncMode::kNever;
   }
   void request_snapshot();
   void syncer_main();
