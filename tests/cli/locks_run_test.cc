@@ -173,9 +173,11 @@ TEST_P(LocksRunSignal, ASignalToHoldfastReachesTheCommandAndTheLockIsReleased) {
   const int sig = GetParam();
   const std::string name = sig == SIGINT ? "INT" : "TERM";
   // The command reports the signal and exits 3; `wait` returns as soon as a trapped signal comes.
-  Child locked =
-      Child::start(argv({"run", "k"}, sh("trap 'kill $pid; echo got " + name + "; exit 3' " + name +
-                                         "; sleep 600 & pid=$!; echo running; wait $pid")));
+  // The sleep does not hold the test's output open: were it ever left behind, the test runner
+  // would wait for it.
+  Child locked = Child::start(
+      argv({"run", "k"}, sh("trap 'kill $pid; echo got " + name + "; exit 3' " + name +
+                            "; sleep 600 >/dev/null 2>&1 & pid=$!; echo running; wait $pid")));
   std::string seen;
   ASSERT_TRUE(await_line(locked, "running", &seen)) << seen;
   ASSERT_TRUE(held("k"));
