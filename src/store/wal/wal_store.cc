@@ -220,20 +220,10 @@ bool WalStore::commit_before_sleep() {
   const std::uint64_t sequence = pending_sequence_;
   lock.unlock();
   const auto started = std::chrono::steady_clock::now();
-  if (Status s = write_and_sync(on_loop_); !s) {
+  if (!write_taken(lock, /*at_once=*/false)) {
     last_loop_commit_.changes = 0;
-    // The syncer writes it again after cutting this write off, and reports the fault if that
-    // fails too. pending_ is still empty: only this thread adds to it.
-    lock.lock();
-    pending_.swap(on_loop_);
-    repair_first_ = true;
-    const bool wake = claim_syncer();
-    lock.unlock();
-    if (wake) wake_.notify_one();
     return false;
   }
-  on_loop_.clear();
-  if (on_loop_.capacity() > kKeepBufferBytes) on_loop_.shrink_to_fit();
   syncs_on_loop_.fetch_add(1, std::memory_order_relaxed);
   loop_commit_end_ = std::chrono::steady_clock::now();
   last_loop_commit_ = {sequence - durable_sequence_.load(std::memory_order_relaxed), 0,
@@ -242,6 +232,24 @@ bool WalStore::commit_before_sleep() {
   counting_arrivals_ = true;
   durable_sequence_.store(sequence, std::memory_order_release);
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
+  return true;
+}
+
+bool WalStore::write_taken(std::unique_lock<std::mutex>& lock, bool at_once) {
+  if (Status s = write_and_sync(on_loop_); !s) {
+    // The syncer writes it again after cutting this write off, and reports the fault if that
+    // fails too. pending_ is still empty: only this thread adds to it.
+    lock.lock();
+    pending_.swap(on_loop_);
+    repair_first_ = true;
+    pending_sync_ = pending_sync_ || at_once;  // fsync never: without the lazy wait
+    const bool wake = claim_syncer();
+    lock.unlock();
+    if (wake) wake_.notify_one();
+    return false;
+  }
+  on_loop_.clear();
+  if (on_loop_.capacity() > kKeepBufferBytes) on_loop_.shrink_to_fit();
   return true;
 }
 
@@ -267,19 +275,7 @@ bool WalStore::write_before_sleep() {
   }
   on_loop_.swap(pending_);
   lock.unlock();
-  if (Status s = write_and_sync(on_loop_); !s) {
-    // As in commit_before_sleep: the syncer cuts the failed write off and writes it again.
-    lock.lock();
-    pending_.swap(on_loop_);
-    repair_first_ = true;
-    pending_sync_ = true;
-    const bool wake = claim_syncer();
-    lock.unlock();
-    if (wake) wake_.notify_one();
-    return false;
-  }
-  on_loop_.clear();
-  if (on_loop_.capacity() > kKeepBufferBytes) on_loop_.shrink_to_fit();
+  if (!write_taken(lock, /*at_once=*/true)) return false;
   // Durable since append(): nothing waits for this write, so nothing is published.
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
   return false;

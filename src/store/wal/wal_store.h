@@ -146,6 +146,9 @@ class WalStore final : public Store {
   // batch_ to pending_, waking the syncer if it should write (and `may_wake`).
   void hand_over_batch(bool may_wake = true);
   bool write_before_sleep();  // fsync never, commit_on_loop: commit_before_sleep
+  // Writes on_loop_ (taken from pending_, `lock` released) on the loop. On failure gives it
+  // back to the syncer to repair and write again (`at_once`: without the lazy wait); false.
+  bool write_taken(std::unique_lock<std::mutex>& lock, bool at_once);
   // Holding mu_: marks the syncer busy and says whether it must be notified (it was idle).
   bool claim_syncer();
   void note_arrivals();  // commit_wait: the first look after a loop commit counts its arrivals
