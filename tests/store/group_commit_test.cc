@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "wal_store_fixture.h"
@@ -189,7 +190,8 @@ TEST_F(GroupCommitTest, WithCommitOnLoopAFailedWriteOnTheLoopIsWrittenAgainByThe
 }
 
 // fsync never with commit_on_loop: the loop keeps its changes and sleeps until the oldest is
-// due, then writes them itself; a loop too busy to sleep hands due changes to the syncer.
+// due, then writes them itself, also after the round of work that woke it (the timer, or a
+// request just then); a loop still busy a second round hands due changes to the syncer.
 // Either way they reach the log, and nothing is synced.
 TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue) {
   options_.fsync = FsyncMode::kNever;
@@ -197,14 +199,23 @@ TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue
   options_.write_on_loop = true;
   auto store = open();
   std::uint64_t before = store->stats().log_bytes;
+  const auto appended_at = std::chrono::steady_clock::now();
   append(*store, grant(1));
   const auto wait = store->commit_wait();
   EXPECT_GT(wait.count(), 0) << "a change just made is not due";
   EXPECT_LE(wait, std::chrono::milliseconds(10));
   EXPECT_EQ(store->stats().log_bytes, before) << "kept by the loop meanwhile";
+  // Nearly due is enough for a loop about to sleep; then past due (the store keeps time with
+  // the steady clock).
   ASSERT_TRUE(testing::eventually([&] { return store->commit_wait().count() == 0; }));
+  ASSERT_TRUE(testing::eventually([&] {
+    return std::chrono::steady_clock::now() - appended_at > std::chrono::milliseconds(10);
+  }));
+  store->end_of_round();  // the round that woke for them...
   EXPECT_FALSE(store->commit_before_sleep()) << "fsync never: nothing to wait for";
-  ASSERT_TRUE(testing::eventually([&] { return store->stats().log_bytes > before; }));
+  // ...left them to the loop, which wrote them before returning.
+  EXPECT_GT(store->stats().log_bytes, before);
+  EXPECT_EQ(fs_.last_append_thread(), std::this_thread::get_id());
   EXPECT_EQ(store->commit_wait().count(), 0) << "nothing left to wait for";
   before = store->stats().log_bytes;
   append(*store, grant(2));
@@ -212,6 +223,7 @@ TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue
     store->end_of_round();  // never sleeping
     return store->stats().log_bytes > before;
   }));
+  EXPECT_NE(fs_.last_append_thread(), std::this_thread::get_id()) << "written by the syncer";
   EXPECT_EQ(store->stats().syncs, 0u);
   store->close();
   expect_restart_sees_model();

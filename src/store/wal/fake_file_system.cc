@@ -213,6 +213,11 @@ std::uint64_t FakeFileSystem::file_syncs() const {
   return file_syncs_;
 }
 
+std::thread::id FakeFileSystem::last_append_thread() const {
+  std::lock_guard lock(mu_);
+  return last_append_thread_;
+}
+
 void FakeFileSystem::fail_syncs(bool fail) {
   std::lock_guard lock(mu_);
   fail_syncs_ = fail;
@@ -238,6 +243,7 @@ Status FakeFileSystem::append_to(const std::string& path,
   }
   if (it == files_.end()) return fake_error("write to removed file", path);
   for (const std::string_view piece : pieces) it->second.data.append(piece);
+  last_append_thread_ = std::this_thread::get_id();
   return ok_status();
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "store/wal/file_system.h"
 
@@ -65,6 +66,8 @@ class FakeFileSystem final : public FileSystem {
   // Every WritableFile::sync sleeps this long (a slow disk).
   void set_sync_delay(std::chrono::microseconds delay);
   std::uint64_t file_syncs() const;
+  // The thread that made the last append that wrote something (the loop or the syncer).
+  std::thread::id last_append_thread() const;
 
   // --- injected failures (sticky until cleared) ---
   // A failing sync makes nothing durable, and, as Linux may after a failed fdatasync, the
@@ -106,6 +109,7 @@ class FakeFileSystem final : public FileSystem {
   int blocked_syncs_ = 0;
   std::chrono::microseconds sync_delay_{0};
   std::uint64_t file_syncs_ = 0;
+  std::thread::id last_append_thread_;
   bool fail_syncs_ = false;
   bool fail_writes_ = false;
   bool torn_writes_ = false;

@@ -33,10 +33,11 @@
 // asleep; the price, a kill -9 losing up to kLazyWrite of changes, is within what fsync never
 // already gives up. With write_on_loop (a server that does not poll) the loop keeps its changes
 // instead: when it runs out of work it sleeps until its oldest change is kLazyWrite old
-// (commit_wait), then writes them itself (write_before_sleep), so a server answering now and then
-// wakes no second thread, and one answering often writes once per kLazyWrite. A loop too busy to
-// sleep hands changes that old (or kLoopWriteBytes of them) to the syncer, which writes them at
-// once.
+// (commit_wait), then writes them itself (write_before_sleep; already when they are nearly due, as
+// it would otherwise wake for them soon after), so a server answering now and then wakes no second
+// thread, and one answering often writes once per kLazyWrite. A loop too busy to sleep (a second
+// round of work in a row after they came due) hands changes that old (or kLoopWriteBytes of
+// them) to the syncer, which writes them at once.
 //
 // A snapshot request travels with the batch: its cut is an offset into pending_. The syncer
 // writes the part before the cut, starts a new segment, writes the rest, publishes, and only
@@ -63,6 +64,9 @@ constexpr auto kLazyWrite = std::chrono::milliseconds(10);
 constexpr std::size_t kLazyWriteBytes = std::size_t{256} << 10;
 // fsync never: the most the loop writes itself; more goes to the syncer.
 constexpr std::size_t kLoopWriteBytes = std::size_t{64} << 10;
+// fsync never: a loop about to sleep writes changes this close to due now, while it is awake,
+// rather than wake again for them a moment later.
+constexpr auto kLoopWriteEarly = kLazyWrite / 4;
 
 void print_fault(const std::optional<Error>& fault) {
   if (fault) {
@@ -254,7 +258,8 @@ bool WalStore::write_taken(std::unique_lock<std::mutex>& lock, bool at_once) {
 }
 
 bool WalStore::write_before_sleep() {
-  // commit_wait() let the loop come here: batch_ is empty or due.
+  // commit_wait() let the loop come here: batch_ is empty or (nearly) due.
+  rounds_waited_ = 0;
   if (batch_.empty()) return false;
   hand_over_batch(/*may_wake=*/false);
   std::unique_lock log_lock(log_mu_, std::try_to_lock);
@@ -292,10 +297,14 @@ void WalStore::end_of_round() {
   if (writes_on_loop()) {
     // A loop too busy to sleep: changes that have waited kLazyWrite, or grown large, go to the
     // syncer, to be written at once ("sync" wanted: with fsync never, a write without a wait).
+    // A round that finds them due is most often the one that woke for them (the timer, or a
+    // request just as they came due): the loop writes them itself when it next sleeps, a
+    // moment later. Only a second busy round in a row hands them over.
     if (batch_.empty()) return;
     if (batch_.size() < kLoopWriteBytes && !sync_wanted_ &&
-        std::chrono::steady_clock::now() - batch_since_ < kLazyWrite)
+        (std::chrono::steady_clock::now() - batch_since_ < kLazyWrite || ++rounds_waited_ < 2))
       return;
+    rounds_waited_ = 0;
     sync_wanted_ = true;
     hand_over_batch();
     return;
@@ -328,8 +337,8 @@ std::chrono::microseconds WalStore::commit_wait() {
     // when work comes; write_before_sleep).
     if (batch_.empty()) return {};
     const auto left = kLazyWrite - (std::chrono::steady_clock::now() - batch_since_);
-    return left.count() > 0 ? std::chrono::ceil<std::chrono::microseconds>(left)
-                            : std::chrono::microseconds{0};
+    return left > kLoopWriteEarly ? std::chrono::ceil<std::chrono::microseconds>(left)
+                                  : std::chrono::microseconds{0};
   }
   if (!loop_commits() || last_loop_commit_.changes < 2) return {};
   note_arrivals();

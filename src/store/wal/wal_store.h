@@ -203,8 +203,10 @@ class WalStore final : public Store {
   std::optional<HorizonKeeper> horizon_;               // fsync horizon only
   bool sync_wanted_ = false;                           // batch_ must be synced (fsync horizon)
   std::chrono::steady_clock::time_point batch_since_;  // fsync never: batch_'s first change
-  std::string on_loop_;    // pending_ as commit_before_sleep() writes it
-  int rounds_waited_ = 0;  // rounds of work pending_ waited for commit_before_sleep()
+  std::string on_loop_;  // pending_ as commit_before_sleep() writes it
+  // Rounds of work that pending_ (fsync always) or a due batch_ (fsync never, write_on_loop)
+  // waited for the loop to write it before it sleeps.
+  int rounds_waited_ = 0;
   // The loop's last commit (commit_wait.h): its changes (0 once the syncer took over), those
   // that arrived while it synced (counted at the first look after it), its last sequence
   // number and its end.
