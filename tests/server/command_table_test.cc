@@ -1,6 +1,7 @@
 // The command table is the source of truth for usage lines; docs/resp.md must show each one.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -34,6 +35,17 @@ TEST(CommandTable, LookupIsCaseInsensitiveAndExact) {
   EXPECT_NE(find_command("Lock.Acquire"), nullptr);
   EXPECT_EQ(find_command("lock.tr"), nullptr);
   EXPECT_EQ(find_command(std::string(100, 'x')), nullptr);
+  EXPECT_EQ(find_command(""), nullptr);
+  EXPECT_EQ(find_command(std::string_view("lock.try\0", 9)), nullptr);
+}
+
+TEST(CommandTable, EveryCommandIsFoundByItsNameInEitherCase) {
+  for (const auto& c : command_table()) {
+    std::string lower(c.name);
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    EXPECT_EQ(find_command(c.name), &c) << c.name;
+    EXPECT_EQ(find_command(lower), &c) << lower;
+  }
 }
 
 TEST(CommandTable, ArityMatchesTheUsageLine) {

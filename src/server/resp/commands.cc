@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <string>
-#include <unordered_map>
 
 #include "server/resp/ascii.h"
 
@@ -296,13 +296,42 @@ std::string_view upper(std::string_view name, std::array<char, 32>& buf) {
   return {buf.data(), name.size()};
 }
 
-const std::unordered_map<std::string_view, const CommandSpec*>& index() {
-  static const auto* map = [] {
-    auto* m = new std::unordered_map<std::string_view, const CommandSpec*>();
-    for (const auto& c : kCommands) m->emplace(c.name, &c);
-    return m;
-  }();
-  return *map;
+// The command index, looked up once per command: open addressing over a few letters of the
+// name, so a lookup upper-cases and hashes nothing but three letters and the length, and
+// compares the name (case-insensitively) only with entries that match those.
+class CommandIndex {
+ public:
+  CommandIndex() {
+    static_assert(std::size(kCommands) * 2 < kSlots);
+    for (const auto& c : kCommands) {
+      std::size_t i = slot(c.name);
+      while (slots_[i] != nullptr) i = (i + 1) % kSlots;
+      slots_[i] = &c;
+    }
+  }
+  const CommandSpec* find(std::string_view name) const {
+    if (name.empty()) return nullptr;
+    for (std::size_t i = slot(name); slots_[i] != nullptr; i = (i + 1) % kSlots)
+      if (ascii_iequals(slots_[i]->name, name)) return slots_[i];
+    return nullptr;
+  }
+
+ private:
+  static constexpr std::size_t kSlots = 256;
+  static std::size_t slot(std::string_view name) {
+    const auto letter = [&](std::size_t i) {
+      return static_cast<std::size_t>(static_cast<unsigned char>(ascii_upper(name[i])));
+    };
+    return (name.size() * 131 + letter(0) * 31 + letter(name.size() / 2) * 7 +
+            letter(name.size() - 1)) %
+           kSlots;
+  }
+  std::array<const CommandSpec*, kSlots> slots_{};
+};
+
+const CommandIndex& index() {
+  static const CommandIndex index;
+  return index;
 }
 
 }  // namespace
@@ -317,13 +346,7 @@ std::optional<Error> read_call_args(const CommandSpec& spec, std::span<const std
   return parse_options(args.subspan(count), spec.options, spec.name, values);
 }
 
-const CommandSpec* find_command(std::string_view name) {
-  std::array<char, 32> buf;
-  std::string_view key = upper(name, buf);
-  if (key.empty()) return nullptr;
-  auto it = index().find(key);
-  return it == index().end() ? nullptr : it->second;
-}
+const CommandSpec* find_command(std::string_view name) { return index().find(name); }
 
 const CommandSpec* find_subcommand(const CommandSpec& container, std::string_view word) {
   std::array<char, 32> buf;
