@@ -63,6 +63,7 @@ class LockBackend {
   // TTLs and instants are already capped to `max_lease_ms` from now where they are relative.
   virtual Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
                            Completion& done) = 0;
+  virtual Issued get_value(std::string_view key, Completion& done) = 0;
   virtual Issued delete_keys(std::span<const std::string_view> keys,
                              std::optional<std::string_view> only_held_by, Completion& done) = 0;
   virtual Issued expire(const ExpireArgs& args, Millis max_lease_ms,

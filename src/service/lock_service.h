@@ -159,6 +159,12 @@ struct KeyCount {
   std::int64_t count = 0;
 };
 
+// The answer of GET: the value SET stored with a held key (for a shared or semaphore key, its
+// newest hold's, as status shows it); nullopt when the key is not held.
+struct StoredValue {
+  std::optional<std::string> value;
+};
+
 // The answer of RULES.SET: the installed set's name and whether it replaced one.
 struct RuleSetStored {
   std::string name;
@@ -171,11 +177,12 @@ struct RuleSetStored {
 //   try_acquire (held by another)                      std::monostate (nil)
 //   renew RenewOutcome, release and unassign ReleaseOutcome, status StatusView, list ListPage,
 //   holder and check HolderView, set_rule_set RuleSetStored, get_rule_set
-//   std::optional<RuleSetPut>, delete_rule_set std::monostate, set_value SetOutcome, delete_keys,
-//   count_held and expire KeyCount; a script's reply, finished through complete(), ScriptReply.
+//   std::optional<RuleSetPut>, delete_rule_set std::monostate, set_value SetOutcome, get_value
+//   StoredValue, delete_keys, count_held and expire KeyCount; a script's reply, finished through
+//   complete(), ScriptReply.
 using Answer = std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView,
                             ListPage, HolderView, RuleSetStored, std::optional<RuleSetPut>,
-                            SetOutcome, KeyCount, ScriptReply, GroupHold>;
+                            SetOutcome, KeyCount, ScriptReply, GroupHold, StoredValue>;
 
 class Completion {
  public:
@@ -243,8 +250,10 @@ class LockService {
   // The Redis lock idiom (docs/redis-locks.md). set_value takes a key as SET does (an acquire
   // for the rules and the rate limit); delete_keys frees keys held by the caller's principal
   // (any holder for admins, owners and functions); expire moves such a hold's lease end (a
-  // renew for the rules); count_held counts the held keys. GET and PTTL are status().
+  // renew for the rules); count_held counts the held keys. get_value is GET: status's value
+  // alone, without the rest of the status to copy. PTTL is status().
   virtual Issued set_value(const Caller& caller, const SetArgs& args, Completion& done) = 0;
+  virtual Issued get_value(const Caller& caller, std::string_view key, Completion& done) = 0;
   virtual Issued delete_keys(const Caller& caller, std::span<const std::string_view> keys,
                              Completion& done) = 0;
   virtual Issued expire(const Caller& caller, const ExpireArgs& args, Completion& done) = 0;

@@ -233,6 +233,11 @@ Issued Policy::status(const Caller& caller, std::string_view key, Completion& do
   return backend_.status(caller, key, done);
 }
 
+Issued Policy::get_value(const Caller&, std::string_view key, Completion& done) {
+  if (auto err = check_key(key)) return refuse(done, *err);
+  return backend_.get_value(key, done);
+}
+
 Issued Policy::list(const Caller& caller, const ListArgs& args, Completion& done) {
   if (!caller.principal->is_privileged()) return refuse(done, forbidden("listing locks"));
   auto after = decode_list_cursor(args.cursor);

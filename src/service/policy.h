@@ -61,6 +61,7 @@ class Policy final : public LockService {
   Issued renew(const Caller& caller, const RenewArgs& args, Completion& done) override;
   Issued release(const Caller& caller, const ReleaseArgs& args, Completion& done) override;
   Issued status(const Caller& caller, std::string_view key, Completion& done) override;
+  Issued get_value(const Caller& caller, std::string_view key, Completion& done) override;
   Issued list(const Caller& caller, const ListArgs& args, Completion& done) override;
   Issued assign(const Caller& caller, const AssignArgs& args, Completion& done) override;
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override;

@@ -79,13 +79,13 @@ void write_set(ReplyWriter& out, Answer& answer) {
 }
 
 Issued call_get(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
-  return service.status(caller, a.positional[0], done);
+  return service.get_value(caller, a.positional[0], done);
 }
 
 void write_get(ReplyWriter& out, Answer& answer) {
-  const auto& st = std::get<StatusView>(answer);
-  if (st.held) {
-    out.bulk(st.hold.owner);  // the value SET stored; "" for a hold taken without one
+  const auto& stored = std::get<StoredValue>(answer);
+  if (stored.value) {
+    out.bulk(*stored.value);  // the value SET stored; "" for a hold taken without one
   } else {
     out.null();
   }

@@ -155,6 +155,22 @@ Issued EmbeddedBackend::status(const Caller&, std::string_view key, Completion& 
   return answer(done, Answer(std::move(*out)));
 }
 
+// GET: the value seen in place; only a shared or semaphore key takes the whole status, whose
+// newest hold's value it answers.
+Issued EmbeddedBackend::get_value(std::string_view key, Completion& done) {
+  const Millis t = now();
+  const KeyPeek p = table_.peek(key, t);
+  StoredValue v;
+  if (p.held) {
+    v.value.emplace(p.owner);
+  } else if (p.grouped) {
+    auto out = table_.status(key, t);
+    if (!out.ok()) return answer(done, std::move(out).error());
+    if (out->held) v.value = std::move(out->hold.owner);
+  }
+  return answer(done, Answer(std::move(v)));
+}
+
 Issued EmbeddedBackend::list(const Caller&, std::string_view match, std::string_view after,
                              std::size_t count, Completion& done) {
   return answer(done, Answer(table_.list(match, after, count, now())));

@@ -66,6 +66,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   Issued check(const Caller& caller, const CheckArgs& args, Completion& done) override;
   Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
                    Completion& done) override;
+  Issued get_value(std::string_view key, Completion& done) override;
   Issued delete_keys(std::span<const std::string_view> keys,
                      std::optional<std::string_view> only_held_by, Completion& done) override;
   Issued expire(const ExpireArgs& args, Millis max_lease_ms,

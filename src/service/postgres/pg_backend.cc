@@ -292,28 +292,40 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
       });
 }
 
+Result<StatusView> PgBackend::status_of(const std::string& key) {
+  auto found = holds_->find(key);
+  if (!found.ok()) return store_error(std::move(found).error());
+  StatusView s;
+  s.key = key;
+  s.as_of = wall_now();
+  s.waiters = waiters_.count(key);  // this node's queue: waiters elsewhere are not counted
+  if (*found && (*found)->mode != LockMode::kExclusive) return group_status(std::move(s), **found);
+  if (*found) {
+    s.held = true;
+    s.hold = std::move(**found);
+  } else {
+    auto closed = holds_->closed_until(key);  // docs/lock-kinds.md, "Lock-delay"
+    if (!closed.ok()) return store_error(std::move(closed).error());
+    s.lock_delay_until = *closed;
+  }
+  return s;
+}
+
 Issued PgBackend::status(const Caller&, std::string_view key, Completion& done) {
   return run(done, [this, key = std::string(key)]() -> Result<Answer> {
-    auto found = holds_->find(key);
-    if (!found.ok()) return store_error(std::move(found).error());
-    StatusView s;
-    s.key = key;
-    s.as_of = wall_now();
-    s.waiters = waiters_.count(key);  // this node's queue: waiters elsewhere are not counted
-    if (*found && (*found)->mode != LockMode::kExclusive) {
-      auto group = group_status(std::move(s), **found);
-      if (!group.ok()) return std::move(group).error();
-      return Answer(std::move(*group));
-    }
-    if (*found) {
-      s.held = true;
-      s.hold = std::move(**found);
-    } else {
-      auto closed = holds_->closed_until(key);  // docs/lock-kinds.md, "Lock-delay"
-      if (!closed.ok()) return store_error(std::move(closed).error());
-      s.lock_delay_until = *closed;
-    }
-    return Answer(std::move(s));
+    auto s = status_of(key);
+    if (!s.ok()) return std::move(s).error();
+    return Answer(std::move(*s));
+  });
+}
+
+Issued PgBackend::get_value(std::string_view key, Completion& done) {
+  return run(done, [this, key = std::string(key)]() -> Result<Answer> {
+    auto s = status_of(key);
+    if (!s.ok()) return std::move(s).error();
+    StoredValue v;
+    if (s->held) v.value = std::move(s->hold.owner);
+    return Answer(std::move(v));
   });
 }
 

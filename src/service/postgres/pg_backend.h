@@ -85,6 +85,7 @@ class PgBackend final : public LockBackend {
   Issued check(const Caller& caller, const CheckArgs& args, Completion& done) override;
   Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
                    Completion& done) override;
+  Issued get_value(std::string_view key, Completion& done) override;
   Issued delete_keys(std::span<const std::string_view> keys,
                      std::optional<std::string_view> only_held_by, Completion& done) override;
   Issued expire(const ExpireArgs& args, Millis max_lease_ms,
@@ -154,6 +155,8 @@ class PgBackend final : public LockBackend {
   // A shared or semaphore key's status, holder and list entries (pg_members.cc); `group` is
   // the key's row as found.
   Result<StatusView> group_status(StatusView s, const HoldState& group);
+  // status's answer, inside run() (pg_backend.cc).
+  Result<StatusView> status_of(const std::string& key);
   Result<std::vector<HoldState>> group_members(const HoldState& group);
   Result<pg::Grant> run_grant(const Caller& caller, Attempt& attempt);
   // Multi-key acquire (pg_groups.cc): the grant, and the wait for it.
