@@ -146,6 +146,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   wal_options.snapshot_threshold_bytes = static_cast<std::uint64_t>(config->snapshot_after_bytes);
   // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
   wal_options.encode_snapshots_in_child = true;
+  wal_options.encode_in_child_from_holds = wal::kEncodeInChildFromHolds;
   // The server's loop calls before_sleep() and end_of_round() (server.cc, run_loop).
   wal_options.commit_on_loop = true;
   // A loop that polls must not sleep on the log's timer instead (wal_store.h).

@@ -34,16 +34,17 @@
 namespace holdfast {
 
 struct StoreStats {
-  std::uint64_t appended = 0;           // changes appended
-  std::uint64_t syncs = 0;              // fdatasync calls (or commits)
-  std::uint64_t syncs_on_loop = 0;      // of them, made by commit_before_sleep() on the loop
-  std::uint64_t sync_nanos = 0;         // total time spent in syncs
-  std::uint64_t snapshots = 0;          // snapshots written
-  std::uint64_t snapshots_skipped = 0;  // snapshots given up (their encoder child failed)
-  std::uint64_t log_bytes = 0;          // bytes in the live log
-  bool snapshot_in_progress = false;    // requested and not yet written and compacted (or skipped)
-  std::uint64_t faults = 0;             // times the store became unable to make changes durable
-  std::optional<Error> fault;           // set while it is (Store::fault())
+  std::uint64_t appended = 0;            // changes appended
+  std::uint64_t syncs = 0;               // fdatasync calls (or commits)
+  std::uint64_t syncs_on_loop = 0;       // of them, made by commit_before_sleep() on the loop
+  std::uint64_t sync_nanos = 0;          // total time spent in syncs
+  std::uint64_t snapshots = 0;           // snapshots written
+  std::uint64_t snapshots_skipped = 0;   // snapshots given up (their encoder child failed)
+  std::uint64_t snapshots_in_child = 0;  // snapshots encoded in a forked child
+  std::uint64_t log_bytes = 0;           // bytes in the live log
+  bool snapshot_in_progress = false;     // requested and not yet written and compacted (or skipped)
+  std::uint64_t faults = 0;              // times the store became unable to make changes durable
+  std::optional<Error> fault;            // set while it is (Store::fault())
 };
 
 // Receives the live state for a snapshot: last_token and rule_set at most once, then hold() for
@@ -129,6 +130,9 @@ class Store {
 
   // The live state, for snapshots. Called on the loop thread.
   virtual void set_state_source(StateSource source) = 0;
+  // How many holds the state source would hand over now, counted without handing them (a
+  // store may take a small state differently). Optional; called on the loop thread.
+  virtual void set_state_size(std::function<std::size_t()> /*size*/) {}
 
   virtual StoreStats stats() const = 0;
 

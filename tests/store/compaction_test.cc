@@ -253,6 +253,31 @@ TEST_F(CompactionTest, SnapshotsEncodedInAChildRestoreTheSameState) {
   expect_restart_sees_model();
 }
 
+// A state of fewer holds than encode_in_child_from_holds is encoded on the loop; from there on,
+// in a child. Either way the snapshot restores the same state.
+TEST_F(CompactionTest, ASmallStateIsEncodedOnTheLoopALargeOneInAChild) {
+  options_.encode_snapshots_in_child = true;
+  options_.encode_in_child_from_holds = 100;
+  auto store = open_with_source();
+  std::size_t holds = 99;
+  store->set_state_size([&] { return holds; });
+  std::uint64_t token = 0;
+  ASSERT_TRUE(testing::eventually([&] {
+    churn(*store, 50, token, /*wait=*/true);
+    return store->stats().snapshots > 0;
+  }));
+  EXPECT_EQ(store->stats().snapshots_in_child, 0u);
+  holds = 100;
+  const std::uint64_t before = store->stats().snapshots;
+  ASSERT_TRUE(testing::eventually([&] {
+    churn(*store, 50, token, /*wait=*/true);
+    return store->stats().snapshots > before;
+  }));
+  EXPECT_GT(store->stats().snapshots_in_child, 0u);
+  store->close();
+  expect_restart_sees_model();
+}
+
 TEST_F(CompactionTest, AChildThatFailsSkipsItsSnapshotAndALaterOneIsTaken) {
   options_.encode_snapshots_in_child = true;
   std::atomic<bool> children_fail{true};

@@ -30,6 +30,7 @@ Status EmbeddedBackend::recover() {
     table_.for_each_durable_hold(std::numeric_limits<Millis>::min(),
                                  [&sink](const HoldView& hold) { sink.hold(hold); });
   });
+  store_.set_state_size([this] { return table_.held_count(); });
   return ok_status();
 }
 

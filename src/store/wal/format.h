@@ -89,6 +89,9 @@ inline constexpr std::string_view kTempSuffix = ".tmp";
 inline constexpr int kFileNumberDigits = 20;
 
 // --- defaults of WalOptions ---
+// The server encodes a snapshot of fewer holds than this on the loop (well under a millisecond
+// of its time) rather than fork a child for it, whose copy-on-write faults cost the loop more.
+inline constexpr std::size_t kEncodeInChildFromHolds = 4096;
 inline constexpr std::uint64_t kDefaultSnapshotThresholdBytes = std::uint64_t{64} << 20;
 inline constexpr std::uint64_t kDefaultSegmentBytes = std::uint64_t{16} << 20;
 // Zero-filled space is written ahead of the frames this much at a time (fsync always).

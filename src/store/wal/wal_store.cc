@@ -351,9 +351,14 @@ void WalStore::request_snapshot() {
   // On the loop thread, so the table cannot change while its state is taken.
   hand_over_batch();  // the cut below must follow every change appended so far
   std::optional<ForkedEncoding> child;
-  if (options_.encode_snapshots_in_child) {
+  const bool small = options_.encode_in_child_from_holds > 0 && state_size_ &&
+                     state_size_() < options_.encode_in_child_from_holds;
+  if (options_.encode_snapshots_in_child && !small) {
     Result<ForkedEncoding> forked = ForkedEncoding::start(state_source_, max_token_);
-    if (forked) child.emplace(std::move(forked).value());
+    if (forked) {
+      child.emplace(std::move(forked).value());
+      snapshots_in_child_.fetch_add(1, std::memory_order_relaxed);
+    }
   }
   // The horizon so far opens the new segment: the ones before the cut will be deleted.
   if (horizon_) append_horizon(horizon_->restated(clock_.now_ms()));
@@ -401,6 +406,8 @@ void WalStore::set_on_durable(std::function<void(std::uint64_t)> fn) {
 
 void WalStore::set_state_source(StateSource source) { state_source_ = std::move(source); }
 
+void WalStore::set_state_size(std::function<std::size_t()> size) { state_size_ = std::move(size); }
+
 StoreStats WalStore::stats() const {
   StoreStats s;
   s.appended = appended_.load(std::memory_order_relaxed);
@@ -409,6 +416,7 @@ StoreStats WalStore::stats() const {
   s.sync_nanos = sync_nanos_.load(std::memory_order_relaxed);
   s.snapshots = snapshots_.load(std::memory_order_relaxed);
   s.snapshots_skipped = snapshots_skipped_.load(std::memory_order_acquire);
+  s.snapshots_in_child = snapshots_in_child_.load(std::memory_order_relaxed);
   s.snapshot_in_progress = snapshot_in_flight_.load(std::memory_order_acquire);
   s.log_bytes = log_bytes_.load(std::memory_order_relaxed);
   s.faults = faults_.load(std::memory_order_relaxed);

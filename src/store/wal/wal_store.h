@@ -73,6 +73,10 @@ struct WalOptions {
   // only; false encodes on the loop thread. If fork fails, the loop encodes; if the child
   // fails, that snapshot is skipped (the log stays whole) and a later one is tried.
   bool encode_snapshots_in_child = false;
+  // With encode_snapshots_in_child and a state size (set_state_size): a state of fewer holds
+  // than this is encoded on the loop thread, which costs it less than fork() and the
+  // copy-on-write faults after it. 0: always in the child.
+  std::size_t encode_in_child_from_holds = 0;
   // With fsync always (ignored with never): submit() leaves the changes for the event loop, which
   // writes and syncs them itself when it is about to sleep (commit_before_sleep), or hands them to
   // the syncer once they have waited a round of its work (end_of_round). Off: submit() wakes the
@@ -129,6 +133,7 @@ class WalStore final : public Store {
   // appended so far; it may include effects of changes not yet appended (see the format doc,
   // section 6). Loop thread only.
   void set_state_source(StateSource source) override;
+  void set_state_size(std::function<std::size_t()> size) override;
 
   StoreStats stats() const override;
 
@@ -198,6 +203,7 @@ class WalStore final : public Store {
   std::uint64_t bytes_since_cut_ = 0;
   std::uint64_t max_token_ = 0;  // feeds snapshots' last_token
   StateSource state_source_;
+  std::function<std::size_t()> state_size_;
   std::string batch_;                                  // appended since the last submit()
   std::uint64_t batch_sequence_ = 0;                   // the last sequence number in batch_
   std::optional<HorizonKeeper> horizon_;               // fsync horizon only
@@ -262,6 +268,7 @@ class WalStore final : public Store {
   std::atomic<std::uint64_t> sync_nanos_{0};
   std::atomic<std::uint64_t> snapshots_{0};
   std::atomic<std::uint64_t> snapshots_skipped_{0};
+  std::atomic<std::uint64_t> snapshots_in_child_{0};
   std::atomic<std::uint64_t> log_bytes_{0};
   std::atomic<std::uint64_t> faults_{0};
   // fault_ as the other threads see it: a flag for the hot path, the error under fault_mu_.
