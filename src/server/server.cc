@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "server/logging.h"
+#include "server/loop_round.h"
 
 namespace holdfast {
 
@@ -314,7 +315,7 @@ void Server::run() {
 void Server::run_loop() {
   const auto now_us = &IdlePoll::steady_now;
   while (!io_.stopped()) {
-    if (io_.poll() > 0) {
+    if (run_round(io_) > 0) {  // loop_round.h: a bounded round, not io_.poll()
       // Reads the clock only when a spell of polling has something to account for.
       if (idle_poll_.idle()) idle_poll_.found_work(now_us());
       service_->end_of_round();

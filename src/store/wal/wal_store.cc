@@ -36,7 +36,7 @@
 // (commit_wait), then writes them itself (write_before_sleep; already when they are nearly due, as
 // it would otherwise wake for them soon after), so a server answering now and then wakes no second
 // thread, and one answering often writes once per kLazyWrite. A loop too busy to sleep (a second
-// round of work in a row after they came due) hands changes that old (or kLoopWriteBytes of
+// round of work in a row after they came due) hands changes that old (or kLazyWriteBytes of
 // them) to the syncer, which writes them at once.
 //
 // A snapshot request travels with the batch: its cut is an offset into pending_. The syncer
@@ -301,7 +301,7 @@ void WalStore::end_of_round() {
     // request just as they came due): the loop writes them itself when it next sleeps, a
     // moment later. Only a second busy round in a row hands them over.
     if (batch_.empty()) return;
-    if (batch_.size() < kLoopWriteBytes && !sync_wanted_ &&
+    if (batch_.size() < kLazyWriteBytes && !sync_wanted_ &&
         (std::chrono::steady_clock::now() - batch_since_ < kLazyWrite || ++rounds_waited_ < 2))
       return;
     rounds_waited_ = 0;
