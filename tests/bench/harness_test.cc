@@ -535,6 +535,29 @@ TEST(Report, SaysHowCloseToTheFloorEachSideAloneWouldLetHoldfastCome) {
             std::string::npos);
 }
 
+// The Redis idiom served by Holdfast is judged against Redis on the same commands.
+TEST(Report, JudgesTheRedisIdiomAgainstRedisOnTheSameCommands) {
+  SuiteResults r;
+  r.options.connections = {64};
+  r.options.workloads = {"pairs"};
+  r.options.targets = {"holdfast-never", "holdfast-redis-never", "holdfast-redis-always", "redis",
+                       "redis-aof"};
+  r.measurements = {figure("pairs", "holdfast-never", 64, 110'000),
+                    figure("pairs", "holdfast-redis-never", 64, 95'000),
+                    figure("pairs", "holdfast-redis-always", 64, 60'000),
+                    figure("pairs", "redis", 64, 100'000),
+                    figure("pairs", "redis-aof", 64, 37'500)};
+  const std::string text = report_markdown(r);
+  EXPECT_NE(
+      text.find("| (a) 64 conns, the Redis idiom: never ÷ redis | 0.95 | – | ≥ 1.0 | **no** |"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find("| (a) 64 conns, the Redis idiom: always ÷ redis-aof | 1.60 | – | ≥ 1.5 | yes |"),
+      std::string::npos)
+      << text;
+}
+
 // The floor goal compares two workloads: its spread comes from the rounds in which both ran.
 TEST(Report, GivesTheFloorGoalTheRangeOfItsRounds) {
   SuiteResults r;

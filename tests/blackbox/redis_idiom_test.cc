@@ -115,6 +115,13 @@ TEST_F(RedisIdiom, LockCommandsAndSetShareTheKeys) {
   ASSERT_EQ(hold.text("handle").size(), 26u) << hold.debug();
   EXPECT_EQ(c.call({"GET", "r:g"}).str, "job-7");
   EXPECT_TRUE(c.call({"SET", "r:g", "x", "NX", "PX", "1000"}).is_null());
+  // A shared key answers its newest hold's value, as LOCK.STATUS shows that hold.
+  ASSERT_FALSE(
+      c.call({"LOCK.TRY", "r:s", "TTL", "60000", "MODE", "SHARED", "OWNER", "reader-1"}).is_null());
+  ASSERT_FALSE(
+      c.call({"LOCK.TRY", "r:s", "TTL", "60000", "MODE", "SHARED", "OWNER", "reader-2"}).is_null());
+  EXPECT_EQ(c.call({"GET", "r:s"}).str, "reader-2");
+  EXPECT_EQ(c.call({"LOCK.STATUS", "r:s"}).text("owner"), "reader-2");
   // A SET hold is re-taken by owner through LOCK.TRY, with a new handle and token.
   ASSERT_EQ(c.call({"SET", "r:h", "job-8", "NX", "PX", "60000"}).str, "OK");
   const auto set_token = c.call({"LOCK.STATUS", "r:h"}).number("token");
