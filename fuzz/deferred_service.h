@@ -128,6 +128,11 @@ class DeferredService final : public LockService {
                    return s.set_value(caller, kept, d);
                  });
   }
+  Issued get_value(const Caller& caller, std::string_view key, Completion& done) override {
+    return defer(caller, done, [caller, key = std::string(key)](LockService& s, Completion& d) {
+      return s.get_value(caller, key, d);
+    });
+  }
   Issued delete_keys(const Caller& caller, std::span<const std::string_view> keys,
                      Completion& done) override {
     return defer(caller, done,
