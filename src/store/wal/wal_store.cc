@@ -198,6 +198,21 @@ void WalStore::hand_over_batch(bool may_wake) {
 
 bool WalStore::claim_syncer() { return std::exchange(syncer_idle_, false); }
 
+void WalStore::leave_to_syncer(std::unique_lock<std::mutex>& lock) {
+  const bool wake = claim_syncer();
+  lock.unlock();
+  if (wake) wake_.notify_one();
+}
+
+bool WalStore::loop_may_write(const std::unique_lock<std::mutex>& log_lock) const {
+  // The syncer keeps what needs more than a write (and a sync): a cut for a snapshot, a
+  // fault's repair and retries, a full segment's roll, the last commit of close(). Holding
+  // log_mu_, the syncer is not writing; awake, it finds pending_ empty and goes back to sleep.
+  return log_lock.owns_lock() && !snapshot_request_ && !stopping_ && !repair_first_ &&
+         writing_.empty() && !unavailable_.load(std::memory_order_acquire) &&
+         log_->current_bytes() < options_.segment_bytes;
+}
+
 bool WalStore::commit_before_sleep() {
   if (writes_on_loop()) return write_before_sleep();
   if (options_.commit_on_loop) hand_over_batch();
@@ -206,18 +221,9 @@ bool WalStore::commit_before_sleep() {
   std::unique_lock log_lock(log_mu_, std::try_to_lock);
   std::unique_lock lock(mu_);
   if (pending_.empty()) return false;
-  // The syncer keeps what needs more than a write and a sync: a cut for a snapshot, a fault's
-  // repair and retries, a full segment's roll, the last commit of close().
-  // Holding log_mu_, the syncer is not writing; awake, it finds pending_ empty and goes back
-  // to sleep.
-  const bool here = log_lock.owns_lock() && !snapshot_request_ && !stopping_ && !repair_first_ &&
-                    writing_.empty() && !unavailable_.load(std::memory_order_acquire) &&
-                    log_->current_bytes() < options_.segment_bytes;
-  if (!here) {
+  if (!loop_may_write(log_lock)) {
     last_loop_commit_.changes = 0;
-    const bool wake = claim_syncer();
-    lock.unlock();
-    if (wake) wake_.notify_one();
+    leave_to_syncer(lock);
     return false;
   }
   on_loop_.swap(pending_);
@@ -247,9 +253,7 @@ bool WalStore::write_taken(std::unique_lock<std::mutex>& lock, bool at_once) {
     pending_.swap(on_loop_);
     repair_first_ = true;
     pending_sync_ = pending_sync_ || at_once;  // fsync never: without the lazy wait
-    const bool wake = claim_syncer();
-    lock.unlock();
-    if (wake) wake_.notify_one();
+    leave_to_syncer(lock);
     return false;
   }
   on_loop_.clear();
@@ -265,17 +269,11 @@ bool WalStore::write_before_sleep() {
   std::unique_lock log_lock(log_mu_, std::try_to_lock);
   std::unique_lock lock(mu_);
   if (pending_.empty()) return false;
-  // The syncer keeps what it is already writing or gathering, and what needs more than a
-  // write (as in commit_before_sleep); and a large batch, which would stall the loop.
-  const bool here =
-      log_lock.owns_lock() && syncer_idle_ && !snapshot_request_ && !stopping_ && !repair_first_ &&
-      writing_.empty() && !unavailable_.load(std::memory_order_acquire) &&
-      log_->current_bytes() < options_.segment_bytes && pending_.size() <= kLoopWriteBytes;
-  if (!here) {
+  // Besides what loop_may_write leaves to the syncer: what it is already gathering, and a
+  // large batch, which would stall the loop.
+  if (!loop_may_write(log_lock) || !syncer_idle_ || pending_.size() > kLoopWriteBytes) {
     pending_sync_ = true;  // due: written at once, without the lazy wait
-    const bool wake = claim_syncer();
-    lock.unlock();
-    if (wake) wake_.notify_one();
+    leave_to_syncer(lock);
     return false;
   }
   on_loop_.swap(pending_);

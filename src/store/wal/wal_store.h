@@ -156,6 +156,11 @@ class WalStore final : public Store {
   bool write_taken(std::unique_lock<std::mutex>& lock, bool at_once);
   // Holding mu_: marks the syncer busy and says whether it must be notified (it was idle).
   bool claim_syncer();
+  // Holding mu_ through `lock`: leaves pending_ to the syncer, waking it if it was idle, and
+  // lets go of mu_.
+  void leave_to_syncer(std::unique_lock<std::mutex>& lock);
+  // Holding mu_ (and trying `log_lock`): whether the loop may write pending_ itself.
+  bool loop_may_write(const std::unique_lock<std::mutex>& log_lock) const;
   void note_arrivals();  // commit_wait: the first look after a loop commit counts its arrivals
   bool loop_commits() const {
     return options_.commit_on_loop && options_.fsync == FsyncMode::kAlways;
