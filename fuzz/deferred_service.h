@@ -193,7 +193,7 @@ class DeferredService final : public LockService {
   void advance() override { inner_.advance(); }
   std::optional<Millis> next_deadline() const override { return inner_.next_deadline(); }
   bool before_sleep() override { return inner_.before_sleep(); }
-  void end_of_round() override { inner_.end_of_round(); }
+  void end_of_round(std::size_t clients) override { inner_.end_of_round(clients); }
   ServiceStats stats() const override { return inner_.stats(); }
 
  private:

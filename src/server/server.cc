@@ -318,16 +318,25 @@ void Server::run_loop() {
     if (run_round(io_) > 0) {  // loop_round.h: a bounded round, not io_.poll()
       // Reads the clock only when a spell of polling has something to account for.
       if (idle_poll_.idle()) idle_poll_.found_work(now_us());
-      service_->end_of_round();
+      service_->end_of_round(connection_count());
       continue;
     }
     if (io_.stopped()) break;
-    if (const auto wait = service_->commit_wait(); wait.count() > 0) {
-      // The clients the last commit answered are coming back, or the oldest change is not
-      // due yet: sleep until work comes or the wait ends, then look again (store.h,
-      // commit_wait). The end stays put while the commit or the change it counts from does:
-      // the timer is set again only when it moves.
+    if (const auto wait = service_->commit_wait(connection_count()); wait.count() > 0) {
       const auto until = std::chrono::steady_clock::now() + wait;
+      if (wait <= kPolledCommitWait) {
+        // The clients the last commit answered are coming back, within microseconds (store.h,
+        // commit_wait): poll until the next of them or the end of the wait, then look again.
+        // A sleep here would cost a wake-up for each of them (a context switch and, on a
+        // virtual machine, an exit to the host), as much as the wait itself, and add it to
+        // every request the commit carries.
+        while (io_.poll_one() == 0 && !io_.stopped() && std::chrono::steady_clock::now() < until)
+          sched_yield();  // a thread that wants this CPU (the client, the log writer) goes first
+        continue;
+      }
+      // The oldest change is not due yet: sleep until work comes or it is, then look again.
+      // The end stays put while the change it counts from does: the timer is set again only
+      // when it moves.
       if (!commit_wait_until_ || until < *commit_wait_until_ - kCommitWaitSlack ||
           until > *commit_wait_until_ + kCommitWaitSlack) {
         commit_wait_until_ = until;

@@ -102,6 +102,8 @@ class Server {
   boost::asio::steady_timer commit_wait_;  // the end of a wait for more changes to commit
   std::optional<std::chrono::steady_clock::time_point> commit_wait_until_;  // while it is set
   static constexpr std::chrono::microseconds kCommitWaitSlack{50};
+  // A wait for more changes this short is polled, not slept: see run_loop.
+  static constexpr std::chrono::microseconds kPolledCommitWait{200};
   std::vector<void (Server::*)()> paused_listeners_;  // accept again when accept_pause_ fires
   std::chrono::steady_clock::time_point last_accept_warning_{};
   std::uint64_t accept_failures_ = 0;

@@ -98,8 +98,8 @@ class LockBackend {
   virtual void advance() = 0;
   virtual std::optional<Millis> next_deadline() const = 0;
   virtual bool before_sleep() { return false; }
-  virtual std::chrono::microseconds commit_wait() { return {}; }
-  virtual void end_of_round() {}
+  virtual std::chrono::microseconds commit_wait(std::size_t /*clients*/) { return {}; }
+  virtual void end_of_round(std::size_t /*clients*/) {}
   virtual ServiceStats stats() const = 0;
 };
 

@@ -305,10 +305,10 @@ class LockService {
   // dispatch() has answers to deliver.
   virtual bool before_sleep() { return false; }
   // Before before_sleep(): how long the loop should first wait for more work to join what it
-  // would commit (store.h, commit_wait); 0: none.
-  virtual std::chrono::microseconds commit_wait() { return {}; }
+  // would commit (store.h, commit_wait); 0: none. `clients`: the connections open.
+  virtual std::chrono::microseconds commit_wait(std::size_t /*clients*/) { return {}; }
   // The loop finished a round of work and has more (store.h, end_of_round).
-  virtual void end_of_round() {}
+  virtual void end_of_round(std::size_t /*clients*/) {}
 
   // Never blocks: /metrics and INFO call it on the loop.
   virtual ServiceStats stats() const = 0;

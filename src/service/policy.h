@@ -91,8 +91,10 @@ class Policy final : public LockService {
   void advance() override;
   std::optional<Millis> next_deadline() const override;
   bool before_sleep() override { return backend_.before_sleep(); }
-  std::chrono::microseconds commit_wait() override { return backend_.commit_wait(); }
-  void end_of_round() override { backend_.end_of_round(); }
+  std::chrono::microseconds commit_wait(std::size_t clients) override {
+    return backend_.commit_wait(clients);
+  }
+  void end_of_round(std::size_t clients) override { backend_.end_of_round(clients); }
   ServiceStats stats() const override { return backend_.stats(); }
 
   // The compiled rule set in force (null: none).

@@ -101,15 +101,16 @@ class Store {
 
   // The loop is about to sleep with changes to commit: how long it should wait first for more
   // to join them (0: commit now). A store that commits on the loop answers more than 0 only
-  // while the clients its last commit answered are likely still to come back; one that writes
-  // lazily on the loop (fsync never), until its oldest change is due (wal_store.h). Loop
-  // thread only.
-  virtual std::chrono::microseconds commit_wait() { return {}; }
+  // while the clients its last commit answered are likely still to come back (of `clients`,
+  // the connections open); one that writes lazily on the loop (fsync never), until its
+  // oldest change is due (wal_store.h). Loop thread only.
+  virtual std::chrono::microseconds commit_wait(std::size_t /*clients*/) { return {}; }
 
   // The loop finished a round of work and has more: a store that leaves submitted changes for
   // commit_before_sleep() hands them to its writer once they have waited a round, so that
-  // under load the disk syncs while the loop works. Loop thread only.
-  virtual void end_of_round() {}
+  // under load the disk syncs while the loop works. `clients` as in commit_wait. Loop thread
+  // only.
+  virtual void end_of_round(std::size_t /*clients*/) {}
 
   // The highest sequence number that is durable. Thread-safe.
   virtual std::uint64_t durable_sequence() const = 0;

@@ -12,6 +12,9 @@
 namespace holdfast::wal {
 namespace {
 
+// The connections open, as the server loop reports them to end_of_round and commit_wait.
+constexpr std::size_t kOneClient = 1;
+
 using testing::make_hold;
 using testing::WalStoreTest;
 
@@ -120,9 +123,9 @@ TEST_F(GroupCommitTest, WithCommitOnLoopChangesThatWaitedTwoRoundsOfWorkGoToTheS
   options_.commit_on_loop = true;
   auto store = open();
   const std::uint64_t last = append(*store, grant(1));
-  store->end_of_round();  // one round: the loop may still sleep next and write it itself
+  store->end_of_round(kOneClient);  // one round: the loop may still sleep next and write it itself
   EXPECT_EQ(store->durable_sequence(), 0u);
-  store->end_of_round();
+  store->end_of_round(kOneClient);
   ASSERT_TRUE(testing::wait_durable(*store, last));
   EXPECT_EQ(store->stats().syncs_on_loop, 0u);
   store->close();
@@ -134,8 +137,8 @@ TEST_F(GroupCommitTest, WithCommitOnLoopABusySyncerTakesTheChangesInstead) {
   auto store = open();
   fs_.block_syncs();
   const std::uint64_t first = append(*store, grant(1));
-  store->end_of_round();
-  store->end_of_round();  // the syncer has it and is stuck in fdatasync
+  store->end_of_round(kOneClient);
+  store->end_of_round(kOneClient);  // the syncer has it and is stuck in fdatasync
   ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
   const std::uint64_t second = append(*store, grant(2));
   EXPECT_FALSE(store->commit_before_sleep()) << "the log is the syncer's while it writes";
@@ -158,9 +161,9 @@ TEST_F(GroupCommitTest, WithCommitOnLoopASyncerWokenForNothingIsWokenAgain) {
   std::uint64_t token = 0;
   for (int round = 0; round < 20; ++round) {
     const std::uint64_t first = append(*store, grant(++token));
-    store->end_of_round();
-    store->end_of_round();         // wakes the syncer for it ...
-    store->commit_before_sleep();  // ... which the loop may well take first
+    store->end_of_round(kOneClient);
+    store->end_of_round(kOneClient);  // wakes the syncer for it ...
+    store->commit_before_sleep();     // ... which the loop may well take first
     ASSERT_TRUE(testing::wait_durable(*store, first)) << round;
     const std::uint64_t second = append(*store, grant(++token));
     store->commit_before_sleep();  // the segment is full: left to the syncer
@@ -201,26 +204,26 @@ TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue
   std::uint64_t before = store->stats().log_bytes;
   const auto appended_at = std::chrono::steady_clock::now();
   append(*store, grant(1));
-  const auto wait = store->commit_wait();
+  const auto wait = store->commit_wait(kOneClient);
   EXPECT_GT(wait.count(), 0) << "a change just made is not due";
   EXPECT_LE(wait, std::chrono::milliseconds(10));
   EXPECT_EQ(store->stats().log_bytes, before) << "kept by the loop meanwhile";
   // Nearly due is enough for a loop about to sleep; then past due (the store keeps time with
   // the steady clock).
-  ASSERT_TRUE(testing::eventually([&] { return store->commit_wait().count() == 0; }));
+  ASSERT_TRUE(testing::eventually([&] { return store->commit_wait(kOneClient).count() == 0; }));
   ASSERT_TRUE(testing::eventually([&] {
     return std::chrono::steady_clock::now() - appended_at > std::chrono::milliseconds(10);
   }));
-  store->end_of_round();  // the round that woke for them...
+  store->end_of_round(kOneClient);  // the round that woke for them...
   EXPECT_FALSE(store->commit_before_sleep()) << "fsync never: nothing to wait for";
   // ...left them to the loop, which wrote them before returning.
   EXPECT_GT(store->stats().log_bytes, before);
   EXPECT_EQ(fs_.last_append_thread(), std::this_thread::get_id());
-  EXPECT_EQ(store->commit_wait().count(), 0) << "nothing left to wait for";
+  EXPECT_EQ(store->commit_wait(kOneClient).count(), 0) << "nothing left to wait for";
   before = store->stats().log_bytes;
   append(*store, grant(2));
   ASSERT_TRUE(testing::eventually([&] {
-    store->end_of_round();  // never sleeping
+    store->end_of_round(kOneClient);  // never sleeping
     return store->stats().log_bytes > before;
   }));
   EXPECT_NE(fs_.last_append_thread(), std::this_thread::get_id()) << "written by the syncer";

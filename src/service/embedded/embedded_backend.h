@@ -87,8 +87,10 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   void advance() override;
   std::optional<Millis> next_deadline() const override { return table_.next_deadline(); }
   bool before_sleep() override { return store_.commit_before_sleep(); }
-  std::chrono::microseconds commit_wait() override { return store_.commit_wait(); }
-  void end_of_round() override { store_.end_of_round(); }
+  std::chrono::microseconds commit_wait(std::size_t clients) override {
+    return store_.commit_wait(clients);
+  }
+  void end_of_round(std::size_t clients) override { store_.end_of_round(clients); }
   ServiceStats stats() const override;
 
   Store& store() { return store_; }

@@ -235,11 +235,10 @@ bool WalStore::commit_before_sleep() {
     return false;
   }
   syncs_on_loop_.fetch_add(1, std::memory_order_relaxed);
-  loop_commit_end_ = std::chrono::steady_clock::now();
   last_loop_commit_ = {sequence - durable_sequence_.load(std::memory_order_relaxed), 0,
-                       loop_commit_end_ - started};
+                       std::chrono::steady_clock::now() - started};
   loop_commit_sequence_ = sequence;
-  counting_arrivals_ = true;
+  replies_going_out_ = true;
   durable_sequence_.store(sequence, std::memory_order_release);
   log_bytes_.store(log_->live_bytes(), std::memory_order_relaxed);
   return true;
@@ -284,14 +283,14 @@ bool WalStore::write_before_sleep() {
   return false;
 }
 
-void WalStore::note_arrivals() {
-  if (counting_arrivals_) {
-    counting_arrivals_ = false;
-    last_loop_commit_.arrived_during = last_sequence_ - loop_commit_sequence_;
+void WalStore::note_replies_out() {
+  if (std::exchange(replies_going_out_, false)) {
+    replies_out_ = std::chrono::steady_clock::now();
+    last_loop_commit_.arrived_after = last_sequence_ - loop_commit_sequence_;
   }
 }
 
-void WalStore::end_of_round() {
+void WalStore::end_of_round(std::size_t clients) {
   if (writes_on_loop()) {
     // A loop too busy to sleep: changes that have waited kLazyWrite, or grown large, go to the
     // syncer, to be written at once ("sync" wanted: with fsync never, a write without a wait).
@@ -309,7 +308,7 @@ void WalStore::end_of_round() {
   }
   if (options_.commit_on_loop) hand_over_batch();
   if (!loop_commits()) return;
-  note_arrivals();
+  note_replies_out();
   bool wake = false;
   {
     std::lock_guard lock(mu_);
@@ -320,7 +319,7 @@ void WalStore::end_of_round() {
     // One round: the loop may well sleep next and commit it itself. Two: it is busy, so the
     // syncer writes while it works. Rounds spent waiting for the clients of the last commit
     // to come back (commit_wait) do not count: each of them is one client's request.
-    if (commit_wait().count() > 0) return;
+    if (commit_wait(clients).count() > 0) return;
     if (++rounds_waited_ < 2) return;
     rounds_waited_ = 0;
     last_loop_commit_.changes = 0;
@@ -329,7 +328,7 @@ void WalStore::end_of_round() {
   if (wake) wake_.notify_one();
 }
 
-std::chrono::microseconds WalStore::commit_wait() {
+std::chrono::microseconds WalStore::commit_wait(std::size_t clients) {
   if (writes_on_loop()) {
     // fsync never: the loop sleeps until its oldest change is due, then writes (or sooner,
     // when work comes; write_before_sleep).
@@ -339,10 +338,10 @@ std::chrono::microseconds WalStore::commit_wait() {
                                   : std::chrono::microseconds{0};
   }
   if (!loop_commits() || last_loop_commit_.changes < 2) return {};
-  note_arrivals();
+  note_replies_out();
   return commit_wait_for(last_loop_commit_,
                          last_sequence_ - durable_sequence_.load(std::memory_order_acquire),
-                         std::chrono::steady_clock::now() - loop_commit_end_);
+                         clients, std::chrono::steady_clock::now() - replies_out_);
 }
 
 void WalStore::request_snapshot() {

@@ -116,8 +116,8 @@ class WalStore final : public Store {
   std::uint64_t append(const Change& change) override;
   void submit() override;
   bool commit_before_sleep() override;
-  std::chrono::microseconds commit_wait() override;
-  void end_of_round() override;
+  std::chrono::microseconds commit_wait(std::size_t clients) override;
+  void end_of_round(std::size_t clients) override;
 
   std::uint64_t durable_sequence() const override;
   std::optional<Error> fault() const override;
@@ -161,7 +161,7 @@ class WalStore final : public Store {
   void leave_to_syncer(std::unique_lock<std::mutex>& lock);
   // Holding mu_ (and trying `log_lock`): whether the loop may write pending_ itself.
   bool loop_may_write(const std::unique_lock<std::mutex>& log_lock) const;
-  void note_arrivals();  // commit_wait: the first look after a loop commit counts its arrivals
+  void note_replies_out();  // commit_wait: the first look after a loop commit starts its wait
   bool loop_commits() const {
     return options_.commit_on_loop && options_.fsync == FsyncMode::kAlways;
   }
@@ -219,12 +219,12 @@ class WalStore final : public Store {
   // waited for the loop to write it before it sleeps.
   int rounds_waited_ = 0;
   // The loop's last commit (commit_wait.h): its changes (0 once the syncer took over), those
-  // that arrived while it synced (counted at the first look after it), its last sequence
-  // number and its end.
+  // read in the first round after it and when that round ended (its replies are out by then;
+  // or the first look for work), and its last sequence number.
   LoopCommit last_loop_commit_;
   std::uint64_t loop_commit_sequence_ = 0;
-  bool counting_arrivals_ = false;
-  std::chrono::steady_clock::time_point loop_commit_end_{};
+  bool replies_going_out_ = false;
+  std::chrono::steady_clock::time_point replies_out_{};
 
   // Held by the thread that writes to log_ (the syncer, or the loop in commit_before_sleep),
   // from before it takes pending_ until its write is done, so batches reach the log in order.
