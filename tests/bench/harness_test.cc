@@ -582,6 +582,38 @@ TEST(Report, GivesTheFloorGoalTheRangeOfItsRounds) {
       << report_markdown(r);
 }
 
+// The sleeping client's pairs come with the range of their rounds, CPU per pair without.
+TEST(Report, GivesTheSleepingClientsPairsTheRangeOfTheirRounds) {
+  SuiteResults r;
+  r.options.sleeping_connections = {16};
+  r.options.workloads = {"sleeping"};
+  r.options.targets = {"holdfast-always", "redis-aof"};
+  Measurement hf, aof;
+  accumulate(hf, window(1, 30'000));
+  accumulate(aof, window(1, 20'000));
+  accumulate(hf, window(1, 28'000));
+  accumulate(aof, window(1, 14'000));
+  for (Measurement* m : {&hf, &aof}) {
+    m->workload = "sleeping";
+    m->connections = 16;
+  }
+  hf.target = "holdfast-always";
+  aof.target = "redis-aof";
+  hf.server_cpu_s = 0.6;
+  aof.server_cpu_s = 0.6;
+  r.measurements = {hf, aof};
+  const std::string text = report_markdown(r);
+  // 58 000 / 34 000 over both; 1.50 and 2.00 round by round.
+  EXPECT_NE(text.find("| (g) 16 conns: always ÷ redis-aof, pairs/s | 1.71× | 1.50–2.00 | ≥ 1.5× "
+                      "| yes |"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("| (g) 16 conns: always ÷ redis-aof, server CPU per pair | 0.59× | – | "
+                      "≤ 1.0× | yes |"),
+            std::string::npos)
+      << text;
+}
+
 TEST(Options, CountListsParseOrSayWhatIsWrongWithThem) {
   std::vector<int> out;
   EXPECT_EQ(parse_counts("--connections", "1,16,,64", 1, 4096, out), "");
