@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "idle.h"
 #include "report_format.h"
 
 namespace holdfast::bench {
@@ -81,7 +82,8 @@ void efficiency_goals_table(std::ostream& out, const SuiteResults& r) {
                       h ? std::optional(h->idle_pct()) : std::nullopt, 1.0, false, " % of a core"});
       rows.push_back({"(h) a pair every " + std::to_string(s.period_ms) + " ms: " +
                           std::string(hf).substr(9) + " ÷ " + peer_of(hf) + ", server CPU",
-                      h && p ? divide(h->paced_cpu_s, p->paced_cpu_s) : std::nullopt, 1.0, false});
+                      h && p ? divide(h->paced_cpu_s, p->paced_cpu_s) : std::nullopt, 1.0, false,
+                      "×", h && p ? paced_ratio_range(*h, *p) : std::nullopt});
     }
   }
   if (rows.empty()) return;
@@ -89,8 +91,8 @@ void efficiency_goals_table(std::ostream& out, const SuiteResults& r) {
       << "(g) is (a) with a client that sleeps in epoll as soon as it has nothing to do, as "
          "client libraries do, so every request of every target wakes its server. Server CPU "
          "per pair is the server's CPU seconds over the window ÷ the pairs completed in it. "
-         "\"Per round\" is the lowest and highest throughput ratio of one Holdfast window to the "
-         "peer's window beside it.\n\n"
+         "\"Per round\" is the lowest and highest ratio of one Holdfast window to the peer's "
+         "window beside it (throughput; for (h), paced CPU).\n\n"
       << "| goal | measured | per round | bound | met |\n|---|---:|---:|---:|:---:|\n";
   for (const Row& row : rows) {
     const bool met =
@@ -113,7 +115,9 @@ void idle_table(std::ostream& out, const SuiteResults& r) {
       << "Idle: " << s.connections << " open connections that send nothing and "
       << fmt_count(double(s.holds)) << " live holds (one-hour TTL), server CPU over "
       << fmt(s.idle_s, 0) << " s. Paced: one try-acquire + release pair every " << s.period_ms
-      << " ms on one more connection, server CPU over " << fmt(s.paced_s, 0) << " s.\n\n"
+      << " ms on one more connection, server CPU over " << fmt(s.paced_s, 0) << " s, taken in "
+      << r.options.rounds
+      << " windows that alternate with the other targets' (so all see the same drift).\n\n"
       << "| target | idle CPU | paced pairs | paced CPU | paced µs per pair |\n"
       << "|---|---:|---:|---:|---:|\n";
   for (const IdleResult& x : r.idle) {

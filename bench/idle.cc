@@ -1,7 +1,9 @@
 // (h): see idle.h.
 #include "idle.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -59,45 +61,77 @@ void sleep_seconds(double s) {
 
 }  // namespace
 
-IdleResult measure_idle(Target& target, const IdleShape& shape) {
-  IdleResult r;
-  r.target = target.name();
-  r.shape = shape;
+struct QuietServer::Connections {
+  EventLoop loop;
+  std::vector<std::unique_ptr<LockClient>> idle;
+  std::unique_ptr<LockClient> client;
+  OneReply reply;
+};
+
+QuietServer::QuietServer(Target& target, const IdleShape& shape) : target_(target) {
+  result_.target = target.name();
+  result_.shape = shape;
   try {
     const LoadResult load = load_holds(target, kIdleHoldsFirstLock, shape.holds, kHourMs);
     if (load.errors > 0) throw std::runtime_error("loading holds failed: " + load.first_error);
-    EventLoop loop;
-    std::vector<std::unique_ptr<LockClient>> idle;
-    idle.reserve(static_cast<std::size_t>(shape.connections));
-    for (int i = 0; i < shape.connections; ++i) idle.push_back(target.connect(loop));
+    connections_ = std::make_unique<Connections>();
+    connections_->idle.reserve(static_cast<std::size_t>(shape.connections));
+    for (int i = 0; i < shape.connections; ++i)
+      connections_->idle.push_back(target.connect(connections_->loop));
     sleep_seconds(1);  // what opening them started (a snapshot of the holds, say) settles
 
     const double idle0 = server_cpu(target);
     sleep_seconds(shape.idle_s);
-    r.idle_cpu_s = server_cpu(target) - idle0;
+    result_.idle_cpu_s = server_cpu(target) - idle0;
 
-    auto client = target.connect(loop);
-    OneReply reply;
-    client->set_listener(&reply);
-    const auto period = std::chrono::milliseconds(shape.period_ms);
-    const double paced0 = server_cpu(target);
+    connections_->client = target.connect(connections_->loop);
+    connections_->client->set_listener(&connections_->reply);
+  } catch (const std::exception& e) {
+    result_.failed = true;
+    result_.failure = e.what();
+  }
+}
+
+QuietServer::~QuietServer() = default;
+
+void QuietServer::paced_window(double seconds) {
+  if (result_.failed || !connections_) return;
+  try {
+    LockClient& client = *connections_->client;
+    OneReply& reply = connections_->reply;
+    const auto period = std::chrono::milliseconds(result_.shape.period_ms);
+    const double cpu0 = server_cpu(target_);
     const auto start = std::chrono::steady_clock::now();
-    const auto end = start + std::chrono::duration<double>(shape.paced_s);
+    const auto end = start + std::chrono::duration<double>(seconds);
     for (auto next = start; next < end && !interrupted(); next += period) {
       std::this_thread::sleep_until(next);
-      client->try_acquire(kPacedLock, 10'000, 0);  // sent by wait()'s first turn of the loop
-      if (reply.wait(loop, "try-acquire") != OpStatus::kGranted)
+      client.try_acquire(kPacedLock, 10'000, 0);  // sent by wait()'s first turn of the loop
+      if (reply.wait(connections_->loop, "try-acquire") != OpStatus::kGranted)
         throw std::runtime_error("the paced lock was found held");
-      client->release(kPacedLock, reply.handle, 0);
-      if (reply.wait(loop, "release") != OpStatus::kReleased)
+      client.release(kPacedLock, reply.handle, 0);
+      if (reply.wait(connections_->loop, "release") != OpStatus::kReleased)
         throw std::runtime_error("the paced release was answered not-held");
-      ++r.paced_pairs;
+      ++result_.paced_pairs;
     }
     std::this_thread::sleep_until(end);
-    r.paced_cpu_s = server_cpu(target) - paced0;
+    const double cpu = server_cpu(target_) - cpu0;
+    result_.paced_cpu_s += cpu;
+    result_.paced_window_cpu_s.push_back(cpu);
   } catch (const std::exception& e) {
-    r.failed = true;
-    r.failure = e.what();
+    result_.failed = true;
+    result_.failure = e.what();
+  }
+}
+
+std::optional<RatioRange> paced_ratio_range(const IdleResult& a, const IdleResult& b) {
+  const auto& x = a.paced_window_cpu_s;
+  const auto& y = b.paced_window_cpu_s;
+  if (x.size() < 2 || x.size() != y.size()) return std::nullopt;
+  RatioRange r{HUGE_VAL, 0};
+  for (std::size_t k = 0; k < x.size(); ++k) {
+    if (!(x[k] > 0 && y[k] > 0)) return std::nullopt;
+    r.low = std::min(r.low, x[k] / y[k]);
+    r.high = std::max(r.high, x[k] / y[k]);
   }
   return r;
 }

@@ -4,8 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "measurement.h"
 #include "target.h"
 
 namespace holdfast::bench {
@@ -27,11 +31,37 @@ struct IdleResult {
   bool failed = false;
   std::string failure;
 
+  std::vector<double> paced_window_cpu_s;  // the paced window's share of each round
+
   double idle_pct() const { return shape.idle_s > 0 ? 100 * idle_cpu_s / shape.idle_s : 0; }
   double paced_pct() const { return shape.paced_s > 0 ? 100 * paced_cpu_s / shape.paced_s : 0; }
 };
 
-// REQUIRES: `target` started. Leaves the holds behind (they end in an hour).
-IdleResult measure_idle(Target& target, const IdleShape& shape);
+// One target's (h), taken in steps so that the paced windows of several targets alternate in
+// rounds, as every other figure does, and a ratio of two of them compares the same minutes of
+// the host: the constructor loads the holds, opens the idle connections and measures the idle
+// window; each paced_window() adds one round's share of the paced window.
+class QuietServer {
+ public:
+  // REQUIRES: `target` started, and outlives this. Leaves the holds behind (they end in an
+  // hour). A failure is reported in result(), and later windows then do nothing.
+  QuietServer(Target& target, const IdleShape& shape);
+  ~QuietServer();
+  QuietServer(const QuietServer&) = delete;
+  QuietServer& operator=(const QuietServer&) = delete;
+
+  void paced_window(double seconds);
+  const IdleResult& result() const { return result_; }
+
+ private:
+  struct Connections;  // the idle ones and the paced client, on one event loop
+  Target& target_;
+  IdleResult result_;
+  std::unique_ptr<Connections> connections_;
+};
+
+// The lowest and highest ratio a ÷ b of paced CPU over the rounds both took; none unless both
+// took the same rounds, at least two, with CPU above zero in each.
+std::optional<RatioRange> paced_ratio_range(const IdleResult& a, const IdleResult& b);
 
 }  // namespace holdfast::bench

@@ -314,17 +314,26 @@ SuiteResults run_suite(const SuiteOptions& o) {
   if (wants("idle")) {
     say("(h) " + std::to_string(o.idle.connections) + " idle connections and " +
         std::to_string(o.idle.holds) + " holds for " + std::to_string(std::lround(o.idle.idle_s)) +
-        " s, then a pair every " + std::to_string(o.idle.period_ms) + " ms");
+        " s, then a pair every " + std::to_string(o.idle.period_ms) + " ms, in " +
+        std::to_string(o.rounds) + " rounds");
+    // Each target's idle window in turn; then the paced windows in rounds across the targets,
+    // so that a paced ratio compares the same minutes of the host.
+    std::vector<std::unique_ptr<QuietServer>> quiet;
     for (auto& t : running) {
       if (interrupted() || !efficiency_target(*t)) continue;
-      IdleResult r = measure_idle(*t, o.idle);
+      quiet.push_back(std::make_unique<QuietServer>(*t, o.idle));
+    }
+    for (int round = 0; round < o.rounds && !interrupted(); ++round)
+      for (auto& q : quiet) q->paced_window(o.idle.paced_s / o.rounds);
+    for (auto& q : quiet) {
+      const IdleResult& r = q->result();
       if (r.failed)
         std::fprintf(stderr, "  %-16s FAILED: %s\n", r.target.c_str(), r.failure.c_str());
       else
         std::fprintf(stderr, "  %-16s idle cpu %5.2f%%  paced cpu %5.2f%% (%llu pairs)\n",
                      r.target.c_str(), r.idle_pct(), r.paced_pct(),
                      static_cast<unsigned long long>(r.paced_pairs));
-      results.idle.push_back(std::move(r));
+      results.idle.push_back(r);
     }
   }
 

@@ -614,6 +614,31 @@ TEST(Report, GivesTheSleepingClientsPairsTheRangeOfTheirRounds) {
       << text;
 }
 
+// The paced pair's CPU ratio comes with the range of the rounds both targets took.
+TEST(Report, GivesThePacedCpuTheRangeOfItsRounds) {
+  SuiteResults r;
+  r.options.workloads = {"idle"};
+  r.options.targets = {"holdfast-never", "redis"};
+  r.options.rounds = 2;
+  IdleResult hf, redis;
+  hf.target = "holdfast-never";
+  redis.target = "redis";
+  hf.paced_window_cpu_s = {0.02, 0.03};
+  redis.paced_window_cpu_s = {0.04, 0.02};
+  hf.paced_cpu_s = 0.05;
+  redis.paced_cpu_s = 0.06;
+  r.idle = {hf, redis};
+  EXPECT_TRUE(paced_ratio_range(hf, redis).has_value());
+  const std::string text = report_markdown(r);
+  // 0.05 / 0.06 over both; 0.50 and 1.50 round by round.
+  EXPECT_NE(text.find("| (h) a pair every 10 ms: never ÷ redis, server CPU | 0.83× | 0.50–1.50 | "
+                      "≤ 1.0× | yes |"),
+            std::string::npos)
+      << text;
+  redis.paced_window_cpu_s = {0.06};  // one round against two: no range
+  EXPECT_FALSE(paced_ratio_range(hf, redis).has_value());
+}
+
 TEST(Options, CountListsParseOrSayWhatIsWrongWithThem) {
   std::vector<int> out;
   EXPECT_EQ(parse_counts("--connections", "1,16,,64", 1, 4096, out), "");
