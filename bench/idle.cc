@@ -1,9 +1,7 @@
 // (h): see idle.h.
 #include "idle.h"
 
-#include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -124,16 +122,7 @@ void QuietServer::paced_window(double seconds) {
 }
 
 std::optional<RatioRange> paced_ratio_range(const IdleResult& a, const IdleResult& b) {
-  const auto& x = a.paced_window_cpu_s;
-  const auto& y = b.paced_window_cpu_s;
-  if (x.size() < 2 || x.size() != y.size()) return std::nullopt;
-  RatioRange r{HUGE_VAL, 0};
-  for (std::size_t k = 0; k < x.size(); ++k) {
-    if (!(x[k] > 0 && y[k] > 0)) return std::nullopt;
-    r.low = std::min(r.low, x[k] / y[k]);
-    r.high = std::max(r.high, x[k] / y[k]);
-  }
-  return r;
+  return ratio_range(a.paced_window_cpu_s, b.paced_window_cpu_s);
 }
 
 }  // namespace holdfast::bench

@@ -81,19 +81,25 @@ void accumulate(Measurement& total, const Measurement& round) {
   derive(total);
 }
 
-std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b, bool p99) {
-  if (a.windows.size() < 2 || a.windows.size() != b.windows.size()) return std::nullopt;
-  auto figure = [p99](const Measurement::Window& w) {
-    return p99 ? static_cast<double>(w.p99_ns) : w.ops_per_sec;
-  };
+std::optional<RatioRange> ratio_range(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || a.size() != b.size()) return std::nullopt;
   RatioRange r{HUGE_VAL, 0};
-  for (std::size_t k = 0; k < a.windows.size(); ++k) {
-    const double x = figure(a.windows[k]), y = figure(b.windows[k]);
-    if (!(x > 0 && y > 0)) return std::nullopt;
-    r.low = std::min(r.low, x / y);
-    r.high = std::max(r.high, x / y);
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    if (!(a[k] > 0 && b[k] > 0)) return std::nullopt;
+    r.low = std::min(r.low, a[k] / b[k]);
+    r.high = std::max(r.high, a[k] / b[k]);
   }
   return r;
+}
+
+std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b, bool p99) {
+  auto figures = [p99](const Measurement& m) {
+    std::vector<double> v;
+    for (const Measurement::Window& w : m.windows)
+      v.push_back(p99 ? static_cast<double>(w.p99_ns) : w.ops_per_sec);
+    return v;
+  };
+  return ratio_range(figures(a), figures(b));
 }
 
 namespace {

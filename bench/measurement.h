@@ -184,6 +184,8 @@ void accumulate(Measurement& total, const Measurement& round);
 struct RatioRange {
   double low = 0, high = 0;
 };
+// The same over two series of figures taken side by side, round by round.
+std::optional<RatioRange> ratio_range(const std::vector<double>& a, const std::vector<double>& b);
 std::optional<RatioRange> window_ratio_range(const Measurement& a, const Measurement& b,
                                              bool p99 = false);
 
