@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -558,24 +559,25 @@ TEST(Report, JudgesTheRedisIdiomAgainstRedisOnTheSameCommands) {
       << text;
 }
 
+// A figure of one-second windows, one per round, with `ops` in each.
+Measurement figure_in_rounds(const char* workload, const char* target, int connections,
+                             std::initializer_list<std::uint64_t> ops) {
+  Measurement m;
+  for (std::uint64_t n : ops) accumulate(m, window(1, n));
+  m.workload = workload;
+  m.target = target;
+  m.connections = connections;
+  return m;
+}
+
 // The floor goal compares two workloads: its spread comes from the rounds in which both ran.
 TEST(Report, GivesTheFloorGoalTheRangeOfItsRounds) {
   SuiteResults r;
   r.options.connections = {64};
   r.options.workloads = {"floor", "pairs"};
   r.options.targets = {"holdfast-never"};
-  Measurement floor, pairs;
-  accumulate(floor, window(1, 100'000));
-  accumulate(pairs, window(1, 80'000));
-  accumulate(floor, window(1, 120'000));
-  accumulate(pairs, window(1, 114'000));
-  for (Measurement* m : {&floor, &pairs}) {
-    m->target = "holdfast-never";
-    m->connections = 64;
-  }
-  floor.workload = "floor";
-  pairs.workload = "pairs";
-  r.measurements = {floor, pairs};
+  r.measurements = {figure_in_rounds("floor", "holdfast-never", 64, {100'000, 120'000}),
+                    figure_in_rounds("pairs", "holdfast-never", 64, {80'000, 114'000})};
   // 194 000 / 220 000 over both; 0.80 and 0.95 round by round.
   EXPECT_NE(report_markdown(r).find("| (a) 64 conns: never ÷ PING+PING floor | 0.88 | 0.80–0.95 |"),
             std::string::npos)
@@ -588,17 +590,8 @@ TEST(Report, GivesTheSleepingClientsPairsTheRangeOfTheirRounds) {
   r.options.sleeping_connections = {16};
   r.options.workloads = {"sleeping"};
   r.options.targets = {"holdfast-always", "redis-aof"};
-  Measurement hf, aof;
-  accumulate(hf, window(1, 30'000));
-  accumulate(aof, window(1, 20'000));
-  accumulate(hf, window(1, 28'000));
-  accumulate(aof, window(1, 14'000));
-  for (Measurement* m : {&hf, &aof}) {
-    m->workload = "sleeping";
-    m->connections = 16;
-  }
-  hf.target = "holdfast-always";
-  aof.target = "redis-aof";
+  Measurement hf = figure_in_rounds("sleeping", "holdfast-always", 16, {30'000, 28'000});
+  Measurement aof = figure_in_rounds("sleeping", "redis-aof", 16, {20'000, 14'000});
   hf.server_cpu_s = 0.6;
   aof.server_cpu_s = 0.6;
   r.measurements = {hf, aof};
