@@ -116,7 +116,7 @@ void idle_table(std::ostream& out, const SuiteResults& r) {
       << fmt_count(double(s.holds)) << " live holds (one-hour TTL), server CPU over "
       << fmt(s.idle_s, 0) << " s. Paced: one try-acquire + release pair every " << s.period_ms
       << " ms on one more connection, server CPU over " << fmt(s.paced_s, 0) << " s, taken in "
-      << r.options.rounds
+      << s.paced_windows
       << " windows that alternate with the other targets' (so all see the same drift).\n\n"
       << "| target | idle CPU | paced pairs | paced CPU | paced µs per pair |\n"
       << "|---|---:|---:|---:|---:|\n";

@@ -18,8 +18,13 @@ struct IdleShape {
   int connections = 1000;         // opened, then left idle
   std::uint64_t holds = 100'000;  // loaded with a one-hour TTL before the idle window
   double idle_s = 30;             // the idle window
-  double paced_s = 10;            // the paced window
-  int period_ms = 10;             // one try-acquire + release pair per period in it
+  // The paced window, taken in `paced_windows` windows that alternate across the targets. A
+  // pair costs a server some 50 µs, nearly all of it the kernel's sleep and wake-up, so one
+  // window of a few seconds holds a few milliseconds of CPU, and where the host's scheduler
+  // puts the threads moves that by half either way: a ratio near 1.0 needs many windows.
+  double paced_s = 60;
+  int period_ms = 10;  // one try-acquire + release pair per period in it
+  int paced_windows = 20;
 };
 
 struct IdleResult {

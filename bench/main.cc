@@ -96,6 +96,10 @@ int main(int argc, char** argv) {
                  "Seconds of the paced window of (h): one pair every 10 ms")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
+  app.add_option("--paced-windows", o.idle.paced_windows,
+                 "Windows the paced window of (h) is taken in, alternating across the targets")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--keys", o.keys, "Keys of workload (a)")->capture_default_str();
   app.add_option("--hot-connections", o.hot_connections, "Connections of workloads (b) and (i)")
       ->capture_default_str();
@@ -191,7 +195,7 @@ int main(int argc, char** argv) {
     o.rounds = 1;
     o.connections = {2};
     o.sleeping_connections = {2};
-    o.idle = {20, 2000, 0.3, 0.3, 10};
+    o.idle = {20, 2000, 0.3, 0.3, 10, 1};
     o.hot_connections = 8;
     o.memory_holds = 2000;
     o.restart_holds = 2000;

@@ -65,6 +65,8 @@ std::string check_options(const SuiteOptions& o) {
     return range("--memory-holds", "holds", "1", "100000000");
   if (o.restart_holds < 1 || o.restart_holds > 100'000'000)
     return range("--restart-holds", "holds", "1", "100000000");
+  if (o.idle.paced_windows < 1 || o.idle.paced_s / o.idle.paced_windows < 0.1)
+    return "--paced-windows must be at least 1 and leave each window 0.1 s of --paced-seconds";
   if (o.backoff_min_us > o.backoff_max_us)
     return "--backoff-min-us must not exceed --backoff-max-us";
   return "";

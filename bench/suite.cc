@@ -315,7 +315,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     say("(h) " + std::to_string(o.idle.connections) + " idle connections and " +
         std::to_string(o.idle.holds) + " holds for " + std::to_string(std::lround(o.idle.idle_s)) +
         " s, then a pair every " + std::to_string(o.idle.period_ms) + " ms, in " +
-        std::to_string(o.rounds) + " rounds");
+        std::to_string(o.idle.paced_windows) + " windows");
     // Each target's idle window in turn; then the paced windows in rounds across the targets,
     // so that a paced ratio compares the same minutes of the host.
     std::vector<std::unique_ptr<QuietServer>> quiet;
@@ -323,8 +323,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
       if (interrupted() || !efficiency_target(*t)) continue;
       quiet.push_back(std::make_unique<QuietServer>(*t, o.idle));
     }
-    for (int round = 0; round < o.rounds && !interrupted(); ++round)
-      for (auto& q : quiet) q->paced_window(o.idle.paced_s / o.rounds);
+    for (int round = 0; round < o.idle.paced_windows && !interrupted(); ++round)
+      for (auto& q : quiet) q->paced_window(o.idle.paced_s / o.idle.paced_windows);
     for (auto& q : quiet) {
       const IdleResult& r = q->result();
       if (r.failed)

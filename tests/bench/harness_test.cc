@@ -685,6 +685,20 @@ TEST(Options, EveryCountAndDurationMustBeOneThatCanRun) {
               o.backoff_max_us = 4000;
             }),
             "--backoff-min-us must not exceed --backoff-max-us");
+  const std::string paced_windows =
+      "--paced-windows must be at least 1 and leave each window 0.1 s of --paced-seconds";
+  EXPECT_EQ(with([](SuiteOptions& o) { o.idle.paced_windows = 0; }), paced_windows);
+  EXPECT_EQ(with([](SuiteOptions& o) {
+              o.idle.paced_s = 1;
+              o.idle.paced_windows = 11;
+            }),
+            paced_windows);
+  EXPECT_EQ(with([](SuiteOptions& o) {
+              o.idle.paced_s = 1;
+              o.idle.paced_windows = 10;
+            }),
+            "")
+      << "windows of 0.1 s run";
 }
 
 }  // namespace
