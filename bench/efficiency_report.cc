@@ -117,7 +117,10 @@ void idle_table(std::ostream& out, const SuiteResults& r) {
       << fmt(s.idle_s, 0) << " s. Paced: one try-acquire + release pair every " << s.period_ms
       << " ms on one more connection, server CPU over " << fmt(s.paced_s, 0) << " s, taken in "
       << s.paced_windows
-      << " windows that alternate with the other targets' (so all see the same drift).\n\n"
+      << (s.paced_windows == 1
+              ? " window"
+              : " windows that alternate with the other targets' (so all see the same drift)")
+      << ".\n\n"
       << "| target | idle CPU | paced pairs | paced CPU | paced µs per pair |\n"
       << "|---|---:|---:|---:|---:|\n";
   for (const IdleResult& x : r.idle) {

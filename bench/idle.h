@@ -19,9 +19,9 @@ struct IdleShape {
   std::uint64_t holds = 100'000;  // loaded with a one-hour TTL before the idle window
   double idle_s = 30;             // the idle window
   // The paced window, taken in `paced_windows` windows that alternate across the targets. A
-  // pair costs a server some 50 µs, nearly all of it the kernel's sleep and wake-up, so one
-  // window of a few seconds holds a few milliseconds of CPU, and where the host's scheduler
-  // puts the threads moves that by half either way: a ratio near 1.0 needs many windows.
+  // pair costs a server 50-90 µs, nearly all of it the kernel's sleep and wake-up, so a 3 s
+  // window holds some 15 ms of CPU, and where the host's scheduler puts the threads moves that
+  // by half either way: a ratio near 1.0 needs many windows.
   double paced_s = 60;
   int period_ms = 10;  // one try-acquire + release pair per period in it
   int paced_windows = 20;
