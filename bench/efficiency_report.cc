@@ -35,7 +35,7 @@ struct Row {
   double bound;
   bool at_least;
   std::string unit = "×";
-  std::optional<RatioRange> rounds = {};  // throughput, window by window
+  std::optional<RatioRange> rounds = {};  // the same ratio, window by window
 };
 
 }  // namespace
@@ -82,8 +82,8 @@ void efficiency_goals_table(std::ostream& out, const SuiteResults& r) {
                       h ? std::optional(h->idle_pct()) : std::nullopt, 1.0, false, " % of a core"});
       rows.push_back({"(h) a pair every " + std::to_string(s.period_ms) + " ms: " +
                           std::string(hf).substr(9) + " ÷ " + peer_of(hf) + ", server CPU",
-                      h && p ? divide(h->paced_cpu_s, p->paced_cpu_s) : std::nullopt, 1.0, false,
-                      "×", h && p ? paced_ratio_range(*h, *p) : std::nullopt});
+                      h && p ? divide(h->paced_cpu_s(), p->paced_cpu_s()) : std::nullopt, 1.0,
+                      false, "×", h && p ? paced_ratio_range(*h, *p) : std::nullopt});
     }
   }
   if (rows.empty()) return;
@@ -131,7 +131,7 @@ void idle_table(std::ostream& out, const SuiteResults& r) {
     }
     out << " | " << fmt(x.idle_pct(), 2) << "% | " << fmt_count(double(x.paced_pairs)) << " | "
         << fmt(x.paced_pct(), 2) << "% | "
-        << (x.paced_pairs > 0 ? fmt(1e6 * x.paced_cpu_s / double(x.paced_pairs), 1) : "–")
+        << (x.paced_pairs > 0 ? fmt(1e6 * x.paced_cpu_s() / double(x.paced_pairs), 1) : "–")
         << " |\n";
   }
   out << "\n";

@@ -112,9 +112,7 @@ void QuietServer::paced_window(double seconds) {
       ++result_.paced_pairs;
     }
     std::this_thread::sleep_until(end);
-    const double cpu = server_cpu(target_) - cpu0;
-    result_.paced_cpu_s += cpu;
-    result_.paced_window_cpu_s.push_back(cpu);
+    result_.paced_window_cpu_s.push_back(server_cpu(target_) - cpu0);
   } catch (const std::exception& e) {
     result_.failed = true;
     result_.failure = e.what();

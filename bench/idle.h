@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,14 +33,17 @@ struct IdleResult {
   IdleShape shape;
   double idle_cpu_s = 0;          // server CPU over the idle window
   std::uint64_t paced_pairs = 0;  // pairs completed in the paced window
-  double paced_cpu_s = 0;         // server CPU over the paced window
   bool failed = false;
   std::string failure;
 
-  std::vector<double> paced_window_cpu_s;  // the paced window's share of each round
+  std::vector<double> paced_window_cpu_s;  // server CPU over each of the paced windows
 
+  // Server CPU over the whole paced window.
+  double paced_cpu_s() const {
+    return std::accumulate(paced_window_cpu_s.begin(), paced_window_cpu_s.end(), 0.0);
+  }
   double idle_pct() const { return shape.idle_s > 0 ? 100 * idle_cpu_s / shape.idle_s : 0; }
-  double paced_pct() const { return shape.paced_s > 0 ? 100 * paced_cpu_s / shape.paced_s : 0; }
+  double paced_pct() const { return shape.paced_s > 0 ? 100 * paced_cpu_s() / shape.paced_s : 0; }
 };
 
 // One target's (h), taken in steps so that the paced windows of several targets alternate in

@@ -612,14 +612,12 @@ TEST(Report, GivesThePacedCpuTheRangeOfItsRounds) {
   SuiteResults r;
   r.options.workloads = {"idle"};
   r.options.targets = {"holdfast-never", "redis"};
-  r.options.rounds = 2;
+  r.options.idle.paced_windows = 2;
   IdleResult hf, redis;
   hf.target = "holdfast-never";
   redis.target = "redis";
   hf.paced_window_cpu_s = {0.02, 0.03};
   redis.paced_window_cpu_s = {0.04, 0.02};
-  hf.paced_cpu_s = 0.05;
-  redis.paced_cpu_s = 0.06;
   r.idle = {hf, redis};
   EXPECT_TRUE(paced_ratio_range(hf, redis).has_value());
   const std::string text = report_markdown(r);
