@@ -24,6 +24,7 @@ struct ServeFlags {
   std::string config;
   ConfigOverrides overrides;
   std::string listen, http, unix_path, data_dir, fsync, store, log_level, log_format;
+  std::string tls_cert, tls_key, tls_ca, tls_client_auth;
   Millis session_grace_ms = 0;
   Millis script_time_limit_ms = 0;
   std::int64_t snapshot_after_bytes = 0;
@@ -48,7 +49,8 @@ void raise_open_files_limit() {
   }
 }
 
-// SIGHUP reloads the credentials; start, serve until a stop signal, report a failed start.
+// SIGHUP reloads the credentials (and, in the server, the TLS certificate); start, serve until a
+// stop signal, report a failed start.
 int run_server(Server& server, LockService& service, CredentialStore* credentials) {
   if (credentials != nullptr) {
     server.on_reload([credentials] {
@@ -119,6 +121,10 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   if (cmd.count("--idle-poll-us")) o.idle_poll_us = f.idle_poll_us;
   if (cmd.count("--log-level")) o.log_level = f.log_level;
   if (cmd.count("--log-format")) o.log_format = f.log_format;
+  if (cmd.count("--tls-cert")) o.tls_cert = f.tls_cert;
+  if (cmd.count("--tls-key")) o.tls_key = f.tls_key;
+  if (cmd.count("--tls-ca")) o.tls_ca = f.tls_ca;
+  if (cmd.count("--tls-client-auth")) o.tls_client_auth = f.tls_client_auth;
   auto config = load_config(f.config, o);
   if (!config.ok()) {
     std::cerr << "holdfast serve: " << config.error().message << "\n";
@@ -198,6 +204,10 @@ std::string serve_footer() {
          "  [store] poolSize              with a store URL: PostgreSQL connections per node" +
          default_is(d.store_pool_size) +
          "\n"
+         "  [tls] handshakeTimeoutMs      a TLS client that has not finished its handshake by "
+         "then is cut off" +
+         default_is(d.tls.handshake_timeout_ms) +
+         "\n"
          "Flags override the file. Logs go to stderr; stdout has one line, \"holdfast ready "
          "...\",\n"
          "once every listener is bound. Exit codes: 0 stopped by SIGINT or SIGTERM; 1 could not\n"
@@ -210,9 +220,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ServeFlags>();
   const ServerConfig d;
   CLI::App* cmd = app.add_subcommand("serve", "Run the lock server");
-  cmd->add_option("--config", flags->config,
-                  "holdfast.toml to read ([server], [auth], [limits], [store]) (default none: "
-                  "every setting at its default)")
+  cmd->add_option(
+         "--config", flags->config,
+         "holdfast.toml to read ([server], [auth], [limits], [store], [tls]) (default none: "
+         "every setting at its default)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--data-dir", flags->data_dir,
                   "where the log, snapshots and socket live" + default_is(d.data_dir));
@@ -252,6 +263,16 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-format", flags->log_format,
                   "text, or json (one object a line: time, level, message, fields)" +
                       default_is(d.log_format == LogFormat::kJson ? "json" : "text"));
+  cmd->add_option("--tls-cert", flags->tls_cert,
+                  "PEM certificate (with its chain): the TCP RESP and the HTTP listener then "
+                  "speak TLS 1.2 and 1.3 only; the Unix socket stays plain (default none)");
+  cmd->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
+  cmd->add_option("--tls-ca", flags->tls_ca,
+                  "PEM CA certificates that client certificates must chain to (default none)");
+  cmd->add_option("--tls-client-auth", flags->tls_client_auth,
+                  "none, request or require a client certificate (default request with "
+                  "--tls-ca, else none)")
+      ->check(CLI::IsMember({"none", "request", "require"}));
   cmd->footer(serve_footer());
   cmd->callback([flags, cmd, &exit_code] { exit_code = serve(*flags, *cmd); });
 }
