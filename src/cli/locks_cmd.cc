@@ -34,6 +34,7 @@ struct Flags {
   // Common to every subcommand.
   std::string server = "127.0.0.1:7420";
   std::string token;
+  std::string tls_ca, tls_cert, tls_key;
   bool json = false;
   // Per subcommand.
   std::string key, handle, owner, holder_id, to_id, from_id, match, cursor;
@@ -78,7 +79,7 @@ std::optional<std::chrono::milliseconds> lock_delay(const Flags& f) {
 
 HoldOptions hold_options(const Flags& f) {
   HoldOptions o;
-  o.remote = RemoteOptions{f.server, f.token, f.json};
+  o.remote = RemoteOptions{f.server, f.token, f.tls_ca, f.tls_cert, f.tls_key, f.json};
   o.keys = key_requests(f);
   o.ttl_ms = f.ttl_ms;
   o.wait_ms = f.wait_ms;
@@ -116,7 +117,8 @@ CLI::Validator whole_number(std::int64_t min, const std::string& unit) {
 
 // Connects lazily, runs `body`, maps exceptions to an exit code and a message.
 int run(const Flags& f, const std::function<int(Client&)>& body) {
-  return run_remote(RemoteOptions{f.server, f.token, f.json}, "holdfast locks", body);
+  return run_remote(RemoteOptions{f.server, f.token, f.tls_ca, f.tls_cert, f.tls_key, f.json},
+                    "holdfast locks", body);
 }
 
 std::string who_holds(Client& client, const std::string& key) {
@@ -338,7 +340,8 @@ int holder(const Flags& f, Client& client) {
 }
 
 constexpr const char* kCommonOptions =
-    "Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n";
+    "Also takes --server URL, --token T (or HOLDFAST_TOKEN), --tls-ca/--tls-cert/--tls-key "
+    "(rediss://) and --json.\n";
 
 // --shared, --permits N and --take K of acquire and run (docs/lock-kinds.md).
 void add_mode_flags(CLI::App* cmd, Flags& f) {
@@ -398,10 +401,12 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   locks->footer(kExitCodes);
   locks
       ->add_option("--server", f->server,
-                   "holdfast://host:port, unix:///path.sock or host:port (default 127.0.0.1:7420)")
+                   "holdfast://host:port, rediss://host:port (TLS), unix:///path.sock or host:port "
+                   "(default 127.0.0.1:7420)")
       ->envname("HOLDFAST_SERVER");
   locks->add_option("--token", f->token, "bearer token (default: $HOLDFAST_TOKEN, or none)")
       ->envname("HOLDFAST_TOKEN");
+  add_tls_options(locks, f->tls_ca, f->tls_cert, f->tls_key);
   locks->add_flag("--json", f->json, "print JSON with the wire's field names");
 
   auto on = [f, &exit_code](CLI::App* cmd, std::function<int(const Flags&, Client&)> body) {

@@ -12,6 +12,7 @@
 #include "server/config.h"
 #include "server/logging.h"
 #include "server/server.h"
+#include "server/tls/load.h"
 #include "service/embedded/embedded_backend.h"
 #include "service/policy.h"
 #include "service/postgres/pg_backend.h"
@@ -81,7 +82,7 @@ PolicyOptions policy_options(const ServerConfig& config, const CredentialStore* 
 
 // A scale-out node: the locks live in PostgreSQL (docs/scale-out.md); the data dir keeps only
 // the Unix socket and this node's identity.
-int serve_node(ServerConfig config, CredentialStore* credentials) {
+int serve_node(ServerConfig config, CredentialStore* credentials, std::optional<tls::Loaded> tls) {
   PgBackendOptions options;
   options.url = config.store_url;
   options.data_dir = config.data_dir;
@@ -95,6 +96,7 @@ int serve_node(ServerConfig config, CredentialStore* credentials) {
   config.idle_poll_us = 0;
   SystemClock clock;
   Server server(config, clock, credentials);
+  if (tls) server.use_tls(std::move(*tls));
   PgBackend backend(options, server.waker());
   Policy policy(backend, clock, policy_options(config, credentials));
   if (auto st = backend.start(); !st.ok()) {
@@ -131,6 +133,16 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     return kExitUsage;
   }
   install_logger(config->log_level, config->log_format);
+  // The certificate first: a file that does not load is the one line a failed start prints.
+  std::optional<tls::Loaded> tls;
+  if (config->tls.enabled()) {
+    auto loaded = tls::load_server_context(config->tls);
+    if (!loaded.ok()) {
+      std::cerr << "holdfast serve: " << loaded.error().message << "\n";
+      return kExitUsage;
+    }
+    tls = std::move(*loaded);
+  }
   raise_open_files_limit();
   std::unique_ptr<CredentialStore> credentials;
   if (!config->credentials.empty()) {
@@ -142,7 +154,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     credentials = std::move(*opened);
     spdlog::info("credentials: {} entries from {}", credentials->size(), config->credentials);
   }
-  if (!config->store_url.empty()) return serve_node(*config, credentials.get());
+  if (!config->store_url.empty()) return serve_node(*config, credentials.get(), std::move(tls));
   SystemClock clock;
   wal::WalOptions wal_options;
   wal_options.data_dir = config->data_dir;
@@ -168,6 +180,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   };
   wal::WalStore store(wal_options, clock);
   Server server(*config, clock, credentials.get());
+  if (tls) server.use_tls(std::move(*tls));
   EmbeddedBackend backend(clock, store, server.waker());
   Policy policy(backend, clock, policy_options(*config, credentials.get()));
   if (auto st = backend.recover(); !st.ok()) {

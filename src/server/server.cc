@@ -198,16 +198,20 @@ void Server::wait_for_reload() {
 }
 
 Status Server::load_tls() {
-  if (!config_.tls.enabled()) return ok_status();
+  if (!config_.tls.enabled() || tls_) return ok_status();
   auto loaded = tls::load_server_context(config_.tls);
   if (!loaded.ok()) return std::move(loaded).error();
-  tls_ = loaded->context;
+  use_tls(std::move(*loaded));
+  return ok_status();
+}
+
+void Server::use_tls(tls::Loaded loaded) {
+  tls_ = std::move(loaded.context);
   spdlog::info(
       "tls: the RESP and HTTP listeners speak TLS 1.2 and 1.3 only; certificate {}; "
       "client certificates: {}",
-      loaded->certificate, tls_client_auth_name(config_.tls.client_auth));
-  if (!loaded->warning.empty()) spdlog::warn("tls: {}", loaded->warning);
-  return ok_status();
+      loaded.certificate, tls_client_auth_name(config_.tls.client_auth));
+  if (!loaded.warning.empty()) spdlog::warn("tls: {}", loaded.warning);
 }
 
 // New connections get the new context; open ones keep theirs. A file that does not load

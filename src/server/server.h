@@ -35,6 +35,7 @@
 #include "server/metrics.h"
 #include "server/resp/connection.h"
 #include "server/tls/context.h"
+#include "server/tls/load.h"
 #include "service/lock_service.h"
 
 namespace holdfast {
@@ -49,6 +50,9 @@ class Server {
   WakeLoop waker() { return loop_.waker(); }
   // `service` must outlive the server.
   Status start(LockService& service);
+  // The TLS context the listeners start with, loaded before anything else so that a bad file
+  // stops the start first (tls/load.h); without it start() loads the configured one itself.
+  void use_tls(tls::Loaded loaded);
   // Called on the loop when SIGHUP arrives (credentials reload).
   void on_reload(std::function<void()> fn) { reload_ = std::move(fn); }
   // Serves until a stop signal; returns when every connection is closed and the store flushed.
