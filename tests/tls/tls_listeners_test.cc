@@ -120,7 +120,7 @@ TEST_F(TlsListeners, AWrongCaAndTls11AreRefusedAndCounted) {
     for (const char* version : {"-tls1_2", "-tls1_3"}) {
       RunResult ok = s_client(port, {version});
       EXPECT_EQ(ok.exit_code, 0) << version << "\n" << ok.out << ok.err;
-      EXPECT_NE(ok.out.find(std::string("Protocol  : TLSv1.") + (version[6] == '2' ? "2" : "3")),
+      EXPECT_NE(ok.out.find(std::string("New, TLSv1.") + (version[6] == '2' ? "2," : "3,")),
                 std::string::npos)
           << ok.out;
     }
