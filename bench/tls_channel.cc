@@ -30,15 +30,18 @@ struct ChannelBio {
 
   static int read(BIO* b, char* out, std::size_t n, std::size_t* got) {
     BIO_clear_retry_flags(b);
-    ByteBuffer& in = of(b).in_;
-    if (in.empty()) {
+    TlsChannel& c = of(b);
+    ByteBuffer& in = c.in_;
+    const std::size_t available = c.established_ ? c.whole_ : in.size();
+    if (available == 0) {
       BIO_set_retry_read(b);
       *got = 0;
       return 0;
     }
-    const std::size_t take = std::min(n, in.size());
+    const std::size_t take = std::min(n, available);
     std::memcpy(out, in.view().data(), take);
     in.consume(take);
+    if (c.established_) c.whole_ -= take;
     *got = take;
     return 1;
   }
@@ -77,6 +80,19 @@ void openssl_command(const std::vector<std::string>& args) {
   argv.insert(argv.end(), args.begin(), args.end());
   std::string output;
   if (run_command(argv, output) != 0) throw std::runtime_error("openssl failed: " + output);
+}
+
+// The bytes of the whole records at the front of `in` (a TLS record: a 5-byte header with the
+// body's length, then the body).
+std::size_t whole_records(std::string_view in) {
+  std::size_t at = 0;
+  while (in.size() - at >= 5) {
+    const std::size_t body = (std::size_t{static_cast<unsigned char>(in[at + 3])} << 8) |
+                             static_cast<unsigned char>(in[at + 4]);
+    if (in.size() - at < 5 + body) break;
+    at += 5 + body;
+  }
+  return at;
 }
 
 }  // namespace
@@ -136,7 +152,10 @@ TlsChannel::TlsChannel(std::shared_ptr<SSL_CTX> context, int fd, int timeout_ms)
       }
       out_.clear();
     }
-    if (r == 1) return;
+    if (r == 1) {
+      established_ = true;
+      return;
+    }
     if (SSL_get_error(ssl_, r) != SSL_ERROR_WANT_READ) {
       const std::string why = openssl_error();
       SSL_free(ssl_);
@@ -162,7 +181,8 @@ void TlsChannel::encrypt(ByteBuffer& plain) {
 }
 
 bool TlsChannel::decrypt(ByteBuffer& plain, std::string& error) {
-  for (;;) {
+  whole_ = whole_records(in_.view());
+  while (whole_ > 0 || SSL_pending(ssl_) > 0) {
     char* space = plain.reserve(16384);
     std::size_t n = 0;
     if (SSL_read_ex(ssl_, space, plain.room(), &n) == 1) {
@@ -174,6 +194,7 @@ bool TlsChannel::decrypt(ByteBuffer& plain, std::string& error) {
     error = e == SSL_ERROR_ZERO_RETURN ? "server ended the TLS session" : openssl_error();
     return false;
   }
+  return true;
 }
 
 std::string tls_roundtrip(std::uint16_t port, const std::shared_ptr<SSL_CTX>& context,

@@ -51,6 +51,10 @@ class TlsChannel {
   friend struct ChannelBio;
   std::shared_ptr<SSL_CTX> context_;
   SSL* ssl_ = nullptr;
+  // Once the handshake is done, OpenSSL reads only the first `whole_` bytes of incoming():
+  // whole records, so decrypt() stops when none is left instead of an SSL_read that fails.
+  bool established_ = false;
+  std::size_t whole_ = 0;
   ByteBuffer in_{32768};
   ByteBuffer out_{32768};
 };

@@ -23,7 +23,7 @@ struct EngineBio {
   static int read(BIO* b, char* out, std::size_t n, std::size_t* got) {
     BIO_clear_retry_flags(b);
     Engine& e = of(b);
-    const std::size_t available = e.in_end_ - e.in_begin_;
+    const std::size_t available = e.whole_end_ - e.in_begin_;
     if (available == 0) {
       BIO_set_retry_read(b);
       *got = 0;
@@ -32,7 +32,7 @@ struct EngineBio {
     const std::size_t take = n < available ? n : available;
     std::memcpy(out, e.in_.get() + e.in_begin_, take);
     e.in_begin_ += take;
-    if (e.in_begin_ == e.in_end_) e.in_begin_ = e.in_end_ = 0;
+    if (e.in_begin_ == e.in_end_) e.in_begin_ = e.whole_end_ = e.in_end_ = 0;
     *got = take;
     return 1;
   }
@@ -42,7 +42,7 @@ struct EngineBio {
       case BIO_CTRL_FLUSH:
         return 1;
       case BIO_CTRL_PENDING:
-        return static_cast<long>(of(b).in_end_ - of(b).in_begin_);
+        return static_cast<long>(of(b).whole_end_ - of(b).in_begin_);
       default:
         return 0;
     }
@@ -80,9 +80,37 @@ char* Engine::input_space() {
   if (in_begin_ > 0) {
     std::memmove(in_.get(), in_.get() + in_begin_, in_end_ - in_begin_);
     in_end_ -= in_begin_;
+    whole_end_ -= in_begin_;
     in_begin_ = 0;
   }
   return in_.get() + in_end_;
+}
+
+void Engine::received(std::size_t n) {
+  in_end_ += n;
+  find_whole_records();
+}
+
+// A TLS record is a 5-byte header (type, version, length) and `length` bytes. Before the
+// handshake is done, and for anything that does not look like a record (a plaintext client,
+// a length no record has), everything goes to OpenSSL, which answers it at once.
+void Engine::find_whole_records() {
+  constexpr std::size_t kHeader = 5, kMaxBody = 16384 + 2048;
+  if (!established_) {
+    whole_end_ = in_end_;
+    return;
+  }
+  const auto* bytes = reinterpret_cast<const unsigned char*>(in_.get());
+  while (in_end_ - whole_end_ >= kHeader) {
+    const unsigned char* h = bytes + whole_end_;
+    const std::size_t body = (std::size_t{h[3]} << 8) | h[4];
+    if (h[0] < 20 || h[0] > 24 || h[1] != 3 || body > kMaxBody) {
+      whole_end_ = in_end_;
+      return;
+    }
+    if (in_end_ - whole_end_ < kHeader + body) return;
+    whole_end_ += kHeader + body;
+  }
 }
 
 Engine::Status Engine::fail(int ssl_error) {
@@ -105,6 +133,9 @@ Engine::Status Engine::handshake() {
   const int r = SSL_do_handshake(ssl_);
   if (r == 1) {
     established_ = true;
+    // What came after the handshake's last message is read a record at a time from now on.
+    whole_end_ = in_begin_;
+    find_whole_records();
     return Status::kOk;
   }
   const int error = SSL_get_error(ssl_, r);
@@ -114,6 +145,7 @@ Engine::Status Engine::handshake() {
 
 Engine::Status Engine::read(char* out, std::size_t cap, std::size_t* n) {
   *n = 0;
+  if (!has_input()) return Status::kWantInput;
   if (SSL_read_ex(ssl_, out, cap, n) == 1) return Status::kOk;
   const int error = SSL_get_error(ssl_, 0);
   if (error == SSL_ERROR_WANT_READ) return Status::kWantInput;

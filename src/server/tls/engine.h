@@ -42,16 +42,17 @@ class Engine {
   // decrypted stays at the front; the space is never empty while has_input() is false.
   char* input_space();
   std::size_t input_space_size() const { return kInputBytes - in_end_; }
-  void received(std::size_t n) { in_end_ += n; }
+  void received(std::size_t n);
 
   // Continues the handshake with what was received.
   Status handshake();
   bool established() const { return established_; }
   // Decrypts into [out, out + cap); *n is what it wrote (kOk only).
+  // Returns kWantInput at once when no whole record is left.
   Status read(char* out, std::size_t cap, std::size_t* n);
-  // Ciphertext received and not yet decrypted, or plaintext of a record read in part: read()
-  // has more to give without another socket read.
-  bool has_input() const { return in_begin_ < in_end_ || SSL_pending(ssl_) > 0; }
+  // A whole record received and not yet decrypted, or plaintext of a record read in part:
+  // read() has more to give without another socket read.
+  bool has_input() const { return in_begin_ < whole_end_ || SSL_pending(ssl_) > 0; }
   // Encrypts all of `plain` into output(). False on failure.
   bool write(std::string_view plain);
 
@@ -72,10 +73,16 @@ class Engine {
   friend struct EngineBio;
 
   Status fail(int ssl_error);
+  // Moves whole_end_ past every complete record in [whole_end_, in_end_).
+  void find_whole_records();
 
   SSL* ssl_ = nullptr;
   std::unique_ptr<char[]> in_;
-  std::size_t in_begin_ = 0, in_end_ = 0;
+  // [in_begin_, in_end_) is received ciphertext; once the handshake is done OpenSSL is given
+  // only [in_begin_, whole_end_), whole records, so that read() stops when none is left instead
+  // of asking OpenSSL, which would fail to find one (an SSL_read that finds nothing costs about
+  // as much as one that decrypts).
+  std::size_t in_begin_ = 0, whole_end_ = 0, in_end_ = 0;
   std::string out_;
   bool established_ = false;
   HandshakeFailure failure_ = HandshakeFailure::kOther;
