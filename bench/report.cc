@@ -442,7 +442,9 @@ class Writer {
     for (const Row& row : rows) {
       out << "| " << row.goal << " | " << (row.value ? fmt(*row.value, 2) : "–") << " | "
           << (row.rounds ? fmt(row.rounds->low, 2) + "–" + fmt(row.rounds->high, 2) : "–") << " | "
-          << (row.at_least ? "≥ " : "≤ ") << fmt(row.threshold, 1) << " | ";
+          << (row.at_least ? "≥ " : "≤ ")
+          << fmt(row.threshold, std::round(row.threshold * 10) == row.threshold * 10 ? 1 : 2)
+          << " | ";
       if (!row.value)
         out << "n/a";
       else if (!row.unmet_because.empty())

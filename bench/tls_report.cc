@@ -47,14 +47,15 @@ void tls_table(std::ostream& out, const SuiteResults& results) {
         << fmt_us(m->p99_ns) << " | " << fmt(m->client_cpu_pct(), 0) << "% | "
         << fmt(m->server_cpu_pct(), 0) << "% | " << fmt(m->server_us_per_op(), 1);
     const Measurement* plain = find(results, plain_of(m->target), m->connections);
-    if (plain == nullptr || plain->ops_per_sec <= 0 || plain->server_us_per_op() <= 0) {
+    if (plain == nullptr || plain->ops_per_sec <= 0) {
       out << " | | | |\n";
       continue;
     }
     const auto rounds = window_ratio_range(*m, *plain);
+    const bool cpu = m->server_us_per_op() > 0 && plain->server_us_per_op() > 0;
     out << " | " << fmt_ratio(m->ops_per_sec / plain->ops_per_sec) << " | "
-        << (rounds ? fmt(rounds->low, 2) + "–" + fmt(rounds->high, 2) : "") << " | "
-        << fmt_ratio(m->server_us_per_op() / plain->server_us_per_op()) << " |\n";
+        << (rounds ? fmt(rounds->low, 2) + "–" + fmt(rounds->high, 2) : "–") << " | "
+        << (cpu ? fmt_ratio(m->server_us_per_op() / plain->server_us_per_op()) : "–") << " |\n";
   }
   for (const Measurement* m : rows) {
     if (m->errors > 0)

@@ -82,8 +82,10 @@ void Session::on_handshake(const boost::system::error_code& ec) {
   if (closed_) return;
   auto& secure = std::get<Secure>(stream_);
   if (ec) {
-    tls::report_failure(hub_.env.metrics, handshake_failure(ec), ec.message(), id_,
-                        peer_text(tcp().socket()));
+    // A handshake the server's own shutdown cut short is no failure of the client's.
+    if (!stopping_)
+      tls::report_failure(hub_.env.metrics, handshake_failure(ec), ec.message(), id_,
+                          peer_text(tcp().socket()));
     close();
     return;
   }
