@@ -279,7 +279,7 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--tls-cert", flags->tls_cert,
                   "PEM certificate (with its chain): the TCP RESP and the HTTP listener then "
                   "speak TLS 1.2 and 1.3 only; the Unix socket stays plain (default none)");
-  cmd->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert");
+  cmd->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert (default none)");
   cmd->add_option("--tls-ca", flags->tls_ca,
                   "PEM CA certificates that client certificates must chain to (default none)");
   cmd->add_option("--tls-client-auth", flags->tls_client_auth,

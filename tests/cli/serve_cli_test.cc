@@ -193,11 +193,12 @@ TEST(ServeHelp, EveryOptionGivesItsDefault) {
     if (i + 1 < lines.size() && lines[i + 1].rfind("      ", 0) == 0) line += lines[i + 1];
     EXPECT_NE(line.find("(default"), std::string::npos) << line;
   }
-  EXPECT_EQ(options, 14u) << r.out;
+  EXPECT_EQ(options, 18u) << r.out;
   for (const char* option :
        {"--config", "--data-dir", "--listen", "--http", "--unix", "--fsync",
         "--snapshot-after-bytes", "--idle-poll-us", "--store", "--session-grace-ms",
-        "--script-time-limit-ms", "--log-level", "--log-format"})
+        "--script-time-limit-ms", "--log-level", "--log-format", "--tls-cert", "--tls-key",
+        "--tls-ca", "--tls-client-auth"})
     EXPECT_NE(r.out.find(std::string("  ") + option), std::string::npos) << option;
   EXPECT_NE(r.out.find("(default 127.0.0.1:7420)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[limits] maxLeaseMs"), std::string::npos) << r.out;
