@@ -4,6 +4,7 @@
 // handshake stalls nobody; the Unix socket stays plain. Every server here runs embedded, and
 // again as a node over PostgreSQL (ctest tls_tests.postgres).
 #include <signal.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -186,6 +187,55 @@ TEST_F(TlsListeners, AClientThatNeverFinishesItsHandshakeStallsNobodyAndIsCutOff
   EXPECT_TRUE(half.wait_closed(30000));
   EXPECT_EQ(metric(server, "holdfast_tls_handshake_failures_total{reason=\"timeout\"}"), 2);
   EXPECT_EQ(redis_cli(server.port(), {"PING"}).out, "PONG\n");
+}
+
+// Polls LOCK.STATUS on the plain Unix socket until `key` has `n` waiters; false after a
+// generous bound (a loaded machine is slow to start curl and finish a handshake).
+bool waiters_become(RespClient& plain, const std::string& key, std::int64_t n) {
+  for (int i = 0; i < 3000; ++i) {
+    if (plain.call({"LOCK.STATUS", key}).number("waiters") == n) return true;
+    ::usleep(10'000);
+  }
+  return false;
+}
+
+TEST_F(TlsListeners, AnHttpsClientThatHangsUpWhileWaitingLeavesTheQueue) {
+  ServerProcess server(tls_flags());
+  auto plain = RespClient::unix_socket(server.unix_path());
+  ASSERT_FALSE(plain.call({"LOCK.TRY", "https:wait", "TTL", "60000"}).is_null());
+  Child waiting =
+      Child::start({"curl", "-sS", "--cacert", certs().ca(), "-X", "POST",
+                    "https://127.0.0.1:" + std::to_string(server.http_port()) + "/v1/locks/acquire",
+                    "--data", R"({"key":"https:wait","ttlMs":1000,"timeoutMs":60000})"});
+  ASSERT_TRUE(waiters_become(plain, "https:wait", 1));
+  waiting.signal(SIGKILL);
+  waiting.wait();
+  // The session watched its TLS stream while the call waited: the hang-up ended it.
+  EXPECT_TRUE(waiters_become(plain, "https:wait", 0));
+}
+
+TEST_F(TlsListeners, AnHttpsConnectionServesTheNextRequestAfterOneThatWaited) {
+  ServerProcess server(tls_flags());
+  auto plain = RespClient::unix_socket(server.unix_path());
+  const RespValue hold = plain.call({"LOCK.TRY", "https:next", "TTL", "60000"});
+  ASSERT_FALSE(hold.is_null());
+  const std::string base = "https://127.0.0.1:" + std::to_string(server.http_port());
+  // Two requests on one kept-alive connection: a blocking acquire, then a status.
+  Child both =
+      Child::start({"curl", "-sS", "--cacert", certs().ca(), "-w", "\nconnects=%{num_connects}\n",
+                    "-X", "POST", base + "/v1/locks/acquire", "--data",
+                    R"({"key":"https:next","ttlMs":30000,"timeoutMs":60000})", "--next", "--cacert",
+                    certs().ca(), "-w", "\nconnects=%{num_connects}\n",
+                    base + "/v1/locks/status?key=https:next"});
+  ASSERT_TRUE(waiters_become(plain, "https:next", 1));
+  EXPECT_EQ(plain.call({"LOCK.RELEASE", "https:next", hold.text("handle")}).number("released"), 1);
+  std::string out, line;
+  while (both.read_line(&line, 30000)) out += line + "\n";
+  EXPECT_EQ(both.wait(), 0) << out;
+  EXPECT_NE(out.find("\"handle\":{"), std::string::npos) << out;   // granted after the release
+  EXPECT_NE(out.find("\"held\":true"), std::string::npos) << out;  // then the status
+  EXPECT_NE(out.find("connects=1\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("connects=0\n"), std::string::npos) << out;  // the same connection
 }
 
 }  // namespace

@@ -7,16 +7,16 @@
 // Why not Boost.Asio's ssl::stream, which the HTTP sessions use: its reads begin with a recv()
 // that finds nothing on a request/response connection (the syscall ReadSpace exists to avoid),
 // and its writes complete through a chain of handlers, so a reply could not leave straight from
-// the loop. Here OpenSSL reads and writes through a BIO over two buffers of the connection's
-// (no copy besides the decryption and encryption themselves), and the socket I/O stays the
-// connection's.
+// the loop (and its synchronous write_some cannot be used on a non-blocking socket: records it
+// could not send would be lost). Here OpenSSL reads and writes through a BIO over the engine's
+// two buffers (the records it writes are sent from where it wrote them; a record read is copied
+// once into OpenSSL's own buffer, as with any BIO), and the socket I/O stays the connection's.
 #pragma once
 
 #include <openssl/ssl.h>
 
 #include <cstddef>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 
