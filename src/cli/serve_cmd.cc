@@ -49,7 +49,8 @@ void raise_open_files_limit() {
 }
 
 // SIGHUP reloads the credentials; start, serve until a stop signal, report a failed start.
-int run_server(Server& server, LockService& service, CredentialStore* credentials) {
+int run_server(Server& server, LockService& service, CredentialStore* credentials,
+               LoopHooks* hooks = nullptr) {
   if (credentials != nullptr) {
     server.on_reload([credentials] {
       if (auto st = credentials->reload(); st.ok()) {
@@ -60,7 +61,7 @@ int run_server(Server& server, LockService& service, CredentialStore* credential
       }
     });
   }
-  if (auto st = server.start(service); !st.ok()) {
+  if (auto st = server.start(service, hooks); !st.ok()) {
     std::cerr << "holdfast serve: " << st.error().message << "\n";
     return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : 1;
   }
@@ -147,7 +148,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
   wal_options.encode_snapshots_in_child = true;
   wal_options.encode_in_child_from_holds = wal::kEncodeInChildFromHolds;
-  // The server's loop calls before_sleep() and end_of_round() (server.cc, run_loop).
+  // The server's loop calls the store's before_sleep() and end_of_round() (core/loop_hooks.h).
   wal_options.commit_on_loop = true;
   // A loop that polls must not sleep on the log's timer instead (wal_store.h).
   wal_options.write_on_loop = config->idle_poll_us == 0;
@@ -175,7 +176,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     log_event(LogLevel::kWarn,
               "recovering after an unclean stop: nothing new is granted until the lease horizon",
               {{"untilMs", until}, {"inMs", until - clock.now_ms()}});
-  const int code = run_server(server, policy, credentials.get());
+  const int code = run_server(server, policy, credentials.get(), &store);
   store.close();
   return code;
 }

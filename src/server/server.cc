@@ -142,8 +142,9 @@ Status Server::bind_unix() {
   return ok_status();
 }
 
-Status Server::start(LockService& service) {
+Status Server::start(LockService& service, LoopHooks* hooks) {
   service_ = &service;
+  if (hooks != nullptr) hooks_ = hooks;
   loop_.set_service(service);
   hub_.emplace(resp::ConnectionHub{
       io_, loop_, {service, info_, auth_, &metrics_, &scripts_}, {}, {}, &last_session_});
@@ -318,11 +319,11 @@ void Server::run_loop() {
     if (run_round(io_) > 0) {  // loop_round.h: a bounded round, not io_.poll()
       // Reads the clock only when a spell of polling has something to account for.
       if (idle_poll_.idle()) idle_poll_.found_work(now_us());
-      service_->end_of_round(connection_count());
+      hooks_->end_of_round(connection_count());
       continue;
     }
     if (io_.stopped()) break;
-    if (const auto wait = service_->commit_wait(connection_count()); wait.count() > 0) {
+    if (const auto wait = hooks_->commit_wait(connection_count()); wait.count() > 0) {
       const auto until = std::chrono::steady_clock::now() + wait;
       if (wait <= kPolledCommitWait) {
         // The clients the last commit answered are coming back, within microseconds (store.h,
@@ -348,7 +349,7 @@ void Server::run_loop() {
       io_.run_one();
       continue;
     }
-    if (service_->before_sleep()) {
+    if (hooks_->before_sleep()) {
       loop_.after_event();  // the replies it made durable
       continue;
     }

@@ -26,6 +26,7 @@
 
 #include "core/clock.h"
 #include "core/idle_poll.h"
+#include "core/loop_hooks.h"
 #include "script/engine.h"
 #include "server/config.h"
 #include "server/http/session.h"
@@ -44,8 +45,9 @@ class Server {
 
   // The service's WakeLoop (lock_service.h): thread-safe.
   WakeLoop waker() { return loop_.waker(); }
-  // `service` must outlive the server.
-  Status start(LockService& service);
+  // `service` and `hooks` must outlive the server. `hooks`: the store that commits in the
+  // loop's own moments (core/loop_hooks.h); null for none.
+  Status start(LockService& service, LoopHooks* hooks = nullptr);
   // Called on the loop when SIGHUP arrives (credentials reload).
   void on_reload(std::function<void()> fn) { reload_ = std::move(fn); }
   // Serves until a stop signal; returns when every connection is closed and the store flushed.
@@ -82,6 +84,8 @@ class Server {
   // reactor needs no per-descriptor locking (the scheduler keeps its lock for those posts).
   boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   LockService* service_ = nullptr;
+  LoopHooks no_hooks_;
+  LoopHooks* hooks_ = &no_hooks_;
   LoopDriver loop_;
   Metrics metrics_;
   script::Engine scripts_;  // EVAL's Lua state and script cache, shared by every connection

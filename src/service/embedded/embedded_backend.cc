@@ -84,16 +84,8 @@ Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
                                 Contention contention, Charge charge, Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
-  AcquireRequest r;
-  r.key = args.key;
-  r.ttl_ms = args.ttl_ms;
-  r.timeout_ms = contention == Contention::kNil ? 0 : args.timeout_ms;
-  r.owner = args.owner;
-  r.session_scoped = args.session_scoped;
-  r.mode = args.mode;
-  r.permits = args.permits;
-  r.limit = args.limit;
-  r.lock_delay_ms = args.lock_delay_ms.value_or(0);
+  AcquireRequest r{args};
+  if (contention == Contention::kNil) r.timeout_ms = 0;
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
@@ -105,13 +97,8 @@ Issued EmbeddedBackend::acquire_all(const Caller& caller, const AcquireAllArgs& 
                                     Contention contention, Charge charge, Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
-  AcquireAllRequest r;
-  r.keys.reserve(args.keys.size());
-  for (const AcquireArgs& k : args.keys) r.keys.push_back({k.key, k.mode, k.permits, k.limit});
-  r.ttl_ms = args.ttl_ms;
-  r.timeout_ms = contention == Contention::kNil ? 0 : args.timeout_ms;
-  r.owner = args.owner;
-  r.session_scoped = args.session_scoped;
+  AcquireAllRequest r{args};
+  if (contention == Contention::kNil) r.timeout_ms = 0;
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
@@ -377,7 +364,7 @@ ServiceStats EmbeddedBackend::stats() const {
                       grants_by_mode_,
                       std::array<std::size_t, 3>{held - kinds.shared - kinds.semaphore,
                                                  kinds.shared, kinds.semaphore},
-                      kinds.permits};
+                      kinds.permits_taken};
 }
 
 void EmbeddedBackend::forget_waiter(WaiterId waiter, SessionId session) {
