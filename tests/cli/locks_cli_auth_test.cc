@@ -24,13 +24,43 @@ class LocksCliAuth : public ::testing::Test {
   ServerProcess server{config.flags()};
 };
 
-TEST_F(LocksCliAuth, NoOrAWrongTokenExitsThree) {
+TEST_F(LocksCliAuth, NoOrAWrongTokenExitsThreeNamingTheFlag) {
   RunResult none = cli({"status", "k"});
   EXPECT_EQ(none.exit_code, 3);
-  EXPECT_NE(none.err.find("UNAUTHENTICATED"), std::string::npos) << none.err;
-  RunResult wrong = cli({"status", "k", "--token", "nope", "--json"});
+  EXPECT_EQ(none.err,
+            "holdfast locks: the server needs a token: pass --token or set HOLDFAST_TOKEN\n");
+  RunResult wrong = cli({"status", "k", "--token", "nope"});
   EXPECT_EQ(wrong.exit_code, 3);
-  EXPECT_EQ(json::parse(wrong.out).as_object()["errorCode"].as_string(), "UNAUTHENTICATED");
+  EXPECT_EQ(wrong.err,
+            "holdfast locks: the server refused the token given by --token (no member or "
+            "function of its credentials has it)\n");
+  RunResult wrong_env = cli({"acquire", "k"}, {"HOLDFAST_TOKEN=nope"});
+  EXPECT_EQ(wrong_env.exit_code, 3);
+  EXPECT_EQ(wrong_env.err,
+            "holdfast locks: the server refused the token given by HOLDFAST_TOKEN (no member "
+            "or function of its credentials has it)\n");
+  RunResult flag_wins = cli({"status", "k", "--token", "nope"}, {"HOLDFAST_TOKEN=alice-secret"});
+  EXPECT_EQ(flag_wins.exit_code, 3) << "--token wins over HOLDFAST_TOKEN";
+  EXPECT_NE(flag_wins.err.find("given by --token"), std::string::npos) << flag_wins.err;
+  RunResult json_wrong = cli({"status", "k", "--token", "nope", "--json"});
+  EXPECT_EQ(json_wrong.exit_code, 3);
+  EXPECT_EQ(json::parse(json_wrong.out).as_object()["errorCode"].as_string(), "UNAUTHENTICATED");
+  RunResult rules = run({HOLDFAST_BIN, "rules", "get", "--server", server.url()});
+  EXPECT_EQ(rules.exit_code, 3);
+  EXPECT_EQ(rules.err,
+            "holdfast rules: the server needs a token: pass --token or set HOLDFAST_TOKEN\n");
+  RunResult run_cmd = cli({"run", "k", "--", "true"}, {"HOLDFAST_TOKEN=nope"});
+  EXPECT_EQ(run_cmd.exit_code, 3);
+  EXPECT_NE(run_cmd.err.find("holdfast locks run: the server refused the token given by "
+                             "HOLDFAST_TOKEN"),
+            std::string::npos)
+      << run_cmd.err;
+}
+
+TEST_F(LocksCliAuth, ARightTokenIsNotWarnedAbout) {
+  RunResult ok = cli({"status", "k", "--token", "alice-secret"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.err, "") << "the server checks tokens: nothing to warn about";
 }
 
 TEST_F(LocksCliAuth, TokenFromTheFlagOrTheEnvironment) {

@@ -302,7 +302,7 @@ TEST(ServeHelp, TheTopLevelHelpListsEveryCommandsOptionsWithDefaults) {
   RunResult r = run({HOLDFAST_BIN, "--help"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* text : {"serve", "--log-format", "locks", "run", "--conflict-exit-code",
-                           "--session", "rules", "auth", "(default 60000)", "(default info)"})
+                           "--session", "rules", "auth", "(default 1m)", "(default info)"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 }
 
