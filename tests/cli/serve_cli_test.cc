@@ -226,6 +226,15 @@ TEST(ServeHelp, EverySettingOfTheFileIsListed) {
   EXPECT_NE(only_in_file.find("1500ms, 30s, 5m or 2h"), std::string::npos) << only_in_file;
 }
 
+TEST(ServeVersion, NamesTheCommitAndTheBuildDate) {
+  RunResult r = run({HOLDFAST_BIN, "--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex(R"(holdfast \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}|unknown), built )"
+                        R"(\d{4}-\d\d-\d\d\)\n)")))
+      << r.out;
+}
+
 TEST(ServeStore, AnotherDatabaseIsAUsageErrorBeforeAnythingConnects) {
   TempDir dir;
   RunResult r = run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--store",
