@@ -92,5 +92,20 @@ TEST_F(LocksCliAuth, OverTheRateLimitExitsOneWithRetryAfter) {
   EXPECT_GT(e["details"].as_object()["retryAfterMs"].as_int64(), 0);
 }
 
+TEST_F(LocksCliAuth, AWaitOverTheRateLimitSaysSoAndWaitsForASlot) {
+  for (int i = 0; i < 2; ++i)
+    ASSERT_EQ(cli({"acquire", "user:bob:" + std::to_string(i), "--token", "bob-secret"}).exit_code,
+              0);
+  RunResult r = cli({"acquire", "user:bob:9", "--token", "bob-secret", "--wait", "300ms"});
+  EXPECT_EQ(r.exit_code, 1) << "no slot frees within the wait";
+  EXPECT_EQ(r.err.rfind("holdfast locks: waiting up to 300ms: over the acquire rate limit, a slot "
+                        "frees in ",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_EQ(r.out.rfind("not acquired: no grant within 300ms; user:bob:9 is free now", 0), 0u)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace holdfast::testing
