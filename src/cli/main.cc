@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "cli/build_info.h"
 #include "cli/commands.h"
 
 namespace {
@@ -31,7 +32,7 @@ void print_every_command(std::ostream& out, CLI::App& app) {
 int main(int argc, char** argv) {
   CLI::App app{"Holdfast: a lease-based lock service.\n"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "holdfast 0.1.0");
+  app.set_version_flag("--version", holdfast::cli::version_line());
   int exit_code = holdfast::cli::kExitOk;
   holdfast::cli::add_serve_command(app, exit_code);
   holdfast::cli::add_auth_command(app, exit_code);
