@@ -39,6 +39,9 @@ std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis n
     case ExpireCondition::kIfEarlier:
       apply = current == kNever || at < current;
       break;
+    case ExpireCondition::kIfSomeEarlier:
+      apply = current != kNever && at < current;
+      break;
   }
   if (args.persist) apply = current != kNever;  // PERSIST: only a hold that ends
   if (!apply) return std::nullopt;

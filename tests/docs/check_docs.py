@@ -13,6 +13,9 @@ Checks, over the source tree given as the one argument (default: this checkout):
             its named part to exist; what a build makes (build/, build-*/) is not looked for;
   packages  the build packages README.md lists are the ones `scripts/install-deps.sh --list
             build` prints;
+  npm       every `npm install` in the docs that names a package the client suites pin
+            (tests/clients/node/package-lock.json) names it with a version the lock file has,
+            so the line installs what the tests ran;
   figures   docs/performance.md stays a summary (under 200 lines; the history is the log), and
             it and README.md give the same restart time;
   words     no product page (README.md, docs/*.md but the performance log, bench/README.md,
@@ -311,6 +314,53 @@ def check_packages(root, out):
                 "`scripts/install-deps.sh --list build`: " + "; ".join(what))
 
 
+NPM_INSTALL = re.compile(r"\bnpm (?:install|i|add)\s+([^`#\n]*)")
+NPM_LOCK = "tests/clients/node/package-lock.json"
+
+
+def pinned_versions(root):
+    """package name -> the versions the lock file installs of it (aliases included)."""
+    import json
+    path = os.path.join(root, NPM_LOCK)
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        lock = json.load(f)
+    found = {}
+    for where, entry in lock.get("packages", {}).items():
+        if not where.startswith("node_modules/") or "version" not in entry:
+            continue
+        name = where[len("node_modules/"):]
+        if "/node_modules/" in name:
+            continue
+        m = re.match(r"^https?://.*/-/([^/]+)-[^/]+\.tgz$", entry.get("resolved", ""))
+        real = entry.get("name") or name
+        if m and "@" not in real:
+            real = m.group(1) if not name.startswith("@") else name
+        found.setdefault(real, set()).add(entry["version"])
+        found.setdefault(name, set()).add(entry["version"])
+    return found
+
+
+def check_npm(root, name, lines, pins, out):
+    for i, line in enumerate(lines, 1):
+        for m in NPM_INSTALL.finditer(line):
+            for word in m.group(1).split():
+                if word.startswith("-") or word.startswith(".") or "/" in word and not word.startswith("@"):
+                    continue
+                at = word.rfind("@")
+                pkg, version = (word[:at], word[at + 1:]) if at > 0 else (word, None)
+                if pkg not in pins:
+                    continue
+                want = ", ".join(sorted(pins[pkg]))
+                if version is None:
+                    out.add(name, i, f"npm install {pkg} without a version; the client suites "
+                            f"run {pkg}@{want} ({NPM_LOCK})")
+                elif version not in pins[pkg]:
+                    out.add(name, i, f"npm install {pkg}@{version}; the client suites run "
+                            f"{pkg}@{want} ({NPM_LOCK})")
+
+
 RESTART = re.compile(r"restart with a\s+million live holds answers in ([\d.]+) s")
 
 
@@ -354,6 +404,7 @@ def main():
                            os.path.join(os.path.dirname(__file__), "..", ".."))
     out = Findings()
     cache = {}
+    pins = pinned_versions(root)
     files = tracked_files(root)
     for name in files:
         base = os.path.basename(name)
@@ -363,6 +414,7 @@ def main():
             check_links(root, name, lines, fenced, out, cache)
             # Paths in prose and in code blocks alike; a link's target was checked above.
             check_paths(root, name, [LINK.sub("", line) for line in lines], out)
+            check_npm(root, name, lines, pins, out)
             if is_product_page(name):
                 check_words(name, lines, out, code=False)
         elif name.endswith(CODE_SUFFIXES) or base in CODE_NAMES:

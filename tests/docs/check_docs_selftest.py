@@ -32,6 +32,12 @@ def clean_tree(root):
         "src/core/a.cc": "",
         "src/core/b.cc": "// A key in a string literal is no path.\nconst char* k = \"x/y.h\";\n",
         "tests/core/a_test.cc": "",
+        "docs/libs.md": "# Libraries\n\n```sh\nnpm install ioredis@6.0.0 redlock@5.0.0-beta.2 left-pad\n```\n",
+        "tests/clients/node/package-lock.json": """{"packages": {
+            "node_modules/redlock": {"version": "5.0.0-beta.2"},
+            "node_modules/ioredis": {"version": "5.11.1"},
+            "node_modules/ioredis-6": {"version": "6.0.0",
+              "resolved": "https://registry.npmjs.org/ioredis/-/ioredis-6.0.0.tgz"}}}""",
     }
     for name, text in files.items():
         path = os.path.join(root, name)
@@ -90,6 +96,10 @@ FAULTS = [
      "src/core/a.h:1: speaks of a numbered change"),
     ("an issue number in a page", ("docs/guide.md", "# Guide\n", "# Guide\n\nFixed for #42.\n"),
      "docs/guide.md:3: speaks of an issue number"),
+    ("an npm package without its version", ("docs/libs.md", "redlock@5.0.0-beta.2", "redlock"),
+     "docs/libs.md:4: npm install redlock without a version"),
+    ("an npm package at another version", ("docs/libs.md", "ioredis@6.0.0", "ioredis@6.1.0"),
+     "docs/libs.md:4: npm install ioredis@6.1.0; the client suites run ioredis@5.11.1, 6.0.0"),
     ("two restart times", ("docs/performance.md", "1.09 s", "0.78 s"),
      "README.md:1: the restart time differs"),
     ("a long performance page", ("docs/performance.md", "# Performance\n",

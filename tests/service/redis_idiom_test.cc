@@ -48,6 +48,11 @@ TEST(ExpireTo, ConditionsCompareWithTheCurrentEnd) {
   EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfNone), now + 100, now, cap), std::nullopt);
   EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfNone), kNever, now, cap), now + 50);
   EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfSome), now + 100, now, cap), now + 50);
+  // XX LT: earlier, and only a hold that has an end (LT alone also moves one without).
+  EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfSomeEarlier), now + 100, now, cap), now + 50);
+  EXPECT_EQ(expire_to(expire(500, ExpireCondition::kIfSomeEarlier), now + 100, now, cap),
+            std::nullopt);
+  EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfSomeEarlier), kNever, now, cap), std::nullopt);
 }
 
 TEST(ExpireTo, InstantsCapsAndPersist) {
