@@ -37,6 +37,14 @@ ExpireArgs expire(Millis amount, ExpireCondition c, bool absolute = false) {
   return a;
 }
 
+TEST(DecideSet, AnExpiryAlreadyPastLeavesTheKeyFree) {
+  EXPECT_EQ(already_ended(SetStep::kTake), SetStep::kSetGone);
+  EXPECT_EQ(already_ended(SetStep::kRenew), SetStep::kFreeOwn);
+  EXPECT_EQ(already_ended(SetStep::kTakeOver), SetStep::kFreeOwn);
+  EXPECT_EQ(already_ended(SetStep::kNothing), SetStep::kNothing);
+  EXPECT_EQ(already_ended(SetStep::kRefuse), SetStep::kRefuse);
+}
+
 TEST(ExpireTo, ConditionsCompareWithTheCurrentEnd) {
   const Millis now = 1'000'000, cap = 86'400'000;
   EXPECT_EQ(expire_to(expire(500, ExpireCondition::kAlways), now + 100, now, cap), now + 500);
