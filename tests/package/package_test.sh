@@ -3,12 +3,14 @@
 #
 #   1. cpack builds the .deb from this build dir (packaging/CMakeLists.txt); its control
 #      fields, conffiles and contents are what the package promises, and its Depends name
-#      the package of every library the binary loads.
+#      the package of every library the binary links (dpkg-shlibdeps' work).
 #   2. dpkg -i installs it: the files, the holdfast system user, the state dir, the unit
 #      enabled; systemd-analyze verifies the unit and scores its hardening.
 #   3. The packaged server runs: under systemd when systemd is the init here (the unit's own
-#      start), otherwise as the unit would run it (its ExecStart line, as the holdfast user)
-#      on free ports; it answers PING and writes its log as holdfast.
+#      start, whose status is the ready line that READY=1 brought; a reload; a stop),
+#      otherwise as the unit would run it (its ExecStart line, as the holdfast user) on free
+#      ports; as holdfast either way, it answers PING, grants the packaged client a lock, and
+#      what it writes in /var/lib/holdfast is holdfast's.
 #   4. holdfast(1) is found by man and lists every command and option `holdfast --help`
 #      lists; the bash completion completes commands, options and values; the zsh one passes
 #      zsh -n and completes in an interactive zsh (driven through tmux).
@@ -16,11 +18,12 @@
 #      dpkg -P removes those too.
 #
 # Whatever happens, the machine is left as it was: the trap stops what the test started and
-# purges the package. The test refuses to run where a holdfast package, user or directory
-# already exists (it would remove them).
+# purges the package. The test skips where a holdfast package, user or directory already
+# exists (it would remove them), runs one at a time on a machine (a lock in /run/lock), and
+# waits for another process's dpkg lock.
 #
 # Usage: package_test.sh BUILD_DIR CPACK REDIS_CLI
-set -euo pipefail
+set -euo pipefail # (so no pipeline here may stop reading early: a writer's SIGPIPE fails it)
 build=$(cd "$1" && pwd)
 cpack=$2
 redis_cli=$3
@@ -38,9 +41,25 @@ skip() {
 expect_eq() { [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"; }
 expect_file() { [ -e "$1" ] || fail "$1 is missing"; }
 expect_gone() { [ ! -e "$1" ] && [ ! -L "$1" ] || fail "$1 is still there"; }
+# dpkg_run LOG ARGS...: dpkg ARGS with its output in LOG. Another dpkg or apt on this machine
+# holds dpkg's lock while it works: wait for it (up to 2 minutes) rather than fail.
+dpkg_run() {
+  local log=$1 attempt
+  shift
+  for attempt in $(seq 120); do
+    dpkg "$@" >"$log" 2>&1 && return 0
+    grep -q "locked by another process" "$log" || return 1
+    [ "$attempt" -gt 1 ] || echo "package_test: dpkg waits for another process's dpkg lock"
+    sleep 1
+  done
+  return 1
+}
 package_status() { dpkg-query -W -f='${db:Status-Status}' holdfast 2>/dev/null || echo not-installed; }
 
 [ "$(id -u)" -eq 0 ] || skip "installing a package needs root"
+# One run at a time on this machine, from whichever build dir (the lock ends with the process).
+exec 9>/run/lock/holdfast-package-test.lock
+flock -w 240 9 || fail "another package test held /run/lock/holdfast-package-test.lock for 4 minutes"
 [ "$(package_status)" = not-installed ] ||
   skip "a holdfast package is on this machine ($(package_status)); the test would remove it"
 ! getent passwd holdfast >/dev/null || skip "a holdfast user exists; purging the package would remove it"
@@ -62,7 +81,7 @@ cleanup() {
   [ -S "$tmux_socket" ] && tmux -S "$tmux_socket" kill-server 2>/dev/null
   if [ "$(package_status)" != not-installed ]; then
     [ -d /run/systemd/system ] && systemctl stop holdfast.service 2>/dev/null
-    dpkg -P holdfast >"$work/cleanup-purge.log" 2>&1 || cat "$work/cleanup-purge.log" >&2
+    dpkg_run "$work/cleanup-purge.log" -P holdfast || cat "$work/cleanup-purge.log" >&2
   fi
   rm -rf "$work"
   exit "$status"
@@ -82,8 +101,8 @@ expect_eq Package holdfast "$(dpkg-deb -f "$deb" Package)"
 expect_eq Architecture "$arch" "$(dpkg-deb -f "$deb" Architecture)"
 expect_eq Section net "$(dpkg-deb -f "$deb" Section)"
 [ -n "$(dpkg-deb -f "$deb" Maintainer)" ] || fail "no Maintainer"
-dpkg-deb -f "$deb" Description | head -n 1 | grep -q "lock service" ||
-  fail "Description: $(dpkg-deb -f "$deb" Description)"
+description=$(dpkg-deb -f "$deb" Description)
+[[ ${description%%$'\n'*} == *"lock service"* ]] || fail "Description: $description"
 depends=$(dpkg-deb -f "$deb" Depends)
 depends_names=" $(echo "$depends" | tr ',' '\n' | sed 's/(.*//; s/[[:space:]]//g' | tr '\n' ' ') "
 [[ $depends_names == *" adduser "* ]] || fail "Depends has no adduser: $depends"
@@ -97,7 +116,7 @@ while read -r soname; do
   [ -n "$library" ] || fail "ldd does not find $soname, which holdfast needs"
   owner=
   for candidate in "$library" "/usr$library" "${library#/usr}" "$(readlink -f "$library")"; do
-    owner=$(dpkg-query -S "$candidate" 2>/dev/null | head -n 1 | cut -d: -f1) && [ -n "$owner" ] && break
+    owner=$(dpkg-query -S "$candidate" 2>/dev/null) && owner=${owner%%:*} && [ -n "$owner" ] && break
   done
   [ -n "$owner" ] || fail "no package owns $library, which holdfast loads"
   found=
@@ -125,11 +144,12 @@ for script in postinst prerm postrm; do
 done
 # Stripped: no debug sections in the packaged binary.
 dpkg-deb -x "$deb" "$work/root"
-! readelf -S "$work/root/usr/bin/holdfast" | grep -q '\.debug_' || fail "the packaged binary has debug sections"
+readelf -S "$work/root/usr/bin/holdfast" >"$work/sections"
+! grep '\.debug_' "$work/sections" || fail "the packaged binary has debug sections (above)"
 say "contents: $(wc -l <"$work/contents") entries, conffile, maintainer scripts"
 
 # 2. Install.
-dpkg -i "$deb" >"$work/install.log" 2>&1 || { cat "$work/install.log" >&2; fail "dpkg -i failed (above)"; }
+dpkg_run "$work/install.log" -i "$deb" || { cat "$work/install.log" >&2; fail "dpkg -i failed (above)"; }
 expect_eq "status after dpkg -i" installed "$(package_status)"
 for path in /usr/bin/holdfast /lib/systemd/system/holdfast.service /etc/holdfast/holdfast.toml \
   /usr/share/man/man1/holdfast.1.gz /usr/share/bash-completion/completions/holdfast \
@@ -160,24 +180,22 @@ awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }' || { cat "$work/security.log" 
 say "systemd-analyze verify: clean; security: exposure $exposure"
 
 # 3. The packaged server.
-ping_unix() { "$redis_cli" -s /var/lib/holdfast/holdfast.sock PING 2>&1; }
 if [ -d /run/systemd/system ]; then
   # postinst started it (unless a policy-rc.d said no); start it if not.
-  systemctl start holdfast.service || { journalctl -u holdfast --no-pager | tail -n 20 >&2; fail "systemctl start holdfast failed"; }
+  systemctl start holdfast.service ||
+    { journalctl -u holdfast --no-pager | tail -n 20 >&2; fail "systemctl start holdfast failed"; }
   expect_eq "holdfast.service" active "$(systemctl is-active holdfast.service)"
-  expect_eq "the unit's type" Type=notify "$(systemctl show -p Type holdfast.service)"
-  expect_eq "PING over the service's socket" PONG "$(ping_unix)"
-  expect_eq "PING over TCP" PONG "$("$redis_cli" -p 7420 PING 2>&1)"
-  systemctl reload holdfast.service
-  expect_eq "PING after a reload" PONG "$(ping_unix)"
-  systemctl stop holdfast.service
-  say "holdfast.service ran under systemd, answered PING, reloaded and stopped"
+  expect_eq "the unit's type" notify "$(systemctl show -p Type --value holdfast.service)"
+  # `systemctl start` returned, so READY=1 came; its STATUS= is the ready line.
+  ready=$(systemctl show -p StatusText --value holdfast.service)
+  server_pid=$(systemctl show -p MainPID --value holdfast.service)
+  how="holdfast.service under systemd"
 else
   # No systemd here: what the unit runs, as the user it runs as, on free ports.
   exec_start=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/holdfast.service)
   read -r -a command <<<"$exec_start"
   setpriv --reuid holdfast --regid holdfast --init-groups --inh-caps=-all \
-    "${command[@]}" --listen 127.0.0.1:0 --http 127.0.0.1:0 >"$work/serve.out" 2>"$work/serve.err" &
+    "${command[@]}" --listen 127.0.0.1:0 --http 127.0.0.1:0 >"$work/serve.out" 2>"$work/serve.err" 9>&- &
   server_pid=$!
   for _ in $(seq 600); do # at most a minute, against a hang; it is ready long before
     grep -q '^holdfast ready ' "$work/serve.out" 2>/dev/null && break
@@ -185,21 +203,30 @@ else
     sleep 0.1
   done
   ready=$(head -n 1 "$work/serve.out")
-  [[ $ready == "holdfast ready resp=127.0.0.1:"*" unix=/var/lib/holdfast/holdfast.sock "*" mode=open" ]] ||
-    { cat "$work/serve.err" >&2; fail "no ready line from '$exec_start': '$ready'"; }
-  port=$(sed -n 's/.*resp=127\.0\.0\.1:\([0-9]*\).*/\1/p' <<<"$ready")
-  expect_eq "PING over TCP" PONG "$("$redis_cli" -p "$port" PING 2>&1)"
-  expect_eq "PING over the socket" PONG "$(ping_unix)"
-  /usr/bin/holdfast locks acquire package-test --ttl 60000 --server "127.0.0.1:$port" >/dev/null ||
-    fail "the packaged client could not take a lock from the packaged server"
+  how="no systemd here: '$exec_start' as holdfast"
+fi
+[[ $ready == "holdfast ready resp=127.0.0.1:"*" unix=/var/lib/holdfast/holdfast.sock "*" mode=open" ]] ||
+  { cat "$work/serve.err" 2>/dev/null >&2; fail "no ready line from the server: '$ready'"; }
+port=$(sed -n 's/.*resp=127\.0\.0\.1:\([0-9]*\).*/\1/p' <<<"$ready")
+expect_eq "the server's user" holdfast "$(ps -o user= -p "$server_pid")"
+expect_eq "PING over TCP" PONG "$("$redis_cli" -p "$port" PING 2>&1)"
+expect_eq "PING over the socket" PONG "$("$redis_cli" -s /var/lib/holdfast/holdfast.sock PING 2>&1)"
+/usr/bin/holdfast locks acquire package-test --ttl 60000 --server "127.0.0.1:$port" >/dev/null ||
+  fail "the packaged client could not take a lock from the packaged server"
+if [ -d /run/systemd/system ]; then
+  systemctl reload holdfast.service
+  expect_eq "PING after a reload" PONG "$("$redis_cli" -p "$port" PING 2>&1)"
+  systemctl stop holdfast.service
+  expect_eq "holdfast.service after a stop" inactive "$(systemctl is-active holdfast.service || true)"
+else
   kill -TERM "$server_pid"
   wait "$server_pid" || fail "the server exited with $? on SIGTERM"
-  server_pid=
-  owners=$(find /var/lib/holdfast -mindepth 1 -printf '%u:%g\n' | sort -u)
-  [ -n "$owners" ] || fail "the server wrote nothing in /var/lib/holdfast"
-  expect_eq "owner of what the server wrote" holdfast:holdfast "$owners"
-  say "no systemd here: ran '$exec_start' as holdfast on port $port; PING, a lock, SIGTERM"
 fi
+server_pid=
+owners=$(find /var/lib/holdfast -mindepth 1 -printf '%u:%g\n' | sort -u)
+[ -n "$owners" ] || fail "the server wrote nothing in /var/lib/holdfast"
+expect_eq "owner of what the server wrote" holdfast:holdfast "$owners"
+say "$how: ready on port $port, PING, a lock from the packaged client, stopped"
 
 # 4. The manual page and the completions.
 expect_eq "man -w holdfast" /usr/share/man/man1/holdfast.1.gz "$(man -w holdfast)"
@@ -274,7 +301,7 @@ tmux -S "$tmux_socket" kill-server
 say "zsh completion: passes zsh -n; completes commands with descriptions and --fsync's choices"
 
 # 5. Remove, then purge.
-dpkg -r holdfast >"$work/remove.log" 2>&1 || { cat "$work/remove.log" >&2; fail "dpkg -r failed (above)"; }
+dpkg_run "$work/remove.log" -r holdfast || { cat "$work/remove.log" >&2; fail "dpkg -r failed (above)"; }
 expect_eq "status after dpkg -r" config-files "$(package_status)"
 for path in /usr/bin/holdfast /lib/systemd/system/holdfast.service /usr/share/man/man1/holdfast.1.gz \
   /usr/share/bash-completion/completions/holdfast /usr/share/zsh/vendor-completions/_holdfast; do
@@ -285,7 +312,7 @@ expect_file /var/lib/holdfast
 getent passwd holdfast >/dev/null || fail "dpkg -r removed the holdfast user; only a purge should"
 say "dpkg -r: files gone; configuration, state and user kept"
 
-dpkg -P holdfast >"$work/purge.log" 2>&1 || { cat "$work/purge.log" >&2; fail "dpkg -P failed (above)"; }
+dpkg_run "$work/purge.log" -P holdfast || { cat "$work/purge.log" >&2; fail "dpkg -P failed (above)"; }
 expect_eq "status after dpkg -P" not-installed "$(package_status)"
 for path in /etc/holdfast /var/lib/holdfast /etc/systemd/system/multi-user.target.wants/holdfast.service \
   /etc/systemd/system/holdfast.service; do
