@@ -49,7 +49,7 @@ serve: configure
 # The Debian package of the server (packaging/CMakeLists.txt says what it holds), from the
 # build dir as it is configured: builds the binary, its manual page and completions, runs cpack.
 package: deps-package $(BUILD_DIR)/build.ninja
-	cmake --build $(BUILD_DIR) --target holdfast holdfast_help_files
+	cmake --build $(BUILD_DIR) --target holdfast holdfast_package_files
 	cd $(BUILD_DIR) && cpack -G DEB
 	@echo "make package: $$(ls -t $(BUILD_DIR)/package/holdfast_*.deb | head -n 1)"
 

@@ -28,7 +28,7 @@ build=$(cd "$1" && pwd)
 cpack=$2
 redis_cli=$3
 
-say() { echo "package_test: $*"; }
+say() { echo "package_test: [${SECONDS} s] $*"; }
 fail() {
   echo "package_test: FAILED: $*" >&2
   exit 1
@@ -131,7 +131,8 @@ say "Depends: $depends"
 dpkg-deb -c "$deb" >"$work/contents"
 for path in ./usr/bin/holdfast ./lib/systemd/system/holdfast.service ./etc/holdfast/holdfast.toml \
   ./usr/share/man/man1/holdfast.1.gz ./usr/share/bash-completion/completions/holdfast \
-  ./usr/share/zsh/vendor-completions/_holdfast ./usr/share/doc/holdfast/copyright; do
+  ./usr/share/zsh/vendor-completions/_holdfast ./usr/share/doc/holdfast/copyright \
+  ./usr/share/doc/holdfast/changelog.Debian.gz; do
   grep -q " $path\$" "$work/contents" || fail "the package has no $path:$(printf '\n%s' "$(cat "$work/contents")")"
 done
 ! grep -E ' \./usr/(include|lib)/' "$work/contents" || fail "the client library or headers are in the server package (above)"
