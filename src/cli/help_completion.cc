@@ -9,7 +9,9 @@
 //
 // zsh: one function per command over _arguments (descriptions, choices, files, repeatable
 // options), the commands with subcommands dispatching to them as zsh's own completions do.
-#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/help_model.h"
 

@@ -1,8 +1,11 @@
 // holdfast(1) in roff (man(7) macros), from the command tree: a synopsis line per command, then
 // every command with its arguments and options, the variables they read, the files of the
 // Debian package, and the exit codes of commands.h.
+#include <cctype>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/help_model.h"

@@ -1,5 +1,8 @@
 #include "cli/help_model.h"
 
+#include <string>
+#include <vector>
+
 namespace holdfast::cli {
 namespace {
 
