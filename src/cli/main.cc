@@ -5,6 +5,7 @@
 
 #include "cli/build_info.h"
 #include "cli/commands.h"
+#include "cli/help_export.h"
 
 namespace {
 
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
   holdfast::cli::add_auth_command(app, exit_code);
   holdfast::cli::add_rules_command(app, exit_code);
   holdfast::cli::add_locks_command(app, exit_code);
+  if (holdfast::cli::is_help_export(argc, argv)) return holdfast::cli::export_help(app, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
