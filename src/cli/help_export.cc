@@ -4,12 +4,9 @@
 #include <iostream>
 #include <string_view>
 
+#include "cli/build_info.h"
 #include "cli/commands.h"
 #include "cli/help_model.h"
-
-#ifndef HOLDFAST_VERSION
-#error "HOLDFAST_VERSION is set by src/cli/CMakeLists.txt from the project's version"
-#endif
 
 namespace holdfast::cli {
 
@@ -47,7 +44,7 @@ int export_help(const CLI::App& app, int argc, char** argv) {
   std::ostream& out = output.empty() ? std::cout : file;
   const CommandDoc root = describe_commands(app, "holdfast");
   if (format == "man") {
-    write_man_page(out, root, HOLDFAST_VERSION);
+    write_man_page(out, root, kBuildInfo.version);
   } else if (format == "bash") {
     write_bash_completion(out, root);
   } else {

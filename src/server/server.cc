@@ -30,7 +30,8 @@ bool is_loopback_host(const std::string& host) {
   return !ec && addr.is_loopback();
 }
 
-constexpr const char* kVersion = "0.1.0";
+// HELLO's and INFO's version: the project's (src/server/CMakeLists.txt).
+constexpr const char* kVersion = HOLDFAST_VERSION;
 
 }  // namespace
 
