@@ -41,6 +41,19 @@ void read_value(const CLI::Option& opt, ArgDoc& arg) {
   if (!opt.get_option_text().empty()) arg.value = opt.get_option_text();
 }
 
+// An option that reads its variable itself (--token tells which of the two a refused token came
+// from, so CLI11 does not do the fallback) says so in its help: "(default: $NAME...".
+std::string default_variable(const std::string& description) {
+  const std::string marker = "(default: $";
+  const std::size_t at = description.find(marker);
+  if (at == std::string::npos) return {};
+  std::size_t end = at + marker.size();
+  while (end < description.size() &&
+         ((description[end] >= 'A' && description[end] <= 'Z') || description[end] == '_'))
+    ++end;
+  return description.substr(at + marker.size(), end - at - marker.size());
+}
+
 ArgDoc describe_arg(const CLI::Option& opt, const CLI::App& app) {
   ArgDoc arg;
   arg.positional = !opt.nonpositional();
@@ -57,6 +70,7 @@ ArgDoc describe_arg(const CLI::Option& opt, const CLI::App& app) {
   arg.help = &opt == app.get_help_ptr() || &opt == app.get_help_all_ptr();
   arg.description = opt.get_description();
   arg.envname = opt.get_envname();
+  if (arg.envname.empty()) arg.envname = default_variable(arg.description);
   arg.default_value = opt.get_default_str();
   return arg;
 }
