@@ -4,7 +4,7 @@
 // arguments; run(pick) hands one queued call to the real service (a Policy over an embedded
 // backend), which finishes it when it decides: at once, after a queue, or after the log.
 // end_session() finishes a session's queued call with UNAVAILABLE, as a node does for a
-// connection that closed while its call waited.
+// connection that closed while its call waited. Inside atomically() calls run at once.
 #pragma once
 
 #include <algorithm>
@@ -34,23 +34,23 @@ class DeferredService final : public LockService {
   }
 
   Issued acquire(const Caller& caller, const AcquireArgs& args, Completion& done) override {
-    return defer(caller, done, [caller, a = Acquire(args)](LockService& s, Completion& d) {
+    return defer(caller, done, [caller, a = AcquireCopy(args)](LockService& s, Completion& d) {
       return s.acquire(caller, a.args(), d);
     });
   }
   Issued try_acquire(const Caller& caller, const AcquireArgs& args, Completion& done) override {
-    return defer(caller, done, [caller, a = Acquire(args)](LockService& s, Completion& d) {
+    return defer(caller, done, [caller, a = AcquireCopy(args)](LockService& s, Completion& d) {
       return s.try_acquire(caller, a.args(), d);
     });
   }
   Issued acquire_all(const Caller& caller, const AcquireAllArgs& args, Completion& done) override {
-    return defer(caller, done, [caller, a = AcquireAll(args)](LockService& s, Completion& d) {
+    return defer(caller, done, [caller, a = AcquireAllCopy(args)](LockService& s, Completion& d) {
       return s.acquire_all(caller, a.args(), d);
     });
   }
   Issued try_acquire_all(const Caller& caller, const AcquireAllArgs& args,
                          Completion& done) override {
-    return defer(caller, done, [caller, a = AcquireAll(args)](LockService& s, Completion& d) {
+    return defer(caller, done, [caller, a = AcquireAllCopy(args)](LockService& s, Completion& d) {
       return s.try_acquire_all(caller, a.args(), d);
     });
   }
@@ -81,12 +81,9 @@ class DeferredService final : public LockService {
                  });
   }
   Issued assign(const Caller& caller, const AssignArgs& args, Completion& done) override {
-    return defer(
-        caller, done,
-        [caller, key = std::string(args.key), holder = copy(args.holder_id), ttl = args.ttl_ms,
-         timeout = args.timeout_ms, delay = args.lock_delay_ms](LockService& s, Completion& d) {
-          return s.assign(caller, AssignArgs{key, view(holder), ttl, timeout, delay}, d);
-        });
+    return defer(caller, done, [caller, a = AssignCopy(args)](LockService& s, Completion& d) {
+      return s.assign(caller, a.args(), d);
+    });
   }
   Issued transfer(const Caller& caller, const TransferArgs& args, Completion& done) override {
     return defer(caller, done,
@@ -178,8 +175,14 @@ class DeferredService final : public LockService {
   void complete(Completion& done, Result<Answer> result) override {
     inner_.complete(done, std::move(result));
   }
-  // Its calls all wait, as on a node over PostgreSQL.
-  bool runs_scripts() const override { return false; }
+  // Inside a step (a transaction, a script) calls take effect at once, as a node over
+  // PostgreSQL runs them inline in its database transaction.
+  Status atomically(const std::function<void()>& body) override {
+    inline_ = true;
+    Status st = inner_.atomically(body);
+    inline_ = false;
+    return st;
+  }
   void end_session(SessionId session) override {
     finish_all([session](const Queued& q) { return q.session == session; },
                "the connection closed");
@@ -192,8 +195,6 @@ class DeferredService final : public LockService {
   void dispatch() override { inner_.dispatch(); }
   void advance() override { inner_.advance(); }
   std::optional<Millis> next_deadline() const override { return inner_.next_deadline(); }
-  bool before_sleep() override { return inner_.before_sleep(); }
-  void end_of_round(std::size_t clients) override { inner_.end_of_round(clients); }
   ServiceStats stats() const override { return inner_.stats(); }
 
  private:
@@ -204,33 +205,6 @@ class DeferredService final : public LockService {
   static std::optional<std::string_view> view(const std::optional<std::string>& v) {
     return v ? std::optional<std::string_view>(*v) : std::nullopt;
   }
-  // An acquire's arguments, owned.
-  struct Acquire {
-    explicit Acquire(const AcquireArgs& a) : fields(a), key(a.key), owner(copy(a.owner)) {}
-    AcquireArgs args() const {
-      AcquireArgs a = fields;
-      a.key = key;
-      a.owner = view(owner);
-      return a;
-    }
-    AcquireArgs fields;  // its views point at the caller's buffers: args() replaces them
-    std::string key;
-    std::optional<std::string> owner;
-  };
-  struct AcquireAll {
-    explicit AcquireAll(const AcquireAllArgs& a) : fields(a), owner(copy(a.owner)) {
-      for (const AcquireArgs& k : a.keys) keys.emplace_back(k);
-    }
-    AcquireAllArgs args() const {
-      AcquireAllArgs a = fields;
-      a.owner = view(owner);
-      for (std::size_t i = 0; i < keys.size(); ++i) a.keys[i] = keys[i].args();
-      return a;
-    }
-    AcquireAllArgs fields;  // as Acquire::fields
-    std::vector<Acquire> keys;
-    std::optional<std::string> owner;
-  };
   struct Queued {
     SessionId session;
     Completion* done;
@@ -239,6 +213,7 @@ class DeferredService final : public LockService {
 
   Issued defer(const Caller& caller, Completion& done,
                std::function<Issued(LockService&, Completion&)> run) {
+    if (inline_) return run(inner_, done);
     queued_.push_back(Queued{caller.session, &done, std::move(run)});
     return Issued::kWaiting;
   }
@@ -256,6 +231,7 @@ class DeferredService final : public LockService {
 
   LockService& inner_;
   std::vector<Queued> queued_;
+  bool inline_ = false;  // inside atomically()
 };
 
 }  // namespace holdfast::fuzz

@@ -50,8 +50,8 @@ struct LockHandle {
   TimePoint lease_expires_at{};  // as of the grant or the last renew() through this value
   Scope scope = Scope::kLease;
   LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 0;  // kSemaphore: the permits this hold takes; 0 otherwise
-  std::uint32_t limit = 0;    // kSemaphore: the key's permits; 0 otherwise
+  std::uint32_t permits = 0;  // kSemaphore: the key's permits; 0 otherwise
+  std::uint32_t take = 0;     // kSemaphore: how many of them this hold takes; 0 otherwise
   // How long the key stays closed after this hold vanishes without a release; 0 when the hold
   // has no lock-delay (docs/lock-kinds.md, "Lock-delay").
   std::chrono::milliseconds lock_delay{0};
@@ -85,8 +85,8 @@ struct HoldInfo {
   HoldKind kind = HoldKind::kHandle;
   std::optional<std::string> holder{};  // the holder id of an assigned hold
   LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 0;                // kSemaphore: the permits this hold takes; 0 otherwise
-  std::uint32_t limit = 0;                  // kSemaphore: the key's permits; 0 otherwise
+  std::uint32_t permits = 0;                // kSemaphore: the key's permits; 0 otherwise
+  std::uint32_t take = 0;                   // kSemaphore: how many of them this hold takes
   std::chrono::milliseconds lock_delay{0};  // as LockHandle::lock_delay
 };
 

@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <ctime>
+#include <iostream>
 #include <optional>
 #include <span>
 #include <utility>
 
+#include "cli/duration_flag.h"
 #include "core/hold_fields.h"
 #include "core/text.h"
 
@@ -76,7 +78,7 @@ std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; 
 template <typename Hold>
 std::string mode_text(const Hold& h) {
   if (h.mode != LockMode::kSemaphore) return to_string(h.mode);
-  return "semaphore " + std::to_string(h.permits) + " of " + std::to_string(h.limit);
+  return "semaphore " + std::to_string(h.take) + " of " + std::to_string(h.permits);
 }
 
 // The fields a hold of this mode shows after the others (as core/field_values.h picks them).
@@ -125,15 +127,15 @@ struct HoldFields {
   TimePoint acquired_at{};
   std::optional<TimePoint> lease_expires_at;
   LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 0, limit = 0;
+  std::uint32_t permits = 0, take = 0;
   std::chrono::milliseconds lock_delay{0};
 
   static HoldFields of(const HoldInfo& h) {
     HoldFields f{h.key, h.held_by, to_string(h.scope), to_string(h.kind)};
     f.lock_delay = h.lock_delay;
     f.mode = h.mode;
+    f.take = h.take;
     f.permits = h.permits;
-    f.limit = h.limit;
     if (h.owner) f.owner = *h.owner;
     if (h.holder) f.holder = *h.holder;
     f.token = h.token;
@@ -173,10 +175,10 @@ struct HoldFields {
         return text(holder);
       case HoldField::kMode:
         return FieldValue{Type::kText, 0, to_string(mode)};
+      case HoldField::kTake:
+        return FieldValue{Type::kInteger, take, {}};
       case HoldField::kPermits:
         return FieldValue{Type::kInteger, permits, {}};
-      case HoldField::kLimit:
-        return FieldValue{Type::kInteger, limit, {}};
     }
     return FieldValue{};
   }
@@ -256,6 +258,15 @@ std::string who_holds(Client& client, const std::vector<KeyRequest>& keys, TimeP
   return text;
 }
 
+void say_waiting(std::string_view who, Client& client, const std::vector<KeyRequest>& keys,
+                 std::int64_t wait_ms, const RateLimitedError* limited) {
+  const TimePoint now = current_time();
+  const std::string why = limited != nullptr ? "over the acquire rate limit, a slot frees " +
+                                                   relative_time(now + limited->retry_after(), now)
+                                             : who_holds(client, keys, now);
+  std::cerr << who << ": waiting up to " << duration_text(wait_ms) << ": " << why << std::endl;
+}
+
 std::string relative_time(TimePoint at, TimePoint now) {
   const std::int64_t ms = (at - now).count();
   const std::int64_t abs_ms = ms < 0 ? -ms : ms;
@@ -294,8 +305,8 @@ std::string json_hold(const LockHandle& h) {
   f.acquired_at = h.acquired_at;
   f.lease_expires_at = h.lease_expires_at;
   f.mode = h.mode;
+  f.take = h.take;
   f.permits = h.permits;
-  f.limit = h.limit;
   f.lock_delay = h.lock_delay;
   JsonObject o;
   add_fields(o, kGrantFields, f);

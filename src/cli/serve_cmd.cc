@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 
 #include "auth/credentials.h"
 #include "cli/commands.h"
+#include "cli/duration_flag.h"
+#include "core/duration.h"
 #include "server/config.h"
 #include "server/logging.h"
 #include "server/server.h"
@@ -50,20 +53,33 @@ void raise_open_files_limit() {
   }
 }
 
+// A credentials file without a member or a function turns open mode off and lets nobody in:
+// every call but PING, HELLO and AUTH is refused. That is allowed (a file being filled in, or
+// emptied on purpose to shut everyone out), but never silently.
+void warn_if_empty(const CredentialStore& credentials) {
+  if (credentials.size() != 0) return;
+  log_event(LogLevel::kWarn,
+            "the credentials file has no [[member]] or [[function]]: nobody can authenticate, "
+            "and every lock call is refused until it has one and the server reloads it (SIGHUP)",
+            {{"path", credentials.path()}});
+}
+
 // SIGHUP reloads the credentials (and, in the server, the TLS certificate); start, serve until a
 // stop signal, report a failed start.
-int run_server(Server& server, LockService& service, CredentialStore* credentials) {
+int run_server(Server& server, LockService& service, CredentialStore* credentials,
+               LoopHooks* hooks = nullptr) {
   if (credentials != nullptr) {
     server.on_reload([credentials] {
       if (auto st = credentials->reload(); st.ok()) {
         spdlog::info("SIGHUP: reloaded {} credentials from {}", credentials->size(),
                      credentials->path());
+        warn_if_empty(*credentials);
       } else {
         spdlog::error("SIGHUP: keeping the previous credentials: {}", st.error().message);
       }
     });
   }
-  if (auto st = server.start(service); !st.ok()) {
+  if (auto st = server.start(service, hooks); !st.ok()) {
     std::cerr << "holdfast serve: " << st.error().message << "\n";
     return st.error().code == ErrorCode::kInvalidArgument ? kExitUsage : 1;
   }
@@ -153,6 +169,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     }
     credentials = std::move(*opened);
     spdlog::info("credentials: {} entries from {}", credentials->size(), config->credentials);
+    warn_if_empty(*credentials);
   }
   if (!config->store_url.empty()) return serve_node(*config, credentials.get(), std::move(tls));
   SystemClock clock;
@@ -165,7 +182,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   // The loop pauses for fork() instead of for encoding every live hold (docs/wal-format.md §6).
   wal_options.encode_snapshots_in_child = true;
   wal_options.encode_in_child_from_holds = wal::kEncodeInChildFromHolds;
-  // The server's loop calls before_sleep() and end_of_round() (server.cc, run_loop).
+  // The server's loop calls the store's before_sleep() and end_of_round() (core/loop_hooks.h).
   wal_options.commit_on_loop = true;
   // A loop that polls must not sleep on the log's timer instead (wal_store.h).
   wal_options.write_on_loop = config->idle_poll_us == 0;
@@ -194,7 +211,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     log_event(LogLevel::kWarn,
               "recovering after an unclean stop: nothing new is granted until the lease horizon",
               {{"untilMs", until}, {"inMs", until - clock.now_ms()}});
-  const int code = run_server(server, policy, credentials.get());
+  const int code = run_server(server, policy, credentials.get(), &store);
   store.close();
   return code;
 }
@@ -203,24 +220,26 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
 std::string default_is(const std::string& value) { return " (default " + value + ")"; }
 std::string default_is(std::int64_t value) { return default_is(std::to_string(value)); }
 
-// What only holdfast.toml sets, with the defaults, for the end of `serve --help`.
+// What only holdfast.toml sets (the settings without a flag), with the defaults, for the end
+// of `serve --help`.
 std::string serve_footer() {
   const ServerConfig d;
-  return "Only in holdfast.toml (docs/configuration.md):\n"
-         "  [auth] credentials            the credentials file (default none: local open mode)\n"
-         "  [limits] acquirePerUserPerHour  each member's acquire attempts per rolling hour" +
-         default_is(d.acquire_per_user_per_hour) +
-         "\n"
-         "  [limits] maxLeaseMs           longer TTLs are capped to this" +
-         default_is(d.max_lease_ms) +
-         "\n"
-         "  [store] poolSize              with a store URL: PostgreSQL connections per node" +
-         default_is(d.store_pool_size) +
-         "\n"
-         "  [tls] handshakeTimeoutMs      a TLS client that has not finished its handshake by "
-         "then is cut off" +
-         default_is(d.tls.handshake_timeout_ms) +
-         "\n"
+  std::vector<std::string> names;
+  std::size_t width = 0;
+  for (const ConfigSetting& s : config_settings()) {
+    names.push_back("[" + std::string(s.table) + "] " + std::string(s.key));
+    width = std::max(width, names.back().size());
+  }
+  std::string text = "Only in holdfast.toml (docs/configuration.md):\n";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const ConfigSetting& s = config_settings()[i];
+    if (!s.flag.empty()) continue;
+    text += "  " + names[i] + std::string(width + 2 - names[i].size(), ' ') + std::string(s.about) +
+            default_is(s.default_text(d)) + "\n";
+  }
+  return text +
+         "Durations, in the file as on the command line: 1500ms, 30s, 5m or 2h; a plain number "
+         "is\nmilliseconds.\n"
          "Flags override the file. Logs go to stderr; stdout has one line, \"holdfast ready "
          "...\",\n"
          "once every listener is bound. Exit codes: 0 stopped by SIGINT or SIGTERM; 1 could not\n"
@@ -261,15 +280,19 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "themselves); 0 never polls; not with --store" +
                       default_is(d.idle_poll_us));
   cmd->add_option("--store", flags->store,
-                  "postgres://... to run as a node over a shared PostgreSQL (default none: "
-                  "the embedded store in --data-dir)");
+                  "postgres://... or postgresql://... to run as a node over a shared "
+                  "PostgreSQL (default none: the embedded store in --data-dir)");
   cmd->add_option("--session-grace-ms", flags->session_grace_ms,
                   "with --store: how long a silent node's session holds outlive its last "
                   "heartbeat" +
-                      default_is(d.session_grace_ms));
+                      default_is(format_duration(d.session_grace_ms)))
+      ->transform(duration_flag(0))
+      ->type_name("DURATION");
   cmd->add_option("--script-time-limit-ms", flags->script_time_limit_ms,
                   "EVAL: a script running longer is stopped, its changes so far kept" +
-                      default_is(d.script_time_limit_ms));
+                      default_is(format_duration(d.script_time_limit_ms)))
+      ->transform(duration_flag(0))
+      ->type_name("DURATION");
   cmd->add_option("--log-level", flags->log_level,
                   "debug, info, warn or error: the least severe record logged" +
                       default_is(std::string(log_level_name(d.log_level))));
@@ -286,6 +309,16 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "none, request or require a client certificate (default request with "
                   "--tls-ca, else none)")
       ->check(CLI::IsMember({"none", "request", "require"}));
+  // Each flag's help names the setting it overrides; the settings without a flag end the help.
+  for (const ConfigSetting& s : config_settings()) {
+    if (s.flag.empty()) continue;
+    CLI::Option* option = cmd->get_option_no_throw(std::string(s.flag));
+    if (option == nullptr)
+      throw std::logic_error("holdfast serve has no flag " + std::string(s.flag) + " for [" +
+                             std::string(s.table) + "] " + std::string(s.key));
+    option->description(option->get_description() + "; [" + std::string(s.table) + "] " +
+                        std::string(s.key) + " in holdfast.toml");
+  }
   cmd->footer(serve_footer());
   cmd->callback([flags, cmd, &exit_code] { exit_code = serve(*flags, *cmd); });
 }

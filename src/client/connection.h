@@ -60,6 +60,9 @@ class Connection {
   // Appends what the session has to in_, waiting until the deadline for it; false when the
   // deadline passed first.
   bool tls_receive_some(Deadline deadline, std::string_view command);
+  // receive() for the handshake's first reply: a ProtocolError then names a peer that does
+  // not speak RESP (an HTTP server, details "protocol": "http") instead of the bad byte.
+  Reply first_reply(Deadline deadline, std::string_view command);
 
   int fd_ = -1;
   std::unique_ptr<TlsSession> tls_;

@@ -123,13 +123,14 @@ std::uint32_t count_of(const Reply& reply, std::string_view name) {
   return static_cast<std::uint32_t>(n);
 }
 
-// mode, and for a semaphore hold permits and limit, into a LockHandle or a HoldInfo.
+// mode, and for a semaphore hold the key's permits and the hold's take, into a LockHandle or a
+// HoldInfo.
 template <typename Hold>
 void read_mode(const Reply& reply, Hold& h) {
   h.mode = mode_of(reply);
   if (h.mode != LockMode::kSemaphore) return;
   h.permits = count_of(reply, "permits");
-  h.limit = count_of(reply, "limit");
+  h.take = count_of(reply, "take");
 }
 
 // lockDelayMs: there only on a hold that has a lock-delay.
@@ -207,7 +208,7 @@ LockStatus to_status(const Reply& reply) {
   }
   s.hold->mode = s.mode;
   s.hold->permits = 0;
-  s.hold->limit = 0;
+  s.hold->take = 0;
   const Reply& holders = need(reply, "holders");
   if (holders.type != Reply::Type::kArray) bad_reply(reply, "field 'holders' is not a list");
   for (const Reply& item : holders.items) s.holders.push_back(to_hold_info(item));

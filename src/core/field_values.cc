@@ -32,10 +32,10 @@ FieldValue field_value(HoldField field, const HoldState& h, char (&handle_text)[
       return text(h.holder_id);
     case HoldField::kMode:
       return text(mode_name(h.mode));
+    case HoldField::kTake:
+      return FieldValue{Type::kInteger, static_cast<std::int64_t>(h.take), {}};
     case HoldField::kPermits:
       return FieldValue{Type::kInteger, static_cast<std::int64_t>(h.permits), {}};
-    case HoldField::kLimit:
-      return FieldValue{Type::kInteger, static_cast<std::int64_t>(h.limit), {}};
   }
   return FieldValue{};
 }

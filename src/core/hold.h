@@ -19,8 +19,8 @@ namespace holdfast {
 enum class Scope : std::uint8_t { kLease = 0, kSession = 1 };
 enum class HoldKind : std::uint8_t { kHandle = 0, kAssigned = 1 };
 // How a grant shares its key (docs/lock-kinds.md). An exclusive hold is the key's only hold; a
-// shared key has any number of shared holds; a semaphore key has holds whose permits add up to
-// at most the key's limit.
+// shared key has any number of shared holds; a semaphore key has holds whose takes add up to
+// at most the key's permits.
 enum class LockMode : std::uint8_t { kExclusive = 0, kShared = 1, kSemaphore = 2 };
 
 inline std::string_view scope_name(Scope s) { return s == Scope::kSession ? "session" : "lease"; }
@@ -52,8 +52,8 @@ struct HoldState {
   Scope scope = Scope::kLease;
   HoldKind kind = HoldKind::kHandle;
   LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 0;  // semaphore: the permits this hold takes
-  std::uint32_t limit = 0;    // semaphore: the key's number of permits
+  std::uint32_t permits = 0;  // semaphore: the key's number of permits
+  std::uint32_t take = 0;     // semaphore: how many of them this hold takes
   // Lock-delay (docs/lock-kinds.md): when this hold's lease ends by expiry (or its session
   // ends), the key grants nothing until that instant plus this many milliseconds. 0: none.
   Millis lock_delay_ms = 0;
@@ -76,14 +76,14 @@ struct HoldView {
   HoldKind kind = HoldKind::kHandle;
   LockMode mode = LockMode::kExclusive;
   std::uint32_t permits = 0;
-  std::uint32_t limit = 0;
+  std::uint32_t take = 0;
   Millis lock_delay_ms = 0;
 };
 
 inline HoldView view_of(const HoldState& h) {
   return HoldView{h.key,         h.handle,           h.token, h.held_by, h.owner, h.holder_id,
                   h.acquired_at, h.lease_expires_at, h.scope, h.kind,    h.mode,  h.permits,
-                  h.limit,       h.lock_delay_ms};
+                  h.take,        h.lock_delay_ms};
 }
 
 inline HoldState state_of(const HoldView& v) {
@@ -99,7 +99,7 @@ inline HoldState state_of(const HoldView& v) {
                    v.kind,
                    v.mode,
                    v.permits,
-                   v.limit,
+                   v.take,
                    v.lock_delay_ms};
 }
 

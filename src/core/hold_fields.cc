@@ -28,8 +28,8 @@ std::string_view field_name(HoldField field) {
       return "mode";
     case HoldField::kPermits:
       return "permits";
-    case HoldField::kLimit:
-      return "limit";
+    case HoldField::kTake:
+      return "take";
   }
   return "?";
 }

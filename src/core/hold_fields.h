@@ -22,8 +22,8 @@ enum class HoldField : std::uint8_t {
   kKind,
   kHolder,   // the holder id of an assignment
   kMode,     // shared and semaphore holds only: "shared" or "semaphore"
-  kPermits,  // semaphore holds: the permits this hold takes
-  kLimit,    // semaphore holds: the key's permits
+  kPermits,  // semaphore holds: the key's permits
+  kTake,     // semaphore holds: how many of them this hold takes
 };
 
 std::string_view field_name(HoldField field);
@@ -73,7 +73,7 @@ void for_each_field(std::span<const HoldField> fields, bool assigned, Fn&& fn) {
 // core/field_values.h picks them).
 inline constexpr HoldField kSharedFields[] = {HoldField::kMode};
 inline constexpr HoldField kSemaphoreFields[] = {HoldField::kMode, HoldField::kPermits,
-                                                 HoldField::kLimit};
+                                                 HoldField::kTake};
 
 // How many fields for_each_field() visits.
 inline std::size_t field_count(std::span<const HoldField> fields, bool assigned) {

@@ -273,13 +273,13 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
   w->holder_id = std::string(holder_id);
   w->held_by = std::string(request.held_by);
   w->mode = assign ? LockMode::kExclusive : request.mode;
+  w->take = request.take;
   w->permits = request.permits;
-  w->limit = request.limit;
-  w->lock_delay_ms = request.lock_delay_ms;
+  w->lock_delay_ms = request.lock_delay_ms.value_or(0);
   Entry& e = slot->second;
   if (e.queue == nullptr) e.queue = std::make_unique<WaiterQueue>();
   WaiterQueue& q = *e.queue;
-  if (w->mode == LockMode::kSemaphore) q.semaphore_limit = w->limit;
+  if (w->mode == LockMode::kSemaphore) q.semaphore_permits = w->permits;
   w->prev = q.tail;
   if (q.tail != nullptr) {
     q.tail->next = w.get();
@@ -363,7 +363,7 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
   if (open && !slot->second.busy() && slot->second.waiter_count() == 0) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session,
-                     r.lock_delay_ms, now);
+                     r.lock_delay_ms.value_or(0), now);
     return out;
   }
   const Entry& e = slot->second;
@@ -377,7 +377,7 @@ Result<AcquireOutcome> LockTable::acquire(const AcquireRequest& r, Millis now) {
     drop_hold(slot);
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant(slot, r.held_by, r.owner, {}, lease_end, scope, HoldKind::kHandle, r.session,
-                     r.lock_delay_ms, now);
+                     r.lock_delay_ms.value_or(0), now);
     return out;
   }
   if (r.timeout_ms == 0) {

@@ -50,16 +50,17 @@
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/hold.h"
+#include "core/lock_request.h"
 #include "core/lock_types.h"
 
 namespace holdfast {
 
-struct AcquireRequest {
-  std::string_view key;
-  Millis ttl_ms = 0;
-  Millis timeout_ms = 0;  // 0: one attempt
-  std::optional<std::string_view> owner;
-  bool session_scoped = false;
+// An acquire as the table runs it: the request (lock_request.h; lock_delay_ms none means 0)
+// and who asks.
+struct AcquireRequest : AcquireArgs {
+  AcquireRequest() = default;
+  explicit AcquireRequest(const AcquireArgs& args) : AcquireArgs(args) {}
+
   SessionId session = 0;     // the caller's connection; waiters belong to it
   std::string_view held_by;  // Principal::held_by() of the caller
   // The Redis SET idiom over the same keys (docs/redis-locks.md): `no_retake` never re-takes
@@ -67,31 +68,14 @@ struct AcquireRequest {
   // principal, whatever its owner (a plain SET), with a new hold and token.
   bool no_retake = false;
   bool take_over_own = false;
-  // Shared and semaphore grants (docs/lock-kinds.md). kExclusive is the plain lock above.
-  // kSemaphore: `limit` is the key's number of permits (> 0, fixed while the key has holds or
-  // waiters) and `permits` how many this grant takes (1..limit).
-  LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 1;
-  std::uint32_t limit = 0;
-  Millis lock_delay_ms = 0;  // the grant's lock-delay (docs/lock-kinds.md); 0: none
-};
-
-// One key of a multi-key request (docs/lock-kinds.md): its mode, as in AcquireRequest.
-struct KeyRequest {
-  std::string_view key;
-  LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 1;
-  std::uint32_t limit = 0;
 };
 
 // A multi-key request, granted all at once or not at all (lock_table_multi.cc).
 // REQUIRES: 1..kMaxGroupKeys keys, sorted, no key twice, each checked as for acquire().
-struct AcquireAllRequest {
-  std::vector<KeyRequest> keys;
-  Millis ttl_ms = 0;
-  Millis timeout_ms = 0;  // 0: one attempt
-  std::optional<std::string_view> owner;
-  bool session_scoped = false;
+struct AcquireAllRequest : AcquireAllArgs {
+  AcquireAllRequest() = default;
+  explicit AcquireAllRequest(const AcquireAllArgs& args) : AcquireAllArgs(args) {}
+
   SessionId session = 0;
   std::string_view held_by;
 };
@@ -212,7 +196,7 @@ class LockTable {
   struct HeldKinds {
     std::size_t shared = 0;
     std::size_t semaphore = 0;
-    std::uint64_t permits = 0;
+    std::uint64_t permits_taken = 0;
   };
   const HeldKinds& held_kinds() const { return held_kinds_; }
   std::size_t waiter_count() const { return waiters_.size(); }
@@ -279,11 +263,11 @@ class LockTable {
   void emit(const Change& change);
   // Shared and semaphore holds (lock_table_groups.cc).
   Result<AcquireOutcome> acquire_shared(const AcquireRequest& request, Millis now);
-  // INVALID_ARGUMENT when a request of `mode` (and semaphore `limit`) cannot use the key as it
-  // is: a lock key asked as a semaphore, a semaphore asked as a lock, or another limit.
-  std::optional<Error> kind_conflict(const Slot& slot, LockMode mode, std::uint32_t limit) const;
-  // Whether a grant of `mode` taking `permits` fits beside the key's current holds.
-  static bool fits(const Entry& e, LockMode mode, std::uint32_t permits);
+  // INVALID_ARGUMENT when a request of `mode` (and semaphore `permits`) cannot use the key as it
+  // is: a lock key asked as a semaphore, a semaphore asked as a lock, or other permits.
+  std::optional<Error> kind_conflict(const Slot& slot, LockMode mode, std::uint32_t permits) const;
+  // Whether a grant of `mode` taking `take` permits fits beside the key's current holds.
+  static bool fits(const Entry& e, LockMode mode, std::uint32_t take);
   bool can_grant(const Entry& e, const Waiter& w) const;
   HoldState grant_member(Slot* slot, const Waiter& w, Millis lease_expires_at, Millis now);
   Member* place_member(Slot* slot, const Waiter& w, Millis lease_expires_at, Millis now,
@@ -297,9 +281,9 @@ class LockTable {
   void release_group(Slot* slot, Millis now);
   StatusView group_status(const Slot& slot, StatusView s) const;
   void restore_member(const HoldState& hold);
-  static void start_group(Entry& e, LockMode mode, std::uint32_t limit);
-  // A member of `mode` taking `permits` was placed (+1) or dropped (-1): held_kinds_.
-  void count_member(LockMode mode, std::uint32_t permits, int sign);
+  static void start_group(Entry& e, LockMode mode, std::uint32_t permits);
+  // A member of `mode` taking `take` permits was placed (+1) or dropped (-1): held_kinds_.
+  void count_member(LockMode mode, std::uint32_t take, int sign);
   // Multi-key groups (lock_table_multi.cc).
   bool multi_ready(const MultiWait& mw, Millis now) const;
   void grant_multi(MultiWait& mw, Millis now);

@@ -74,8 +74,8 @@ void LockTable::for_each_durable_hold(Millis now,
                     Scope::kLease,
                     HoldKind::kHandle,
                     e.group()->mode,
-                    m->permits,
-                    e.group()->limit,
+                    e.group()->permits,
+                    m->take,
                     m->lock_delay_ms});
       }
     }
@@ -91,8 +91,9 @@ void LockTable::restore_member(const HoldState& h) {
   Slot* slot = &slot_for(h.key);
   Entry& e = slot->second;
   if (e.held()) return;  // a lock and a semaphore never share a key; keep the first seen
-  if (e.group() != nullptr && (e.group()->mode != h.mode || e.group()->limit != h.limit)) return;
-  if (e.group() == nullptr) start_group(e, h.mode, h.limit);
+  if (e.group() != nullptr && (e.group()->mode != h.mode || e.group()->permits != h.permits))
+    return;
+  if (e.group() == nullptr) start_group(e, h.mode, h.permits);
   auto m = std::make_unique<Member>();
   m->slot = slot;
   m->handle = h.handle;
@@ -101,12 +102,12 @@ void LockTable::restore_member(const HoldState& h) {
   m->lease_expires_at = h.lease_expires_at;
   m->held_by = h.held_by;
   if (!h.owner.empty()) m->owner = h.owner;
-  m->permits = h.mode == LockMode::kSemaphore ? h.permits : 1;
+  m->take = h.mode == LockMode::kSemaphore ? h.take : 1;
   m->lock_delay_ms = h.lock_delay_ms;
-  if (h.mode == LockMode::kSemaphore) e.group()->used += m->permits;
+  if (h.mode == LockMode::kSemaphore) e.group()->used += m->take;
   if (h.lease_expires_at != kNever) member_ends_.set(m.get(), h.lease_expires_at);
   ++held_count_;
-  count_member(h.mode, m->permits, +1);
+  count_member(h.mode, m->take, +1);
   e.group()->members.push_back(std::move(m));
 }
 

@@ -27,7 +27,7 @@ struct LockTable::WaiterQueue {
   Waiter* head = nullptr;
   Waiter* tail = nullptr;
   std::uint32_t size = 0;
-  std::uint32_t semaphore_limit = 0;  // the limit its semaphore waiters agree on; 0: a lock
+  std::uint32_t semaphore_permits = 0;  // the permits its semaphore waiters agree on; 0: a lock
 };
 
 // One shared or semaphore hold. Owned by its key's Group; its address is stable, so the lease
@@ -41,7 +41,7 @@ struct LockTable::Member {
   std::string held_by;
   std::optional<std::string> owner;
   SessionId session = 0;  // non-zero: session-scoped
-  std::uint32_t permits = 1;
+  std::uint32_t take = 1;
   std::uint32_t heap_index = kNotInHeap;  // position in member_ends_
   Millis lock_delay_ms = 0;
   MultiHold* multi = nullptr;  // the multi-key group it belongs to, if any
@@ -52,7 +52,7 @@ struct LockTable::Member {
 struct LockTable::MultiHold {
   Handle handle;
   std::vector<std::string> keys;                          // sorted
-  std::vector<std::pair<LockMode, std::uint32_t>> shape;  // per key: mode and permits
+  std::vector<std::pair<LockMode, std::uint32_t>> shape;  // per key: mode and take
   std::string held_by;
   std::optional<std::string> owner;
   SessionId session = 0;  // non-zero: session-scoped
@@ -68,8 +68,8 @@ struct LockTable::MultiWait {
 // has at least one; an exclusive hold never lives here (it is the Entry's own hold).
 struct LockTable::Group {
   LockMode mode = LockMode::kShared;
-  std::uint32_t limit = 0;  // semaphore: the key's permits
-  std::uint32_t used = 0;   // semaphore: the permits held
+  std::uint32_t permits = 0;  // semaphore: the key's permits
+  std::uint32_t used = 0;     // semaphore: the permits held
   std::vector<std::unique_ptr<Member>> members;
 };
 
@@ -142,8 +142,8 @@ struct LockTable::Waiter {
   std::string holder_id;
   std::string held_by;
   LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 1;
-  std::uint32_t limit = 0;
+  std::uint32_t permits = 0;  // kSemaphore: the key's permits
+  std::uint32_t take = 1;     // kSemaphore: how many of them the waiter asks for
   Millis lock_delay_ms = 0;
   Waiter* prev = nullptr;
   Waiter* next = nullptr;

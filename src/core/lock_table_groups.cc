@@ -3,9 +3,10 @@
 // A key is a lock or a semaphore for as long as it has holds or waiters:
 //  1. A lock key has one exclusive hold (the Entry's own, handled in lock_table.cc exactly as
 //     before these modes existed) or any number of shared holds (a Group of mode kShared).
-//  2. A semaphore key has a Group of mode kSemaphore whose holds take 1..limit permits each;
-//     the permits held never exceed the limit. The limit is fixed by the first acquire and
-//     forgotten when the key has neither holds nor waiters; a request with another limit, or
+//  2. A semaphore key has a Group of mode kSemaphore of `permits` permits, whose holds take
+//     1..permits of them each; the takes never add up to more than the permits. The permits are
+//     fixed by the first acquire and forgotten when the key has neither holds nor waiters; a
+//     request with another number of permits, or
 //     a lock request on a semaphore key (and the reverse), is INVALID_ARGUMENT.
 //  3. One FIFO queue per key serves every mode. A new request is granted at once only when it
 //     fits and nobody waits (no barging); hand_off() grants waiters from the head while the
@@ -24,31 +25,31 @@
 
 namespace holdfast {
 
-void LockTable::start_group(Entry& e, LockMode mode, std::uint32_t limit) {
+void LockTable::start_group(Entry& e, LockMode mode, std::uint32_t permits) {
   if (e.extras == nullptr) e.extras = std::make_unique<Extras>();
   e.extras->group = std::make_unique<Group>();
   e.extras->group->mode = mode;
-  e.extras->group->limit = mode == LockMode::kSemaphore ? limit : 0;
+  e.extras->group->permits = mode == LockMode::kSemaphore ? permits : 0;
 }
 
 std::optional<Error> LockTable::kind_conflict(const Slot& slot, LockMode mode,
-                                              std::uint32_t limit) const {
+                                              std::uint32_t permits) const {
   const Entry& e = slot.second;
-  // The key's current kind: 0 for a lock, the limit for a semaphore, nullopt when unused.
+  // The key's current kind: 0 for a lock, the permits of a semaphore, nullopt when unused.
   std::optional<std::uint32_t> current;
   if (e.group() != nullptr) {
-    current = e.group()->mode == LockMode::kSemaphore ? e.group()->limit : 0;
+    current = e.group()->mode == LockMode::kSemaphore ? e.group()->permits : 0;
   } else if (e.held()) {
     current = 0;
   } else if (e.queue != nullptr) {
-    current = e.queue->semaphore_limit;
+    current = e.queue->semaphore_permits;
   }
-  const std::uint32_t wanted = mode == LockMode::kSemaphore ? limit : 0;
+  const std::uint32_t wanted = mode == LockMode::kSemaphore ? permits : 0;
   if (!current || *current == wanted) return std::nullopt;
   return kind_conflict_error(slot.first, *current, wanted);
 }
 
-bool LockTable::fits(const Entry& e, LockMode mode, std::uint32_t permits) {
+bool LockTable::fits(const Entry& e, LockMode mode, std::uint32_t take) {
   switch (mode) {
     case LockMode::kExclusive:
       return !e.busy();
@@ -56,14 +57,12 @@ bool LockTable::fits(const Entry& e, LockMode mode, std::uint32_t permits) {
       return !e.held() && (e.group() == nullptr || e.group()->mode == LockMode::kShared);
     case LockMode::kSemaphore:
       return e.group() == nullptr || (e.group()->mode == LockMode::kSemaphore &&
-                                      e.group()->used + permits <= e.group()->limit);
+                                      e.group()->used + take <= e.group()->permits);
   }
   return false;
 }
 
-bool LockTable::can_grant(const Entry& e, const Waiter& w) const {
-  return fits(e, w.mode, w.permits);
-}
+bool LockTable::can_grant(const Entry& e, const Waiter& w) const { return fits(e, w.mode, w.take); }
 
 HoldState LockTable::member_view(const Slot& slot, const Member& m, bool with_handle) const {
   HoldState h;
@@ -77,8 +76,8 @@ HoldState LockTable::member_view(const Slot& slot, const Member& m, bool with_ha
   h.scope = m.session != 0 ? Scope::kSession : Scope::kLease;
   h.kind = HoldKind::kHandle;
   h.mode = slot.second.group()->mode;
-  h.permits = h.mode == LockMode::kSemaphore ? m.permits : 0;
-  h.limit = slot.second.group()->limit;
+  h.take = h.mode == LockMode::kSemaphore ? m.take : 0;
+  h.permits = slot.second.group()->permits;
   h.lock_delay_ms = m.lock_delay_ms;
   return h;
 }
@@ -94,7 +93,7 @@ HoldState LockTable::grant_member(Slot* slot, const Waiter& w, Millis lease_expi
 LockTable::Member* LockTable::place_member(Slot* slot, const Waiter& w, Millis lease_expires_at,
                                            Millis now, const Handle& handle, MultiHold* multi) {
   Entry& e = slot->second;
-  if (e.group() == nullptr) start_group(e, w.mode, w.limit);
+  if (e.group() == nullptr) start_group(e, w.mode, w.permits);
   auto m = std::make_unique<Member>();
   m->slot = slot;
   m->handle = handle;
@@ -105,13 +104,13 @@ LockTable::Member* LockTable::place_member(Slot* slot, const Waiter& w, Millis l
   m->held_by = w.held_by;
   m->owner = w.owner;
   m->session = w.session_scoped ? w.session : 0;
-  m->permits = w.mode == LockMode::kSemaphore ? w.permits : 1;
+  m->take = w.mode == LockMode::kSemaphore ? w.take : 1;
   m->lock_delay_ms = w.lock_delay_ms;
-  if (w.mode == LockMode::kSemaphore) e.group()->used += m->permits;
+  if (w.mode == LockMode::kSemaphore) e.group()->used += m->take;
   if (m->session != 0 && multi == nullptr) sessions_[m->session].members.push_back(m.get());
   if (lease_expires_at != kNever) member_ends_.set(m.get(), lease_expires_at);
   ++held_count_;
-  count_member(w.mode, m->permits, +1);
+  count_member(w.mode, m->take, +1);
   ++counters_.grants;
   Member* placed = m.get();
   e.group()->members.push_back(std::move(m));
@@ -138,9 +137,9 @@ void LockTable::drop_member(Member* m) {
       if (it->second.empty()) sessions_.erase(it);
     }
   }
-  if (e.group()->mode == LockMode::kSemaphore) e.group()->used -= m->permits;
+  if (e.group()->mode == LockMode::kSemaphore) e.group()->used -= m->take;
   --held_count_;
-  count_member(e.group()->mode, m->permits, -1);
+  count_member(e.group()->mode, m->take, -1);
   auto& members = e.group()->members;
   members.erase(std::find_if(members.begin(), members.end(),
                              [m](const std::unique_ptr<Member>& p) { return p.get() == m; }));
@@ -165,15 +164,15 @@ void LockTable::release_group(Slot* slot, Millis now) {
   hand_off(slot, now);
 }
 
-void LockTable::count_member(LockMode mode, std::uint32_t permits, int sign) {
+void LockTable::count_member(LockMode mode, std::uint32_t take, int sign) {
   std::size_t& holds = mode == LockMode::kShared ? held_kinds_.shared : held_kinds_.semaphore;
-  const std::uint64_t taken = mode == LockMode::kSemaphore ? permits : 0;
+  const std::uint64_t taken = mode == LockMode::kSemaphore ? take : 0;
   if (sign > 0) {
     ++holds;
-    held_kinds_.permits += taken;
+    held_kinds_.permits_taken += taken;
   } else {
     --holds;
-    held_kinds_.permits -= taken;
+    held_kinds_.permits_taken -= taken;
   }
 }
 
@@ -211,20 +210,20 @@ StatusView LockTable::group_status(const Slot& slot, StatusView s) const {
   for (const auto& m : g.members) s.holders.push_back(member_view(slot, *m, false));
   s.hold = s.holders.back();
   if (g.mode == LockMode::kSemaphore) {
-    s.permits = g.limit;
-    s.free_permits = g.limit - g.used;
+    s.permits = g.permits;
+    s.free_permits = g.permits - g.used;
   }
   return s;
 }
 
 Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis now) {
-  if (r.mode == LockMode::kSemaphore && (r.limit == 0 || r.permits == 0 || r.permits > r.limit))
-    return invalid_argument("a semaphore grant takes 1 to " + std::to_string(r.limit) +
-                            " permits, not " + std::to_string(r.permits))
+  if (r.mode == LockMode::kSemaphore && (r.permits == 0 || r.take == 0 || r.take > r.permits))
+    return invalid_argument("a semaphore grant takes 1 to " + std::to_string(r.permits) +
+                            " permits, not " + std::to_string(r.take))
         .with("key", std::string(r.key));
   const bool all_open = granting(now);
   Slot* slot = live_or_new(r.key, now);
-  if (auto conflict = kind_conflict(*slot, r.mode, r.limit)) {
+  if (auto conflict = kind_conflict(*slot, r.mode, r.permits)) {
     maybe_erase(slot);
     return *conflict;
   }
@@ -236,9 +235,9 @@ Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis
   as_waiter.held_by = std::string(r.held_by);
   if (r.owner) as_waiter.owner = std::string(*r.owner);
   as_waiter.mode = r.mode;
-  as_waiter.permits = r.mode == LockMode::kSemaphore ? r.permits : 1;
-  as_waiter.limit = r.limit;
-  as_waiter.lock_delay_ms = r.lock_delay_ms;
+  as_waiter.take = r.mode == LockMode::kSemaphore ? r.take : 1;
+  as_waiter.permits = r.permits;
+  as_waiter.lock_delay_ms = r.lock_delay_ms.value_or(0);
   AcquireOutcome out;
   // Re-take: this principal's hold of the same mode and owner is replaced (its handle fenced),
   // ahead of any waiter, since it adds no holder (and, for a semaphore, only if it fits).
@@ -247,7 +246,7 @@ Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis
     for (auto& m : e.group()->members) {
       if (m->multi != nullptr || m->held_by != r.held_by || m->owner != *r.owner) continue;
       if (r.mode == LockMode::kSemaphore &&
-          e.group()->used - m->permits + as_waiter.permits > e.group()->limit)
+          e.group()->used - m->take + as_waiter.take > e.group()->permits)
         break;
       emit(Released{slot->first, m->token});
       drop_member(m.get());
@@ -258,7 +257,7 @@ Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis
       return out;
     }
   }
-  if (open && e.waiter_count() == 0 && fits(e, r.mode, as_waiter.permits)) {
+  if (open && e.waiter_count() == 0 && fits(e, r.mode, as_waiter.take)) {
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = grant_member(slot, as_waiter, now + r.ttl_ms, now);
     return out;

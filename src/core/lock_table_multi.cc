@@ -130,7 +130,7 @@ GroupHold LockTable::place_group(const std::vector<std::pair<Slot*, const Waiter
   out.lease_expires_at = now + *first.ttl_ms;
   for (const auto& [slot, w] : parts) {
     g->keys.push_back(slot->first);
-    g->shape.emplace_back(w->mode, w->mode == LockMode::kSemaphore ? w->permits : 1);
+    g->shape.emplace_back(w->mode, w->mode == LockMode::kSemaphore ? w->take : 1);
     if (w->mode == LockMode::kExclusive) {
       place_hold(slot, w->held_by, owner, {}, out.lease_expires_at, scope, HoldKind::kHandle,
                  w->session, /*lock_delay_ms=*/0, now, g->handle, g.get());
@@ -151,7 +151,7 @@ bool LockTable::multi_ready(const MultiWait& mw, Millis now) const {
     const Entry& e = leg->slot->second;
     if (delay_until(leg->slot, now) != 0) return false;  // a lock-delay closes that key
     if (e.queue == nullptr || e.queue->head != leg) return false;
-    if (!fits(e, leg->mode, leg->permits)) return false;
+    if (!fits(e, leg->mode, leg->take)) return false;
   }
   return true;
 }
@@ -218,8 +218,8 @@ LockTable::MultiHold* LockTable::retake_candidate(const AcquireAllRequest& r,
     bool same = true;
     for (std::size_t i = 0; i < r.keys.size() && same; ++i) {
       const KeyRequest& k = r.keys[i];
-      const std::uint32_t permits = k.mode == LockMode::kSemaphore ? k.permits : 1;
-      same = g->keys[i] == k.key && g->shape[i] == std::pair{k.mode, permits};
+      const std::uint32_t take = k.mode == LockMode::kSemaphore ? k.take : 1;
+      same = g->keys[i] == k.key && g->shape[i] == std::pair{k.mode, take};
     }
     if (same) return g;
   }
@@ -233,9 +233,9 @@ Result<AcquireOutcome> LockTable::acquire_all(const AcquireAllRequest& r, Millis
     if (i > 0 && r.keys[i - 1].key >= k.key)
       return invalid_argument("the keys of a multi-key request must be distinct and sorted")
           .with("key", std::string(k.key));
-    if (k.mode == LockMode::kSemaphore && (k.limit == 0 || k.permits == 0 || k.permits > k.limit))
-      return invalid_argument("a semaphore grant takes 1 to " + std::to_string(k.limit) +
-                              " permits, not " + std::to_string(k.permits))
+    if (k.mode == LockMode::kSemaphore && (k.permits == 0 || k.take == 0 || k.take > k.permits))
+      return invalid_argument("a semaphore grant takes 1 to " + std::to_string(k.permits) +
+                              " permits, not " + std::to_string(k.take))
           .with("key", std::string(k.key));
   }
   const bool open = granting(now);
@@ -248,7 +248,7 @@ Result<AcquireOutcome> LockTable::acquire_all(const AcquireAllRequest& r, Millis
     for (Slot* slot : slots) maybe_erase(slot);
   };
   for (std::size_t i = 0; i < r.keys.size(); ++i) {
-    if (auto conflict = kind_conflict(*slots[i], r.keys[i].mode, r.keys[i].limit)) {
+    if (auto conflict = kind_conflict(*slots[i], r.keys[i].mode, r.keys[i].permits)) {
       forget();
       return *conflict;
     }
@@ -264,8 +264,8 @@ Result<AcquireOutcome> LockTable::acquire_all(const AcquireAllRequest& r, Millis
     if (r.owner) w.owner = std::string(*r.owner);
     w.ttl_ms = r.ttl_ms;
     w.mode = r.keys[i].mode;
-    w.permits = w.mode == LockMode::kSemaphore ? r.keys[i].permits : 1;
-    w.limit = r.keys[i].limit;
+    w.take = w.mode == LockMode::kSemaphore ? r.keys[i].take : 1;
+    w.permits = r.keys[i].permits;
     parts.emplace_back(slots[i], &w);
   }
   AcquireOutcome out;
@@ -282,7 +282,7 @@ Result<AcquireOutcome> LockTable::acquire_all(const AcquireAllRequest& r, Millis
   for (std::size_t i = 0; i < r.keys.size() && all_fit; ++i) {
     const Entry& e = slots[i]->second;
     all_fit = e.waiter_count() == 0 && delay_until(slots[i], now) == 0 &&
-              fits(e, asks[i].mode, asks[i].permits);
+              fits(e, asks[i].mode, asks[i].take);
   }
   if (all_fit) {
     out.kind = AcquireOutcome::Kind::kGranted;
@@ -304,8 +304,8 @@ Result<AcquireOutcome> LockTable::acquire_all(const AcquireAllRequest& r, Millis
     leg.session = r.session;
     leg.held_by = r.held_by;
     leg.mode = r.keys[i].mode;
-    leg.permits = asks[i].permits;
-    leg.limit = r.keys[i].limit;
+    leg.take = asks[i].take;
+    leg.permits = r.keys[i].permits;
     const WaiterId id = enqueue(slots[i], leg, /*assign=*/false, {}, r.ttl_ms, r.timeout_ms, now);
     Waiter* w = waiters_.at(id).get();
     w->multi = mw.get();
@@ -355,7 +355,7 @@ void LockTable::restore_multis() {
       for (auto& m : e.group()->members) {
         if (!(m->handle == g->handle)) continue;
         m->multi = g.get();
-        g->shape.emplace_back(e.group()->mode, m->permits);
+        g->shape.emplace_back(e.group()->mode, m->take);
         g->held_by = m->held_by;
         g->owner = m->owner;
       }

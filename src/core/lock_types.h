@@ -62,8 +62,8 @@ struct StatusView {
   std::size_t waiters = 0;
   LockMode mode = LockMode::kExclusive;  // when held
   std::vector<HoldState> holders;        // shared or semaphore: every hold, oldest first
-  std::uint32_t permits = 0;             // semaphore: the key's limit
-  std::uint32_t free_permits = 0;        // semaphore: the limit less the permits held
+  std::uint32_t permits = 0;             // semaphore: the key's permits
+  std::uint32_t free_permits = 0;        // semaphore: the permits no hold takes
   // While a lock-delay keeps the key closed (docs/lock-kinds.md): the instant it opens; else 0.
   Millis lock_delay_until = 0;
   Millis as_of = 0;  // the server's clock when the status was taken (PTTL counts from it)

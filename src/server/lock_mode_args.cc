@@ -19,7 +19,7 @@ bool same_word(std::string_view given, std::string_view word) {
 std::optional<Error> read_lock_mode(std::optional<std::string_view> mode,
                                     std::optional<std::int64_t> permits,
                                     std::optional<std::int64_t> take, const ModeSpelling& names,
-                                    AcquireArgs& args) {
+                                    KeyRequest& args) {
   LockMode chosen = LockMode::kExclusive;
   if (mode) {
     if (same_word(*mode, names.shared)) {
@@ -45,8 +45,8 @@ std::optional<Error> read_lock_mode(std::optional<std::string_view> mode,
   if (*permits > kMax || (take && *take > kMax))
     return invalid_argument("a semaphore has at most " + std::to_string(kMax) + " permits");
   args.mode = LockMode::kSemaphore;
-  args.limit = static_cast<std::uint32_t>(*permits);
-  args.permits = take ? static_cast<std::uint32_t>(*take) : 1;
+  args.permits = static_cast<std::uint32_t>(*permits);
+  args.take = take ? static_cast<std::uint32_t>(*take) : 1;
   return std::nullopt;
 }
 

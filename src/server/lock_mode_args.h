@@ -23,12 +23,12 @@ struct ModeSpelling {
 inline constexpr ModeSpelling kRespSpelling{"MODE", "PERMITS", "TAKE", "SHARED", "EXCLUSIVE"};
 inline constexpr ModeSpelling kJsonSpelling{"mode", "permits", "take", "shared", "exclusive"};
 
-// Sets args.mode, args.limit and args.permits. The mode word matches case-insensitively;
+// Sets args.mode, args.permits and args.take. The mode word matches case-insensitively;
 // permits and take, when given, must be at least 1; permits makes a semaphore and cannot go
 // with a mode; take needs permits. INVALID_ARGUMENT otherwise, with `args` unchanged.
 std::optional<Error> read_lock_mode(std::optional<std::string_view> mode,
                                     std::optional<std::int64_t> permits,
                                     std::optional<std::int64_t> take, const ModeSpelling& names,
-                                    AcquireArgs& args);
+                                    KeyRequest& args);
 
 }  // namespace holdfast

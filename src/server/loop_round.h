@@ -3,7 +3,7 @@
 // Not io_context::poll(), which returns only once nothing is ready: under a load that keeps
 // requests coming (pipelining clients, or many connections whose replies go out at once) it
 // ran for as long as the load lasted, and the work the loop does between rounds waited with
-// it: the log's hand-over (LockService::end_of_round), which with --fsync never let records
+// it: the log's hand-over (LoopHooks::end_of_round), which with --fsync never let records
 // pile up in memory for hundreds of milliseconds instead of the 10 ms the log promises.
 #pragma once
 

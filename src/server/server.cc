@@ -13,6 +13,7 @@
 
 #include "server/logging.h"
 #include "server/loop_round.h"
+#include "server/sd_notify.h"
 #include "server/tls/load.h"
 
 namespace holdfast {
@@ -30,7 +31,8 @@ bool is_loopback_host(const std::string& host) {
   return !ec && addr.is_loopback();
 }
 
-constexpr const char* kVersion = "0.1.0";
+// HELLO's and INFO's version: the project's (src/server/CMakeLists.txt).
+constexpr const char* kVersion = HOLDFAST_VERSION;
 
 }  // namespace
 
@@ -143,8 +145,9 @@ Status Server::bind_unix() {
   return ok_status();
 }
 
-Status Server::start(LockService& service) {
+Status Server::start(LockService& service, LoopHooks* hooks) {
   service_ = &service;
+  if (hooks != nullptr) hooks_ = hooks;
   loop_.set_service(service);
   hub_.emplace(resp::ConnectionHub{
       io_, loop_, {service, info_, auth_, &metrics_, &scripts_}, {}, {}, &last_session_});
@@ -185,6 +188,9 @@ Status Server::start(LockService& service) {
   if (tls_) line += " tls=on";
   // The one ready line, on stdout for scripts to wait for; the log (stderr) does not repeat it.
   std::cout << line << std::endl;
+  // A systemd unit of Type=notify waits for this as scripts wait for the line (sd_notify.h).
+  if (auto st = notify_service_manager("READY=1\nSTATUS=" + line); !st.ok())
+    spdlog::warn("{}", st.error().message);
   return ok_status();
 }
 
@@ -305,6 +311,8 @@ void Server::adopt(resp::Connection::Socket socket, tls::ServerContextPtr tls) {
 void Server::begin_shutdown() {
   if (stopping_) return;
   stopping_ = true;
+  if (auto st = notify_service_manager("STOPPING=1"); !st.ok())
+    spdlog::warn("{}", st.error().message);
   boost::system::error_code ignored;
   if (tcp_) tcp_->close(ignored);
   if (unix_) unix_->close(ignored);
@@ -354,11 +362,11 @@ void Server::run_loop() {
     if (run_round(io_) > 0) {  // loop_round.h: a bounded round, not io_.poll()
       // Reads the clock only when a spell of polling has something to account for.
       if (idle_poll_.idle()) idle_poll_.found_work(now_us());
-      service_->end_of_round(connection_count());
+      hooks_->end_of_round(connection_count());
       continue;
     }
     if (io_.stopped()) break;
-    if (const auto wait = service_->commit_wait(connection_count()); wait.count() > 0) {
+    if (const auto wait = hooks_->commit_wait(connection_count()); wait.count() > 0) {
       const auto until = std::chrono::steady_clock::now() + wait;
       if (wait <= kPolledCommitWait) {
         // The clients the last commit answered are coming back, within microseconds (store.h,
@@ -384,7 +392,7 @@ void Server::run_loop() {
       io_.run_one();
       continue;
     }
-    if (service_->before_sleep()) {
+    if (hooks_->before_sleep()) {
       loop_.after_event();  // the replies it made durable
       continue;
     }

@@ -5,10 +5,12 @@
 //  1. start(service): load the TLS certificate if one is configured (tls/load.h), refuse open
 //     mode on a non-loopback listener, bind every listener, then
 //     print one "holdfast ready ..." line on stdout (tests and scripts wait for it; nothing is
-//     answered before every listener is bound). The service is ready to serve (recovered).
+//     answered before every listener is bound), and tell a service manager that asked, over
+//     $NOTIFY_SOCKET (sd_notify.h). The service is ready to serve (recovered).
 //  2. run(): serve until SIGINT/SIGTERM. SIGHUP reloads the credentials (on_reload) and the
 //     TLS certificate, key and CA for the connections accepted after it.
-//  3. Shutdown: stop accepting, answer blocked acquires with UNAVAILABLE, send pending
+//  3. Shutdown: tell the service manager, stop accepting, answer blocked acquires with
+//     UNAVAILABLE, send pending
 //     replies, close connections, then flush and close the store. A connection that does not
 //     drain within a few seconds is cut off.
 #pragma once
@@ -28,6 +30,7 @@
 
 #include "core/clock.h"
 #include "core/idle_poll.h"
+#include "core/loop_hooks.h"
 #include "script/engine.h"
 #include "server/config.h"
 #include "server/http/session.h"
@@ -48,8 +51,9 @@ class Server {
 
   // The service's WakeLoop (lock_service.h): thread-safe.
   WakeLoop waker() { return loop_.waker(); }
-  // `service` must outlive the server.
-  Status start(LockService& service);
+  // `service` and `hooks` must outlive the server. `hooks`: the store that commits in the
+  // loop's own moments (core/loop_hooks.h); null for none.
+  Status start(LockService& service, LoopHooks* hooks = nullptr);
   // The TLS context the listeners start with, loaded before anything else so that a bad file
   // stops the start first (tls/load.h); without it start() loads the configured one itself.
   void use_tls(tls::Loaded loaded);
@@ -91,6 +95,8 @@ class Server {
   // reactor needs no per-descriptor locking (the scheduler keeps its lock for those posts).
   boost::asio::io_context io_{BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO};
   LockService* service_ = nullptr;
+  LoopHooks no_hooks_;
+  LoopHooks* hooks_ = &no_hooks_;
   LoopDriver loop_;
   Metrics metrics_;
   script::Engine scripts_;  // EVAL's Lua state and script cache, shared by every connection

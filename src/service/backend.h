@@ -84,8 +84,6 @@ class LockBackend {
   // Finishes `done` with `result` in its place among this backend's answers (at once for an
   // immediate() completion).
   virtual void complete(Completion& done, Result<Answer> result) = 0;
-  // LockService::runs_scripts().
-  virtual bool runs_scripts() const = 0;
 
   // LockService::atomically.
   virtual Status atomically(const std::function<void()>& body) {
@@ -97,9 +95,6 @@ class LockBackend {
   virtual void dispatch() = 0;
   virtual void advance() = 0;
   virtual std::optional<Millis> next_deadline() const = 0;
-  virtual bool before_sleep() { return false; }
-  virtual std::chrono::microseconds commit_wait(std::size_t /*clients*/) { return {}; }
-  virtual void end_of_round(std::size_t /*clients*/) {}
   virtual ServiceStats stats() const = 0;
 };
 

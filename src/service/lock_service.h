@@ -29,6 +29,7 @@
 
 #include "core/error.h"
 #include "core/hold.h"
+#include "core/lock_request.h"
 #include "core/lock_types.h"
 #include "core/principal.h"
 #include "core/script_reply.h"
@@ -43,36 +44,7 @@ struct Caller {
 };
 
 // Arguments are views valid for the duration of the issuing call only: a service that needs
-// them later copies them.
-// The most permits a semaphore may have.
-inline constexpr std::uint32_t kMaxPermits = 1'000'000;
-
-struct AcquireArgs {
-  std::string_view key;
-  Millis ttl_ms = 0;
-  Millis timeout_ms = 0;  // acquire: how long to wait in the queue (0: one attempt)
-  std::optional<std::string_view> owner;
-  bool session_scoped = false;
-  // docs/lock-kinds.md. kSemaphore: `limit` is the key's permits (1..kMaxPermits) and
-  // `permits` how many this grant takes (1..limit); other modes leave both as they are.
-  LockMode mode = LockMode::kExclusive;
-  std::uint32_t permits = 1;
-  std::uint32_t limit = 0;
-  // Lock-delay (docs/lock-kinds.md): 0..kMaxLockDelayMs. None: the rule set's default.
-  std::optional<Millis> lock_delay_ms;
-};
-
-// Several keys at once, all or nothing (docs/lock-kinds.md, "Several keys at once"): each
-// entry of `keys` names a key and its mode (key, mode, permits, limit, as in AcquireArgs; its
-// other fields are unused); the lease, wait, owner and scope are the request's.
-struct AcquireAllArgs {
-  std::vector<AcquireArgs> keys;
-  Millis ttl_ms = 0;
-  Millis timeout_ms = 0;
-  std::optional<std::string_view> owner;
-  bool session_scoped = false;
-};
-
+// them later copies them (core/lock_request.h has the acquire's and the assign's copies).
 struct RenewArgs {
   std::string_view key;
   std::string_view handle;
@@ -90,18 +62,9 @@ struct ListArgs {
   std::size_t count = kDefaultListPage;
 };
 
-// Identity-aware holds. A holder id left out stands for the caller's own identity: its userId
-// when credentials are configured (docs/auth.md, "Holder ids"). The policy resolves it before
-// the rules see the call, so a backend always gets assign's holder_id, transfer's from_id and
+// Identity-aware holds (AssignArgs in core/lock_request.h): the policy resolves a holder id
+// the call left out before the rules see it, so a backend always gets transfer's from_id and
 // check's holder_id set; unassign's stays empty only for "whoever holds it".
-struct AssignArgs {
-  std::string_view key;
-  std::optional<std::string_view> holder_id;
-  std::optional<Millis> ttl_ms;         // none: never expires
-  std::optional<Millis> timeout_ms;     // none: one attempt answering LOCK_HELD
-  std::optional<Millis> lock_delay_ms;  // as AcquireArgs::lock_delay_ms
-};
-
 struct TransferArgs {
   std::string_view key;
   std::string_view to_id;
@@ -144,7 +107,15 @@ struct SetOutcome {
   bool get = false;  // SetArgs::get: the reply is `previous`
 };
 
-enum class ExpireCondition : std::uint8_t { kAlways, kIfNone, kIfSome, kIfLater, kIfEarlier };
+// PEXPIRE's NX, XX, GT, LT, and XX LT together (GT with XX is GT).
+enum class ExpireCondition : std::uint8_t {
+  kAlways,
+  kIfNone,
+  kIfSome,
+  kIfLater,
+  kIfEarlier,
+  kIfSomeEarlier,
+};
 
 struct ExpireArgs {
   std::string_view key;
@@ -268,7 +239,9 @@ class LockService {
   virtual Issued delete_rule_set(const Caller& caller, std::string_view name, Completion& done) = 0;
 
   // Runs `body` as one step (a transaction's commands, a script): the calls it makes on this
-  // service take effect together, with nothing of another session between them. Where calls
+  // service take effect together, with nothing of another session between them, and each
+  // takes effect at once (kApplied), so a script's redis.call has its answer before the script
+  // goes on. Where calls
   // apply at once on the loop (the embedded store) that is simply running `body`; a node over
   // PostgreSQL runs body's calls on the loop, one after another, in one database transaction
   // (each finishes before it returns; a blocking acquire makes one attempt). The error: the
@@ -281,10 +254,6 @@ class LockService {
   // it, and once every change made so far is durable. For replies the front end makes from
   // calls of its own (a script's).
   virtual void complete(Completion& done, Result<Answer> result) = 0;
-  // Whether scripts can run here: inside atomically() every call takes effect at once
-  // (kApplied), so a script's redis.call has its answer before the script goes on. True for
-  // both backends (a node over PostgreSQL runs its calls inline in atomically()).
-  virtual bool runs_scripts() const = 0;
 
   // The connection is gone (see the top of this file).
   virtual void end_session(SessionId session) = 0;
@@ -299,16 +268,6 @@ class LockService {
   virtual void advance() = 0;
   // the wall-clock instant advance() next has work, if any.
   virtual std::optional<Millis> next_deadline() const = 0;
-
-  // The loop is about to sleep: the service may finish work it held back for this moment
-  // (the log's commit, written on the loop; store.h, commit_before_sleep). True: it did, and
-  // dispatch() has answers to deliver.
-  virtual bool before_sleep() { return false; }
-  // Before before_sleep(): how long the loop should first wait for more work to join what it
-  // would commit (store.h, commit_wait); 0: none. `clients`: the connections open.
-  virtual std::chrono::microseconds commit_wait(std::size_t /*clients*/) { return {}; }
-  // The loop finished a round of work and has more (store.h, end_of_round).
-  virtual void end_of_round(std::size_t /*clients*/) {}
 
   // Never blocks: /metrics and INFO call it on the loop.
   virtual ServiceStats stats() const = 0;

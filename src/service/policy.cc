@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <variant>
 
 #include "core/list_cursor.h"
 #include "core/validation.h"
@@ -11,20 +12,15 @@ namespace holdfast {
 // A blocking acquire or assign by a member with a cap: the policy keeps its arguments, passes
 // it to the backend as its own completion, and parks it while the cap says wait.
 struct Policy::Gated final : Completion {
+  template <typename Copy>
+  explicit Gated(Copy copy, Millis timeout) : call(std::move(copy)), timeout_ms(timeout) {}
+
   Policy* policy = nullptr;
   Completion* done = nullptr;
   Caller caller;
-  bool assign = false;
-  std::string key;
-  std::optional<std::string> owner;  // acquire
-  std::string holder_id;             // assign
-  std::optional<Millis> ttl_ms;
-  bool session_scoped = false;
-  LockMode mode = LockMode::kExclusive;  // acquire
-  std::uint32_t permits = 1;
-  std::uint32_t limit = 0;
-  std::optional<Millis> lock_delay_ms;
+  std::variant<AcquireCopy, AssignCopy> call;  // checked and capped
   Millis timeout_ms = 0;  // as asked (after the 24 h cap): what LOCK_TIMEOUT reports
+  std::string key;        // what LOCK_TIMEOUT names
   Millis deadline = 0;
   std::uint32_t heap_index = kNotInHeap;
 
@@ -51,14 +47,13 @@ std::optional<Error> check_acquire(const Caller& caller, const AcquireArgs& a, b
   if (a.session_scoped && caller.session == 0)
     return invalid_argument("a session-scoped hold needs a client connection");
   if (a.mode == LockMode::kSemaphore) {
-    if (a.limit < 1 || a.limit > kMaxPermits)
+    if (a.permits < 1 || a.permits > kMaxPermits)
       return invalid_argument("a semaphore has 1 to " + std::to_string(kMaxPermits) +
-                              " permits, not " + std::to_string(a.limit));
-    if (a.permits < 1 || a.permits > a.limit)
-      return invalid_argument("a grant takes 1 to " + std::to_string(a.limit) +
-                              " permits (the semaphore's PERMITS), not " +
-                              std::to_string(a.permits));
-  } else if (a.permits != 1 || a.limit != 0) {
+                              " permits, not " + std::to_string(a.permits));
+    if (a.take < 1 || a.take > a.permits)
+      return invalid_argument("a grant takes 1 to " + std::to_string(a.permits) +
+                              " permits (the semaphore's PERMITS), not " + std::to_string(a.take));
+  } else if (a.take != 1 || a.permits != 0) {
     return invalid_argument("permits are for semaphores only: PERMITS cannot go with MODE");
   }
   if (a.lock_delay_ms) return check_lock_delay(*a.lock_delay_ms);
@@ -110,8 +105,8 @@ RuleRequest Policy::acquire_request(const AcquireArgs& args, bool waits) {
   asked.operation = waits ? "acquire" : "tryAcquire";
   asked.mode = mode_name(args.mode);
   if (args.mode == LockMode::kSemaphore) {
-    asked.permits = args.limit;
-    asked.take = args.permits;
+    asked.permits = args.permits;
+    asked.take = args.take;
   }
   return asked;
 }
@@ -142,19 +137,8 @@ Issued Policy::acquire(const Caller& caller, const AcquireArgs& args, Completion
   capped.timeout_ms = cap_wait(args.timeout_ms);
   capped.lock_delay_ms = lock_delay_or_default(args.lock_delay_ms);
   const Charge charge = charge_for(caller);
-  if (charge.per_hour > 0 && capped.timeout_ms > 0) {
-    auto call = std::make_unique<Gated>();
-    call->key = std::string(args.key);
-    if (args.owner) call->owner = std::string(*args.owner);
-    call->ttl_ms = capped.ttl_ms;
-    call->session_scoped = args.session_scoped;
-    call->mode = args.mode;
-    call->permits = args.permits;
-    call->limit = args.limit;
-    call->lock_delay_ms = capped.lock_delay_ms;
-    call->timeout_ms = capped.timeout_ms;
-    return gate(caller, done, std::move(call));
-  }
+  if (charge.per_hour > 0 && capped.timeout_ms > 0)
+    return gate(caller, done, std::make_unique<Gated>(AcquireCopy(capped), capped.timeout_ms));
   return backend_.acquire(caller, capped, Contention::kError, charge, done);
 }
 
@@ -175,19 +159,16 @@ Result<AcquireAllArgs> Policy::vet_all(const Caller& caller, const AcquireAllArg
     return invalid_argument("a multi-key request names 1 to " + std::to_string(kMaxGroupKeys) +
                             " keys, not " + std::to_string(args.keys.size()))
         .with("field", std::string("keys"));
-  AcquireAllArgs vetted = args;
-  for (AcquireArgs& k : vetted.keys) {
-    k.ttl_ms = args.ttl_ms;
-    k.timeout_ms = args.timeout_ms;
-    k.owner = args.owner;
-    k.session_scoped = args.session_scoped;
+  for (std::size_t i = 0; i < args.keys.size(); ++i) {
     // Every key goes through the rules as an acquire of it would; one denial denies all.
+    const AcquireArgs k = args.one(i);
     if (auto err = denied(caller, LockOperation::kAcquire, k.key, acquire_request(k, waits)))
       return *err;
     if (auto err = check_acquire(caller, k, waits)) return *err;
   }
+  AcquireAllArgs vetted = args;
   std::sort(vetted.keys.begin(), vetted.keys.end(),
-            [](const AcquireArgs& a, const AcquireArgs& b) { return a.key < b.key; });
+            [](const KeyRequest& a, const KeyRequest& b) { return a.key < b.key; });
   for (std::size_t i = 1; i < vetted.keys.size(); ++i)
     if (vetted.keys[i].key == vetted.keys[i - 1].key)
       return invalid_argument("a key appears more than once in the request")
@@ -266,16 +247,8 @@ Issued Policy::assign(const Caller& caller, const AssignArgs& args, Completion& 
   if (args.timeout_ms) capped.timeout_ms = cap_wait(*args.timeout_ms);
   capped.lock_delay_ms = lock_delay_or_default(args.lock_delay_ms);
   const Charge charge = charge_for(caller);
-  if (charge.per_hour > 0 && capped.timeout_ms.value_or(0) > 0) {
-    auto call = std::make_unique<Gated>();
-    call->assign = true;
-    call->key = std::string(args.key);
-    call->holder_id = std::string(*holder_id);
-    call->ttl_ms = capped.ttl_ms;
-    call->lock_delay_ms = capped.lock_delay_ms;
-    call->timeout_ms = *capped.timeout_ms;
-    return gate(caller, done, std::move(call));
-  }
+  if (charge.per_hour > 0 && capped.timeout_ms.value_or(0) > 0)
+    return gate(caller, done, std::make_unique<Gated>(AssignCopy(capped), *capped.timeout_ms));
   return backend_.assign(caller, capped, charge, done);
 }
 
@@ -343,9 +316,11 @@ Issued Policy::set_value(const Caller& caller, const SetArgs& args, Completion& 
   if (auto err = check_key(args.key)) return refuse(done, *err);
   if (auto err = check_label(args.value, "value")) return refuse(done, *err);
   SetArgs capped = args;
-  if (args.expires_at) capped.ttl_ms = *args.expires_at - clock_.now_ms();
+  if (args.expires_at) capped.ttl_ms = std::max<Millis>(*args.expires_at - clock_.now_ms(), 0);
   capped.expires_at.reset();
-  if (capped.ttl_ms) {
+  if (args.expires_at && *capped.ttl_ms == 0) {
+    // An instant already past (EXAT, PXAT): the backend leaves the key free (redis_idiom.h).
+  } else if (capped.ttl_ms) {
     if (auto err = check_ttl(*capped.ttl_ms)) return refuse(done, *err);
     capped.ttl_ms = cap_ttl(*capped.ttl_ms);
   } else {
@@ -418,6 +393,7 @@ Issued Policy::gate(const Caller& caller, Completion& done, std::unique_ptr<Gate
   call->policy = this;
   call->done = &done;
   call->caller = caller;
+  call->key = std::visit([](const auto& c) { return std::string(c.args().key); }, call->call);
   const Millis now = clock_.now_ms();
   call->deadline = now + call->timeout_ms;
   Gated& g = *call;
@@ -429,25 +405,13 @@ Issued Policy::gate(const Caller& caller, Completion& done, std::unique_ptr<Gate
 void Policy::run_gated(Gated& g, Millis now) {
   const Millis left = std::max<Millis>(g.deadline - now, 1);
   const Charge charge{per_hour_};
-  if (g.assign) {
-    AssignArgs a;
-    a.key = g.key;
-    a.holder_id = g.holder_id;
-    a.ttl_ms = g.ttl_ms;
+  if (const auto* assign = std::get_if<AssignCopy>(&g.call)) {
+    AssignArgs a = assign->args();
     a.timeout_ms = left;
-    a.lock_delay_ms = g.lock_delay_ms;
     (void)backend_.assign(g.caller, a, charge, g);
   } else {
-    AcquireArgs a;
-    a.key = g.key;
-    a.ttl_ms = *g.ttl_ms;
+    AcquireArgs a = std::get<AcquireCopy>(g.call).args();
     a.timeout_ms = left;
-    if (g.owner) a.owner = *g.owner;
-    a.session_scoped = g.session_scoped;
-    a.mode = g.mode;
-    a.permits = g.permits;
-    a.limit = g.limit;
-    a.lock_delay_ms = g.lock_delay_ms;
     (void)backend_.acquire(g.caller, a, Contention::kError, charge, g);
   }
 }

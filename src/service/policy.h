@@ -81,7 +81,6 @@ class Policy final : public LockService {
   void complete(Completion& done, Result<Answer> result) override {
     backend_.complete(done, std::move(result));
   }
-  bool runs_scripts() const override { return backend_.runs_scripts(); }
   void end_session(SessionId session) override;
   void shutdown() override;
   Status atomically(const std::function<void()>& body) override {
@@ -90,11 +89,6 @@ class Policy final : public LockService {
   void dispatch() override { backend_.dispatch(); }
   void advance() override;
   std::optional<Millis> next_deadline() const override;
-  bool before_sleep() override { return backend_.before_sleep(); }
-  std::chrono::microseconds commit_wait(std::size_t clients) override {
-    return backend_.commit_wait(clients);
-  }
-  void end_of_round(std::size_t clients) override { backend_.end_of_round(clients); }
   ServiceStats stats() const override { return backend_.stats(); }
 
   // The compiled rule set in force (null: none).

@@ -30,13 +30,14 @@
 
 #include "core/error.h"
 #include "core/hold.h"
+#include "core/loop_hooks.h"
 
 namespace holdfast {
 
 struct StoreStats {
   std::uint64_t appended = 0;            // changes appended
   std::uint64_t syncs = 0;               // fdatasync calls (or commits)
-  std::uint64_t syncs_on_loop = 0;       // of them, made by commit_before_sleep() on the loop
+  std::uint64_t syncs_on_loop = 0;       // of them, made by before_sleep() on the loop
   std::uint64_t sync_nanos = 0;          // total time spent in syncs
   std::uint64_t snapshots = 0;           // snapshots written
   std::uint64_t snapshots_skipped = 0;   // snapshots given up (their encoder child failed)
@@ -75,7 +76,7 @@ inline StateSource state_source_of(std::function<DurableState()> make) {
   return [make = std::move(make)](StateSink& sink) { hand_over(make(), sink); };
 }
 
-class Store {
+class Store : public LoopHooks {
  public:
   virtual ~Store() = default;
 
@@ -89,28 +90,12 @@ class Store {
   // Hands the changes appended since the last submit to the writer. Loop thread only, and only
   // between operations (every change of a finished operation appended, and applied to what the
   // state source reads); cheap when nothing was appended. A store the loop also tells of its
-  // rounds (end_of_round(), commit_before_sleep()) may hand them over then instead, once a
+  // rounds (end_of_round(), before_sleep()) may hand them over then instead, once a
   // round: the embedded log with commit_on_loop does.
   virtual void submit() = 0;
 
-  // The loop is about to sleep. A store whose writer is idle may write (and sync) what was
-  // submitted on this thread instead of waking the writer: two thread wake-ups fewer per
-  // commit, as Redis writes its log before it sleeps. True when it did, and durable_sequence()
-  // then covers every change submitted (on_durable is not called for it). Loop thread only.
-  virtual bool commit_before_sleep() { return false; }
-
-  // The loop is about to sleep with changes to commit: how long it should wait first for more
-  // to join them (0: commit now). A store that commits on the loop answers more than 0 only
-  // while the clients its last commit answered are likely still to come back (of `clients`,
-  // the connections open); one that writes lazily on the loop (fsync never), until its
-  // oldest change is due (wal_store.h). Loop thread only.
-  virtual std::chrono::microseconds commit_wait(std::size_t /*clients*/) { return {}; }
-
-  // The loop finished a round of work and has more: a store that leaves submitted changes for
-  // commit_before_sleep() hands them to its writer once they have waited a round, so that
-  // under load the disk syncs while the loop works. `clients` as in commit_wait. Loop thread
-  // only.
-  virtual void end_of_round(std::size_t /*clients*/) {}
+  // LoopHooks (core/loop_hooks.h): the store's commit may happen in the loop's own moments,
+  // before it sleeps and at the end of a busy round. By default it never does.
 
   // The highest sequence number that is durable. Thread-safe.
   virtual std::uint64_t durable_sequence() const = 0;

@@ -73,8 +73,8 @@ TEST_F(HttpLockKinds, SemaphorePermitsAndErrors) {
   EXPECT_NE(zero.raw.find("permits must be a positive integer"), std::string::npos) << zero.raw;
   auto a = post("/v1/locks/try-acquire", R"({"key":"pool","ttlMs":60000,"permits":3,"take":2})");
   ASSERT_EQ(a.status, 200) << a.raw;
-  EXPECT_EQ(a.body.at("handle").at("permits").as_int64(), 2);
-  EXPECT_EQ(a.body.at("handle").at("limit").as_int64(), 3);
+  EXPECT_EQ(a.body.at("handle").at("take").as_int64(), 2);
+  EXPECT_EQ(a.body.at("handle").at("permits").as_int64(), 3);
   auto s = get("/v1/locks/status?key=pool");
   EXPECT_EQ(s.body.at("freePermits").as_int64(), 1) << s.raw;
   auto other = post("/v1/locks/try-acquire", R"({"key":"pool","ttlMs":60000,"permits":4})");

@@ -60,8 +60,8 @@ TEST_F(LockKinds, SemaphoreCountsPermitsAndRefusesAnotherLimit) {
   auto a = c.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "3", "TAKE", "2"});
   ASSERT_FALSE(a.is_error()) << a.debug();
   EXPECT_EQ(a.text("mode"), "semaphore");
-  EXPECT_EQ(a.number("permits"), 2);
-  EXPECT_EQ(a.number("limit"), 3);
+  EXPECT_EQ(a.number("take"), 2);
+  EXPECT_EQ(a.number("permits"), 3);
   ASSERT_FALSE(c.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "3"}).is_null());
   EXPECT_TRUE(c.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "3"}).is_null());
   auto s = c.call({"LOCK.STATUS", "pool"});
@@ -133,7 +133,7 @@ TEST_F(LockKinds, ASemaphoreRequestIsNotOvertakenBySmallerOnes) {
   ASSERT_EQ(c.call({"LOCK.RELEASE", "pool", a.text("handle")}).number("released"), 1);
   auto granted = big.read();
   ASSERT_FALSE(granted.is_error()) << granted.debug();
-  EXPECT_EQ(granted.number("permits"), 2);
+  EXPECT_EQ(granted.number("take"), 2);
   auto s = c.call({"LOCK.STATUS", "pool"});
   EXPECT_EQ(s.number("freePermits"), 1);
   EXPECT_EQ(s.get("holders")->items.size(), 1u);

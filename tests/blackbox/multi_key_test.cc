@@ -43,8 +43,8 @@ TEST_F(MultiKey, GrantsEveryKeyWithOneHandleAndATokenEachInKeyOrder) {
   EXPECT_FALSE(holds->items[0].has("mode"));  // exclusive, as a single grant shows it
   EXPECT_EQ(holds->items[1].text("mode"), "shared");
   EXPECT_EQ(holds->items[2].text("mode"), "semaphore");
-  EXPECT_EQ(holds->items[2].number("permits"), 2);
-  EXPECT_EQ(holds->items[2].number("limit"), 3);
+  EXPECT_EQ(holds->items[2].number("take"), 2);
+  EXPECT_EQ(holds->items[2].number("permits"), 3);
   for (const RespValue& h : holds->items) EXPECT_EQ(h.text("handle"), handle);
   EXPECT_LT(holds->items[0].number("token"), holds->items[1].number("token"));
   EXPECT_LT(holds->items[1].number("token"), holds->items[2].number("token"));
@@ -304,7 +304,8 @@ TEST_F(HttpMultiKey, AcquireAllTryAndReleaseByAnyKey) {
   EXPECT_EQ(holds[0].at("key").as_string(), "a");
   EXPECT_EQ(holds[0].at("owner").as_string(), "job");
   EXPECT_EQ(holds[1].at("mode").as_string(), "shared");
-  EXPECT_EQ(holds[2].at("limit").as_int64(), 2);
+  EXPECT_EQ(holds[2].at("permits").as_int64(), 2);
+  EXPECT_EQ(holds[2].at("take").as_int64(), 1);
   EXPECT_EQ(holds[2].at("handle").as_string(), handle);
   auto none =
       post("/v1/locks/try-acquire-all", R"({"keys":[{"key":"a"},{"key":"c"}],"ttlMs":1000})");

@@ -96,8 +96,8 @@ TEST_F(LocksModesCli, SemaphorePermits) {
   EXPECT_EQ(field(two.out, "MODE"), "semaphore 2 of 3");
   json::object one = cli_json({"acquire", "gpus", "--permits", "3"}, 0);
   EXPECT_EQ(one["mode"].as_string(), "semaphore");
-  EXPECT_EQ(one["permits"].as_int64(), 1);
-  EXPECT_EQ(one["limit"].as_int64(), 3);
+  EXPECT_EQ(one["take"].as_int64(), 1);
+  EXPECT_EQ(one["permits"].as_int64(), 3);
 
   RunResult status = cli({"status", "gpus"});
   EXPECT_EQ(field(status.out, "MODE"), "semaphore");
@@ -106,7 +106,7 @@ TEST_F(LocksModesCli, SemaphorePermits) {
   json::object s = cli_json({"status", "gpus"}, 0);
   EXPECT_EQ(s["permits"].as_int64(), 3);
   EXPECT_EQ(s["freePermits"].as_int64(), 0);
-  EXPECT_EQ(s["holders"].as_array()[0].as_object().at("permits").as_int64(), 2);
+  EXPECT_EQ(s["holders"].as_array()[0].as_object().at("take").as_int64(), 2);
 
   RunResult full = cli({"acquire", "gpus", "--permits", "3", "--wait", "50"});
   EXPECT_EQ(full.exit_code, 1);

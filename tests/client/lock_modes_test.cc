@@ -28,7 +28,7 @@ TEST_F(ClientModes, SharedHoldsCoexistAndKeepAWriterOut) {
   EXPECT_EQ(b->mode, LockMode::kShared);
   EXPECT_NE(a.handle, b->handle);
   EXPECT_GT(b->token, a.token);
-  EXPECT_EQ(a.permits, 0u);
+  EXPECT_EQ(a.take, 0u);
 
   Client writer(server.url());
   EXPECT_FALSE(writer.try_acquire("doc", {.ttl = 60s}));
@@ -57,11 +57,11 @@ TEST_F(ClientModes, SharedHoldsCoexistAndKeepAWriterOut) {
 TEST_F(ClientModes, SemaphorePermitsAreCountedInRepliesAndStatus) {
   LockHandle two = client.acquire("gpus", {.ttl = 60s, .mode = AcquireMode::semaphore(3, 2)});
   EXPECT_EQ(two.mode, LockMode::kSemaphore);
-  EXPECT_EQ(two.permits, 2u);
-  EXPECT_EQ(two.limit, 3u);
+  EXPECT_EQ(two.take, 2u);
+  EXPECT_EQ(two.permits, 3u);
   auto one = client.try_acquire("gpus", {.ttl = 60s, .mode = AcquireMode::semaphore(3)});
   ASSERT_TRUE(one);
-  EXPECT_EQ(one->permits, 1u);
+  EXPECT_EQ(one->take, 1u);
   EXPECT_FALSE(client.try_acquire("gpus", {.ttl = 60s, .mode = AcquireMode::semaphore(3)}))
       << "all three permits are taken";
 
@@ -70,8 +70,8 @@ TEST_F(ClientModes, SemaphorePermitsAreCountedInRepliesAndStatus) {
   EXPECT_EQ(s.permits, 3u);
   EXPECT_EQ(s.free_permits, 0u);
   ASSERT_EQ(s.holders.size(), 2u);
-  EXPECT_EQ(s.holders[0].permits, 2u);
-  EXPECT_EQ(s.holders[0].limit, 3u);
+  EXPECT_EQ(s.holders[0].take, 2u);
+  EXPECT_EQ(s.holders[0].permits, 3u);
 
   EXPECT_TRUE(client.release(two));
   s = client.status("gpus");
@@ -82,7 +82,7 @@ TEST_F(ClientModes, SemaphorePermitsAreCountedInRepliesAndStatus) {
   ListPage page = client.list({.match = "gpus"});
   ASSERT_EQ(page.holds.size(), 1u);
   EXPECT_EQ(page.holds[0].mode, LockMode::kSemaphore);
-  EXPECT_EQ(page.holds[0].permits, 1u);
+  EXPECT_EQ(page.holds[0].take, 1u);
 }
 
 TEST_F(ClientModes, MismatchedModesAndPermitsAreInvalidArgumentsAndChangeNothing) {
@@ -124,7 +124,7 @@ TEST_F(ClientModes, SharedScopesOfOneClientRunTogether) {
 
 TEST_F(ClientModes, WithPermitsHoldsItsPermitsAndReleasesThem) {
   int value = client.with_permits("pool", 4, 3, [&](LockContext& ctx) {
-    EXPECT_EQ(ctx.lock_handle().permits, 3u);
+    EXPECT_EQ(ctx.lock_handle().take, 3u);
     LockStatus s = client.status("pool");
     EXPECT_EQ(s.free_permits, 1u);
     EXPECT_FALSE(client.try_acquire("pool", {.ttl = 1s, .mode = AcquireMode::semaphore(4, 2)}));

@@ -45,8 +45,8 @@ TEST_F(ClientMultiKey, AcquireAllHoldsEveryKeyInItsModeUnderOneHandle) {
   EXPECT_EQ(g.holds[0].mode, LockMode::kShared);
   EXPECT_EQ(g.holds[1].mode, LockMode::kExclusive);
   EXPECT_EQ(g.holds[2].mode, LockMode::kSemaphore);
-  EXPECT_EQ(g.holds[2].permits, 2u);
-  EXPECT_EQ(g.holds[2].limit, 4u);
+  EXPECT_EQ(g.holds[2].take, 2u);
+  EXPECT_EQ(g.holds[2].permits, 4u);
   ASSERT_NE(g.find("b"), nullptr);
   EXPECT_EQ(g.find("b")->token, client.status("b").hold->token);
   EXPECT_EQ(g.find("c"), nullptr);

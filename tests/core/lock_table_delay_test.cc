@@ -312,7 +312,7 @@ TEST_F(LockDelayTest, RandomStepsAgreeWithAModelOfTheDelays) {
             m.handle = out->hold.handle.to_string();
             m.owner = owner;
             m.lease_end = out->hold.lease_expires_at;
-            m.delay = r.lock_delay_ms;
+            m.delay = r.lock_delay_ms.value_or(0);
           }
           break;
         }

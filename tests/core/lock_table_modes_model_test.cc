@@ -24,7 +24,7 @@ struct ModelHold {
   std::string held_by;
   std::string owner;
   LockMode mode;
-  std::uint32_t permits;
+  std::uint32_t take;
   Millis expires;
   SessionId session;
 };
@@ -34,7 +34,7 @@ struct ModelWaiter {
   std::string held_by;
   std::string owner;
   LockMode mode;
-  std::uint32_t permits;
+  std::uint32_t take;
   Millis ttl;
   Millis deadline;
   SessionId session;
@@ -44,7 +44,7 @@ struct ModelKey {
   std::vector<ModelHold> holds;
   std::deque<ModelWaiter> waiters;
 
-  bool fits(LockMode mode, std::uint32_t permits) const {
+  bool fits(LockMode mode, std::uint32_t take) const {
     switch (mode) {
       case LockMode::kExclusive:
         return holds.empty();
@@ -53,8 +53,8 @@ struct ModelKey {
                            [](const ModelHold& h) { return h.mode == LockMode::kShared; });
       case LockMode::kSemaphore: {
         std::uint32_t used = 0;
-        for (const ModelHold& h : holds) used += h.permits;
-        return used + permits <= kLimit;
+        for (const ModelHold& h : holds) used += h.take;
+        return used + take <= kLimit;
       }
     }
     return false;
@@ -84,9 +84,9 @@ struct Model {
         k.waiters.pop_front();
         continue;
       }
-      if (!k.fits(w.mode, w.permits)) return;
+      if (!k.fits(w.mode, w.take)) return;
       fates[w.id] = true;
-      k.holds.push_back({"?", w.id, w.held_by, w.owner, w.mode, w.permits, now + w.ttl, w.session});
+      k.holds.push_back({"?", w.id, w.held_by, w.owner, w.mode, w.take, now + w.ttl, w.session});
       k.waiters.pop_front();
     }
   }
@@ -152,7 +152,7 @@ TEST(LockTableModesModel, RandomSequencesAgreeWithTheModel) {
         }
         if (st->mode == LockMode::kSemaphore) {
           std::uint32_t used = 0;
-          for (const HoldState& h : st->holders) used += h.permits;
+          for (const HoldState& h : st->holders) used += h.take;
           EXPECT_LE(used, kLimit);
           EXPECT_EQ(st->free_permits, kLimit - used);
         }
@@ -177,14 +177,14 @@ TEST(LockTableModesModel, RandomSequencesAgreeWithTheModel) {
           r.session = 1 + pick(4);
           if (key == "s") {
             r.mode = LockMode::kSemaphore;
-            r.limit = kLimit;
-            r.permits = 1 + static_cast<std::uint32_t>(pick(kLimit));
+            r.permits = kLimit;
+            r.take = 1 + static_cast<std::uint32_t>(pick(kLimit));
           } else {
             r.mode = pick(2) ? LockMode::kShared : LockMode::kExclusive;
           }
           auto out = table.acquire(r, now);
           ASSERT_TRUE(out.ok());
-          const std::uint32_t permits = r.mode == LockMode::kSemaphore ? r.permits : 1;
+          const std::uint32_t take = r.mode == LockMode::kSemaphore ? r.take : 1;
           // Re-take: the oldest hold of the same principal, owner and mode is replaced at
           // once, whoever waits (a semaphore's only if the new permits fit in its place).
           auto same = mk.holds.end();
@@ -196,29 +196,29 @@ TEST(LockTableModesModel, RandomSequencesAgreeWithTheModel) {
           bool retake = same != mk.holds.end();
           if (retake && r.mode == LockMode::kSemaphore) {
             std::uint32_t used = 0;
-            for (const ModelHold& h : mk.holds) used += h.permits;
-            retake = used - same->permits + permits <= kLimit;
+            for (const ModelHold& h : mk.holds) used += h.take;
+            retake = used - same->take + take <= kLimit;
           }
           if (retake) {
             ASSERT_EQ(out->kind, AcquireOutcome::Kind::kGranted) << "seed " << seed << " re-take";
             mk.holds.erase(same);
-            mk.holds.push_back({out->hold.handle.to_string(), 0, held_by, owner, r.mode, permits,
-                                now + r.ttl_ms, 0});
+            mk.holds.push_back(
+                {out->hold.handle.to_string(), 0, held_by, owner, r.mode, take, now + r.ttl_ms, 0});
             known.emplace_back(key, out->hold.handle.to_string());
             ++grants_seen;
             model.hand_off(mk, now);
-          } else if (mk.waiters.empty() && mk.fits(r.mode, permits)) {
+          } else if (mk.waiters.empty() && mk.fits(r.mode, take)) {
             ASSERT_EQ(out->kind, AcquireOutcome::Kind::kGranted) << "seed " << seed;
             EXPECT_EQ(out->hold.mode, r.mode);
-            mk.holds.push_back({out->hold.handle.to_string(), 0, held_by, owner, r.mode, permits,
-                                now + r.ttl_ms, 0});
+            mk.holds.push_back(
+                {out->hold.handle.to_string(), 0, held_by, owner, r.mode, take, now + r.ttl_ms, 0});
             known.emplace_back(key, out->hold.handle.to_string());
             ++grants_seen;
           } else if (r.timeout_ms == 0) {
             ASSERT_EQ(out->kind, AcquireOutcome::Kind::kContended) << "seed " << seed;
           } else {
             ASSERT_EQ(out->kind, AcquireOutcome::Kind::kQueued) << "seed " << seed;
-            mk.waiters.push_back({out->waiter, held_by, owner, r.mode, permits, r.ttl_ms,
+            mk.waiters.push_back({out->waiter, held_by, owner, r.mode, take, r.ttl_ms,
                                   now + r.timeout_ms, r.session});
           }
           break;

@@ -23,13 +23,13 @@ class ModesTest : public TableTest {
     r.session = session;
     return r;
   }
-  AcquireRequest sem(std::string_view key, std::uint32_t limit, std::uint32_t permits,
+  AcquireRequest sem(std::string_view key, std::uint32_t permits, std::uint32_t take,
                      Millis timeout = 0, std::string_view held_by = "user:alice",
                      SessionId session = 1) {
     AcquireRequest r = req(key, 1000, timeout, held_by);
     r.mode = LockMode::kSemaphore;
-    r.limit = limit;
     r.permits = permits;
+    r.take = take;
     r.session = session;
     return r;
   }
@@ -206,8 +206,8 @@ TEST_F(ModesTest, SemaphoreGrantsUpToItsPermits) {
   HoldState a = granted(sem("s", 3, 2, 0, "user:a"));
   HoldState b = granted(sem("s", 3, 1, 0, "user:b"));
   EXPECT_EQ(a.mode, LockMode::kSemaphore);
-  EXPECT_EQ(a.permits, 2u);
-  EXPECT_EQ(a.limit, 3u);
+  EXPECT_EQ(a.take, 2u);
+  EXPECT_EQ(a.permits, 3u);
   EXPECT_LT(a.token, b.token);
   EXPECT_EQ(run(sem("s", 3, 1, 0, "user:c")).kind, AcquireOutcome::Kind::kContended);
   auto st = table.status("s", now());
@@ -246,7 +246,7 @@ TEST_F(ModesTest, SemaphoreLimitIsForgottenWhenTheKeyEmpties) {
   HoldState a = granted(sem("s", 2, 1));
   release(a);
   HoldState b = granted(sem("s", 5, 5));
-  EXPECT_EQ(b.limit, 5u);
+  EXPECT_EQ(b.permits, 5u);
 }
 
 TEST_F(ModesTest, SemaphoreRequestForMorePermitsThanTheLimitIsInvalid) {
@@ -287,11 +287,11 @@ TEST_F(ModesTest, SemaphoreRetakeReplacesPermitsWhenTheyFit) {
   r.owner = "o";
   HoldState first = granted(r);
   granted(sem("s", 3, 1, 0, "user:b"));
-  r.permits = 2;
+  r.take = 2;
   HoldState again = granted(r);  // 3 - 1 + 2 - 1 ... fits: 1 (b) + 2
   EXPECT_GT(again.token, first.token);
   EXPECT_EQ(table.status("s", now())->free_permits, 0u);
-  r.permits = 3;  // does not fit beside b: not a re-take, contended
+  r.take = 3;  // does not fit beside b: not a re-take, contended
   EXPECT_EQ(run(r).kind, AcquireOutcome::Kind::kContended);
   EXPECT_EQ(table.status("s", now())->holders.size(), 2u);
 }
@@ -301,7 +301,7 @@ TEST_F(ModesTest, SemaphoreRetakeForFewerPermitsHandsTheRestToWaiters) {
   r.owner = "o";
   granted(r);
   WaiterId w = queued(sem("s", 3, 2, 5000, "user:b", 2));
-  r.permits = 1;
+  r.take = 1;
   granted(r);
   EXPECT_EQ(grants(), std::vector<WaiterId>{w});
   EXPECT_EQ(table.status("s", now())->free_permits, 0u);

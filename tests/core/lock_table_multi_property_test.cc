@@ -67,8 +67,8 @@ void run_seed(std::uint64_t seed, int steps, std::uint64_t& multi_grants) {
   auto mode_for = [&](const std::string& key, KeyRequest& k) {
     if (key == "s") {
       k.mode = LockMode::kSemaphore;
-      k.limit = kLimit;
-      k.permits = 1 + static_cast<std::uint32_t>(pick(kLimit));
+      k.permits = kLimit;
+      k.take = 1 + static_cast<std::uint32_t>(pick(kLimit));
     } else {
       k.mode = pick(2) ? LockMode::kShared : LockMode::kExclusive;
     }
@@ -120,7 +120,7 @@ void run_seed(std::uint64_t seed, int steps, std::uint64_t& multi_grants) {
       }
       if (st.held && st.mode == LockMode::kSemaphore) {
         std::uint32_t used = 0;
-        for (const HoldState& h : st.holders) used += h.permits;
+        for (const HoldState& h : st.holders) used += h.take;
         EXPECT_LE(used, kLimit) << "key " << key;
         EXPECT_EQ(st.free_permits, kLimit - used);
       }
@@ -159,8 +159,8 @@ void run_seed(std::uint64_t seed, int steps, std::uint64_t& multi_grants) {
       AcquireRequest r;
       r.key = key;
       r.mode = k.mode;
+      r.take = k.take;
       r.permits = k.permits;
-      r.limit = k.limit;
       r.ttl_ms = 1 + static_cast<Millis>(pick(40));
       r.timeout_ms = pick(3) == 0 ? 0 : 1 + static_cast<Millis>(pick(60));
       const std::string held_by = pick(2) ? "user:u" : "user:v";

@@ -25,10 +25,10 @@ class MultiTest : public TableTest {
     r.session = session;
     return r;
   }
-  static KeyRequest ex(std::string_view key) { return KeyRequest{key, LockMode::kExclusive, 1, 0}; }
-  static KeyRequest sh(std::string_view key) { return KeyRequest{key, LockMode::kShared, 1, 0}; }
-  static KeyRequest sem(std::string_view key, std::uint32_t take, std::uint32_t limit) {
-    return KeyRequest{key, LockMode::kSemaphore, take, limit};
+  static KeyRequest ex(std::string_view key) { return KeyRequest{key, LockMode::kExclusive}; }
+  static KeyRequest sh(std::string_view key) { return KeyRequest{key, LockMode::kShared}; }
+  static KeyRequest sem(std::string_view key, std::uint32_t take, std::uint32_t permits) {
+    return KeyRequest{key, LockMode::kSemaphore, permits, take};
   }
 
   GroupHold granted(const AcquireAllRequest& r) {
@@ -57,8 +57,8 @@ TEST_F(MultiTest, GrantsEveryKeyWithOneHandleAndTokensInKeyOrder) {
   EXPECT_EQ(g.holds[0].mode, LockMode::kShared);
   EXPECT_EQ(g.holds[1].mode, LockMode::kExclusive);
   EXPECT_EQ(g.holds[2].mode, LockMode::kSemaphore);
-  EXPECT_EQ(g.holds[2].permits, 2u);
-  EXPECT_EQ(g.holds[2].limit, 3u);
+  EXPECT_EQ(g.holds[2].take, 2u);
+  EXPECT_EQ(g.holds[2].permits, 3u);
   for (const HoldState& h : g.holds) {
     EXPECT_EQ(h.handle, g.handle);
     EXPECT_EQ(h.lease_expires_at, now() + 1000);
@@ -212,8 +212,8 @@ TEST_F(MultiTest, TheGroupLeaseEndsForAllKeysAndHandsThemOn) {
   WaiterId on_s = [&] {
     auto r = req("s", 1000, 5000, "user:bob");
     r.mode = LockMode::kSemaphore;
-    r.permits = 1;
-    r.limit = 2;
+    r.take = 1;
+    r.permits = 2;
     r.session = 2;
     return table.acquire(r, now())->waiter;
   }();

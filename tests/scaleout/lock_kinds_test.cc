@@ -89,7 +89,8 @@ TEST_F(TwoNodes, ASemaphoresPermitsAreCountedAcrossNodes) {
   ASSERT_FALSE(two.is_null() || two.is_error()) << two.debug();
   auto one = b.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "3"});
   ASSERT_FALSE(one.is_null() || one.is_error()) << one.debug();
-  EXPECT_EQ(one.number("limit"), 3);
+  EXPECT_EQ(one.number("permits"), 3);
+  EXPECT_EQ(one.number("take"), 1);
   EXPECT_TRUE(b.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "3"}).is_null());
   EXPECT_TRUE(a.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "3"}).is_null());
   for (auto* c : {&a, &b}) {
@@ -116,7 +117,7 @@ TEST_F(TwoNodes, ASemaphoresPermitsAreCountedAcrossNodes) {
   ASSERT_EQ(a.call({"LOCK.RELEASE", "pool", two.text("handle")}).number("released"), 1);
   auto granted = big.read();
   ASSERT_FALSE(granted.is_error() || granted.is_null()) << granted.debug();
-  EXPECT_EQ(granted.number("permits"), 2);
+  EXPECT_EQ(granted.number("take"), 2);
   auto s = a.call({"LOCK.STATUS", "pool"});
   EXPECT_EQ(s.number("freePermits"), 1);
   EXPECT_FALSE(a.call({"LOCK.TRY", "pool", "TTL", "60000", "PERMITS", "3"}).is_null());

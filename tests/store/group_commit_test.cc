@@ -108,13 +108,13 @@ TEST_F(GroupCommitTest, WithCommitOnLoopTheLoopWritesAndSyncsBeforeItSleeps) {
   std::uint64_t last = 0;
   for (std::uint64_t t = 1; t <= 3; ++t) last = append(*store, grant(t));
   EXPECT_EQ(store->durable_sequence(), 0u) << "submit() left them for the loop";
-  ASSERT_TRUE(store->commit_before_sleep());
+  ASSERT_TRUE(store->before_sleep());
   EXPECT_EQ(store->durable_sequence(), last);
   const StoreStats stats = store->stats();
   EXPECT_EQ(stats.syncs, 1u);
   EXPECT_EQ(stats.syncs_on_loop, 1u);
   EXPECT_TRUE(reported().empty()) << "the loop itself knows; nobody is woken";
-  EXPECT_FALSE(store->commit_before_sleep()) << "nothing left to write";
+  EXPECT_FALSE(store->before_sleep()) << "nothing left to write";
   store->close();
   expect_restart_sees_model();
 }
@@ -141,7 +141,7 @@ TEST_F(GroupCommitTest, WithCommitOnLoopABusySyncerTakesTheChangesInstead) {
   store->end_of_round(kOneClient);  // the syncer has it and is stuck in fdatasync
   ASSERT_TRUE(fs_.wait_for_blocked_syncs(1, std::chrono::seconds(10)));
   const std::uint64_t second = append(*store, grant(2));
-  EXPECT_FALSE(store->commit_before_sleep()) << "the log is the syncer's while it writes";
+  EXPECT_FALSE(store->before_sleep()) << "the log is the syncer's while it writes";
   EXPECT_LT(store->durable_sequence(), first);
   fs_.unblock_syncs();
   ASSERT_TRUE(testing::wait_durable(*store, second));
@@ -163,10 +163,10 @@ TEST_F(GroupCommitTest, WithCommitOnLoopASyncerWokenForNothingIsWokenAgain) {
     const std::uint64_t first = append(*store, grant(++token));
     store->end_of_round(kOneClient);
     store->end_of_round(kOneClient);  // wakes the syncer for it ...
-    store->commit_before_sleep();     // ... which the loop may well take first
+    store->before_sleep();            // ... which the loop may well take first
     ASSERT_TRUE(testing::wait_durable(*store, first)) << round;
     const std::uint64_t second = append(*store, grant(++token));
-    store->commit_before_sleep();  // the segment is full: left to the syncer
+    store->before_sleep();  // the segment is full: left to the syncer
     ASSERT_TRUE(testing::wait_durable(*store, second)) << round;
   }
   EXPECT_GT(store->stats().syncs_on_loop, 0u);
@@ -180,7 +180,7 @@ TEST_F(GroupCommitTest, WithCommitOnLoopAFailedWriteOnTheLoopIsWrittenAgainByThe
   auto store = open();
   const std::uint64_t last = append(*store, grant(1));
   fs_.fail_writes(true, /*torn=*/true);
-  EXPECT_FALSE(store->commit_before_sleep());
+  EXPECT_FALSE(store->before_sleep());
   EXPECT_EQ(store->durable_sequence(), 0u);
   ASSERT_TRUE(testing::eventually([&] { return store->fault().has_value(); }))
       << "the syncer tried again and reported the fault";
@@ -215,7 +215,7 @@ TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue
     return std::chrono::steady_clock::now() - appended_at > std::chrono::milliseconds(10);
   }));
   store->end_of_round(kOneClient);  // the round that woke for them...
-  EXPECT_FALSE(store->commit_before_sleep()) << "fsync never: nothing to wait for";
+  EXPECT_FALSE(store->before_sleep()) << "fsync never: nothing to wait for";
   // ...left them to the loop, which wrote them before returning.
   EXPECT_GT(store->stats().log_bytes, before);
   EXPECT_EQ(fs_.last_append_thread(), std::this_thread::get_id());

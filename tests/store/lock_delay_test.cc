@@ -38,8 +38,8 @@ Result<Change> round_trip(const Change& change) {
 TEST(LockDelayRecords, AGrantWithADelayRoundTripsAloneAndWithAMode) {
   HoldState shared = delayed_hold("k", 5, kStart + 1000, 60'000);
   shared.mode = LockMode::kSemaphore;
-  shared.permits = 2;
-  shared.limit = 3;
+  shared.take = 2;
+  shared.permits = 3;
   for (const HoldState& h : {delayed_hold("k", 4, kStart + 1000, 1), shared}) {
     Result<Change> back = round_trip(Granted{h});
     ASSERT_TRUE(back.ok()) << back.error().message;

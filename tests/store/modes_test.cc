@@ -20,12 +20,12 @@ using testing::snapshot_path;
 using testing::wait_durable;
 using testing::WalStoreTest;
 
-HoldState make_share(std::string key, std::uint64_t token, LockMode mode, std::uint32_t permits = 0,
-                     std::uint32_t limit = 0) {
+HoldState make_share(std::string key, std::uint64_t token, LockMode mode, std::uint32_t take = 0,
+                     std::uint32_t permits = 0) {
   HoldState h = make_hold(std::move(key), token);
   h.mode = mode;
+  h.take = take;
   h.permits = permits;
-  h.limit = limit;
   return h;
 }
 
@@ -117,8 +117,8 @@ TEST_F(ModeRecoveryTest, SharedAndSemaphoreHoldsSurviveARestartIntoTheLockTable)
     r.session = 1;
     r.mode = mode;
     if (mode == LockMode::kSemaphore) {
-      r.limit = 5;
-      r.permits = 2;
+      r.permits = 5;
+      r.take = 2;
     }
     return r;
   };

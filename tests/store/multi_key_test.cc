@@ -24,8 +24,8 @@ GroupGranted make_group() {
   HoldState b = make_hold("g/b", 11);
   b.handle = a.handle;
   b.mode = LockMode::kSemaphore;
-  b.permits = 2;
-  b.limit = 3;
+  b.take = 2;
+  b.permits = 3;
   return GroupGranted{{a, b}};
 }
 
@@ -94,8 +94,8 @@ TEST_F(GroupRecoveryTest, AGroupSurvivesARestartAndStillActsAsOne) {
   LockTable table(&forward);
   const Millis now = clock_.now_ms();
   AcquireAllRequest r;
-  r.keys = {KeyRequest{"a", LockMode::kExclusive, 1, 0}, KeyRequest{"b", LockMode::kShared, 1, 0},
-            KeyRequest{"s", LockMode::kSemaphore, 2, 4}};
+  r.keys = {KeyRequest{"a", LockMode::kExclusive}, KeyRequest{"b", LockMode::kShared},
+            KeyRequest{"s", LockMode::kSemaphore, 4, 2}};
   r.ttl_ms = 60'000;
   r.held_by = "user:a";
   r.session = 1;

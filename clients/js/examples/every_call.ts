@@ -104,8 +104,8 @@ export async function lockKinds(key: string): Promise<number | null> {
   const reader: LockHandle = await client.locks.acquire(key, { ttlMs: 60_000, timeoutMs: 10_000, mode: "shared" });
   const mode: LockMode = reader.mode;
   const slot: LockHandle | null = await client.locks.tryAcquire("gpu-pool", { ttlMs: 60_000, permits: 8, take: 2 });
-  const taken: number | null = slot === null ? null : slot.permits;
-  const limit: number | null = slot === null ? null : slot.limit;
+  const permits: number | null = slot === null ? null : slot.permits;
+  const taken: number | null = slot === null ? null : slot.take;
   const delayed = await client.locks.acquire(key, { ttlMs: 60_000, timeoutMs: 0, mode: "exclusive", lockDelayMs: 5_000 });
   const delayMs: number = delayed.lockDelayMs;
   const status: LockStatus = await client.locks.status("gpu-pool");
@@ -117,7 +117,7 @@ export async function lockKinds(key: string): Promise<number | null> {
     const opens: Date | null = status.lockDelayUntil;
     void opens;
   }
-  void [mode, taken, limit, delayMs];
+  void [mode, permits, taken, delayMs];
 
   const keys: KeyRequest[] = ["accounts/1", { key: "catalog", mode: "shared" }, { key: "pool", permits: 3, take: 2 }];
   const group: LockGroup = await client.locks.acquireAll(keys, { ttlMs: 30_000, timeoutMs: 5_000, owner: "job-7" });

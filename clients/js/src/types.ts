@@ -26,10 +26,10 @@ export interface LockHandle {
   readonly scope: "lease" | "session";
   readonly kind: "handle";
   readonly mode: LockMode;
-  /** A semaphore hold: the permits it takes (else null). */
-  readonly permits: number | null;
   /** A semaphore hold: the key's permits (else null). */
-  readonly limit: number | null;
+  readonly permits: number | null;
+  /** A semaphore hold: how many of the key's permits it takes (else null). */
+  readonly take: number | null;
   /** How long the key stays closed after this hold vanishes without a release; 0 for none. */
   readonly lockDelayMs: number;
 }
@@ -47,16 +47,16 @@ export interface LockInfo {
   readonly kind: "handle" | "assigned";
   readonly holder: string | null;
   readonly mode: LockMode;
-  /** A semaphore hold: the permits it takes (else null). */
-  readonly permits: number | null;
   /** A semaphore hold: the key's permits (else null). */
-  readonly limit: number | null;
+  readonly permits: number | null;
+  /** A semaphore hold: how many of the key's permits it takes (else null). */
+  readonly take: number | null;
   /** The hold's lock-delay; 0 for none. */
   readonly lockDelayMs: number;
 }
 
 /** `status(key)` of a held key: the fields of its newest hold, then the key's own. */
-export interface HeldStatus extends Omit<LockInfo, "permits" | "limit"> {
+export interface HeldStatus extends Omit<LockInfo, "permits" | "take"> {
   readonly held: true;
   /** How many blocking acquires wait in the key's queue. */
   readonly waiters: number;

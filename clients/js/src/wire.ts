@@ -98,7 +98,7 @@ function mode(r: WireRecord): LockMode {
 // A hold with its handle: what an acquire answers.
 export function decodeHandle(value: unknown): LockHandle {
   const r = record(value, "the hold");
-  const { key, token, heldBy, owner, acquiredAt, scope, mode, permits, limit, lockDelayMs } = decodeInfo(r);
+  const { key, token, heldBy, owner, acquiredAt, scope, mode, permits, take, lockDelayMs } = decodeInfo(r);
   return {
     key,
     handle: str(r, "handle"),
@@ -111,7 +111,7 @@ export function decodeHandle(value: unknown): LockHandle {
     kind: "handle",
     mode,
     permits,
-    limit,
+    take,
     lockDelayMs,
   };
 }
@@ -138,7 +138,7 @@ export function decodeInfo(value: unknown): LockInfo {
     holder: optStr(r, "holder"),
     mode: mode(r),
     permits: optNum(r, "permits"),
-    limit: optNum(r, "limit"),
+    take: optNum(r, "take"),
     lockDelayMs: optNum(r, "lockDelayMs") ?? 0,
   };
 }
@@ -170,7 +170,7 @@ export function decodeStatus(value: unknown): LockStatus {
   }
   // The map carries the newest hold's fields; for a shared or semaphore key `permits` is the
   // key's, and `holders` lists every hold. An exclusive key's one hold is its only holder.
-  const { permits: _p, limit: _l, ...newest } = decodeInfo(r);
+  const { permits: _p, take: _t, ...newest } = decodeInfo(r);
   const m = mode(r);
   const holders = r.holders;
   if (m !== "exclusive" && !Array.isArray(holders)) bad("field holders is not a list");

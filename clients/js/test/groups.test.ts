@@ -34,11 +34,11 @@ for (const transport of TRANSPORTS) {
         { ttlMs: 30_000, timeoutMs: 1_000, owner: "batch-1" },
       );
       assert.deepEqual(
-        g.holds.map((h) => [h.key, h.mode, h.permits, h.limit]),
+        g.holds.map((h) => [h.key, h.mode, h.permits, h.take]),
         [
           [key("a"), "shared", null, null],
           [key("b"), "exclusive", null, null],
-          [key("pool"), "semaphore", 2, 3],
+          [key("pool"), "semaphore", 3, 2],
         ],
       );
       assert.ok(g.holds.every((h) => h.handle === g.handle && h.leaseExpiresAt.getTime() === g.leaseExpiresAt.getTime()));

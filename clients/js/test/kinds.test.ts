@@ -79,11 +79,11 @@ for (const transport of TRANSPORTS) {
       const big = await client.locks.tryAcquire(key("pool"), { ttlMs: 30_000, permits: 3, take: 2 });
       assert.ok(big);
       assert.equal(big.mode, "semaphore");
-      assert.equal(big.permits, 2);
-      assert.equal(big.limit, 3);
+      assert.equal(big.take, 2);
+      assert.equal(big.permits, 3);
       const one = await other.locks.tryAcquire(key("pool"), { ttlMs: 30_000, permits: 3 });
       assert.ok(one);
-      assert.equal(one.permits, 1, "take defaults to 1");
+      assert.equal(one.take, 1, "take defaults to 1");
       assert.equal(await other.locks.tryAcquire(key("pool"), { ttlMs: 30_000, permits: 3 }), null, "all 3 permits are taken");
 
       const s = await client.locks.status(key("pool"));
@@ -92,10 +92,10 @@ for (const transport of TRANSPORTS) {
       assert.equal(s.permits, 3);
       assert.equal(s.freePermits, 0);
       assert.deepEqual(
-        s.holders.map((h) => [h.token, h.permits, h.limit]),
+        s.holders.map((h) => [h.token, h.permits, h.take]),
         [
-          [big.token, 2, 3],
-          [one.token, 1, 3],
+          [big.token, 3, 2],
+          [one.token, 3, 1],
         ],
       );
 
@@ -107,7 +107,7 @@ for (const transport of TRANSPORTS) {
 
       await client.locks.release(big);
       const two = await other.locks.acquire(key("pool"), { ttlMs: 30_000, timeoutMs: 0, permits: 3, take: 2 });
-      assert.equal(two.permits, 2);
+      assert.equal(two.take, 2);
       const after = await client.locks.status(key("pool"));
       assert.equal(after.held && after.freePermits, 0);
       await other.locks.release(two);

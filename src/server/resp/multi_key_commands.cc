@@ -63,7 +63,7 @@ std::optional<Error> read_all(std::span<const std::string_view> args, bool block
 
   for (std::size_t i = first_key; i < args.size();) {
     if (++i == args.size()) return invalid_argument("KEY needs a value");
-    AcquireArgs key;
+    KeyRequest key;
     key.key = args[i++];
     std::size_t end = i;
     while (end < args.size() && !is_key_word(args[end])) end += 2;  // every key option has a value

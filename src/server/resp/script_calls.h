@@ -9,8 +9,8 @@
 //     on the service as the script's caller, with a blocking command making one attempt (as
 //     in a transaction), and an immediate() completion: the embedded backend finishes it
 //     inside the call, without waiting for the log. (The script's own reply waits for the log
-//     instead, LockService::complete(); scripts only run where every call is applied at once,
-//     LockService::runs_scripts().)
+//     instead, LockService::complete(); a script runs inside LockService::atomically(), where
+//     every call is applied at once.)
 //  3. The answer is written by the row's writer in RESP2, as Redis hands replies to scripts,
 //     and the engine reads that back into Lua.
 #pragma once

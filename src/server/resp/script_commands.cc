@@ -31,7 +31,6 @@ Issued finish(LockService& service, Completion& done, ScriptReply reply) {
 
 Issued run_script(LockService& service, const Caller& caller, const CallArgs& a, Completion& done,
                   bool by_sha) {
-  if (!service.runs_scripts()) return finish(service, done, ScriptReply::error(kNoScripts));
   if (a.scripts == nullptr) return finish(service, done, ScriptReply::error(kNoScripts));
   const auto numkeys = parse_int64(a.positional[1]);
   const auto rest = a.positional.subspan(2);
@@ -107,7 +106,7 @@ void write_script_reply(ReplyWriter& out, Answer& answer) {
 }
 
 Flow cmd_script_load(CommandContext& ctx, std::span<const std::string_view> args) {
-  if (!ctx.service.runs_scripts() || ctx.scripts == nullptr) {
+  if (ctx.scripts == nullptr) {
     ctx.out.error_line(kNoScripts);
   } else {
     write_value(ctx.out, ctx.scripts->load(args[0]));

@@ -84,16 +84,8 @@ Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
                                 Contention contention, Charge charge, Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
-  AcquireRequest r;
-  r.key = args.key;
-  r.ttl_ms = args.ttl_ms;
-  r.timeout_ms = contention == Contention::kNil ? 0 : args.timeout_ms;
-  r.owner = args.owner;
-  r.session_scoped = args.session_scoped;
-  r.mode = args.mode;
-  r.permits = args.permits;
-  r.limit = args.limit;
-  r.lock_delay_ms = args.lock_delay_ms.value_or(0);
+  AcquireRequest r{args};
+  if (contention == Contention::kNil) r.timeout_ms = 0;
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
@@ -105,13 +97,8 @@ Issued EmbeddedBackend::acquire_all(const Caller& caller, const AcquireAllArgs& 
                                     Contention contention, Charge charge, Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
-  AcquireAllRequest r;
-  r.keys.reserve(args.keys.size());
-  for (const AcquireArgs& k : args.keys) r.keys.push_back({k.key, k.mode, k.permits, k.limit});
-  r.ttl_ms = args.ttl_ms;
-  r.timeout_ms = contention == Contention::kNil ? 0 : args.timeout_ms;
-  r.owner = args.owner;
-  r.session_scoped = args.session_scoped;
+  AcquireAllRequest r{args};
+  if (contention == Contention::kNil) r.timeout_ms = 0;
   r.session = caller.session;
   const std::string held_by = caller.principal->held_by();
   r.held_by = held_by;
@@ -264,9 +251,10 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
   out.get = args.get;
   if (before.held) out.previous = std::string(before.owner);
   // A key closed by a lock-delay is not free: SET NX answers nil, SET refuses.
-  const SetStep step =
+  SetStep step =
       decide_set(args.condition, before.held, own, before.held && before.owner == args.value,
                  !before.held && before.lock_delay_until == 0);
+  if (*args.ttl_ms <= 0) step = already_ended(step);
   const bool keep_end = args.keep_ttl && own && before.lease_expires_at != kNever;
   switch (step) {
     case SetStep::kNothing:
@@ -275,6 +263,12 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
       return answer(done, lock_held(args.key));
     case SetStep::kRenew:
       if (!keep_end) table_.extend(args.key, t + *args.ttl_ms, t);
+      out.set = true;
+      return answer(done, Answer(std::move(out)));
+    case SetStep::kFreeOwn:
+      table_.force_release(args.key, t);
+      [[fallthrough]];
+    case SetStep::kSetGone:
       out.set = true;
       return answer(done, Answer(std::move(out)));
     case SetStep::kTakeOver:
@@ -377,7 +371,7 @@ ServiceStats EmbeddedBackend::stats() const {
                       grants_by_mode_,
                       std::array<std::size_t, 3>{held - kinds.shared - kinds.semaphore,
                                                  kinds.shared, kinds.semaphore},
-                      kinds.permits};
+                      kinds.permits_taken};
 }
 
 void EmbeddedBackend::forget_waiter(WaiterId waiter, SessionId session) {

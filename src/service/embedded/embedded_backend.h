@@ -80,17 +80,11 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   }
 
   void complete(Completion& done, Result<Answer> result) override;
-  bool runs_scripts() const override { return true; }  // every call is applied at once
   void end_session(SessionId session) override;
   void shutdown() override;
   void dispatch() override;
   void advance() override;
   std::optional<Millis> next_deadline() const override { return table_.next_deadline(); }
-  bool before_sleep() override { return store_.commit_before_sleep(); }
-  std::chrono::microseconds commit_wait(std::size_t clients) override {
-    return store_.commit_wait(clients);
-  }
-  void end_of_round(std::size_t clients) override { store_.end_of_round(clients); }
   ServiceStats stats() const override;
 
   Store& store() { return store_; }

@@ -6,9 +6,9 @@ namespace holdfast::pg {
 namespace {
 
 // A PostgreSQL array literal of texts: every element quoted, its quotes and backslashes escaped.
-std::string text_array(const std::vector<GroupKey>& keys) {
+std::string text_array(const std::vector<KeyRequest>& keys) {
   std::string out = "{";
-  for (const GroupKey& k : keys) {
+  for (const KeyRequest& k : keys) {
     if (out.size() > 1) out += ',';
     out += '"';
     for (char c : k.key) {
@@ -21,9 +21,9 @@ std::string text_array(const std::vector<GroupKey>& keys) {
 }
 
 template <typename F>
-std::string number_array(const std::vector<GroupKey>& keys, F value) {
+std::string number_array(const std::vector<KeyRequest>& keys, F value) {
   std::string out = "{";
-  for (const GroupKey& k : keys) {
+  for (const KeyRequest& k : keys) {
     if (out.size() > 1) out += ',';
     out += std::to_string(value(k));
   }
@@ -36,12 +36,12 @@ Result<GroupGrant> HoldRows::grant_group(const GroupRequest& r) {
   const GrantRequest& q = r.grant;
   Params p;
   p.text(text_array(r.keys))
-      .text(number_array(r.keys, [](const GroupKey& k) { return mode_number(k.mode); }))
+      .text(number_array(r.keys, [](const KeyRequest& k) { return mode_number(k.mode); }))
       .text(number_array(r.keys,
-                         [](const GroupKey& k) -> std::int64_t {
-                           return k.mode == LockMode::kSemaphore ? k.limit : 0;
+                         [](const KeyRequest& k) -> std::int64_t {
+                           return k.mode == LockMode::kSemaphore ? k.permits : 0;
                          }))
-      .text(number_array(r.keys, [](const GroupKey& k) -> std::int64_t {
+      .text(number_array(r.keys, [](const KeyRequest& k) -> std::int64_t {
         return k.mode == LockMode::kSemaphore ? k.take : 1;
       }));
   p.text(q.handle.to_string()).text(q.held_by).maybe_text(q.owner).number(q.ttl_ms);
@@ -69,7 +69,7 @@ Result<GroupGrant> HoldRows::grant_group(const GroupRequest& r) {
   }
   g.granted = true;
   for (int i = 0; i < rows->size(); ++i) {
-    const GroupKey& k = r.keys[static_cast<std::size_t>(i)];
+    const KeyRequest& k = r.keys[static_cast<std::size_t>(i)];
     HoldState h;
     h.key = std::string(rows->text(i, 1));
     h.handle = q.handle;
@@ -81,8 +81,8 @@ Result<GroupGrant> HoldRows::grant_group(const GroupRequest& r) {
     h.scope = q.scope;
     h.kind = HoldKind::kHandle;
     h.mode = k.mode;
-    h.permits = k.mode == LockMode::kSemaphore ? k.take : 0;
-    h.limit = k.mode == LockMode::kSemaphore ? k.limit : 0;
+    h.take = k.mode == LockMode::kSemaphore ? k.take : 0;
+    h.permits = k.mode == LockMode::kSemaphore ? k.permits : 0;
     g.holds.push_back(std::move(h));
   }
   return g;

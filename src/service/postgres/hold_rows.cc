@@ -232,7 +232,7 @@ LockMode mode_from(std::int64_t n) {
 HoldState hold_with_mode(const Rows& rows, int r) {
   HoldState h = hold_from(rows, r);
   h.mode = mode_from(rows.number(r, 14));
-  h.limit = static_cast<std::uint32_t>(rows.number(r, 15));
+  h.permits = static_cast<std::uint32_t>(rows.number(r, 15));
   return h;
 }
 
@@ -247,7 +247,7 @@ Grant grant_from(const Rows& rows) {
   } else {
     g.holder_lease_end = rows.maybe_number(0, 8);
     g.holder_mode = mode_from(rows.number(0, 14));  // only acquire and assign answer a row here
-    g.holder_limit = static_cast<std::uint32_t>(rows.number(0, 15));
+    g.holder_permits = static_cast<std::uint32_t>(rows.number(0, 15));
   }
   return g;
 }
@@ -553,9 +553,9 @@ Result<Grant> HoldRows::grant_member(const MemberRequest& r, bool retake_only) {
   } else {
     p.null();
   }
-  p.number(mode_number(r.mode));
-  if (r.mode == LockMode::kSemaphore) {
-    p.number(r.limit).number(r.take);
+  p.number(mode_number(r.shape.mode));
+  if (r.shape.mode == LockMode::kSemaphore) {
+    p.number(r.shape.permits).number(r.shape.take);
   } else {
     p.null().number(1);
   }
@@ -585,19 +585,21 @@ Result<Grant> HoldRows::grant_member(const MemberRequest& r, bool retake_only) {
   h.lease_expires_at = rows->number(0, 3);
   h.scope = r.grant.scope;
   h.kind = HoldKind::kHandle;
-  h.mode = r.mode;
-  h.permits = r.mode == LockMode::kSemaphore ? r.take : 0;
-  h.limit = r.mode == LockMode::kSemaphore ? r.limit : 0;
+  h.mode = r.shape.mode;
+  if (h.mode == LockMode::kSemaphore) {
+    h.permits = r.shape.permits;
+    h.take = r.shape.take;
+  }
   h.lock_delay_ms = r.grant.lock_delay_ms;
   return g;
 }
 
 Result<std::int64_t> HoldRows::queue_join(std::string_view key, std::int64_t node_id, LockMode mode,
-                                          std::uint32_t limit) {
+                                          std::uint32_t permits) {
   Params p;
   p.text(key).number(node_id).number(mode_number(mode));
   if (mode == LockMode::kSemaphore) {
-    p.number(limit);
+    p.number(permits);
   } else {
     p.null();
   }
@@ -619,7 +621,7 @@ Result<bool> HoldRows::release_member(std::string_view key, std::string_view han
 }
 
 Result<std::vector<HoldState>> HoldRows::members(std::string_view key, LockMode mode,
-                                                 std::uint32_t limit) {
+                                                 std::uint32_t permits) {
   auto rows = pool_.run("hf_members", Params().text(key));
   if (!rows.ok()) return std::move(rows).error();
   std::vector<HoldState> out;
@@ -627,8 +629,8 @@ Result<std::vector<HoldState>> HoldRows::members(std::string_view key, LockMode 
   for (int r = 0; r < rows->size(); ++r) {
     HoldState h = hold_from(*rows, r);
     h.mode = mode;
-    h.permits = mode == LockMode::kSemaphore ? static_cast<std::uint32_t>(rows->number(r, 14)) : 0;
-    h.limit = mode == LockMode::kSemaphore ? limit : 0;
+    h.take = mode == LockMode::kSemaphore ? static_cast<std::uint32_t>(rows->number(r, 14)) : 0;
+    h.permits = mode == LockMode::kSemaphore ? permits : 0;
     out.push_back(std::move(h));
   }
   return out;

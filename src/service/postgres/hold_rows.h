@@ -63,6 +63,7 @@
 
 #include "core/clock.h"
 #include "core/hold.h"
+#include "core/lock_request.h"
 #include "service/postgres/pg_pool.h"
 
 namespace holdfast::pg {
@@ -100,33 +101,25 @@ struct Grant {
   // When not granted: the mode of the live hold in the way (a group's for a shared or
   // semaphore key) and a semaphore's permits.
   LockMode holder_mode = LockMode::kExclusive;
-  std::uint32_t holder_limit = 0;
+  std::uint32_t holder_permits = 0;
   // A member grant refused because the key is of another kind: 0 a lock, else the permits of
   // the semaphore it is.
   std::optional<std::uint32_t> other_kind;
 };
 
-// A grant of a shared or semaphore hold: the fields of GrantRequest plus the mode.
+// A grant of a shared or semaphore hold: the fields of GrantRequest plus the mode, a
+// semaphore's permits and its take (core/lock_request.h; the key is the grant's).
 struct MemberRequest {
   GrantRequest grant;
-  LockMode mode = LockMode::kShared;
-  std::uint32_t limit = 0;                // semaphore: the key's permits
-  std::uint32_t take = 1;                 // semaphore: the permits this grant takes
+  KeyRequest shape;
   std::optional<std::int64_t> queue_seq;  // the caller's holdfast_queue row, if queued
 };
 
 // A multi-key group (docs/lock-kinds.md, "Several keys at once"): the grant's fields (its key
-// unused) and each key with its mode, a semaphore's permits and the permits it takes, sorted
-// by key and distinct.
-struct GroupKey {
-  std::string_view key;
-  LockMode mode = LockMode::kExclusive;
-  std::uint32_t limit = 0;
-  std::uint32_t take = 1;
-};
+// unused) and each key with its mode, sorted by key and distinct.
 struct GroupRequest {
   GrantRequest grant;
-  std::vector<GroupKey> keys;
+  std::vector<KeyRequest> keys;
 };
 
 // What holdfast_grant_group answered: every key's hold (in key order), or the key that
@@ -206,11 +199,12 @@ class HoldRows {
   Result<Grant> grant_member(const MemberRequest& r, bool retake_only);
   // A blocked request joins the key's queue across nodes (its row's seq) or leaves it.
   Result<std::int64_t> queue_join(std::string_view key, std::int64_t node_id, LockMode mode,
-                                  std::uint32_t limit);
+                                  std::uint32_t permits);
   Status queue_leave(std::int64_t seq);
   Result<bool> release_member(std::string_view key, std::string_view handle);
   // The live members of a group key, oldest first (handles null), with its mode and limit.
-  Result<std::vector<HoldState>> members(std::string_view key, LockMode mode, std::uint32_t limit);
+  Result<std::vector<HoldState>> members(std::string_view key, LockMode mode,
+                                         std::uint32_t permits);
   // Every member of key at once, when held_by is none or holds them all (DEL, PEXPIRE).
   Result<bool> free_group(std::string_view key, std::optional<std::string_view> held_by);
   Result<bool> extend_group(std::string_view key, Millis at,

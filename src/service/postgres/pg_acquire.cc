@@ -1,7 +1,7 @@
 // PgBackend::acquire and ::assign: grants (exclusive, and shared or semaphore ones through
 // pg_members.cc's queue seat), and waiting for a key held elsewhere.
 //
-// A grant is one conditional statement (store/postgres/hold_rows.h); the database picks the
+// A grant is one conditional statement (hold_rows.h); the database picks the
 // winner. Waiting happens on this node (LocalWaiters, FIFO per key):
 //  1. One attempt (TIMEOUT 0, tryAcquire, assign without TIMEOUT): if this node already has
 //     callers queued for the key, a newcomer must not take the key ahead of them, so it only
@@ -130,27 +130,13 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
 
 Issued PgBackend::acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                           Charge charge, Completion& done) {
-  struct Copy {
-    std::string key;
-    std::optional<std::string> owner;
-  };
-  auto copy = std::make_shared<Copy>(Copy{std::string(args.key), std::nullopt});
-  if (args.owner) copy->owner = std::string(*args.owner);
-  AcquireArgs kept = args;
-  return run(done, [this, caller, kept, copy, contention, charge]() mutable {
-    kept.key = copy->key;
-    if (copy->owner) kept.owner = *copy->owner;
-    return do_acquire(caller, kept, contention, charge);
+  return run(done, [this, caller, kept = AcquireCopy(args), contention, charge] {
+    return do_acquire(caller, kept.args(), contention, charge);
   });
 }
 
-Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& args,
-                                     Contention contention, Charge charge) {
-  const Millis timeout = contention == Contention::kNil ? 0 : args.timeout_ms;
-  if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
-  if (args.mode != LockMode::kExclusive)
-    return do_acquire_member(caller, args, timeout, contention);
-  const std::string held_by = caller.principal->held_by();
+pg::GrantRequest PgBackend::grant_request(const Caller& caller, std::string_view held_by,
+                                          const AcquireArgs& args) {
   pg::GrantRequest g;
   g.key = args.key;
   g.handle = next_handle();
@@ -161,6 +147,17 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
   g.node_id = node_id_;
   g.session = caller.session;
   g.lock_delay_ms = args.lock_delay_ms.value_or(0);
+  return g;
+}
+
+Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& args,
+                                     Contention contention, Charge charge) {
+  const Millis timeout = contention == Contention::kNil ? 0 : args.timeout_ms;
+  if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
+  if (args.mode != LockMode::kExclusive)
+    return do_acquire_member(caller, args, timeout, contention);
+  const std::string held_by = caller.principal->held_by();
+  const pg::GrantRequest g = grant_request(caller, held_by, args);
   Attempt a;
   a.key = args.key;
   a.timeout_ms = timeout;
@@ -204,13 +201,8 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
 
 Issued PgBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
                          Completion& done) {
-  auto key = std::make_shared<std::pair<std::string, std::string>>(std::string(args.key),
-                                                                   std::string(*args.holder_id));
-  AssignArgs kept = args;
-  return run(done, [this, caller, kept, key, charge]() mutable {
-    kept.key = key->first;
-    kept.holder_id = key->second;
-    return do_assign(caller, kept, charge);
+  return run(done, [this, caller, kept = AssignCopy(args), charge] {
+    return do_assign(caller, kept.args(), charge);
   });
 }
 
@@ -265,18 +257,8 @@ Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireA
                                             Millis timeout, Contention contention) {
   const std::string held_by = caller.principal->held_by();
   pg::MemberRequest m;
-  m.grant.key = args.key;
-  m.grant.handle = next_handle();
-  m.grant.held_by = held_by;
-  m.grant.owner = args.owner;
-  m.grant.ttl_ms = args.ttl_ms;
-  m.grant.scope = args.session_scoped ? Scope::kSession : Scope::kLease;
-  m.grant.node_id = node_id_;
-  m.grant.session = caller.session;
-  m.grant.lock_delay_ms = args.lock_delay_ms.value_or(0);
-  m.mode = args.mode;
-  m.limit = args.limit;
-  m.take = args.mode == LockMode::kSemaphore ? args.permits : 1;
+  m.grant = grant_request(caller, held_by, args);
+  m.shape = args;
   QueueSeat seat(*this);
   auto attempt = [&](bool retake_only) -> Result<pg::Grant> {
     m.queue_seq = seat.seq();
@@ -290,7 +272,7 @@ Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireA
   a.grant = [&] { return attempt(false); };
   // Also without an owner: the statement answers a key of another kind before anything else.
   a.narrow = [&] { return attempt(true); };
-  if (timeout > 0) a.joined = [&] { return seat.join(args.key, args.mode, args.limit); };
+  if (timeout > 0) a.joined = [&] { return seat.join(args.key, args.mode, args.permits); };
 
   if (!waiters_.begin_call(caller.session)) return waiter_gone();
   auto r = run_grant(caller, a);
@@ -301,7 +283,7 @@ Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireA
   if (!r.ok()) return std::move(r).error();
   if (r->other_kind)
     return kind_conflict_error(args.key, *r->other_kind,
-                               args.mode == LockMode::kSemaphore ? args.limit : 0);
+                               args.mode == LockMode::kSemaphore ? args.permits : 0);
   if (!r->granted) {
     if (contention == Contention::kNil) return Answer();
     return lock_timeout(args.key, 0);

@@ -103,7 +103,6 @@ class PgBackend final : public LockBackend {
   }
   // Every call waits for the database (kWaiting): a script could not have its answers.
   // A script runs inside atomically(), where every call runs inline on the loop.
-  bool runs_scripts() const override { return true; }
   void end_session(SessionId session) override;
   void shutdown() override { stop(); }
   // On the loop: begins a database transaction on a connection of its own and, until it
@@ -136,7 +135,7 @@ class PgBackend final : public LockBackend {
     ~QueueSeat() { leave(); }
     QueueSeat(const QueueSeat&) = delete;
     QueueSeat& operator=(const QueueSeat&) = delete;
-    Status join(std::string_view key, LockMode mode, std::uint32_t limit);
+    Status join(std::string_view key, LockMode mode, std::uint32_t permits);
     std::optional<std::int64_t> seq() const { return seq_; }
     void forget() { seq_.reset(); }
     void leave();
@@ -190,6 +189,9 @@ class PgBackend final : public LockBackend {
     if (!r.ok()) return store_error(std::move(r).error());
     return r;
   }
+  // The grant statement's terms for `args` by `caller`, whose held_by() is `held_by`.
+  pg::GrantRequest grant_request(const Caller& caller, std::string_view held_by,
+                                 const AcquireArgs& args);
   Result<Answer> do_acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                             Charge charge);
   Result<Answer> do_assign(const Caller& caller, const AssignArgs& args, Charge charge);

@@ -21,20 +21,8 @@ namespace holdfast {
 
 Issued PgBackend::acquire_all(const Caller& caller, const AcquireAllArgs& args,
                               Contention contention, Charge charge, Completion& done) {
-  // The request's strings live in the caller's buffer: the job keeps copies.
-  struct Copy {
-    std::vector<std::string> keys;
-    std::optional<std::string> owner;
-  };
-  auto copy = std::make_shared<Copy>();
-  copy->keys.reserve(args.keys.size());
-  for (const AcquireArgs& k : args.keys) copy->keys.emplace_back(k.key);
-  if (args.owner) copy->owner = std::string(*args.owner);
-  AcquireAllArgs kept = args;
-  return run(done, [this, caller, kept, copy, contention, charge]() mutable {
-    for (std::size_t i = 0; i < kept.keys.size(); ++i) kept.keys[i].key = copy->keys[i];
-    if (copy->owner) kept.owner = *copy->owner;
-    return do_acquire_all(caller, kept, contention, charge);
+  return run(done, [this, caller, kept = AcquireAllCopy(args), contention, charge] {
+    return do_acquire_all(caller, kept.args(), contention, charge);
   });
 }
 
@@ -44,19 +32,9 @@ Result<Answer> PgBackend::do_acquire_all(const Caller& caller, const AcquireAllA
   if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
   const std::string held_by = caller.principal->held_by();
   pg::GroupRequest g;
-  g.grant.handle = next_handle();
-  g.grant.held_by = held_by;
-  g.grant.owner = args.owner;
-  g.grant.ttl_ms = args.ttl_ms;
-  g.grant.scope = args.session_scoped ? Scope::kSession : Scope::kLease;
-  g.grant.node_id = node_id_;
-  g.grant.session = caller.session;
-  g.keys.reserve(args.keys.size());
-  for (const AcquireArgs& k : args.keys) {
-    const bool semaphore = k.mode == LockMode::kSemaphore;
-    g.keys.push_back(
-        pg::GroupKey{k.key, k.mode, semaphore ? k.limit : 0, semaphore ? k.permits : 1});
-  }
+  g.grant = grant_request(caller, held_by, args.one(0));
+  g.grant.key = {};  // each key is in `keys`
+  g.keys = args.keys;
   const std::string_view first = args.keys.front().key;
 
   if (!waiters_.begin_call(caller.session)) return waiter_gone();
@@ -67,8 +45,8 @@ Result<Answer> PgBackend::do_acquire_all(const Caller& caller, const AcquireAllA
   if (!r.ok()) return std::move(r).error();
   if (r->other_kind) {
     std::uint32_t wanted = 0;
-    for (const pg::GroupKey& k : g.keys) {
-      if (k.key == r->key) wanted = k.limit;
+    for (const KeyRequest& k : g.keys) {
+      if (k.key == r->key) wanted = k.permits;
     }
     return kind_conflict_error(r->key, *r->other_kind, wanted);
   }
@@ -99,7 +77,7 @@ Result<Answer> PgBackend::do_acquire_all(const Caller& caller, const AcquireAllA
 Result<pg::GroupGrant> PgBackend::run_group_grant(const Caller& caller,
                                                   const pg::GroupRequest& group, Millis timeout) {
   if (timeout == 0) {
-    for (const pg::GroupKey& k : group.keys) {
+    for (const KeyRequest& k : group.keys) {
       if (waiters_.has_queue(k.key)) return pg::GroupGrant{};
     }
     return db(holds_->grant_group(group));
@@ -107,7 +85,7 @@ Result<pg::GroupGrant> PgBackend::run_group_grant(const Caller& caller,
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
   std::vector<std::string> keys;
   keys.reserve(group.keys.size());
-  for (const pg::GroupKey& k : group.keys) keys.emplace_back(k.key);
+  for (const KeyRequest& k : group.keys) keys.emplace_back(k.key);
   auto ticket = waiters_.watch(keys, caller.session);
   for (const auto& [key, generation] : waiters_.opened_generations(*ticket)) {
     // As for a single waiter: registered before the first attempt (pg_acquire.cc).

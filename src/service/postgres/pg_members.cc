@@ -1,5 +1,5 @@
 // PgBackend's shared and semaphore holds (docs/lock-kinds.md) over holdfast_members
-// (store/postgres/hold_rows.h):
+// (hold_rows.h):
 //  1. A grant is holdfast_grant_member(), one statement (do_acquire_member in pg_acquire.cc):
 //     it checks the key's kind, re-takes the caller's own hold of the mode, refuses to pass a
 //     request another node queued earlier (holdfast_queue), and grants when the request fits
@@ -18,14 +18,14 @@
 namespace holdfast {
 namespace {
 
-std::uint32_t kind_of(LockMode mode, std::uint32_t limit) {
-  return mode == LockMode::kSemaphore ? limit : 0;
+std::uint32_t kind_of(LockMode mode, std::uint32_t permits) {
+  return mode == LockMode::kSemaphore ? permits : 0;
 }
 
 }  // namespace
 
-Status PgBackend::QueueSeat::join(std::string_view key, LockMode mode, std::uint32_t limit) {
-  auto seq = node_.db(node_.holds_->queue_join(key, node_.node_id_, mode, limit));
+Status PgBackend::QueueSeat::join(std::string_view key, LockMode mode, std::uint32_t permits) {
+  auto seq = node_.db(node_.holds_->queue_join(key, node_.node_id_, mode, permits));
   if (!seq.ok()) return std::move(seq).error();
   seq_ = *seq;
   return ok_status();
@@ -46,7 +46,7 @@ void PgBackend::QueueSeat::leave() {
 Status PgBackend::kind_seen(pg::Grant& seen, bool blocking, std::uint32_t wanted,
                             std::string_view key, QueueSeat& seat) {
   if (seen.holder_mode == LockMode::kExclusive) return ok_status();
-  const std::uint32_t current = kind_of(seen.holder_mode, seen.holder_limit);
+  const std::uint32_t current = kind_of(seen.holder_mode, seen.holder_permits);
   if (current != wanted) {
     seen.other_kind = current;
     return ok_status();
@@ -56,7 +56,7 @@ Status PgBackend::kind_seen(pg::Grant& seen, bool blocking, std::uint32_t wanted
 }
 
 Result<std::vector<HoldState>> PgBackend::group_members(const HoldState& group) {
-  return db(holds_->members(group.key, group.mode, group.limit));
+  return db(holds_->members(group.key, group.mode, group.permits));
 }
 
 Result<StatusView> PgBackend::group_status(StatusView s, const HoldState& group) {
@@ -73,9 +73,9 @@ Result<StatusView> PgBackend::group_status(StatusView s, const HoldState& group)
   s.hold = s.holders.back();
   if (group.mode == LockMode::kSemaphore) {
     std::uint32_t used = 0;
-    for (const HoldState& h : s.holders) used += h.permits;
-    s.permits = group.limit;
-    s.free_permits = group.limit > used ? group.limit - used : 0;
+    for (const HoldState& h : s.holders) used += h.take;
+    s.permits = group.permits;
+    s.free_permits = group.permits > used ? group.permits - used : 0;
   }
   return s;
 }

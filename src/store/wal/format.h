@@ -29,7 +29,7 @@ static_assert(kSegmentMagicV3.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV2.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV1.size() == kSegmentHeaderSize);
 
-// In a hold's kind byte: a shared or semaphore hold's mode:u8 permits:u32 limit:u32 follow
+// In a hold's kind byte: a shared or semaphore hold's mode:u8 take:u32 permits:u32 follow
 // (segment version 3 and snapshot version 2 on). An exclusive hold never sets it, so its bytes
 // are the same as in older versions.
 inline constexpr std::uint8_t kHoldModeFollows = 0x80;

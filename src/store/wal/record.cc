@@ -151,8 +151,8 @@ void append_hold(std::string& out, const HoldView& hold) {
   p = write_u8(p, static_cast<std::uint8_t>(kind | flags));
   if (with_mode) {
     p = write_u8(p, static_cast<std::uint8_t>(hold.mode));
+    p = write_u32(p, hold.take);
     p = write_u32(p, hold.permits);
-    p = write_u32(p, hold.limit);
   }
   if (with_delay) p = write_u32(p, static_cast<std::uint32_t>(hold.lock_delay_ms));
   assert(p == out.data() + at + size);
@@ -179,8 +179,8 @@ HoldState read_hold(Decoder& in) {
   hold.kind = static_cast<HoldKind>(kind);
   if ((kind_byte & kHoldModeFollows) != 0) {
     const std::uint8_t mode = in.u8();
+    hold.take = in.u32();
     hold.permits = in.u32();
-    hold.limit = in.u32();
     // Only a handle hold has a mode, and an exclusive one never writes it.
     if (mode == 0 || mode > static_cast<std::uint8_t>(LockMode::kSemaphore) ||
         hold.kind != HoldKind::kHandle) {

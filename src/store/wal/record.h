@@ -27,7 +27,7 @@ std::size_t append_record(std::string& out, const Change& change);
 
 // The smallest `hold` encoding (all strings empty): bounds counts read from damaged files.
 inline constexpr std::size_t kMinHoldSize = 4 + 16 + 8 + 4 + 4 + 4 + 8 + 8 + 1 + 1;
-// The mode tail of a shared or semaphore hold: mode:u8 permits:u32 limit:u32.
+// The mode tail of a shared or semaphore hold: mode:u8 take:u32 permits:u32.
 inline constexpr std::size_t kHoldModeSize = 1 + 4 + 4;
 // The lock-delay tail of a hold that has one: lock_delay_ms:u32.
 inline constexpr std::size_t kHoldDelaySize = 4;

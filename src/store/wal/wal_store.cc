@@ -7,7 +7,7 @@
 //     With commit_on_loop (the server), the loop moves batch_ once a round instead, at the
 //     end of the round and before it sleeps (fsync never with write_on_loop: see below), and
 //     wakes the syncer only for a lazy write or as below (fsync always): when the loop is about to
-//     sleep, commit_before_sleep() writes and syncs pending_ on the loop thread itself, unless
+//     sleep, before_sleep() writes and syncs pending_ on the loop thread itself, unless
 //     the syncer is writing or the batch needs more than that (a cut, a roll, a repair); and
 //     end_of_round() wakes the syncer for a batch that has waited a round of the loop's work.
 //     Before it commits, the loop may wait a little for the clients its last commit answered
@@ -24,7 +24,7 @@
 // sync's replies; a sync that starts with the first of them overlaps the loop's work on the
 // others, and the next sync takes whatever arrived meanwhile. Waiting for the whole round
 // instead leaves the disk idle while the loop works and the loop idle while the disk syncs
-// (docs/performance.md, change 10).
+// (docs/performance.md, "Rules a change must keep": group commit without waiting to gather).
 //
 // With fsync never nothing waits for the disk, so submit() wakes the syncer only for the first
 // change after a quiet spell: it then writes what has piled up kLazyWrite later (or sooner,
@@ -162,7 +162,7 @@ std::uint64_t WalStore::append_change(const Change& change) {
 
 void WalStore::submit() {
   // The loop (commit_on_loop) hands its changes over once a round, in end_of_round() and
-  // commit_before_sleep(): one lock a round rather than one a command.
+  // before_sleep(): one lock a round rather than one a command.
   if (!options_.commit_on_loop) hand_over_batch();
   // Here, between two pieces of work, and never inside append(): the lock table reports some
   // changes before it has applied them (a release is appended, then the key is freed), so a
@@ -213,7 +213,7 @@ bool WalStore::loop_may_write(const std::unique_lock<std::mutex>& log_lock) cons
          log_->current_bytes() < options_.segment_bytes;
 }
 
-bool WalStore::commit_before_sleep() {
+bool WalStore::before_sleep() {
   if (writes_on_loop()) return write_before_sleep();
   if (options_.commit_on_loop) hand_over_batch();
   if (!loop_commits()) return false;
@@ -479,7 +479,7 @@ void WalStore::syncer_main() {
       });
     }
     syncer_idle_ = false;
-    // The loop may be writing a batch of its own (commit_before_sleep): after it.
+    // The loop may be writing a batch of its own (before_sleep): after it.
     lock.unlock();
     std::unique_lock log_lock(log_mu_);
     lock.lock();

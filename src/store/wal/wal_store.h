@@ -6,7 +6,7 @@
 //  2. recover() (once): locks DIR/LOCK, loads the newest snapshot, replays the log, truncates
 //     a torn tail, starts a new segment and the syncer thread, returns the durable state.
 //  3. append(change) on the loop thread: the record goes into the pending batch; the syncer
-//     thread (or, with commit_on_loop, the loop itself before it sleeps: commit_before_sleep)
+//     thread (or, with commit_on_loop, the loop itself before it sleeps: before_sleep)
 //     writes the batch as one frame and calls fdatasync once for all of it, then
 //     advances durable_sequence() and calls on_durable. Appends made while a sync runs form
 //     the next batch. When the log since the last snapshot outgrows snapshot_threshold_bytes,
@@ -78,7 +78,7 @@ struct WalOptions {
   // copy-on-write faults after it. 0: always in the child.
   std::size_t encode_in_child_from_holds = 0;
   // With fsync always (ignored with never): submit() leaves the changes for the event loop, which
-  // writes and syncs them itself when it is about to sleep (commit_before_sleep), or hands them to
+  // writes and syncs them itself when it is about to sleep (before_sleep), or hands them to
   // the syncer once they have waited a round of its work (end_of_round). Off: submit() wakes the
   // syncer.
   bool commit_on_loop = false;
@@ -115,7 +115,7 @@ class WalStore final : public Store {
   // REQUIRES: recover() succeeded and close() was not called. Loop thread only.
   std::uint64_t append(const Change& change) override;
   void submit() override;
-  bool commit_before_sleep() override;
+  bool before_sleep() override;
   std::chrono::microseconds commit_wait(std::size_t clients) override;
   void end_of_round(std::size_t clients) override;
 
@@ -150,7 +150,7 @@ class WalStore final : public Store {
   Result<DurableState> open();
   // batch_ to pending_, waking the syncer if it should write (and `may_wake`).
   void hand_over_batch(bool may_wake = true);
-  bool write_before_sleep();  // fsync never, commit_on_loop: commit_before_sleep
+  bool write_before_sleep();  // fsync never, commit_on_loop: before_sleep
   // Writes on_loop_ (taken from pending_, `lock` released) on the loop. On failure gives it
   // back to the syncer to repair and write again (`at_once`: without the lazy wait); false.
   bool write_taken(std::unique_lock<std::mutex>& lock, bool at_once);
@@ -214,7 +214,7 @@ class WalStore final : public Store {
   std::optional<HorizonKeeper> horizon_;               // fsync horizon only
   bool sync_wanted_ = false;                           // batch_ must be synced (fsync horizon)
   std::chrono::steady_clock::time_point batch_since_;  // fsync never: batch_'s first change
-  std::string on_loop_;  // pending_ as commit_before_sleep() writes it
+  std::string on_loop_;                                // pending_ as before_sleep() writes it
   // Rounds of work that pending_ (fsync always) or a due batch_ (fsync never, write_on_loop)
   // waited for the loop to write it before it sleeps.
   int rounds_waited_ = 0;
@@ -226,7 +226,7 @@ class WalStore final : public Store {
   bool replies_going_out_ = false;
   std::chrono::steady_clock::time_point replies_out_{};
 
-  // Held by the thread that writes to log_ (the syncer, or the loop in commit_before_sleep),
+  // Held by the thread that writes to log_ (the syncer, or the loop in before_sleep),
   // from before it takes pending_ until its write is done, so batches reach the log in order.
   // Taken before mu_, never while holding it; the loop only tries it.
   std::mutex log_mu_;
