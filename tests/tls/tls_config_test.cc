@@ -124,5 +124,27 @@ TEST_F(TlsConfig, SighupServesANewCertificateToNewConnectionsAndKeepsTheOpenOnes
   client.ping();
 }
 
+TEST_F(TlsConfig, SighupLoadsTheCaAgainForTheClientCertificatesOfNewConnections) {
+  TempDir dir;
+  const std::string ca = dir.path() + "/ca.pem";
+  fs::copy_file(certs().ca(), ca);
+  auto flags = tls_flags("", /*with_ca=*/false);
+  flags.insert(flags.end(), {"--tls-ca", ca, "--tls-client-auth", "require"});
+  ServerProcess server(flags);
+  const auto ours = certs().client("worker-1");
+  const auto theirs = certs().stranger("worker-2");
+  EXPECT_EQ(redis_cli(server.port(), {"PING"}, &ours).out, "PONG\n");
+  EXPECT_NE(redis_cli(server.port(), {"PING"}, &theirs).out, "PONG\n");
+
+  // The CA file now names the other CA: its certificates are accepted, ours no longer are.
+  fs::copy_file(certs().other_ca(), ca, fs::copy_options::overwrite_existing);
+  ::kill(server.pid(), SIGHUP);
+  bool reloaded = false;
+  for (int i = 0; i < 100 && !reloaded; ++i)
+    reloaded = redis_cli(server.port(), {"PING"}, &theirs).out == "PONG\n";
+  EXPECT_TRUE(reloaded);
+  EXPECT_NE(redis_cli(server.port(), {"PING"}, &ours).out, "PONG\n");
+}
+
 }  // namespace
 }  // namespace holdfast::testing
