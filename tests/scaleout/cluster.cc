@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
+#include "support/eventually.h"
+
 namespace holdfast::testing {
 namespace {
 
@@ -22,6 +27,17 @@ class PostgresEnvironment : public ::testing::Environment {
 }  // namespace
 
 const std::string& postgres_url() { return server()->url(); }
+
+bool await_registered_wait(const std::string& store_url, const std::string& key) {
+  SqlSession sql(store_url);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (sql.value("SELECT count(*) FROM holdfast_waits WHERE key = '" + key + "'") != "0")
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
 
 Cluster::Cluster(int nodes, std::vector<std::string> extra)
     : store_url_(fresh_store_url(postgres_url())), extra_(std::move(extra)) {
