@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 #include "support/eventually.h"
@@ -42,6 +43,13 @@ bool await_registered_wait(const std::string& store_url, const std::string& key)
 Cluster::Cluster(int nodes, std::vector<std::string> extra)
     : store_url_(fresh_store_url(postgres_url())), extra_(std::move(extra)) {
   for (int i = 0; i < nodes; ++i) nodes_.push_back(std::make_unique<ServerProcess>(node_flags()));
+}
+
+std::int64_t Cluster::last_heartbeat(int i) {
+  std::string id;
+  std::ifstream(node(i).data_dir() + "/node-id") >> id;
+  return std::stoll(
+      sql_value(store_url_, "SELECT heartbeat_at FROM holdfast_nodes WHERE id = " + id));
 }
 
 std::vector<std::string> Cluster::node_flags() const {

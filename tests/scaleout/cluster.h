@@ -32,6 +32,9 @@ class Cluster {
   explicit Cluster(int nodes = 3, std::vector<std::string> extra = {});
 
   ServerProcess& node(int i) { return *nodes_[static_cast<std::size_t>(i)]; }
+  // When node `i` last told the database it was alive (holdfast_nodes.heartbeat_at, by the
+  // database clock): its session holds live until the grace has passed from then.
+  std::int64_t last_heartbeat(int i);
   int size() const { return static_cast<int>(nodes_.size()); }
   const std::string& store_url() const { return store_url_; }
   std::vector<std::string> node_flags() const;
