@@ -12,8 +12,8 @@ function(holdfast_add_test_shards)
   foreach(shard RANGE 1 ${arg_SHARDS})
     math(EXPR index "${shard} - 1")
     add_test(NAME ${arg_NAME}.${shard} COMMAND ${arg_COMMAND})
+    set(env GTEST_TOTAL_SHARDS=${arg_SHARDS} GTEST_SHARD_INDEX=${index} ${arg_ENVIRONMENT})
     set_tests_properties(${arg_NAME}.${shard} PROPERTIES
-      LABELS "${arg_LABELS}" TIMEOUT ${arg_TIMEOUT} COST ${arg_COST}
-      ENVIRONMENT "GTEST_TOTAL_SHARDS=${arg_SHARDS};GTEST_SHARD_INDEX=${index};${arg_ENVIRONMENT}")
+      LABELS "${arg_LABELS}" TIMEOUT ${arg_TIMEOUT} COST ${arg_COST} ENVIRONMENT "${env}")
   endforeach()
 endfunction()

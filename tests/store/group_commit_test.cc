@@ -209,8 +209,9 @@ TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue
   append(*store, grant(1));
   const auto wait = store->commit_wait(kOneClient);
   // Not due yet, unless this thread was kept off the CPU for the whole 10 ms (a busy machine).
-  if (std::chrono::steady_clock::now() - appended_at < std::chrono::milliseconds(10))
+  if (std::chrono::steady_clock::now() - appended_at < std::chrono::milliseconds(10)) {
     EXPECT_GT(wait.count(), 0) << "a change just made is not due";
+  }
   EXPECT_LE(wait, std::chrono::milliseconds(10));
   EXPECT_EQ(store->stats().log_bytes, before) << "kept by the loop meanwhile";
   // Nearly due is enough for a loop about to sleep; then past due (the store keeps time with
