@@ -5,6 +5,7 @@
 // PostgreSQL never polls and has no log.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -149,12 +150,18 @@ TEST(IdlePolling, AnIdleServerWakesNoThreadOnATimer) {
     change_back_to_back(server, 200);  // the log writer has had work, and then none
     auto idle = server.client();
     ASSERT_FALSE(idle.call({"LOCK.TRY", "idle", "TTL", "600000"}).is_error());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // that change is written
-    const long before = wake_ups(server.pid());
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    // A thread on a 10 ms timer would wake about 100 times; a few stray wake-ups are allowed
-    // (the kernel's, the log's own housekeeping).
-    EXPECT_LE(wake_ups(server.pid()) - before, 10);
+    // Wake-ups in the quietest of up to ten 1-second windows: on a machine busy with other
+    // builds the tail of the work above (that change written, a node's threads finishing
+    // their calls) may reach into the first. A thread on a 10 ms timer would wake about 100
+    // times in every window; a few stray wake-ups are allowed (the kernel's, the log's own
+    // housekeeping, a node's heartbeat).
+    long quietest = 1'000'000;
+    for (int window = 0; window < 10 && quietest > 10; ++window) {
+      const long before = wake_ups(server.pid());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      quietest = std::min(quietest, wake_ups(server.pid()) - before);
+    }
+    EXPECT_LE(quietest, 10);
   }
 }
 
