@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "holdfast/client.h"
+#include "support/eventually.h"
 #include "tls/tls_tools.h"
 
 namespace holdfast::testing {
@@ -140,7 +141,8 @@ TEST_F(TlsConfig, SighupLoadsTheCaAgainForTheClientCertificatesOfNewConnections)
   fs::copy_file(certs().other_ca(), ca, fs::copy_options::overwrite_existing);
   ::kill(server.pid(), SIGHUP);
   bool reloaded = false;
-  for (int i = 0; i < 100 && !reloaded; ++i)
+  for (auto until = std::chrono::steady_clock::now() + kEventually;
+       !reloaded && std::chrono::steady_clock::now() < until;)
     reloaded = redis_cli(server.port(), {"PING"}, &theirs).out == "PONG\n";
   EXPECT_TRUE(reloaded);
   EXPECT_NE(redis_cli(server.port(), {"PING"}, &ours).out, "PONG\n");
