@@ -62,6 +62,7 @@ class RedisTarget final : public Target {
   }
 
   bool speaks_resp() const override { return true; }
+  std::uint16_t resp_port() const override { return port_; }
 
  private:
   RedisPersistence persistence_;

@@ -3,6 +3,8 @@
 // error, 3 authentication or access error, 4 server unreachable).
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace holdfast::cli {
@@ -22,5 +24,8 @@ void add_rules_command(CLI::App& app, int& exit_code);
 void add_rules_remote_commands(CLI::App& rules, int& exit_code);
 // holdfast locks ...: the lock commands over the client library (locks_cmd.cc).
 void add_locks_command(CLI::App& app, int& exit_code);
+// holdfast locks watch [PREFIX] (locks_watch.cc), with the `locks` options it reads.
+void add_locks_watch_command(CLI::App& locks, const std::string& server, const std::string& token,
+                             const bool& json, int& exit_code);
 
 }  // namespace holdfast::cli

@@ -403,6 +403,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   locks->add_option("--token", f->token, "bearer token (default: $HOLDFAST_TOKEN, or none)")
       ->envname("HOLDFAST_TOKEN");
   locks->add_flag("--json", f->json, "print JSON with the wire's field names");
+  add_locks_watch_command(*locks, f->server, f->token, f->json, exit_code);
 
   auto on = [f, &exit_code](CLI::App* cmd, std::function<int(const Flags&, Client&)> body) {
     cmd->callback(

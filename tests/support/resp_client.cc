@@ -48,8 +48,9 @@ std::string RespValue::debug() const {
     case Type::kDouble:
       return "," + str;
     case Type::kArray:
+    case Type::kPush:
     case Type::kMap: {
-      std::string s = type == Type::kMap ? "{" : "[";
+      std::string s = type == Type::kMap ? "{" : type == Type::kPush ? ">[" : "[";
       for (std::size_t i = 0; i < items.size(); ++i) s += (i ? " " : "") + items[i].debug();
       return s + (type == Type::kMap ? "}" : "]");
     }
@@ -125,6 +126,10 @@ RespValue RespClient::call(const std::vector<std::string>& args, int timeout_ms)
   return read(timeout_ms);
 }
 
+void RespClient::set_receive_buffer(int bytes) {
+  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
 bool RespClient::fill(int timeout_ms) {
   pollfd p{fd_, POLLIN, 0};
   int r = poll(&p, 1, timeout_ms);
@@ -183,13 +188,16 @@ bool RespClient::parse(std::size_t* pos, RespValue* out) {
     }
     case '*':
     case '~':  // a set reads as an array
+    case '>':  // a push: an array told apart by its type
     case '%': {
       long long n = std::stoll(line);
       if (n < 0) {
         out->type = RespValue::Type::kNull;
         break;
       }
-      out->type = t == '%' ? RespValue::Type::kMap : RespValue::Type::kArray;
+      out->type = t == '%'   ? RespValue::Type::kMap
+                  : t == '>' ? RespValue::Type::kPush
+                             : RespValue::Type::kArray;
       std::size_t count = static_cast<std::size_t>(n) * (t == '%' ? 2 : 1);
       out->items.resize(count);
       for (std::size_t i = 0; i < count; ++i)

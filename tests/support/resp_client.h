@@ -10,7 +10,7 @@
 namespace holdfast::testing {
 
 struct RespValue {
-  enum class Type { kSimple, kError, kInteger, kBulk, kNull, kArray, kMap, kBool, kDouble };
+  enum class Type { kSimple, kError, kInteger, kBulk, kNull, kArray, kMap, kBool, kDouble, kPush };
   Type type = Type::kNull;
   std::string str;               // simple, error, bulk, double text
   std::int64_t integer = 0;      // integer, bool
@@ -44,6 +44,8 @@ class RespClient {
   // True when the server closes the connection within timeout_ms (after any pending replies).
   bool wait_closed(int timeout_ms = 5000);
   static std::string encode(const std::vector<std::string>& args);
+  // Shrinks the socket's receive buffer (a slow reader's test).
+  void set_receive_buffer(int bytes);
 
  private:
   explicit RespClient(int fd) : fd_(fd) {}

@@ -55,6 +55,8 @@ class Exchange final : private CallRunner::Host {
   bool handle(const Request& request);
   bool busy() const { return runner_.in_flight(); }
   Response& response() { return response_; }
+  // Who made the request just handled (an event stream watches as it).
+  const Principal& principal() const { return principal_; }
   // The connection is gone: its session ends in the service; a response still to come is
   // dropped.
   void end() { runner_.end(); }

@@ -177,6 +177,25 @@ void Connection::flush() {
       });
 }
 
+// A subscriber or watcher that fell behind. A subscriber past its limit is closed at once, as
+// Redis closes it. A watcher's last frame (a lock event reset) goes out with what is already
+// queued, then the connection closes; a peer that reads nothing more is cut off after a few
+// seconds, so the queued bytes do not stay. Either from the loop: this runs inside another
+// connection's PUBLISH, or the bus's telling of an event.
+void Connection::fell_behind(bool at_once) {
+  if (closed_ || cut_off_) return;
+  closing_ = true;
+  if (at_once) {
+    kill();
+    return;
+  }
+  cut_off_.emplace(hub_.io);
+  cut_off_->expires_after(std::chrono::seconds(5));
+  cut_off_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    if (!ec) self->close();
+  });
+}
+
 void Connection::note_buffers() {
   ConnectionState& state = pipeline_.state();
   state.input_buffered = in_end_ - in_begin_;
@@ -199,6 +218,7 @@ void Connection::shutdown() {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  if (cut_off_) cut_off_->cancel();
   pipeline_.end();
   hub_.live.erase(id_);
   boost::system::error_code ignored;

@@ -16,8 +16,10 @@
 
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -94,6 +96,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void replies_ready() override;
   void resume() override;
   void keep_alive(bool calls_in_flight) override;
+  std::size_t unsent_bytes() const override { return writing_.size(); }
+  void fell_behind(bool at_once) override;
 
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
@@ -116,7 +120,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   std::unique_ptr<char[]> in_;
   std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
   std::string writing_;
-  std::shared_ptr<Connection> self_;  // set while calls are in flight
+  std::shared_ptr<Connection> self_;                  // set while calls are in flight
+  std::optional<boost::asio::steady_timer> cut_off_;  // a listener fell behind: close by then
   bool reading_ = false;
   bool write_in_flight_ = false;
   bool flush_scheduled_ = false;

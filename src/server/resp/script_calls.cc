@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "server/pubsub/registry.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
 
@@ -28,8 +29,8 @@ std::unique_ptr<ScriptCalls::Inner>& ScriptCalls::spare() {
   return inner;
 }
 
-ScriptCalls::ScriptCalls(LockService& service, const Caller& caller)
-    : service_(service), caller_(caller), inner_(std::move(spare())) {
+ScriptCalls::ScriptCalls(LockService& service, const Caller& caller, pubsub::Registry* pubsub)
+    : service_(service), caller_(caller), pubsub_(pubsub), inner_(std::move(spare())) {
   if (!inner_) inner_ = std::make_unique<Inner>();
 }
 
@@ -43,6 +44,18 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
   const CommandSpec* spec = find_command(args[0]);
   if (spec == nullptr) {
     out.error_line("ERR Unknown Redis command called from script");
+    return;
+  }
+  if (spec->local == cmd_publish && pubsub_ != nullptr) {
+    if (args.size() != 3) {
+      out.error_line("ERR Wrong number of args calling Redis command from script");
+      return;
+    }
+    if (auto refused = pubsub_->refusal(args[1], args[2])) {
+      out.error_line(*refused);
+    } else {
+      out.integer(pubsub_->publish(args[1], args[2]));
+    }
     return;
   }
   if (spec->call == nullptr || spec->call == call_eval || spec->call == call_evalsha) {

@@ -13,6 +13,8 @@
 //     every call is applied at once.)
 //  3. The answer is written by the row's writer in RESP2, as Redis hands replies to scripts,
 //     and the engine reads that back into Lua.
+//  4. PUBLISH, a connection command that is no call of the service, is the one exception to 1:
+//     it publishes at once, as in Redis (the other pub/sub commands are refused, as there).
 #pragma once
 
 #include <memory>
@@ -21,12 +23,16 @@
 #include "script/command_host.h"
 #include "service/lock_service.h"
 
+namespace holdfast::pubsub {
+class Registry;
+}
+
 namespace holdfast::resp {
 
 class ScriptCalls final : public script::CommandHost {
  public:
-  // `service` and `caller` outlive this object (one EVAL).
-  ScriptCalls(LockService& service, const Caller& caller);
+  // `service`, `caller` and `pubsub` (null: no PUBLISH) outlive this object (one EVAL).
+  ScriptCalls(LockService& service, const Caller& caller, pubsub::Registry* pubsub = nullptr);
   ~ScriptCalls();
 
   void call(std::span<const std::string_view> args, std::string& reply) override;
@@ -38,6 +44,7 @@ class ScriptCalls final : public script::CommandHost {
 
   LockService& service_;
   const Caller& caller_;
+  pubsub::Registry* pubsub_;
   std::unique_ptr<Inner> inner_;
 };
 
