@@ -331,8 +331,8 @@ TEST_F(Events, LockWatchPushesInResp3AndOnlyWatchesInResp2) {
 TEST_F(Events, AWatcherThatNeverReadsIsResetClosedAndCounted) {
   // A reader with a small receive buffer that never reads, beside one that does.
   SseClient reader = stream();
-  RespClient slow = server.client();
-  slow.set_receive_buffer(4096);  // the kernel's buffers only delay the moment the server's fills
+  // A small receive buffer: the kernel's buffers only delay the moment the server's fills.
+  RespClient slow = RespClient::tcp(server.port(), 4096);
   slow.call({"LOCK.WATCH"});
   const std::string key(900, 'k');  // big events fill the buffer sooner
   RespClient busy = server.client();

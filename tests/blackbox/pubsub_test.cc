@@ -164,8 +164,7 @@ TEST_F(PubSubLikeRedis, ScriptsMayNotSubscribe) {
 
 TEST(PubSub, ASubscriberThatNeverReadsIsClosedPastItsLimit) {
   ServerProcess server;
-  RespClient slow = server.client();
-  slow.set_receive_buffer(4096);
+  RespClient slow = RespClient::tcp(server.port(), 4096);
   slow.call({"SUBSCRIBE", "flood"});
   RespClient publisher = server.client();
   const std::string message(64 * 1024, 'm');

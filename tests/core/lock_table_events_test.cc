@@ -82,8 +82,9 @@ TEST_F(EventsTest, ALeaseEndIsExpired) {
   clock.advance(10);
   EXPECT_FALSE(table.status("lazy", now())->held);
   table.advance(now());
-  EXPECT_EQ(seen.kinds().back(), K::kExpired);
-  EXPECT_EQ(std::count(seen.kinds().begin(), seen.kinds().end(), K::kExpired), 2);
+  const std::vector<K> kinds = seen.kinds();
+  EXPECT_EQ(kinds.back(), K::kExpired);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), K::kExpired), 2);
 }
 
 TEST_F(EventsTest, AWaiterIsQueuedThenDequeuedBeforeItsGrant) {

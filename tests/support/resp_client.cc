@@ -58,8 +58,10 @@ std::string RespValue::debug() const {
   return "?";
 }
 
-RespClient RespClient::tcp(int port) {
+RespClient RespClient::tcp(int port, int receive_buffer) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (receive_buffer > 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -124,10 +126,6 @@ void RespClient::send(const std::vector<std::string>& args) { send_raw(encode(ar
 RespValue RespClient::call(const std::vector<std::string>& args, int timeout_ms) {
   send(args);
   return read(timeout_ms);
-}
-
-void RespClient::set_receive_buffer(int bytes) {
-  setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 }
 
 bool RespClient::fill(int timeout_ms) {

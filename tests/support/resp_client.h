@@ -30,7 +30,9 @@ struct RespValue {
 
 class RespClient {
  public:
-  static RespClient tcp(int port);
+  // `receive_buffer` > 0: the socket's receive buffer is made that small before it connects (a
+  // slow reader's test; shrunk after the connection is up, it makes TCP stall instead).
+  static RespClient tcp(int port, int receive_buffer = 0);
   static RespClient unix_socket(const std::string& path);
   RespClient(RespClient&& other) noexcept;
   RespClient& operator=(RespClient&& other) noexcept;
@@ -44,8 +46,6 @@ class RespClient {
   // True when the server closes the connection within timeout_ms (after any pending replies).
   bool wait_closed(int timeout_ms = 5000);
   static std::string encode(const std::vector<std::string>& args);
-  // Shrinks the socket's receive buffer (a slow reader's test).
-  void set_receive_buffer(int bytes);
 
  private:
   explicit RespClient(int fd) : fd_(fd) {}

@@ -107,30 +107,40 @@ bool SseClient::fill(int timeout_ms) {
 
 bool SseClient::dechunk() {
   if (!chunked_) {
-    text_ += raw_;
+    text_.append(raw_, raw_pos_);
     raw_.clear();
+    raw_pos_ = 0;
     return true;
   }
   for (;;) {
-    const std::size_t line_end = raw_.find("\r\n");
-    if (line_end == std::string::npos) return true;
-    const std::size_t size = std::stoul(raw_.substr(0, line_end), nullptr, 16);
+    const std::size_t line_end = raw_.find("\r\n", raw_pos_);
+    if (line_end == std::string::npos) break;
+    const std::size_t size = std::stoul(raw_.substr(raw_pos_, line_end - raw_pos_), nullptr, 16);
     if (size == 0) {
       ended_ = true;
       return false;
     }
-    if (raw_.size() < line_end + 2 + size + 2) return true;
+    if (raw_.size() < line_end + 2 + size + 2) break;
     text_.append(raw_, line_end + 2, size);
-    raw_.erase(0, line_end + 2 + size + 2);
+    raw_pos_ = line_end + 2 + size + 2;
   }
+  if (raw_pos_ > 0 && raw_pos_ * 2 > raw_.size()) {
+    raw_.erase(0, raw_pos_);
+    raw_pos_ = 0;
+  }
+  return true;
 }
 
 std::optional<SseEvent> SseClient::parse_event() {
   for (;;) {
-    const std::size_t end = text_.find("\n\n");
-    if (end == std::string::npos) return std::nullopt;
-    const std::string block = text_.substr(0, end);
-    text_.erase(0, end + 2);
+    const std::size_t end = text_.find("\n\n", text_pos_);
+    if (end == std::string::npos) {
+      text_.erase(0, text_pos_);
+      text_pos_ = 0;
+      return std::nullopt;
+    }
+    const std::string block = text_.substr(text_pos_, end - text_pos_);
+    text_pos_ = end + 2;
     SseEvent e;
     e.event = "message";
     bool any = false;
@@ -187,9 +197,9 @@ std::string SseClient::body(int timeout_ms) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string length = header("Content-Length");
   const std::size_t want = length.empty() ? 0 : std::stoul(length);
-  while (raw_.size() < want)
+  while (raw_.size() - raw_pos_ < want)
     if (!fill(left_ms(deadline))) throw std::runtime_error("short body");
-  return raw_.substr(0, want);
+  return raw_.substr(raw_pos_, want);
 }
 
 bool SseClient::wait_closed(int timeout_ms) {
@@ -198,6 +208,7 @@ bool SseClient::wait_closed(int timeout_ms) {
     if (left_ms(deadline) == 0) return false;
     if (!fill(left_ms(deadline)) && !ended_ && left_ms(deadline) == 0) return false;
     raw_.clear();
+    raw_pos_ = 0;
   }
   return true;
 }

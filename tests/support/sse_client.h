@@ -52,8 +52,12 @@ class SseClient {
   Headers headers_;
   bool chunked_ = false;
   bool ended_ = false;
-  std::string raw_;   // bytes after the head, not yet de-chunked
-  std::string text_;  // the event stream's text
+  // Read from offsets, and cut from the front only now and then: a reader of megabytes of
+  // events must not copy the rest of its buffer for each one.
+  std::string raw_;  // bytes after the head, not yet de-chunked (from raw_pos_)
+  std::size_t raw_pos_ = 0;
+  std::string text_;  // the event stream's text (from text_pos_)
+  std::size_t text_pos_ = 0;
   std::vector<std::string> comments_;
 };
 

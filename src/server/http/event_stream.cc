@@ -7,7 +7,7 @@ namespace holdfast::http {
 namespace {
 
 constexpr auto kKeepAliveEvery = std::chrono::seconds(15);
-constexpr auto kCutOffAfter = std::chrono::seconds(5);
+constexpr auto kCutOffAfter = std::chrono::seconds(10);
 
 const char* reason_phrase(int status) { return status == 200 ? "OK" : "Unknown"; }
 
@@ -83,15 +83,11 @@ void EventStream::on_event(const events::Published& event) {
     bus_.dropped();
     bus_.unwatch(*this);
     watching_ = false;
+    pending_.clear();  // what is not being written yet goes: the reset follows what is
     queue("event: reset\ndata: {\"event\":\"reset\"}\n\n");
     pending_.append("0\r\n\r\n");
     closing_ = true;
-    cut_off_.expires_after(kCutOffAfter);
-    cut_off_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || ended_) return;
-      end();
-      socket_.close_socket();
-    });
+    watch_progress(written_);
     write_more();
     return;
   }
@@ -119,6 +115,7 @@ void EventStream::write_more() {
   sending_ = true;
   socket_.send_bytes(writing_, [this](bool ok) {
     sending_ = false;
+    if (ok) written_ += writing_.size();
     writing_.clear();
     if (ended_) return;
     if (!ok) {
@@ -127,6 +124,19 @@ void EventStream::write_more() {
       return;
     }
     write_more();
+  });
+}
+
+void EventStream::watch_progress(std::uint64_t written_before) {
+  cut_off_.expires_after(kCutOffAfter);
+  cut_off_.async_wait([this, written_before](const boost::system::error_code& ec) {
+    if (ec || ended_) return;
+    if (written_ == written_before) {
+      end();  // the reader read nothing meanwhile
+      socket_.close_socket();
+    } else {
+      watch_progress(written_);
+    }
   });
 }
 

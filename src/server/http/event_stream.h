@@ -7,8 +7,9 @@
 //     is `id:`, `event:` and one `data:` line of JSON, one chunk each.
 //  2. A comment every 15 s keeps proxies from closing a quiet stream.
 //  3. Its backlog (written and not yet sent) is bounded: an event that finds more than
-//     `limit` bytes waiting is not sent; the reader gets `event: reset` and the stream ends
-//     (closed after 5 s at the latest, if the reader does not read it). The bus counts it.
+//     `limit` bytes waiting is not sent, nor is what waits behind the write in progress; the
+//     reader gets `event: reset` after that write and the stream ends (closed once 10 s pass
+//     in which the reader read nothing). The bus counts it.
 //  4. It ends when the reader hangs up or the server stops (a final chunk, then close).
 #pragma once
 
@@ -61,6 +62,8 @@ class EventStream final : public events::Watcher {
   void queue(std::string_view text);
   void write_more();
   void keep_alive();
+  // After falling behind: ends the stream once 10 s pass with nothing written.
+  void watch_progress(std::uint64_t written_before);
 
   events::EventBus& bus_;
   Socket& socket_;
@@ -68,6 +71,7 @@ class EventStream final : public events::Watcher {
   boost::asio::steady_timer keep_alive_;
   boost::asio::steady_timer cut_off_;
   std::string pending_, writing_;
+  std::uint64_t written_ = 0;  // bytes sent, all told
   bool watching_ = false;
   bool sending_ = false;
   bool closing_ = false;  // close once what is queued has left

@@ -141,6 +141,7 @@ void Connection::flush() {
   // input) per command. Whatever does not fit goes the asynchronous way.
   boost::system::error_code ec;
   const std::size_t n = socket_.write_some(boost::asio::buffer(out), ec);
+  if (!ec) written_ += n;
   if (ec && ec != boost::asio::error::would_block && ec != boost::asio::error::try_again) {
     close();
     return;
@@ -163,6 +164,7 @@ void Connection::flush() {
       socket_, boost::asio::buffer(writing_),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
         self->write_in_flight_ = false;
+        if (!ec) self->written_ += self->writing_.size();
         self->writing_.clear();
         if (ec) {
           self->close();
@@ -178,9 +180,9 @@ void Connection::flush() {
 }
 
 // A subscriber or watcher that fell behind. A subscriber past its limit is closed at once, as
-// Redis closes it. A watcher's last frame (a lock event reset) goes out with what is already
-// queued, then the connection closes; a peer that reads nothing more is cut off after a few
-// seconds, so the queued bytes do not stay. Either from the loop: this runs inside another
+// Redis closes it. A watcher's last frame (a lock event reset) goes out after what is already
+// being written, then the connection closes; a peer that reads nothing for 10 seconds is cut
+// off, so the written bytes do not stay. Either from the loop: this runs inside another
 // connection's PUBLISH, or the bus's telling of an event.
 void Connection::fell_behind(bool at_once) {
   if (closed_ || cut_off_) return;
@@ -190,10 +192,20 @@ void Connection::fell_behind(bool at_once) {
     return;
   }
   cut_off_.emplace(hub_.io);
-  cut_off_->expires_after(std::chrono::seconds(5));
-  cut_off_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    if (!ec) self->close();
-  });
+  watch_progress(written_);
+}
+
+void Connection::watch_progress(std::uint64_t written_before) {
+  cut_off_->expires_after(std::chrono::seconds(10));
+  cut_off_->async_wait(
+      [self = shared_from_this(), written_before](const boost::system::error_code& ec) {
+        if (ec || self->closed_) return;
+        if (self->written_ == written_before) {
+          self->close();  // nothing read meanwhile
+        } else {
+          self->watch_progress(self->written_);
+        }
+      });
 }
 
 void Connection::note_buffers() {

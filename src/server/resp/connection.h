@@ -98,6 +98,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void keep_alive(bool calls_in_flight) override;
   std::size_t unsent_bytes() const override { return writing_.size(); }
   void fell_behind(bool at_once) override;
+  // After fell_behind(): closes the connection once 10 s pass with nothing written.
+  void watch_progress(std::uint64_t written_before);
 
   void read();
   void on_read(const boost::system::error_code& ec, std::size_t n);
@@ -121,7 +123,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
   std::string writing_;
   std::shared_ptr<Connection> self_;                  // set while calls are in flight
-  std::optional<boost::asio::steady_timer> cut_off_;  // a listener fell behind: close by then
+  std::optional<boost::asio::steady_timer> cut_off_;  // a listener fell behind: watch it
+  std::uint64_t written_ = 0;                         // bytes the socket took, all told
   bool reading_ = false;
   bool write_in_flight_ = false;
   bool flush_scheduled_ = false;

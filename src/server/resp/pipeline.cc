@@ -55,7 +55,8 @@ void Pipeline::push_frame(std::string_view frame) {
 }
 
 void Pipeline::fell_behind(std::string_view last) {
-  out_.append(last);
+  // What is not being written yet goes: the last frame follows what is.
+  out_.assign(last);
   events_.fell_behind(last.empty());
   if (!running_) events_.replies_ready();
 }

@@ -41,9 +41,10 @@ class Pipeline final : private CallRunner::Host, private Subscriptions::Output {
     virtual void keep_alive(bool calls_in_flight) = 0;
     // Bytes the connection took from output() and has not sent yet.
     virtual std::size_t unsent_bytes() const { return 0; }
-    // A subscriber or watcher fell behind (subscriptions.h): read nothing more and close: at
-    // once (a subscriber past its limit, as Redis does), or once output() is sent (a watcher's
-    // last frame), but soon even if the peer never reads. Not from inside this call.
+    // A subscriber or watcher fell behind (subscriptions.h); output() now holds only its last
+    // frame, if any. Read nothing more and close: at once (a subscriber past its limit, as
+    // Redis does), or once output() is sent (a watcher's last frame), but soon if the peer
+    // reads nothing. Not from inside this call.
     virtual void fell_behind(bool at_once) { (void)at_once; }
 
    protected:

@@ -47,8 +47,8 @@ class Subscriptions final : public pubsub::Subscriber, public events::Watcher {
     virtual void push_frame(std::string_view frame) = 0;
     // Bytes written for the connection and not sent yet.
     virtual std::size_t backlog() const = 0;
-    // The listener fell behind: `last` (may be empty) is the last frame; then the connection
-    // reads nothing more and closes.
+    // The listener fell behind: what is not being written yet is dropped, `last` (may be
+    // empty) is the last frame; then the connection reads nothing more and closes.
     virtual void fell_behind(std::string_view last) = 0;
 
    protected:
