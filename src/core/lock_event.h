@@ -75,6 +75,9 @@ class LockEventSink {
   virtual void on_lock_event(LockEvent&& event) = 0;
   // Some events were lost (a node's LISTEN connection broke): readers must read the state anew.
   virtual void on_events_lost() {}
+  // Since set_event_sink(this), events flow: every change from now on is told. At once on a
+  // single server; on a node over PostgreSQL once the cluster's triggers are on.
+  virtual void on_events_ready() {}
 };
 
 // The event as the one JSON object of its `data:` line (docs/events.md has the fields), with

@@ -33,8 +33,21 @@ LockEvent from_hold(LockEventKind kind, const HoldState& h) {
 
 }  // namespace
 
+// An exclusive hold's event, read in place (no HoldState in between: every string once).
 LockEvent LockTable::hold_event(LockEventKind kind, const Slot& slot) const {
-  return from_hold(kind, view(slot, /*with_handle=*/false));
+  const Entry& en = slot.second;
+  LockEvent e;
+  e.kind = kind;
+  e.key = slot.first;
+  e.token = en.token;
+  e.held_by = en.held_by->first;
+  e.owner = en.owner();
+  e.holder_id = en.holder_id();
+  e.acquired_at = en.acquired_at;
+  e.lease_expires_at = en.lease_expires_at;
+  e.scope = en.scope;
+  e.hold_kind = en.kind;
+  return e;
 }
 
 LockEvent LockTable::member_event(LockEventKind kind, const Slot& slot, const Member& m) const {

@@ -36,16 +36,17 @@ BusStats EventBus::stats() const {
 void EventBus::activate() {
   if (active_) return;
   active_ = true;
+  ready_ = false;
   // Whatever happened while events were off was not recorded: nobody who saw only what came
   // before can resume.
   resumable_from_ = last_id_ + 1;
-  service_.set_event_sink(this);
+  service_.set_event_sink(this);  // a single server is ready at once (on_events_ready)
 }
 
 EventBus::Start EventBus::watch(Watcher& watcher, const Principal& principal, std::string prefix,
                                 std::optional<std::uint64_t> last_id) {
   activate();
-  Entry entry{&watcher, &principal, std::move(prefix)};
+  Entry entry{&watcher, &principal, std::move(prefix), !ready_};
   Start start = Start::kLive;
   if (last_id) {
     const std::uint64_t seen = *last_id;
@@ -81,6 +82,20 @@ bool EventBus::sees(const Entry& e, const Published& p) const {
   return p.key.starts_with(e.prefix) && service_.may_read(*e.principal, p.key);
 }
 
+void EventBus::on_events_ready() {
+  if (!active_ || ready_) return;
+  ready_ = true;
+  telling_ = true;
+  for (std::size_t i = 0; i < watchers_.size(); ++i) {
+    Entry& e = watchers_[i];
+    if (e.watcher == nullptr || !e.waits_for_ready) continue;
+    e.waits_for_ready = false;
+    e.watcher->on_ready();
+  }
+  telling_ = false;
+  compact();
+}
+
 void EventBus::on_events_lost() {
   if (!active_) return;
   resumable_from_ = last_id_ + 1;  // nobody resumes across the loss
@@ -109,11 +124,14 @@ void EventBus::on_lock_event(LockEvent&& event) {
   }
   telling_ = false;
   compact();
+  p.frames[0] = std::string();  // the window keeps the JSON only
+  p.frames[1] = std::string();
   window_.push_back(std::move(p));
   while (window_.size() > options_.window) window_.pop_front();
   if (watchers_.empty() && clock_.now_ms() - idle_since_ >= options_.linger_ms) {
     // Nobody came back: events go off, and with them their cost.
     active_ = false;
+    ready_ = false;
     service_.set_event_sink(nullptr);
   }
 }

@@ -44,6 +44,9 @@ struct Published {
   LockEventKind kind = LockEventKind::kAcquired;
   std::string key;
   std::string json;
+  // Made once by the first watcher that needs it, for the others (a RESP push frame per
+  // protocol version: resp/subscriptions.h).
+  mutable std::string frames[2];
 };
 
 class Watcher {
@@ -53,6 +56,9 @@ class Watcher {
   // Events were lost (on a node over PostgreSQL, its LISTEN connection broke): the reader must
   // read the state anew; the watch goes on. `id`: the newest id so far.
   virtual void on_reset(std::uint64_t id) = 0;
+  // A watch that began before events flowed (ready() was false): they flow from now on. On a
+  // node over PostgreSQL the first reader waits for the cluster's triggers.
+  virtual void on_ready() {}
 
  protected:
   ~Watcher() = default;
@@ -94,16 +100,20 @@ class EventBus final : public LockEventSink {
 
   // The newest id given so far (the first one minus one before any).
   std::uint64_t last_id() const { return last_id_; }
+  // Events flow: a change made now reaches the watchers (LockEventSink::on_events_ready).
+  bool ready() const { return ready_; }
   BusStats stats() const;
 
   void on_lock_event(LockEvent&& event) override;
   void on_events_lost() override;
+  void on_events_ready() override;
 
  private:
   struct Entry {
     Watcher* watcher = nullptr;  // null: unwatched while events were being told
     const Principal* principal = nullptr;
     std::string prefix;
+    bool waits_for_ready = false;  // began before events flowed: on_ready() is due
   };
 
   bool sees(const Entry& e, const Published& p) const;
@@ -114,6 +124,7 @@ class EventBus final : public LockEventSink {
   const Clock& clock_;
   const BusOptions options_;
   bool active_ = false;
+  bool ready_ = false;
   std::uint64_t last_id_;
   // A Last-Event-ID below this cannot be resumed: events before it went unrecorded.
   std::uint64_t resumable_from_;

@@ -40,14 +40,17 @@ void EventStream::start(const Response& head, const EventStreamStart& what,
                   "Transfer-Encoding: chunked\r\n";
   for (const auto& [name, value] : head.headers) h += name + ": " + value + "\r\n";
   h += "\r\n";
-  pending_ = std::move(h);
-  // The reader learns the stream is on (the watch below is in place before it reads this),
-  // and how soon to come back after a drop.
-  queue(": holdfast lock events\nretry: 2000\n\n");
+  head_ = std::move(h);
+  // Events the bus replays (Last-Event-ID) come inside watch(), after the head; they can only
+  // when events already flow.
+  if (bus_.ready()) open();
   watching_ = true;
   const auto started = bus_.watch(*this, principal, what.prefix, what.last_event_id);
-  if (started == events::EventBus::Start::kReset) {
-    // From now on: the reader reads the state anew and goes on from here.
+  // From now on: the reader reads the state anew and goes on from here.
+  reset_due_ = started == events::EventBus::Start::kReset;
+  if (!opened_ && bus_.ready()) open();  // a single server: events flow from watch() on
+  if (opened_ && reset_due_) {
+    reset_due_ = false;
     on_reset(bus_.last_id());
   }
   socket_.wait_for_hangup([this] {
@@ -58,11 +61,31 @@ void EventStream::start(const Response& head, const EventStreamStart& what,
   write_more();
 }
 
+// The response head leaves only once events flow, so that a reader that read it (the page,
+// which then reads the locks) misses no change: on a node over PostgreSQL the first reader of
+// the cluster waits for the triggers to be on.
+void EventStream::open() {
+  opened_ = true;
+  pending_.insert(0, head_);
+  // The reader learns the stream is on, and how soon to come back after a drop.
+  queue(": holdfast lock events\nretry: 2000\n\n");
+  if (reset_due_) {
+    reset_due_ = false;
+    on_reset(bus_.last_id());
+  }
+}
+
+void EventStream::on_ready() {
+  if (ended_ || opened_) return;
+  open();
+  write_more();
+}
+
 void EventStream::keep_alive() {
   keep_alive_.expires_after(kKeepAliveEvery);
   keep_alive_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || ended_) return;
-    if (!closing_) queue(": keep-alive\n\n");
+    if (!closing_ && opened_) queue(": keep-alive\n\n");
     write_more();
     keep_alive();
   });
@@ -77,7 +100,7 @@ void EventStream::queue(std::string_view text) {
 }
 
 void EventStream::on_event(const events::Published& event) {
-  if (ended_ || closing_) return;
+  if (ended_ || closing_ || !opened_) return;
   if (pending_.size() + writing_.size() > limit_) {
     // Behind: no more events; the reader starts over from the state.
     bus_.dropped();
@@ -96,13 +119,13 @@ void EventStream::on_event(const events::Published& event) {
 }
 
 void EventStream::on_reset(std::uint64_t id) {
-  if (ended_ || closing_) return;
+  if (ended_ || closing_ || !opened_) return;
   queue(sse_event("reset", id, "{\"event\":\"reset\"}"));
   write_more();
 }
 
 void EventStream::write_more() {
-  if (sending_ || ended_) return;
+  if (sending_ || ended_ || !opened_) return;
   if (pending_.empty()) {
     if (closing_) {
       end();
@@ -142,6 +165,12 @@ void EventStream::watch_progress(std::uint64_t written_before) {
 
 void EventStream::finish() {
   if (ended_ || closing_) return;
+  if (!opened_) {
+    // Never begun: the connection just closes.
+    end();
+    socket_.close_socket();
+    return;
+  }
   if (watching_) bus_.unwatch(*this);
   watching_ = false;
   pending_.append("0\r\n\r\n");

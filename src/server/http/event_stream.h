@@ -2,9 +2,11 @@
 // events (docs/events.md), after the exchange authenticated and read the request.
 //
 //  1. start(): the response head (200, text/event-stream, no-cache, chunked) and a first
-//     comment leave at once, so the reader knows the watch is on; then the events the bus
-//     replays (Last-Event-ID), or `event: reset` when it cannot, and the live ones. Each event
-//     is `id:`, `event:` and one `data:` line of JSON, one chunk each.
+//     comment leave as soon as events flow (at once on a single server; on a node over
+//     PostgreSQL the first reader of the cluster waits for its triggers), so the reader knows
+//     the watch is on; then the events the bus replays (Last-Event-ID), or `event: reset` when
+//     it cannot, and the live ones. Each event is `id:`, `event:` and one `data:` line of
+//     JSON, one chunk each.
 //  2. A comment every 15 s keeps proxies from closing a quiet stream.
 //  3. Its backlog (written and not yet sent) is bounded: an event that finds more than
 //     `limit` bytes waiting is not sent, nor is what waits behind the write in progress; the
@@ -57,10 +59,12 @@ class EventStream final : public events::Watcher {
 
   void on_event(const events::Published& event) override;
   void on_reset(std::uint64_t id) override;
+  void on_ready() override;
 
  private:
   void queue(std::string_view text);
   void write_more();
+  void open();
   void keep_alive();
   // After falling behind: ends the stream once 10 s pass with nothing written.
   void watch_progress(std::uint64_t written_before);
@@ -72,6 +76,9 @@ class EventStream final : public events::Watcher {
   boost::asio::steady_timer cut_off_;
   std::string pending_, writing_;
   std::uint64_t written_ = 0;  // bytes sent, all told
+  std::string head_;
+  bool opened_ = false;     // the head is queued: events may follow
+  bool reset_due_ = false;  // the reset to send once open
   bool watching_ = false;
   bool sending_ = false;
   bool closing_ = false;  // close once what is queued has left

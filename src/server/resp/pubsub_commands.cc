@@ -175,8 +175,10 @@ Flow cmd_lock_watch(CommandContext& ctx, std::span<const std::string_view> args)
     write_error(ctx.out, *err);
     return Flow::kContinue;
   }
-  ctx.subscriptions->watch(prefix);
-  confirm(ctx.out, "lock.watch", &prefix, ctx.subscriptions->count());
+  // Events may not flow yet (a node over PostgreSQL turns the cluster's triggers on first):
+  // the confirmation then comes when they do, so that a change after it is told.
+  if (ctx.subscriptions->watch(prefix))
+    Subscriptions::write_confirmation(ctx.out, "lock.watch", &prefix, ctx.subscriptions->count());
   return Flow::kContinue;
 }
 
@@ -188,7 +190,8 @@ Flow cmd_lock_unwatch(CommandContext& ctx, std::span<const std::string_view>) {
   const bool was = ctx.subscriptions->watching();
   const std::string prefix = ctx.subscriptions->prefix();
   ctx.subscriptions->unwatch();
-  confirm(ctx.out, "lock.unwatch", was ? &prefix : nullptr, ctx.subscriptions->count());
+  Subscriptions::write_confirmation(ctx.out, "lock.unwatch", was ? &prefix : nullptr,
+                                    ctx.subscriptions->count());
   return Flow::kContinue;
 }
 

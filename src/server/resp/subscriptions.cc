@@ -36,15 +36,39 @@ void Subscriptions::punsubscribe(std::string_view pattern) {
   erase(patterns_, pattern);
 }
 
-void Subscriptions::watch(std::string prefix) {
-  if (bus_ == nullptr) return;
+bool Subscriptions::watch(std::string prefix) {
+  if (bus_ == nullptr) return true;
   if (watching_) bus_->unwatch(*this);
   prefix_ = prefix;
   watching_ = true;
   bus_->watch(*this, principal_, std::move(prefix));
+  confirm_pending_ = !bus_->ready();
+  return !confirm_pending_;
+}
+
+void Subscriptions::write_confirmation(ReplyWriter& out, std::string_view kind,
+                                       const std::string* prefix, std::size_t count) {
+  out.push(3);
+  out.bulk(kind);
+  if (prefix != nullptr) {
+    out.bulk(*prefix);
+  } else {
+    out.null();
+  }
+  out.integer(static_cast<std::int64_t>(count));
+}
+
+void Subscriptions::on_ready() {
+  if (!confirm_pending_ || !watching_) return;
+  confirm_pending_ = false;
+  std::string frame;
+  ReplyWriter w(frame, proto());
+  write_confirmation(w, "lock.watch", &prefix_, count());
+  out_.push_frame(frame);
 }
 
 void Subscriptions::unwatch() {
+  confirm_pending_ = false;
   if (!watching_) return;
   bus_->unwatch(*this);
   watching_ = false;
@@ -117,7 +141,10 @@ void Subscriptions::on_event(const events::Published& event) {
     out_.fell_behind(reset_frame(proto()));
     return;
   }
-  out_.push_frame(event_frame(proto(), event));
+  // Written once per event and protocol version, for every watcher of it.
+  std::string& frame = event.frames[proto() >= 3 ? 1 : 0];
+  if (frame.empty()) frame = event_frame(proto(), event);
+  out_.push_frame(frame);
 }
 
 }  // namespace holdfast::resp

@@ -27,6 +27,7 @@
 #include "core/principal.h"
 #include "server/events/event_bus.h"
 #include "server/pubsub/registry.h"
+#include "server/resp/codec.h"
 
 namespace holdfast::resp {
 
@@ -76,8 +77,10 @@ class Subscriptions final : public pubsub::Subscriber, public events::Watcher {
   void psubscribe(std::string_view pattern);
   void punsubscribe(std::string_view pattern);
 
-  // LOCK.WATCH: (re)starts the watch of keys starting with `prefix`.
-  void watch(std::string prefix);
+  // LOCK.WATCH: (re)starts the watch of keys starting with `prefix`. False: events do not flow
+  // yet (a node over PostgreSQL turns the cluster's triggers on first); the confirmation,
+  // ["lock.watch", prefix, count], is then pushed when they do, and the caller writes none.
+  bool watch(std::string prefix);
   void unwatch();
   bool watching() const { return watching_; }
   const std::string& prefix() const { return prefix_; }
@@ -89,6 +92,10 @@ class Subscriptions final : public pubsub::Subscriber, public events::Watcher {
   void on_message(std::string_view frame) override;
   void on_event(const events::Published& event) override;
   void on_reset(std::uint64_t id) override;
+  void on_ready() override;
+  // ["lock.watch" or "lock.unwatch", prefix (or nil), count].
+  static void write_confirmation(ReplyWriter& out, std::string_view kind, const std::string* prefix,
+                                 std::size_t count);
 
   // The push frame of a lock event, and of the reset that ends a watch.
   static std::string event_frame(int proto, const events::Published& event);
@@ -103,7 +110,8 @@ class Subscriptions final : public pubsub::Subscriber, public events::Watcher {
   std::vector<std::string> channels_, patterns_;  // in the order they were subscribed
   bool watching_ = false;
   std::string prefix_;
-  bool behind_ = false;  // fell behind: nothing more is sent
+  bool behind_ = false;           // fell behind: nothing more is sent
+  bool confirm_pending_ = false;  // LOCK.WATCH's confirmation waits for events to flow
   std::optional<std::chrono::steady_clock::time_point> soft_since_;
 };
 

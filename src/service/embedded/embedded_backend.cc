@@ -422,6 +422,7 @@ void EmbeddedBackend::set_event_sink(LockEventSink* sink) {
   events_ = sink;
   table_.set_events(sink != nullptr ? this : nullptr);
   if (sink == nullptr) pending_events_.clear();
+  if (sink != nullptr) sink->on_events_ready();
 }
 
 void EmbeddedBackend::on_lock_event(LockEvent&& event) {

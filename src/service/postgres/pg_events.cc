@@ -109,6 +109,10 @@ void PgEvents::register_and_seed(bool watching, std::uint64_t generation) {
   registered_ = watching;
   cluster_watching_ = anyone->boolean(0, 0);
   if (!watching) return;
+  // The triggers are on: every change that commits from now on is told.
+  hooks_.on_loop([this, generation] {
+    if (generation == generation_ && sink_ != nullptr) sink_->on_events_ready();
+  });
   // The holds live now, for their lease ends: read after the triggers were on, so a hold
   // granted meanwhile is in this list, or told by its event, or both.
   auto rows = pool_.run("hf_ev_live", Params());
