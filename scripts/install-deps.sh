@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Holdfast needs to build, test and serve.
 # Idempotent: asks dpkg first and runs apt-get only for packages that are missing.
-# Usage: scripts/install-deps.sh [build|test|bench]   (default: test)
+# Usage: scripts/install-deps.sh [build|test|bench|package]   (default: test)
 #        scripts/install-deps.sh --list PROFILE       prints the profile's packages, one a line
 set -euo pipefail
 
@@ -34,16 +34,23 @@ test_pkgs=(
 # The smoke run of the benchmark (ctest bench_smoke) starts etcd and draws its charts, so
 # etcd-server and gnuplot-nox are test packages; llvm brings llvm-cov for `make coverage`.
 # nodejs and chromium run the JavaScript client's tests (tests/js): its suites, and a page in
-# headless Chromium.
+# headless Chromium; chromium also runs the web page's browser test (tests/ui).
 # The full benchmark run needs nothing more.
 bench_pkgs=()
+# What `make package` adds to the build packages: cpack's Debian generator runs dpkg-shlibdeps
+# (dpkg-dev) on the binary, which it finds with `file`.
+package_pkgs=(dpkg-dev file)
+# What the package's test adds (tests/package): it checks the unit with systemd-analyze, the
+# manual page with man, and the zsh completion in zsh; adduser is what the package depends on.
+package_test_pkgs=(systemd man-db zsh adduser)
 
 wanted=("${build_pkgs[@]}")
 case "$profile" in
   build) ;;
-  test) wanted+=("${test_pkgs[@]}") ;;
-  bench) wanted+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
-  *) echo "install-deps: unknown profile '$profile' (build|test|bench)" >&2; exit 2 ;;
+  test) wanted+=("${test_pkgs[@]}" "${package_pkgs[@]}" "${package_test_pkgs[@]}") ;;
+  bench) wanted+=("${test_pkgs[@]}" "${package_pkgs[@]}" "${package_test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  package) wanted+=("${package_pkgs[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (build|test|bench|package)" >&2; exit 2 ;;
 esac
 
 if $list_only; then
@@ -58,7 +65,7 @@ for pkg in "${wanted[@]}"; do
 done
 
 # Debian's nodejs leaves npm to a package of its own; NodeSource's nodejs brings it along.
-if [ "$profile" != build ] && ! command -v npm >/dev/null 2>&1; then
+if [ "$profile" != build ] && [ "$profile" != package ] && ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 # The npm packages of the tests, at the versions each package-lock.json pins: the Node.js client
@@ -67,7 +74,7 @@ fi
 install_node_modules() {
   local root dir
   root="$(cd "$(dirname "$0")/.." && pwd)"
-  [ "$profile" = build ] && return 0
+  case "$profile" in build | package) return 0 ;; esac
   for dir in "$root/tests/clients/node" "$root/tests/ui"; do
     if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
       continue

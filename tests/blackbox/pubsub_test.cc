@@ -17,7 +17,7 @@ namespace {
 class RedisServer {
  public:
   RedisServer() : port_(free_port()) {
-    child_ = Child::start({REDIS_SERVER_BIN, "--port", std::to_string(port_), "--bind", "127.0.0.1",
+    child_ = Child::start({HOLDFAST_REDIS_SERVER_BIN, "--port", std::to_string(port_), "--bind", "127.0.0.1",
                            "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir",
                            dir_.path()});
     for (int i = 0; i < 200; ++i) {

@@ -1,5 +1,5 @@
 // `holdfast locks acquire|run ... --key K --shared-key K` (several keys at once, all or none)
-// and `--lock-delay MS` on acquire, run and assign, against the real server: what is taken and
+// and `--lock-delay` on acquire, run and assign, against the real server: what is taken and
 // printed (human and --json), `acquire --session` of a group, CMD's environment, the
 // not-acquired reasons, and the usage errors (exit 2) that take nothing. The server's clock is
 // real: short leases, status polled.
@@ -101,7 +101,7 @@ TEST_F(LocksMultiCli, OneHeldKeyMeansNothingIsTakenAndSaysWhy) {
 
   RunResult waited = cli({"acquire", "a", "--key", "b", "--wait", "100"});
   EXPECT_EQ(waited.exit_code, 1);
-  EXPECT_TRUE(contains(waited.out, "not acquired: no grant within 100 ms; a is free now"))
+  EXPECT_TRUE(contains(waited.out, "not acquired: no grant within 100ms; a is free now"))
       << waited.out;
   EXPECT_TRUE(cli_json({"acquire", "a", "--key", "b"}, 1).is_null());
   EXPECT_EQ(held("a"), 0);
@@ -202,9 +202,10 @@ TEST_F(LocksMultiCli, BadInputIsAUsageErrorAndTakesNothing) {
       {{"acquire", "k", "--key", "k2", "--lock-delay", "10"}, "--lock-delay excludes --key"},
       {{"acquire", "k", "--shared-key", "k2", "--lock-delay", "10"},
        "--lock-delay excludes --shared-key"},
-      {{"acquire", "k", "--lock-delay", "-1"}, "--lock-delay: -1 is below 0"},
-      {{"acquire", "k", "--lock-delay", "soon"},
-       "--lock-delay: 'soon' is not a whole number of milliseconds"},
+      {{"acquire", "k", "--lock-delay", "-1"}, "--lock-delay: \"-1\" is negative"},
+      {{"acquire", "k", "--lock-delay", "soon"}, "--lock-delay: \"soon\" is not a duration"},
+      {{"acquire", "k", "--lock-delay", "61s"},
+       "INVALID_ARGUMENT lock-delay must be 0 to 60000 milliseconds"},
       {{"acquire", "k", "--lock-delay", "60001"},
        "INVALID_ARGUMENT lock-delay must be 0 to 60000 milliseconds"},
       {{"assign", "k", "alice", "--lock-delay", "60001"}, "INVALID_ARGUMENT lock-delay"},

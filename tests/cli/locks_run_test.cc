@@ -144,9 +144,46 @@ TEST_F(LocksRun, AFailedAcquireRunsNothingAndExitsOne) {
   r = run(
       argv({"run", "busy", "--wait", "100", "--conflict-exit-code", "75"}, sh("touch " + marker)));
   EXPECT_EQ(r.exit_code, 75) << r.err;
-  EXPECT_NE(r.err.find("not acquired: no grant within 100 ms; busy is held"), std::string::npos)
+  EXPECT_NE(r.err.find("not acquired: no grant within 100ms; busy is held"), std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the command must not run";
+}
+
+TEST_F(LocksRun, AWaitSaysOnceOnStderrWhoHoldsTheKeyThenRuns) {
+  const RespValue hold = resp.call({"LOCK.TRY", "busy", "TTL", "60000", "OWNER", "run-17"});
+  // stderr and stdout in one pipe, in the order written.
+  Child locked = Child::start(argv({"run", "busy", "--wait", "10m"}, sh("echo running")), true);
+  std::string seen;
+  ASSERT_TRUE(await_line(locked,
+                         "holdfast locks run: waiting up to 10m: busy is held by user:local "
+                         "(owner run-17), expires in ",
+                         &seen))
+      << seen;
+  ASSERT_TRUE(await_waiters(resp, "busy", 1));
+  EXPECT_EQ(resp.call({"LOCK.RELEASE", "busy", hold.text("handle")}).number("released"), 1);
+  ASSERT_TRUE(await_line(locked, "running", &seen)) << seen;
+  EXPECT_EQ(locked.wait(), 0);
+  EXPECT_EQ(seen.find("waiting"), seen.rfind("waiting")) << "said once:\n" << seen;
+
+  RunResult free = run(argv({"run", "free", "--wait", "10m"}, sh("echo ran")));
+  EXPECT_EQ(free.exit_code, 0) << free.err;
+  EXPECT_EQ(free.out, "ran\n");
+  EXPECT_EQ(free.err, "") << "a free key is taken without a word";
+}
+
+TEST_F(LocksRun, AcquireSessionWithWaitSaysWhoHoldsTheKey) {
+  const RespValue hold = resp.call({"LOCK.TRY", "busy", "TTL", "60000"});
+  Child acquire = Child::start(argv({"acquire", "busy", "--session", "--wait", "1m"}), true);
+  std::string seen;
+  ASSERT_TRUE(
+      await_line(acquire, "holdfast locks: waiting up to 1m: busy is held by user:local", &seen))
+      << seen;
+  ASSERT_TRUE(await_waiters(resp, "busy", 1));
+  resp.call({"LOCK.RELEASE", "busy", hold.text("handle")});
+  ASSERT_TRUE(await_line(acquire, "holding busy", &seen)) << seen;
+  acquire.signal(SIGTERM);
+  ASSERT_TRUE(await_line(acquire, "released busy", &seen)) << seen;
+  EXPECT_EQ(acquire.wait(), 0);
 }
 
 TEST_F(LocksRun, OtherFailuresHaveTheirOwnCodesAndRunNothing) {

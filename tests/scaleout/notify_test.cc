@@ -1,7 +1,7 @@
 // The NOTIFY that wakes waiters on other nodes, at the level of the statements the nodes run:
 // a statement that frees a key notifies exactly when some node has registered waiters for it,
 // including a registration that committed while the statement waited for the key's row
-// (store/postgres/hold_rows.h explains why that case matters).
+// (src/service/postgres/hold_rows.h explains why that case matters).
 #include <gtest/gtest.h>
 
 #include <chrono>
