@@ -17,9 +17,9 @@ namespace {
 class RedisServer {
  public:
   RedisServer() : port_(free_port()) {
-    child_ = Child::start({HOLDFAST_REDIS_SERVER_BIN, "--port", std::to_string(port_), "--bind", "127.0.0.1",
-                           "--save", "", "--appendonly", "no", "--daemonize", "no", "--dir",
-                           dir_.path()});
+    child_ = Child::start({HOLDFAST_REDIS_SERVER_BIN, "--port", std::to_string(port_), "--bind",
+                           "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
+                           "--dir", dir_.path()});
     for (int i = 0; i < 200; ++i) {
       try {
         RespClient probe = RespClient::tcp(port_);
@@ -145,9 +145,38 @@ TEST_F(PubSubLikeRedis, ResetQuitTransactionsAndScripts) {
   same(1, {"PUBSUB", "FOO"});
   same(1, {"PUBSUB", "NUMPAT", "x"});
   same(1, {"PUBSUB", "channels", "a", "b"});
+  same(1, {"PUBSUB", "ChAnNeLs", "a", "b"});  // Redis repeats the word as written
   same(1, {"PUBLISH", "q"});
   same(1, {"PUBLISH", "a", "b", "c"});
   same(1, {"PSUBSCRIBE"});
+}
+
+TEST_F(PubSubLikeRedis, ScriptsPublishAndAskWhoListens) {
+  same(0, {"SUBSCRIBE", "q", "r"}, 2);
+  same(0, {"PSUBSCRIBE", "q*"});
+  same(1, {"EVAL", "return redis.call('PUBSUB', 'NUMSUB', 'q', 'r', 'none')", "0"});
+  same(1, {"EVAL", "return redis.call('PUBSUB', 'channels')", "0"});
+  same(1, {"EVAL", "return redis.call('PUBSUB', 'CHANNELS', 'q*')", "0"});
+  same(1, {"EVAL", "return redis.call('pubsub', 'numpat')", "0"});
+  // Errors as a script sees them (pcall: without the place in the script Redis adds).
+  for (const char* script :
+       {"return redis.pcall('PUBSUB')", "return redis.pcall('PUBSUB', 'FOO')",
+        "return redis.pcall('PUBSUB', 'NUMPAT', 'x')",
+        "return redis.pcall('PUBSUB', 'Channels', 'a', 'b')", "return redis.pcall('PUBLISH', 'q')",
+        "return redis.pcall('PUBLISH', 'q', 'm', 'n')"})
+    same(1, {"EVAL", script, "0"});
+  // Several messages from one script, in order, each to the channel and the pattern.
+  same(1, {"EVAL",
+           "local n = redis.call('PUBLISH', KEYS[1], ARGV[1]) "
+           "return n + redis.call('PUBLISH', KEYS[1], ARGV[2])",
+           "1", "q", "first", "second"});
+  expect_same(0, 2, /*as_set=*/true);
+  expect_same(0, 2, /*as_set=*/true);
+  // PUBLISH inside a transaction, as Redis queues and runs it.
+  same(1, {"MULTI"});
+  same(1, {"PUBLISH", "r", "queued"});
+  same(1, {"EXEC"});
+  expect_same(0, 1);
 }
 
 TEST_F(PubSubLikeRedis, ScriptsMayNotSubscribe) {

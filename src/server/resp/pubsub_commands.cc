@@ -98,48 +98,44 @@ Flow cmd_punsubscribe(CommandContext& ctx, std::span<const std::string_view> arg
   return Flow::kContinue;
 }
 
-Flow cmd_publish(CommandContext& ctx, std::span<const std::string_view> args) {
-  if (!usable(ctx)) return Flow::kContinue;
-  pubsub::Registry& registry = *ctx.subscriptions->registry();
-  if (auto refused = registry.refusal(args[0], args[1])) {
-    ctx.out.error_line(*refused);
-    return Flow::kContinue;
+// The bodies of PUBLISH and PUBSUB's queries, which need only the registry: the connection's
+// commands below and scripts (script_pubsub) share them.
+void publish(pubsub::Registry& registry, ReplyWriter& out, std::string_view channel,
+             std::string_view message) {
+  if (auto refused = registry.refusal(channel, message)) {
+    out.error_line(*refused);
+    return;
   }
-  ctx.out.integer(registry.publish(args[0], args[1]));
-  return Flow::kContinue;
+  out.integer(registry.publish(channel, message));
 }
 
-Flow cmd_pubsub_channels(CommandContext& ctx, std::span<const std::string_view> args) {
-  if (!usable(ctx)) return Flow::kContinue;
+// `word`: CHANNELS as the caller wrote it, which Redis's error repeats.
+void channels(pubsub::Registry& registry, ReplyWriter& out, std::string_view word,
+              std::span<const std::string_view> args) {
   if (args.size() > 1) {
     // Redis takes any number of arguments here and refuses more than one itself.
-    ctx.out.error_line(
-        "ERR unknown subcommand or wrong number of arguments for 'channels'. Try PUBSUB HELP.");
-    return Flow::kContinue;
+    out.error_line("ERR unknown subcommand or wrong number of arguments for '" + std::string(word) +
+                   "'. Try PUBSUB HELP.");
+    return;
   }
-  const auto names = ctx.subscriptions->registry()->channels(args.empty() ? "" : args[0]);
-  ctx.out.array(names.size());
-  for (const std::string& n : names) ctx.out.bulk(n);
-  return Flow::kContinue;
+  const auto names = registry.channels(args.empty() ? "" : args[0]);
+  out.array(names.size());
+  for (const std::string& n : names) out.bulk(n);
 }
 
-Flow cmd_pubsub_numsub(CommandContext& ctx, std::span<const std::string_view> args) {
-  if (!usable(ctx)) return Flow::kContinue;
-  ctx.out.array(args.size() * 2);  // flat, in RESP3 too, as Redis 7.0 answers it
+void numsub(pubsub::Registry& registry, ReplyWriter& out, std::span<const std::string_view> args) {
+  out.array(args.size() * 2);  // flat, in RESP3 too, as Redis 7.0 answers it
   for (std::string_view c : args) {
-    ctx.out.bulk(c);
-    ctx.out.integer(static_cast<std::int64_t>(ctx.subscriptions->registry()->numsub(c)));
+    out.bulk(c);
+    out.integer(static_cast<std::int64_t>(registry.numsub(c)));
   }
-  return Flow::kContinue;
 }
 
-Flow cmd_pubsub_numpat(CommandContext& ctx, std::span<const std::string_view>) {
-  if (!usable(ctx)) return Flow::kContinue;
-  ctx.out.integer(static_cast<std::int64_t>(ctx.subscriptions->registry()->numpat()));
-  return Flow::kContinue;
+void numpat(pubsub::Registry& registry, ReplyWriter& out) {
+  out.integer(static_cast<std::int64_t>(registry.numpat()));
 }
 
-Flow cmd_pubsub_help(CommandContext& ctx, std::span<const std::string_view>) {
+void help(ReplyWriter& out) {
   // Redis's own lines, less the sharded channels Holdfast does not have.
   constexpr std::string_view kLines[] = {
       "PUBSUB <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -153,9 +149,72 @@ Flow cmd_pubsub_help(CommandContext& ctx, std::span<const std::string_view>) {
       "HELP",
       "    Prints this help.",
   };
-  ctx.out.array(std::size(kLines));
-  for (std::string_view line : kLines) ctx.out.simple(line);
+  out.array(std::size(kLines));
+  for (std::string_view line : kLines) out.simple(line);
+}
+
+}  // namespace
+
+Flow cmd_publish(CommandContext& ctx, std::span<const std::string_view> args) {
+  if (usable(ctx)) publish(*ctx.subscriptions->registry(), ctx.out, args[0], args[1]);
   return Flow::kContinue;
+}
+
+Flow cmd_pubsub_channels(CommandContext& ctx, std::span<const std::string_view> args) {
+  // `args` follow the subcommand's word in the command (Pipeline::resolve takes a subspan).
+  if (usable(ctx)) channels(*ctx.subscriptions->registry(), ctx.out, *(args.data() - 1), args);
+  return Flow::kContinue;
+}
+
+Flow cmd_pubsub_numsub(CommandContext& ctx, std::span<const std::string_view> args) {
+  if (usable(ctx)) numsub(*ctx.subscriptions->registry(), ctx.out, args);
+  return Flow::kContinue;
+}
+
+Flow cmd_pubsub_numpat(CommandContext& ctx, std::span<const std::string_view>) {
+  if (usable(ctx)) numpat(*ctx.subscriptions->registry(), ctx.out);
+  return Flow::kContinue;
+}
+
+Flow cmd_pubsub_help(CommandContext& ctx, std::span<const std::string_view>) {
+  help(ctx.out);
+  return Flow::kContinue;
+}
+
+bool script_pubsub(pubsub::Registry& registry, ReplyWriter& out,
+                   std::span<const std::string_view> args) {
+  const CommandSpec* spec = find_command(args[0]);
+  if (spec == nullptr || (spec->local != cmd_publish && spec->name != "PUBSUB")) return false;
+  const CommandSpec* row = spec;
+  std::string_view word = args[0];
+  auto rest = args.subspan(1);
+  if (spec->local != cmd_publish) {
+    row = rest.empty() ? nullptr : find_subcommand(*spec, rest[0]);
+    if (row == nullptr) {
+      // Redis's words for a subcommand it does not know, or none, from a script.
+      out.error_line(rest.empty() ? "ERR Wrong number of args calling Redis command from script"
+                                  : "ERR Unknown Redis command called from script");
+      return true;
+    }
+    word = rest[0];
+    rest = rest.subspan(1);
+  }
+  if (!accepts_arity(*row, rest.size())) {
+    out.error_line("ERR Wrong number of args calling Redis command from script");
+    return true;
+  }
+  if (row->local == cmd_publish) {
+    publish(registry, out, rest[0], rest[1]);
+  } else if (row->local == cmd_pubsub_channels) {
+    channels(registry, out, word, rest);
+  } else if (row->local == cmd_pubsub_numsub) {
+    numsub(registry, out, rest);
+  } else if (row->local == cmd_pubsub_numpat) {
+    numpat(registry, out);
+  } else {
+    help(out);
+  }
+  return true;
 }
 
 // LOCK.WATCH [PREFIX <prefix>]: [lock.watch, prefix, count]; a second one replaces the prefix.

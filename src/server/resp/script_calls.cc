@@ -46,18 +46,7 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
     out.error_line("ERR Unknown Redis command called from script");
     return;
   }
-  if (spec->local == cmd_publish && pubsub_ != nullptr) {
-    if (args.size() != 3) {
-      out.error_line("ERR Wrong number of args calling Redis command from script");
-      return;
-    }
-    if (auto refused = pubsub_->refusal(args[1], args[2])) {
-      out.error_line(*refused);
-    } else {
-      out.integer(pubsub_->publish(args[1], args[2]));
-    }
-    return;
-  }
+  if (pubsub_ != nullptr && script_pubsub(*pubsub_, out, args)) return;
   if (spec->call == nullptr || spec->call == call_eval || spec->call == call_evalsha) {
     out.error_line("ERR This Redis command is not allowed from script");
     return;

@@ -13,8 +13,9 @@
 //     every call is applied at once.)
 //  3. The answer is written by the row's writer in RESP2, as Redis hands replies to scripts,
 //     and the engine reads that back into Lua.
-//  4. PUBLISH, a connection command that is no call of the service, is the one exception to 1:
-//     it publishes at once, as in Redis (the other pub/sub commands are refused, as there).
+//  4. PUBLISH and PUBSUB, connection commands that are no calls of the service, are the
+//     exception to 1: PUBLISH publishes at once, as in Redis (the (un)subscribe commands are
+//     refused, as there).
 #pragma once
 
 #include <memory>
