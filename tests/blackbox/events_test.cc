@@ -2,10 +2,11 @@
 // server, on both stores (run_with_postgres.sh runs this suite again over PostgreSQL). Every kind
 // arrives with its fields and in each key's order, nothing is lost under concurrent clients,
 // Last-Event-ID resumes or resets, prefixes and rules filter, and a watcher that never reads is
-// reset, closed and counted.
+// reset, closed and counted, its buffer all the memory it costs.
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <fstream>
 #include <map>
 #include <set>
 #include <thread>
@@ -366,6 +367,58 @@ TEST_F(Events, AWatcherThatNeverReadsIsResetClosedAndCounted) {
   EXPECT_EQ(last_kind, "reset");
   const std::string m = metrics();
   EXPECT_NE(m.find("holdfast_event_watchers 1"), std::string::npos) << m;  // the fast one
+}
+
+// The server's resident memory, from /proc (kB).
+std::size_t resident_kb(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.starts_with("VmRSS:")) return std::stoul(line.substr(6));
+  return 0;
+}
+
+TEST_F(Events, AStreamThatNeverReadsCostsNoMoreThanItsBuffer) {
+  const std::string key(900, 'k');  // big events fill the buffer sooner
+  RespClient busy = server.client();
+  // Pairs of a SET and a DEL over 100 keys: two events each, and no hold left behind.
+  auto flood = [&](int rounds, const std::function<bool()>& stop) {
+    for (int round = 0; round < rounds && !stop(); ++round) {
+      std::string batch;
+      for (int i = 0; i < 100; ++i)
+        batch += RespClient::encode({"SET", key + std::to_string(i), "v", "PX", "60000"}) +
+                 RespClient::encode({"DEL", key + std::to_string(i)});
+      busy.send_raw(batch);
+      for (int i = 0; i < 200; ++i) busy.read();
+    }
+  };
+  // What the server needs anyway: events on (a reader that keeps up), the event window full.
+  {
+    SseClient reader = stream();
+    flood(40, [&] {
+      while (reader.next_within(0)) {
+      }
+      return false;
+    });
+  }
+  const std::size_t before_kb = resident_kb(server.pid());
+  ASSERT_GT(before_kb, 0u);
+  // A stream with a small receive buffer that never reads: the server keeps at most 4 MiB for it
+  // (docs/events.md, "Limits") and then closes it, however much more happens.
+  SseClient slow = SseClient::open(server.http_port(), "/v1/events", {}, 4096);
+  ASSERT_EQ(slow.status(), 200);
+  std::size_t peak_kb = before_kb;
+  bool dropped = false;
+  flood(400, [&] {
+    peak_kb = std::max(peak_kb, resident_kb(server.pid()));
+    dropped = metrics().find("holdfast_event_watchers_dropped_total 1") != std::string::npos;
+    return dropped;
+  });
+  ASSERT_TRUE(dropped);
+  EXPECT_TRUE(slow.wait_closed(10000));
+  // Its buffer, and room for the allocator's slack; without a bound the flood above (up to 80 MB
+  // of events) would all be kept.
+  EXPECT_LT(peak_kb - before_kb, 24u * 1024) << "before " << before_kb << " kB, peak " << peak_kb;
 }
 
 TEST_F(Events, TheWebPageIsServedWithItsHeaders) {

@@ -98,6 +98,8 @@ Flow cmd_punsubscribe(CommandContext& ctx, std::span<const std::string_view> arg
   return Flow::kContinue;
 }
 
+namespace {
+
 // The bodies of PUBLISH and PUBSUB's queries, which need only the registry: the connection's
 // commands below and scripts (script_pubsub) share them.
 void publish(pubsub::Registry& registry, ReplyWriter& out, std::string_view channel,
