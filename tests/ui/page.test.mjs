@@ -251,6 +251,13 @@ test("text meets WCAG AA contrast and every control is reachable by keyboard", a
         const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
         if (ratio < 4.5) bad.push(`${el.tagName}.${el.className}: ${ratio.toFixed(2)}`);
       }
+      // A placeholder is text too (the prefix search's hint).
+      for (const el of document.querySelectorAll("input[placeholder]")) {
+        const fg = lum(rgb(getComputedStyle(el, "::placeholder").color));
+        const bg = lum(background(el));
+        const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+        if (ratio < 4.5) bad.push(`${el.id}::placeholder: ${ratio.toFixed(2)}`);
+      }
       return bad;
     });
     assert.deepEqual(low, []);
