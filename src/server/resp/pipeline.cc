@@ -45,13 +45,18 @@ void Pipeline::held_from(std::size_t before) {
   if (&local_buffer() == &held_) runner_.note_local(held_.size() - before);
 }
 
-void Pipeline::push_frame(std::string_view frame) {
+void Pipeline::push_frame(std::string_view frame, bool can_wait) {
   // RESP3 pushes are out of band; in RESP2 a message follows the replies before it.
   std::string& buf = state_.proto >= 3 ? out_ : local_buffer();
   const std::size_t before = buf.size();
   buf.append(frame);
   if (&buf == &held_) held_from(before);
-  if (!running_) events_.replies_ready();
+  if (running_) return;
+  if (can_wait) {
+    events_.pushes_ready();
+  } else {
+    events_.replies_ready();
+  }
 }
 
 void Pipeline::fell_behind(std::string_view last) {

@@ -34,6 +34,9 @@ class Pipeline final : private CallRunner::Host, private Subscriptions::Output {
    public:
     // output() grew outside run(): send it.
     virtual void replies_ready() = 0;
+    // output() grew outside run() with pushes that may wait a moment to go out together (lock
+    // events): send it soon, or now when there is much of it.
+    virtual void pushes_ready() { replies_ready(); }
     // The command that blocked the connection finished: run more (from the loop).
     virtual void resume() = 0;
     // Calls are in flight (true) or none are left (false): stay alive while they are; let go
@@ -99,7 +102,7 @@ class Pipeline final : private CallRunner::Host, private Subscriptions::Output {
   void keep_alive(bool calls_in_flight) override { events_.keep_alive(calls_in_flight); }
   // Subscriptions::Output.
   int protocol() const override { return state_.proto; }
-  void push_frame(std::string_view frame) override;
+  void push_frame(std::string_view frame, bool can_wait) override;
   std::size_t backlog() const override {
     return out_.size() + (held_.size() - held_begin_) + events_.unsent_bytes();
   }

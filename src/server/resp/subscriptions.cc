@@ -144,7 +144,7 @@ void Subscriptions::on_event(const events::Published& event) {
   // Written once per event and protocol version, for every watcher of it.
   std::string& frame = event.frames[proto() >= 3 ? 1 : 0];
   if (frame.empty()) frame = event_frame(proto(), event);
-  out_.push_frame(frame);
+  out_.push_frame(frame, /*can_wait=*/true);
 }
 
 }  // namespace holdfast::resp

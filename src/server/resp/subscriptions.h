@@ -44,8 +44,9 @@ class Subscriptions final : public pubsub::Subscriber, public events::Watcher {
   class Output {
    public:
     virtual int protocol() const = 0;
-    // A push frame: out of band in RESP3, in order in RESP2.
-    virtual void push_frame(std::string_view frame) = 0;
+    // A push frame: out of band in RESP3, in order in RESP2. `can_wait`: it may be sent a
+    // moment later with others (a lock event), rather than at the end of this loop round.
+    virtual void push_frame(std::string_view frame, bool can_wait = false) = 0;
     // Bytes written for the connection and not sent yet.
     virtual std::size_t backlog() const = 0;
     // The listener fell behind: what is not being written yet is dropped, `last` (may be
