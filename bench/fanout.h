@@ -1,11 +1,11 @@
 // What fans out to many connections: lock events and pub/sub.
 //
-// (j) `watchers`: the pairs of (a) at `watch_pairs_connections` connections on Holdfast, once
+// (k) `watchers`: the pairs of (a) at `watch_pairs_connections` connections on Holdfast, once
 //     with no lock-event watcher and once with `watchers` LOCK.WATCH connections that read
 //     every event, in the same rounds: the ratio is what watching costs the lock path. The
 //     watchers are read by a thread of their own (Watchers below), as separate client
 //     processes would read them; its CPU counts as the client's.
-// (k) `publish`: PUBLISH to `subscribers` subscribers of one channel, on Holdfast and Redis in
+// (l) `publish`: PUBLISH to `subscribers` subscribers of one channel, on Holdfast and Redis in
 //     the same rounds: one publisher connection keeps `publish_depth` PUBLISHes in flight, the
 //     subscribers read, and the figure is the messages the subscribers received per second.
 //     Each message frame has the same size on both servers (RESP2 `message` frames of a
@@ -74,7 +74,7 @@ struct PublishResult {
   }
 };
 
-// One window of (k) on `target`, added to `total` (the caller interleaves targets by rounds).
+// One window of (l) on `target`, added to `total` (the caller interleaves targets by rounds).
 void publish_window(Target& target, const PublishShape& shape, PublishResult& total);
 
 }  // namespace holdfast::bench

@@ -25,7 +25,7 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
   for (const auto& m : r.measurements) any = any || m.workload == "watchers";
   if (!any) return;
   const SuiteOptions& o = r.options;
-  out << "## (j) What lock-event watchers cost the lock path\n\n"
+  out << "## (k) What lock-event watchers cost the lock path\n\n"
       << "Pairs as in (a) at " << o.watch_connections << " connections, with no `LOCK.WATCH` "
       << "connection and with " << o.watchers << " that read every event (a thread of the "
       << "client reads them; its CPU is the client's), in the same rounds. Goal: with watchers "
@@ -61,7 +61,7 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
 void publish_table(std::ostream& out, const SuiteResults& r) {
   if (r.publish.empty()) return;
   const SuiteOptions& o = r.options;
-  out << "## (k) PUBLISH to " << o.subscribers << " subscribers\n\n"
+  out << "## (l) PUBLISH to " << o.subscribers << " subscribers\n\n"
       << "One publisher connection keeps " << o.publish_depth << " `PUBLISH`es of a 32-byte "
       << "message in flight on one channel; " << o.subscribers << " subscriber connections read "
       << "(one client thread for all). Messages delivered per second, counted from what the "

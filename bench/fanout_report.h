@@ -1,4 +1,4 @@
-// The report's part for (j) and (k): what lock-event watchers cost the lock path, and PUBLISH
+// The report's part for (k) and (l): what lock-event watchers cost the lock path, and PUBLISH
 // to many subscribers against Redis, both from figures taken in the same rounds.
 #pragma once
 

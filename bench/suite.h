@@ -31,6 +31,9 @@ struct SuiteOptions {
   // (g) the pairs of (a) with a client that sleeps as soon as it has nothing to do, as client
   // libraries do: throughput and server CPU per pair against the peers at each count.
   std::vector<int> sleeping_connections = {1, 8, 16, 64};
+  // (j) the pairs of (a) over TLS (holdfast-never-tls, redis-tls) beside the same servers over
+  // plain TCP (holdfast-never, redis), at each count.
+  std::vector<int> tls_connections = {64};
   IdleShape idle;         // (h)
   double duration_s = 5;  // per figure, split over `rounds` windows
   double warmup_s = 1;    // per figure, split likewise
@@ -40,10 +43,10 @@ struct SuiteOptions {
   int writer_every = 8;                // (i): one connection in this many is a writer
   std::int64_t semaphore_permits = 8;  // (i): the semaphore's permits
   int depth = 16;
-  // (j) pairs at `watch_connections` connections with no watcher and with `watchers`.
+  // (k) pairs at `watch_connections` connections with no watcher and with `watchers`.
   int watchers = 10;
   int watch_connections = 64;
-  // (k) PUBLISH to `subscribers` subscribers, `publish_depth` in flight.
+  // (l) PUBLISH to `subscribers` subscribers, `publish_depth` in flight.
   int subscribers = 100;
   int publish_depth = 16;
   std::int64_t think_us = 1000;

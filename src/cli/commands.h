@@ -9,6 +9,8 @@
 
 namespace holdfast::cli {
 
+struct RemoteOptions;
+
 enum ExitCode : int {
   kExitOk = 0,
   kExitNotAcquired = 1,
@@ -25,7 +27,6 @@ void add_rules_remote_commands(CLI::App& rules, int& exit_code);
 // holdfast locks ...: the lock commands over the client library (locks_cmd.cc).
 void add_locks_command(CLI::App& app, int& exit_code);
 // holdfast locks watch [PREFIX] (locks_watch.cc), with the `locks` options it reads.
-void add_locks_watch_command(CLI::App& locks, const std::string& server, const std::string& token,
-                             const bool& json, int& exit_code);
+void add_locks_watch_command(CLI::App& locks, const RemoteOptions& remote, int& exit_code);
 
 }  // namespace holdfast::cli

@@ -342,7 +342,8 @@ int holder(const Flags& f, Client& client) {
 }
 
 constexpr const char* kCommonOptions =
-    "Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n";
+    "Also takes --server URL, --token T (or HOLDFAST_TOKEN), --tls-ca/--tls-cert/--tls-key "
+    "(rediss://) and --json.\n";
 
 // --shared, --permits N and --take K of acquire and run (docs/lock-kinds.md).
 void add_mode_flags(CLI::App* cmd, Flags& f) {
@@ -418,7 +419,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   locks->require_subcommand(1);
   locks->footer(kExitCodes);
   add_remote_options(locks, f->remote);
-  add_locks_watch_command(*locks, f->remote.server, f->remote.token, f->remote.json, exit_code);
+  add_locks_watch_command(*locks, f->remote, exit_code);
 
   auto on = [f, &exit_code](CLI::App* cmd, std::function<int(const Flags&, Client&)> body) {
     cmd->callback(

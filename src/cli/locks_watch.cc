@@ -16,6 +16,7 @@
 #include "cli/remote.h"
 #include "client/connection.h"
 #include "client/error_map.h"
+#include "client/tls.h"
 #include "client/url.h"
 #include "holdfast/errors.h"
 
@@ -70,13 +71,22 @@ std::string human_line(std::string_view kind, const std::string& data) {
   return line;
 }
 
-int watch(const std::string& server, const std::string& token, bool as_json,
-          const std::string& prefix) {
-  auto addresses = client_internal::parse_server_urls(server);
+int watch(const RemoteOptions& remote, const std::string& prefix) {
+  const bool as_json = remote.json;
+  auto addresses = client_internal::parse_server_urls(remote.server);
   client_internal::ServerAddress address = addresses.front();
-  if (!token.empty()) address.token = token;
+  if (!remote.token.empty()) address.token = remote.token;
+  // rediss://: the same TLS files as every other subcommand.
+  std::optional<client_internal::TlsContext> tls;
+  if (address.tls) {
+    ClientOptions options;
+    options.tls_ca = remote.tls_ca;
+    options.tls_cert = remote.tls_cert;
+    options.tls_key = remote.tls_key;
+    tls.emplace(options);
+  }
   const auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(10); };
-  std::unique_ptr<Connection> conn = Connection::open(address, soon());
+  std::unique_ptr<Connection> conn = Connection::open(address, soon(), tls ? &*tls : nullptr);
   std::vector<std::string> command = {"LOCK.WATCH"};
   if (!prefix.empty()) {
     command.push_back("PREFIX");
@@ -106,8 +116,7 @@ int watch(const std::string& server, const std::string& token, bool as_json,
 
 }  // namespace
 
-void add_locks_watch_command(CLI::App& locks, const std::string& server, const std::string& token,
-                             const bool& json, int& exit_code) {
+void add_locks_watch_command(CLI::App& locks, const RemoteOptions& remote, int& exit_code) {
   auto prefix = std::make_shared<std::string>();
   CLI::App* cmd = locks.add_subcommand(
       "watch", "Print lock events as they happen (one line each; --json: the events' JSON)");
@@ -116,11 +125,11 @@ void add_locks_watch_command(CLI::App& locks, const std::string& server, const s
   cmd->footer(
       "Runs until a signal ends it (Ctrl-C). Exit codes: 3 authentication or access error;\n"
       "4 server unreachable, the connection lost, or the watch fell behind (reset).");
-  cmd->callback([&server, &token, &json, &exit_code, prefix] {
+  cmd->callback([&remote, &exit_code, prefix] {
     try {
-      exit_code = watch(server, token, json, *prefix);
+      exit_code = watch(remote, *prefix);
     } catch (const Error& e) {
-      if (json) {
+      if (remote.json) {
         std::cout << json_error(e) << "\n";
       } else {
         std::cerr << "holdfast locks watch: " << e.what() << "\n";

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -171,7 +172,7 @@ TEST_F(LocksMultiCli, LockDelayKeepsAnExpiredKeyClosedAndStatusShowsUntilWhen) {
   EXPECT_EQ(h["lockDelayMs"].as_int64(), 1500);
   const std::int64_t until = h["leaseExpiresAt"].as_int64() + 1500;
   // Poll until the lease has ended, then the key is closed until `until`.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   while (held("job") == 1 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   json::object s = cli_json({"status", "job"}, 0).as_object();

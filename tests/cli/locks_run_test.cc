@@ -10,7 +10,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -46,9 +48,9 @@ class LocksRun : public ::testing::Test {
   static void open_gate(const std::string& fifo) { std::ofstream(fifo) << "go\n"; }
 
   bool held(const std::string& key) { return resp.call({"LOCK.STATUS", key}).number("held") == 1; }
-  // Polls LOCK.STATUS until `key` is free; false after 5 s.
+  // Polls LOCK.STATUS until `key` is free; false if it never is.
   bool await_free(const std::string& key) {
-    const auto deadline = steady_clock::now() + std::chrono::seconds(5);
+    const auto deadline = steady_clock::now() + kEventually;
     while (steady_clock::now() < deadline)
       if (!held(key)) return true;
     return false;
@@ -56,7 +58,7 @@ class LocksRun : public ::testing::Test {
   // Reads the child's stdout until a line starting with `prefix`; everything read goes to *seen.
   static bool await_line(Child& child, const std::string& prefix, std::string* seen) {
     std::string line;
-    while (child.read_line(&line, 10000)) {
+    while (child.read_line(&line)) {
       *seen += line + "\n";
       if (line.rfind(prefix, 0) == 0) return true;
     }
@@ -99,16 +101,19 @@ TEST_F(LocksRun, TheCommandSeesItsOwnHoldThroughTheCli) {
 TEST_F(LocksRun, TheLeaseIsRenewedWhileTheCommandOutlivesItsTtl) {
   const std::string gate = make_fifo("gate");
   Child locked =
-      Child::start(argv({"run", "long", "--ttl", "300"}, sh("echo running; read x < " + gate)));
+      Child::start(argv({"run", "long", "--ttl", "1500"}, sh("echo running; read x < " + gate)));
   std::string seen;
   ASSERT_TRUE(await_line(locked, "running", &seen)) << seen;
-  const std::int64_t token = resp.call({"LOCK.STATUS", "long"}).number("token");
-  // Four TTLs: without renewal the lease would have ended three times over.
-  const auto until = steady_clock::now() + std::chrono::milliseconds(1200);
-  while (steady_clock::now() < until) {
+  const RespValue first = resp.call({"LOCK.STATUS", "long"});
+  // Renewed until the lease ends a whole TTL after the first one did: by then it would have
+  // ended without renewals. (A TTL of 1.5 s: it renews every 500 ms, and a machine busy with
+  // other builds may keep it off the CPU for a few hundred.)
+  for (;;) {
     RespValue s = resp.call({"LOCK.STATUS", "long"});
     ASSERT_EQ(s.number("held"), 1) << s.debug();
-    ASSERT_EQ(s.number("token"), token) << "the same grant, renewed";
+    ASSERT_EQ(s.number("token"), first.number("token")) << "the same grant, renewed";
+    if (s.number("leaseExpiresAt") >= first.number("leaseExpiresAt") + 1500) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   open_gate(gate);
   EXPECT_EQ(locked.wait(), 0);
@@ -255,15 +260,21 @@ TEST_F(LocksRun, ASessionRunIsASessionHold) {
 }
 
 TEST_F(LocksRun, AcquireSessionHoldsUntilInterruptedThenReleases) {
-  Child acquire = Child::start(argv({"acquire", "k", "--session", "--ttl", "300"}));
+  Child acquire = Child::start(argv({"acquire", "k", "--session", "--ttl", "1500"}));
   std::string seen;
   ASSERT_TRUE(await_line(acquire, "holding k", &seen)) << seen;
   EXPECT_NE(seen.find("SCOPE    session"), std::string::npos) << seen;
   RespValue status = resp.call({"LOCK.STATUS", "k"});
   EXPECT_EQ(status.text("scope"), "session") << status.debug();
-  // Renewed past its TTL while the command waits.
-  const auto until = steady_clock::now() + std::chrono::milliseconds(1000);
-  while (steady_clock::now() < until) ASSERT_TRUE(held("k"));
+  // Renewed past its TTL while the command waits: held until the lease ends a whole TTL after
+  // the first one did.
+  for (;;) {
+    RespValue s = resp.call({"LOCK.STATUS", "k"});
+    ASSERT_EQ(s.number("held"), 1) << s.debug();
+    ASSERT_EQ(s.number("token"), status.number("token"));
+    if (s.number("leaseExpiresAt") >= status.number("leaseExpiresAt") + 1500) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   acquire.signal(SIGINT);
   ASSERT_TRUE(await_line(acquire, "released k", &seen)) << seen;
   EXPECT_EQ(acquire.wait(), 0);

@@ -7,6 +7,7 @@
 
 #include "client/fake_server.h"
 #include "holdfast/client.h"
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast {
@@ -129,7 +130,7 @@ TEST(ClientConnection, APeerThatNeverAnswersTimesOut) {
   } catch (const ConnectionError& e) {
     EXPECT_NE(std::string(e.what()).find("no reply"), std::string::npos) << e.what();
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, testing::kEventually) << "it hung";
 }
 
 }  // namespace

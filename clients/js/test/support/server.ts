@@ -12,7 +12,10 @@ import { createInterface } from "node:readline";
 export interface Member {
   userId: string;
   role: "member" | "admin" | "owner";
-  token: string;
+  /** The bearer token; a member with only `certCommonName` signs in by certificate. */
+  token?: string;
+  /** The common name of the client certificate that is this member. */
+  certCommonName?: string;
 }
 
 export interface ServerOptions {
@@ -20,6 +23,9 @@ export interface ServerOptions {
   config?: string;
   /** With members, the server runs with credentials instead of local open mode. */
   members?: Member[];
+  /** TLS on the TCP and HTTP listeners (PEM files); respUrl and httpUrl are then rediss:// and
+   * https:// URLs. */
+  tls?: { cert: string; key: string; ca?: string; clientAuth?: "none" | "request" | "require" };
 }
 
 export class TestServer {
@@ -42,20 +48,33 @@ export class TestServer {
     let config = options.config ?? "";
     if (options.members) {
       const creds = options.members
-        .map((m) => `[[member]]\nuserId = "${m.userId}"\nrole = "${m.role}"\ntokenSha256 = "${sha256(m.token)}"\n`)
+        .map(
+          (m) =>
+            `[[member]]\nuserId = "${m.userId}"\nrole = "${m.role}"\n` +
+            (m.token !== undefined ? `tokenSha256 = "${sha256(m.token)}"\n` : "") +
+            (m.certCommonName !== undefined ? `certCommonName = "${m.certCommonName}"\n` : ""),
+        )
         .join("\n");
       writeFileSync(join(dir, "credentials.toml"), creds);
       config += `\n[auth]\ncredentials = "credentials.toml"\n`;
     }
-    if (config !== "") {
-      writeFileSync(join(dir, "holdfast.toml"), config);
-      args.push("--config", join(dir, "holdfast.toml"));
+    if (options.tls) {
+      args.push("--tls-cert", options.tls.cert, "--tls-key", options.tls.key);
+      if (options.tls.ca !== undefined) args.push("--tls-ca", options.tls.ca);
+      if (options.tls.clientAuth !== undefined) args.push("--tls-client-auth", options.tls.clientAuth);
     }
     const base = process.env.HOLDFAST_TEST_STORE_URL;
     let storeUrl = "";
     if (base) {
       storeUrl = freshSchema(base);
       args.push("--store", storeUrl);
+      // A few connections, not the default 32: opening them is most of a node's start, and a
+      // test has a handful of clients (as tests/support/server_process.cc does).
+      if (!config.includes("[store]")) config += "\n[store]\npoolSize = 4\n";
+    }
+    if (config !== "") {
+      writeFileSync(join(dir, "holdfast.toml"), config);
+      args.push("--config", join(dir, "holdfast.toml"));
     }
     const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
     const server = new TestServer(child, dir);
@@ -63,15 +82,15 @@ export class TestServer {
     child.stderr!.on("data", (b: Buffer) => (server.output += b.toString()));
     await new Promise<void>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout! });
-      const timer = setTimeout(() => reject(new Error(`holdfast serve did not become ready:\n${server.output}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`holdfast serve did not become ready:\n${server.output}`)), 60_000);
       child.once("exit", (code) => reject(new Error(`holdfast serve exited with ${code}:\n${server.output}`)));
       lines.on("line", (line) => {
         server.output += line + "\n";
         const resp = /resp=(127\.0\.0\.1:\d+)/.exec(line);
         const http = /http=(127\.0\.0\.1:\d+)/.exec(line);
         if (line.startsWith("holdfast ready") && resp && http) {
-          server.respUrl = `holdfast://${resp[1]}`;
-          server.httpUrl = `http://${http[1]}`;
+          server.respUrl = `${options.tls ? "rediss" : "holdfast"}://${resp[1]}`;
+          server.httpUrl = `${options.tls ? "https" : "http"}://${http[1]}`;
           server.unixUrl = `unix://${join(dir, "holdfast.sock")}`;
           clearTimeout(timer);
           resolve();
