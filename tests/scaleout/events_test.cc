@@ -29,9 +29,10 @@ Ev next_event(SseClient& s) {
 
 // The triggers' state in the cluster's schema: true while they tell changes.
 bool triggers_on(const Cluster& c) {
-  const std::string v = sql_value(c.store_url(),
-                                  "SELECT tgenabled FROM pg_trigger WHERE tgname = "
-                                  "'holdfast_hold_events' AND tgrelid = 'holdfast_holds'::regclass");
+  const std::string v =
+      sql_value(c.store_url(),
+                "SELECT tgenabled FROM pg_trigger WHERE tgname = "
+                "'holdfast_hold_events' AND tgrelid = 'holdfast_holds'::regclass");
   return v != "D";
 }
 
