@@ -146,13 +146,16 @@ TEST_F(TlsListeners, AWrongCaAndTls11AreRefusedAndCounted) {
            "-CAfile", certs().other_ca(), "-verify_return_error"});
   EXPECT_NE(s_client_wrong_ca.exit_code, 0);
   EXPECT_EQ(metric(server, refused), by_redis_cli + 1);
-  // TLS 1.1, with the client's own floor lowered so that the refusal is the server's.
-  RunResult old = s_client(server.port(), {"-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"});
-  EXPECT_NE(old.exit_code, 0) << old.out;
-  EXPECT_NE((old.out + old.err).find("alert protocol version"), std::string::npos)
-      << old.out << old.err;
+  // TLS 1.1, with the client's own floor lowered so that the refusal is the server's, on both
+  // listeners.
+  for (int port : {server.port(), server.http_port()}) {
+    RunResult old = s_client(port, {"-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"});
+    EXPECT_NE(old.exit_code, 0) << old.out;
+    EXPECT_NE((old.out + old.err).find("alert protocol version"), std::string::npos)
+        << old.out << old.err;
+  }
   EXPECT_EQ(metric(server, "holdfast_tls_handshake_failures_total{reason=\"protocol_version\"}"),
-            1);
+            2);
   // TLS 1.2 and 1.3 are spoken, on both listeners.
   for (int port : {server.port(), server.http_port()}) {
     for (const char* version : {"-tls1_2", "-tls1_3"}) {
@@ -219,10 +222,12 @@ TEST_F(TlsListeners, AClientThatNeverFinishesItsHandshakeStallsNobodyAndIsCutOff
   auto silent = RespClient::tcp(server.port());
   auto half = RespClient::tcp(server.port());
   half.send_raw(std::string("\x16\x03\x01\x02\x00", 5));  // a ClientHello's header, no more
+  auto silent_https = RespClient::tcp(server.http_port());
   EXPECT_EQ(redis_cli(server.port(), {"PING"}).out, "PONG\n");
   EXPECT_TRUE(silent.wait_closed(30000));
   EXPECT_TRUE(half.wait_closed(30000));
-  EXPECT_EQ(metric(server, "holdfast_tls_handshake_failures_total{reason=\"timeout\"}"), 2);
+  EXPECT_TRUE(silent_https.wait_closed(kEventuallyMs));
+  EXPECT_EQ(metric(server, "holdfast_tls_handshake_failures_total{reason=\"timeout\"}"), 3);
   EXPECT_EQ(redis_cli(server.port(), {"PING"}).out, "PONG\n");
 }
 
