@@ -229,7 +229,7 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
   // Each migration recorded once, by whichever node took the migration lock first.
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "6");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "7");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -262,8 +262,21 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
 }
 
 // What schema version 5 added (multi-key groups), taken away again.
+// What schema version 7 added (lock events: the watchers' table and the triggers), taken away
+// again.
+void back_to_version_6(const std::string& url) {
+  sql_value(url, "DROP TRIGGER holdfast_hold_events ON holdfast_holds");
+  sql_value(url, "DROP TRIGGER holdfast_member_events ON holdfast_members");
+  sql_value(url,
+            "DROP FUNCTION holdfast_hold_event(), holdfast_member_event(), holdfast_set_watching, "
+            "holdfast_hold_lease, holdfast_event_payload, holdfast_channel");
+  sql_value(url, "DROP TABLE holdfast_watchers");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 6");
+}
+
 // What schema version 6 added (members' lock-delay), taken away again.
 void back_to_version_5(const std::string& url) {
+  back_to_version_6(url);
   sql_value(url, "DROP TRIGGER holdfast_group_row_delay ON holdfast_holds");
   sql_value(url,
             "DROP FUNCTION holdfast_group_row_delay(), holdfast_members_closed_until, "
@@ -307,7 +320,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
   sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN lock_delay_ms");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "6");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
   auto c = node.client();
   auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
   ASSERT_FALSE(hold.is_null()) << hold.debug();
@@ -327,7 +340,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
   }
   back_to_version_3(url);  // a database a version-3 node left, with a live hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "6");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
   auto c = node.client();
   auto s = c.call({"LOCK.STATUS", "kept"});
   EXPECT_EQ(s.number("token"), token) << s.debug();
@@ -350,7 +363,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFourAndKeepsItsHolds) {
   }
   back_to_version_4(url);  // a database a version-4 node left, with live holds in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "6");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
   auto c = node.client();
   // The holds of before are released by their handles, as before; then a group takes both.
   EXPECT_TRUE(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "v4:x", "KEY", "v4:s"}).is_null());
@@ -371,7 +384,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
   }
   back_to_version_5(url);  // a database a version-5 node left, with a shared hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "6");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
   auto c = node.client();
   auto delayed =
       c.call({"LOCK.TRY", "v5:s", "TTL", "60000", "MODE", "SHARED", "LOCKDELAY", "1000"});

@@ -1,11 +1,13 @@
 // TLS on the listeners, from the outside, with the tools people use: redis-cli --tls and curl
 // lock and release; a plaintext client, a wrong CA, TLS 1.1 and bad client certificates are
 // refused (openssl s_client shows the refusals) and counted; a client that never finishes its
-// handshake stalls nobody; the Unix socket stays plain. Every server here runs embedded, and
+// handshake stalls nobody; the Unix socket stays plain; the lock-event stream and the web page
+// are served over HTTPS too. Every server here runs embedded, and
 // again as a node over PostgreSQL (ctest tls_tests.postgres).
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <regex>
 
@@ -54,6 +56,40 @@ TEST_F(TlsListeners, CurlLocksAndReleasesOverHttps) {
   RunResult plain =
       run({"curl", "-sS", "http://127.0.0.1:" + std::to_string(server.http_port()) + "/healthz"});
   EXPECT_NE(plain.exit_code, 0) << plain.out;
+}
+
+TEST_F(TlsListeners, TheEventStreamAndTheWebPageOverHttps) {
+  ServerProcess server(tls_flags());
+  const std::string base = "https://127.0.0.1:" + std::to_string(server.http_port());
+  Child stream =
+      Child::start({"curl", "-sSN", "--cacert", certs().ca(), base + "/v1/events?prefix=tls:"});
+  // The stream's first lines say it is on (it opens once events flow): a change after them is told.
+  std::string line;
+  bool on = false;
+  while (!on && stream.read_line(&line)) on = line == ": holdfast lock events";
+  ASSERT_TRUE(on) << "last line: " << line;
+  RespClient c = RespClient::unix_socket(server.unix_path());
+  ASSERT_FALSE(c.call({"LOCK.TRY", "tls:events", "TTL", "30000"}).is_null());
+  bool acquired = false;
+  while (!acquired && stream.read_line(&line)) acquired = line == "event: acquired";
+  ASSERT_TRUE(acquired) << "last line: " << line;
+  ASSERT_TRUE(stream.read_line(&line));
+  EXPECT_NE(line.find("\"key\":\"tls:events\""), std::string::npos) << line;
+  stream.signal(SIGTERM);
+  stream.wait();
+
+  // The page's files come over HTTPS too.
+  RunResult page = curl({base + "/ui/"});
+  EXPECT_NE(page.out.find("<title>Holdfast locks</title>"), std::string::npos) << page.err;
+  EXPECT_EQ(page.out.substr(page.out.size() - 3), "200");
+  // The stream's reader hung up (read through TLS): the server lets the watch go.
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  std::string metrics;
+  do {
+    metrics = curl({base + "/metrics"}).out;
+  } while (metrics.find("holdfast_event_watchers 0") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline);
+  EXPECT_NE(metrics.find("holdfast_event_watchers 0"), std::string::npos) << metrics;
 }
 
 TEST_F(TlsListeners, PlaintextClientsGetACleanCloseAndOneDebugLineEach) {

@@ -360,6 +360,8 @@ END $$;
               kGroupsMigrationSql},
     Migration{6, "members.lock_delay_ms: a lock-delay for shared and semaphore holds",
               kMemberDelayMigrationSql},
+    Migration{7, "lock events: holdfast_watchers and the triggers that NOTIFY changes",
+              kEventsMigrationSql},
 };
 
 }  // namespace
