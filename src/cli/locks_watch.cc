@@ -71,20 +71,19 @@ std::string human_line(std::string_view kind, const std::string& data) {
   return line;
 }
 
-int watch(const RemoteOptions& remote, const std::string& prefix) {
+int watch(const RemoteOptions& given, const std::string& prefix) {
+  const RemoteOptions remote = with_token_source(given);
   const bool as_json = remote.json;
-  auto addresses = client_internal::parse_server_urls(remote.server);
-  client_internal::ServerAddress address = addresses.front();
-  if (!remote.token.empty()) address.token = remote.token;
-  // rediss://: the same TLS files as every other subcommand.
+  // The same token and TLS files as every other subcommand, refused as they are there.
+  ClientOptions options;
+  options.token = remote.token;
+  options.tls_ca = remote.tls_ca;
+  options.tls_cert = remote.tls_cert;
+  options.tls_key = remote.tls_key;
+  const client_internal::ServerAddress address =
+      client_internal::addresses_with_credentials(remote.server, options).front();
   std::optional<client_internal::TlsContext> tls;
-  if (address.tls) {
-    ClientOptions options;
-    options.tls_ca = remote.tls_ca;
-    options.tls_cert = remote.tls_cert;
-    options.tls_key = remote.tls_key;
-    tls.emplace(options);
-  }
+  if (address.tls) tls.emplace(options);
   const auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::seconds(10); };
   std::unique_ptr<Connection> conn = Connection::open(address, soon(), tls ? &*tls : nullptr);
   std::vector<std::string> command = {"LOCK.WATCH"};

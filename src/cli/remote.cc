@@ -12,17 +12,6 @@ namespace {
 
 constexpr const char* kTokenEnv = "HOLDFAST_TOKEN";
 
-// --token if given (even empty), else $HOLDFAST_TOKEN. CLI11's envname would do the fallback
-// too, but would not tell which of the two a refused token came from.
-RemoteOptions with_token_source(RemoteOptions o) {
-  if (!o.token_source.empty()) return o;
-  if (const char* env = std::getenv(kTokenEnv); env != nullptr && *env != '\0') {
-    o.token = env;
-    o.token_source = kTokenEnv;
-  }
-  return o;
-}
-
 // What a person should do about an authentication refusal. The server answers NOAUTH when no
 // token reached it, WRONGPASS (or UNAUTHENTICATED) when it has no member or function with the
 // token it got.
@@ -93,6 +82,17 @@ int exit_code_for(const Error& e) {
       dynamic_cast<const LockHeldError*>(&e) || dynamic_cast<const NotHolderError*>(&e))
     return kExitNotAcquired;
   return kExitUsage;
+}
+
+// CLI11's envname would do the fallback too, but would not tell which of the two a refused
+// token came from.
+RemoteOptions with_token_source(RemoteOptions o) {
+  if (!o.token_source.empty()) return o;
+  if (const char* env = std::getenv(kTokenEnv); env != nullptr && *env != '\0') {
+    o.token = env;
+    o.token_source = kTokenEnv;
+  }
+  return o;
 }
 
 int run_remote(const RemoteOptions& given, std::string_view who,

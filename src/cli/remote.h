@@ -34,6 +34,9 @@ void add_tls_options(CLI::App* cmd, std::string& ca, std::string& cert, std::str
 // rate limited, not the holder); 2 anything else the server refused (usage).
 int exit_code_for(const Error& e);
 
+// --token if given (even empty), else $HOLDFAST_TOKEN, with where it came from.
+RemoteOptions with_token_source(RemoteOptions o);
+
 // Builds the client, runs `body`, and turns an exception into a message (or a JSON error on
 // stdout with --json) and its exit code. `who` prefixes messages ("holdfast locks"). With a
 // token, a server in local open mode (which checks no token) gets a warning on stderr first.

@@ -173,4 +173,23 @@ ServerAddress parse_server_url(std::string_view url) {
   return parse_tcp(url);
 }
 
+std::vector<ServerAddress> addresses_with_credentials(std::string_view url,
+                                                      const ClientOptions& options) {
+  auto addresses = parse_server_urls(url);
+  for (const auto& [name, value] : {std::pair{"tls_ca", &options.tls_ca},
+                                    {"tls_cert", &options.tls_cert},
+                                    {"tls_key", &options.tls_key}}) {
+    if (!value->empty() && !addresses.front().tls)
+      throw InvalidArgumentError("INVALID_ARGUMENT",
+                                 std::string(name) +
+                                     " is set but the server URL is not rediss://: use "
+                                     "rediss://host:port for TLS");
+  }
+  for (auto& address : addresses) {
+    if (!options.token.empty()) address.token = options.token;
+    if (!options.user.empty()) address.user = options.user;
+  }
+  return addresses;
+}
+
 }  // namespace holdfast::inline v0::client_internal

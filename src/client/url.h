@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "holdfast/options.h"
+
 namespace holdfast::inline v0::client_internal {
 
 inline constexpr int kDefaultPort = 7420;
@@ -43,5 +45,11 @@ ServerAddress parse_server_url(std::string_view url);
 // comma-separated node list (they share the URL's credentials). Unix socket URLs name one
 // server. Throws InvalidArgumentError like parse_server_url (also for an empty list entry).
 std::vector<ServerAddress> parse_server_urls(std::string_view url);
+
+// parse_server_urls with the options' credentials on every address. TLS files for a URL that
+// is not rediss:// are refused (INVALID_ARGUMENT): a plain connection the caller did not mean
+// to make.
+std::vector<ServerAddress> addresses_with_credentials(std::string_view url,
+                                                      const ClientOptions& options);
 
 }  // namespace holdfast::inline v0::client_internal

@@ -6,6 +6,7 @@
 
 #include <boost/json.hpp>
 
+#include "support/auth_config.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -59,6 +60,36 @@ TEST_F(LocksWatch, PrintsALineForPeople) {
   EXPECT_NE(line.find("lease=60.0s"), std::string::npos) << line;
   w.signal(SIGTERM);
   w.wait();
+}
+
+// The token comes from HOLDFAST_TOKEN as for every other subcommand; the events are the
+// caller's own.
+TEST(LocksWatchAuth, TakesTheTokenFromTheEnvironment) {
+  AuthConfig config;
+  ServerProcess server(config.flags());
+  Child w = Child::start({HOLDFAST_BIN, "locks", "watch", "--json", "--server", server.url()},
+                         false, {"HOLDFAST_TOKEN=alice-secret"});
+  RespClient alice = server.client();
+  ASSERT_FALSE(alice.call({"AUTH", "alice-secret"}).is_error());
+  std::string line;
+  for (int attempt = 0; attempt < 50 && line.empty(); ++attempt) {
+    ASSERT_FALSE(alice.call({"LOCK.TRY", "user:alice:" + std::to_string(attempt), "TTL", "60000"})
+                     .is_error());
+    w.read_line(&line, 200);
+  }
+  ASSERT_FALSE(line.empty()) << "no event reached a watch authenticated by HOLDFAST_TOKEN";
+  EXPECT_EQ(json::parse(line).as_object().at("heldBy").as_string(), "user:alice");
+  w.signal(SIGTERM);
+  w.wait();
+}
+
+// TLS files meant for a rediss:// server are refused with a plain URL, as by every other
+// subcommand, rather than ignored.
+TEST(LocksWatchUsage, TlsFilesWithAPlainUrlAreAUsageError) {
+  const auto r = run({HOLDFAST_BIN, "locks", "watch", "--server",
+                      "127.0.0.1:" + std::to_string(free_port()), "--tls-ca", "/nonexistent"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("is not rediss://"), std::string::npos) << r.err;
 }
 
 TEST(LocksWatchUnreachable, ExitsWithFour) {
