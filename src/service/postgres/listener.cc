@@ -11,9 +11,9 @@
 
 namespace holdfast::pg {
 
-Listener::Listener(std::string url, std::vector<std::string> channels, NotifyFn on_notify,
+Listener::Listener(Primary& primary, std::vector<std::string> channels, NotifyFn on_notify,
                    std::function<void()> on_resync)
-    : url_(std::move(url)),
+    : primary_(primary),
       channels_(std::move(channels)),
       on_notify_(std::move(on_notify)),
       on_resync_(std::move(on_resync)) {}
@@ -24,13 +24,11 @@ Listener::~Listener() {
 }
 
 Status Listener::connect_and_listen() {
-  auto conn = PgConn::connect(url_);
+  auto conn = primary_.connect();
   if (!conn.ok()) return std::move(conn).error();
   for (const std::string& channel : channels_) {
     if (auto r = (*conn)->exec("LISTEN " + channel); !r.ok()) return std::move(r).error();
   }
-  if (PQsetnonblocking((*conn)->raw(), 1) != 0)
-    return Error(ErrorCode::kUnavailable, "cannot make the LISTEN connection non-blocking");
   conn_ = std::move(*conn);
   return ok_status();
 }
@@ -81,14 +79,20 @@ void Listener::run() {
       on_resync_();
       continue;
     }
+    if (conn_->epoch != primary_.epoch()) {
+      // Another server is the primary now (or this one was found gone): listen there.
+      conn_.reset();
+      continue;
+    }
     pollfd fds[2] = {{PQsocket(conn_->raw()), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    // Blocks until a notification, an error or stop(); the timeout is only a safety net.
-    const int n = ::poll(fds, 2, 1000);
+    // Blocks until a notification, an error or stop(), or a short while, to see the epoch.
+    const int n = ::poll(fds, 2, 100);
     if (stopping_) return;
     if (n < 0) continue;   // EINTR
     if (n == 0) continue;  // quiet; TCP keepalives surface a silently dead connection
     if ((fds[0].revents & (POLLIN | POLLERR | POLLHUP)) != 0 && !drain()) {
       spdlog::warn("LISTEN connection lost: {}", PQerrorMessage(conn_->raw()));
+      primary_.lost(conn_->epoch, "the LISTEN connection broke");
       conn_.reset();  // reconnect above, then resync: notifications sent meanwhile are lost
     }
   }

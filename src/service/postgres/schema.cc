@@ -360,6 +360,8 @@ END $$;
               kGroupsMigrationSql},
     Migration{6, "members.lock_delay_ms: a lock-delay for shared and semaphore holds",
               kMemberDelayMigrationSql},
+    Migration{7, "nodes.contact_since and holdfast_session_lapsed(): the session-liveness rule",
+              kLivenessMigrationSql},
 };
 
 }  // namespace

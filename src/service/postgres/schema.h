@@ -22,6 +22,8 @@
 // Version 5 adds multi-key groups: holdfast_grant_group(), release and renew by handle
 // (holdfast_release_handle(), holdfast_renew_handle()) and indexes on handles; its SQL is in
 // schema_groups.cc.
+// Version 7 adds holdfast_nodes.contact_since and the session-liveness rule,
+// holdfast_session_lapsed() (schema_liveness.cc, with the argument for it).
 // Times are bigint milliseconds since the Unix epoch by the database's clock.
 // docs/scale-out.md describes them for operators.
 #pragma once
@@ -40,6 +42,8 @@ inline constexpr std::int32_t kAdvisoryClass = 0x486F6C64;
 // The SQL of migration 5 (schema_groups.cc).
 extern const char kGroupsMigrationSql[];
 extern const char kMemberDelayMigrationSql[];
+// The SQL of migration 7 (schema_liveness.cc): the session-liveness rule.
+extern const char kLivenessMigrationSql[];
 
 // The newest schema version this binary knows.
 int latest_schema_version();
