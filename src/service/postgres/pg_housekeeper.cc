@@ -55,6 +55,9 @@ void PgHousekeeper::run() {
 }
 
 void PgHousekeeper::tick(bool sweep) {
+  // First: it decides whether this node may write at all (the replication check), so a node
+  // refusing changes finds out here when it may take them again.
+  if (sweep && hooks_.every_sweep) hooks_.every_sweep();
   // A silent node's row goes before its session holds do, so a node whose holds were freed
   // finds its row gone at its next heartbeat (and says so) however soon it resumes.
   if (auto st =
@@ -90,7 +93,6 @@ void PgHousekeeper::tick(bool sweep) {
   if (auto held = holds_.count_live(); held.ok()) hooks_.held_count(*held);
   if (auto st = cluster_.trim_rate_windows(); !st.ok())
     spdlog::warn("trimming rate windows: {}", st.error().message);
-  if (hooks_.every_sweep) hooks_.every_sweep();
 }
 
 }  // namespace holdfast

@@ -11,10 +11,11 @@
 //  2. Ask for the rule set's version; the owner reloads when it moved (this covers a lost
 //     notification, so a rule change reaches every node within one tick at worst).
 // Every sweep (sweep_ms, 5 s by default):
+//  0. Before anything else, every_sweep() (the node reads the database's replication there,
+//     which decides whether it may write at all).
 //  3. Delete rows that have been free for a minute (a freed key keeps its row that long; see
 //     hold_rows.h, "Tokens"), count the live holds for /metrics, and drop rate-limit minutes
-//     that left the window. These scan the table: O(rows). Then every_sweep() (the node
-//     reads the database's replication there).
+//     that left the window. These scan the table: O(rows).
 // Between ticks it runs the small jobs others defer() to it (unregistering a key nobody on this
 // node waits for any more), so a waiter's reply never waits for them.
 // A failed step is tried again next tick; the database being away does not stop the node, it
