@@ -33,10 +33,7 @@ TEST_F(StoreConfig, DefaultsAreATenSecondGraceAndThirtyTwoConnections) {
 }
 
 TEST_F(StoreConfig, TheDeadlineAndTheReplicationRequirementFromTheFileAndFlags) {
-  auto path = write("[store]
-statementDeadlineMs = 1500
-requireSyncReplication = true
-");
+  auto path = write("[store]\nstatementDeadlineMs = 1500\nrequireSyncReplication = true\n");
   auto c = load_config(path, {});
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->statement_deadline_ms, 1500);
