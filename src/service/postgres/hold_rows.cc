@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 namespace holdfast::pg {
 
 std::int64_t mode_number(LockMode m) {
@@ -594,6 +596,10 @@ std::size_t HoldRows::doubts() const {
 Status HoldRows::settle() {
   if (!has_doubts_.load() || pool_.in_transaction()) return ok_status();
   std::lock_guard settling(settle_mu_);
+  // While the database does not answer, the calls queued behind a failed attempt fail at once
+  // rather than each wait out a deadline of its own.
+  if (std::chrono::steady_clock::now() < retry_settling_at_)
+    return Error(ErrorCode::kUnavailable, last_settle_error_);
   for (;;) {
     Doubt d;
     {
@@ -615,9 +621,10 @@ Status HoldRows::settle() {
     }()
         : end_session_now(d.node, d.session);
     if (!freed.ok()) {
-      return Error(
-          ErrorCode::kUnavailable,
-          "a write whose outcome was unknown is not settled yet: " + freed.error().message);
+      last_settle_error_ =
+          "a write whose outcome was unknown is not settled yet: " + freed.error().message;
+      retry_settling_at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      return Error(ErrorCode::kUnavailable, last_settle_error_);
     }
     {
       std::lock_guard lock(doubts_mu_);

@@ -70,6 +70,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -290,7 +291,9 @@ class HoldRows {
   mutable std::mutex doubts_mu_;
   std::deque<Doubt> doubts_;
   std::atomic<bool> has_doubts_{false};
-  std::mutex settle_mu_;  // one thread settles at a time
+  std::mutex settle_mu_;  // one thread settles at a time; under it:
+  std::chrono::steady_clock::time_point retry_settling_at_;
+  std::string last_settle_error_;
 };
 
 }  // namespace holdfast::pg

@@ -71,7 +71,7 @@ void Listener::run() {
       if (stopping_) return;
       if (auto st = connect_and_listen(); !st.ok()) {
         spdlog::warn("LISTEN connection: {}; retrying", st.error().message);
-        backoff_ms = std::min(backoff_ms * 2, 1000);
+        backoff_ms = std::min(backoff_ms * 2, 250);
         continue;
       }
       spdlog::info("LISTEN connection re-established");

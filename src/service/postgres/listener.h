@@ -7,7 +7,7 @@
 //     on_notify(channel, payload, sender backend pid) in the order PostgreSQL delivered them.
 //  3. When the connection breaks, or the primary's epoch moves on (another server is the
 //     primary now: notifications come only from it), notifications sent meanwhile are lost.
-//     The thread reconnects (backing off up to a second) and then calls on_resync(), so the
+//     The thread reconnects (backing off up to 250 ms) and then calls on_resync(), so the
 //     owner re-checks whatever a lost notification might have announced (waiters try again,
 //     rules reload).
 //  4. stop() wakes the thread and joins it.

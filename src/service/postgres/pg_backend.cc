@@ -247,6 +247,9 @@ std::optional<Error> PgBackend::replication_refusal() const {
 
 void PgBackend::stop() {
   if (stopped_.exchange(true)) return;
+  serving_ = false;
+  // No change of primary reaches the threads stopped below any more.
+  if (primary_) primary_->stop_watching();
   waiters_.close_all();
   if (housekeeper_) housekeeper_->stop();
   // Before the row goes: a heartbeat after it would write it again.

@@ -132,14 +132,17 @@ Result<std::unique_ptr<Primary>> Primary::open(Options options) {
   return primary;
 }
 
-Primary::~Primary() {
+Primary::~Primary() { stop_watching(); }
+
+void Primary::stop_watching() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
   stopped_ = 1;  // ends the watchers' waits on frozen servers at once
   wake_.notify_all();
-  for (auto& t : watchers_) t.join();
+  for (auto& t : watchers_)
+    if (t.joinable()) t.join();
 }
 
 Deadline Primary::deadline(std::uint64_t epoch) const {

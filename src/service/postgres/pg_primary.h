@@ -66,7 +66,9 @@ class Primary {
   // Parses the URL and finds the primary (waiting up to deadline_ms for the watchers' first
   // answers); an error when none is found.
   static Result<std::unique_ptr<Primary>> open(Options options);
-  ~Primary();
+  ~Primary();  // stop_watching()
+  // Stops the watchers (no on_change after it returns); the primary last chosen stays.
+  void stop_watching();
   Primary(const Primary&) = delete;
   Primary& operator=(const Primary&) = delete;
 
