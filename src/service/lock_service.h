@@ -107,7 +107,15 @@ struct SetOutcome {
   bool get = false;  // SetArgs::get: the reply is `previous`
 };
 
-enum class ExpireCondition : std::uint8_t { kAlways, kIfNone, kIfSome, kIfLater, kIfEarlier };
+// PEXPIRE's NX, XX, GT, LT, and XX LT together (GT with XX is GT).
+enum class ExpireCondition : std::uint8_t {
+  kAlways,
+  kIfNone,
+  kIfSome,
+  kIfLater,
+  kIfEarlier,
+  kIfSomeEarlier,
+};
 
 struct ExpireArgs {
   std::string_view key;

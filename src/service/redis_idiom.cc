@@ -19,6 +19,18 @@ SetStep decide_set(SetCondition condition, bool held, bool own, bool same_value,
   return same_value ? SetStep::kRenew : SetStep::kTakeOver;
 }
 
+SetStep already_ended(SetStep step) {
+  switch (step) {
+    case SetStep::kRenew:
+    case SetStep::kTakeOver:
+      return SetStep::kFreeOwn;
+    case SetStep::kTake:
+      return SetStep::kSetGone;
+    default:
+      return step;
+  }
+}
+
 std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis now,
                                 Millis max_lease_ms) {
   Millis at = args.persist ? now + max_lease_ms : (args.absolute ? args.amount : now + args.amount);
@@ -38,6 +50,9 @@ std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis n
       break;
     case ExpireCondition::kIfEarlier:
       apply = current == kNever || at < current;
+      break;
+    case ExpireCondition::kIfSomeEarlier:
+      apply = current != kNever && at < current;
       break;
   }
   if (args.persist) apply = current != kNever;  // PERSIST: only a hold that ends

@@ -151,15 +151,19 @@ void run_setup(const TortureOptions& options, const std::string& setup, std::ost
       if (!used.empty())
         history.violation(setup + ": nodes used the old primary after it resumed: " + used);
     }
-    // Every node's first grant after the promotion.
-    const std::int64_t deadline_us = promoted_us + options.promotion_bound_ms * 1000;
+    // Every node's first grant after the promotion: within the promotion bound, or, when the
+    // bound is 0 (measured, not judged), at all within the wait a key gets below.
+    const std::int64_t bound_ms = options.promotion_bound_ms > 0
+                                      ? options.promotion_bound_ms
+                                      : options.ttl_ms + options.bound_ms;
+    const std::int64_t deadline_us = promoted_us + bound_ms * 1000;
     for (int n = 0; n < kNodes; ++n) {
       std::optional<std::int64_t> at;
       while (!(at = history.first_grant_on(n, promoted_us)) && wall_us() < deadline_us) pause_ms(5);
       if (!at || *at > deadline_us) {
         history.violation(setup + ", " + std::string(fault_name(kind)) + ": node " +
                           std::to_string(n) + " granted nothing within " +
-                          std::to_string(options.promotion_bound_ms) + " ms of the promotion");
+                          std::to_string(bound_ms) + " ms of the promotion");
       } else {
         report.promotion_ms.push_back((*at - promoted_us) / 1000);
       }

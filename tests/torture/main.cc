@@ -37,7 +37,8 @@ constexpr const char* kUsage =
     "                        [--session-sweep current|legacy]\n"
     "defaults: 20 s, all backends, 6 workers on 3 keys, ttl 800 ms, bound 2500 ms, every fault;\n"
     "failover: both set-ups, grace 10000 ms, deadline 3000 ms, promotion after a kill -9 at the\n"
-    "grace plus 2000 ms, every node granting within 2000 ms of a promotion, sync replication\n";
+    "grace plus 2000 ms, every node granting within 2000 ms of a promotion (0: measured, not\n"
+    "judged), sync replication\n";
 
 bool parse_number(std::string_view text, std::int64_t min, std::int64_t max, std::int64_t* out) {
   std::int64_t value = 0;
@@ -116,7 +117,7 @@ int main(int argc, char** argv) {
     } else if (flag == "--promote-after-ms") {
       ok = parse_number(value, 0, 600'000, &options.promote_after_ms);
     } else if (flag == "--promotion-bound-ms") {
-      ok = parse_number(value, 1, 600'000, &options.promotion_bound_ms);
+      ok = parse_number(value, 0, 600'000, &options.promotion_bound_ms);
     } else if (flag == "--replication") {
       ok = value == "sync" || value == "async";
       options.async_replication = value == "async";

@@ -36,7 +36,10 @@ void Report::print(std::ostream& out) const {
     } else {
       out << "  promotion->grant:  max " << sorted.back() << " ms, p50 "
           << sorted[sorted.size() / 2] << " ms over " << sorted.size()
-          << " (node, failover) pairs (bound " << recovery_bound_ms << " ms)\n";
+          << " (node, failover) pairs ("
+          << (recovery_bound_ms > 0 ? "bound " + std::to_string(recovery_bound_ms) + " ms"
+                                    : std::string("measured, not judged"))
+          << ")\n";
     }
     out << "  keepers:           " << session_holds << " session holds, " << leases_kept
         << " leases, " << renewals << " renewals, " << thefts_tried << " thefts tried, "

@@ -40,6 +40,7 @@ struct TortureOptions {
   std::int64_t statement_deadline_ms = 3'000;
   std::int64_t promote_after_ms = 0;        // primary-kill9: 0 means the grace plus 2 s
   std::int64_t promotion_bound_ms = 2'000;  // every node grants again within this of a promotion
+                                            // (0: measured only, as ctest runs it)
   bool async_replication = false;           // negative control: the standby is asynchronous
   // Negative control: right after each promotion the program frees session holds by the rule
   // of schema version 6 (a node's heartbeat older than the grace), as an older node would.
