@@ -116,7 +116,10 @@ void TcpProxy::pump(int client) {
         break;
       }
       for (ssize_t sent = 0; sent < n;) {
-        const ssize_t w = ::write(to, buffer + sent, static_cast<std::size_t>(n - sent));
+        // send, not write: a side that closed (a server killed, a connection the proxy cut at
+        // a promotion) must end this pair, not raise SIGPIPE in the program that runs it.
+        const ssize_t w =
+            ::send(to, buffer + sent, static_cast<std::size_t>(n - sent), MSG_NOSIGNAL);
         if (w <= 0) {
           done = true;
           break;
