@@ -1,6 +1,8 @@
 // Holdfast target: see holdfast_target.h.
 #include "holdfast_target.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <stdexcept>
 
@@ -24,15 +26,16 @@ const char* fsync_flag(HoldfastFsync fsync) {
 }
 
 HoldfastTarget::HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
-                               std::vector<std::string> extra_args, RespDialect dialect)
+                               std::vector<std::string> extra_args, RespDialect dialect, bool tls)
     : binary_(std::move(binary)),
       fsync_(fsync),
       extra_args_(std::move(extra_args)),
-      dialect_(dialect) {}
+      dialect_(dialect),
+      wants_tls_(tls) {}
 
 std::string HoldfastTarget::name() const {
   const std::string prefix = dialect_ == RespDialect::kRedis ? "holdfast-redis-" : "holdfast-";
-  return prefix + fsync_flag(fsync_);
+  return prefix + fsync_flag(fsync_) + (wants_tls_ ? "-tls" : "");
 }
 
 std::string HoldfastTarget::description() const {
@@ -40,6 +43,7 @@ std::string HoldfastTarget::description() const {
   if (version.empty()) version = binary_.filename().string();
   std::string d = version + "; serve --fsync " + fsync_flag(fsync_);
   if (dialect_ == RespDialect::kRedis) d += "; SET NX PX + EVALSHA, as the redis targets";
+  if (wants_tls_) d += "; TLS on the RESP listener (--tls-cert, EC P-256; OpenSSL's defaults)";
   for (const auto& a : extra_args_) d += " " + a;
   return d;
 }
@@ -52,8 +56,13 @@ void HoldfastTarget::spawn() {
                                    "--data-dir",     (dir_ / "data").string(),
                                    "--fsync",        fsync_flag(fsync_),
                                    "--config",       (dir_ / "holdfast.toml").string()};
+  argv.insert(argv.end(), tls_args_.begin(), tls_args_.end());
   argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
   process_ = ChildProcess::spawn(argv, dir_ / "holdfast.log");
+}
+
+double HoldfastTarget::wait_ready(int timeout_ms) {
+  return tls_ ? wait_for_tls_ping(port_, tls_, timeout_ms) : wait_for_resp_ping(port_, timeout_ms);
 }
 
 void HoldfastTarget::start(const std::filesystem::path& dir) {
@@ -68,19 +77,24 @@ void HoldfastTarget::start(const std::filesystem::path& dir) {
   std::ofstream(dir_ / "holdfast.toml") << "[limits]\nacquirePerUserPerHour = 1000000000000000\n";
   port_ = free_loopback_port();
   http_port_ = free_loopback_port();
+  if (wants_tls_) {
+    const TlsFiles files = make_tls_files(dir_);
+    tls_args_ = {"--tls-cert", files.cert.string(), "--tls-key", files.key.string()};
+    tls_ = tls_client_context(files.ca);
+  }
   spawn();
-  if (wait_for_resp_ping(port_, 15000) < 0) {
+  if (wait_ready(15000) < 0) {
     process_.stop();
     throw std::runtime_error("holdfast did not answer PING: " + log_tail(dir_ / "holdfast.log"));
   }
-  if (dialect_ == RespDialect::kRedis) release_sha_ = load_release_script(port_);
+  if (dialect_ == RespDialect::kRedis) release_sha_ = load_release_script(port_, tls_);
 }
 
 double HoldfastTarget::restart(int timeout_ms) {
   process_.kill_hard();
   const std::int64_t start = now_ns();
   spawn();
-  if (wait_for_resp_ping(port_, timeout_ms) < 0) {
+  if (wait_ready(timeout_ms) < 0) {
     throw std::runtime_error("holdfast did not answer PING within " + std::to_string(timeout_ms) +
                              " ms after restart: " + log_tail(dir_ / "holdfast.log"));
   }
@@ -92,7 +106,16 @@ void HoldfastTarget::stop() { process_.stop(); }
 std::unique_ptr<LockClient> HoldfastTarget::connect(EventLoop& loop) {
   const int fd = connect_loopback(port_, 5000);
   if (fd < 0) throw std::runtime_error("cannot connect to holdfast");
-  return std::make_unique<RespLockClient>(loop, fd, dialect_, release_sha_);
+  std::unique_ptr<TlsChannel> channel;
+  if (tls_) {
+    try {
+      channel = std::make_unique<TlsChannel>(tls_, fd, 5000);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+  }
+  return std::make_unique<RespLockClient>(loop, fd, dialect_, release_sha_, std::move(channel));
 }
 
 }  // namespace holdfast::bench

@@ -1,11 +1,14 @@
 // Redis target: see redis_target.h.
 #include "redis_target.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
 
 #include "../net.h"
 #include "../process.h"
 #include "../resp.h"
+#include "../tls_channel.h"
 #include "resp_client.h"
 
 namespace holdfast::bench {
@@ -14,10 +17,12 @@ namespace {
 
 class RedisTarget final : public Target {
  public:
-  explicit RedisTarget(RedisPersistence persistence) : persistence_(persistence) {}
+  RedisTarget(RedisPersistence persistence, bool tls)
+      : persistence_(persistence), wants_tls_(tls) {}
   ~RedisTarget() override { stop(); }
 
   std::string name() const override {
+    if (wants_tls_) return "redis-tls";
     return persistence_ == RedisPersistence::kNone ? "redis" : "redis-aof";
   }
   std::string description() const override {
@@ -26,9 +31,11 @@ class RedisTarget final : public Target {
     if (const auto v = version.find("v="); v != std::string::npos) {
       version = "Redis " + version.substr(v + 2, version.find(' ', v) - v - 2);
     }
-    return version + (persistence_ == RedisPersistence::kNone
-                          ? "; --save '' --appendonly no"
-                          : "; --appendonly yes --appendfsync always");
+    return version +
+           (persistence_ == RedisPersistence::kNone ? "; --save '' --appendonly no"
+                                                    : "; --appendonly yes --appendfsync always") +
+           (wants_tls_ ? "; --port 0 --tls-port (EC P-256 certificate, --tls-auth-clients no)"
+                       : "");
   }
 
   void start(const std::filesystem::path& dir) override {
@@ -39,17 +46,28 @@ class RedisTarget final : public Target {
                                      dir.string(),   "--save",    "",
                                      "--daemonize",  "no",        "--protected-mode",
                                      "no",           "--logfile", log_.string()};
+    if (wants_tls_) {
+      const TlsFiles files = make_tls_files(dir);
+      argv[2] = "0";  // --port 0: no plain TCP
+      argv.insert(argv.end(),
+                  {"--tls-port", std::to_string(port_), "--tls-cert-file", files.cert.string(),
+                   "--tls-key-file", files.key.string(), "--tls-ca-cert-file", files.ca.string(),
+                   "--tls-auth-clients", "no"});
+      tls_ = tls_client_context(files.ca);
+    }
     if (persistence_ == RedisPersistence::kNone) {
       argv.insert(argv.end(), {"--appendonly", "no"});
     } else {
       argv.insert(argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
     }
     process_ = ChildProcess::spawn(argv, dir / "redis.stdout");
-    if (wait_for_resp_ping(port_, 10000) < 0) {
+    const double ready =
+        tls_ ? wait_for_tls_ping(port_, tls_, 10000) : wait_for_resp_ping(port_, 10000);
+    if (ready < 0) {
       process_.stop();
       throw std::runtime_error("redis-server did not answer PING: " + log_tail(log_));
     }
-    release_sha_ = load_release_script(port_);
+    release_sha_ = load_release_script(port_, tls_);
   }
 
   void stop() override { process_.stop(); }
@@ -58,13 +76,26 @@ class RedisTarget final : public Target {
   std::unique_ptr<LockClient> connect(EventLoop& loop) override {
     const int fd = connect_loopback(port_, 5000);
     if (fd < 0) throw std::runtime_error("cannot connect to redis-server");
-    return std::make_unique<RespLockClient>(loop, fd, RespDialect::kRedis, release_sha_);
+    std::unique_ptr<TlsChannel> channel;
+    if (tls_) {
+      try {
+        channel = std::make_unique<TlsChannel>(tls_, fd, 5000);
+      } catch (...) {
+        close(fd);
+        throw;
+      }
+    }
+    return std::make_unique<RespLockClient>(loop, fd, RespDialect::kRedis, release_sha_,
+                                            std::move(channel));
   }
 
   bool speaks_resp() const override { return true; }
+  bool tls() const override { return wants_tls_; }
 
  private:
   RedisPersistence persistence_;
+  bool wants_tls_;
+  std::shared_ptr<SSL_CTX> tls_;  // the client side's context; null: plain TCP
   std::uint16_t port_ = 0;
   std::filesystem::path log_;
   ChildProcess process_;
@@ -73,8 +104,8 @@ class RedisTarget final : public Target {
 
 }  // namespace
 
-std::unique_ptr<Target> make_redis_target(RedisPersistence persistence) {
-  return std::make_unique<RedisTarget>(persistence);
+std::unique_ptr<Target> make_redis_target(RedisPersistence persistence, bool tls) {
+  return std::make_unique<RedisTarget>(persistence, tls);
 }
 
 }  // namespace holdfast::bench

@@ -7,7 +7,8 @@
 //               EVALSHA <sha> 1 <key> <token>     -> :1 released, :0 not ours
 //                 (the compare-and-delete script, loaded once per server with SCRIPT LOAD)
 // Both answer PING with +PONG. Requests may be pipelined to any depth; replies are matched to
-// requests in order.
+// requests in order. Over TLS (a TlsChannel) the requests of an iteration become records with
+// one SSL_write and leave in the same one send; what arrives is decrypted before it is parsed.
 //
 // Also the blocking helpers the targets use before a measurement: wait until a server answers
 // PING, and send one command and read its reply.
@@ -15,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +25,7 @@
 #include "../event_loop.h"
 #include "../lock_client.h"
 #include "../resp.h"
+#include "../tls_channel.h"
 
 namespace holdfast::bench {
 
@@ -35,8 +38,10 @@ inline constexpr std::string_view kRedisReleaseScript =
 
 class RespLockClient final : public LockClient, private IoHandler, private Flushable {
  public:
-  // Takes ownership of `fd` (connected, non-blocking). `release_sha` is the Redis script's SHA1.
-  RespLockClient(EventLoop& loop, int fd, RespDialect dialect, std::string release_sha);
+  // Takes ownership of `fd` (connected, non-blocking; with `tls`, its handshake done).
+  // `release_sha` is the Redis script's SHA1.
+  RespLockClient(EventLoop& loop, int fd, RespDialect dialect, std::string release_sha,
+                 std::unique_ptr<TlsChannel> tls = nullptr);
   ~RespLockClient() override;
 
   void try_acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint64_t tag) override;
@@ -72,6 +77,7 @@ class RespLockClient final : public LockClient, private IoHandler, private Flush
   std::string release_sha_;
   ByteBuffer in_;
   ByteBuffer out_;
+  std::unique_ptr<TlsChannel> tls_;  // TLS targets only
   std::deque<Pending> pending_;
   std::vector<resp::Token> tokens_;
   bool want_write_ = false;
@@ -87,8 +93,13 @@ double wait_for_resp_ping(std::uint16_t port, int timeout_ms);
 // returns its SHA1, or throws.
 std::string load_release_script(std::uint16_t port);
 
-// Blocking: sends one command and returns its raw reply ("" on failure).
+// Blocking: sends one command and returns its raw reply ("" on failure); over TLS with `tls`.
 std::string resp_roundtrip(std::uint16_t port, std::initializer_list<std::string_view> args,
-                           int timeout_ms = 5000);
+                           int timeout_ms = 5000, const std::shared_ptr<SSL_CTX>& tls = nullptr);
+
+// The TLS targets' readiness and set-up: as wait_for_resp_ping and load_release_script, over
+// TLS with the client context `tls`.
+double wait_for_tls_ping(std::uint16_t port, const std::shared_ptr<SSL_CTX>& tls, int timeout_ms);
+std::string load_release_script(std::uint16_t port, const std::shared_ptr<SSL_CTX>& tls);
 
 }  // namespace holdfast::bench
