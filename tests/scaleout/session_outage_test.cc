@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "support/eventually.h"
 #include "support/postgres.h"
 #include "support/server_process.h"
 
@@ -35,7 +36,8 @@ TEST(SessionOutage, SessionHoldsOutliveADatabaseOutageLongerThanTheGrace) {
   // A session hold granted through the other node as soon as the database answers.
   auto b = two.client();
   RespValue fresh;
-  for (int i = 0; i < 200; ++i) {
+  for (const auto until = std::chrono::steady_clock::now() + kEventually;
+       std::chrono::steady_clock::now() < until;) {
     fresh = b.call({"LOCK.ACQUIRE", "fresh", "TTL", "600000", "TIMEOUT", "0", "SESSION"});
     if (!fresh.is_error()) break;
     pause_ms(25);
@@ -55,7 +57,8 @@ TEST(SessionOutage, SessionHoldsOutliveADatabaseOutageLongerThanTheGrace) {
   // The rule still frees what it must: node one dies, and after the grace its hold goes.
   one.kill9();
   RespValue taken;
-  for (int i = 0; i < 200; ++i) {
+  for (const auto until = std::chrono::steady_clock::now() + kEventually;
+       std::chrono::steady_clock::now() < until;) {
     taken = thief.call({"LOCK.TRY", "kept", "TTL", "1000"});
     if (!taken.is_null() && !taken.is_error()) break;
     pause_ms(50);

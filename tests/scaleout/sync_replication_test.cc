@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "support/eventually.h"
 #include "support/postgres_pair.h"
 #include "support/process.h"
 #include "support/server_process.h"
@@ -44,7 +45,8 @@ class SyncReplication : public ::testing::Test {
   }
   // The pid of a backend (of `application`) waiting for the standby, running `statement_like`.
   int await_sync_wait(const std::string& application, const std::string& statement_like) {
-    for (int i = 0; i < 200; ++i) {
+    for (const auto until = std::chrono::steady_clock::now() + kEventually;
+         std::chrono::steady_clock::now() < until;) {
       const std::string pid =
           pair_->sql(pair_->primary(),
                      "SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND "
@@ -133,7 +135,8 @@ TEST_F(SyncReplication, AWriteNotAnsweredWithinTheDeadlineIsNeverAcknowledged) {
   pair_->signal(pair_->standby(), SIGCONT);
   // Once the database answers, the node settles it first; then the key is free.
   RespValue status;
-  for (int i = 0; i < 100; ++i) {
+  for (const auto until = std::chrono::steady_clock::now() + kEventually;
+       std::chrono::steady_clock::now() < until;) {
     status = client.call({"LOCK.STATUS", "k"}, 30'000);
     if (!status.is_error()) break;
     pause_ms(100);
@@ -165,7 +168,8 @@ TEST_F(SyncReplication, ANodeThatRequiresItRefusesChangesWhileTheStandbyIsNotWai
   pair_->sql(primary, "SELECT pg_reload_conf()");
   // The node reads the replication on every sweep (5 s).
   std::string ready;
-  for (int i = 0; i < 150 && ready.find("503") == std::string::npos; ++i) {
+  for (const auto until = std::chrono::steady_clock::now() + kEventually;
+       ready.find("503") == std::string::npos && std::chrono::steady_clock::now() < until;) {
     pause_ms(100);
     ready = http(node, "/readyz");
   }
@@ -181,7 +185,8 @@ TEST_F(SyncReplication, ANodeThatRequiresItRefusesChangesWhileTheStandbyIsNotWai
   pair_->sql(primary, "ALTER SYSTEM SET synchronous_standby_names = 'hf" +
                           std::to_string(pair_->standby()) + "'");
   pair_->sql(primary, "SELECT pg_reload_conf()");
-  for (int i = 0; i < 150 && ready.find("200 OK") == std::string::npos; ++i) {
+  for (const auto until = std::chrono::steady_clock::now() + kEventually;
+       ready.find("200 OK") == std::string::npos && std::chrono::steady_clock::now() < until;) {
     pause_ms(100);
     ready = http(node, "/readyz");
   }
