@@ -6,7 +6,8 @@
 //  2. The thread polls the socket and an eventfd (for stop()). Each notification is passed to
 //     on_notify(channel, payload, sender backend pid) in the order PostgreSQL delivered them.
 //  3. When the connection breaks, or the primary's epoch moves on (another server is the
-//     primary now: notifications come only from it), notifications sent meanwhile are lost.
+//     primary now: notifications come only from it; poke() says so at once, and the thread
+//     looks at least once a second by itself), notifications sent meanwhile are lost.
 //     The thread reconnects (backing off up to 250 ms) and then calls on_resync(), so the
 //     owner re-checks whatever a lost notification might have announced (waiters try again,
 //     rules reload).
@@ -39,12 +40,16 @@ class Listener {
 
   Status start();
   void stop();
+  // The primary may have changed: the thread looks at the epoch now (any thread; after start()).
+  void poke();
 
  private:
   Status connect_and_listen();
   void run();
   // Reads what arrived; false when the connection broke.
   bool drain();
+  // Resets the eventfd after poke()s (stop() needs none: the thread checks stopping_ first).
+  void take_pokes();
 
   Primary& primary_;
   const std::vector<std::string> channels_;

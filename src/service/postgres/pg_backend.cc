@@ -208,6 +208,7 @@ void PgBackend::primary_changed() {
   // new primary), and the new primary's replication is read without waiting for a sweep.
   if (!serving_) return;
   waiters_.poke_all();
+  listener_->poke();  // notifications now come from the new primary only
   housekeeper_->defer([this] { (void)check_replication(); });
 }
 
