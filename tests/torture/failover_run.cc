@@ -43,7 +43,7 @@ std::vector<FaultKind> failover_kinds(const TortureOptions& options) {
   return kinds;
 }
 
-// What a node of schema version 6 ran every second: free the session holds of every node whose
+// What a node before schema version 8 ran every second: free the session holds of every node whose
 // heartbeat is older than the grace, whatever the database was doing meanwhile.
 void legacy_sweep(const PostgresPair& pair, const std::string& schema, std::int64_t grace_ms) {
   const std::string grace = std::to_string(grace_ms);

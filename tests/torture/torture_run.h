@@ -43,7 +43,8 @@ struct TortureOptions {
                                             // (0: measured only, as ctest runs it)
   bool async_replication = false;           // negative control: the standby is asynchronous
   // Negative control: right after each promotion the program frees session holds by the rule
-  // of schema version 6 (a node's heartbeat older than the grace), as an older node would.
+  // of nodes before schema version 8 (a node's heartbeat older than the grace), as an older node
+  // would.
   bool legacy_sweep = false;
 };
 

@@ -14,7 +14,11 @@
 //     dispatch() at one point of the loop, never from inside another call; a grant whose
 //     session has ended in the meantime is released again, so the key is not left held by
 //     nobody until its lease ends.
-//  5. While the store reports a fault (a full or failing disk), every call that could change
+//  5. Lock events (docs/events.md), while someone watches: the table tells each one as it
+//     happens; it waits here, stamped like an answer with the log sequence appended so far,
+//     and dispatch() hands it on once the log is durable up to its stamp, so nobody hears of
+//     a grant before its holder could.
+//  6. While the store reports a fault (a full or failing disk), every call that could change
 //     the table answers that fault (STORE_UNAVAILABLE) before touching anything. Answers
 //     already waiting for the log keep waiting until the store has written it; the rest
 //     (reads, refusals, timeouts) leave at once unless an earlier answer of the same
@@ -25,6 +29,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -38,7 +43,7 @@
 
 namespace holdfast {
 
-class EmbeddedBackend final : public LockBackend, private ChangeSink {
+class EmbeddedBackend final : public LockBackend, private ChangeSink, private LockEventSink {
  public:
   // `clock` and `store` must outlive the backend. `wake` (thread-safe) asks the loop to call
   // dispatch(): the store calls it from its writer thread when more of the log is durable.
@@ -86,6 +91,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   void advance() override;
   std::optional<Millis> next_deadline() const override { return table_.next_deadline(); }
   ServiceStats stats() const override;
+  void set_event_sink(LockEventSink* sink) override;
 
   Store& store() { return store_; }
   const LockTable& table() const { return table_; }
@@ -104,6 +110,9 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
     }
     last_sequence_ = store_.append(change);
   }
+  void on_lock_event(LockEvent&& event) override;
+  // Hands the events the log made durable to the sink, oldest first.
+  void release_events();
   // Finishes `done` once the log is durable up to everything appended so far.
   void finish_when_durable(Completion& done, Result<Answer> result);
   Millis now() const { return clock_.now_ms(); }
@@ -136,6 +145,12 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   ReplyQueue replies_;
   std::unordered_map<WaiterId, Waiting> waiting_;
   std::unordered_multimap<SessionId, WaiterId> waiting_by_session_;
+  struct PendingEvent {
+    std::uint64_t sequence = 0;  // the log appended so far when it happened
+    LockEvent event;
+  };
+  LockEventSink* events_ = nullptr;  // null: nobody watches
+  std::deque<PendingEvent> pending_events_;
 };
 
 }  // namespace holdfast

@@ -1,4 +1,4 @@
-// Schema version 7: when a node's session holds may be freed by another node. The rule is the
+// Schema version 8: when a node's session holds may be freed by another node. The rule is the
 // one function holdfast_session_lapsed() below; every statement that frees session holds or
 // forgets a node (hold_rows.cc, cluster_rows.cc, holdfast_free_lapsed_session_members) asks
 // it, and nothing else decides.
