@@ -196,6 +196,13 @@ class PgBackend final : public LockBackend {
   Issued run(Completion& done, std::function<Result<Answer>()> job);
   // Runs `task` on the loop, from dispatch().
   void on_loop(std::function<void()> task);
+  // This node's wall clock, for the lock events' own timers (pg_events.h); leases are judged
+  // by the database's clock.
+  static Millis wall_now() {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
 
   Error store_error(Error e) const;
   // `r` with a database failure turned into the UNAVAILABLE a caller sees (and logged).
