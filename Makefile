@@ -115,9 +115,12 @@ tsan: deps-test
 	  ctest --output-on-failure -j $(CTEST_JOBS) --timeout 900 -E client_find_package
 	@! ls $(TSAN_DIR)/report.* 2>/dev/null || { cat $(TSAN_DIR)/report.*; exit 1; }
 
-# Not part of `make test` (which runs 15 s of each backend) nor of CI: the fault-injection
-# torture program for TORTURE_SECONDS per backend, embedded store then a node over PostgreSQL
-# (docs/faults.md). Needs root for the full-disk faults (they are skipped otherwise).
+# Not part of `make test` (which runs a short version of each backend) nor of CI: the fault-injection
+# torture program for TORTURE_SECONDS per backend: the embedded store, a node over PostgreSQL,
+# then three nodes over a primary and its synchronous standby failing over (each set-up; every
+# node must grant again within 2 s of each promotion). docs/faults.md describes them; add
+# TORTURE_ARGS="--backend failover" for the failovers alone. Needs root for the full-disk
+# faults (they are skipped otherwise).
 torture: configure-tests
 	cmake --build $(BUILD_DIR) --target holdfast holdfast-torture
 	$(BUILD_DIR)/tests/torture/holdfast-torture --seconds $(TORTURE_SECONDS) $(TORTURE_ARGS)

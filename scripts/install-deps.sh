@@ -25,11 +25,12 @@ build_pkgs=(
 test_pkgs=(
   libgtest-dev
   clang clang-format libclang-rt-14-dev llvm python3 curl openssl procps psmisc
-  redis-tools redis-server postgresql mariadb-server
+  redis-tools redis-server postgresql mariadb-server faketime
   etcd-server gnuplot-nox
   python3-redis nodejs chromium tmux
 )
 # openssl makes the certificates of the TLS tests (and of the benchmark's TLS targets).
+# faketime (libfaketime) makes the torture program's wall-clock jumps (tests/torture).
 # python3-redis and nodejs run the client-library suites (tests/clients/); their npm packages
 # are installed below. tmux lets a test type into an interactive redis-cli.
 # The smoke run of the benchmark (ctest bench_smoke) starts etcd and draws its charts, so

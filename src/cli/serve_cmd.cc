@@ -30,6 +30,8 @@ struct ServeFlags {
   std::string listen, http, unix_path, data_dir, fsync, store, log_level, log_format;
   std::string tls_cert, tls_key, tls_ca, tls_client_auth;
   Millis session_grace_ms = 0;
+  Millis statement_deadline_ms = 0;
+  bool require_sync_replication = false;
   Millis script_time_limit_ms = 0;
   std::int64_t snapshot_after_bytes = 0;
   std::int64_t idle_poll_us = 0;
@@ -108,6 +110,8 @@ int serve_node(ServerConfig config, CredentialStore* credentials, std::optional<
       std::string(host) + " " + (config.listen.empty() ? config.unix_path : config.listen);
   options.pool_size = static_cast<std::size_t>(config.store_pool_size);
   options.session_grace_ms = config.session_grace_ms;
+  options.statement_deadline_ms = config.statement_deadline_ms;
+  options.require_sync_replication = config.require_sync_replication;
   // The loop waits for the database, which needs the CPU: it never polls.
   config.idle_poll_us = 0;
   SystemClock clock;
@@ -140,6 +144,8 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   if (cmd.count("--fsync")) o.fsync = f.fsync;
   if (cmd.count("--store")) o.store_url = f.store;
   if (cmd.count("--session-grace-ms")) o.session_grace_ms = f.session_grace_ms;
+  if (cmd.count("--statement-deadline-ms")) o.statement_deadline_ms = f.statement_deadline_ms;
+  if (cmd.count("--require-sync-replication")) o.require_sync_replication = true;
   if (cmd.count("--script-time-limit-ms")) o.script_time_limit_ms = f.script_time_limit_ms;
   if (cmd.count("--snapshot-after-bytes")) o.snapshot_after_bytes = f.snapshot_after_bytes;
   if (cmd.count("--idle-poll-us")) o.idle_poll_us = f.idle_poll_us;
@@ -294,6 +300,15 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                       default_is(format_duration(d.session_grace_ms)))
       ->transform(duration_flag(0))
       ->type_name("DURATION");
+  cmd->add_option("--statement-deadline-ms", flags->statement_deadline_ms,
+                  "with --store: a database round trip not answered within this closes its "
+                  "connection (a write's outcome is then unknown: STORE_UNAVAILABLE)" +
+                      default_is(format_duration(d.statement_deadline_ms)))
+      ->transform(duration_flag(0))
+      ->type_name("DURATION");
+  cmd->add_flag("--require-sync-replication", flags->require_sync_replication,
+                "with --store: refuse to start, and refuse changes, while the database does not "
+                "replicate synchronously (default off: warn and serve)");
   cmd->add_option("--script-time-limit-ms", flags->script_time_limit_ms,
                   "EVAL: a script running longer is stopped, its changes so far kept" +
                       default_is(format_duration(d.script_time_limit_ms)))

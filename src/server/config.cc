@@ -73,6 +73,17 @@ std::optional<Error> read_int(const std::string& path, const toml::table& t, con
   return config_error(path, std::string("[") + section + "] " + key + " must be an integer");
 }
 
+std::optional<Error> read_bool(const std::string& path, const toml::table& t, const char* section,
+                               const char* key, bool* out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return std::nullopt;
+  if (n->is_boolean()) {
+    *out = *n->value<bool>();
+    return std::nullopt;
+  }
+  return config_error(path, std::string("[") + section + "] " + key + " must be true or false");
+}
+
 // Reads a duration: an integer of milliseconds, or a string with units ("30s").
 std::optional<Error> read_duration(const std::string& path, const toml::table& t,
                                    const char* section, const char* key, Millis* out) {
@@ -280,6 +291,12 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       if (auto e = read_duration(path, *st, "store", "sessionGraceMs", &c.session_grace_ms))
         return *e;
       if (auto e = read_int(path, *st, "store", "poolSize", &c.store_pool_size)) return *e;
+      if (auto e =
+              read_duration(path, *st, "store", "statementDeadlineMs", &c.statement_deadline_ms))
+        return *e;
+      if (auto e =
+              read_bool(path, *st, "store", "requireSyncReplication", &c.require_sync_replication))
+        return *e;
       if (c.store_pool_size < 1 || c.store_pool_size > 256)
         return config_error(path, "[store] poolSize must be from 1 to 256");
     }
@@ -329,6 +346,12 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
     return invalid_argument(
         "[store] sessionGraceMs (--session-grace-ms) must be from 100 to 86400000 milliseconds "
         "(100ms to 24h)");
+  if (o.statement_deadline_ms) c.statement_deadline_ms = *o.statement_deadline_ms;
+  if (c.statement_deadline_ms < 100 || c.statement_deadline_ms > 60'000)
+    return invalid_argument(
+        "[store] statementDeadlineMs (--statement-deadline-ms) must be from 100 to 60000 "
+        "milliseconds (100ms to 1m)");
+  if (o.require_sync_replication) c.require_sync_replication = *o.require_sync_replication;
   if (o.script_time_limit_ms) c.script_time_limit_ms = *o.script_time_limit_ms;
   if (c.script_time_limit_ms < 1 || c.script_time_limit_ms > script::kMaxTimeLimitMs)
     return invalid_argument(

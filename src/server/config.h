@@ -63,10 +63,13 @@ struct ServerConfig {
   std::int64_t acquire_per_user_per_hour = 600;
   Millis max_lease_ms = 86'400'000;
   Millis script_time_limit_ms = script::kDefaultTimeLimitMs;  // EVAL: a longer script stops
-  std::string store_url;                 // postgres://... for scale-out; empty: embedded
-  Millis session_grace_ms = 10'000;      // scale-out: a silent node's session holds live this long
-  std::int64_t store_pool_size = 32;     // scale-out: PostgreSQL connections per node
-  LogLevel log_level = LogLevel::kInfo;  // records below this are dropped
+  std::string store_url;              // postgres://... for scale-out; empty: embedded
+  Millis session_grace_ms = 10'000;   // scale-out: a silent node's session holds live this long
+  std::int64_t store_pool_size = 32;  // scale-out: PostgreSQL connections per node
+  // scale-out: every database round trip answers within this or its connection is closed
+  Millis statement_deadline_ms = 3'000;
+  bool require_sync_replication = false;  // scale-out: refuse to run without a sync standby
+  LogLevel log_level = LogLevel::kInfo;   // records below this are dropped
   LogFormat log_format = LogFormat::kText;
   TlsConfig tls;
 };
@@ -88,7 +91,8 @@ std::span<const ConfigSetting> config_settings();
 struct ConfigOverrides {
   std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url, log_level,
       log_format, tls_cert, tls_key, tls_ca, tls_client_auth;
-  std::optional<Millis> session_grace_ms, script_time_limit_ms;
+  std::optional<Millis> session_grace_ms, script_time_limit_ms, statement_deadline_ms;
+  std::optional<bool> require_sync_replication;
   std::optional<std::int64_t> snapshot_after_bytes, idle_poll_us;
 };
 

@@ -52,6 +52,14 @@ constexpr ConfigSetting kSettings[] = {
      [](const ServerConfig& d) { return format_duration(d.session_grace_ms); }},
     {"store", "poolSize", "", "with a store URL: PostgreSQL connections per node, 1 to 256",
      [](const ServerConfig& d) { return integer(d.store_pool_size); }},
+    {"store", "statementDeadlineMs", "--statement-deadline-ms",
+     "with a store URL: a database round trip not answered within this closes its connection",
+     [](const ServerConfig& d) { return format_duration(d.statement_deadline_ms); }},
+    {"store", "requireSyncReplication", "--require-sync-replication",
+     "with a store URL: refuse to serve while the database does not replicate synchronously",
+     [](const ServerConfig& d) {
+       return std::string(d.require_sync_replication ? "true" : "false");
+     }},
     {"tls", "cert", "--tls-cert",
      "PEM certificate (with its chain): the TCP RESP and the HTTP listener then speak TLS 1.2 "
      "and 1.3 only; the Unix socket stays plain",

@@ -121,6 +121,31 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
     line(out, m.name, m.type, m.help);
     value(out, m.name, m.value);
   }
+  if (const auto& r = stats.replication) {
+    // A node over PostgreSQL (docs/scale-out.md, "When PostgreSQL fails over").
+    if (r->state != "unknown") {
+      line(out, "holdfast_store_sync_replication", "gauge",
+           "1 while the database's commits wait for a synchronous standby "
+           "(synchronous_standby_names set, synchronous_commit on, remote_write or "
+           "remote_apply); 0 while a failover could lose answered changes.");
+      value(out, "holdfast_store_sync_replication", r->state == "synchronous" ? 1.0 : 0.0);
+    }
+    line(out, "holdfast_store_sync_standbys", "gauge",
+         "Synchronous standbys connected to the primary; -1 when this node's database role may "
+         "not see them (grant it pg_monitor).");
+    value(out, "holdfast_store_sync_standbys", static_cast<double>(r->sync_standbys));
+    line(out, "holdfast_store_primary_changes_total", "counter",
+         "Times this node found its primary gone or another server promoted, and moved every "
+         "connection.");
+    value(out, "holdfast_store_primary_changes_total", static_cast<double>(r->primary_changes));
+    line(out, "holdfast_store_timeline", "gauge",
+         "The newest timeline of the primary this node has seen (a promotion adds one).");
+    value(out, "holdfast_store_timeline", static_cast<double>(r->timeline));
+    line(out, "holdfast_store_unsettled_writes", "gauge",
+         "Writes whose outcome is unknown (no answer by the statement deadline) that the node "
+         "has not yet settled from the database.");
+    value(out, "holdfast_store_unsettled_writes", static_cast<double>(r->unsettled_writes));
+  }
   // A backend that grants exclusive holds only has no split: all its grants are exclusive.
   const std::array<std::uint64_t, 3> by_mode =
       stats.grants_by_mode.value_or(std::array<std::uint64_t, 3>{c.grants, 0, 0});

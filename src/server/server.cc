@@ -74,6 +74,16 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
     if (stats.recovering_until > 0) return recovering_error(stats.recovering_until);
     return stats.store.fault;
   };
+  view_.ready_details = [this] {
+    std::vector<std::pair<std::string, std::string>> details;
+    const ServiceStats stats = service_->stats();
+    if (const auto& r = stats.replication) {
+      details.emplace_back("replication", r->state);
+      if (!r->warning.empty()) details.emplace_back("warning", r->warning);
+      if (!r->primary.empty()) details.emplace_back("primary", r->primary);
+    }
+    return details;
+  };
   cors_.allowed_origins = config.cors_allowed_origins;
 }
 

@@ -176,6 +176,18 @@ enum class Issued : std::uint8_t {
 };
 
 // Gauges and counters for /metrics.
+// A node over PostgreSQL: what it knows of the database it writes to (docs/scale-out.md).
+struct StoreReplication {
+  std::string state = "unknown";       // "synchronous", "asynchronous", or "unknown" (not read yet)
+  std::string warning;                 // why it is unsafe, or what else to know; empty: nothing
+  std::int64_t sync_standbys = -1;     // synchronous standbys connected; -1: not visible
+  bool required = false;               // requireSyncReplication: writes refused while unsafe
+  std::string primary;                 // host:port of the server written to; empty: none known
+  std::int64_t timeline = 0;           // the newest timeline of the primary seen
+  std::uint64_t primary_changes = 0;   // times the primary changed or was lost
+  std::uint64_t unsettled_writes = 0;  // writes of unknown outcome not yet settled
+};
+
 struct ServiceStats {
   std::size_t held = 0;
   std::size_t waiters = 0;
@@ -191,6 +203,8 @@ struct ServiceStats {
   // None: the backend does not count them.
   std::optional<std::array<std::size_t, 3>> held_by_mode;
   std::uint64_t permits_held = 0;
+  // None: not a node over PostgreSQL.
+  std::optional<StoreReplication> replication;
 };
 
 class LockService {

@@ -154,14 +154,17 @@ TEST(IdlePolling, AnIdleServerWakesNoThreadOnATimer) {
     // builds the tail of the work above (that change written, a node's threads finishing
     // their calls) may reach into the first. A thread on a 10 ms timer would wake about 100
     // times in every window; a few stray wake-ups are allowed (the kernel's, the log's own
-    // housekeeping, a node's heartbeat).
+    // housekeeping). A node over PostgreSQL has timers by design, each once a second: its
+    // heartbeat (on its own thread and connection), its housekeeping tick (a few statements,
+    // each a wake-up for the answer) and its LISTEN thread's look at the primary: about ten.
+    const long allowed = std::getenv("HOLDFAST_TEST_STORE_URL") != nullptr ? 20 : 10;
     long quietest = 1'000'000;
-    for (int window = 0; window < 10 && quietest > 10; ++window) {
+    for (int window = 0; window < 10 && quietest > allowed; ++window) {
       const long before = wake_ups(server.pid());
       std::this_thread::sleep_for(std::chrono::seconds(1));
       quietest = std::min(quietest, wake_ups(server.pid()) - before);
     }
-    EXPECT_LE(quietest, 10);
+    EXPECT_LE(quietest, allowed);
   }
 }
 

@@ -229,7 +229,7 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
   // Each migration recorded once, by whichever node took the migration lock first.
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "8");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -261,10 +261,20 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }
 
+// What schema version 8 added (the session-liveness rule), taken away again.
+void back_to_version_7(const std::string& url) {
+  sql_value(url,
+            "DROP FUNCTION holdfast_free_lapsed_session_members, holdfast_judge_since, "
+            "holdfast_session_lapsed");
+  sql_value(url, "ALTER TABLE holdfast_nodes DROP COLUMN contact_since");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 7");
+}
+
 // What schema version 5 added (multi-key groups), taken away again.
 // What schema version 7 added (lock events: the watchers' table and the triggers), taken away
 // again.
 void back_to_version_6(const std::string& url) {
+  back_to_version_7(url);
   sql_value(url, "DROP TRIGGER holdfast_hold_events ON holdfast_holds");
   sql_value(url, "DROP TRIGGER holdfast_member_events ON holdfast_members");
   sql_value(url,
@@ -320,7 +330,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
   sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN lock_delay_ms");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
   ASSERT_FALSE(hold.is_null()) << hold.debug();
@@ -340,7 +350,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
   }
   back_to_version_3(url);  // a database a version-3 node left, with a live hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   auto s = c.call({"LOCK.STATUS", "kept"});
   EXPECT_EQ(s.number("token"), token) << s.debug();
@@ -363,7 +373,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFourAndKeepsItsHolds) {
   }
   back_to_version_4(url);  // a database a version-4 node left, with live holds in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   // The holds of before are released by their handles, as before; then a group takes both.
   EXPECT_TRUE(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "v4:x", "KEY", "v4:s"}).is_null());
@@ -384,7 +394,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
   }
   back_to_version_5(url);  // a database a version-5 node left, with a shared hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   auto delayed =
       c.call({"LOCK.TRY", "v5:s", "TTL", "60000", "MODE", "SHARED", "LOCKDELAY", "1000"});
@@ -393,6 +403,22 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
   auto s = c.call({"LOCK.STATUS", "v5:s"});
   EXPECT_EQ(s.get("holders")->items.size(), 2u) << s.debug();
   EXPECT_EQ(c.call({"LOCK.RELEASE", "v5:s", shared}).number("released"), 1);
+}
+
+TEST(ScaleOut, ANodeUpgradesASchemaAtVersionSevenAndKeepsItsSessionHolds) {
+  const std::string url = fresh_store_url(postgres_url());
+  ServerProcess older({"--store", url, "--session-grace-ms", "1500"});
+  auto holder = older.client();
+  auto kept = holder.call({"LOCK.TRY", "v7:s", "TTL", "600000", "SESSION"});
+  ASSERT_FALSE(kept.is_null() || kept.is_error()) << kept.debug();
+  back_to_version_7(url);  // the database as a version-7 node leaves it, its session hold in it
+  ServerProcess node({"--store", url, "--session-grace-ms", "1500"});
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
+  // The node that was there heartbeats on (its heartbeat now keeps its contact too): its
+  // session hold is not freed by the new node's sweeps.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  EXPECT_TRUE(node.client().call({"LOCK.TRY", "v7:s", "TTL", "1000"}).is_null());
+  EXPECT_EQ(holder.call({"LOCK.STATUS", "v7:s"}).number("token"), kept.number("token"));
 }
 
 TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableBeforeItCloses) {

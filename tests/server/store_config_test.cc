@@ -1,4 +1,5 @@
-// The scale-out settings: [store] sessionGraceMs and poolSize, and --session-grace-ms.
+// The scale-out settings: [store] sessionGraceMs, poolSize, statementDeadlineMs and
+// requireSyncReplication, and their flags.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -27,6 +28,35 @@ TEST_F(StoreConfig, DefaultsAreATenSecondGraceAndThirtyTwoConnections) {
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->session_grace_ms, 10000);
   EXPECT_EQ(c->store_pool_size, 32);
+  EXPECT_EQ(c->statement_deadline_ms, 3000);
+  EXPECT_FALSE(c->require_sync_replication);
+}
+
+TEST_F(StoreConfig, TheDeadlineAndTheReplicationRequirementFromTheFileAndFlags) {
+  auto path = write("[store]\nstatementDeadlineMs = 1500\nrequireSyncReplication = true\n");
+  auto c = load_config(path, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->statement_deadline_ms, 1500);
+  EXPECT_TRUE(c->require_sync_replication);
+  ConfigOverrides o;
+  o.statement_deadline_ms = 800;
+  auto flagged = load_config(path, o);
+  ASSERT_TRUE(flagged.ok());
+  EXPECT_EQ(flagged->statement_deadline_ms, 800);
+  ConfigOverrides require;
+  require.require_sync_replication = true;
+  EXPECT_TRUE(load_config("", require)->require_sync_replication);
+}
+
+TEST_F(StoreConfig, TheDeadlineIsADurationWithUnits) {
+  auto c = load_config(write("[store]\nstatementDeadlineMs = \"2.5s\"\n"), {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->statement_deadline_ms, 2500);
+  auto bad = load_config(write("[store]\nstatementDeadlineMs = \"3x\"\n"), {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message.find("[store] statementDeadlineMs: \"3x\" is not a duration"),
+            std::string::npos)
+      << bad.error().message;
 }
 
 TEST_F(StoreConfig, TheFileSetsThemAndTheFlagOverridesTheGrace) {
@@ -54,6 +84,12 @@ TEST_F(StoreConfig, OutOfRangeValuesAreNamed) {
        "as \"30s\""},
       {"[store]\npoolSize = 0\n", "[store] poolSize must be from 1 to 256"},
       {"[store]\npool = 8\n", "unknown key 'pool' in [store]"},
+      {"[store]\nstatementDeadlineMs = 50\n",
+       "statementDeadlineMs (--statement-deadline-ms) must be from 100 to 60000"},
+      {"[store]\nstatementDeadlineMs = 60001\n",
+       "statementDeadlineMs (--statement-deadline-ms) must be from 100 to 60000"},
+      {"[store]\nrequireSyncReplication = \"yes\"\n",
+       "[store] requireSyncReplication must be true or false"},
   };
   for (const auto& c : cases) {
     auto r = load_config(write(c.text), {});

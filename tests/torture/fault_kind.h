@@ -21,12 +21,24 @@ enum class FaultKind {
   kEioSync,     // fdatasync of the log fails with EIO for a while
   kSlowSync,    // every fdatasync takes hundreds of milliseconds for a while
   kDbRestart,   // the PostgreSQL under a node restarts
+  kClockJump,   // the server's wall clock jumps by seconds, forward or back, and back again
+  // Failovers of the database (the failover backend): the primary is
+  kPrimaryFrozen,  // frozen (SIGSTOP), the standby promoted, the old primary resumed
+  kPrimaryStop,    // stopped at once (pg_ctl stop -m immediate), the standby promoted
+  kPrimaryKill9,   // killed (kill -9), the standby promoted only after the session grace
 };
 
 inline constexpr std::array kAllFaultKinds = {
-    FaultKind::kKill9,    FaultKind::kSigstop, FaultKind::kDisconnect, FaultKind::kDiskFull,
-    FaultKind::kEioWrite, FaultKind::kEioSync, FaultKind::kSlowSync,   FaultKind::kDbRestart,
+    FaultKind::kKill9,         FaultKind::kSigstop,     FaultKind::kDisconnect,
+    FaultKind::kDiskFull,      FaultKind::kEioWrite,    FaultKind::kEioSync,
+    FaultKind::kSlowSync,      FaultKind::kDbRestart,   FaultKind::kClockJump,
+    FaultKind::kPrimaryFrozen, FaultKind::kPrimaryStop, FaultKind::kPrimaryKill9,
 };
+
+inline bool is_failover(FaultKind kind) {
+  return kind == FaultKind::kPrimaryFrozen || kind == FaultKind::kPrimaryStop ||
+         kind == FaultKind::kPrimaryKill9;
+}
 
 inline std::string_view fault_name(FaultKind kind) {
   switch (kind) {
@@ -46,6 +58,14 @@ inline std::string_view fault_name(FaultKind kind) {
       return "slow-sync";
     case FaultKind::kDbRestart:
       return "db-restart";
+    case FaultKind::kClockJump:
+      return "clock-jump";
+    case FaultKind::kPrimaryFrozen:
+      return "primary-frozen";
+    case FaultKind::kPrimaryStop:
+      return "primary-stop";
+    case FaultKind::kPrimaryKill9:
+      return "primary-kill9";
   }
   return "?";
 }

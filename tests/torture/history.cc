@@ -5,9 +5,10 @@
 
 namespace holdfast::torture {
 
-void History::granted(const std::string& key, std::int64_t at_us) {
+void History::granted(const std::string& key, std::int64_t at_us, int server) {
   std::lock_guard lock(mu_);
   grants_[key].push_back(at_us);
+  by_server_[server].push_back(at_us);
 }
 
 void History::add(Hold hold) {
@@ -21,14 +22,13 @@ void History::violation(std::string what) {
   violations_.push_back(std::move(what));
 }
 
-std::optional<std::int64_t> History::first_grant_after(const std::string& key,
-                                                       std::int64_t after_us) const {
-  std::lock_guard lock(mu_);
-  auto it = grants_.find(key);
-  if (it == grants_.end()) return std::nullopt;
-  // Arrival order is nearly time order; scan back from the newest.
+namespace {
+
+// The earliest of `times` (nearly in order: arrival order) after `after_us`.
+std::optional<std::int64_t> first_after(const std::vector<std::int64_t>& times,
+                                        std::int64_t after_us) {
   std::optional<std::int64_t> first;
-  for (auto at = it->second.rbegin(); at != it->second.rend(); ++at) {
+  for (auto at = times.rbegin(); at != times.rend(); ++at) {
     if (*at > after_us) {
       if (!first || *at < *first) first = *at;
     } else if (first) {
@@ -36,6 +36,23 @@ std::optional<std::int64_t> History::first_grant_after(const std::string& key,
     }
   }
   return first;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> History::first_grant_on(int server, std::int64_t after_us) const {
+  std::lock_guard lock(mu_);
+  auto it = by_server_.find(server);
+  if (it == by_server_.end()) return std::nullopt;
+  return first_after(it->second, after_us);
+}
+
+std::optional<std::int64_t> History::first_grant_after(const std::string& key,
+                                                       std::int64_t after_us) const {
+  std::lock_guard lock(mu_);
+  auto it = grants_.find(key);
+  if (it == grants_.end()) return std::nullopt;
+  return first_after(it->second, after_us);
 }
 
 namespace {

@@ -30,14 +30,17 @@ struct Hold {
 
 class History {
  public:
-  // A grant's answer arrived on `key` at `at_us` (the start of recovery measurements).
-  void granted(const std::string& key, std::int64_t at_us);
+  // A grant's answer arrived on `key` at `at_us` from server `server` (the start of recovery
+  // measurements).
+  void granted(const std::string& key, std::int64_t at_us, int server = 0);
   void add(Hold hold);
   void violation(std::string what);
 
   // The first grant on `key` answered after `after_us`, if any yet.
   std::optional<std::int64_t> first_grant_after(const std::string& key,
                                                 std::int64_t after_us) const;
+  // The first grant of any key answered by `server` after `after_us`, if any yet.
+  std::optional<std::int64_t> first_grant_on(int server, std::int64_t after_us) const;
 
   struct Findings {
     std::int64_t holds = 0;
@@ -55,6 +58,7 @@ class History {
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::vector<std::int64_t>> grants_;  // per key, in arrival order
+  std::map<int, std::vector<std::int64_t>> by_server_;       // per server, in arrival order
   std::vector<Hold> holds_;
   std::vector<std::string> violations_;
 };

@@ -42,11 +42,12 @@ void Load::run(int id) {
   // A stopped or slow server answers late, not never; a dead one closes the connection.
   const int call_timeout_ms = static_cast<int>(5 * options_.ttl_ms) + 30'000;
   auto pause = [](int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); };
+  const int server = id % static_cast<int>(options_.ports.size());
   std::optional<RespClient> conn;
   while (!stopping_) {
     if (!conn) {
       try {
-        conn.emplace(RespClient::tcp(options_.port));
+        conn.emplace(RespClient::tcp(options_.ports[static_cast<std::size_t>(server)]));
       } catch (const std::exception&) {
         pause(20);  // the server is restarting
         continue;
@@ -72,7 +73,7 @@ void Load::run(int id) {
               reply.number("leaseExpiresAt"),
               wall_us(),
               0};
-    history_.granted(key, hold.start_us);
+    history_.granted(key, hold.start_us, server);
     ++grants_;
 
     // The critical section: some work, then a write fenced by the token while the lease runs.
@@ -100,8 +101,12 @@ void Load::run(int id) {
           conn->call({"LOCK.RELEASE", key, reply.text("handle")}, call_timeout_ms);
       if (released.is_error()) {
         count_error(released.error_code());
-        // Refused, so nothing changed: the key stays held until the lease ends.
-        if (released.error_code() == "STORE_UNAVAILABLE") hold.end_us = hold.lease_end_ms * 1000;
+        // Refused, so nothing changed: the key stays held until the lease ends. A node that
+        // sent the release to its database and heard nothing back says the outcome is unknown:
+        // then it may have happened, as when the connection breaks.
+        if (released.error_code() == "STORE_UNAVAILABLE" &&
+            released.str.find("outcome=unknown") == std::string::npos)
+          hold.end_us = hold.lease_end_ms * 1000;
       }
     } catch (const std::exception&) {
       count_error("connection lost");  // the release may or may not have been taken

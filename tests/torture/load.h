@@ -1,8 +1,9 @@
 // The contended load the faults land in: several workers, each on its own connection, take a
 // few keys with LOCK.ACQUIRE and short leases, write to the fenced resource while their lease
 // runs, and LOCK.RELEASE. They ride out every fault as a careful client would: a broken
-// connection is reopened, a refusal is retried after a pause. What they see goes to the
-// History (holds, violations) and to the counters below.
+// connection is reopened, a refusal is retried after a pause. With several servers (the nodes
+// of a cluster) worker i talks to server i modulo their number. What they see goes to the
+// History (holds, violations, which server granted when) and to the counters below.
 #pragma once
 
 #include <atomic>
@@ -19,7 +20,7 @@
 namespace holdfast::torture {
 
 struct LoadOptions {
-  int port = 0;
+  std::vector<int> ports;  // the servers' RESP ports
   int workers = 6;
   std::vector<std::string> keys;
   std::int64_t ttl_ms = 800;

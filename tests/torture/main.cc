@@ -1,8 +1,9 @@
 // holdfast-torture: runs the real server under a contended lock load and injects faults
 // (kill -9, SIGSTOP past the leases, vanishing clients, a full disk, EIO on write and on sync,
-// slow syncs; for a node over PostgreSQL a database restart) for a given time, checks from the
-// clients' side that mutual exclusion and fencing held and that every key came back, and
-// prints a summary. docs/faults.md describes it.
+// slow syncs, wall-clock jumps; for a node over PostgreSQL a database restart; for three nodes
+// over a primary and its synchronous standby, failovers) for a given time, checks from the
+// clients' side that mutual exclusion and fencing held, that kept holds were kept and that
+// every key came back, and prints a summary. docs/faults.md describes it.
 //
 // Exit codes: 0 no violation; 1 a violation (listed in the summary); 2 bad arguments or a
 // server that would not start; 77 nothing could run here (every backend skipped).
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "torture/failover_run.h"
 #include "torture/torture_run.h"
 
 namespace {
@@ -23,12 +25,20 @@ using holdfast::torture::Outcome;
 using holdfast::torture::TortureOptions;
 
 constexpr const char* kUsage =
-    "usage: holdfast-torture [--seconds N] [--backend embedded|postgres|all] [--workers N]\n"
-    "                        [--keys N] [--ttl-ms MS] [--bound-ms MS] [--seed N]\n"
-    "                        [--fsync always|never]\n"
+    "usage: holdfast-torture [--seconds N] [--backend embedded|postgres|failover|all]\n"
+    "                        [--workers N] [--keys N] [--ttl-ms MS] [--bound-ms MS] [--seed N]\n"
+    "                        [--fsync always|never] [--clock wall|monotonic-too]\n"
     "                        [--faults kill9,sigstop,disconnect,disk-full,eio-write,eio-sync,\n"
-    "                                  slow-sync,db-restart]\n"
-    "defaults: 20 s, all backends, 6 workers on 3 keys, ttl 800 ms, bound 2500 ms, every fault\n";
+    "                                  slow-sync,db-restart,clock-jump,primary-frozen,\n"
+    "                                  primary-stop,primary-kill9]\n"
+    "  failover backend:     [--setup multi-host|proxy|both] [--session-grace-ms MS]\n"
+    "                        [--statement-deadline-ms MS] [--promote-after-ms MS]\n"
+    "                        [--promotion-bound-ms MS] [--replication sync|async]\n"
+    "                        [--session-sweep current|legacy]\n"
+    "defaults: 20 s, all backends, 6 workers on 3 keys, ttl 800 ms, bound 2500 ms, every fault;\n"
+    "failover: both set-ups, grace 10000 ms, deadline 3000 ms, promotion after a kill -9 at the\n"
+    "grace plus 2000 ms, every node granting within 2000 ms of a promotion (0: measured, not\n"
+    "judged), sync replication\n";
 
 bool parse_number(std::string_view text, std::int64_t min, std::int64_t max, std::int64_t* out) {
   std::int64_t value = 0;
@@ -87,13 +97,33 @@ int main(int argc, char** argv) {
       ok =
           parse_number(value, 0, 0xffffffff, &n) && (options.seed = static_cast<unsigned>(n), true);
     } else if (flag == "--backend") {
-      ok = value == "embedded" || value == "postgres" || value == "all";
+      ok = value == "embedded" || value == "postgres" || value == "failover" || value == "all";
       backends = value;
     } else if (flag == "--fsync") {
       ok = value == "always" || value == "never";
       options.fsync = value;
     } else if (flag == "--faults") {
       ok = parse_faults(value, &options.faults);
+    } else if (flag == "--clock") {
+      ok = value == "wall" || value == "monotonic-too";
+      options.clock_monotonic_too = value == "monotonic-too";
+    } else if (flag == "--setup") {
+      ok = value == "multi-host" || value == "proxy" || value == "both";
+      options.setup = value;
+    } else if (flag == "--session-grace-ms") {
+      ok = parse_number(value, 100, 600'000, &options.session_grace_ms);
+    } else if (flag == "--statement-deadline-ms") {
+      ok = parse_number(value, 100, 60'000, &options.statement_deadline_ms);
+    } else if (flag == "--promote-after-ms") {
+      ok = parse_number(value, 0, 600'000, &options.promote_after_ms);
+    } else if (flag == "--promotion-bound-ms") {
+      ok = parse_number(value, 0, 600'000, &options.promotion_bound_ms);
+    } else if (flag == "--replication") {
+      ok = value == "sync" || value == "async";
+      options.async_replication = value == "async";
+    } else if (flag == "--session-sweep") {
+      ok = value == "current" || value == "legacy";
+      options.legacy_sweep = value == "legacy";
     } else {
       std::cerr << "holdfast-torture: unknown option " << flag << "\n" << kUsage;
       return 2;
@@ -110,11 +140,14 @@ int main(int argc, char** argv) {
   std::vector<std::string> order;
   if (backends == "all" || backends == "embedded") order.push_back("embedded");
   if (backends == "all" || backends == "postgres") order.push_back("postgres");
+  if (backends == "all" || backends == "failover") order.push_back("failover");
   bool failed = false, ran = false;
   for (const std::string& backend : order) {
     options.backend = backend;
     try {
-      const Outcome outcome = holdfast::torture::run_torture(options, std::cout);
+      const Outcome outcome = backend == "failover"
+                                  ? holdfast::torture::run_failover(options, std::cout)
+                                  : holdfast::torture::run_torture(options, std::cout);
       failed |= outcome == Outcome::kFailed;
       ran |= outcome != Outcome::kSkipped;
     } catch (const std::exception& e) {

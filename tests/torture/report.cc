@@ -28,13 +28,31 @@ void Report::print(std::ostream& out) const {
       << "  fenced writes:     " << fenced_accepted << " accepted, " << fenced_refused
       << " refused\n"
       << "  max overlap:       " << findings.max_overlap_us << " us (must be 0)\n";
-  std::vector<std::int64_t> sorted = recovery_ms;
-  std::sort(sorted.begin(), sorted.end());
-  if (sorted.empty()) {
-    out << "  recovery:          no fault measured\n";
+  if (keepers) {
+    std::vector<std::int64_t> sorted = promotion_ms;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.empty()) {
+      out << "  promotion->grant:  none measured\n";
+    } else {
+      out << "  promotion->grant:  max " << sorted.back() << " ms, p50 "
+          << sorted[sorted.size() / 2] << " ms over " << sorted.size()
+          << " (node, failover) pairs ("
+          << (recovery_bound_ms > 0 ? "bound " + std::to_string(recovery_bound_ms) + " ms"
+                                    : std::string("measured, not judged"))
+          << ")\n";
+    }
+    out << "  keepers:           " << session_holds << " session holds, " << leases_kept
+        << " leases, " << renewals << " renewals, " << thefts_tried << " thefts tried, "
+        << holds_lost << " holds lost (must be 0)\n";
   } else {
-    out << "  recovery:          max " << sorted.back() << " ms, p50 " << sorted[sorted.size() / 2]
-        << " ms (bound " << recovery_bound_ms << " ms)\n";
+    std::vector<std::int64_t> sorted = recovery_ms;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted.empty()) {
+      out << "  recovery:          no fault measured\n";
+    } else {
+      out << "  recovery:          max " << sorted.back() << " ms, p50 "
+          << sorted[sorted.size() / 2] << " ms (bound " << recovery_bound_ms << " ms)\n";
+    }
   }
   out << "  server log:        " << server_log_lines << " lines\n"
       << "  violations:        " << findings.violations.size() << "\n";

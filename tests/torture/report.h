@@ -22,6 +22,14 @@ struct Report {
   std::vector<std::int64_t> recovery_ms;  // per fault: the slowest key's first grant after it
   std::int64_t recovery_bound_ms = 0;
   History::Findings findings;
+  // The failover backend: per promotion and node, the first grant's delay; the keepers.
+  bool keepers = false;
+  std::vector<std::int64_t> promotion_ms;
+  std::int64_t session_holds = 0;
+  std::int64_t leases_kept = 0;
+  std::int64_t renewals = 0;
+  std::int64_t thefts_tried = 0;
+  std::int64_t holds_lost = 0;
   std::int64_t server_log_lines = 0;
   std::string server_log_tail;  // shown with the violations
 

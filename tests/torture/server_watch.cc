@@ -1,5 +1,8 @@
 #include "torture/server_watch.h"
 
+#include <signal.h>
+
+#include <atomic>
 #include <chrono>
 
 namespace holdfast::torture {
@@ -44,6 +47,28 @@ std::string ServerWatch::tail() const {
   std::string text;
   for (const std::string& line : tail_) text += "    | " + line + "\n";
   return text;
+}
+
+void stop_server(ServerWatch& watch, History& history) {
+  const pid_t pid = watch.with([](testing::ServerProcess& s) { return s.pid(); });
+  std::atomic<bool> stopped{false};
+  std::atomic<bool> killed{false};
+  std::thread guard([&] {
+    for (int i = 0; i < 100 && !stopped; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!stopped) {
+      killed = true;
+      ::kill(pid, SIGKILL);
+    }
+  });
+  const int code = watch.with([](testing::ServerProcess& s) { return s.stop(); });
+  stopped = true;
+  guard.join();
+  if (killed) {
+    history.violation("the server did not stop within 10 s of SIGTERM");
+  } else if (code != 0) {
+    history.violation("the server exited with " + std::to_string(code) + " on SIGTERM");
+  }
 }
 
 }  // namespace holdfast::torture

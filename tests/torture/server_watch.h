@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "support/server_process.h"
+#include "torture/history.h"
 
 namespace holdfast::torture {
 
@@ -43,5 +44,9 @@ class ServerWatch {
   std::atomic<bool> stopping_{false};
   std::thread thread_;
 };
+
+// Stops the server with SIGTERM, as an operator would; it must exit 0 within 10 s (then it is
+// killed, and that is a violation).
+void stop_server(ServerWatch& watch, History& history);
 
 }  // namespace holdfast::torture

@@ -1,7 +1,5 @@
 #include "torture/torture_run.h"
 
-#include <signal.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,6 +11,7 @@
 #include "support/eventually.h"
 #include "support/postgres.h"
 #include "support/server_process.h"
+#include "torture/clock_faults.h"
 #include "torture/disk_faults.h"
 #include "torture/fenced_resource.h"
 #include "torture/history.h"
@@ -33,6 +32,7 @@ std::vector<FaultKind> supported(const TortureOptions& options, const DiskFaults
   std::vector<FaultKind> kinds;
   const bool postgres = options.backend == "postgres";
   for (FaultKind kind : kAllFaultKinds) {
+    if (is_failover(kind)) continue;  // the failover backend's (failover_run.h)
     if (!options.faults.empty() &&
         std::find(options.faults.begin(), options.faults.end(), kind) == options.faults.end())
       continue;
@@ -58,9 +58,25 @@ std::vector<FaultKind> supported(const TortureOptions& options, const DiskFaults
       case FaultKind::kDbRestart:
         if (postgres) kinds.push_back(kind);
         break;
+      case FaultKind::kClockJump:
+        if (!ClockFaults::library().empty()) {
+          kinds.push_back(kind);
+        } else {
+          out << "  skipping clock-jump: libfaketime is not installed (apt-get install "
+                 "faketime)\n";
+        }
+        break;
+      case FaultKind::kPrimaryFrozen:
+      case FaultKind::kPrimaryStop:
+      case FaultKind::kPrimaryKill9:
+        break;
     }
   }
   return kinds;
+}
+
+bool wants(const std::vector<FaultKind>& kinds, FaultKind kind) {
+  return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
 }
 
 // Waits until every key was granted after the fault ended; the slowest key's wait, or nothing
@@ -85,30 +101,6 @@ std::optional<std::int64_t> await_recovery(History& history, FaultKind kind,
   return slowest_us / 1000;
 }
 
-// Stops the server with SIGTERM, as an operator would; it must exit 0 within 10 s (then it is
-// killed, and that is a violation).
-void stop_server(ServerWatch& watch, History& history) {
-  const pid_t pid = watch.with([](ServerProcess& s) { return s.pid(); });
-  std::atomic<bool> stopped{false};
-  std::atomic<bool> killed{false};
-  std::thread guard([&] {
-    for (int i = 0; i < 100 && !stopped; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!stopped) {
-      killed = true;
-      ::kill(pid, SIGKILL);
-    }
-  });
-  const int code = watch.with([](ServerProcess& s) { return s.stop(); });
-  stopped = true;
-  guard.join();
-  if (killed) {
-    history.violation("the server did not stop within 10 s of SIGTERM");
-  } else if (code != 0) {
-    history.violation("the server exited with " + std::to_string(code) + " on SIGTERM");
-  }
-}
-
 }  // namespace
 
 Outcome run_torture(const TortureOptions& options, std::ostream& out) {
@@ -120,6 +112,12 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
   std::unique_ptr<TestPostgres> database;
   std::unique_ptr<DiskFaults> disk;
   std::unique_ptr<ServerProcess> server;
+  std::unique_ptr<ClockFaults> clock;
+  std::unique_ptr<testing::TempDir> node_dir;
+  if (!postgres) disk = std::make_unique<DiskFaults>();
+  const std::vector<FaultKind> kinds = supported(options, disk.get(), out);
+  if (wants(kinds, FaultKind::kClockJump))
+    clock = std::make_unique<ClockFaults>(options.clock_monotonic_too);
   if (postgres) {
     try {
       database = std::make_unique<TestPostgres>();
@@ -127,17 +125,24 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
       out << "  skipped: " << e.what() << "\n";
       return Outcome::kSkipped;
     }
+    node_dir = std::make_unique<testing::TempDir>();
     server = std::make_unique<ServerProcess>(
-        std::vector<std::string>{"--store", testing::fresh_store_url(database->url())});
+        std::vector<std::string>{"--store", testing::fresh_store_url(database->url())},
+        node_dir->path(), clock ? clock->server_env() : std::vector<std::string>{});
   } else {
-    disk = std::make_unique<DiskFaults>();
+    std::vector<std::string> env = disk->server_env();
+    if (clock) {
+      // One LD_PRELOAD for both libraries.
+      std::vector<std::string> faked = clock->server_env(env.front().substr(11));
+      env.erase(env.begin());
+      env.insert(env.end(), faked.begin(), faked.end());
+    }
     // Frequent snapshots roll the log to new segments, which is where a full disk bites first.
     server = std::make_unique<ServerProcess>(
         std::vector<std::string>{"--idle-poll-us", "0", "--snapshot-after-bytes", "16384",
                                  "--fsync", options.fsync},
-        disk->data_dir(), disk->server_env());
+        disk->data_dir(), env);
   }
-  const std::vector<FaultKind> kinds = supported(options, disk.get(), out);
   ServerWatch watch(*server);
 
   std::vector<std::string> keys;
@@ -149,8 +154,8 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
   report.recovery_bound_ms = options.ttl_ms + options.bound_ms;
   std::mt19937 rng(options.seed);
   auto load = std::make_unique<Load>(
-      LoadOptions{server->port(), options.workers, keys, options.ttl_ms, 10, options.seed}, history,
-      resource);
+      LoadOptions{{server->port()}, options.workers, keys, options.ttl_ms, 10, options.seed},
+      history, resource);
 
   const auto began = std::chrono::steady_clock::now();
   const auto until = began + std::chrono::seconds(options.seconds);
@@ -188,11 +193,22 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
       case FaultKind::kDbRestart:
         fault = restart_database(*database);
         break;
+      case FaultKind::kClockJump:
+        // Forward or back by 10 s for a lease and more, then back again.
+        fault = clock->jump(rng() % 2 == 0 ? 10 : -10, options.ttl_ms + 700, server->port());
+        break;
+      case FaultKind::kPrimaryFrozen:
+      case FaultKind::kPrimaryStop:
+      case FaultKind::kPrimaryKill9:
+        break;  // not in this backend's list
     }
     ++report.faults[std::string(fault_name(kind))];
     if (!fault.noticed)
-      history.violation(std::string(fault_name(kind)) +
-                        ": the server never reported the fault (holdfast_store_unavailable)");
+      history.violation(
+          std::string(fault_name(kind)) +
+          (kind == FaultKind::kClockJump
+               ? ": the server's TIME did not show the jump"
+               : ": the server never reported the fault (holdfast_store_unavailable)"));
     const std::optional<std::int64_t> recovered =
         await_recovery(history, kind, fault, keys, report.recovery_bound_ms);
     if (recovered) report.recovery_ms.push_back(*recovered);

@@ -17,7 +17,7 @@
 namespace holdfast::torture {
 
 struct TortureOptions {
-  std::string backend = "embedded";  // or "postgres"
+  std::string backend = "embedded";  // or "postgres", or "failover"
   std::int64_t seconds = 20;
   int workers = 6;
   int keys = 3;
@@ -30,6 +30,22 @@ struct TortureOptions {
   // the checks catch what they are for.
   std::string fsync = "always";
   std::vector<FaultKind> faults;  // empty: every kind the backend supports
+  // clock-jump moves the monotonic clock too, which no real clock step does (a negative
+  // control: the embedded server's leases then follow the jump).
+  bool clock_monotonic_too = false;
+
+  // The failover backend (failover_run.h).
+  std::string setup = "both";  // "multi-host", "proxy" or both, one after the other
+  std::int64_t session_grace_ms = 10'000;
+  std::int64_t statement_deadline_ms = 3'000;
+  std::int64_t promote_after_ms = 0;        // primary-kill9: 0 means the grace plus 2 s
+  std::int64_t promotion_bound_ms = 2'000;  // every node grants again within this of a promotion
+                                            // (0: measured only, as ctest runs it)
+  bool async_replication = false;           // negative control: the standby is asynchronous
+  // Negative control: right after each promotion the program frees session holds by the rule
+  // of nodes before schema version 8 (a node's heartbeat older than the grace), as an older node
+  // would.
+  bool legacy_sweep = false;
 };
 
 enum class Outcome { kPassed, kFailed, kSkipped };

@@ -425,7 +425,10 @@ void readyz(const ServerView& server, const Request&, Response& res) {
   if (std::optional<Error> why = server.not_ready()) {
     error_response(*why, res);
   } else {
-    json_response({{"status", "ready"}}, res);
+    json::object body{{"status", "ready"}};
+    if (server.ready_details)
+      for (auto& [name, value] : server.ready_details()) body[name] = value;
+    json_response(std::move(body), res);
   }
 }
 

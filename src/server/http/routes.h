@@ -60,6 +60,8 @@ struct ServerView {
   // Why the server is not ready (starting or stopping, or its store cannot take changes);
   // none: ready.
   std::function<std::optional<Error>()> not_ready;
+  // What a ready answer adds (a node's replication, docs/scale-out.md); may be empty.
+  std::function<std::vector<std::pair<std::string, std::string>>()> ready_details;
 };
 
 using LocalRoute = void (*)(const ServerView& server, const Request& request, Response& response);

@@ -194,6 +194,17 @@ std::string info_text(const CommandContext& ctx, const std::vector<std::string>&
     out.line("acquire_timeouts_total", stats.counters.timeouts);
     out.line("renewals_total", stats.counters.renewals);
     out.line("store_appends_total", stats.store.appended);
+    if (const auto& r = stats.replication) {
+      // docs/scale-out.md, "When PostgreSQL fails over".
+      out.line("store_replication", r->state);
+      out.line("store_replication_warning", r->warning);
+      out.line("store_sync_standbys", std::to_string(r->sync_standbys));
+      out.line("store_require_sync_replication", r->required ? 1 : 0);
+      out.line("store_primary", r->primary);
+      out.line("store_timeline", static_cast<std::uint64_t>(r->timeline));
+      out.line("store_primary_changes", r->primary_changes);
+      out.line("store_unsettled_writes", r->unsettled_writes);
+    }
     if (embedded) {
       out.line("wal_syncs_total", stats.store.syncs);
       out.line("wal_bytes", stats.store.log_bytes);

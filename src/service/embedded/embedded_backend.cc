@@ -371,7 +371,8 @@ ServiceStats EmbeddedBackend::stats() const {
                       grants_by_mode_,
                       std::array<std::size_t, 3>{held - kinds.shared - kinds.semaphore,
                                                  kinds.shared, kinds.semaphore},
-                      kinds.permits_taken};
+                      kinds.permits_taken,
+                      std::nullopt};
 }
 
 void EmbeddedBackend::forget_waiter(WaiterId waiter, SessionId session) {

@@ -7,20 +7,29 @@ const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms()
 
 // $1 name.
 const std::string kRegister = kWithNow + R"sql(
-INSERT INTO holdfast_nodes (name, started_at, heartbeat_at) SELECT $1, now.ms, now.ms FROM now
+INSERT INTO holdfast_nodes (name, started_at, heartbeat_at, contact_since)
+SELECT $1, now.ms, now.ms, now.ms FROM now
 RETURNING id)sql";
 
-// $1 id, $2 name. xmax = 0 marks a row that was inserted, not updated.
+// $1 id, $2 name, $3 gap. xmax = 0 marks a row that was inserted, not updated. The node's
+// contact with the database begins again after a gap over $3 since its last heartbeat
+// (schema_liveness.cc: a judge's verdicts count only its unbroken contact).
 const std::string kHeartbeat = kWithNow + R"sql(
-INSERT INTO holdfast_nodes AS n (id, name, started_at, heartbeat_at)
-SELECT $1::bigint, $2, now.ms, now.ms FROM now
-ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at
+INSERT INTO holdfast_nodes AS n (id, name, started_at, heartbeat_at, contact_since)
+SELECT $1::bigint, $2, now.ms, now.ms, now.ms FROM now
+ON CONFLICT (id) DO UPDATE SET heartbeat_at = EXCLUDED.heartbeat_at,
+  contact_since = CASE WHEN EXCLUDED.heartbeat_at - n.heartbeat_at <= $3::bigint
+                       THEN coalesce(n.contact_since, n.heartbeat_at)
+                       ELSE EXCLUDED.heartbeat_at END
 RETURNING (n.xmax = 0))sql";
 
-// $1 grace in ms. The session holds of a node without a row count as dead as well, so the
-// row may go first (pg_housekeeper.cc says why it does).
+// $1 judge, $2 grace, $3 gap: the rows of nodes whose session holds the rule would free
+// (schema_liveness.cc). Holds granted within the grace stay without their row, so the row
+// may go first (pg_housekeeper.cc says why it does).
 const std::string kForgetDead = kWithNow + R"sql(
-DELETE FROM holdfast_nodes n USING now WHERE n.heartbeat_at <= now.ms - $1::bigint)sql";
+DELETE FROM holdfast_nodes n USING now
+ WHERE holdfast_session_lapsed(n.id, NULL, holdfast_judge_since($1::bigint, now.ms, $3::bigint),
+                               now.ms, $2::bigint))sql";
 
 // $1 name, $2 toml. Replaces only a set of the same name; no row back means a conflict.
 const std::string kPutRules = R"sql(
@@ -59,10 +68,10 @@ std::vector<Statement> ClusterRows::statements() {
       {"hf_node_heartbeat", kHeartbeat},
       {"hf_node_forget", "DELETE FROM holdfast_nodes WHERE id = $1::bigint"},
       {"hf_nodes_forget_dead", kForgetDead},
-      {"hf_rules_get", "SELECT name, toml, version FROM holdfast_rule_set WHERE id = 1"},
-      {"hf_rules_version", "SELECT coalesce(max(version), 0) FROM holdfast_rule_set"},
+      reading("hf_rules_get", "SELECT name, toml, version FROM holdfast_rule_set WHERE id = 1"),
+      reading("hf_rules_version", "SELECT coalesce(max(version), 0) FROM holdfast_rule_set"),
       {"hf_rules_put", kPutRules},
-      {"hf_rules_name", "SELECT name FROM holdfast_rule_set WHERE id = 1"},
+      reading("hf_rules_name", "SELECT name FROM holdfast_rule_set WHERE id = 1"),
       {"hf_rules_delete", kDeleteRules},
       {"hf_rate_consume", kConsume},
       {"hf_rate_trim", kTrimRate},
@@ -75,8 +84,8 @@ Result<std::int64_t> ClusterRows::register_node(std::string_view name) {
   return rows->number(0, 0);
 }
 
-Result<bool> ClusterRows::heartbeat(std::int64_t node_id, std::string_view name) {
-  auto rows = pool_.run("hf_node_heartbeat", Params().number(node_id).text(name));
+Result<bool> ClusterRows::heartbeat(std::int64_t node_id, std::string_view name, Millis gap_ms) {
+  auto rows = pool_.run("hf_node_heartbeat", Params().number(node_id).text(name).number(gap_ms));
   if (!rows.ok()) return std::move(rows).error();
   return rows->boolean(0, 0);
 }
@@ -87,8 +96,9 @@ Status ClusterRows::forget_node(std::int64_t node_id) {
   return ok_status();
 }
 
-Status ClusterRows::forget_dead_nodes(Millis grace_ms) {
-  auto rows = pool_.run("hf_nodes_forget_dead", Params().number(grace_ms));
+Status ClusterRows::forget_dead_nodes(std::int64_t judge, Millis grace_ms, Millis gap_ms) {
+  auto rows =
+      pool_.run("hf_nodes_forget_dead", Params().number(judge).number(grace_ms).number(gap_ms));
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
 }

@@ -1,10 +1,12 @@
 // ClusterRows: what the nodes of one cluster share besides the holds, each as one statement:
 //
-//  - holdfast_nodes: a node registers at start and heartbeats its row (database clock); the
-//    session holds of a node whose heartbeat is older than the grace are freed by any live
-//    node (HoldRows::free_dead_sessions), after which its row is forgotten. A node that finds
-//    its own row gone (it was presumed dead, e.g. cut off for longer than the grace) writes it
-//    again and says so: its session holds were freed meanwhile.
+//  - holdfast_nodes: a node registers at start and heartbeats its row (database clock), which
+//    also keeps when its unbroken contact with the database began; the session holds of a
+//    node are freed by a live node only as the rule of schema_liveness.cc allows
+//    (HoldRows::free_dead_sessions), and its row is forgotten under the same rule. A node
+//    that finds its own row gone (it was presumed dead, e.g. cut off for longer than the
+//    grace while other nodes were not) writes it again and says so: its session holds
+//    granted before the grace were freed meanwhile.
 //  - holdfast_rule_set: the one lock rule set; every change draws a new version from
 //    holdfast_rule_versions and notifies 'holdfast_rules', so nodes reload their compiled copy.
 //  - holdfast_rate: acquire attempts per member user per minute; a rolling hour is the last 60
@@ -50,11 +52,12 @@ class ClusterRows {
   static std::vector<Statement> statements();
 
   Result<std::int64_t> register_node(std::string_view name);
-  // True when the row had to be written again (the node had been presumed dead).
-  Result<bool> heartbeat(std::int64_t node_id, std::string_view name);
+  // True when the row had to be written again (the node had been presumed dead). A gap over
+  // gap_ms since the last heartbeat begins the node's contact again.
+  Result<bool> heartbeat(std::int64_t node_id, std::string_view name, Millis gap_ms);
   Status forget_node(std::int64_t node_id);
-  // Rows of nodes silent for grace_ms that no longer own session holds.
-  Status forget_dead_nodes(Millis grace_ms);
+  // Rows of nodes whose session holds the rule lets `judge` free (schema_liveness.cc).
+  Status forget_dead_nodes(std::int64_t judge, Millis grace_ms, Millis gap_ms);
 
   Result<std::optional<StoredRuleSet>> rule_set();
   // 0 when none is installed.

@@ -51,7 +51,8 @@ Result<GroupGrant> HoldRows::grant_group(const GroupRequest& r) {
   } else {
     p.null();
   }
-  auto rows = pool_.run("hf_grant_group", p);
+  // The handle on any key of the group releases the whole group.
+  auto rows = run("hf_grant_group", p, Doubt::on_handle(r.keys.front().key, q.handle.to_string()));
   if (!rows.ok()) return std::move(rows).error();
   // outcome, key, token, acquired_at, lease end, db_now, retry_at, kind_limit
   GroupGrant g;
@@ -90,18 +91,19 @@ Result<GroupGrant> HoldRows::grant_group(const GroupRequest& r) {
 
 Result<std::vector<std::string>> HoldRows::release_handle(std::string_view key,
                                                           std::string_view handle) {
-  return freed_keys("hf_release_handle", Params().text(key).text(handle));
+  return freed_keys("hf_release_handle", Params().text(key).text(handle),
+                    Doubt::on_handle(key, handle));
 }
 
 Result<std::optional<Millis>> HoldRows::renew_handle(std::string_view key, std::string_view handle,
                                                      Millis ttl_ms) {
-  auto rows = pool_.run("hf_renew_handle", Params().text(key).text(handle).number(ttl_ms));
+  auto rows = run("hf_renew_handle", Params().text(key).text(handle).number(ttl_ms));
   if (!rows.ok()) return std::move(rows).error();
   return rows->maybe_number(0, 0);
 }
 
 Result<std::vector<HoldRows::GroupOnKey>> HoldRows::groups_on(std::string_view key) {
-  auto rows = pool_.run("hf_groups_on", Params().text(key));
+  auto rows = run("hf_groups_on", Params().text(key));
   if (!rows.ok()) return std::move(rows).error();
   std::vector<GroupOnKey> out;
   for (int r = 0; r < rows->size(); ++r)

@@ -1,5 +1,9 @@
 #include "service/postgres/hold_rows.h"
 
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
 namespace holdfast::pg {
 
 std::int64_t mode_number(LockMode m) {
@@ -300,9 +304,15 @@ std::vector<Statement> HoldRows::statements() {
       {"hf_release",
        free_and_notify_sql("h.key = $1 AND h.handle = $2 AND h.lease_expires_at > now.ms")},
       // $1 key
-      {"hf_find", find_sql("h.key = $1", "")},
+      // $1 key; one row whether or not the key is held, with the database clock (column 12)
+      reading("hf_find", kWithNow + "\nSELECT h.key IS NOT NULL, " + kHoldCols +
+                             ", now.ms, false, " + kRowMode +
+                             ", h.permit_limit FROM now LEFT JOIN holdfast_holds h ON h.key = $1 "
+                             "AND " +
+                             live("h", "now.ms")),
       // $1 after (exclusive), $2 from (inclusive), $3 limit
-      {"hf_scan", find_sql("h.key > $1 AND h.key >= $2", "\n ORDER BY h.key LIMIT $3::bigint")},
+      reading("hf_scan",
+              find_sql("h.key > $1 AND h.key >= $2", "\n ORDER BY h.key LIMIT $3::bigint")),
       {"hf_transfer", transfer_sql()},
       // $1 key, $2 holder_id (NULL: whoever holds it)
       {"hf_unassign",
@@ -315,11 +325,12 @@ std::vector<Statement> HoldRows::statements() {
                            /*vanished=*/true)},
       // $1 node
       {"hf_free_node", free_and_notify_sql("h.scope = 1 AND h.node_id = $1::bigint", true)},
-      // $1 grace in ms: session holds of nodes without a recent heartbeat (or without a row)
+      // $1 judge, $2 grace, $3 gap: the session holds the rule lets the judge free
+      // (schema_liveness.cc)
       {"hf_free_dead_sessions",
        free_and_notify_sql(
-           "h.scope = 1 AND NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = h.node_id "
-           "AND n.heartbeat_at > now.ms - $1::bigint)",
+           "h.scope = 1 AND holdfast_session_lapsed(h.node_id, h.acquired_at, "
+           "holdfast_judge_since($1::bigint, now.ms, $3::bigint), now.ms, $2::bigint)",
            true)},
       // $1 retention in ms: rows free (lock-delay over) for longer than that are deleted
       {"hf_sweep_free",
@@ -329,11 +340,11 @@ std::vector<Statement> HoldRows::statements() {
            kSweepable},
       // $1 key: while a lock-delay keeps the key closed, the instant it opens (the row's, or
       // an ended member's while others still hold the key)
-      {"hf_closed_until",
-       kWithNow + "\nSELECT greatest((SELECT h.lease_expires_at + h.lock_delay_ms "
-                  "FROM holdfast_holds h WHERE h.key = $1 AND h.lease_expires_at <= now.ms "
-                  "AND h.lease_expires_at + h.lock_delay_ms > now.ms), "
-                  "holdfast_members_closed_until($1, now.ms)) FROM now"},
+      reading("hf_closed_until",
+              kWithNow + "\nSELECT greatest((SELECT h.lease_expires_at + h.lock_delay_ms "
+                         "FROM holdfast_holds h WHERE h.key = $1 AND h.lease_expires_at <= now.ms "
+                         "AND h.lease_expires_at + h.lock_delay_ms > now.ms), "
+                         "holdfast_members_closed_until($1, now.ms)) FROM now"),
       // $1 key, $2 node, $3 generation
       {"hf_wait_register",
        "INSERT INTO holdfast_waits (key, node_id, generation) VALUES ($1, $2::bigint, $3::bigint) "
@@ -346,14 +357,15 @@ std::vector<Statement> HoldRows::statements() {
       {"hf_wait_forget_orphans",
        "DELETE FROM holdfast_waits w WHERE NOT EXISTS (SELECT 1 FROM holdfast_nodes n WHERE n.id = "
        "w.node_id)"},
-      {"hf_count_live",
-       kWithNow +
-           "\nSELECT (SELECT count(*) FROM holdfast_holds h, now WHERE h.held_by <> '' AND " +
-           live("h", "now.ms") +
-           ") + (SELECT count(*) FROM holdfast_members m, now WHERE m.lease_expires_at > "
-           "now.ms)"},
+      reading(
+          "hf_count_live",
+          kWithNow +
+              "\nSELECT (SELECT count(*) FROM holdfast_holds h, now WHERE h.held_by <> '' AND " +
+              live("h", "now.ms") +
+              ") + (SELECT count(*) FROM holdfast_members m, now WHERE m.lease_expires_at > "
+              "now.ms)"),
       {"hf_grant_member", kGrantMemberSql},
-      {"hf_members", kMembersSql},
+      reading("hf_members", kMembersSql),
       // $1 key, $2 node, $3 mode, $4 limit
       {"hf_queue_join",
        "INSERT INTO holdfast_queue (key, node_id, mode, permit_limit) VALUES ($1, $2::bigint, "
@@ -366,9 +378,12 @@ std::vector<Statement> HoldRows::statements() {
       {"hf_release_member", "SELECT holdfast_release_member($1, $2)"},
       {"hf_free_group", "SELECT holdfast_free_group($1, $2)"},
       {"hf_extend_group", "SELECT holdfast_extend_group($1, $2::bigint, $3)"},
-      // $1 node, $2 session (NULL: all the node's), $3 grace (NULL: by node; else dead nodes)
+      // $1 node, $2 session (NULL: all the node's)
       {"hf_free_session_members",
-       "SELECT holdfast_free_session_members($1::bigint, $2::bigint, $3::bigint)"},
+       "SELECT holdfast_free_session_members($1::bigint, $2::bigint, NULL)"},
+      // $1 judge, $2 grace, $3 gap
+      {"hf_free_lapsed_members",
+       "SELECT holdfast_free_lapsed_session_members($1::bigint, $2::bigint, $3::bigint)"},
       // $1 keys, $2 modes, $3 limits, $4 takes (arrays), $5 handle, $6 held_by, $7 owner,
       // $8 ttl, $9 scope, $10 node, $11 session
       {"hf_grant_group",
@@ -377,7 +392,7 @@ std::vector<Statement> HoldRows::statements() {
       // $1 key, $2 handle (, $3 ttl)
       {"hf_release_handle", "SELECT holdfast_release_handle($1, $2)"},
       // $1 key: (handle, heldBy) of its live holds whose handle holds another key too
-      {"hf_groups_on", kWithNow + R"sql(
+      reading("hf_groups_on", kWithNow + R"sql(
 SELECT DISTINCT x.handle, x.held_by FROM (
   SELECT h.handle, h.held_by FROM holdfast_holds h, now
    WHERE h.key = $1 AND h.handle IS NOT NULL AND h.lease_expires_at > now.ms
@@ -387,7 +402,7 @@ SELECT DISTINCT x.handle, x.held_by FROM (
  WHERE EXISTS (SELECT 1 FROM holdfast_holds h2 WHERE h2.handle = x.handle AND h2.key <> $1
                   AND h2.lease_expires_at > now.ms)
     OR EXISTS (SELECT 1 FROM holdfast_members m2 WHERE m2.handle = x.handle AND m2.key <> $1
-                  AND m2.lease_expires_at > now.ms))sql"},
+                  AND m2.lease_expires_at > now.ms))sql"),
       {"hf_renew_handle", "SELECT holdfast_renew_handle($1, $2, $3::bigint)"},
       // (a member's lock-delay keeps it: it closes the key until its end plus the delay)
       {"hf_sweep_members", kWithNow + "\nDELETE FROM holdfast_members m USING now WHERE "
@@ -397,30 +412,31 @@ SELECT DISTINCT x.handle, x.held_by FROM (
 }
 
 Result<Grant> HoldRows::acquire(const GrantRequest& r) {
-  auto rows = pool_.run("hf_acquire", grant_params(r));
+  auto rows = run("hf_acquire", grant_params(r), Doubt::on_handle(r.key, r.handle.to_string()));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
 
 Result<Grant> HoldRows::acquire_free(const GrantRequest& r) {
-  auto rows = pool_.run("hf_acquire_free", grant_params(r));
+  auto rows =
+      run("hf_acquire_free", grant_params(r), Doubt::on_handle(r.key, r.handle.to_string()));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
 
 Result<Grant> HoldRows::take_over(const GrantRequest& r) {
-  auto rows = pool_.run("hf_take_over", grant_params(r));
+  auto rows = run("hf_take_over", grant_params(r), Doubt::on_handle(r.key, r.handle.to_string()));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
 
 Result<std::optional<Millis>> HoldRows::extend(std::string_view key, Millis amount, bool absolute,
                                                std::uint64_t token) {
-  auto rows = pool_.run("hf_extend", Params()
-                                         .text(key)
-                                         .number(amount)
-                                         .text(absolute ? "true" : "false")
-                                         .number(static_cast<std::int64_t>(token)));
+  auto rows = run("hf_extend", Params()
+                                   .text(key)
+                                   .number(amount)
+                                   .text(absolute ? "true" : "false")
+                                   .number(static_cast<std::int64_t>(token)));
   if (!rows.ok()) return std::move(rows).error();
   if (rows->size() == 0) return std::optional<Millis>();
   return std::optional<Millis>(rows->number(0, 0));
@@ -432,7 +448,7 @@ Result<std::vector<std::string>> HoldRows::free_key(std::string_view key,
 }
 
 Result<Grant> HoldRows::retake(const GrantRequest& r) {
-  auto rows = pool_.run("hf_retake", grant_params(r));
+  auto rows = run("hf_retake", grant_params(r), Doubt::on_handle(r.key, r.handle.to_string()));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
@@ -440,7 +456,7 @@ Result<Grant> HoldRows::retake(const GrantRequest& r) {
 Result<Grant> HoldRows::assign(std::string_view key, std::string_view held_by,
                                std::string_view holder_id, std::optional<Millis> ttl_ms,
                                Millis lock_delay_ms) {
-  auto rows = pool_.run(
+  auto rows = run(
       "hf_assign",
       Params().text(key).text(held_by).text(holder_id).maybe_number(ttl_ms).number(lock_delay_ms));
   if (!rows.ok()) return std::move(rows).error();
@@ -449,21 +465,22 @@ Result<Grant> HoldRows::assign(std::string_view key, std::string_view held_by,
 
 Result<Grant> HoldRows::refresh(std::string_view key, std::string_view holder_id,
                                 std::optional<Millis> ttl_ms) {
-  auto rows = pool_.run("hf_refresh", Params().text(key).text(holder_id).maybe_number(ttl_ms));
+  auto rows = run("hf_refresh", Params().text(key).text(holder_id).maybe_number(ttl_ms));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
 
 Result<bool> HoldRows::release(std::string_view key, std::string_view handle) {
-  auto rows = pool_.run("hf_release", Params().text(key).text(handle));
+  auto rows = run("hf_release", Params().text(key).text(handle), Doubt::on_handle(key, handle));
   if (!rows.ok()) return std::move(rows).error();
   return !rows->empty();
 }
 
-Result<std::optional<HoldState>> HoldRows::find(std::string_view key) {
-  auto rows = pool_.run("hf_find", Params().text(key));
+Result<std::optional<HoldState>> HoldRows::find(std::string_view key, Millis* db_now) {
+  auto rows = run("hf_find", Params().text(key));
   if (!rows.ok()) return std::move(rows).error();
-  if (rows->empty()) return std::optional<HoldState>();
+  if (db_now != nullptr) *db_now = rows->number(0, 12);
+  if (!rows->boolean(0, 0)) return std::optional<HoldState>();
   HoldState h = hold_with_mode(*rows, 0);
   h.handle = Handle{};
   return std::optional<HoldState>(std::move(h));
@@ -471,7 +488,7 @@ Result<std::optional<HoldState>> HoldRows::find(std::string_view key) {
 
 Result<std::vector<HoldState>> HoldRows::scan(std::string_view after, std::string_view from,
                                               std::int64_t limit) {
-  auto rows = pool_.run("hf_scan", Params().text(after).text(from).number(limit));
+  auto rows = run("hf_scan", Params().text(after).text(from).number(limit));
   if (!rows.ok()) return std::move(rows).error();
   std::vector<HoldState> out;
   out.reserve(static_cast<std::size_t>(rows->size()));
@@ -485,21 +502,21 @@ Result<std::vector<HoldState>> HoldRows::scan(std::string_view after, std::strin
 Result<std::optional<HoldState>> HoldRows::transfer(std::string_view key, std::string_view to_id,
                                                     std::string_view from_id,
                                                     std::string_view held_by) {
-  auto rows = pool_.run("hf_transfer", Params().text(key).text(to_id).text(from_id).text(held_by));
+  auto rows = run("hf_transfer", Params().text(key).text(to_id).text(from_id).text(held_by));
   if (!rows.ok()) return std::move(rows).error();
   if (rows->empty()) return std::optional<HoldState>();
   return std::optional<HoldState>(hold_from(*rows, 0));
 }
 
 Result<bool> HoldRows::unassign(std::string_view key, std::optional<std::string_view> holder_id) {
-  auto rows = pool_.run("hf_unassign", Params().text(key).maybe_text(holder_id));
+  auto rows = run("hf_unassign", Params().text(key).maybe_text(holder_id));
   if (!rows.ok()) return std::move(rows).error();
   return !rows->empty();
 }
 
 Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& statement,
-                                                      const Params& params) {
-  auto rows = pool_.run(statement, params);
+                                                      const Params& params, const Doubt& doubt) {
+  auto rows = run(statement, params, doubt);
   if (!rows.ok()) return std::move(rows).error();
   std::vector<std::string> keys;
   keys.reserve(static_cast<std::size_t>(rows->size()));
@@ -509,10 +526,11 @@ Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& stateme
 
 Result<std::vector<std::string>> HoldRows::freed_with_members(const std::string& statement,
                                                               const Params& params,
+                                                              const std::string& members_statement,
                                                               const Params& member_params) {
   auto keys = freed_keys(statement, params);
   if (!keys.ok()) return keys;
-  auto members = freed_keys("hf_free_session_members", member_params);
+  auto members = freed_keys(members_statement, member_params);
   if (!members.ok()) return std::move(members).error();
   for (std::string& k : *members) keys->push_back(std::move(k));
   return keys;
@@ -520,25 +538,138 @@ Result<std::vector<std::string>> HoldRows::freed_with_members(const std::string&
 
 Result<std::vector<std::string>> HoldRows::end_session(std::int64_t node_id,
                                                        std::uint64_t session) {
+  if (auto st = settle(); !st.ok()) {
+    doubt(Doubt::on_session(node_id, session));
+    return std::move(st).error();
+  }
+  auto freed = end_session_now(node_id, session);
+  // Whatever happened, the session is over: its holds must go once the database answers.
+  if (!freed.ok()) doubt(Doubt::on_session(node_id, session));
+  return freed;
+}
+
+Result<std::vector<std::string>> HoldRows::end_session_now(std::int64_t node_id,
+                                                           std::uint64_t session) {
   const auto s = static_cast<std::int64_t>(session);
-  return freed_with_members("hf_end_session", Params().number(node_id).number(s),
-                            Params().number(node_id).number(s).null());
+  auto keys = pool_.run("hf_end_session", Params().number(node_id).number(s));
+  if (!keys.ok()) return std::move(keys).error();
+  auto members = pool_.run("hf_free_session_members", Params().number(node_id).number(s));
+  if (!members.ok()) return std::move(members).error();
+  std::vector<std::string> out;
+  for (const Rows* rows : {&*keys, &*members})
+    for (int r = 0; r < rows->size(); ++r) out.emplace_back(rows->text(r, 0));
+  return out;
+}
+
+HoldRows::Doubt HoldRows::Doubt::on_handle(std::string_view key, std::string_view handle) {
+  Doubt d;
+  d.kind = kHandle;
+  d.key = std::string(key);
+  d.handle = std::string(handle);
+  return d;
+}
+
+HoldRows::Doubt HoldRows::Doubt::on_session(std::int64_t node, std::uint64_t session) {
+  Doubt d;
+  d.kind = kSession;
+  d.node = node;
+  d.session = session;
+  return d;
+}
+
+void HoldRows::doubt(Doubt d) {
+  std::lock_guard lock(doubts_mu_);
+  spdlog::warn("{} will be settled before this node answers anything else",
+               d.kind == Doubt::kHandle
+                   ? "the write of handle " + d.handle.substr(0, 8) + "... on " + d.key +
+                         ", whose outcome is unknown,"
+                   : "the end of connection " + std::to_string(d.session) + "'s session holds");
+  doubts_.push_back(std::move(d));
+  has_doubts_ = true;
+}
+
+std::size_t HoldRows::doubts() const {
+  std::lock_guard lock(doubts_mu_);
+  return doubts_.size();
+}
+
+Status HoldRows::settle() {
+  if (!has_doubts_.load() || pool_.in_transaction()) return ok_status();
+  std::lock_guard settling(settle_mu_);
+  // While the database does not answer, the calls queued behind a failed attempt fail at once
+  // rather than each wait out a deadline of its own.
+  if (std::chrono::steady_clock::now() < retry_settling_at_)
+    return Error(ErrorCode::kUnavailable, last_settle_error_);
+  for (;;) {
+    Doubt d;
+    {
+      std::lock_guard lock(doubts_mu_);
+      if (doubts_.empty()) {
+        has_doubts_ = false;
+        return ok_status();
+      }
+      d = doubts_.front();
+    }
+    // Releasing the handle withdraws a grant that committed (its caller was told it did not)
+    // and completes a release; both are no-ops when there is nothing to do.
+    auto freed = d.kind == Doubt::kHandle ? [&]() -> Result<std::vector<std::string>> {
+      auto rows = pool_.run("hf_release_handle", Params().text(d.key).text(d.handle));
+      if (!rows.ok()) return std::move(rows).error();
+      std::vector<std::string> keys;
+      for (int r = 0; r < rows->size(); ++r) keys.emplace_back(rows->text(r, 0));
+      return keys;
+    }()
+        : end_session_now(d.node, d.session);
+    if (!freed.ok()) {
+      last_settle_error_ =
+          "a write whose outcome was unknown is not settled yet: " + freed.error().message;
+      retry_settling_at_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(100);
+      return Error(ErrorCode::kUnavailable, last_settle_error_);
+    }
+    {
+      std::lock_guard lock(doubts_mu_);
+      doubts_.pop_front();
+    }
+    spdlog::info("settled {}: {} key(s) freed",
+                 d.kind == Doubt::kHandle
+                     ? "the write of handle " + d.handle.substr(0, 8) + "... on " + d.key
+                     : "the end of connection " + std::to_string(d.session),
+                 freed->size());
+    if (!freed->empty() && on_freed_) on_freed_(*freed);
+  }
+}
+
+Result<Rows> HoldRows::run(const std::string& statement, const Params& params) {
+  return run(statement, params, Doubt{});
+}
+
+Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& statement,
+                                                      const Params& params) {
+  return freed_keys(statement, params, Doubt{});
+}
+
+Result<Rows> HoldRows::run(const std::string& statement, const Params& params, const Doubt& about) {
+  if (auto st = settle(); !st.ok()) return std::move(st).error();
+  auto rows = pool_.run(statement, params);
+  if (!rows.ok() && about.kind != Doubt::kNone && is_unknown_outcome(rows.error())) doubt(about);
+  return rows;
 }
 
 Result<std::vector<std::string>> HoldRows::free_node_sessions(std::int64_t node_id) {
-  return freed_with_members("hf_free_node", Params().number(node_id),
-                            Params().number(node_id).null().null());
+  return freed_with_members("hf_free_node", Params().number(node_id), "hf_free_session_members",
+                            Params().number(node_id).null());
 }
 
-Result<std::vector<std::string>> HoldRows::free_dead_sessions(Millis grace_ms) {
-  return freed_with_members("hf_free_dead_sessions", Params().number(grace_ms),
-                            Params().null().null().number(grace_ms));
+Result<std::vector<std::string>> HoldRows::free_dead_sessions(std::int64_t judge, Millis grace_ms,
+                                                              Millis gap_ms) {
+  const Params p = Params().number(judge).number(grace_ms).number(gap_ms);
+  return freed_with_members("hf_free_dead_sessions", p, "hf_free_lapsed_members", p);
 }
 
 Result<std::int64_t> HoldRows::sweep_free() {
-  auto rows = pool_.run("hf_sweep_free", Params().number(kFreeRowRetentionMs));
+  auto rows = run("hf_sweep_free", Params().number(kFreeRowRetentionMs));
   if (!rows.ok()) return std::move(rows).error();
-  auto members = pool_.run("hf_sweep_members", Params().number(kFreeRowRetentionMs));
+  auto members = run("hf_sweep_members", Params().number(kFreeRowRetentionMs));
   if (!members.ok()) return std::move(members).error();
   return rows->affected() + members->affected();
 }
@@ -560,7 +691,7 @@ Result<Grant> HoldRows::grant_member(const MemberRequest& r, bool retake_only) {
     p.null().number(1);
   }
   p.maybe_number(r.queue_seq).text(retake_only ? "true" : "false").number(q.lock_delay_ms);
-  auto rows = pool_.run("hf_grant_member", p);
+  auto rows = run("hf_grant_member", p, Doubt::on_handle(q.key, q.handle.to_string()));
   if (!rows.ok()) return std::move(rows).error();
   // outcome, token, acquired_at, lease_expires_at, db_now, retry_at, kind_limit
   Grant g;
@@ -603,26 +734,27 @@ Result<std::int64_t> HoldRows::queue_join(std::string_view key, std::int64_t nod
   } else {
     p.null();
   }
-  auto rows = pool_.run("hf_queue_join", p);
+  auto rows = run("hf_queue_join", p);
   if (!rows.ok()) return std::move(rows).error();
   return rows->number(0, 0);
 }
 
 Status HoldRows::queue_leave(std::int64_t seq) {
-  auto rows = pool_.run("hf_queue_leave", Params().number(seq));
+  auto rows = run("hf_queue_leave", Params().number(seq));
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
 }
 
 Result<bool> HoldRows::release_member(std::string_view key, std::string_view handle) {
-  auto rows = pool_.run("hf_release_member", Params().text(key).text(handle));
+  auto rows =
+      run("hf_release_member", Params().text(key).text(handle), Doubt::on_handle(key, handle));
   if (!rows.ok()) return std::move(rows).error();
   return rows->boolean(0, 0);
 }
 
 Result<std::vector<HoldState>> HoldRows::members(std::string_view key, LockMode mode,
                                                  std::uint32_t permits) {
-  auto rows = pool_.run("hf_members", Params().text(key));
+  auto rows = run("hf_members", Params().text(key));
   if (!rows.ok()) return std::move(rows).error();
   std::vector<HoldState> out;
   out.reserve(static_cast<std::size_t>(rows->size()));
@@ -637,54 +769,52 @@ Result<std::vector<HoldState>> HoldRows::members(std::string_view key, LockMode 
 }
 
 Result<bool> HoldRows::free_group(std::string_view key, std::optional<std::string_view> held_by) {
-  auto rows = pool_.run("hf_free_group", Params().text(key).maybe_text(held_by));
+  auto rows = run("hf_free_group", Params().text(key).maybe_text(held_by));
   if (!rows.ok()) return std::move(rows).error();
   return rows->boolean(0, 0);
 }
 
 Result<bool> HoldRows::extend_group(std::string_view key, Millis at,
                                     std::optional<std::string_view> held_by) {
-  auto rows = pool_.run("hf_extend_group", Params().text(key).number(at).maybe_text(held_by));
+  auto rows = run("hf_extend_group", Params().text(key).number(at).maybe_text(held_by));
   if (!rows.ok()) return std::move(rows).error();
   return rows->boolean(0, 0);
 }
 
 Status HoldRows::register_wait(std::string_view key, std::int64_t node_id,
                                std::uint64_t generation) {
-  auto rows =
-      pool_.run("hf_wait_register",
-                Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
+  auto rows = run("hf_wait_register",
+                  Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
 }
 
 Status HoldRows::unregister_wait(std::string_view key, std::int64_t node_id,
                                  std::uint64_t generation) {
-  auto rows =
-      pool_.run("hf_wait_unregister",
-                Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
+  auto rows = run("hf_wait_unregister",
+                  Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
 }
 
 Status HoldRows::forget_waits(std::optional<std::int64_t> node_id) {
-  auto rows = node_id ? pool_.run("hf_wait_forget_node", Params().number(*node_id))
-                      : pool_.run("hf_wait_forget_orphans", Params());
+  auto rows = node_id ? run("hf_wait_forget_node", Params().number(*node_id))
+                      : run("hf_wait_forget_orphans", Params());
   if (!rows.ok()) return std::move(rows).error();
-  auto queued = node_id ? pool_.run("hf_queue_forget_node", Params().number(*node_id))
-                        : pool_.run("hf_queue_forget_orphans", Params());
+  auto queued = node_id ? run("hf_queue_forget_node", Params().number(*node_id))
+                        : run("hf_queue_forget_orphans", Params());
   if (!queued.ok()) return std::move(queued).error();
   return ok_status();
 }
 
 Result<Millis> HoldRows::closed_until(std::string_view key) {
-  auto rows = pool_.run("hf_closed_until", Params().text(key));
+  auto rows = run("hf_closed_until", Params().text(key));
   if (!rows.ok()) return std::move(rows).error();
   return rows->empty() ? Millis{0} : rows->maybe_number(0, 0).value_or(0);
 }
 
 Result<std::int64_t> HoldRows::count_live() {
-  auto rows = pool_.run("hf_count_live", Params());
+  auto rows = run("hf_count_live", Params());
   if (!rows.ok()) return std::move(rows).error();
   return rows->number(0, 0);
 }

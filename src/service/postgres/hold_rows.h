@@ -52,10 +52,29 @@
 // rows (the session frees, the sweep) locks them in key order first. So no two transactions
 // wait for each other's rows in a cycle, and PostgreSQL never has to break a deadlock.
 //
+// Unknown outcomes. A write whose outcome is unknown (pg_conn.h: no answer by the deadline, a
+// broken connection, a commit that may not be on the standby) is answered STORE_UNAVAILABLE
+// with outcome=unknown. Before this node runs any other statement (so before it answers
+// anything about that key again), it settles every such write from the database:
+//  - a grant (its handle was fresh) is withdrawn by releasing its handle: if it committed, no
+//    hold is left that nobody knows the handle of;
+//  - a release by handle is done again: its caller meant the key to be free;
+//  - the end of a connection's session holds (whatever made it fail) is done again, so they
+//    do not outlive the connection.
+// Each is a no-op when there is nothing left to do. Other writes (renew, assign, transfer,
+// unassign, the Redis idiom's, rule changes) change rows the node keeps no copy of: its next
+// answer reads whatever the database has. Until the database answers, every call fails with
+// UNAVAILABLE; a transaction (PgPool::begin) settles before it begins.
+//
 // The SQL text of each statement is in hold_rows.cc next to the function that runs it.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -182,8 +201,9 @@ class HoldRows {
   Result<std::vector<GroupOnKey>> groups_on(std::string_view key);
 
   Result<bool> release(std::string_view key, std::string_view handle);
-  // The live hold of key (handle left null), if any.
-  Result<std::optional<HoldState>> find(std::string_view key);
+  // The live hold of key (handle left null), if any, and the database clock when it was read
+  // (replies that count from "now", PTTL and PEXPIRE, use it: never this node's clock).
+  Result<std::optional<HoldState>> find(std::string_view key, Millis* db_now = nullptr);
   // Live holds with key > after and key >= from, in key order, at most `limit` (handles null).
   Result<std::vector<HoldState>> scan(std::string_view after, std::string_view from,
                                       std::int64_t limit);
@@ -210,11 +230,14 @@ class HoldRows {
   Result<bool> extend_group(std::string_view key, Millis at,
                             std::optional<std::string_view> held_by);
 
-  // Session holds (single and member): the keys freed.
+  // Session holds (single and member): the keys freed. A failure leaves the end of the
+  // session to settle (see "Unknown outcomes").
   Result<std::vector<std::string>> end_session(std::int64_t node_id, std::uint64_t session);
   Result<std::vector<std::string>> free_node_sessions(std::int64_t node_id);
-  // Session holds of nodes without a heartbeat in the last grace_ms (or without a row).
-  Result<std::vector<std::string>> free_dead_sessions(Millis grace_ms);
+  // The session holds (single and member) that the session-liveness rule lets `judge` free
+  // now (schema_liveness.cc: holdfast_session_lapsed()).
+  Result<std::vector<std::string>> free_dead_sessions(std::int64_t judge, Millis grace_ms,
+                                                      Millis gap_ms);
   // Deletes rows whose lease ended over kFreeRowRetentionMs ago; how many.
   Result<std::int64_t> sweep_free();
   Result<std::int64_t> count_live();
@@ -230,14 +253,47 @@ class HoldRows {
   // Every registration of node_id, or (none) of nodes that no longer have a row.
   Status forget_waits(std::optional<std::int64_t> node_id);
 
+  // Settles every write whose outcome is unknown (see "Unknown outcomes"); UNAVAILABLE while
+  // the database does not answer. Every call above does it first.
+  Status settle();
+  // The keys that settling freed (this node's waiters may take them). Set before serving.
+  void on_freed(std::function<void(const std::vector<std::string>&)> fn) {
+    on_freed_ = std::move(fn);
+  }
+  std::size_t doubts() const;
+
  private:
+  // A write whose outcome may be unknown, and how to settle it.
+  struct Doubt {
+    enum Kind { kNone, kHandle, kSession } kind = kNone;
+    std::string key, handle;  // kHandle: release this handle on this key
+    std::int64_t node = 0;    // kSession: end this session's holds
+    std::uint64_t session = 0;
+    static Doubt on_handle(std::string_view key, std::string_view handle);
+    static Doubt on_session(std::int64_t node, std::uint64_t session);
+  };
+  // Settles, then runs the statement; records `about` when its outcome is unknown.
+  Result<Rows> run(const std::string& statement, const Params& params, const Doubt& about);
+  Result<Rows> run(const std::string& statement, const Params& params);
+  void doubt(Doubt d);
+  Result<std::vector<std::string>> end_session_now(std::int64_t node_id, std::uint64_t session);
+  Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params,
+                                              const Doubt& doubt);
   Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params);
-  // freed_keys of a statement on single holds, then of hf_free_session_members.
+  // freed_keys of a statement on single holds, then of one on members.
   Result<std::vector<std::string>> freed_with_members(const std::string& statement,
                                                       const Params& params,
+                                                      const std::string& members_statement,
                                                       const Params& member_params);
 
   PgPool& pool_;
+  std::function<void(const std::vector<std::string>&)> on_freed_;
+  mutable std::mutex doubts_mu_;
+  std::deque<Doubt> doubts_;
+  std::atomic<bool> has_doubts_{false};
+  std::mutex settle_mu_;  // one thread settles at a time; under it:
+  std::chrono::steady_clock::time_point retry_settling_at_;
+  std::string last_settle_error_;
 };
 
 }  // namespace holdfast::pg

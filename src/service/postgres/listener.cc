@@ -11,9 +11,9 @@
 
 namespace holdfast::pg {
 
-Listener::Listener(std::string url, std::vector<std::string> channels, NotifyFn on_notify,
+Listener::Listener(Primary& primary, std::vector<std::string> channels, NotifyFn on_notify,
                    std::function<void()> on_resync)
-    : url_(std::move(url)),
+    : primary_(primary),
       channels_(std::move(channels)),
       on_notify_(std::move(on_notify)),
       on_resync_(std::move(on_resync)) {}
@@ -24,13 +24,11 @@ Listener::~Listener() {
 }
 
 Status Listener::connect_and_listen() {
-  auto conn = PgConn::connect(url_);
+  auto conn = primary_.connect();
   if (!conn.ok()) return std::move(conn).error();
   for (const std::string& channel : channels_) {
     if (auto r = (*conn)->exec("LISTEN " + channel); !r.ok()) return std::move(r).error();
   }
-  if (PQsetnonblocking((*conn)->raw(), 1) != 0)
-    return Error(ErrorCode::kUnavailable, "cannot make the LISTEN connection non-blocking");
   conn_ = std::move(*conn);
   return ok_status();
 }
@@ -45,11 +43,19 @@ Status Listener::start() {
 
 void Listener::stop() {
   if (stopping_.exchange(true)) return;
-  if (wake_fd_ >= 0) {
-    std::uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof(one));
-  }
+  poke();
   if (thread_.joinable()) thread_.join();
+}
+
+void Listener::take_pokes() {
+  std::uint64_t pokes = 0;
+  (void)!::read(wake_fd_, &pokes, sizeof(pokes));  // non-blocking: nothing to take is fine
+}
+
+void Listener::poke() {
+  if (wake_fd_ < 0) return;
+  std::uint64_t one = 1;
+  (void)!::write(wake_fd_, &one, sizeof(one));
 }
 
 bool Listener::drain() {
@@ -71,9 +77,10 @@ void Listener::run() {
       pollfd wake{wake_fd_, POLLIN, 0};
       ::poll(&wake, 1, backoff_ms);
       if (stopping_) return;
+      take_pokes();  // a poke must not end the next waits early: this reconnects anyway
       if (auto st = connect_and_listen(); !st.ok()) {
         spdlog::warn("LISTEN connection: {}; retrying", st.error().message);
-        backoff_ms = std::min(backoff_ms * 2, 1000);
+        backoff_ms = std::min(backoff_ms * 2, 250);
         continue;
       }
       spdlog::info("LISTEN connection re-established");
@@ -81,14 +88,26 @@ void Listener::run() {
       on_resync_();
       continue;
     }
+    if (conn_->epoch != primary_.epoch()) {
+      // Another server is the primary now (or this one was found gone): listen there.
+      conn_.reset();
+      continue;
+    }
     pollfd fds[2] = {{PQsocket(conn_->raw()), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-    // Blocks until a notification, an error or stop(); the timeout is only a safety net.
+    // Blocks until a notification, an error, stop() or poke(), or a second: a change of
+    // primary that nobody poked about (one connection found the server gone) is seen within
+    // it, and an idle node wakes no more often. Waiters do not depend on it meanwhile: they
+    // ask again every 250 ms in case a notification was lost.
     const int n = ::poll(fds, 2, 1000);
     if (stopping_) return;
-    if (n < 0) continue;   // EINTR
-    if (n == 0) continue;  // quiet; TCP keepalives surface a silently dead connection
-    if ((fds[0].revents & (POLLIN | POLLERR | POLLHUP)) != 0 && !drain()) {
+    if (n < 0) continue;  // EINTR
+    if ((fds[1].revents & POLLIN) != 0) take_pokes();
+    if (n == 0 || (fds[0].revents & (POLLIN | POLLERR | POLLHUP)) == 0)
+      continue;  // quiet, or poked: the epoch is looked at above; TCP keepalives surface a
+                 // silently dead connection
+    if (!drain()) {
       spdlog::warn("LISTEN connection lost: {}", PQerrorMessage(conn_->raw()));
+      primary_.lost(conn_->epoch, "the LISTEN connection broke");
       conn_.reset();  // reconnect above, then resync: notifications sent meanwhile are lost
     }
   }

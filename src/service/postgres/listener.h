@@ -1,12 +1,16 @@
 // Listener: one dedicated connection that LISTENs on the cluster's channels and hands every
 // notification to a callback, on its own thread.
 //
-//  1. start() connects and LISTENs (an error here stops the node at start).
+//  1. start() connects to the primary (pg_primary.h) and LISTENs (an error here stops the node
+//     at start).
 //  2. The thread polls the socket and an eventfd (for stop()). Each notification is passed to
 //     on_notify(channel, payload, sender backend pid) in the order PostgreSQL delivered them.
-//  3. When the connection breaks, notifications sent meanwhile are lost. The thread reconnects
-//     (backing off up to a second) and then calls on_resync(), so the owner re-checks whatever
-//     a lost notification might have announced (waiters try again, rules reload).
+//  3. When the connection breaks, or the primary's epoch moves on (another server is the
+//     primary now: notifications come only from it; poke() says so at once, and the thread
+//     looks at least once a second by itself), notifications sent meanwhile are lost.
+//     The thread reconnects (backing off up to 250 ms) and then calls on_resync(), so the
+//     owner re-checks whatever a lost notification might have announced (waiters try again,
+//     rules reload).
 //  4. stop() wakes the thread and joins it.
 #pragma once
 
@@ -19,6 +23,7 @@
 
 #include "core/error.h"
 #include "service/postgres/pg_conn.h"
+#include "service/postgres/pg_primary.h"
 
 namespace holdfast::pg {
 
@@ -27,7 +32,7 @@ class Listener {
   using NotifyFn =
       std::function<void(const std::string& channel, const std::string& payload, int sender_pid)>;
 
-  Listener(std::string url, std::vector<std::string> channels, NotifyFn on_notify,
+  Listener(Primary& primary, std::vector<std::string> channels, NotifyFn on_notify,
            std::function<void()> on_resync);
   ~Listener();
   Listener(const Listener&) = delete;
@@ -35,14 +40,18 @@ class Listener {
 
   Status start();
   void stop();
+  // The primary may have changed: the thread looks at the epoch now (any thread; after start()).
+  void poke();
 
  private:
   Status connect_and_listen();
   void run();
   // Reads what arrived; false when the connection broke.
   bool drain();
+  // Resets the eventfd after poke()s (stop() needs none: the thread checks stopping_ first).
+  void take_pokes();
 
-  const std::string url_;
+  Primary& primary_;
   const std::vector<std::string> channels_;
   NotifyFn on_notify_;
   std::function<void()> on_resync_;

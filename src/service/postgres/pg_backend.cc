@@ -9,6 +9,7 @@
 #include "core/glob.h"
 #include "core/holder_check.h"
 #include "core/list_cursor.h"
+#include "service/postgres/pg_replication.h"
 #include "service/postgres/schema.h"
 #include "store/wal/data_dir.h"
 #include "store/wal/format.h"
@@ -35,6 +36,9 @@ Issued PgBackend::run(Completion& done, std::function<Result<Answer>()> job) {
 }
 
 Status PgBackend::atomically(const std::function<void()>& body) {
+  // Writes of unknown outcome are settled first: inside the transaction they would be undone
+  // with it if it rolled back (hold_rows.h, "Unknown outcomes").
+  if (auto st = holds_->settle(); !st.ok()) return store_error(std::move(st).error());
   auto tx = pool_->begin();
   if (!tx.ok()) return store_error(std::move(tx).error());
   inline_ = true;
@@ -79,21 +83,52 @@ Status PgBackend::claim_data_dir() {
 
 Status PgBackend::start() {
   if (auto st = claim_data_dir(); !st.ok()) return st;
+  pg::Primary::Options where;
+  where.url = options_.url;
+  where.deadline_ms = options_.statement_deadline_ms;
+  where.on_change = [this] { primary_changed(); };
+  auto primary = pg::Primary::open(std::move(where));
+  if (!primary.ok()) return std::move(primary).error();
+  primary_ = std::move(*primary);
   {
-    auto conn = pg::PgConn::connect(options_.url);
+    auto conn = primary_->connect();
     if (!conn.ok()) return std::move(conn).error();
+    // Nodes that start together queue on the migration's advisory lock: give it time.
+    (*conn)->set_default_timeout(std::max<Millis>(60'000, options_.statement_deadline_ms));
     if (auto st = pg::migrate(**conn); !st.ok()) return st;
   }
+  // The server's own limit (hold_rows.h, "Tokens"), and, from PostgreSQL 14, a check that
+  // ends a statement whose node went away (this side closes a connection at its deadline).
+  const std::string setup =
+      "SET statement_timeout = " + std::to_string(pg::kStatementTimeoutMs) +
+      "; SELECT set_config('client_connection_check_interval', '1000', false) "
+      "WHERE current_setting('server_version_num')::int >= 140000";
   std::vector<pg::Statement> statements = pg::HoldRows::statements();
   for (auto& s : pg::ClusterRows::statements()) statements.push_back(std::move(s));
+  statements.push_back(pg::replication_statement());
   for (auto& s : pg::PgEvents::statements()) statements.push_back(std::move(s));
-  auto pool = pg::PgPool::open(options_.url, options_.pool_size,
-                               "SET statement_timeout = " + std::to_string(pg::kStatementTimeoutMs),
-                               std::move(statements));
+  auto pool = pg::PgPool::open(*primary_, options_.pool_size, setup, std::move(statements));
   if (!pool.ok()) return std::move(pool).error();
   pool_ = std::move(*pool);
   holds_ = std::make_unique<pg::HoldRows>(*pool_);
   cluster_ = std::make_unique<pg::ClusterRows>(*pool_);
+  holds_->on_freed([this](const std::vector<std::string>& keys) { keys_freed(keys); });
+  // Heartbeats have a connection of their own (pg_heartbeat.h).
+  auto beat_pool = pg::PgPool::open(*primary_, 1, setup, pg::ClusterRows::statements());
+  if (!beat_pool.ok()) return std::move(beat_pool).error();
+  heartbeat_pool_ = std::move(*beat_pool);
+  heartbeat_rows_ = std::make_unique<pg::ClusterRows>(*heartbeat_pool_);
+
+  if (auto st = check_replication(); !st.ok()) return st;
+  {
+    std::lock_guard lock(replication_mu_);
+    if (options_.require_sync_replication && !replication_.synchronous)
+      return Error(ErrorCode::kUnavailable,
+                   "requireSyncReplication is on and the database does not replicate "
+                   "synchronously: " +
+                       replication_.warning);
+  }
+  pool_->set_write_gate([this] { return replication_refusal(); });
 
   // The previous node of this data dir is dead (we hold its lock): its session holds go now,
   // not after the grace: no session hold survives a restart (docs/reference.md 2.11).
@@ -127,7 +162,7 @@ Status PgBackend::start() {
   if (auto st = events_->start(); !st.ok()) return st;
 
   listener_ = std::make_unique<pg::Listener>(
-      options_.url,
+      *primary_,
       std::vector<std::string>{pg::kKeysChannel, pg::kRulesChannel, events_->channel(),
                                events_->pubsub_channel()},
       [this](const std::string& channel, const std::string& payload, int pid) {
@@ -140,17 +175,27 @@ Status PgBackend::start() {
       });
   if (auto st = listener_->start(); !st.ok()) return st;
 
+  // The liveness rule's timing (schema_liveness.cc): a heartbeat at least every fifth of the
+  // grace, and a gap of half the grace in a node's own heartbeats begins its contact again.
+  const Millis every =
+      std::max<Millis>(10, std::min(options_.heartbeat_ms, options_.session_grace_ms / 5));
+  const Millis gap = options_.session_grace_ms / 2;
+  heartbeat_ =
+      std::make_unique<pg::Heartbeat>(*heartbeat_rows_, node_id_, options_.node_name, every, gap);
+  if (auto st = heartbeat_->beat(); !st.ok()) return st;
+  heartbeat_->start();
+
   HousekeeperOptions hk;
   hk.node_id = node_id_;
-  hk.node_name = options_.node_name;
   hk.session_grace_ms = options_.session_grace_ms;
-  hk.heartbeat_ms =
-      std::max<Millis>(10, std::min(options_.heartbeat_ms, options_.session_grace_ms / 3));
+  hk.gap_ms = gap;
+  hk.tick_ms = every;
   hk.sweep_ms = options_.sweep_ms;
   HousekeeperHooks hooks;
   hooks.keys_freed = [this](const std::vector<std::string>& keys) { keys_freed(keys); };
   hooks.rules_version = [this](std::int64_t v) { rules_version_seen(v); };
   hooks.held_count = [this](std::int64_t n) { held_ = n; };
+  hooks.every_sweep = [this] { (void)check_replication(); };
   housekeeper_ = std::make_unique<PgHousekeeper>(*holds_, *cluster_, hk, std::move(hooks));
   housekeeper_->tick(/*sweep=*/true);
   housekeeper_->start();
@@ -161,17 +206,67 @@ Status PgBackend::start() {
         spdlog::warn("unregistering waits for {}: {}", key, st.error().message);
     });
   });
+  serving_ = true;
   spdlog::info(
-      "node {} over PostgreSQL {} (schema version {}, {} connections, session grace {} ms)",
+      "node {} over PostgreSQL {} (schema version {}, {} connections, session grace {} ms, "
+      "statement deadline {} ms)",
       node_id_, pg::redact_url(options_.url), pg::latest_schema_version(), options_.pool_size,
-      options_.session_grace_ms);
+      options_.session_grace_ms, options_.statement_deadline_ms);
   return ok_status();
+}
+
+void PgBackend::primary_changed() {
+  // Called on a watcher thread. Waiters ask again at once (their next statement goes to the
+  // new primary), and the new primary's replication is read without waiting for a sweep.
+  if (!serving_) return;
+  waiters_.poke_all();
+  listener_->poke();  // notifications now come from the new primary only
+  housekeeper_->defer([this] { (void)check_replication(); });
+}
+
+Status PgBackend::check_replication() {
+  auto read = pg::read_replication(*pool_);
+  if (!read.ok()) return std::move(read).error();
+  std::lock_guard lock(replication_mu_);
+  const bool first = !replication_checked_;
+  const bool was = replication_.synchronous;
+  const std::string had = replication_.warning;
+  replication_ = std::move(*read);
+  replication_checked_ = true;
+  if (!replication_.synchronous && (first || was || had != replication_.warning)) {
+    spdlog::warn("the database does not replicate synchronously: {}{}", replication_.warning,
+                 options_.require_sync_replication
+                     ? "; requireSyncReplication is on: refusing changes"
+                     : "; set [store] requireSyncReplication = true to refuse changes instead");
+  } else if (replication_.synchronous && (first || !was || had != replication_.warning)) {
+    spdlog::info(
+        "the database replicates synchronously (synchronous_standby_names '{}', "
+        "synchronous_commit {}){}",
+        replication_.standby_names, replication_.synchronous_commit,
+        replication_.warning.empty() ? "" : "; " + replication_.warning);
+  }
+  return ok_status();
+}
+
+std::optional<Error> PgBackend::replication_refusal() const {
+  if (!options_.require_sync_replication) return std::nullopt;
+  std::lock_guard lock(replication_mu_);
+  if (!replication_checked_ || replication_.synchronous) return std::nullopt;
+  return Error(ErrorCode::kStoreUnavailable,
+               "refusing changes: the database does not replicate synchronously and "
+               "requireSyncReplication is on: " +
+                   replication_.warning);
 }
 
 void PgBackend::stop() {
   if (stopped_.exchange(true)) return;
+  serving_ = false;
+  // No change of primary reaches the threads stopped below any more.
+  if (primary_) primary_->stop_watching();
   waiters_.close_all();
   if (housekeeper_) housekeeper_->stop();
+  // Before the row goes: a heartbeat after it would write it again.
+  if (heartbeat_) heartbeat_->stop();
   if (listener_) listener_->stop();
   if (events_) events_->stop();
   if (holds_ && node_id_ != 0) {
@@ -186,6 +281,11 @@ void PgBackend::stop() {
 Error PgBackend::store_error(Error e) const {
   spdlog::warn("{}", e.message);
   if (e.code == ErrorCode::kUnavailable) e.message = "the lock store is unavailable: " + e.message;
+  if (pg::is_unknown_outcome(e))
+    e.message =
+        "the outcome of this change is unknown (this node settles it with the database "
+        "before it answers anything else): " +
+        e.message;
   return e;
 }
 
@@ -315,11 +415,12 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
 }
 
 Result<StatusView> PgBackend::status_of(const std::string& key) {
-  auto found = holds_->find(key);
+  Millis db_now = 0;
+  auto found = holds_->find(key, &db_now);
   if (!found.ok()) return store_error(std::move(found).error());
   StatusView s;
   s.key = key;
-  s.as_of = wall_now();
+  s.as_of = db_now;                 // PTTL counts from the database's clock, as the lease does
   s.waiters = waiters_.count(key);  // this node's queue: waiters elsewhere are not counted
   if (*found && (*found)->mode != LockMode::kExclusive) return group_status(std::move(s), **found);
   if (*found) {
@@ -535,6 +636,28 @@ ServiceStats PgBackend::stats() const {
   const std::uint64_t all = s.counters.grants;
   s.grants_by_mode = std::array<std::uint64_t, 3>{
       all > shared + semaphore ? all - shared - semaphore : 0, shared, semaphore};
+  if (!primary_) return s;
+  StoreReplication r;
+  {
+    std::lock_guard lock(replication_mu_);
+    if (replication_checked_) {
+      r.state = replication_.synchronous ? "synchronous" : "asynchronous";
+      r.warning = replication_.warning;
+      r.sync_standbys = replication_.sync_standbys;
+    }
+  }
+  r.required = options_.require_sync_replication;
+  const pg::Primary::View where = primary_->view();
+  r.primary = where.host;
+  r.timeline = where.timeline;
+  r.primary_changes = where.changes;
+  r.unsettled_writes = holds_ ? holds_->doubts() : 0;
+  // While unsafe and required, changes are refused: the store is at fault (/readyz answers 503).
+  if (auto refused = replication_refusal()) {
+    s.store.fault = std::move(*refused);
+    s.store.faults = 1;
+  }
+  s.replication = std::move(r);
   return s;
 }
 

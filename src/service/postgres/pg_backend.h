@@ -10,11 +10,13 @@
 // the database before it is delivered, so nothing waits for a log here.
 //
 // Lifecycle:
-//  1. start(): lock the data dir (its LOCK file, as the embedded store does), migrate the
-//     schema, connect the pool, free the session holds of this data dir's previous
-//     incarnation (it is dead: we hold its lock), register a fresh node row, load the rule
-//     set, start the LISTEN thread and the housekeeper. Any failure is returned and the node
-//     must not serve.
+//  1. start(): lock the data dir (its LOCK file, as the embedded store does), find the primary
+//     (pg_primary.h), migrate the schema, connect the pool and the heartbeat's own connection,
+//     read the database's replication (pg_replication.h; without synchronous replication a
+//     warning, or with requireSyncReplication a refusal to start), free the session holds of
+//     this data dir's previous incarnation (it is dead: we hold its lock), register a fresh
+//     node row, load the rule set, start the LISTEN thread, the heartbeat and the
+//     housekeeper. Any failure is returned and the node must not serve.
 //  2. serve: see pg_acquire.cc for how a blocked acquire waits across nodes.
 //  3. end_session(s): the connection's waiters wake and answer UNAVAILABLE; its session holds
 //     are freed (and their keys notified) if it had any.
@@ -38,8 +40,11 @@
 #include "service/postgres/hold_rows.h"
 #include "service/postgres/listener.h"
 #include "service/postgres/pg_events.h"
+#include "service/postgres/pg_heartbeat.h"
 #include "service/postgres/pg_housekeeper.h"
 #include "service/postgres/pg_pool.h"
+#include "service/postgres/pg_primary.h"
+#include "service/postgres/pg_replication.h"
 #include "service/postgres/pg_waiters.h"
 #include "store/wal/file_system.h"
 
@@ -51,8 +56,12 @@ struct PgBackendOptions {
   std::string node_name;             // shown in holdfast_nodes (e.g. the RESP address)
   std::size_t pool_size = 8;         // connections per node
   Millis session_grace_ms = 10'000;  // a silent node's session holds live this long
-  Millis heartbeat_ms = 1'000;       // capped to a third of the grace
-  Millis recheck_ms = 250;           // a waiting head re-asks at least this often
+  Millis heartbeat_ms = 1'000;       // capped to a fifth of the grace
+  // Every database round trip answers within this or its connection is closed (pg_conn.h).
+  Millis statement_deadline_ms = 3'000;
+  // Refuse to start, and refuse writes, while the database does not replicate synchronously.
+  bool require_sync_replication = false;
+  Millis recheck_ms = 250;  // a waiting head re-asks at least this often
   Millis sweep_ms = 5'000;
 };
 
@@ -187,14 +196,14 @@ class PgBackend final : public LockBackend {
   Issued run(Completion& done, std::function<Result<Answer>()> job);
   // Runs `task` on the loop, from dispatch().
   void on_loop(std::function<void()> task);
-
-  // This node's wall clock, for what a reply reports (PTTL); leases are judged by the
-  // database's clock.
+  // This node's wall clock, for the lock events' own timers (pg_events.h); leases are judged
+  // by the database's clock.
   static Millis wall_now() {
     return std::chrono::duration_cast<std::chrono::milliseconds>(
                std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
+
   Error store_error(Error e) const;
   // `r` with a database failure turned into the UNAVAILABLE a caller sees (and logged).
   template <typename T>
@@ -222,7 +231,7 @@ class PgBackend final : public LockBackend {
                            std::optional<std::string_view> only_held_by);
   Result<Answer> do_expire_group(const ExpireArgs& args, Millis max_lease_ms,
                                  std::optional<std::string_view> only_held_by,
-                                 const HoldState& group);
+                                 const HoldState& group, Millis db_now);
   void keys_freed(const std::vector<std::string>& keys);
   void on_notify(const std::string& channel, const std::string& payload, int sender_pid);
   // A message another node published (pg_pubsub.cc).
@@ -231,10 +240,19 @@ class PgBackend final : public LockBackend {
   // Reads the stored rule set; when its version moved, hands it to the loop.
   Status reload_rules();
   Status claim_data_dir();
+  // Reads the database's replication (pg_replication.h), logs a change.
+  Status check_replication();
+  // The write gate: an error while requireSyncReplication is on and the database is unsafe.
+  std::optional<Error> replication_refusal() const;
+  void primary_changed();
 
   const PgBackendOptions options_;
   WakeLoop wake_;
+  std::unique_ptr<pg::Primary> primary_;
   std::unique_ptr<pg::PgPool> pool_;
+  std::unique_ptr<pg::PgPool> heartbeat_pool_;
+  std::unique_ptr<pg::ClusterRows> heartbeat_rows_;
+  std::unique_ptr<pg::Heartbeat> heartbeat_;
   std::unique_ptr<pg::HoldRows> holds_;
   std::unique_ptr<pg::ClusterRows> cluster_;
   std::unique_ptr<pg::Listener> listener_;
@@ -247,6 +265,11 @@ class PgBackend final : public LockBackend {
   std::int64_t node_id_ = 0;
   std::unique_ptr<wal::FileLock> dir_lock_;
   std::atomic<bool> stopped_{false};
+  std::atomic<bool> serving_{false};  // start() finished: the primary's changes reach waiters
+
+  mutable std::mutex replication_mu_;
+  bool replication_checked_ = false;
+  pg::Replication replication_;
   std::function<void(const std::optional<RuleSetPut>&)> rules_changed_;
 
   // The database version of the rule set last handed to the loop; reloads (notification,

@@ -2,7 +2,10 @@
 
 #include <poll.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 
 namespace holdfast::pg {
 
@@ -64,48 +67,218 @@ std::optional<std::string> Rows::maybe_text(int row, int col) const {
   return std::string(text(row, col));
 }
 
-Result<std::unique_ptr<PgConn>> PgConn::connect(const std::string& url) {
-  // Later keywords override earlier ones, so the URL (expanded from dbname) wins over these.
-  const char* keys[] = {"connect_timeout",
-                        "application_name",
-                        "keepalives",
-                        "keepalives_idle",
-                        "keepalives_interval",
-                        "keepalives_count",
-                        "client_encoding",
-                        "dbname",
-                        nullptr};
-  const char* values[] = {"5", "holdfast", "1", "10", "5", "3", "UTF8", url.c_str(), nullptr};
-  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
-  if (conn == nullptr)
-    return Error(ErrorCode::kUnavailable, "cannot connect to PostgreSQL: out of memory");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    std::string message = PQerrorMessage(conn);
-    PQfinish(conn);
-    while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
-      message.pop_back();
-    return Error(ErrorCode::kUnavailable,
-                 "cannot connect to PostgreSQL at " + redact_url(url) + ": " + message);
-  }
-  // Notices (e.g. "relation already exists, skipping") are not errors; keep them off stderr.
-  PQsetNoticeProcessor(
-      conn, [](void*, const char*) {}, nullptr);
-  return std::unique_ptr<PgConn>(new PgConn(conn));
+namespace {
+
+constexpr char kOutcomeDetail[] = "outcome";
+
+std::string trimmed(std::string message) {
+  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  return message;
 }
 
-PgConn::~PgConn() { PQfinish(conn_); }
+// The defaults every connection starts from; later keywords override earlier ones, so the
+// caller's settings (and the URL, expanded from dbname) win over these.
+constexpr std::pair<const char*, const char*> kDefaults[] = {
+    {"application_name", "holdfast"}, {"keepalives", "1"},       {"keepalives_idle", "10"},
+    {"keepalives_interval", "5"},     {"keepalives_count", "3"}, {"client_encoding", "UTF8"},
+};
 
-Result<Rows> PgConn::finish(PGresult* result, std::string_view what) {
-  Rows rows(result);
-  const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
+}  // namespace
+
+Error unknown_outcome(std::string message) {
+  return Error(ErrorCode::kStoreUnavailable, std::move(message)).with(kOutcomeDetail, "unknown");
+}
+
+bool is_unknown_outcome(const Error& e) {
+  if (e.code != ErrorCode::kStoreUnavailable) return false;
+  for (const auto& [name, value] : e.details)
+    if (name == kOutcomeDetail) return true;
+  return false;
+}
+
+PgConn::PgConn(PGconn* conn, std::string label, Millis timeout_ms)
+    : conn_(conn), label_(std::move(label)), timeout_ms_(timeout_ms) {}
+
+PgConn::~PgConn() { close(); }
+
+void PgConn::close() {
+  if (conn_ != nullptr) PQfinish(conn_);
+  conn_ = nullptr;
+}
+
+Result<std::unique_ptr<PgConn>> PgConn::connect(const ConnParams& params, const Deadline& by) {
+  std::vector<const char*> keys, values;
+  for (const auto& [k, v] : kDefaults) {
+    keys.push_back(k);
+    values.push_back(v);
+  }
+  for (const auto& [k, v] : params.settings) {
+    keys.push_back(k.c_str());
+    values.push_back(v.c_str());
+  }
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* conn = PQconnectStartParams(keys.data(), values.data(), /*expand_dbname=*/0);
+  const Millis left = std::max<Millis>(1, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              by.at - std::chrono::steady_clock::now())
+                                              .count());
+  return finish_connect(conn, params.label, by, left);
+}
+
+Result<std::unique_ptr<PgConn>> PgConn::connect(const std::string& url, Millis timeout_ms) {
+  std::vector<const char*> keys, values;
+  for (const auto& [k, v] : kDefaults) {
+    keys.push_back(k);
+    values.push_back(v);
+  }
+  keys.push_back("dbname");
+  values.push_back(url.c_str());
+  keys.push_back(nullptr);
+  values.push_back(nullptr);
+  PGconn* conn = PQconnectStartParams(keys.data(), values.data(), /*expand_dbname=*/1);
+  return finish_connect(conn, redact_url(url), Deadline::in(timeout_ms), timeout_ms);
+}
+
+Result<std::unique_ptr<PgConn>> PgConn::finish_connect(PGconn* conn, std::string label,
+                                                       const Deadline& by, Millis timeout_ms) {
+  if (conn == nullptr)
+    return Error(ErrorCode::kUnavailable, "cannot connect to PostgreSQL: out of memory");
+  std::unique_ptr<PgConn> out(new PgConn(conn, std::move(label), timeout_ms));
+  auto failed = [&](const std::string& why) -> Error {
+    return Error(ErrorCode::kUnavailable,
+                 "cannot connect to PostgreSQL at " + out->label_ + ": " + why);
+  };
+  if (PQstatus(conn) == CONNECTION_BAD) return failed(trimmed(PQerrorMessage(conn)));
+  // As if PQconnectPoll had last answered WRITING (libpq's documented start).
+  PostgresPollingStatusType state = PGRES_POLLING_WRITING;
+  while (state != PGRES_POLLING_OK) {
+    if (state == PGRES_POLLING_FAILED) return failed(trimmed(PQerrorMessage(conn)));
+    // The socket can change between calls (the next host of a list).
+    if (!out->wait_for(state == PGRES_POLLING_READING ? POLLIN : POLLOUT, by)) {
+      return failed(by.aborted() ? "the primary changed meanwhile"
+                                 : "no answer within " + std::to_string(timeout_ms) + " ms");
+    }
+    state = PQconnectPoll(conn);
+  }
+  if (PQsetnonblocking(conn, 1) != 0) return failed("cannot make the connection non-blocking");
+  // Notices (e.g. "relation already exists, skipping") are not errors and stay off stderr;
+  // the one that says a commit may not be on the standby makes its statement fail.
+  PQsetNoticeReceiver(conn, &PgConn::on_notice, out.get());
+  return out;
+}
+
+void PgConn::on_notice(void* self, const PGresult* notice) {
+  const char* severity = PQresultErrorField(notice, PG_DIAG_SEVERITY_NONLOCALIZED);
+  const char* code = PQresultErrorField(notice, PG_DIAG_SQLSTATE);
+  if (severity == nullptr || code == nullptr || std::strcmp(severity, "WARNING") != 0) return;
+  if (std::strcmp(code, "01000") != 0 && std::strcmp(code, "57P01") != 0) return;
+  const char* message = PQresultErrorField(notice, PG_DIAG_MESSAGE_PRIMARY);
+  static_cast<PgConn*>(self)->replication_warning_ =
+      message != nullptr ? std::string(message) : std::string("WARNING ") + code;
+}
+
+bool PgConn::wait_for(short events, const Deadline& by) {
+  // Slices of at most 100 ms, so a change of primary ends the wait soon.
+  constexpr Millis kSliceMs = 100;
+  for (;;) {
+    if (by.aborted()) return false;
+    const Millis left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            by.at - std::chrono::steady_clock::now())
+                            .count();
+    if (left <= 0) return false;
+    pollfd p{PQsocket(conn_), events, 0};
+    if (p.fd < 0) return true;  // let libpq report what happened to its socket
+    const int n = ::poll(&p, 1, static_cast<int>(std::min(left, kSliceMs)));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return true;
+  }
+}
+
+Result<Rows> PgConn::await(bool sent, std::string_view what, const Deadline& by) {
+  primary_suspect_ = false;
+  const std::string context = "PostgreSQL at " + label_ + ": " + std::string(what) + ": ";
+  if (!sent) {
+    // Nothing left this side: the statement cannot have run.
+    std::string message = conn_ ? trimmed(PQerrorMessage(conn_)) : "the connection is closed";
+    primary_suspect_ = broken();
+    if (broken()) close();
+    return Error(ErrorCode::kUnavailable, context + message);
+  }
+  auto lost = [&](const std::string& why) -> Result<Rows> {
+    primary_suspect_ = true;
+    close();
+    return unknown_outcome(context + why + "; it may or may not have taken effect");
+  };
+  auto no_answer = [&]() -> Result<Rows> {
+    if (by.aborted()) return lost("abandoned: the primary changed while it ran");
+    return lost(
+        "no answer within the statement deadline ([store] statementDeadlineMs); its "
+        "connection was closed");
+  };
+  // Push the whole statement out (libpq's non-blocking send loop).
+  for (;;) {
+    const int flushed = PQflush(conn_);
+    if (flushed == 0) break;
+    if (flushed < 0) return lost("the connection broke (" + trimmed(PQerrorMessage(conn_)) + ")");
+    if (!wait_for(POLLIN | POLLOUT, by)) return no_answer();
+    if (PQconsumeInput(conn_) == 0)
+      return lost("the connection broke (" + trimmed(PQerrorMessage(conn_)) + ")");
+  }
+  PGresult* kept = nullptr;  // the first error, else the last result
+  auto keep = [&](PGresult* r) {
+    const bool kept_error = kept != nullptr && PQresultStatus(kept) != PGRES_TUPLES_OK &&
+                            PQresultStatus(kept) != PGRES_COMMAND_OK;
+    if (kept_error) {
+      PQclear(r);
+      return;
+    }
+    if (kept != nullptr) PQclear(kept);
+    kept = r;
+  };
+  bool done = false;
+  while (!done) {
+    while (!PQisBusy(conn_)) {
+      PGresult* r = PQgetResult(conn_);
+      if (r == nullptr) {
+        done = true;
+        break;
+      }
+      keep(r);
+    }
+    if (done) break;
+    if (!wait_for(POLLIN, by)) {
+      if (kept != nullptr) PQclear(kept);
+      return no_answer();
+    }
+    if (PQconsumeInput(conn_) == 0) {
+      if (kept != nullptr) PQclear(kept);
+      return lost("the connection broke (" + trimmed(PQerrorMessage(conn_)) + ")");
+    }
+  }
+  Rows rows(kept);
+  const ExecStatusType status = kept ? PQresultStatus(kept) : PGRES_FATAL_ERROR;
+  if (broken()) {
+    std::string why = kept ? trimmed(PQresultErrorMessage(kept)) : trimmed(PQerrorMessage(conn_));
+    return lost("the connection broke (" + why + ")");
+  }
+  if (replication_warning_) {
+    std::string warning = std::move(*replication_warning_);
+    replication_warning_.reset();
+    // Committed here, perhaps not on the standby: a failover may lose it. Not done.
+    return unknown_outcome(context + "the commit came with the warning \"" + warning +
+                           "\": it may not have been replicated to the standby");
+  }
   if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return rows;
-  std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(conn_);
-  while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+  std::string message = kept ? trimmed(PQresultErrorMessage(kept)) : std::string();
   if (message.empty()) message = "no result";
-  return Error(ErrorCode::kUnavailable, "PostgreSQL: " + std::string(what) + ": " + message);
+  const char* code = kept ? PQresultErrorField(kept, PG_DIAG_SQLSTATE) : nullptr;
+  // 25006: "cannot execute ... in a read-only transaction": the server became a standby.
+  primary_suspect_ = code != nullptr && std::strcmp(code, "25006") == 0;
+  return Error(ErrorCode::kUnavailable, context + message);
 }
 
 bool PgConn::closed_by_server() {
+  if (conn_ == nullptr) return true;
   pollfd p{PQsocket(conn_), POLLIN, 0};
   if (p.fd < 0) return true;
   // An idle pooled connection has nothing to read unless the server said goodbye (a FATAL
@@ -114,27 +287,32 @@ bool PgConn::closed_by_server() {
   return ::poll(&p, 1, 0) != 0;
 }
 
-Status PgConn::prepare(const std::string& name, const std::string& sql) {
-  auto r = finish(PQprepare(conn_, name.c_str(), sql.c_str(), 0, nullptr), "prepare " + name);
+Status PgConn::prepare(const std::string& name, const std::string& sql, const Deadline& by) {
+  const bool sent =
+      conn_ != nullptr && PQsendPrepare(conn_, name.c_str(), sql.c_str(), 0, nullptr) == 1;
+  auto r = await(sent, "prepare " + name, by);
   if (!r.ok()) return std::move(r).error();
   return ok_status();
 }
 
-Result<Rows> PgConn::run(const std::string& name, const Params& params) {
+Result<Rows> PgConn::run(const std::string& name, const Params& params, const Deadline& by) {
   auto ptrs = params.pointers();
-  return finish(
-      PQexecPrepared(conn_, name.c_str(), params.size(), ptrs.data(), nullptr, nullptr, 0), name);
+  const bool sent = conn_ != nullptr && PQsendQueryPrepared(conn_, name.c_str(), params.size(),
+                                                            ptrs.data(), nullptr, nullptr, 0) == 1;
+  return await(sent, name, by);
 }
 
-Result<Rows> PgConn::exec(const std::string& sql) {
-  return finish(PQexec(conn_, sql.c_str()), "statement");
+Result<Rows> PgConn::exec(const std::string& sql, const Deadline& by) {
+  const bool sent = conn_ != nullptr && PQsendQuery(conn_, sql.c_str()) == 1;
+  return await(sent, "statement", by);
 }
 
-Result<Rows> PgConn::exec(const std::string& sql, const Params& params) {
+Result<Rows> PgConn::exec(const std::string& sql, const Params& params, const Deadline& by) {
   auto ptrs = params.pointers();
-  return finish(
-      PQexecParams(conn_, sql.c_str(), params.size(), nullptr, ptrs.data(), nullptr, nullptr, 0),
-      "statement");
+  const bool sent =
+      conn_ != nullptr && PQsendQueryParams(conn_, sql.c_str(), params.size(), nullptr, ptrs.data(),
+                                            nullptr, nullptr, 0) == 1;
+  return await(sent, "statement", by);
 }
 
 std::string redact_url(std::string_view url) {

@@ -22,22 +22,25 @@ Millis wall_now() {
 
 }  // namespace
 
+// The reads are marked so (pg_pool.h): a failure of one changes nothing, and the write gate of
+// requireSyncReplication does not refuse them.
 std::vector<Statement> PgEvents::statements() {
   return {
       // $1 node, $2 watching
       {"hf_ev_watching", "SELECT holdfast_set_watching($1::bigint, $2::boolean)"},
-      {"hf_ev_anyone", "SELECT EXISTS (SELECT 1 FROM holdfast_watchers)"},
-      {"hf_ev_channels",
-       "SELECT holdfast_channel('events', n.nspname), holdfast_channel('pubsub', n.nspname) "
-       "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-       "WHERE c.oid = 'holdfast_holds'::regclass"},
+      reading("hf_ev_anyone", "SELECT EXISTS (SELECT 1 FROM holdfast_watchers)"),
+      reading("hf_ev_channels",
+              "SELECT holdfast_channel('events', n.nspname), holdfast_channel('pubsub', "
+              "n.nspname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+              "WHERE c.oid = 'holdfast_holds'::regclass"),
       // $1 channel, $2 payload
       {"hf_ev_notify", "SELECT pg_notify($1, $2)"},
       // $1 key, $2 token
-      {"hf_ev_lease", "SELECT now_ms, present, lease FROM holdfast_hold_lease($1, $2::bigint)"},
+      reading("hf_ev_lease",
+              "SELECT now_ms, present, lease FROM holdfast_hold_lease($1, $2::bigint)"),
       // Every live hold: the single ones, then the shared and semaphore ones with their key's
       // mode and permits.
-      {"hf_ev_live", R"sql(WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)
+      reading("hf_ev_live", R"sql(WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)
 SELECT h.key, h.token, h.held_by, h.owner, h.holder_id, h.acquired_at, h.lease_expires_at,
        h.scope, h.kind, 0::smallint, NULL::integer, NULL::integer
   FROM holdfast_holds h, now
@@ -46,7 +49,7 @@ UNION ALL
 SELECT m.key, m.token, m.held_by, m.owner, NULL, m.acquired_at, m.lease_expires_at, m.scope,
        0::smallint, g.mode, g.permit_limit, m.permits
   FROM holdfast_members m JOIN holdfast_holds g ON g.key = m.key, now
- WHERE m.lease_expires_at > now.ms)sql"},
+ WHERE m.lease_expires_at > now.ms)sql"),
   };
 }
 

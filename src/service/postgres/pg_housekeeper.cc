@@ -34,7 +34,7 @@ void PgHousekeeper::defer(std::function<void()> job) {
 
 void PgHousekeeper::run() {
   using Clock = std::chrono::steady_clock;
-  auto next_tick = Clock::now() + std::chrono::milliseconds(options_.heartbeat_ms);
+  auto next_tick = Clock::now() + std::chrono::milliseconds(options_.tick_ms);
   auto next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
   std::unique_lock lock(mu_);
   while (!stopping_) {
@@ -45,7 +45,7 @@ void PgHousekeeper::run() {
     lock.unlock();
     for (auto& job : jobs) job();
     if (Clock::now() >= next_tick) {
-      next_tick = Clock::now() + std::chrono::milliseconds(options_.heartbeat_ms);
+      next_tick = Clock::now() + std::chrono::milliseconds(options_.tick_ms);
       const bool sweep = Clock::now() >= next_sweep;
       if (sweep) next_sweep = Clock::now() + std::chrono::milliseconds(options_.sweep_ms);
       tick(sweep);
@@ -55,21 +55,23 @@ void PgHousekeeper::run() {
 }
 
 void PgHousekeeper::tick(bool sweep) {
-  auto recreated = cluster_.heartbeat(options_.node_id, options_.node_name);
-  if (!recreated.ok()) {
-    spdlog::warn("heartbeat: {}", recreated.error().message);
+  // First: it decides whether this node may write at all (the replication check), so a node
+  // refusing changes finds out here when it may take them again.
+  if (sweep && hooks_.every_sweep) hooks_.every_sweep();
+  // A silent node's row goes before its session holds do, so a node whose holds were freed
+  // finds its row gone at its next heartbeat (and says so) however soon it resumes.
+  if (auto st =
+          cluster_.forget_dead_nodes(options_.node_id, options_.session_grace_ms, options_.gap_ms);
+      !st.ok()) {
+    if (!failing_) spdlog::warn("housekeeping: {}; retrying every tick", st.error().message);
+    failing_ = true;
     return;  // the database is away; every later step would fail the same way
   }
-  if (*recreated) {
-    spdlog::warn(
-        "this node's heartbeat row was gone: it was presumed dead and its session holds were "
-        "freed");
-  }
-  // A silent node's row goes before its session holds do, so a node whose holds were freed
-  // always finds its row gone at its next heartbeat (and says so) however soon it resumes.
-  if (auto st = cluster_.forget_dead_nodes(options_.session_grace_ms); !st.ok())
-    spdlog::warn("forgetting dead nodes: {}", st.error().message);
-  if (auto freed = holds_.free_dead_sessions(options_.session_grace_ms); freed.ok()) {
+  if (failing_) spdlog::info("housekeeping: the database answers again");
+  failing_ = false;
+  auto freed =
+      holds_.free_dead_sessions(options_.node_id, options_.session_grace_ms, options_.gap_ms);
+  if (freed.ok()) {
     if (!freed->empty()) {
       spdlog::info("freed {} session holds of nodes silent for over {} ms", freed->size(),
                    options_.session_grace_ms);

@@ -4,11 +4,16 @@
 
 namespace holdfast::pg {
 
-Result<std::unique_ptr<PgPool>> PgPool::open(std::string url, std::size_t size,
+PgPool::PgPool(Primary& primary, std::string session_setup, std::vector<Statement> statements)
+    : primary_(primary),
+      session_setup_(std::move(session_setup)),
+      statements_(std::move(statements)) {}
+
+Result<std::unique_ptr<PgPool>> PgPool::open(Primary& primary, std::size_t size,
                                              std::string session_setup,
                                              std::vector<Statement> statements) {
   std::unique_ptr<PgPool> pool(
-      new PgPool(std::move(url), std::move(session_setup), std::move(statements)));
+      new PgPool(primary, std::move(session_setup), std::move(statements)));
   size = std::max<std::size_t>(size, 1);
   for (std::size_t i = 0; i < size; ++i) {
     auto conn = pool->connect_slot();
@@ -20,12 +25,24 @@ Result<std::unique_ptr<PgPool>> PgPool::open(std::string url, std::size_t size,
   return pool;
 }
 
+void PgPool::set_write_gate(std::function<std::optional<Error>()> gate) { gate_ = std::move(gate); }
+
+const Statement* PgPool::find(const std::string& name) const {
+  for (const Statement& s : statements_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
 Result<std::unique_ptr<PgConn>> PgPool::connect_slot() {
-  auto conn = PgConn::connect(url_);
+  auto conn = primary_.connect();
   if (!conn.ok()) return conn;
-  if (auto r = (*conn)->exec(session_setup_); !r.ok()) return std::move(r).error();
+  const Deadline by = primary_.deadline((*conn)->epoch);
+  if (!session_setup_.empty()) {
+    if (auto r = (*conn)->exec(session_setup_, by); !r.ok()) return std::move(r).error();
+  }
   for (const Statement& s : statements_) {
-    if (auto st = (*conn)->prepare(s.name, s.sql); !st.ok()) return std::move(st).error();
+    if (auto st = (*conn)->prepare(s.name, s.sql, primary_.deadline((*conn)->epoch)); !st.ok())
+      return std::move(st).error();
   }
   return conn;
 }
@@ -68,7 +85,7 @@ Result<std::unique_ptr<PgConn>> PgPool::lend(std::size_t slot) {
     std::lock_guard lock(mu_);
     conn = std::move(conns_[slot]);
   }
-  if (!conn || conn->broken() || conn->closed_by_server()) {
+  if (!conn || conn->broken() || conn->epoch != primary_.epoch() || conn->closed_by_server()) {
     conn.reset();
     auto fresh = connect_slot();
     if (!fresh.ok()) {
@@ -80,12 +97,31 @@ Result<std::unique_ptr<PgConn>> PgPool::lend(std::size_t slot) {
   return conn;
 }
 
+void PgPool::after_failure(PgConn& conn, const Error& error) {
+  if (conn.primary_suspect()) primary_.lost(conn.epoch, error.message);
+}
+
+Result<Rows> PgPool::run_on(PgConn& conn, const std::string& name, const Params& params) {
+  const Statement* statement = find(name);
+  const bool writes = statement == nullptr || statement->writes;
+  if (writes && gate_) {
+    if (auto refused = gate_()) return std::move(*refused);
+  }
+  auto rows = conn.run(name, params, primary_.deadline(conn.epoch));
+  if (rows.ok()) return rows;
+  Error error = std::move(rows).error();
+  after_failure(conn, error);
+  // A read that did not answer changed nothing: its outcome is no question.
+  if (!writes && is_unknown_outcome(error)) return Error(ErrorCode::kUnavailable, error.message);
+  return error;
+}
+
 Result<Rows> PgPool::run(const std::string& name, const Params& params) {
-  if (pinned != nullptr && pinned_pool == this) return pinned->run(name, params);
+  if (pinned != nullptr && pinned_pool == this) return run_on(*pinned, name, params);
   const std::size_t slot = take();
   auto conn = lend(slot);
   if (!conn.ok()) return std::move(conn).error();
-  auto rows = (*conn)->run(name, params);
+  auto rows = run_on(**conn, name, params);
   if ((*conn)->broken()) conn->reset();
   give_back(slot, std::move(*conn));
   return rows;
@@ -95,10 +131,11 @@ Result<std::unique_ptr<PgPool::Transaction>> PgPool::begin() {
   const std::size_t slot = take();
   auto conn = lend(slot);
   if (!conn.ok()) return std::move(conn).error();
-  if (auto r = (*conn)->exec("BEGIN"); !r.ok()) {
+  if (auto r = (*conn)->exec("BEGIN", primary_.deadline((*conn)->epoch)); !r.ok()) {
+    after_failure(**conn, r.error());
     if ((*conn)->broken()) conn->reset();
     give_back(slot, std::move(*conn));
-    return std::move(r).error();
+    return Error(ErrorCode::kUnavailable, r.error().message);
   }
   return std::unique_ptr<Transaction>(new Transaction(*this, slot, std::move(*conn)));
 }
@@ -114,19 +151,29 @@ PgPool::Transaction::~Transaction() {
 }
 
 Status PgPool::Transaction::commit() {
-  auto r = conn_->exec("COMMIT");
+  if (pool_.gate_) {
+    if (auto refused = pool_.gate_()) {
+      end("ROLLBACK");
+      return std::move(*refused);
+    }
+  }
+  auto r = conn_->exec("COMMIT", pool_.primary_.deadline(conn_->epoch));
+  if (!r.ok()) pool_.after_failure(*conn_, r.error());
   end(nullptr);
   if (!r.ok()) return std::move(r).error();
   return ok_status();
 }
 
 void PgPool::Transaction::end(const char* sql) {
-  if (sql != nullptr) (void)conn_->exec(sql);
+  if (sql != nullptr && !conn_->broken())
+    (void)conn_->exec(sql, pool_.primary_.deadline(conn_->epoch));
   pinned = nullptr;
   pinned_pool = nullptr;
   if (conn_->broken()) conn_.reset();
   pool_.give_back(slot_, std::move(conn_));
 }
+
+bool PgPool::in_transaction() const { return pinned != nullptr && pinned_pool == this; }
 
 bool PgPool::is_own_backend(int pid) const {
   std::lock_guard lock(mu_);

@@ -37,7 +37,8 @@ Issued PgBackend::set_value(const Caller& caller, const SetArgs& args, Charge ch
 
 Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Charge charge) {
   if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
-  auto found = holds_->find(args.key);
+  Millis db_now = 0;  // the database's clock: leases are on it, never on this node's
+  auto found = holds_->find(args.key, &db_now);
   if (!found.ok()) return store_error(std::move(found).error());
   const std::string held_by = caller.principal->held_by();
   std::optional<HoldState>& before = *found;
@@ -69,8 +70,7 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
       return lock_held(args.key);
     case SetStep::kRenew: {
       if (!keep_end) {
-        auto moved = db(holds_->extend(args.key, PgBackend::wall_now() + *args.ttl_ms,
-                                       /*absolute=*/true, before->token));
+        auto moved = db(holds_->extend(args.key, *args.ttl_ms, /*absolute=*/false, before->token));
         if (!moved.ok()) return std::move(moved).error();
         if (!*moved) return lock_held(args.key);  // another node changed the hold meanwhile
         ++counters_.renewals;
@@ -101,8 +101,7 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   g.handle = next_handle();
   g.held_by = held_by;
   g.owner = args.value;
-  g.ttl_ms = keep_end ? std::max<Millis>(before->lease_expires_at - PgBackend::wall_now(), 1)
-                      : *args.ttl_ms;
+  g.ttl_ms = keep_end ? std::max<Millis>(before->lease_expires_at - db_now, 1) : *args.ttl_ms;
   g.scope = Scope::kLease;
   g.node_id = node_id_;
   g.session = caller.session;
@@ -192,13 +191,13 @@ Issued PgBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
 
 Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
                                     std::optional<std::string_view> only_held_by) {
-  auto found = holds_->find(args.key);
+  Millis t = 0;  // the database's clock: leases are on it, never on this node's
+  auto found = holds_->find(args.key, &t);
   if (!found.ok()) return store_error(std::move(found).error());
   const std::optional<HoldState>& hold = *found;
   if (hold && hold->mode != LockMode::kExclusive)
-    return do_expire_group(args, max_lease_ms, only_held_by, *hold);
+    return do_expire_group(args, max_lease_ms, only_held_by, *hold, t);
   if (!hold || (only_held_by && hold->held_by != *only_held_by)) return Answer(KeyCount{0});
-  const Millis t = PgBackend::wall_now();
   const auto to = expire_to(args, hold->lease_expires_at, t, max_lease_ms);
   if (!to) return Answer(KeyCount{0});
   const Millis at = *to;
@@ -241,14 +240,13 @@ Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
 // anyone's may be changed); the newest hold's lease is the one a relative change starts from.
 Result<Answer> PgBackend::do_expire_group(const ExpireArgs& args, Millis max_lease_ms,
                                           std::optional<std::string_view> only_held_by,
-                                          const HoldState& group) {
+                                          const HoldState& group, Millis t) {
   auto members = group_members(group);
   if (!members.ok()) return std::move(members).error();
   if (members->empty()) return Answer(KeyCount{0});
   if (only_held_by && std::any_of(members->begin(), members->end(),
                                   [&](const HoldState& h) { return h.held_by != *only_held_by; }))
     return Answer(KeyCount{0});
-  const Millis t = PgBackend::wall_now();
   const auto to = expire_to(args, members->back().lease_expires_at, t, max_lease_ms);
   if (!to) return Answer(KeyCount{0});
   // Holds of multi-key groups take their whole groups along.

@@ -362,6 +362,8 @@ END $$;
               kMemberDelayMigrationSql},
     Migration{7, "lock events: holdfast_watchers and the triggers that NOTIFY changes",
               kEventsMigrationSql},
+    Migration{8, "nodes.contact_since and holdfast_session_lapsed(): the session-liveness rule",
+              kLivenessMigrationSql},
 };
 
 }  // namespace

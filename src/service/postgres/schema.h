@@ -24,6 +24,8 @@
 // Version 5 adds multi-key groups: holdfast_grant_group(), release and renew by handle
 // (holdfast_release_handle(), holdfast_renew_handle()) and indexes on handles; its SQL is in
 // schema_groups.cc.
+// Version 8 adds holdfast_nodes.contact_since and the session-liveness rule,
+// holdfast_session_lapsed() (schema_liveness.cc, with the argument for it).
 // Times are bigint milliseconds since the Unix epoch by the database's clock.
 // docs/scale-out.md describes them for operators.
 #pragma once
@@ -43,6 +45,8 @@ inline constexpr std::int32_t kAdvisoryClass = 0x486F6C64;
 extern const char kGroupsMigrationSql[];
 extern const char kMemberDelayMigrationSql[];
 extern const char kEventsMigrationSql[];  // version 7, schema_events.cc
+// The SQL of migration 8 (schema_liveness.cc): the session-liveness rule.
+extern const char kLivenessMigrationSql[];
 
 // The newest schema version this binary knows.
 int latest_schema_version();
