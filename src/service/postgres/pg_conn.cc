@@ -99,6 +99,11 @@ Result<Rows> PgConn::finish(PGresult* result, std::string_view what) {
   Rows rows(result);
   const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
   if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return rows;
+  // The schema raises HF001 when a lock would be made on a key holding a typed value
+  // (schema_values.cc): the keyspace's WRONGTYPE, not a failure of the database.
+  if (const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+      state != nullptr && std::string_view(state) == kWrongTypeSqlState)
+    return Error(ErrorCode::kWrongType, "Operation against a key holding the wrong kind of value");
   std::string message = result ? PQresultErrorMessage(result) : PQerrorMessage(conn_);
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   if (message.empty()) message = "no result";

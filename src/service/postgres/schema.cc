@@ -360,6 +360,7 @@ END $$;
               kGroupsMigrationSql},
     Migration{6, "members.lock_delay_ms: a lock-delay for shared and semaphore holds",
               kMemberDelayMigrationSql},
+    Migration{7, "typed values: holdfast_values, a key is a lock or a value", kValuesMigrationSql},
 };
 
 }  // namespace

@@ -21,7 +21,9 @@
 // whether to NOTIFY (it reads holdfast_waits with a fresh snapshot; hold_rows.h says why).
 // Version 5 adds multi-key groups: holdfast_grant_group(), release and renew by handle
 // (holdfast_release_handle(), holdfast_renew_handle()) and indexes on handles; its SQL is in
-// schema_groups.cc.
+// schema_groups.cc. Version 7 adds typed values: holdfast_values, one row per key holding a
+// counter, sorted set, hash or list, and the rule that a key is a lock or a value (its SQL,
+// and why, in schema_values.cc).
 // Times are bigint milliseconds since the Unix epoch by the database's clock.
 // docs/scale-out.md describes them for operators.
 #pragma once
@@ -40,6 +42,7 @@ inline constexpr std::int32_t kAdvisoryClass = 0x486F6C64;
 // The SQL of migration 5 (schema_groups.cc).
 extern const char kGroupsMigrationSql[];
 extern const char kMemberDelayMigrationSql[];
+extern const char kValuesMigrationSql[];
 
 // The newest schema version this binary knows.
 int latest_schema_version();
