@@ -6,6 +6,7 @@
 #include <string>
 
 #include "server/resp/ascii.h"
+#include "server/resp/value_commands.h"
 
 namespace holdfast::resp {
 namespace {
@@ -113,7 +114,7 @@ constexpr CommandSpec kScriptSubcommands[] = {
 
 // One row a command, as in Redis's command table.
 // clang-format off
-constexpr CommandSpec kCommands[] = {
+constexpr CommandSpec kLockAndServerCommands[] = {
     {"PING", 0, 1, kNoAuth, 0, {}, cmd_ping, nullptr, nullptr,
      "PING [<message>]",
      "Answers PONG (or the message).", "connection"},
@@ -132,7 +133,7 @@ constexpr CommandSpec kCommands[] = {
      "RESET",
      "Back to a fresh connection: RESP2, no name, unauthenticated in auth mode; holds stay.",
      "connection"},
-    {"SELECT", 1, 1, 0, 0, {}, cmd_select, nullptr, nullptr,
+    {"SELECT", 1, 1, kRedisErrors, 0, {}, cmd_select, nullptr, nullptr,
      "SELECT <index>",
      "Database 0 is the only one: OK for 0, an error otherwise.", "connection"},
     {"ECHO", 1, 1, 0, 0, {}, cmd_echo, nullptr, nullptr,
@@ -245,16 +246,16 @@ constexpr CommandSpec kCommands[] = {
     {"EXISTS", 1, -1, kReadOnly | kKeyed | kRedisErrors, -1, {}, nullptr, call_exists, write_count,
      "EXISTS <key>...",
      "How many of the keys are held.", "generic"},
-    {"PEXPIRE", 2, 3, kWrite | kKeyed | kRedisErrors, 2, kExpireOptions, nullptr, call_pexpire, write_count,
+    {"PEXPIRE", 2, -1, kWrite | kKeyed | kRedisErrors, -1, {}, nullptr, call_pexpire, write_count,
      "PEXPIRE <key> <ms> [NX|XX|GT|LT]",
      "Moves the lease end of a hold of the caller's principal; 1 when it did.", "generic"},
-    {"EXPIRE", 2, 3, kWrite | kKeyed | kRedisErrors, 2, kExpireOptions, nullptr, call_expire, write_count,
+    {"EXPIRE", 2, -1, kWrite | kKeyed | kRedisErrors, -1, {}, nullptr, call_expire, write_count,
      "EXPIRE <key> <seconds> [NX|XX|GT|LT]",
      "PEXPIRE in seconds.", "generic"},
-    {"PEXPIREAT", 2, 3, kWrite | kKeyed | kRedisErrors, 2, kExpireOptions, nullptr, call_pexpireat, write_count,
+    {"PEXPIREAT", 2, -1, kWrite | kKeyed | kRedisErrors, -1, {}, nullptr, call_pexpireat, write_count,
      "PEXPIREAT <key> <unix-ms> [NX|XX|GT|LT]",
      "PEXPIRE to an instant.", "generic"},
-    {"EXPIREAT", 2, 3, kWrite | kKeyed | kRedisErrors, 2, kExpireOptions, nullptr, call_expireat, write_count,
+    {"EXPIREAT", 2, -1, kWrite | kKeyed | kRedisErrors, -1, {}, nullptr, call_expireat, write_count,
      "EXPIREAT <key> <unix-seconds> [NX|XX|GT|LT]",
      "PEXPIREAT in seconds.", "generic"},
     {"PERSIST", 1, 1, kWrite | kKeyed | kRedisErrors, 1, {}, nullptr, call_persist, write_count,
@@ -288,6 +289,19 @@ constexpr CommandSpec kCommands[] = {
      "Removes the rule set: open access again (admin).", "rules"},
 };
 // clang-format on
+
+template <std::size_t N, std::size_t M>
+constexpr std::array<CommandSpec, N + M> join(const CommandSpec (&a)[N],
+                                              const CommandSpec (&b)[M]) {
+  std::array<CommandSpec, N + M> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < M; ++i) out[N + i] = b[i];
+  return out;
+}
+
+// The typed-value rows (value_commands.h) come after the others, so a row's index, which is
+// its metric id, does not move when they change.
+constexpr auto kCommands = join(kLockAndServerCommands, kValueCommands);
 
 // Command names are matched case-insensitively through an upper-cased copy on the stack.
 std::string_view upper(std::string_view name, std::array<char, 32>& buf) {

@@ -205,6 +205,8 @@ Flow cmd_auth(CommandContext&, std::span<const std::string_view>);
 Flow cmd_quit(CommandContext&, std::span<const std::string_view>);
 Flow cmd_reset(CommandContext&, std::span<const std::string_view>);
 Flow cmd_select(CommandContext&, std::span<const std::string_view>);
+// SELECT's reply, from a connection or a script: OK for 0, Redis's out-of-range error else.
+void write_select(ReplyWriter& out, std::string_view index);
 Flow cmd_echo(CommandContext&, std::span<const std::string_view>);
 // client_commands.cc
 Flow cmd_client_id(CommandContext&, std::span<const std::string_view>);
@@ -303,7 +305,6 @@ enum List { kMatch, kCursor, kCount };
 enum Assign { kAssignTtl, kAssignTimeout, kAssignLockDelay };
 enum Transfer { kFrom };
 enum Set { kNx, kXx, kGet, kEx, kPx, kExat, kPxat, kKeepTtl };
-enum Expire { kIfNone, kIfSome, kIfLater, kIfEarlier };
 }  // namespace opt
 inline constexpr OptionSpec kAcquireOptions[] = {
     {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
@@ -345,12 +346,6 @@ inline constexpr OptionSpec kSetOptions[] = {
     {"GET", OptionKind::kFlag, ""},    {"EX", OptionKind::kMillis, ""},
     {"PX", OptionKind::kMillis, ""},   {"EXAT", OptionKind::kMillis, ""},
     {"PXAT", OptionKind::kMillis, ""}, {"KEEPTTL", OptionKind::kFlag, ""},
-};
-inline constexpr OptionSpec kExpireOptions[] = {
-    {"NX", OptionKind::kFlag, ""},
-    {"XX", OptionKind::kFlag, ""},
-    {"GT", OptionKind::kFlag, ""},
-    {"LT", OptionKind::kFlag, ""},
 };
 
 // CLIENT HELP, COMMAND HELP: each subcommand's usage (after the container's name) and summary,

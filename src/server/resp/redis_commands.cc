@@ -1,10 +1,14 @@
 // The Redis lock idiom over the lock keyspace (docs/redis-locks.md): SET, GET, DEL, UNLINK,
 // EXISTS, PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, with Redis's syntax and
-// reply shapes. Each builds a service call and writes its answer, as the LOCK.* commands do.
+// reply shapes. Each builds a service call and writes its answer, as the LOCK.* commands do;
+// the keyspace commands among them act on typed values too (value_commands.h).
+#include <chrono>
 #include <limits>
 #include <string>
 
 #include "core/validation.h"
+#include "core/values/redis_numbers.h"
+#include "server/resp/ascii.h"
 #include "server/resp/commands.h"
 
 namespace holdfast::resp {
@@ -106,43 +110,65 @@ void write_count(ReplyWriter& out, Answer& answer) {
 
 namespace {
 
-// PEXPIRE and its kin: key, amount, then at most one of NX XX GT LT.
+// PEXPIRE and its kin, read as Redis 7.0 reads them: key, amount, then any of NX XX GT LT
+// (checked first), then the amount, then whether the instant fits in 64 bits.
 Issued expire_call(LockService& service, const Caller& caller, const CallArgs& a, Completion& done,
-                   std::int64_t unit, bool absolute) {
+                   std::int64_t unit, bool absolute, std::string_view command) {
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (std::string_view word : a.positional.subspan(2)) {
+    if (ascii_iequals(word, "NX")) {
+      nx = true;
+    } else if (ascii_iequals(word, "XX")) {
+      xx = true;
+    } else if (ascii_iequals(word, "GT")) {
+      gt = true;
+    } else if (ascii_iequals(word, "LT")) {
+      lt = true;
+    } else {
+      return refuse(done, "Unsupported option " + std::string(word));
+    }
+  }
+  if (nx && (xx || gt || lt))
+    return refuse(done, "NX and XX, GT or LT options at the same time are not compatible");
+  if (gt && lt) return refuse(done, "GT and LT options at the same time are not compatible");
   ExpireArgs args;
   args.key = a.positional[0];
-  const auto n = parse_int64(a.positional[1]);
+  const auto n = parse_redis_integer(a.positional[1]);
   if (!n) return not_an_integer(done);
   const auto ms = times(*n, unit);
-  if (!ms) return not_an_integer(done);
+  // A relative amount is added to the time now: Redis refuses what would overflow then. (Only
+  // this bound of 64 bits reads the wall clock here.)
+  const Millis base = absolute ? 0
+                               : std::chrono::duration_cast<std::chrono::milliseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+  if (!ms || *ms > std::numeric_limits<Millis>::max() - base)
+    return refuse(done, "invalid expire time in '" + std::string(command) + "' command");
   args.amount = *ms;
   args.absolute = absolute;
-  const auto& o = a.options;
-  int conditions = 0;
-  for (int i : {opt::kIfNone, opt::kIfSome, opt::kIfLater, opt::kIfEarlier})
-    conditions += o[static_cast<std::size_t>(i)].present ? 1 : 0;
-  if (conditions > 1)
-    return refuse(done, "NX and XX, GT or LT options at the same time are not compatible");
-  if (o[opt::kIfNone].present) args.condition = ExpireCondition::kIfNone;
-  if (o[opt::kIfSome].present) args.condition = ExpireCondition::kIfSome;
-  if (o[opt::kIfLater].present) args.condition = ExpireCondition::kIfLater;
-  if (o[opt::kIfEarlier].present) args.condition = ExpireCondition::kIfEarlier;
+  if (nx) args.condition = ExpireCondition::kIfNone;
+  if (xx) args.condition = ExpireCondition::kIfSome;
+  if (gt) args.condition = ExpireCondition::kIfLater;  // GT needs an expiry already: XX too
+  if (lt) {
+    args.condition = ExpireCondition::kIfEarlier;
+    args.and_if_some = xx;
+  }
   return service.expire(caller, args, done);
 }
 
 }  // namespace
 
 Issued call_pexpire(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return expire_call(s, c, a, d, 1, false);
+  return expire_call(s, c, a, d, 1, false, "pexpire");
 }
 Issued call_expire(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return expire_call(s, c, a, d, 1000, false);
+  return expire_call(s, c, a, d, 1000, false, "expire");
 }
 Issued call_pexpireat(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return expire_call(s, c, a, d, 1, true);
+  return expire_call(s, c, a, d, 1, true, "pexpireat");
 }
 Issued call_expireat(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return expire_call(s, c, a, d, 1000, true);
+  return expire_call(s, c, a, d, 1000, true, "expireat");
 }
 
 Issued call_persist(LockService& service, const Caller& caller, const CallArgs& a,
@@ -154,28 +180,21 @@ Issued call_persist(LockService& service, const Caller& caller, const CallArgs& 
 }
 
 Issued call_pttl(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
-  return service.status(caller, a.positional[0], done);
+  // A lock's lease or a typed value's expiry: the backend knows which the key holds.
+  ValueRequest r;
+  r.op = ValueOp::kPTtl;
+  r.key = a.positional[0];
+  return service.value(caller, r, done);
 }
-
-namespace {
-
-// -2: not held; -1: a hold without a lease end; else what is left, in `unit` ms (rounded as
-// Redis rounds TTL: to the nearest second).
-std::int64_t time_left(const StatusView& st, std::int64_t unit) {
-  if (!st.held) return -2;
-  if (st.hold.lease_expires_at == kNever) return -1;
-  const Millis left = std::max<Millis>(st.hold.lease_expires_at - st.as_of, 0);
-  return unit == 1 ? left : (left + unit / 2) / unit;
-}
-
-}  // namespace
 
 void write_pttl(ReplyWriter& out, Answer& answer) {
-  out.integer(time_left(std::get<StatusView>(answer), 1));
+  out.integer(std::get<ValueReply>(answer).integer);
 }
 
 void write_ttl(ReplyWriter& out, Answer& answer) {
-  out.integer(time_left(std::get<StatusView>(answer), 1000));
+  // -2 (no key) and -1 (no end) as they are; else seconds, rounded as Redis rounds TTL.
+  const std::int64_t ms = std::get<ValueReply>(answer).integer;
+  out.integer(ms < 0 ? ms : (ms + 500) / 1000);
 }
 
 }  // namespace holdfast::resp

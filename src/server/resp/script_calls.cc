@@ -45,6 +45,16 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
     out.error_line("ERR Unknown Redis command called from script");
     return;
   }
+  if (spec->local == cmd_select) {
+    // Redis lets a script SELECT; here only database 0 exists, so any other index is refused
+    // there too rather than ignored.
+    if (args.size() != 2) {
+      out.error_line("ERR Wrong number of args calling Redis command from script");
+    } else {
+      write_select(out, args[1]);
+    }
+    return;
+  }
   if (spec->call == nullptr || spec->call == call_eval || spec->call == call_evalsha) {
     out.error_line("ERR This Redis command is not allowed from script");
     return;
