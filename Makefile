@@ -13,7 +13,7 @@ BENCH_ARGS ?=
 TORTURE_SECONDS ?= 600
 TORTURE_ARGS ?=
 
-.PHONY: all deps deps-test deps-bench configure configure-tests build serve test check-deps unit-test fuzz bench coverage sanitize tsan torture format clean
+.PHONY: all deps deps-test deps-bench deps-package configure configure-tests build serve package test check-deps unit-test fuzz bench coverage sanitize tsan torture format clean
 
 all: build
 
@@ -25,6 +25,9 @@ deps-test:
 
 deps-bench:
 	@scripts/install-deps.sh bench
+
+deps-package:
+	@scripts/install-deps.sh package
 
 # A fresh build dir is configured without the tests, which need more than the build packages;
 # one that `make test` configured keeps them (it then has what they need).
@@ -42,6 +45,13 @@ build: configure
 serve: configure
 	cmake --build $(BUILD_DIR) --target holdfast
 	$(BUILD_DIR)/holdfast serve $(SERVE_ARGS)
+
+# The Debian package of the server (packaging/CMakeLists.txt says what it holds), from the
+# build dir as it is configured: builds the binary, its manual page and completions, runs cpack.
+package: deps-package $(BUILD_DIR)/build.ninja
+	cmake --build $(BUILD_DIR) --target holdfast holdfast_package_files
+	cd $(BUILD_DIR) && cpack -G DEB
+	@echo "make package: $$(ls -t $(BUILD_DIR)/package/holdfast_*.deb | head -n 1)"
 
 # The formatting check, unit, black-box, example and smoke tests (gcc build), the check that
 # the build needs only the build packages, then the fuzzers (clang build).

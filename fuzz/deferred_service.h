@@ -211,13 +211,6 @@ class DeferredService final : public LockService {
   static std::optional<std::string_view> view(const std::optional<std::string>& v) {
     return v ? std::optional<std::string_view>(*v) : std::nullopt;
   }
-  // An optional argument, owned, and a view of it again.
-  static std::optional<std::string> copy(std::optional<std::string_view> v) {
-    return v ? std::optional<std::string>(*v) : std::nullopt;
-  }
-  static std::optional<std::string_view> view(const std::optional<std::string>& v) {
-    return v ? std::optional<std::string_view>(*v) : std::nullopt;
-  }
   struct Queued {
     SessionId session;
     Completion* done;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Holdfast needs to build, test and serve.
 # Idempotent: asks dpkg first and runs apt-get only for packages that are missing.
-# Usage: scripts/install-deps.sh [build|test|bench]   (default: test)
+# Usage: scripts/install-deps.sh [build|test|bench|package]   (default: test)
 #        scripts/install-deps.sh --list PROFILE       prints the profile's packages, one a line
 set -euo pipefail
 
@@ -37,13 +37,20 @@ test_pkgs=(
 # headless Chromium.
 # The full benchmark run needs nothing more.
 bench_pkgs=()
+# What `make package` adds to the build packages: cpack's Debian generator runs dpkg-shlibdeps
+# (dpkg-dev) on the binary, which it finds with `file`.
+package_pkgs=(dpkg-dev file)
+# What the package's test adds (tests/package): it checks the unit with systemd-analyze, the
+# manual page with man, and the zsh completion in zsh; adduser is what the package depends on.
+package_test_pkgs=(systemd man-db zsh adduser)
 
 wanted=("${build_pkgs[@]}")
 case "$profile" in
   build) ;;
-  test) wanted+=("${test_pkgs[@]}") ;;
-  bench) wanted+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
-  *) echo "install-deps: unknown profile '$profile' (build|test|bench)" >&2; exit 2 ;;
+  test) wanted+=("${test_pkgs[@]}" "${package_pkgs[@]}" "${package_test_pkgs[@]}") ;;
+  bench) wanted+=("${test_pkgs[@]}" "${package_pkgs[@]}" "${package_test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+  package) wanted+=("${package_pkgs[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (build|test|bench|package)" >&2; exit 2 ;;
 esac
 
 if $list_only; then
@@ -58,7 +65,7 @@ for pkg in "${wanted[@]}"; do
 done
 
 # Debian's nodejs leaves npm to a package of its own; NodeSource's nodejs brings it along.
-if [ "$profile" != build ] && ! command -v npm >/dev/null 2>&1; then
+if [ "$profile" != build ] && [ "$profile" != package ] && ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
 # The Node.js client libraries of tests/clients/node, at the versions its package-lock.json
@@ -66,7 +73,7 @@ fi
 install_node_modules() {
   local dir
   dir="$(cd "$(dirname "$0")/.." && pwd)/tests/clients/node"
-  [ "$profile" = build ] && return 0
+  case "$profile" in build | package) return 0 ;; esac
   if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
     return 0
   fi

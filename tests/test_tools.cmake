@@ -27,6 +27,13 @@ holdfast_test_program(HOLDFAST_CURL curl curl)
 holdfast_test_program(HOLDFAST_PYTHON3 python3 python3)
 holdfast_test_program(HOLDFAST_ETCD etcd etcd-server)
 holdfast_test_program(HOLDFAST_GNUPLOT gnuplot gnuplot-nox)
+# The package's test (tests/package): cpack's Debian generator, then the installed package.
+holdfast_test_program(HOLDFAST_DPKG_SHLIBDEPS dpkg-shlibdeps dpkg-dev)
+holdfast_test_program(HOLDFAST_FILE file file)
+holdfast_test_program(HOLDFAST_SYSTEMD_ANALYZE systemd-analyze systemd)
+holdfast_test_program(HOLDFAST_MAN man man-db)
+holdfast_test_program(HOLDFAST_ZSH zsh zsh)
+holdfast_test_program(HOLDFAST_TMUX tmux tmux)
 # scripts/start-postgres.sh and start-mariadb.sh look in the same places.
 file(GLOB holdfast_pg_bindirs /usr/lib/postgresql/*/bin)
 holdfast_test_program(HOLDFAST_INITDB initdb postgresql ${holdfast_pg_bindirs})

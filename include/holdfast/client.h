@@ -52,6 +52,14 @@ struct ClientStats {
   std::size_t renewing_scopes = 0;  // with_lock scopes whose monitor thread is running
 };
 
+// What a server says of itself when a connection opens (its HELLO answer).
+struct ServerInfo {
+  std::string version;  // the server's version, e.g. "0.1.0"
+  // "auth": the server has credentials and checks every token; "open": local open mode, where
+  // every caller is the owner and a token is accepted without being checked.
+  std::string mode;
+};
+
 class Client {
  public:
   // `url`: holdfast://[user][:token@]host[:port] (port 7420 by default), unix:///path/to.sock
@@ -77,6 +85,9 @@ class Client {
 
   // One round trip; throws ConnectionError when the server cannot be reached.
   void ping();
+  // One round trip (HELLO on a pooled connection): the server's version and whether it checks
+  // tokens. Throws what ping() throws.
+  ServerInfo server_info();
 
   // Blocks until the key is granted or options.timeout passes (first on the local queue, then
   // in the server's FIFO queue with the time left); TIMEOUT 0 makes one attempt. Throws

@@ -120,15 +120,21 @@ class ConnectionError : public Error {
   explicit ConnectionError(const std::string& message) : Error("CONNECTION", message) {}
 
  protected:
-  ConnectionError(std::string code, const std::string& message) : Error(std::move(code), message) {}
+  ConnectionError(std::string code, const std::string& message,
+                  std::map<std::string, std::string> details = {})
+      : Error(std::move(code), message, std::move(details)) {}
 };
 
 // The peer answered something that is not a Holdfast reply (code "PROTOCOL"): a corrupt
 // stream, or not a Holdfast server at that address. The connection is closed; like any
-// ConnectionError, the call may or may not have taken effect.
+// ConnectionError, the call may or may not have taken effect. When the peer's first answer
+// was not RESP at all, details() has "protocol": "http" for an HTTP server (the HTTP port of
+// a Holdfast server, say) and "unknown" for anything else.
 class ProtocolError : public ConnectionError {
  public:
-  explicit ProtocolError(const std::string& message) : ConnectionError("PROTOCOL", message) {}
+  explicit ProtocolError(const std::string& message,
+                         std::map<std::string, std::string> details = {})
+      : ConnectionError("PROTOCOL", message, std::move(details)) {}
 };
 
 }  // namespace holdfast::inline v0

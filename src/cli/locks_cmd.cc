@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/duration_flag.h"
 #include "cli/locks_hold.h"
 #include "cli/locks_output.h"
 #include "cli/remote.h"
@@ -28,13 +29,12 @@ constexpr const char* kExitCodes =
     "Exit codes: 0 done; 1 not acquired (held or timed out) or not renewed/released;\n"
     "2 usage error; 3 authentication or access error; 4 server unreachable.\n"
     "--json prints the wire's field names; times are milliseconds since the Unix epoch;\n"
-    "errors become {\"errorCode\", \"message\", \"details\"} on stdout.";
+    "errors become {\"errorCode\", \"message\", \"details\"} on stdout.\n"
+    "Durations (--ttl, --wait, --lock-delay): 1500ms, 30s, 5m or 2h; a plain number is\n"
+    "milliseconds.";
 
 struct Flags {
-  // Common to every subcommand.
-  std::string server = "127.0.0.1:7420";
-  std::string token;
-  bool json = false;
+  RemoteOptions remote;  // common to every subcommand: --server, --token, --json
   // Per subcommand.
   std::string key, handle, owner, holder_id, to_id, from_id, match, cursor;
   std::int64_t ttl_ms = 60000;
@@ -78,7 +78,7 @@ std::optional<std::chrono::milliseconds> lock_delay(const Flags& f) {
 
 HoldOptions hold_options(const Flags& f) {
   HoldOptions o;
-  o.remote = RemoteOptions{f.server, f.token, f.json};
+  o.remote = f.remote;
   o.keys = key_requests(f);
   o.ttl_ms = f.ttl_ms;
   o.wait_ms = f.wait_ms;
@@ -89,6 +89,8 @@ HoldOptions hold_options(const Flags& f) {
 }
 
 constexpr const char* kRunExitCodes =
+    "Durations (--ttl, --wait, --lock-delay): 1500ms, 30s, 5m or 2h; a plain number is\n"
+    "milliseconds.\n"
     "Exit codes: CMD's status once it ran (128 + N if it died of signal N); without running\n"
     "CMD: 1 not acquired (or --conflict-exit-code), 2 usage error, 3 authentication or access\n"
     "error, 4 server unreachable, 126 CMD cannot run, 127 CMD not found; 128 + N when signal N\n"
@@ -116,11 +118,7 @@ CLI::Validator whole_number(std::int64_t min, const std::string& unit) {
 
 // Connects lazily, runs `body`, maps exceptions to an exit code and a message.
 int run(const Flags& f, const std::function<int(Client&)>& body) {
-  return run_remote(RemoteOptions{f.server, f.token, f.json}, "holdfast locks", body);
-}
-
-std::string who_holds(Client& client, const std::string& key) {
-  return cli::who_holds(client, key, now());
+  return run_remote(f.remote, "holdfast locks", body);
 }
 
 int list(const Flags& f, Client& client) {
@@ -134,7 +132,7 @@ int list(const Flags& f, Client& client) {
   } else {
     holds = client.list_all(f.match);
   }
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_list(holds, next) << "\n";
   } else {
     print_list(std::cout, holds, now());
@@ -145,7 +143,7 @@ int list(const Flags& f, Client& client) {
 
 int status(const Flags& f, Client& client) {
   LockStatus s = client.status(f.key);
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_status(s) << "\n";
   } else {
     print_status(std::cout, s, now());
@@ -153,39 +151,55 @@ int status(const Flags& f, Client& client) {
   return kExitOk;
 }
 
+// One attempt (`attempt`: nullopt when not granted) or, with --wait MS, a wait (`wait`: throws
+// LockTimeoutError when it ends without a grant). A wait the first attempt cannot spare is
+// announced once on stderr, with who has the keys, before it blocks; --wait 0 is the wait's one
+// attempt, which ends in LOCK_TIMEOUT as on the wire. (The attempt counts against a member's
+// rate limit like the wait does; over the limit the wait still waits for a slot.)
+template <typename Hold, typename Attempt, typename Wait>
+std::optional<Hold> take(const Flags& f, Client& client, Attempt attempt, Wait wait) {
+  if (f.wait_ms < 0) return attempt();
+  if (f.wait_ms == 0) return wait();
+  try {
+    if (std::optional<Hold> hold = attempt()) return hold;
+    say_waiting("holdfast locks", client, key_requests(f), f.wait_ms);
+  } catch (const RateLimitedError& e) {
+    say_waiting("holdfast locks", client, key_requests(f), f.wait_ms, &e);
+  }
+  return wait();
+}
+
+// Not acquired: nil (or the LOCK_TIMEOUT error) for scripts, who has the keys for people.
+int not_acquired(const Flags& f, Client& client, const LockTimeoutError* timed_out) {
+  if (f.remote.json) {
+    std::cout << (timed_out != nullptr ? json_error(*timed_out) : "null") << "\n";
+  } else {
+    std::cout << "not acquired: "
+              << (timed_out != nullptr ? "no grant within " + duration_text(f.wait_ms) + "; " : "")
+              << cli::who_holds(client, key_requests(f), now()) << "\n";
+  }
+  return kExitNotAcquired;
+}
+
 // acquire KEY --key K2 ...: every key at once or none.
 int acquire_group(const Flags& f, Client& client) {
   std::optional<std::string> owner;
   if (!f.owner.empty()) owner = f.owner;
   const std::vector<KeyRequest> keys = key_requests(f);
+  const auto ttl = std::chrono::milliseconds(f.ttl_ms);
   std::optional<LockGroup> group;
-  if (f.wait_ms >= 0) {
-    try {
-      group = client.acquire_all(keys, {.ttl = std::chrono::milliseconds(f.ttl_ms),
-                                        .timeout = std::chrono::milliseconds(f.wait_ms),
-                                        .owner = owner});
-    } catch (const LockTimeoutError& e) {
-      if (f.json) {
-        std::cout << json_error(e) << "\n";
-      } else {
-        std::cout << "not acquired: no grant within " << f.wait_ms << " ms; "
-                  << cli::who_holds(client, keys, now()) << "\n";
-      }
-      return kExitNotAcquired;
-    }
-  } else {
-    group =
-        client.try_acquire_all(keys, {.ttl = std::chrono::milliseconds(f.ttl_ms), .owner = owner});
+  try {
+    group = take<LockGroup>(
+        f, client, [&] { return client.try_acquire_all(keys, {.ttl = ttl, .owner = owner}); },
+        [&] {
+          return client.acquire_all(
+              keys, {.ttl = ttl, .timeout = std::chrono::milliseconds(f.wait_ms), .owner = owner});
+        });
+  } catch (const LockTimeoutError& e) {
+    return not_acquired(f, client, &e);
   }
-  if (!group) {
-    if (f.json) {
-      std::cout << "null\n";
-    } else {
-      std::cout << "not acquired: " << cli::who_holds(client, keys, now()) << "\n";
-    }
-    return kExitNotAcquired;
-  }
-  if (f.json) {
+  if (!group) return not_acquired(f, client, nullptr);
+  if (f.remote.json) {
     std::cout << json_group(*group) << "\n";
   } else {
     print_group(std::cout, *group, now());
@@ -200,38 +214,28 @@ int acquire(const Flags& f, Client& client) {
   if (!f.more_keys.empty() || !f.shared_keys.empty()) return acquire_group(f, client);
   std::optional<std::string> owner;
   if (!f.owner.empty()) owner = f.owner;
+  const auto ttl = std::chrono::milliseconds(f.ttl_ms);
   std::optional<LockHandle> hold;
-  if (f.wait_ms >= 0) {
-    try {
-      hold = client.acquire(f.key, {.ttl = std::chrono::milliseconds(f.ttl_ms),
-                                    .timeout = std::chrono::milliseconds(f.wait_ms),
-                                    .owner = owner,
-                                    .mode = acquire_mode(f),
-                                    .lock_delay = lock_delay(f)});
-    } catch (const LockTimeoutError& e) {
-      if (f.json) {
-        std::cout << json_error(e) << "\n";
-      } else {
-        std::cout << "not acquired: no grant within " << f.wait_ms << " ms; "
-                  << who_holds(client, f.key) << "\n";
-      }
-      return kExitNotAcquired;
-    }
-  } else {
-    hold = client.try_acquire(f.key, {.ttl = std::chrono::milliseconds(f.ttl_ms),
-                                      .owner = owner,
-                                      .mode = acquire_mode(f),
-                                      .lock_delay = lock_delay(f)});
+  try {
+    hold = take<LockHandle>(
+        f, client,
+        [&] {
+          return client.try_acquire(
+              f.key,
+              {.ttl = ttl, .owner = owner, .mode = acquire_mode(f), .lock_delay = lock_delay(f)});
+        },
+        [&] {
+          return client.acquire(f.key, {.ttl = ttl,
+                                        .timeout = std::chrono::milliseconds(f.wait_ms),
+                                        .owner = owner,
+                                        .mode = acquire_mode(f),
+                                        .lock_delay = lock_delay(f)});
+        });
+  } catch (const LockTimeoutError& e) {
+    return not_acquired(f, client, &e);
   }
-  if (!hold) {
-    if (f.json) {
-      std::cout << "null\n";
-    } else {
-      std::cout << "not acquired: " << who_holds(client, f.key) << "\n";
-    }
-    return kExitNotAcquired;
-  }
-  if (f.json) {
+  if (!hold) return not_acquired(f, client, nullptr);
+  if (f.remote.json) {
     std::cout << json_hold(*hold) << "\n";
   } else {
     print_hold(std::cout, *hold, now());
@@ -243,7 +247,7 @@ int acquire(const Flags& f, Client& client) {
 
 int release(const Flags& f, Client& client) {
   ReleaseResult r = client.release(f.key, f.handle);
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_release(r) << "\n";
   } else if (r.released) {
     std::cout << "released " << f.key << "\n";
@@ -256,7 +260,7 @@ int release(const Flags& f, Client& client) {
 
 int renew(const Flags& f, Client& client) {
   RenewResult r = client.renew(f.key, f.handle, std::chrono::milliseconds(f.ttl_ms));
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_renew(r) << "\n";
   } else if (r.renewed) {
     std::cout << "renewed " << f.key << ", expires "
@@ -278,7 +282,7 @@ int assign(const Flags& f, Client& client, bool ttl_given) {
   // No holder given: the server takes the caller's own (with credentials).
   Assignment a =
       f.holder_id.empty() ? client.assign(f.key, o) : client.assign(f.key, f.holder_id, o);
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_assignment(a) << "\n";
   } else {
     print_assignment(std::cout, a, now());
@@ -290,7 +294,7 @@ int transfer(const Flags& f, Client& client) {
   std::optional<std::string_view> from;
   if (!f.from_id.empty()) from = f.from_id;
   TransferResult t = client.transfer(f.key, f.to_id, from);
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_transfer(t) << "\n";
   } else {
     std::cout << "transferred " << f.key << (from ? " from " + f.from_id : std::string()) << " to "
@@ -303,7 +307,7 @@ int unassign(const Flags& f, Client& client) {
   std::optional<std::string_view> holder;
   if (!f.holder_id.empty()) holder = f.holder_id;
   bool released = client.unassign(f.key, holder);
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_unassign(released) << "\n";
   } else {
     std::cout << (released ? "unassigned " + f.key
@@ -319,7 +323,7 @@ int check(const Flags& f, Client& client) {
   std::optional<std::string_view> holder;
   if (!f.holder_id.empty()) holder = f.holder_id;
   HolderInfo h = client.verify_holder(f.key, holder);
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_holder(h) << "\n";
   } else {
     print_holder(std::cout, h, now());
@@ -329,7 +333,7 @@ int check(const Flags& f, Client& client) {
 
 int holder(const Flags& f, Client& client) {
   HolderInfo h = client.holder(f.key);
-  if (f.json) {
+  if (f.remote.json) {
     std::cout << json_holder(h) << "\n";
   } else {
     print_holder(std::cout, h, now());
@@ -354,14 +358,31 @@ void add_mode_flags(CLI::App* cmd, Flags& f) {
   shared->excludes(permits);
 }
 
-// --lock-delay MS of acquire, run and assign.
+// A duration option (cli/duration_flag.h) from `min_ms` up, bound to milliseconds.
+CLI::Option* add_duration(CLI::App* cmd, const std::string& name, std::int64_t& ms,
+                          std::int64_t min_ms, const std::string& about) {
+  return cmd->add_option(name, ms, about)->transform(duration_flag(min_ms))->type_name("DURATION");
+}
+
+// --ttl of acquire, renew, assign and run.
+CLI::Option* add_ttl_flag(CLI::App* cmd, Flags& f, const std::string& about) {
+  return add_duration(cmd, "--ttl", f.ttl_ms, 1, about);
+}
+
+// --wait of acquire and run, which say who has the key before they wait, and of assign.
+CLI::Option* add_wait_flag(CLI::App* cmd, Flags& f, bool says_who = true) {
+  return add_duration(cmd, "--wait", f.wait_ms, 0,
+                      std::string("wait in the queue up to this long") +
+                          (says_who ? ", saying first (on stderr) who has the key" : "") +
+                          "; 0: one attempt that ends in LOCK_TIMEOUT (default: one attempt)");
+}
+
+// --lock-delay of acquire, run and assign.
 CLI::Option* add_lock_delay_flag(CLI::App* cmd, Flags& f) {
-  return cmd
-      ->add_option("--lock-delay", f.lock_delay_ms,
-                   "keep the key closed MS milliseconds (0 to 60000) after the hold ends "
-                   "without a release: its lease ran out or its session ended (default: the "
-                   "rule set's, else none)")
-      ->check(whole_number(0, "milliseconds"));
+  return add_duration(cmd, "--lock-delay", f.lock_delay_ms, 0,
+                      "keep the key closed this long (up to 1m) after the hold ends without a "
+                      "release: its lease ran out or its session ended (default: the rule "
+                      "set's, else none)");
 }
 
 // --key K and --shared-key K of acquire and run: more keys, taken with KEY all at once or not
@@ -396,20 +417,12 @@ void add_locks_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("locks", "Inspect, take and free locks on a Holdfast server");
   locks->require_subcommand(1);
   locks->footer(kExitCodes);
-  locks
-      ->add_option("--server", f->server,
-                   "holdfast://host:port, unix:///path.sock or host:port (default 127.0.0.1:7420)")
-      ->envname("HOLDFAST_SERVER");
-  locks->add_option("--token", f->token, "bearer token (default: $HOLDFAST_TOKEN, or none)")
-      ->envname("HOLDFAST_TOKEN");
-  locks->add_flag("--json", f->json, "print JSON with the wire's field names");
+  add_remote_options(locks, f->remote);
 
   auto on = [f, &exit_code](CLI::App* cmd, std::function<int(const Flags&, Client&)> body) {
     cmd->callback(
         [f, &exit_code, body] { exit_code = run(*f, [&](Client& c) { return body(*f, c); }); });
   };
-  const CLI::Validator ttl_check = whole_number(1, "milliseconds");
-  const CLI::Validator wait_check = whole_number(0, "milliseconds");
 
   CLI::App* list_cmd =
       leaf(locks, "list", "List held locks (admin); every page unless --count/--cursor");
@@ -427,16 +440,12 @@ void add_locks_command(CLI::App& app, int& exit_code) {
 
   CLI::App* acquire_cmd =
       leaf(locks, "acquire",
-           "Take KEY: one attempt, or wait up to --wait MS; prints the hold and its handle");
+           "Take KEY: one attempt, or wait up to --wait; prints the hold and its handle");
   acquire_cmd->add_option("key", f->key, "the lock key")->required();
-  acquire_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default 60000)")
-      ->check(ttl_check);
+  add_ttl_flag(acquire_cmd, *f, "the lease (default 1m)");
   acquire_cmd->add_option("--owner", f->owner,
                           "name this run, so it can re-take its own hold (default none)");
-  acquire_cmd
-      ->add_option("--wait", f->wait_ms,
-                   "wait in the queue up to MS milliseconds (default: one attempt)")
-      ->check(wait_check);
+  add_wait_flag(acquire_cmd, *f);
   acquire_cmd->add_flag("--session", f->session,
                         "a session hold: keep holding (and renewing) until Ctrl-C, SIGTERM or "
                         "SIGHUP, then release; the hold also ends if this command dies "
@@ -453,12 +462,10 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   release_cmd->add_option("--handle", f->handle, "the handle of the hold")->required();
   on(release_cmd, release);
 
-  CLI::App* renew_cmd = leaf(locks, "renew", "Extend the lease of KEY to now + --ttl MS");
+  CLI::App* renew_cmd = leaf(locks, "renew", "Extend the lease of KEY to now + --ttl");
   renew_cmd->add_option("key", f->key, "the lock key")->required();
   renew_cmd->add_option("--handle", f->handle, "the handle of the hold")->required();
-  renew_cmd->add_option("--ttl", f->ttl_ms, "new lease in milliseconds from now")
-      ->required()
-      ->check(ttl_check);
+  add_ttl_flag(renew_cmd, *f, "the new lease, from now")->required();
   on(renew_cmd, renew);
 
   CLI::App* assign_cmd =
@@ -466,13 +473,8 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   assign_cmd->add_option("key", f->key, "the lock key")->required();
   assign_cmd->add_option("holder", f->holder_id,
                          "the holder id, e.g. a user id (default with credentials: your own)");
-  CLI::Option* assign_ttl =
-      assign_cmd->add_option("--ttl", f->ttl_ms, "lease in milliseconds (default: never expires)")
-          ->check(ttl_check);
-  assign_cmd
-      ->add_option("--wait", f->wait_ms,
-                   "wait in the queue up to MS milliseconds (default: one attempt)")
-      ->check(wait_check);
+  CLI::Option* assign_ttl = add_ttl_flag(assign_cmd, *f, "the lease (default: never expires)");
+  add_wait_flag(assign_cmd, *f, false);
   add_lock_delay_flag(assign_cmd, *f);
   assign_cmd->callback([f, &exit_code, assign_ttl] {
     exit_code = run(*f, [&](Client& c) { return assign(*f, c, assign_ttl->count() > 0); });
@@ -511,14 +513,8 @@ void add_locks_command(CLI::App& app, int& exit_code) {
       std::string("Also takes --server URL and --token T (or HOLDFAST_TOKEN).\n") + kRunExitCodes);
   run_cmd->add_option("key", f->key, "the lock key")->required();
   run_cmd->add_option("command", f->command, "the command and its arguments, after --")->required();
-  run_cmd
-      ->add_option("--ttl", f->ttl_ms,
-                   "lease in milliseconds, renewed every third of it (default 60000)")
-      ->check(ttl_check);
-  run_cmd
-      ->add_option("--wait", f->wait_ms,
-                   "wait in the queue up to MS milliseconds (default: one attempt)")
-      ->check(wait_check);
+  add_ttl_flag(run_cmd, *f, "the lease, renewed every third of it (default 1m)");
+  add_wait_flag(run_cmd, *f);
   run_cmd->add_option("--owner", f->owner,
                       "name this run, so it can re-take its own hold (default none)");
   run_cmd->add_flag("--session", f->session,

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/duration_flag.h"
 #include "cli/locks_output.h"
 #include "cli/signal_watch.h"
 #include "holdfast/client.h"
@@ -54,30 +55,45 @@ class Held {
 
 // Step 2 of locks_hold.h: the acquire runs on a thread of its own while this thread waits for
 // it or for a stop signal. Throws what LockScope or LockGroupScope throws.
+// With --wait MS the thread first makes one attempt, and only if that fails says once on
+// stderr who has the keys (locks_output.h, say_waiting) before it waits.
 std::unique_ptr<Held> acquire(SignalWatch& signals, Client& client, const HoldOptions& o,
                               std::string_view who) {
   const auto ttl = std::chrono::milliseconds(o.ttl_ms);
-  const auto timeout = std::chrono::milliseconds(o.wait_ms < 0 ? 0 : o.wait_ms);
   std::unique_ptr<Held> held;
   std::exception_ptr failure;
+  auto take = [&](std::chrono::milliseconds timeout) {
+    if (o.keys.size() == 1) {
+      WithLockOptions w{.ttl = ttl,
+                        .timeout = timeout,
+                        .owner = o.owner,
+                        .session = o.session,
+                        .on_lost = [&signals](const LockHandle&) { signals.wake(); },
+                        .mode = o.keys.front().mode,
+                        .lock_delay = o.lock_delay};
+      held = std::make_unique<Held>(std::make_unique<LockScope>(client, o.keys.front().key, w));
+    } else {
+      WithLocksOptions w{.ttl = ttl,
+                         .timeout = timeout,
+                         .owner = o.owner,
+                         .session = o.session,
+                         .on_lost = [&signals](const LockGroup&) { signals.wake(); }};
+      held = std::make_unique<Held>(std::make_unique<LockGroupScope>(client, o.keys, w));
+    }
+  };
   std::thread acquirer([&] {
     try {
-      if (o.keys.size() == 1) {
-        WithLockOptions w{.ttl = ttl,
-                          .timeout = timeout,
-                          .owner = o.owner,
-                          .session = o.session,
-                          .on_lost = [&signals](const LockHandle&) { signals.wake(); },
-                          .mode = o.keys.front().mode,
-                          .lock_delay = o.lock_delay};
-        held = std::make_unique<Held>(std::make_unique<LockScope>(client, o.keys.front().key, w));
+      if (o.wait_ms <= 0) {
+        take(std::chrono::milliseconds(0));
       } else {
-        WithLocksOptions w{.ttl = ttl,
-                           .timeout = timeout,
-                           .owner = o.owner,
-                           .session = o.session,
-                           .on_lost = [&signals](const LockGroup&) { signals.wake(); }};
-        held = std::make_unique<Held>(std::make_unique<LockGroupScope>(client, o.keys, w));
+        try {
+          take(std::chrono::milliseconds(0));
+        } catch (const LockTimeoutError&) {
+          say_waiting(who, client, o.keys, o.wait_ms);
+        } catch (const RateLimitedError& e) {
+          say_waiting(who, client, o.keys, o.wait_ms, &e);
+        }
+        if (!held) take(std::chrono::milliseconds(o.wait_ms));
       }
     } catch (...) {
       failure = std::current_exception();
@@ -99,10 +115,10 @@ std::unique_ptr<Held> acquire(SignalWatch& signals, Client& client, const HoldOp
   return held;
 }
 
-// "no grant within 2000 ms; jobs:1 is held by user:local, expires in 42 s"
+// "no grant within 2s; jobs:1 is held by user:local, expires in 42 s"
 std::string not_acquired_reason(Client& client, const HoldOptions& o) {
   std::string reason;
-  if (o.wait_ms >= 0) reason = "no grant within " + std::to_string(o.wait_ms) + " ms; ";
+  if (o.wait_ms >= 0) reason = "no grant within " + duration_text(o.wait_ms) + "; ";
   return reason + who_holds(client, o.keys, current_time());
 }
 

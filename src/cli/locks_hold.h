@@ -5,7 +5,8 @@
 // Lifecycle (both commands):
 //   1. Block the stop signals (SignalWatch) before any thread starts.
 //   2. Acquire on a thread of its own (a LockScope, or a LockGroupScope for several keys: one
-//      attempt, or --wait MS in the keys' queues) while the main thread waits for it or for a
+//      attempt, or with --wait one attempt, then a line on stderr saying who has the keys, then
+//      the wait in the keys' queues) while the main thread waits for it or for a
 //      stop signal. A stop signal before the
 //      grant ends the process at once with 128 + the signal: the server drops the waiter when
 //      the connection closes with the process. (A grant already on its way back when the signal
@@ -42,7 +43,7 @@ struct HoldOptions {
   std::int64_t wait_ms = -1;  // -1: one attempt
   std::optional<std::string> owner;
   bool session = false;
-  std::optional<std::chrono::milliseconds> lock_delay;  // --lock-delay MS (one key only)
+  std::optional<std::chrono::milliseconds> lock_delay;  // --lock-delay (one key only)
 };
 
 // holdfast locks acquire KEY --session: returns the exit code.

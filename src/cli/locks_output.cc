@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <ctime>
+#include <iostream>
 #include <optional>
 #include <span>
 #include <utility>
 
+#include "cli/duration_flag.h"
 #include "core/hold_fields.h"
 #include "core/text.h"
 
@@ -254,6 +256,15 @@ std::string who_holds(Client& client, const std::vector<KeyRequest>& keys, TimeP
   for (const KeyRequest& k : keys)
     text += (text.empty() ? "" : "; ") + who_holds(client, k.key, now);
   return text;
+}
+
+void say_waiting(std::string_view who, Client& client, const std::vector<KeyRequest>& keys,
+                 std::int64_t wait_ms, const RateLimitedError* limited) {
+  const TimePoint now = current_time();
+  const std::string why = limited != nullptr ? "over the acquire rate limit, a slot frees " +
+                                                   relative_time(now + limited->retry_after(), now)
+                                             : who_holds(client, keys, now);
+  std::cerr << who << ": waiting up to " << duration_text(wait_ms) << ": " << why << std::endl;
 }
 
 std::string relative_time(TimePoint at, TimePoint now) {

@@ -47,6 +47,13 @@ std::string who_holds(Client& client, const std::string& key, TimePoint now);
 // The same for each key of a multi-key request, joined by "; ".
 std::string who_holds(Client& client, const std::vector<KeyRequest>& keys, TimePoint now);
 
+// Said once on stderr before a wait (`--wait MS`) that a first attempt could not spare:
+// "holdfast locks: waiting up to 10m: jobs:1 is held by user:alice (owner run-17), expires in
+// 42 s", or, when the attempt was over the rate limit, "... waiting up to 10m: over the acquire
+// rate limit, a slot frees in 42 s". `who` prefixes it.
+void say_waiting(std::string_view who, Client& client, const std::vector<KeyRequest>& keys,
+                 std::int64_t wait_ms, const RateLimitedError* limited = nullptr);
+
 void print_hold(std::ostream& out, const LockHandle& hold, TimePoint now);
 // The group's handle, holder and lease, then a KEY / TOKEN / MODE table of its holds.
 void print_group(std::ostream& out, const LockGroup& group, TimePoint now);

@@ -3,7 +3,9 @@
 
 #include <iostream>
 
+#include "cli/build_info.h"
 #include "cli/commands.h"
+#include "cli/help_export.h"
 
 namespace {
 
@@ -31,12 +33,13 @@ void print_every_command(std::ostream& out, CLI::App& app) {
 int main(int argc, char** argv) {
   CLI::App app{"Holdfast: a lease-based lock service.\n"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "holdfast 0.1.0");
+  app.set_version_flag("--version", holdfast::cli::version_line());
   int exit_code = holdfast::cli::kExitOk;
   holdfast::cli::add_serve_command(app, exit_code);
   holdfast::cli::add_auth_command(app, exit_code);
   holdfast::cli::add_rules_command(app, exit_code);
   holdfast::cli::add_locks_command(app, exit_code);
+  if (holdfast::cli::is_help_export(argc, argv)) return holdfast::cli::export_help(app, argc, argv);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

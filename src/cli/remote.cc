@@ -1,18 +1,70 @@
 #include "cli/remote.h"
 
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
 #include "cli/locks_output.h"
 
 namespace holdfast::cli {
+namespace {
+
+constexpr const char* kTokenEnv = "HOLDFAST_TOKEN";
+
+// --token if given (even empty), else $HOLDFAST_TOKEN. CLI11's envname would do the fallback
+// too, but would not tell which of the two a refused token came from.
+RemoteOptions with_token_source(RemoteOptions o) {
+  if (!o.token_source.empty()) return o;
+  if (const char* env = std::getenv(kTokenEnv); env != nullptr && *env != '\0') {
+    o.token = env;
+    o.token_source = kTokenEnv;
+  }
+  return o;
+}
+
+// What a person should do about an authentication refusal. The server answers NOAUTH when no
+// token reached it, WRONGPASS (or UNAUTHENTICATED) when it has no member or function with the
+// token it got.
+std::string unauthenticated_message(const UnauthenticatedError& e, const RemoteOptions& o) {
+  const std::string what = e.what();
+  const bool none_sent = what.find("NOAUTH") != std::string::npos ||
+                         (what.find("WRONGPASS") == std::string::npos && o.token_source.empty());
+  if (none_sent) return "the server needs a token: pass --token or set " + std::string(kTokenEnv);
+  const std::string source = o.token_source.empty() ? "the --server URL" : o.token_source;
+  return "the server refused the token given by " + source +
+         " (no member or function of its credentials has it)";
+}
+
+// A peer that answered, but not in RESP: most often the HTTP port given for the RESP one.
+std::string protocol_message(const ProtocolError& e, const Client& client) {
+  const auto protocol = e.details().find("protocol");
+  if (protocol == e.details().end()) return e.what();
+  if (protocol->second == "http")
+    return client.server() +
+           " answered with HTTP, not RESP: --server takes the RESP port (7420 by default)";
+  return e.what();  // "HOST:PORT did not answer in RESP (...)"
+}
+
+// Local open mode accepts any token without looking at it: a token that would be refused
+// elsewhere works here, which should not pass unnoticed.
+void warn_if_open(Client& client, const RemoteOptions& o, std::string_view who) {
+  if (o.token.empty()) return;
+  if (client.server_info().mode != "open") return;
+  std::cerr << who << ": warning: " << client.server()
+            << " is in local open mode and does not check tokens; the token given by "
+            << o.token_source << " was not checked\n";
+}
+
+}  // namespace
 
 void add_remote_options(CLI::App* cmd, RemoteOptions& o) {
   cmd->add_option("--server", o.server,
-                  "holdfast://host:port, unix:///path.sock or host:port (default 127.0.0.1:7420)")
+                  "holdfast://host:port, unix:///path.sock or host:port: the RESP port (default "
+                  "127.0.0.1:7420)")
       ->envname("HOLDFAST_SERVER");
   cmd->add_option("--token", o.token, "bearer token (default: $HOLDFAST_TOKEN, or none)")
-      ->envname("HOLDFAST_TOKEN");
+      ->each([&o](const std::string&) { o.token_source = "--token"; });
   cmd->add_flag("--json", o.json, "print JSON with the wire's field names");
 }
 
@@ -28,16 +80,23 @@ int exit_code_for(const Error& e) {
   return kExitUsage;
 }
 
-int run_remote(const RemoteOptions& o, std::string_view who,
+int run_remote(const RemoteOptions& given, std::string_view who,
                const std::function<int(Client&)>& body) {
+  const RemoteOptions o = with_token_source(given);
+  std::optional<Client> client;
   try {
     ClientOptions options;
     options.token = o.token;
-    Client client(o.server, options);
-    return body(client);
+    client.emplace(o.server, options);
+    warn_if_open(*client, o, who);
+    return body(*client);
   } catch (const Error& e) {
     if (o.json) {
       std::cout << json_error(e) << "\n";
+    } else if (const auto* auth = dynamic_cast<const UnauthenticatedError*>(&e)) {
+      std::cerr << who << ": " << unauthenticated_message(*auth, o) << "\n";
+    } else if (const auto* protocol = dynamic_cast<const ProtocolError*>(&e); protocol && client) {
+      std::cerr << who << ": " << protocol_message(*protocol, *client) << "\n";
     } else {
       std::cerr << who << ": " << e.what() << "\n";
     }

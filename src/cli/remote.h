@@ -1,5 +1,6 @@
 // What every client subcommand (locks, rules) shares: --server/--token/--json, building the
-// Client, and mapping the outcome to the exit codes of docs/reference.md section 8.
+// Client, and mapping the outcome to the exit codes of docs/reference.md section 8 and to
+// messages that name the flag to fix rather than the wire's error line.
 #pragma once
 
 #include <functional>
@@ -15,6 +16,8 @@ namespace holdfast::cli {
 struct RemoteOptions {
   std::string server = "127.0.0.1:7420";
   std::string token;
+  // Where `token` came from, for messages: "--token", "HOLDFAST_TOKEN", or empty (none given).
+  std::string token_source;
   bool json = false;
 };
 
@@ -26,7 +29,8 @@ void add_remote_options(CLI::App* cmd, RemoteOptions& options);
 int exit_code_for(const Error& e);
 
 // Builds the client, runs `body`, and turns an exception into a message (or a JSON error on
-// stdout with --json) and its exit code. `who` prefixes messages ("holdfast locks").
+// stdout with --json) and its exit code. `who` prefixes messages ("holdfast locks"). With a
+// token, a server in local open mode (which checks no token) gets a warning on stderr first.
 int run_remote(const RemoteOptions& options, std::string_view who,
                const std::function<int(Client&)>& body);
 

@@ -6,9 +6,12 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 
 #include "auth/credentials.h"
 #include "cli/commands.h"
+#include "cli/duration_flag.h"
+#include "core/duration.h"
 #include "server/config.h"
 #include "server/logging.h"
 #include "server/server.h"
@@ -48,6 +51,17 @@ void raise_open_files_limit() {
   }
 }
 
+// A credentials file without a member or a function turns open mode off and lets nobody in:
+// every call but PING, HELLO and AUTH is refused. That is allowed (a file being filled in, or
+// emptied on purpose to shut everyone out), but never silently.
+void warn_if_empty(const CredentialStore& credentials) {
+  if (credentials.size() != 0) return;
+  log_event(LogLevel::kWarn,
+            "the credentials file has no [[member]] or [[function]]: nobody can authenticate, "
+            "and every lock call is refused until it has one and the server reloads it (SIGHUP)",
+            {{"path", credentials.path()}});
+}
+
 // SIGHUP reloads the credentials; start, serve until a stop signal, report a failed start.
 int run_server(Server& server, LockService& service, CredentialStore* credentials,
                LoopHooks* hooks = nullptr) {
@@ -56,6 +70,7 @@ int run_server(Server& server, LockService& service, CredentialStore* credential
       if (auto st = credentials->reload(); st.ok()) {
         spdlog::info("SIGHUP: reloaded {} credentials from {}", credentials->size(),
                      credentials->path());
+        warn_if_empty(*credentials);
       } else {
         spdlog::error("SIGHUP: keeping the previous credentials: {}", st.error().message);
       }
@@ -136,6 +151,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     }
     credentials = std::move(*opened);
     spdlog::info("credentials: {} entries from {}", credentials->size(), config->credentials);
+    warn_if_empty(*credentials);
   }
   if (!config->store_url.empty()) return serve_node(*config, credentials.get());
   SystemClock clock;
@@ -185,20 +201,26 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
 std::string default_is(const std::string& value) { return " (default " + value + ")"; }
 std::string default_is(std::int64_t value) { return default_is(std::to_string(value)); }
 
-// What only holdfast.toml sets, with the defaults, for the end of `serve --help`.
+// What only holdfast.toml sets (the settings without a flag), with the defaults, for the end
+// of `serve --help`.
 std::string serve_footer() {
   const ServerConfig d;
-  return "Only in holdfast.toml (docs/configuration.md):\n"
-         "  [auth] credentials            the credentials file (default none: local open mode)\n"
-         "  [limits] acquirePerUserPerHour  each member's acquire attempts per rolling hour" +
-         default_is(d.acquire_per_user_per_hour) +
-         "\n"
-         "  [limits] maxLeaseMs           longer TTLs are capped to this" +
-         default_is(d.max_lease_ms) +
-         "\n"
-         "  [store] poolSize              with a store URL: PostgreSQL connections per node" +
-         default_is(d.store_pool_size) +
-         "\n"
+  std::vector<std::string> names;
+  std::size_t width = 0;
+  for (const ConfigSetting& s : config_settings()) {
+    names.push_back("[" + std::string(s.table) + "] " + std::string(s.key));
+    width = std::max(width, names.back().size());
+  }
+  std::string text = "Only in holdfast.toml (docs/configuration.md):\n";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const ConfigSetting& s = config_settings()[i];
+    if (!s.flag.empty()) continue;
+    text += "  " + names[i] + std::string(width + 2 - names[i].size(), ' ') + std::string(s.about) +
+            default_is(s.default_text(d)) + "\n";
+  }
+  return text +
+         "Durations, in the file as on the command line: 1500ms, 30s, 5m or 2h; a plain number "
+         "is\nmilliseconds.\n"
          "Flags override the file. Logs go to stderr; stdout has one line, \"holdfast ready "
          "...\",\n"
          "once every listener is bound. Exit codes: 0 stopped by SIGINT or SIGTERM; 1 could not\n"
@@ -238,21 +260,35 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "themselves); 0 never polls; not with --store" +
                       default_is(d.idle_poll_us));
   cmd->add_option("--store", flags->store,
-                  "postgres://... to run as a node over a shared PostgreSQL (default none: "
-                  "the embedded store in --data-dir)");
+                  "postgres://... or postgresql://... to run as a node over a shared "
+                  "PostgreSQL (default none: the embedded store in --data-dir)");
   cmd->add_option("--session-grace-ms", flags->session_grace_ms,
                   "with --store: how long a silent node's session holds outlive its last "
                   "heartbeat" +
-                      default_is(d.session_grace_ms));
+                      default_is(format_duration(d.session_grace_ms)))
+      ->transform(duration_flag(0))
+      ->type_name("DURATION");
   cmd->add_option("--script-time-limit-ms", flags->script_time_limit_ms,
                   "EVAL: a script running longer is stopped, its changes so far kept" +
-                      default_is(d.script_time_limit_ms));
+                      default_is(format_duration(d.script_time_limit_ms)))
+      ->transform(duration_flag(0))
+      ->type_name("DURATION");
   cmd->add_option("--log-level", flags->log_level,
                   "debug, info, warn or error: the least severe record logged" +
                       default_is(std::string(log_level_name(d.log_level))));
   cmd->add_option("--log-format", flags->log_format,
                   "text, or json (one object a line: time, level, message, fields)" +
                       default_is(d.log_format == LogFormat::kJson ? "json" : "text"));
+  // Each flag's help names the setting it overrides; the settings without a flag end the help.
+  for (const ConfigSetting& s : config_settings()) {
+    if (s.flag.empty()) continue;
+    CLI::Option* option = cmd->get_option_no_throw(std::string(s.flag));
+    if (option == nullptr)
+      throw std::logic_error("holdfast serve has no flag " + std::string(s.flag) + " for [" +
+                             std::string(s.table) + "] " + std::string(s.key));
+    option->description(option->get_description() + "; [" + std::string(s.table) + "] " +
+                        std::string(s.key) + " in holdfast.toml");
+  }
   cmd->footer(serve_footer());
   cmd->callback([flags, cmd, &exit_code] { exit_code = serve(*flags, *cmd); });
 }

@@ -34,6 +34,8 @@ std::string Client::server() const { return impl_->pool.address().display(); }
 
 void Client::ping() { impl_->ping(); }
 
+ServerInfo Client::server_info() { return impl_->server_info(); }
+
 LockHandle Client::acquire(std::string_view key, const AcquireOptions& options) {
   // The turn on the local queue ends here: a handle-based hold may outlive any scope.
   return impl_->acquire(key, options).hold;

@@ -54,6 +54,7 @@ struct Client::Impl {
   HolderInfo holder(std::string_view key);
   HolderInfo check(std::string_view key, std::optional<std::string_view> holder_id);
   void ping();
+  ServerInfo server_info();
 
   // Runs one command; an error reply is thrown as its typed exception.
   client_internal::Reply call(const std::vector<std::string>& args,

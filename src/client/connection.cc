@@ -115,16 +115,29 @@ std::unique_ptr<Connection> Connection::open(const ServerAddress& address, Deadl
   hello += encode_command({"HELLO", "3"});
   conn->send(hello, deadline);
   if (with_auth) {
-    Reply auth = conn->receive(deadline, "AUTH");
+    Reply auth = conn->first_reply(deadline, "AUTH");
     if (auth.is_error()) throw_server_error(auth.str);
   }
-  Reply reply = conn->receive(deadline, "HELLO");
+  Reply reply = with_auth ? conn->receive(deadline, "HELLO") : conn->first_reply(deadline, "HELLO");
   if (reply.is_error()) throw_server_error(reply.str);
   const Reply* server = reply.field("server");
   if (server == nullptr || server->str != "holdfast")
     throw ProtocolError(address.display() + " is not a Holdfast server (HELLO answered " +
                         reply.debug().substr(0, 80) + ")");
   return conn;
+}
+
+Reply Connection::first_reply(Deadline deadline, std::string_view command) {
+  try {
+    return receive(deadline, command);
+  } catch (const ProtocolError& e) {
+    // Not RESP from the first byte: say what the peer is, if it can be told, rather than
+    // which byte the parser choked on. An HTTP server answers a RESP command with a 400.
+    if (in_.starts_with("HTTP/"))
+      throw ProtocolError(peer_ + " answered with HTTP, not RESP", {{"protocol", "http"}});
+    throw ProtocolError(peer_ + " did not answer in RESP (" + e.what() + ")",
+                        {{"protocol", "unknown"}});
+  }
 }
 
 Connection::~Connection() {

@@ -50,6 +50,9 @@ class Connection {
  private:
   Connection(int fd, std::string peer) : fd_(fd), peer_(std::move(peer)) {}
   [[noreturn]] void fail(const std::string& message);
+  // receive() for the handshake's first reply: a ProtocolError then names a peer that does
+  // not speak RESP (an HTTP server, details "protocol": "http") instead of the bad byte.
+  Reply first_reply(Deadline deadline, std::string_view command);
 
   int fd_ = -1;
   std::string peer_;

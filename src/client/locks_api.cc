@@ -270,4 +270,14 @@ HolderInfo Client::Impl::check(std::string_view key, std::optional<std::string_v
 
 void Client::Impl::ping() { call({"PING"}); }
 
+ServerInfo Client::Impl::server_info() {
+  // HELLO again on an open connection answers as the handshake's did (the protocol stays 3).
+  const Reply reply = call({"HELLO", "3"});
+  auto text = [&](std::string_view name) {
+    const Reply* f = reply.field(name);
+    return f != nullptr ? f->str : std::string();
+  };
+  return ServerInfo{.version = text("version"), .mode = text("mode")};
+}
+
 }  // namespace holdfast::inline v0

@@ -1,9 +1,11 @@
 #include "server/config.h"
 
 #include <toml++/toml.h>
-#include <filesystem>
-#include <set>
 
+#include <cctype>
+#include <filesystem>
+
+#include "core/duration.h"
 #include "core/validation.h"
 #include "server/http/cors.h"
 
@@ -21,14 +23,24 @@ Error config_error(const std::string& path, const std::string& message) {
   return invalid_argument(path + ": " + message);
 }
 
+// Every key of [section] must be one of config_settings().
 std::optional<Error> check_keys(const std::string& path, const toml::table& table,
-                                const std::string& section, const std::set<std::string>& known) {
+                                std::string_view section) {
   for (const auto& [key, value] : table) {
-    if (!known.count(std::string(key.str())))
-      return config_error(path,
-                          "unknown key '" + std::string(key.str()) + "' in [" + section + "]");
+    bool known = false;
+    for (const ConfigSetting& s : config_settings())
+      known = known || (s.table == section && s.key == key.str());
+    if (!known)
+      return config_error(
+          path, "unknown key '" + std::string(key.str()) + "' in [" + std::string(section) + "]");
   }
   return std::nullopt;
+}
+
+bool is_table(std::string_view name) {
+  for (const ConfigSetting& s : config_settings())
+    if (s.table == name) return true;
+  return false;
 }
 
 Result<FsyncMode> parse_fsync(const std::string& v) {
@@ -58,6 +70,47 @@ std::optional<Error> read_int(const std::string& path, const toml::table& t, con
     return std::nullopt;
   }
   return config_error(path, std::string("[") + section + "] " + key + " must be an integer");
+}
+
+// Reads a duration: an integer of milliseconds, or a string with units ("30s").
+std::optional<Error> read_duration(const std::string& path, const toml::table& t,
+                                   const char* section, const char* key, Millis* out) {
+  const toml::node* n = t.get(key);
+  if (n == nullptr) return std::nullopt;
+  const std::string name = std::string("[") + section + "] " + key;
+  if (n->is_integer()) {
+    *out = *n->value<std::int64_t>();
+    return std::nullopt;
+  }
+  if (n->is_string()) {
+    auto ms = parse_duration(*n->value<std::string>());
+    if (!ms.ok()) return config_error(path, name + ": " + ms.error().message);
+    *out = *ms;
+    return std::nullopt;
+  }
+  return config_error(path, name +
+                                " must be a duration: an integer of milliseconds or a string "
+                                "such as \"30s\" (" +
+                                std::string(kDurationHint) + ")");
+}
+
+// A store URL names PostgreSQL, or is a libpq key=value string: anything else (mysql://...) is
+// refused here, before a connection is tried, rather than by libpq's puzzling socket error.
+std::optional<Error> check_store_url(const std::string& url) {
+  if (url.empty()) return std::nullopt;
+  const std::size_t colon = url.find("://");
+  if (colon == std::string::npos) {
+    if (url.find('=') != std::string::npos) return std::nullopt;  // host=... dbname=...
+    return invalid_argument(
+        "[store] url (--store) must be a postgres:// or postgresql:// URL or a libpq "
+        "key=value string (host=... dbname=...)");
+  }
+  std::string scheme = url.substr(0, colon);
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme == "postgres" || scheme == "postgresql") return std::nullopt;
+  return invalid_argument("[store] url (--store): " + scheme +
+                          ":// is not supported: Holdfast keeps its locks in PostgreSQL "
+                          "(postgres:// or postgresql://, or a libpq key=value string)");
 }
 
 // Reads a list of strings; a wrong type is an error naming the setting.
@@ -117,15 +170,11 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
     const fs::path base = fs::absolute(fs::path(path)).parent_path();
     for (const auto& [key, value] : doc) {
       std::string k(key.str());
-      if (k != "server" && k != "auth" && k != "limits" && k != "store")
-        return config_error(path, "unknown table [" + k + "]");
+      if (!is_table(k)) return config_error(path, "unknown table [" + k + "]");
       if (!value.is_table()) return config_error(path, "[" + k + "] must be a table");
     }
     if (auto* s = doc["server"].as_table()) {
-      if (auto e = check_keys(path, *s, "server",
-                              {"listen", "http", "unix", "dataDir", "fsync", "snapshotAfterBytes",
-                               "idlePollUs", "logLevel", "logFormat", "corsAllowedOrigins"}))
-        return *e;
+      if (auto e = check_keys(path, *s, "server")) return *e;
       std::string fsync, log_level, log_format;
       for (auto [key, out] : {std::pair{"listen", &c.listen},
                               {"http", &c.http},
@@ -169,29 +218,30 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       }
     }
     if (auto* a = doc["auth"].as_table()) {
-      if (auto e = check_keys(path, *a, "auth", {"credentials"})) return *e;
+      if (auto e = check_keys(path, *a, "auth")) return *e;
       if (auto e = read_string(path, *a, "auth", "credentials", &c.credentials)) return *e;
       c.credentials = resolve(base, c.credentials);
     }
     if (auto* l = doc["limits"].as_table()) {
-      if (auto e = check_keys(path, *l, "limits",
-                              {"acquirePerUserPerHour", "maxLeaseMs", "scriptTimeLimitMs"}))
-        return *e;
-      if (auto e = read_int(path, *l, "limits", "scriptTimeLimitMs", &c.script_time_limit_ms))
+      if (auto e = check_keys(path, *l, "limits")) return *e;
+      if (auto e = read_duration(path, *l, "limits", "scriptTimeLimitMs", &c.script_time_limit_ms))
         return *e;
       if (auto e =
               read_int(path, *l, "limits", "acquirePerUserPerHour", &c.acquire_per_user_per_hour))
         return *e;
-      if (auto e = read_int(path, *l, "limits", "maxLeaseMs", &c.max_lease_ms)) return *e;
+      if (auto e = read_duration(path, *l, "limits", "maxLeaseMs", &c.max_lease_ms)) return *e;
       if (c.acquire_per_user_per_hour < 1)
         return config_error(path, "[limits] acquirePerUserPerHour must be at least 1");
       if (c.max_lease_ms < 1 || c.max_lease_ms > 86'400'000)
-        return config_error(path, "[limits] maxLeaseMs must be from 1 to 86400000");
+        return config_error(path,
+                            "[limits] maxLeaseMs must be from 1 to 86400000 milliseconds "
+                            "(1ms to 24h)");
     }
     if (auto* st = doc["store"].as_table()) {
-      if (auto e = check_keys(path, *st, "store", {"url", "sessionGraceMs", "poolSize"})) return *e;
+      if (auto e = check_keys(path, *st, "store")) return *e;
       if (auto e = read_string(path, *st, "store", "url", &c.store_url)) return *e;
-      if (auto e = read_int(path, *st, "store", "sessionGraceMs", &c.session_grace_ms)) return *e;
+      if (auto e = read_duration(path, *st, "store", "sessionGraceMs", &c.session_grace_ms))
+        return *e;
       if (auto e = read_int(path, *st, "store", "poolSize", &c.store_pool_size)) return *e;
       if (c.store_pool_size < 1 || c.store_pool_size > 256)
         return config_error(path, "[store] poolSize must be from 1 to 256");
@@ -205,15 +255,17 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
     unix_from_file = true;
   }
   if (o.store_url) c.store_url = *o.store_url;
+  if (auto e = check_store_url(c.store_url)) return *e;
   if (o.session_grace_ms) c.session_grace_ms = *o.session_grace_ms;
   if (c.session_grace_ms < 100 || c.session_grace_ms > 86'400'000)
     return invalid_argument(
-        "[store] sessionGraceMs (--session-grace-ms) must be from 100 to 86400000 milliseconds");
+        "[store] sessionGraceMs (--session-grace-ms) must be from 100 to 86400000 milliseconds "
+        "(100ms to 24h)");
   if (o.script_time_limit_ms) c.script_time_limit_ms = *o.script_time_limit_ms;
   if (c.script_time_limit_ms < 1 || c.script_time_limit_ms > script::kMaxTimeLimitMs)
     return invalid_argument(
         "[limits] scriptTimeLimitMs (--script-time-limit-ms) must be from 1 to 3600000 "
-        "milliseconds");
+        "milliseconds (1ms to 1h)");
   if (o.snapshot_after_bytes) c.snapshot_after_bytes = *o.snapshot_after_bytes;
   if (c.snapshot_after_bytes < kMinSnapshotAfterBytes ||
       c.snapshot_after_bytes > kMaxSnapshotAfterBytes)

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,19 @@ struct ServerConfig {
   LogLevel log_level = LogLevel::kInfo;  // records below this are dropped
   LogFormat log_format = LogFormat::kText;
 };
+
+// One setting of holdfast.toml. The one list of them (config_settings.cc) is what the loader
+// accepts and what `holdfast serve --help` lists, so a setting cannot be read but left out of
+// the help. (A setting that is a duration takes an integer of milliseconds or a string with
+// units, "30s": core/duration.h.)
+struct ConfigSetting {
+  std::string_view table;  // "limits"
+  std::string_view key;    // "maxLeaseMs"
+  std::string_view flag;   // the flag that overrides it, "--store"; empty: only the file sets it
+  std::string_view about;  // what it is, for help
+  std::string (*default_text)(const ServerConfig& defaults);
+};
+std::span<const ConfigSetting> config_settings();
 
 // Overrides given on the command line; unset fields keep the file's (or the default) value.
 struct ConfigOverrides {

@@ -13,6 +13,7 @@
 
 #include "server/logging.h"
 #include "server/loop_round.h"
+#include "server/sd_notify.h"
 
 namespace holdfast {
 
@@ -29,7 +30,8 @@ bool is_loopback_host(const std::string& host) {
   return !ec && addr.is_loopback();
 }
 
-constexpr const char* kVersion = "0.1.0";
+// HELLO's and INFO's version: the project's (src/server/CMakeLists.txt).
+constexpr const char* kVersion = HOLDFAST_VERSION;
 
 }  // namespace
 
@@ -183,6 +185,9 @@ Status Server::start(LockService& service, LoopHooks* hooks) {
   line += std::string(" mode=") + (auth_ != nullptr ? "auth" : "open");
   // The one ready line, on stdout for scripts to wait for; the log (stderr) does not repeat it.
   std::cout << line << std::endl;
+  // A systemd unit of Type=notify waits for this as scripts wait for the line (sd_notify.h).
+  if (auto st = notify_service_manager("READY=1\nSTATUS=" + line); !st.ok())
+    spdlog::warn("{}", st.error().message);
   return ok_status();
 }
 
@@ -270,6 +275,8 @@ void Server::adopt(resp::Connection::Socket socket) {
 void Server::begin_shutdown() {
   if (stopping_) return;
   stopping_ = true;
+  if (auto st = notify_service_manager("STOPPING=1"); !st.ok())
+    spdlog::warn("{}", st.error().message);
   boost::system::error_code ignored;
   if (tcp_) tcp_->close(ignored);
   if (unix_) unix_->close(ignored);

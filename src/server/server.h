@@ -4,9 +4,11 @@
 //
 //  1. start(service): refuse open mode on a non-loopback listener, bind every listener, then
 //     print one "holdfast ready ..." line on stdout (tests and scripts wait for it; nothing is
-//     answered before every listener is bound). The service is ready to serve (recovered).
+//     answered before every listener is bound), and tell a service manager that asked, over
+//     $NOTIFY_SOCKET (sd_notify.h). The service is ready to serve (recovered).
 //  2. run(): serve until SIGINT/SIGTERM.
-//  3. Shutdown: stop accepting, answer blocked acquires with UNAVAILABLE, send pending
+//  3. Shutdown: tell the service manager, stop accepting, answer blocked acquires with UNAVAILABLE,
+//  send pending
 //     replies, close connections, then flush and close the store. A connection that does not
 //     drain within a few seconds is cut off.
 #pragma once

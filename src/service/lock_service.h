@@ -109,7 +109,15 @@ struct SetOutcome {
   bool get = false;  // SetArgs::get: the reply is `previous`
 };
 
-enum class ExpireCondition : std::uint8_t { kAlways, kIfNone, kIfSome, kIfLater, kIfEarlier };
+// PEXPIRE's NX, XX, GT, LT, and XX LT together (GT with XX is GT).
+enum class ExpireCondition : std::uint8_t {
+  kAlways,
+  kIfNone,
+  kIfSome,
+  kIfLater,
+  kIfEarlier,
+  kIfSomeEarlier,
+};
 
 struct ExpireArgs {
   std::string_view key;
@@ -117,7 +125,6 @@ struct ExpireArgs {
   bool absolute = false;  // amount is an instant (PEXPIREAT) rather than a TTL (PEXPIRE)
   bool persist = false;   // PERSIST: as long as a lease may last
   ExpireCondition condition = ExpireCondition::kAlways;
-  bool and_if_some = false;  // XX with LT: only a key that has an end (GT implies it)
 };
 
 // How many keys an operation acted on (DEL, EXISTS) or 1/0 (PEXPIRE).

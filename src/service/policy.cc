@@ -317,9 +317,11 @@ Issued Policy::set_value(const Caller& caller, const SetArgs& args, Completion& 
   if (auto err = check_key(args.key)) return refuse(done, *err);
   if (auto err = check_label(args.value, "value")) return refuse(done, *err);
   SetArgs capped = args;
-  if (args.expires_at) capped.ttl_ms = *args.expires_at - clock_.now_ms();
+  if (args.expires_at) capped.ttl_ms = std::max<Millis>(*args.expires_at - clock_.now_ms(), 0);
   capped.expires_at.reset();
-  if (capped.ttl_ms) {
+  if (args.expires_at && *capped.ttl_ms == 0) {
+    // An instant already past (EXAT, PXAT): the backend leaves the key free (redis_idiom.h).
+  } else if (capped.ttl_ms) {
     if (auto err = check_ttl(*capped.ttl_ms)) return refuse(done, *err);
     capped.ttl_ms = cap_ttl(*capped.ttl_ms);
   } else {

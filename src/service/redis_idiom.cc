@@ -22,6 +22,18 @@ SetStep decide_set(SetCondition condition, bool held, bool own, bool same_value,
   return same_value ? SetStep::kRenew : SetStep::kTakeOver;
 }
 
+SetStep already_ended(SetStep step) {
+  switch (step) {
+    case SetStep::kRenew:
+    case SetStep::kTakeOver:
+      return SetStep::kFreeOwn;
+    case SetStep::kTake:
+      return SetStep::kSetGone;
+    default:
+      return step;
+  }
+}
+
 std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis now,
                                 Millis max_lease_ms) {
   Millis at = args.persist ? now + max_lease_ms : (args.absolute ? args.amount : now + args.amount);
@@ -42,8 +54,10 @@ std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis n
     case ExpireCondition::kIfEarlier:
       apply = current == kNever || at < current;
       break;
+    case ExpireCondition::kIfSomeEarlier:
+      apply = current != kNever && at < current;
+      break;
   }
-  if (args.and_if_some && current == kNever) apply = false;
   if (args.persist) apply = current != kNever;  // PERSIST: only a hold that ends
   if (!apply) return std::nullopt;
   return at;
@@ -70,8 +84,10 @@ std::optional<Millis> value_expire_to(const ExpireArgs& args, Millis current, Mi
     case ExpireCondition::kIfEarlier:
       if (current != kNever && at >= current) return std::nullopt;
       break;
+    case ExpireCondition::kIfSomeEarlier:
+      if (current == kNever || at >= current) return std::nullopt;
+      break;
   }
-  if (args.and_if_some && current == kNever) return std::nullopt;
   return at;
 }
 

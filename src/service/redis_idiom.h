@@ -17,12 +17,21 @@ enum class SetStep {
   kRenew,     // the caller's own hold with the same value: the lease moves, the token stays
   kTakeOver,  // the caller's own hold with another value: replaced (new handle, new token)
   kTake,      // a free key: taken
+  // With an expiry that has already come (already_ended below):
+  kFreeOwn,  // the caller's own hold is freed, as DEL frees it; SET answers as if it set
+  kSetGone,  // a free key is left free; SET answers as if it set
 };
 
 // `held`: the key is held; `own`: by a handle hold of the caller's principal; `same_value`:
 // whose owner is the value SET brings; `free`: held by nobody and nobody queued for it (a SET
 // does not jump ahead of waiters).
 SetStep decide_set(SetCondition condition, bool held, bool own, bool same_value, bool free);
+
+// A SET whose expiry has already come (EXAT or PXAT at or before now): Redis sets the key and
+// it expires at once, so the key ends free and SET answers OK (or, with GET, the old value).
+// The step decide_set chose, for such a SET: taking or renewing becomes leaving or making the
+// key free; nil and LOCK_HELD stay as they are.
+SetStep already_ended(SetStep step);
 
 // Where PEXPIRE and its kin move a lease that ends at `current` (kNever: no end), at `now`:
 // nullopt when their condition does not hold. The result is at most `max_lease_ms` from now;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "support/auth_config.h"
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -182,7 +183,7 @@ TEST_F(ConnectionCommands, ClientKillClosesTheConnectionAndEndsItsSessionHolds) 
   EXPECT_TRUE(victim.wait_closed());
   // The connection's end frees its session holds; a node over PostgreSQL does it in a database
   // statement of its own, which may commit just after the socket closed.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   while (admin.call({"LOCK.STATUS", "session-key"}).number("held") != 0 &&
          std::chrono::steady_clock::now() < deadline) {
   }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -52,7 +53,7 @@ TEST(DataDir, WithFsyncNeverAChangeReachesTheLogWhileTheServerIdlesAndSurvivesAK
     const std::uintmax_t before = bytes_in(server.data_dir());
     auto hold = c.call({"LOCK.TRY", "k", "TTL", "600000"});
     if (server.store_url().empty()) {  // over PostgreSQL the answered change is committed there
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      const auto deadline = std::chrono::steady_clock::now() + kEventually;
       while (bytes_in(server.data_dir()) == before && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       ASSERT_GT(bytes_in(server.data_dir()), before) << "the change never reached the log";

@@ -391,6 +391,26 @@ TEST_F(HttpApi, UnknownQueryParametersAndOversizedPagesAreRefusedNamingTheField)
   EXPECT_EQ(curl("GET", "/v1/locks/status?key=k").status, 200);
 }
 
+TEST_F(HttpApi, ABodyFieldGivenTwiceIs400NamingItAndChangesNothing) {
+  // As a query parameter given twice: the client would not know which value counted.
+  auto twice = post("/v1/locks/try-acquire", R"({"key":"dup:a","ttlMs":60000,"key":"dup:b"})");
+  EXPECT_EQ(twice.status, 400) << twice.raw;
+  EXPECT_EQ(str(twice.body, "errorCode"), "INVALID_ARGUMENT") << twice.raw;
+  EXPECT_EQ(str(twice.body, "message"), "key is given twice") << twice.raw;
+  EXPECT_EQ(str(twice.body.at("details"), "field"), "key") << twice.raw;
+  // The same key inside an entry of acquire-all's keys.
+  auto nested = post("/v1/locks/try-acquire-all",
+                     R"({"ttlMs":60000,"keys":[{"key":"dup:a"},{"key":"dup:b","key":"dup:c"}]})");
+  EXPECT_EQ(nested.status, 400) << nested.raw;
+  EXPECT_EQ(str(nested.body.at("details"), "field"), "key") << nested.raw;
+  for (const char* key : {"dup:a", "dup:b", "dup:c"}) {
+    auto st = curl("GET", std::string("/v1/locks/status?key=") + key);
+    EXPECT_FALSE(st.body.at("held").as_bool()) << key << ": " << st.raw;
+  }
+  // Each once: granted.
+  EXPECT_EQ(post("/v1/locks/try-acquire", R"({"key":"dup:a","ttlMs":60000})").status, 200);
+}
+
 TEST_F(HttpApi, AValueTheContractRefusesNamesItsFieldInDetails) {
   auto negative = post("/v1/locks/try-acquire", R"({"key":"k","ttlMs":-1})");
   EXPECT_EQ(negative.status, 400) << negative.raw;

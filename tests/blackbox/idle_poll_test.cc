@@ -5,6 +5,7 @@
 // PostgreSQL never polls and has no log.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -87,7 +88,9 @@ TEST(IdlePolling, ByDefaultTheLoopNeverPolls) {
 }
 
 TEST(IdlePolling, CommandsSentBackToBackAreMetByAPollingLoopWhoseTimeIsCounted) {
-  ServerProcess server({"--idle-poll-us", "100"});
+  // The widest window (10 ms): the loop polls once work comes back within it, which on a
+  // machine busy with other builds a PING's round trip may not do within 100 us.
+  ServerProcess server({"--idle-poll-us", "10000"});
   const double before = poll_seconds(server);
   ping_back_to_back(server, 3000);
   const double after = poll_seconds(server);
@@ -131,11 +134,13 @@ TEST(IdlePolling, AnIdleServerWithOpenConnectionsAndLiveHoldsSleeps) {
   const long ticks = cpu_ticks(server.pid());
   std::this_thread::sleep_for(std::chrono::seconds(2));  // idle is what is observed
   // Polling is counted in wall time: each scrape of /metrics wakes the loop for one window
-  // (100 us), which a busy host (the other tests) may stretch to milliseconds by preempting
-  // it. A loop that kept polling would count the whole 2 s.
-  EXPECT_LT(poll_seconds(server) - polled, 0.02);
-  // Clock ticks are 10 ms; a loop that kept polling would have used about 200 of them.
-  EXPECT_LE(cpu_ticks(server.pid()) - ticks, 5);
+  // (100 us), which a busy host (other builds, the other tests) may stretch many times over
+  // by preempting it. A loop that kept polling would count the whole 2 s: the bound is a
+  // quarter of that, so that no preemption reaches it and a loop that polls does.
+  EXPECT_LT(poll_seconds(server) - polled, 0.5);
+  // Clock ticks are 10 ms; a loop that kept polling would have used about 200 of them, a
+  // sleeping one none but the scrapes' few.
+  EXPECT_LE(cpu_ticks(server.pid()) - ticks, 40);
 }
 
 TEST(IdlePolling, AnIdleServerWakesNoThreadOnATimer) {
@@ -145,12 +150,18 @@ TEST(IdlePolling, AnIdleServerWakesNoThreadOnATimer) {
     change_back_to_back(server, 200);  // the log writer has had work, and then none
     auto idle = server.client();
     ASSERT_FALSE(idle.call({"LOCK.TRY", "idle", "TTL", "600000"}).is_error());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // that change is written
-    const long before = wake_ups(server.pid());
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    // A thread on a 10 ms timer would wake about 100 times; a few stray wake-ups are allowed
-    // (the kernel's, the log's own housekeeping).
-    EXPECT_LE(wake_ups(server.pid()) - before, 10);
+    // Wake-ups in the quietest of up to ten 1-second windows: on a machine busy with other
+    // builds the tail of the work above (that change written, a node's threads finishing
+    // their calls) may reach into the first. A thread on a 10 ms timer would wake about 100
+    // times in every window; a few stray wake-ups are allowed (the kernel's, the log's own
+    // housekeeping, a node's heartbeat).
+    long quietest = 1'000'000;
+    for (int window = 0; window < 10 && quietest > 10; ++window) {
+      const long before = wake_ups(server.pid());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      quietest = std::min(quietest, wake_ups(server.pid()) - before);
+    }
+    EXPECT_LE(quietest, 10);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -16,9 +17,9 @@ namespace {
 namespace json = boost::json;
 
 // Polls LOCK.STATUS until the key is no longer held (its lease ended); that status, or an
-// error reply after ~5 s.
+// error reply, or the last status if it never is.
 RespValue await_free(RespClient& c, const std::string& key) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   for (;;) {
     RespValue s = c.call({"LOCK.STATUS", key});
     if (s.is_error() || s.number("held") == 0 || std::chrono::steady_clock::now() > deadline)
@@ -35,12 +36,13 @@ class LockDelay : public ::testing::Test {
 };
 
 TEST_F(LockDelay, AnExpiryClosesTheKeyUntilTheLeaseEndPlusTheDelay) {
-  auto held = c.call({"LOCK.ACQUIRE", "job", "TTL", "300", "TIMEOUT", "0", "LOCKDELAY", "1500"});
+  // 3 s: the calls below that find the key closed must all come before the delay ends.
+  auto held = c.call({"LOCK.ACQUIRE", "job", "TTL", "300", "TIMEOUT", "0", "LOCKDELAY", "3000"});
   ASSERT_FALSE(held.is_error()) << held.debug();
-  EXPECT_EQ(held.number("lockDelayMs"), 1500);
+  EXPECT_EQ(held.number("lockDelayMs"), 3000);
   auto s = await_free(c, "job");
   ASSERT_EQ(s.number("held"), 0) << s.debug();
-  const std::int64_t until = held.number("leaseExpiresAt") + 1500;
+  const std::int64_t until = held.number("leaseExpiresAt") + 3000;
   EXPECT_EQ(s.number("lockDelayUntil"), until) << s.debug();
   // Closed to everyone, the Redis idiom included.
   EXPECT_TRUE(other.call({"LOCK.TRY", "job", "TTL", "1000"}).is_null());
@@ -49,7 +51,8 @@ TEST_F(LockDelay, AnExpiryClosesTheKeyUntilTheLeaseEndPlusTheDelay) {
   EXPECT_EQ(set.str.rfind("LOCK_HELD", 0), 0u) << set.debug();
   EXPECT_TRUE(c.call({"LOCK.TRY", "job", "TTL", "1000"}).is_null());
   // A blocking acquire waits for the delay to end.
-  auto next = other.call({"LOCK.ACQUIRE", "job", "TTL", "1000", "TIMEOUT", "10000"});
+  auto next =
+      other.call({"LOCK.ACQUIRE", "job", "TTL", "1000", "TIMEOUT", std::to_string(kEventuallyMs)});
   ASSERT_FALSE(next.is_error()) << next.debug();
   EXPECT_GE(next.number("acquiredAt"), until);
   EXPECT_GT(next.number("token"), held.number("token"));
@@ -129,7 +132,8 @@ TEST_F(LockDelay, ADelayRunningAtKillNineKeepsTheKeyClosedUntilTheSameInstant) {
   EXPECT_EQ(s.number("held"), 0);
   EXPECT_EQ(s.number("lockDelayUntil"), until) << s.debug();
   EXPECT_TRUE(again.call({"LOCK.TRY", "job", "TTL", "1000"}).is_null());
-  auto next = again.call({"LOCK.ACQUIRE", "job", "TTL", "1000", "TIMEOUT", "15000"});
+  auto next =
+      again.call({"LOCK.ACQUIRE", "job", "TTL", "1000", "TIMEOUT", std::to_string(kEventuallyMs)});
   ASSERT_FALSE(next.is_error()) << next.debug();
   EXPECT_GE(next.number("acquiredAt"), until);
 }
@@ -166,7 +170,7 @@ TEST_F(HttpLockDelay, LockDelayMsClosesTheKeyAndStatusSaysUntilWhen) {
   auto a = post("/v1/locks/try-acquire", R"({"key":"job","ttlMs":300,"lockDelayMs":5000})");
   ASSERT_EQ(a.status, 200) << a.raw;
   EXPECT_EQ(a.body.at("handle").at("lockDelayMs").as_int64(), 5000);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   Reply s = status("job");
   while (s.status == 200 && s.body.at("held").as_bool() &&
          std::chrono::steady_clock::now() < deadline) {

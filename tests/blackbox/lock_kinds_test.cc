@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -171,7 +172,7 @@ TEST_F(LockKinds, RenewAndSessionEndActOnOneHoldOfTheGroup) {
     EXPECT_EQ(renewed.number("renewed"), 1) << renewed.debug();
   }  // the connection closes
   // The session hold goes with its connection; the other hold stays.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   std::size_t holders = 2;
   while (holders != 1 && std::chrono::steady_clock::now() < deadline) {
     holders = c.call({"LOCK.STATUS", "doc"}).get("holders")->items.size();

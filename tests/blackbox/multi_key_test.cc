@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "auth/credentials.h"
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -175,15 +176,15 @@ TEST_F(MultiKey, InsideATransactionABlockingRequestMakesOneAttempt) {
 TEST_F(MultiKey, ASessionGroupEndsWithItsConnection) {
   {
     RespClient owner = server.client();
-    auto g = owner.call({"LOCK.TRYALL", "TTL", "60000", "SESSION", "KEY", "s1", "KEY", "s2"});
+    auto g = owner.call({"LOCK.TRYALL", "TTL", "600000", "SESSION", "KEY", "s1", "KEY", "s2"});
     ASSERT_FALSE(g.is_error()) << g.debug();
     EXPECT_EQ(g.get("holds")->items[1].text("scope"), "session");
     EXPECT_EQ(held(c, "s2"), 1);
   }  // the connection closes
   RespClient waiter = server.client();
-  // Granted once the closed connection's group is gone.
-  auto next =
-      waiter.call({"LOCK.ACQUIREALL", "TTL", "1000", "TIMEOUT", "5000", "KEY", "s2", "KEY", "s1"});
+  // Granted once the closed connection's group is gone (its lease, 10 minutes, is far off).
+  auto next = waiter.call({"LOCK.ACQUIREALL", "TTL", "1000", "TIMEOUT",
+                           std::to_string(kEventuallyMs), "KEY", "s2", "KEY", "s1"});
   ASSERT_FALSE(next.is_error()) << next.debug();
   EXPECT_EQ(next.get("holds")->items.size(), 2u);
 }

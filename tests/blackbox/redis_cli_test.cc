@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "support/auth_config.h"
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -139,7 +140,8 @@ TEST_F(RedisCli, InteractiveHintsComeFromCommandDocs) {
   // The terminal has no event to wait on: poll the screen for what should appear.
   auto screen_shows = [&](const std::string& text) {
     std::string screen;
-    for (int i = 0; i < 200 && screen.find(text) == std::string::npos; ++i) {
+    const auto deadline = std::chrono::steady_clock::now() + kEventually;
+    while (screen.find(text) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(25));
       screen = with({"capture-pane", "-p"}).out;
     }

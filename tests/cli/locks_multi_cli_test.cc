@@ -1,5 +1,5 @@
 // `holdfast locks acquire|run ... --key K --shared-key K` (several keys at once, all or none)
-// and `--lock-delay MS` on acquire, run and assign, against the real server: what is taken and
+// and `--lock-delay` on acquire, run and assign, against the real server: what is taken and
 // printed (human and --json), `acquire --session` of a group, CMD's environment, the
 // not-acquired reasons, and the usage errors (exit 2) that take nothing. The server's clock is
 // real: short leases, status polled.
@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -101,7 +102,7 @@ TEST_F(LocksMultiCli, OneHeldKeyMeansNothingIsTakenAndSaysWhy) {
 
   RunResult waited = cli({"acquire", "a", "--key", "b", "--wait", "100"});
   EXPECT_EQ(waited.exit_code, 1);
-  EXPECT_TRUE(contains(waited.out, "not acquired: no grant within 100 ms; a is free now"))
+  EXPECT_TRUE(contains(waited.out, "not acquired: no grant within 100ms; a is free now"))
       << waited.out;
   EXPECT_TRUE(cli_json({"acquire", "a", "--key", "b"}, 1).is_null());
   EXPECT_EQ(held("a"), 0);
@@ -171,7 +172,7 @@ TEST_F(LocksMultiCli, LockDelayKeepsAnExpiredKeyClosedAndStatusShowsUntilWhen) {
   EXPECT_EQ(h["lockDelayMs"].as_int64(), 1500);
   const std::int64_t until = h["leaseExpiresAt"].as_int64() + 1500;
   // Poll until the lease has ended, then the key is closed until `until`.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   while (held("job") == 1 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   json::object s = cli_json({"status", "job"}, 0).as_object();
@@ -202,9 +203,10 @@ TEST_F(LocksMultiCli, BadInputIsAUsageErrorAndTakesNothing) {
       {{"acquire", "k", "--key", "k2", "--lock-delay", "10"}, "--lock-delay excludes --key"},
       {{"acquire", "k", "--shared-key", "k2", "--lock-delay", "10"},
        "--lock-delay excludes --shared-key"},
-      {{"acquire", "k", "--lock-delay", "-1"}, "--lock-delay: -1 is below 0"},
-      {{"acquire", "k", "--lock-delay", "soon"},
-       "--lock-delay: 'soon' is not a whole number of milliseconds"},
+      {{"acquire", "k", "--lock-delay", "-1"}, "--lock-delay: \"-1\" is negative"},
+      {{"acquire", "k", "--lock-delay", "soon"}, "--lock-delay: \"soon\" is not a duration"},
+      {{"acquire", "k", "--lock-delay", "61s"},
+       "INVALID_ARGUMENT lock-delay must be 0 to 60000 milliseconds"},
       {{"acquire", "k", "--lock-delay", "60001"},
        "INVALID_ARGUMENT lock-delay must be 0 to 60000 milliseconds"},
       {{"assign", "k", "alice", "--lock-delay", "60001"}, "INVALID_ARGUMENT lock-delay"},

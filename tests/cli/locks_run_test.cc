@@ -10,7 +10,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -46,9 +48,9 @@ class LocksRun : public ::testing::Test {
   static void open_gate(const std::string& fifo) { std::ofstream(fifo) << "go\n"; }
 
   bool held(const std::string& key) { return resp.call({"LOCK.STATUS", key}).number("held") == 1; }
-  // Polls LOCK.STATUS until `key` is free; false after 5 s.
+  // Polls LOCK.STATUS until `key` is free; false if it never is.
   bool await_free(const std::string& key) {
-    const auto deadline = steady_clock::now() + std::chrono::seconds(5);
+    const auto deadline = steady_clock::now() + kEventually;
     while (steady_clock::now() < deadline)
       if (!held(key)) return true;
     return false;
@@ -56,7 +58,7 @@ class LocksRun : public ::testing::Test {
   // Reads the child's stdout until a line starting with `prefix`; everything read goes to *seen.
   static bool await_line(Child& child, const std::string& prefix, std::string* seen) {
     std::string line;
-    while (child.read_line(&line, 10000)) {
+    while (child.read_line(&line)) {
       *seen += line + "\n";
       if (line.rfind(prefix, 0) == 0) return true;
     }
@@ -99,16 +101,19 @@ TEST_F(LocksRun, TheCommandSeesItsOwnHoldThroughTheCli) {
 TEST_F(LocksRun, TheLeaseIsRenewedWhileTheCommandOutlivesItsTtl) {
   const std::string gate = make_fifo("gate");
   Child locked =
-      Child::start(argv({"run", "long", "--ttl", "300"}, sh("echo running; read x < " + gate)));
+      Child::start(argv({"run", "long", "--ttl", "1500"}, sh("echo running; read x < " + gate)));
   std::string seen;
   ASSERT_TRUE(await_line(locked, "running", &seen)) << seen;
-  const std::int64_t token = resp.call({"LOCK.STATUS", "long"}).number("token");
-  // Four TTLs: without renewal the lease would have ended three times over.
-  const auto until = steady_clock::now() + std::chrono::milliseconds(1200);
-  while (steady_clock::now() < until) {
+  const RespValue first = resp.call({"LOCK.STATUS", "long"});
+  // Renewed until the lease ends a whole TTL after the first one did: by then it would have
+  // ended without renewals. (A TTL of 1.5 s: it renews every 500 ms, and a machine busy with
+  // other builds may keep it off the CPU for a few hundred.)
+  for (;;) {
     RespValue s = resp.call({"LOCK.STATUS", "long"});
     ASSERT_EQ(s.number("held"), 1) << s.debug();
-    ASSERT_EQ(s.number("token"), token) << "the same grant, renewed";
+    ASSERT_EQ(s.number("token"), first.number("token")) << "the same grant, renewed";
+    if (s.number("leaseExpiresAt") >= first.number("leaseExpiresAt") + 1500) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   open_gate(gate);
   EXPECT_EQ(locked.wait(), 0);
@@ -144,9 +149,46 @@ TEST_F(LocksRun, AFailedAcquireRunsNothingAndExitsOne) {
   r = run(
       argv({"run", "busy", "--wait", "100", "--conflict-exit-code", "75"}, sh("touch " + marker)));
   EXPECT_EQ(r.exit_code, 75) << r.err;
-  EXPECT_NE(r.err.find("not acquired: no grant within 100 ms; busy is held"), std::string::npos)
+  EXPECT_NE(r.err.find("not acquired: no grant within 100ms; busy is held"), std::string::npos)
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(marker)) << "the command must not run";
+}
+
+TEST_F(LocksRun, AWaitSaysOnceOnStderrWhoHoldsTheKeyThenRuns) {
+  const RespValue hold = resp.call({"LOCK.TRY", "busy", "TTL", "60000", "OWNER", "run-17"});
+  // stderr and stdout in one pipe, in the order written.
+  Child locked = Child::start(argv({"run", "busy", "--wait", "10m"}, sh("echo running")), true);
+  std::string seen;
+  ASSERT_TRUE(await_line(locked,
+                         "holdfast locks run: waiting up to 10m: busy is held by user:local "
+                         "(owner run-17), expires in ",
+                         &seen))
+      << seen;
+  ASSERT_TRUE(await_waiters(resp, "busy", 1));
+  EXPECT_EQ(resp.call({"LOCK.RELEASE", "busy", hold.text("handle")}).number("released"), 1);
+  ASSERT_TRUE(await_line(locked, "running", &seen)) << seen;
+  EXPECT_EQ(locked.wait(), 0);
+  EXPECT_EQ(seen.find("waiting"), seen.rfind("waiting")) << "said once:\n" << seen;
+
+  RunResult free = run(argv({"run", "free", "--wait", "10m"}, sh("echo ran")));
+  EXPECT_EQ(free.exit_code, 0) << free.err;
+  EXPECT_EQ(free.out, "ran\n");
+  EXPECT_EQ(free.err, "") << "a free key is taken without a word";
+}
+
+TEST_F(LocksRun, AcquireSessionWithWaitSaysWhoHoldsTheKey) {
+  const RespValue hold = resp.call({"LOCK.TRY", "busy", "TTL", "60000"});
+  Child acquire = Child::start(argv({"acquire", "busy", "--session", "--wait", "1m"}), true);
+  std::string seen;
+  ASSERT_TRUE(
+      await_line(acquire, "holdfast locks: waiting up to 1m: busy is held by user:local", &seen))
+      << seen;
+  ASSERT_TRUE(await_waiters(resp, "busy", 1));
+  resp.call({"LOCK.RELEASE", "busy", hold.text("handle")});
+  ASSERT_TRUE(await_line(acquire, "holding busy", &seen)) << seen;
+  acquire.signal(SIGTERM);
+  ASSERT_TRUE(await_line(acquire, "released busy", &seen)) << seen;
+  EXPECT_EQ(acquire.wait(), 0);
 }
 
 TEST_F(LocksRun, OtherFailuresHaveTheirOwnCodesAndRunNothing) {
@@ -218,15 +260,21 @@ TEST_F(LocksRun, ASessionRunIsASessionHold) {
 }
 
 TEST_F(LocksRun, AcquireSessionHoldsUntilInterruptedThenReleases) {
-  Child acquire = Child::start(argv({"acquire", "k", "--session", "--ttl", "300"}));
+  Child acquire = Child::start(argv({"acquire", "k", "--session", "--ttl", "1500"}));
   std::string seen;
   ASSERT_TRUE(await_line(acquire, "holding k", &seen)) << seen;
   EXPECT_NE(seen.find("SCOPE    session"), std::string::npos) << seen;
   RespValue status = resp.call({"LOCK.STATUS", "k"});
   EXPECT_EQ(status.text("scope"), "session") << status.debug();
-  // Renewed past its TTL while the command waits.
-  const auto until = steady_clock::now() + std::chrono::milliseconds(1000);
-  while (steady_clock::now() < until) ASSERT_TRUE(held("k"));
+  // Renewed past its TTL while the command waits: held until the lease ends a whole TTL after
+  // the first one did.
+  for (;;) {
+    RespValue s = resp.call({"LOCK.STATUS", "k"});
+    ASSERT_EQ(s.number("held"), 1) << s.debug();
+    ASSERT_EQ(s.number("token"), status.number("token"));
+    if (s.number("leaseExpiresAt") >= status.number("leaseExpiresAt") + 1500) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   acquire.signal(SIGINT);
   ASSERT_TRUE(await_line(acquire, "released k", &seen)) << seen;
   EXPECT_EQ(acquire.wait(), 0);

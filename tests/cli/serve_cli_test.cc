@@ -8,6 +8,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "support/loopback.h"
 #include "support/server_process.h"
@@ -53,6 +54,7 @@ class Serve {
   const std::string& ready_line() const { return ready_line_; }
   const std::string& dir() const { return dir_.path(); }
   int port() const { return port_; }
+  pid_t pid() const { return child_.pid(); }
 
  private:
   std::string log_path() const { return dir_.path() + "/stderr.log"; }
@@ -200,14 +202,116 @@ TEST(ServeHelp, EveryOptionGivesItsDefault) {
         "--script-time-limit-ms", "--log-level", "--log-format"})
     EXPECT_NE(r.out.find(std::string("  ") + option), std::string::npos) << option;
   EXPECT_NE(r.out.find("(default 127.0.0.1:7420)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("[limits] maxLeaseMs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(default 10s)"), std::string::npos) << "durations in units: " << r.out;
+}
+
+// Every setting of docs/configuration.md: a flag's help names the one it overrides, and those
+// only the file has end the help, each with its default.
+TEST(ServeHelp, EverySettingOfTheFileIsListed) {
+  RunResult r = run({HOLDFAST_BIN, "serve", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* setting :
+       {"[server] listen", "[server] http", "[server] unix", "[server] dataDir", "[server] fsync",
+        "[server] snapshotAfterBytes", "[server] idlePollUs", "[server] logLevel",
+        "[server] logFormat", "[server] corsAllowedOrigins", "[auth] credentials",
+        "[limits] acquirePerUserPerHour", "[limits] maxLeaseMs", "[limits] scriptTimeLimitMs",
+        "[store] url", "[store] sessionGraceMs", "[store] poolSize"})
+    EXPECT_NE(r.out.find(setting), std::string::npos) << setting << "\n" << r.out;
+  const std::string only_in_file = r.out.substr(r.out.find("Only in holdfast.toml"));
+  for (const char* line : {"[server] corsAllowedOrigins", "[limits] maxLeaseMs"}) {
+    const std::string rest = only_in_file.substr(only_in_file.find(line));
+    EXPECT_NE(rest.substr(0, rest.find('\n')).find("(default "), std::string::npos) << rest;
+  }
+  EXPECT_NE(only_in_file.find("(default 24h)"), std::string::npos) << only_in_file;
+  EXPECT_NE(only_in_file.find("1500ms, 30s, 5m or 2h"), std::string::npos) << only_in_file;
+}
+
+TEST(ServeVersion, NamesTheCommitAndTheBuildDate) {
+  RunResult r = run({HOLDFAST_BIN, "--version"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_TRUE(std::regex_match(
+      r.out, std::regex(R"(holdfast \d+\.\d+\.\d+ \(commit ([0-9a-f]{7,40}|unknown), built )"
+                        R"(\d{4}-\d\d-\d\d\)\n)")))
+      << r.out;
+}
+
+TEST(ServeStore, AnotherDatabaseIsAUsageErrorBeforeAnythingConnects) {
+  TempDir dir;
+  RunResult r = run({HOLDFAST_BIN, "serve", "--data-dir", dir.path(), "--store",
+                     "mysql://holdfast:s3cret@127.0.0.1:1/locks"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "holdfast serve: [store] url (--store): mysql:// is not supported: Holdfast keeps its "
+            "locks in PostgreSQL (postgres:// or postgresql://, or a libpq key=value string)\n");
+  EXPECT_EQ(r.out, "") << "never ready";
+  const std::string config = dir.path() + "/holdfast.toml";
+  std::ofstream(config) << "[store]\nurl = \"redis://127.0.0.1:1\"\n";
+  r = run({HOLDFAST_BIN, "serve", "--config", config});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("redis:// is not supported"), std::string::npos) << r.err;
+}
+
+TEST(ServeDurations, FlagsTakeUnitsAndNameThemWhenWrong) {
+  RunResult r = run({HOLDFAST_BIN, "serve", "--session-grace-ms", "10x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--session-grace-ms: \"10x\" is not a duration (use a whole number of "
+                       "milliseconds, or units ms, s, m, h: 1500ms, 30s, 5m, 2h)"),
+            std::string::npos)
+      << r.err;
+  r = run({HOLDFAST_BIN, "serve", "--script-time-limit-ms", "2h"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "holdfast serve: [limits] scriptTimeLimitMs (--script-time-limit-ms) must be from 1 "
+            "to 3600000 milliseconds (1ms to 1h)\n");
+  Serve serve({"--script-time-limit-ms", "2.5s", "--session-grace-ms", "1m"});
+  EXPECT_EQ(serve.ready_line().rfind("holdfast ready ", 0), 0u) << serve.log();
+  std::string rest;
+  EXPECT_EQ(serve.stop(&rest), 0);
+}
+
+// Polls the server's log until it has `text` `times` times; false after 20 s.
+bool await_log(const Serve& serve, const std::string& text, int times) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  for (;;) {
+    const std::string log = serve.log();
+    int seen = 0;
+    for (auto at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++seen;
+    if (seen >= times) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the server's pace, not a clock
+  }
+}
+
+TEST(ServeCredentials, AnEmptyFileIsWarnedAboutAtStartAndOnReload) {
+  TempDir dir;
+  const std::string credentials = dir.path() + "/credentials.toml";
+  std::ofstream(credentials) << "# nobody yet\n";
+  std::ofstream(dir.path() + "/holdfast.toml") << "[auth]\ncredentials = \"credentials.toml\"\n";
+  Serve serve({"--config", dir.path() + "/holdfast.toml"});
+  const std::string warning =
+      " warn the credentials file has no [[member]] or [[function]]: nobody can authenticate";
+  EXPECT_NE(serve.log().find(warning), std::string::npos) << serve.log();
+  EXPECT_NE(serve.log().find("path=" + credentials), std::string::npos) << serve.log();
+  EXPECT_NE(serve.ready_line().find("mode=auth"), std::string::npos) << serve.ready_line();
+
+  // A member: no warning on reload. Emptied again: the warning again.
+  std::ofstream(credentials) << "[[member]]\nuserId = \"alice\"\ntokenSha256 = \""
+                             << std::string(64, 'a') << "\"\n";
+  ASSERT_EQ(::kill(serve.pid(), SIGHUP), 0);
+  ASSERT_TRUE(await_log(serve, "SIGHUP: reloaded 1 credentials", 1)) << serve.log();
+  std::ofstream(credentials) << "\n";
+  ASSERT_EQ(::kill(serve.pid(), SIGHUP), 0);
+  ASSERT_TRUE(await_log(serve, "SIGHUP: reloaded 0 credentials", 1)) << serve.log();
+  EXPECT_TRUE(await_log(serve, warning, 2)) << serve.log();
+  std::string rest;
+  EXPECT_EQ(serve.stop(&rest), 0);
 }
 
 TEST(ServeHelp, TheTopLevelHelpListsEveryCommandsOptionsWithDefaults) {
   RunResult r = run({HOLDFAST_BIN, "--help"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* text : {"serve", "--log-format", "locks", "run", "--conflict-exit-code",
-                           "--session", "rules", "auth", "(default 60000)", "(default info)"})
+                           "--session", "rules", "auth", "(default 1m)", "(default info)"})
     EXPECT_NE(r.out.find(text), std::string::npos) << text << "\n" << r.out;
 }
 

@@ -46,6 +46,11 @@ TEST_F(ClientAuth, MissingOrWrongTokenIsUnauthenticatedError) {
       << "the user must match";
 }
 
+TEST_F(ClientAuth, ServerInfoSaysTheServerChecksTokens) {
+  EXPECT_EQ(Client(url(":alice-secret")).server_info().mode, "auth");
+  EXPECT_THROW(Client(url(":wrong")).server_info(), UnauthenticatedError);
+}
+
 TEST_F(ClientAuth, ListIsForbiddenToMembers) {
   Client alice(url(":alice-secret"));
   EXPECT_THROW(alice.list(), ForbiddenError);

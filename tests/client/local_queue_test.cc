@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "holdfast/client.h"
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast {
@@ -16,10 +17,10 @@ namespace {
 using namespace std::chrono_literals;
 using testing::ServerProcess;
 
-// Yields until `cond` holds; false after 10 s.
+// Yields until `cond` holds; false if it never does.
 template <class F>
 bool eventually(F cond) {
-  auto deadline = std::chrono::steady_clock::now() + 10s;
+  auto deadline = std::chrono::steady_clock::now() + testing::kEventually;
   while (!cond()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::yield();

@@ -6,6 +6,7 @@
 #include <future>
 
 #include "holdfast/client.h"
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast {
@@ -139,10 +140,11 @@ TEST_F(ClientModes, AWriterQueuedBehindReadersIsGrantedWhenTheyLeave) {
       client.acquire("doc", {.ttl = 60s, .timeout = 1s, .mode = AcquireMode::shared()});
   Client writer_client(server.url());
   auto writer = std::async(std::launch::async, [&] {
-    return writer_client.acquire("doc", {.ttl = 60s, .timeout = 5s});
+    return writer_client.acquire("doc", {.ttl = 60s, .timeout = testing::kEventually});
   });
   // Wait until the writer is in the server's queue, then a new reader must queue behind it.
-  for (int i = 0; i < 500 && client.status("doc").waiters == 0; ++i)
+  const auto deadline = std::chrono::steady_clock::now() + testing::kEventually;
+  while (client.status("doc").waiters == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(2ms);
   ASSERT_EQ(client.status("doc").waiters, 1);
   EXPECT_FALSE(client.try_acquire("doc", {.ttl = 60s, .mode = AcquireMode::shared()}))

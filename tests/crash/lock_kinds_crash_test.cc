@@ -93,7 +93,9 @@ TEST(Crash, KillDashNineKeepsEverySharedAndSemaphoreHoldAnswered) {
   Ledger ledger;
   std::mt19937 rng(31);
   int checked = 0;
-  for (int round = 0; round < 4; ++round) {
+  // Four rounds, and more (up to sixteen) until enough answered holds were checked: a machine
+  // busy with other builds answers fewer in a round, and is given more rounds, not a failure.
+  for (int round = 0; round < 4 || (checked <= 500 && round < 16); ++round) {
     std::vector<std::thread> workers;
     for (int w = 0; w < 4; ++w)
       workers.emplace_back(worker, server.port(), w, static_cast<unsigned>(rng()),

@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/eventually.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -96,10 +97,15 @@ std::int64_t recovering_until(ServerProcess& server) {
   return std::stoll(info.substr(at + field.size()));
 }
 
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+// The quarantine the server found at its last start, in ms as it reckoned then (its start-up
+// log line says), or -1 when it found none. Read from the log, not asked afterwards: on a busy
+// machine a short quarantine may be over before the first question reaches the server.
+std::int64_t quarantine_at_start(const ServerProcess& server) {
+  const std::string& out = server.startup_output();
+  const std::size_t line = out.find("recovering after an unclean stop");
+  if (line == std::string::npos) return -1;
+  const std::size_t at = out.find(" inMs=", line);
+  return at == std::string::npos ? 0 : std::stoll(out.substr(at + 6));
 }
 
 struct Verdict {
@@ -134,16 +140,17 @@ Verdict check(Sections& sections) {
   return v;
 }
 
-// Rounds of contended load ended by kill -9 at a random moment; stops early once `enough`
-// says so.
-Verdict kill9_under_contention(ServerProcess& server, int rounds,
+// Rounds of contended load ended by kill -9 at a random moment, at least min_rounds of them,
+// then more (up to max_rounds) until `enough` says so: a machine busy with other builds makes
+// fewer critical sections a round, and is given more rounds rather than a failure.
+Verdict kill9_under_contention(ServerProcess& server, int min_rounds, int max_rounds,
                                const std::function<bool(const Verdict&)>& enough) {
   Sections sections;
   std::mt19937 rng(29);
   Verdict v;
   int quarantines = 0;
   std::int64_t longest = 0;
-  for (int round = 0; round < rounds; ++round) {
+  for (int round = 0; round < max_rounds; ++round) {
     std::vector<std::thread> workers;
     for (int w = 0; w < kWorkers; ++w)
       workers.emplace_back(contend, server.port(), static_cast<unsigned>(rng()),
@@ -151,19 +158,18 @@ Verdict kill9_under_contention(ServerProcess& server, int rounds,
     std::this_thread::sleep_for(std::chrono::milliseconds(150 + rng() % 400));
     if (round % 2 == 1) {
       const int seen = sections.grants.load();
-      const std::int64_t give_up = steady_ms() + 2'000;
+      const std::int64_t give_up = steady_ms() + kEventuallyMs;
       while (sections.grants.load() == seen && steady_ms() < give_up) std::this_thread::yield();
     }
     server.kill9();
     for (auto& t : workers) t.join();
     server.start();
-    // The quarantine, if any, as INFO reports it; in two rounds of three the load waits for
-    // its end, in the third the next kill may land inside it.
-    const std::int64_t until = recovering_until(server);
-    EXPECT_GE(until, 0) << "INFO holdfast has no recovering_until_ms";
-    if (until > 0) {
+    // The quarantine, if any, as the restarted server reported it; in two rounds of three the
+    // load waits for its end, in the third the next kill may land inside it.
+    const std::int64_t quarantine = quarantine_at_start(server);
+    if (quarantine >= 0) {
       ++quarantines;
-      longest = std::max(longest, until - wall_ms());
+      longest = std::max(longest, quarantine);
       if (round % 3 != 2)
         while (recovering_until(server) > 0)
           std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -171,14 +177,15 @@ Verdict kill9_under_contention(ServerProcess& server, int rounds,
     v = check(sections);
     v.quarantines = quarantines;
     v.longest_quarantine_ms = longest;
-    if (enough(v)) break;
+    if (round + 1 >= min_rounds && enough(v)) break;
   }
   return v;
 }
 
 TEST(Overlap, HorizonKeepsCriticalSectionsApartAcrossKill9) {
   ServerProcess server({"--fsync", "horizon"});
-  const Verdict v = kill9_under_contention(server, 15, [](const Verdict&) { return false; });
+  const Verdict v = kill9_under_contention(
+      server, 15, 60, [](const Verdict& v) { return v.sections > 60 && v.quarantines > 5; });
   std::printf(
       "fsync horizon: %d critical sections, %d restarts in quarantine (longest %lld ms), "
       "%d overlaps, %d token regressions\n",
@@ -197,7 +204,7 @@ TEST(Overlap, HorizonKeepsCriticalSectionsApartAcrossKill9) {
 TEST(Overlap, FsyncNeverLetsCriticalSectionsOverlapAfterKill9) {
   ServerProcess server({"--fsync", "never"});
   const Verdict v = kill9_under_contention(
-      server, 40, [](const Verdict& v) { return v.overlaps > 0 || v.token_regressions > 0; });
+      server, 1, 40, [](const Verdict& v) { return v.overlaps > 0 || v.token_regressions > 0; });
   std::printf("fsync never: %d critical sections, %d overlaps (first: %s), %d token regressions\n",
               v.sections, v.overlaps, v.first.c_str(), v.token_regressions);
   // Either breaks what a fenced resource relies on; which one a run meets first is chance.

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "support/eventually.h"
+
 namespace holdfast::testing {
 namespace {
 
@@ -23,9 +29,27 @@ class PostgresEnvironment : public ::testing::Environment {
 
 const std::string& postgres_url() { return server()->url(); }
 
+bool await_registered_wait(const std::string& store_url, const std::string& key) {
+  SqlSession sql(store_url);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (sql.value("SELECT count(*) FROM holdfast_waits WHERE key = '" + key + "'") != "0")
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
 Cluster::Cluster(int nodes, std::vector<std::string> extra)
     : store_url_(fresh_store_url(postgres_url())), extra_(std::move(extra)) {
   for (int i = 0; i < nodes; ++i) nodes_.push_back(std::make_unique<ServerProcess>(node_flags()));
+}
+
+std::int64_t Cluster::last_heartbeat(int i) {
+  std::string id;
+  std::ifstream(node(i).data_dir() + "/node-id") >> id;
+  return std::stoll(
+      sql_value(store_url_, "SELECT heartbeat_at FROM holdfast_nodes WHERE id = " + id));
 }
 
 std::vector<std::string> Cluster::node_flags() const {

@@ -18,14 +18,23 @@ namespace holdfast::testing {
 // The binary's PostgreSQL (its base URL, without a schema).
 const std::string& postgres_url();
 
+// Waits until some node has registered a wait for `key` in the database (holdfast_waits: the
+// first waiter of a node does so before its first attempt); false if none ever does.
+bool await_registered_wait(const std::string& store_url, const std::string& key);
+
 class Cluster {
  public:
-  static constexpr int kSessionGraceMs = 1500;
+  // Short, so that the tests of a dead node's session holds wait little; long enough that a
+  // live node on a machine busy with builds never misses it (it heartbeats every grace/3).
+  static constexpr int kSessionGraceMs = 3000;
 
   // `nodes` nodes over a fresh schema; `extra` are more flags for every node.
   explicit Cluster(int nodes = 3, std::vector<std::string> extra = {});
 
   ServerProcess& node(int i) { return *nodes_[static_cast<std::size_t>(i)]; }
+  // When node `i` last told the database it was alive (holdfast_nodes.heartbeat_at, by the
+  // database clock): its session holds live until the grace has passed from then.
+  std::int64_t last_heartbeat(int i);
   int size() const { return static_cast<int>(nodes_.size()); }
   const std::string& store_url() const { return store_url_; }
   std::vector<std::string> node_flags() const;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cluster.h"
+#include "support/eventually.h"
 
 namespace holdfast::testing {
 namespace {
@@ -48,37 +49,42 @@ TEST_F(ThreeNodes, AKeyHeldThroughNodeOneIsRefusedOnNodesTwoAndThree) {
             "not_holder");
 }
 
-TEST_F(ThreeNodes, AWaiterOnNodeThreeIsGrantedWithin100MsOfAReleaseOnNodeOne) {
+// The waiter's node registers its wait in the database, the release's transaction notifies the
+// key, and the waiter is granted. That a notified node's head asks at once, not at its periodic
+// look (every 250 ms), is LocalWaiters' part (tests/service/pg_waiters_test.cc); how soon after
+// the release the grant comes is a speed, measured by holdfast-bench (the hot key over
+// holdfast-pg3), not asserted here.
+TEST_F(ThreeNodes, AReleaseOnNodeOneNotifiesAndGrantsAWaiterOnNodeThree) {
   auto holder = client(0);
   auto waiter = client(2);
-  auto watcher = client(2);
-  for (int round = 0; round < 5; ++round) {
+  SqlSession listener(cluster.store_url());
+  listener.value("LISTEN holdfast_keys");
+  for (int round = 0; round < 3; ++round) {
     const std::string key = "handoff:" + std::to_string(round);
-    auto hold = holder.call({"LOCK.TRY", key, "TTL", "60000"});
+    auto hold = holder.call({"LOCK.TRY", key, "TTL", "600000"});
     ASSERT_FALSE(hold.is_null());
-    waiter.send({"LOCK.ACQUIRE", key, "TTL", "60000", "TIMEOUT", "10000"});
-    ASSERT_TRUE(await_waiters(watcher, key, 1));
-    const auto released_at = Clock::now();
+    waiter.send({"LOCK.ACQUIRE", key, "TTL", "60000", "TIMEOUT", std::to_string(kEventuallyMs)});
+    ASSERT_TRUE(await_registered_wait(cluster.store_url(), key)) << "round " << round;
     ASSERT_EQ(holder.call({"LOCK.RELEASE", key, hold.text("handle")}).number("released"), 1);
+    const auto notified = listener.next_notification(kEventuallyMs);
+    ASSERT_TRUE(notified.has_value()) << "round " << round << ": the release notified no one";
+    EXPECT_EQ(*notified, key);
     auto granted = waiter.read();
-    const auto waited = Clock::now() - released_at;
     ASSERT_FALSE(granted.is_error()) << granted.debug();
     EXPECT_EQ(granted.text("key"), key);
     EXPECT_GT(granted.number("token"), hold.number("token"));
-    EXPECT_LT(waited, milliseconds(100))
-        << "round " << round << ": " << std::chrono::duration_cast<milliseconds>(waited).count()
-        << " ms";
   }
 }
 
+// By the database clock: never before the lease's end. (That it comes within a few
+// milliseconds of it, rather than at the waiter's next periodic look, is a speed: not asserted.)
 TEST_F(ThreeNodes, ExpiryHandsTheKeyToAWaiterOnAnotherNodeByTheDatabaseClock) {
   auto first = client(0).call({"LOCK.TRY", "k", "TTL", "300"});
-  auto granted = client(1).call({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "5000"});
+  auto granted = client(1).call(
+      {"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", std::to_string(kEventuallyMs)});
   ASSERT_FALSE(granted.is_error()) << granted.debug();
   EXPECT_GE(granted.number("acquiredAt"), first.number("leaseExpiresAt"));
-  // A few milliseconds on an idle machine; the bound leaves room for a loaded CI run and still
-  // fails a node that only notices at its next periodic look (every 250 ms: at 500, 200 late).
-  EXPECT_LT(granted.number("acquiredAt") - first.number("leaseExpiresAt"), 100);
+  EXPECT_GT(granted.number("token"), first.number("token"));
 }
 
 TEST_F(ThreeNodes, TokensStayStrictlyIncreasingAcrossNodes) {
@@ -124,8 +130,9 @@ TEST_F(ThreeNodes, KillNineKeepsLeasesInPostgresAndFreesSessionHoldsAfterTheGrac
   ASSERT_FALSE(releasable.is_null());
   ASSERT_EQ(session.text("scope"), "session");
 
+  // Read before the kill: a heartbeat in between only makes the bound below weaker.
+  const std::int64_t last_heartbeat = cluster.last_heartbeat(1);
   cluster.node(1).kill9();
-  const auto killed_at = Clock::now();
   auto other = client(0);
   // The lease holds are rows in PostgreSQL: still held, renewable and releasable by handle.
   EXPECT_EQ(other.call({"LOCK.STATUS", "lease:renew"}).number("held"), 1);
@@ -139,14 +146,13 @@ TEST_F(ThreeNodes, KillNineKeepsLeasesInPostgresAndFreesSessionHoldsAfterTheGrac
   EXPECT_EQ(other.call({"LOCK.STATUS", "lease:release"}).number("held"), 0);
 
   // The session hold outlives its dead node only for the grace (counted from the node's last
-  // heartbeat, at most grace/3 before the kill), then a live node frees it and wakes a waiter.
+  // heartbeat, by the database clock), then a live node frees it and wakes a waiter. Its lease
+  // (10 minutes) is far off: a grant at all means the grace ended it.
   EXPECT_EQ(other.call({"LOCK.STATUS", "session:1"}).number("held"), 1);
-  auto granted = client(2).call({"LOCK.ACQUIRE", "session:1", "TTL", "1000", "TIMEOUT", "10000"});
-  const auto freed_after = Clock::now() - killed_at;
+  auto granted = client(2).call(
+      {"LOCK.ACQUIRE", "session:1", "TTL", "1000", "TIMEOUT", std::to_string(kEventuallyMs)});
   ASSERT_FALSE(granted.is_error()) << granted.debug();
-  EXPECT_GE(freed_after,
-            milliseconds(Cluster::kSessionGraceMs - Cluster::kSessionGraceMs / 3 - 100));
-  EXPECT_LT(freed_after, milliseconds(Cluster::kSessionGraceMs + 2000));
+  EXPECT_GE(granted.number("acquiredAt"), last_heartbeat + Cluster::kSessionGraceMs);
   EXPECT_GT(granted.number("token"), session.number("token"));
 }
 
@@ -160,7 +166,8 @@ TEST_F(ThreeNodes, ANodePausedPastTheGraceLosesItsSessionHoldsAndReRegistersWhen
   cluster.node(1).drain_output();
   const pid_t paused = cluster.node(1).pid();
   ASSERT_EQ(::kill(paused, SIGSTOP), 0);
-  auto granted = client(2).call({"LOCK.ACQUIRE", "s", "TTL", "600000", "TIMEOUT", "10000"});
+  auto granted = client(2).call(
+      {"LOCK.ACQUIRE", "s", "TTL", "600000", "TIMEOUT", std::to_string(kEventuallyMs)});
   ASSERT_EQ(::kill(paused, SIGCONT), 0);
   ASSERT_FALSE(granted.is_error()) << granted.debug();
   EXPECT_GT(granted.number("token"), held.number("token"));
@@ -173,7 +180,7 @@ TEST_F(ThreeNodes, ANodePausedPastTheGraceLosesItsSessionHoldsAndReRegistersWhen
   EXPECT_EQ(status.number("token"), granted.number("token")) << status.debug();
 
   std::string log;
-  const auto deadline = Clock::now() + milliseconds(5000);
+  const auto deadline = Clock::now() + kEventually;
   while (log.find("heartbeat row was gone") == std::string::npos && Clock::now() < deadline)
     log += cluster.node(1).drain_output(200);
   EXPECT_NE(log.find("heartbeat row was gone"), std::string::npos) << log;
@@ -192,14 +199,15 @@ TEST_F(ThreeNodes, AClosedConnectionFreesItsSessionHoldForWaitersOnOtherNodes) {
   {
     auto owner = client(0);
     ASSERT_FALSE(owner.call({"LOCK.TRY", "s", "TTL", "600000", "SESSION"}).is_null());
-    waiter.send({"LOCK.ACQUIRE", "s", "TTL", "1000", "TIMEOUT", "10000"});
+    waiter.send({"LOCK.ACQUIRE", "s", "TTL", "1000", "TIMEOUT", std::to_string(kEventuallyMs)});
     auto watcher = client(2);
     ASSERT_TRUE(await_waiters(watcher, "s", 1));
   }  // the owner's connection closes here
-  const auto closed_at = Clock::now();
+  // Its node is alive, so no grace applies, and its lease (10 minutes) is far off: a grant at
+  // all means the close freed the key.
   auto granted = waiter.read();
   ASSERT_FALSE(granted.is_error()) << granted.debug();
-  EXPECT_LT(Clock::now() - closed_at, milliseconds(1000));
+  EXPECT_EQ(granted.text("key"), "s");
 }
 
 TEST_F(ThreeNodes, ARestartedNodeFreesTheSessionHoldsOfItsPreviousLifeAtOnce) {
@@ -374,17 +382,16 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
   EXPECT_EQ(c.call({"LOCK.RELEASE", "v5:s", shared}).number("released"), 1);
 }
 
-TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableAtOnce) {
+TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableBeforeItCloses) {
   auto holder = client(0);
   ASSERT_FALSE(holder.call({"LOCK.TRY", "stop:1", "TTL", "60000"}).is_null());
   auto waiter = client(1);
   waiter.send({"LOCK.ACQUIRE", "stop:1", "TTL", "1000", "TIMEOUT", "60000"});
   auto watcher = client(1);
   ASSERT_TRUE(await_waiters(watcher, "stop:1", 1));
-  const auto start = Clock::now();
   EXPECT_EQ(cluster.node(1).stop(), 0);
-  EXPECT_LT(Clock::now() - start, std::chrono::seconds(4))
-      << "the node waited for the drain deadline";
+  // Answered, not cut off: a node that left the waiter waiting would close its connection at
+  // the drain deadline without a reply.
   EXPECT_EQ(waiter.read().error_code(), "UNAVAILABLE");
   EXPECT_TRUE(waiter.wait_closed());
 }

@@ -8,14 +8,17 @@
 #include <thread>
 
 #include "cluster.h"
+#include "support/eventually.h"
 
 namespace holdfast::testing {
 namespace {
 
-// The key's status once `done` says so (or an error, or the last one after 10 s).
+const std::string kWait = std::to_string(kEventuallyMs);  // a blocking acquire's TIMEOUT
+
+// The key's status once `done` says so (or an error, or the last one if it never does).
 template <typename Done>
 RespValue await_status(RespClient& c, const std::string& key, Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   for (;;) {
     RespValue s = c.call({"LOCK.STATUS", key});
     if (s.is_error() || done(s) || std::chrono::steady_clock::now() > deadline) return s;
@@ -39,7 +42,7 @@ TEST(LockDelayAcrossNodes, AnExpiryOnOneNodeClosesTheKeyOnEveryNode) {
   EXPECT_EQ(s.number("lockDelayUntil"), until);
   EXPECT_TRUE(b.call({"LOCK.TRY", "job", "TTL", "1000"}).is_null());
   EXPECT_TRUE(a.call({"LOCK.TRY", "job", "TTL", "1000"}).is_null());
-  auto next = b.call({"LOCK.ACQUIRE", "job", "TTL", "1000", "TIMEOUT", "10000"});
+  auto next = b.call({"LOCK.ACQUIRE", "job", "TTL", "1000", "TIMEOUT", kWait});
   ASSERT_FALSE(next.is_error()) << next.debug();
   EXPECT_GE(next.number("acquiredAt"), until);
   EXPECT_GT(next.number("token"), held.number("token"));
@@ -70,8 +73,7 @@ TEST(LockDelayAcrossNodes, AnExclusiveHoldsDelayClosesTheKeyToSharedAndSemaphore
   ASSERT_EQ(await_free(b, "doc").number("held"), 0);
   EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "1000", "MODE", "SHARED"}).is_null());
   EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "1000", "PERMITS", "2"}).is_null());
-  auto reader =
-      b.call({"LOCK.ACQUIRE", "doc", "TTL", "1000", "TIMEOUT", "10000", "MODE", "SHARED"});
+  auto reader = b.call({"LOCK.ACQUIRE", "doc", "TTL", "1000", "TIMEOUT", kWait, "MODE", "SHARED"});
   ASSERT_FALSE(reader.is_error() || reader.is_null()) << reader.debug();
   EXPECT_GE(reader.number("acquiredAt"), until);
   EXPECT_GT(reader.number("token"), held.number("token"));
@@ -97,8 +99,7 @@ TEST(LockDelayAcrossNodes, ASharedHoldsExpiryClosesTheKeyWhileTheOthersGoOn) {
   EXPECT_TRUE(a.call({"LOCK.TRY", "doc", "TTL", "1000", "MODE", "SHARED"}).is_null());
   EXPECT_EQ(b.call({"LOCK.RENEW", "doc", staying.text("handle"), "TTL", "60000"}).number("renewed"),
             1);
-  auto reader =
-      a.call({"LOCK.ACQUIRE", "doc", "TTL", "1000", "TIMEOUT", "10000", "MODE", "SHARED"});
+  auto reader = a.call({"LOCK.ACQUIRE", "doc", "TTL", "1000", "TIMEOUT", kWait, "MODE", "SHARED"});
   ASSERT_FALSE(reader.is_error() || reader.is_null()) << reader.debug();
   EXPECT_GE(reader.number("acquiredAt"), until);
   // A release closes nothing: once the last reader lets go, a writer gets the key at once.
@@ -121,7 +122,7 @@ TEST(LockDelayAcrossNodes, ASemaphoreHoldsExpiryClosesTheKeyToEveryKindOfRequest
   EXPECT_EQ(s.number("lockDelayUntil"), until);
   EXPECT_TRUE(b.call({"LOCK.TRY", "pool", "TTL", "1000", "PERMITS", "3"}).is_null());
   EXPECT_TRUE(b.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "pool", "PERMITS", "3"}).is_null());
-  auto group = b.call({"LOCK.ACQUIREALL", "TTL", "1000", "TIMEOUT", "10000", "KEY", "other", "KEY",
+  auto group = b.call({"LOCK.ACQUIREALL", "TTL", "1000", "TIMEOUT", kWait, "KEY", "other", "KEY",
                        "pool", "PERMITS", "3"});
   ASSERT_FALSE(group.is_error() || group.is_null()) << group.debug();
   EXPECT_GE(group.number("leaseExpiresAt") - 1000, until);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cluster.h"
+#include "support/eventually.h"
 
 namespace holdfast::testing {
 namespace {
@@ -20,10 +21,11 @@ class TwoNodes : public ::testing::Test {
     return sql_value(cluster.store_url(),
                      "SELECT count(*) FROM holdfast_queue WHERE key = '" + key + "'");
   }
-  // Waits up to 5 s for `n` requests in the key's queue across nodes (a request is in its
-  // node's queue a moment before its row is).
+  // Waits for `n` requests in the key's queue across nodes (a request is in its node's queue a
+  // moment before its row is); false if they never are.
   bool await_queued(const std::string& key, int n) {
-    for (int i = 0; i < 500; ++i) {
+    const auto deadline = std::chrono::steady_clock::now() + kEventually;
+    while (std::chrono::steady_clock::now() < deadline) {
       if (queued(key) == std::to_string(n)) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
@@ -34,8 +36,8 @@ class TwoNodes : public ::testing::Test {
 TEST_F(TwoNodes, SharedHoldersOnBothNodesHoldBackAWriterUntilBothRelease) {
   auto a = client(0);
   auto b = client(1);
-  auto ra = a.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
-  auto rb = b.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"});
+  auto ra = a.call({"LOCK.TRY", "doc", "TTL", "600000", "MODE", "SHARED"});
+  auto rb = b.call({"LOCK.TRY", "doc", "TTL", "600000", "MODE", "SHARED"});
   ASSERT_FALSE(ra.is_null() || ra.is_error()) << ra.debug();
   ASSERT_FALSE(rb.is_null() || rb.is_error()) << rb.debug();
   EXPECT_GT(rb.number("token"), ra.number("token"));
@@ -49,7 +51,7 @@ TEST_F(TwoNodes, SharedHoldersOnBothNodesHoldBackAWriterUntilBothRelease) {
   EXPECT_TRUE(b.call({"LOCK.TRY", "doc", "TTL", "60000"}).is_null());
 
   auto writer = client(0);
-  writer.send({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT", "20000"});
+  writer.send({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT", std::to_string(kEventuallyMs)});
   ASSERT_TRUE(await_waiters(a, "doc", 1));
   // The writer takes its seat in the queue across nodes after its first refusal.
   ASSERT_TRUE(await_queued("doc", 1));
@@ -60,11 +62,10 @@ TEST_F(TwoNodes, SharedHoldersOnBothNodesHoldBackAWriterUntilBothRelease) {
   // Node 2's reader still holds the key: the writer waits on.
   EXPECT_THROW(writer.read(300), std::runtime_error) << "granted beside a reader";
   EXPECT_EQ(a.call({"LOCK.STATUS", "doc"}).get("holders")->items.size(), 1u);
-  const auto released = std::chrono::steady_clock::now();
+  // The readers' leases (10 minutes) are far off: a grant at all means the release woke it.
   ASSERT_EQ(b.call({"LOCK.RELEASE", "doc", rb.text("handle")}).number("released"), 1);
   auto granted = writer.read();
   ASSERT_FALSE(granted.is_error() || granted.is_null()) << granted.debug();
-  EXPECT_LT(std::chrono::steady_clock::now() - released, std::chrono::milliseconds(1000));
   EXPECT_FALSE(granted.has("mode"));
   EXPECT_GT(granted.number("token"), rb.number("token"));
   EXPECT_EQ(queued("doc"), "0");
@@ -129,11 +130,9 @@ TEST_F(TwoNodes, AMemberLeaseThatEndsFreesItsPermitsOnEveryNode) {
   auto b = client(1);
   ASSERT_FALSE(a.call({"LOCK.TRY", "pool", "TTL", "300", "PERMITS", "1"}).is_null());
   auto waiter = client(1);
-  const auto start = std::chrono::steady_clock::now();
-  auto granted =
-      waiter.call({"LOCK.ACQUIRE", "pool", "TTL", "60000", "TIMEOUT", "5000", "PERMITS", "1"});
+  auto granted = waiter.call({"LOCK.ACQUIRE", "pool", "TTL", "60000", "TIMEOUT",
+                              std::to_string(kEventuallyMs), "PERMITS", "1"});
   ASSERT_FALSE(granted.is_error() || granted.is_null()) << granted.debug();
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000));
   EXPECT_EQ(b.call({"LOCK.STATUS", "pool"}).get("holders")->items.size(), 1u);
 }
 
@@ -148,12 +147,9 @@ TEST_F(TwoNodes, AQueuedRequestOfADeadNodeHoldsBackOthersOnlyUntilTheNodeIsDecla
   ASSERT_EQ(a.call({"LOCK.RELEASE", "doc", writer.text("handle")}).number("released"), 1);
   // The dead node's reader was first; its row goes with the node, after the session grace.
   EXPECT_TRUE(a.call({"LOCK.TRY", "doc", "TTL", "60000", "MODE", "SHARED"}).is_null());
-  const auto start = std::chrono::steady_clock::now();
-  auto granted =
-      a.call({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT", "10000", "MODE", "SHARED"});
+  auto granted = a.call({"LOCK.ACQUIRE", "doc", "TTL", "60000", "TIMEOUT",
+                         std::to_string(kEventuallyMs), "MODE", "SHARED"});
   ASSERT_FALSE(granted.is_null() || granted.is_error()) << granted.debug();
-  EXPECT_LT(std::chrono::steady_clock::now() - start,
-            std::chrono::milliseconds(Cluster::kSessionGraceMs + 3000));
   EXPECT_EQ(queued("doc"), "0");
 }
 

@@ -1,21 +1,22 @@
 // The NOTIFY that wakes waiters on other nodes, at the level of the statements the nodes run:
 // a statement that frees a key notifies exactly when some node has registered waiters for it,
 // including a registration that committed while the statement waited for the key's row
-// (store/postgres/hold_rows.h explains why that case matters).
+// (src/service/postgres/hold_rows.h explains why that case matters).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <thread>
 
 #include "cluster.h"
+#include "support/eventually.h"
 
 namespace holdfast::testing {
 namespace {
 
-// Waits up to 5 s for a backend of this database to wait for a lock inside a statement of a
-// node (on holdfast_holds, or a holdfast_* function such as the release's); true when one does.
+// Waits for a backend of this database to wait for a lock inside a statement of a node (on
+// holdfast_holds, or a holdfast_* function such as the release's); true when one does.
 bool a_statement_waits_for_a_row_lock(SqlSession& sql) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   while (std::chrono::steady_clock::now() < deadline) {
     if (sql.value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                   " AND query LIKE '%holdfast%' AND pid <> pg_backend_pid()") != "0")
@@ -52,7 +53,7 @@ TEST(ReleaseNotify, SeesARegistrationThatCommittedWhileTheReleaseWaitedForTheRow
   waiter.value("COMMIT");
 
   EXPECT_EQ(holder.read().number("released"), 1);
-  const auto payload = listener.next_notification(5000);
+  const auto payload = listener.next_notification(kEventuallyMs);
   ASSERT_TRUE(payload.has_value()) << "the release did not notify the registered waiter";
   EXPECT_EQ(*payload, "race:1");
 }
@@ -71,7 +72,7 @@ TEST(ReleaseNotify, NotifiesOnlyKeysSomeNodeWaitsFor) {
     ASSERT_EQ(c.call({"LOCK.RELEASE", key, hold.text("handle")}).number("released"), 1);
   }
   // Notifications arrive in commit order: the first one must be the waited-for key's.
-  const auto payload = listener.next_notification(5000);
+  const auto payload = listener.next_notification(kEventuallyMs);
   ASSERT_TRUE(payload.has_value());
   EXPECT_EQ(*payload, "waited");
 }

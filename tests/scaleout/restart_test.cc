@@ -3,15 +3,12 @@
 // LISTEN connections reconnect by themselves, and holds committed before are all there.
 #include <gtest/gtest.h>
 
-#include <chrono>
-
+#include "support/eventually.h"
 #include "support/postgres.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 TEST(DatabaseRestart, NodesAnswerUnavailableMeanwhileAndCarryOnAfterwards) {
   TestPostgres pg;  // its own: this test stops it
@@ -19,15 +16,14 @@ TEST(DatabaseRestart, NodesAnswerUnavailableMeanwhileAndCarryOnAfterwards) {
   ServerProcess one({"--store", url});
   ServerProcess two({"--store", url});
   auto a = one.client();
-  auto hold = a.call({"LOCK.TRY", "k", "TTL", "60000"});
+  auto hold = a.call({"LOCK.TRY", "k", "TTL", "600000"});
   ASSERT_FALSE(hold.is_null());
 
+  // Calls fail rather than hang (the client's wait for a reply is what a hang would run into).
   pg.stop();
-  const auto down_at = Clock::now();
   auto refused = a.call({"LOCK.TRY", "other", "TTL", "1000"});
   EXPECT_EQ(refused.error_code(), "UNAVAILABLE") << refused.debug();
   EXPECT_EQ(two.client().call({"LOCK.STATUS", "k"}).error_code(), "UNAVAILABLE");
-  EXPECT_LT(Clock::now() - down_at, std::chrono::seconds(5)) << "calls must fail, not hang";
 
   pg.start_again();
   auto b = two.client();
@@ -41,14 +37,14 @@ TEST(DatabaseRestart, NodesAnswerUnavailableMeanwhileAndCarryOnAfterwards) {
 
   // A waiter on node two is woken by a release on node one: by the notification once node
   // two's LISTEN connection is back (it reconnects within a second), else by its periodic check.
-  b.send({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", "10000"});
+  // The hold's lease (10 minutes) is far off: a grant at all means node two saw the release.
+  b.send({"LOCK.ACQUIRE", "k", "TTL", "1000", "TIMEOUT", std::to_string(kEventuallyMs)});
   auto watcher = two.client();
   ASSERT_TRUE(await_waiters(watcher, "k", 1)) << two.drain_output();
-  const auto released_at = Clock::now();
   ASSERT_EQ(a.call({"LOCK.RELEASE", "k", hold.text("handle")}).number("released"), 1);
   auto granted = b.read();
   ASSERT_FALSE(granted.is_error()) << granted.debug();
-  EXPECT_LT(Clock::now() - released_at, std::chrono::milliseconds(500));
+  EXPECT_GT(granted.number("token"), next.number("token"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cluster.h"
+#include "support/eventually.h"
 
 namespace holdfast::testing {
 namespace {
@@ -30,6 +31,9 @@ TEST(MutualExclusion, ManyClientsOnRandomNodesNeverOverlap) {
   constexpr int kClients = 12;
   constexpr int kRounds = 25;
   const std::vector<std::string> keys = {"hot:a", "hot:b", "hot:c"};
+  // A lease and a wait that no scheduling delay outlasts: a LOCK_TIMEOUT here would be a
+  // failure, and a lease that ended inside a section an overlap.
+  const std::string wait = std::to_string(kEventuallyMs);
   std::mutex mu;
   std::vector<Section> sections;
   std::vector<std::string> failures;
@@ -44,9 +48,8 @@ TEST(MutualExclusion, ManyClientsOnRandomNodesNeverOverlap) {
         const std::string& key = keys[pick(keys.size())];
         RespClient& via = nodes[pick(nodes.size())];
         const bool blocking = pick(5) != 0;
-        RespValue hold = blocking
-                             ? via.call({"LOCK.ACQUIRE", key, "TTL", "10000", "TIMEOUT", "10000"})
-                             : via.call({"LOCK.TRY", key, "TTL", "10000"});
+        RespValue hold = blocking ? via.call({"LOCK.ACQUIRE", key, "TTL", "60000", "TIMEOUT", wait})
+                                  : via.call({"LOCK.TRY", key, "TTL", "60000"});
         if (hold.is_null()) continue;  // a try that lost
         Section s{key, Clock::now(), {}, hold.number("token"), id};
         if (hold.is_error()) {

@@ -141,7 +141,20 @@ TEST_F(ConfigFile, MistakesAreNamed) {
       {"[server]\nlisten = 7420\n", "[server] listen must be a string"},
       {"[server]\nlisten = \"nohostport\"\n", "is not host:port"},
       {"[limits]\nacquirePerUserPerHour = \"many\"\n", "acquirePerUserPerHour must be an integer"},
-      {"[limits]\nmaxLeaseMs = 0\n", "maxLeaseMs must be from 1 to 86400000"},
+      {"[limits]\nmaxLeaseMs = 0\n", "maxLeaseMs must be from 1 to 86400000 milliseconds"},
+      {"[limits]\nmaxLeaseMs = \"25h\"\n",
+       "[limits] maxLeaseMs must be from 1 to 86400000 milliseconds (1ms to 24h)"},
+      {"[limits]\nmaxLeaseMs = \"30x\"\n",
+       "[limits] maxLeaseMs: \"30x\" is not a duration (use a whole number of milliseconds, or "
+       "units ms, s, m, h: 1500ms, 30s, 5m, 2h)"},
+      {"[limits]\nmaxLeaseMs = \"1.5ms\"\n",
+       "[limits] maxLeaseMs: \"1.5ms\" is not a whole number of milliseconds"},
+      {"[limits]\nmaxLeaseMs = \"-1h\"\n", "[limits] maxLeaseMs: \"-1h\" is negative"},
+      {"[limits]\nmaxLeaseMs = true\n",
+       "[limits] maxLeaseMs must be a duration: an integer of milliseconds or a string"},
+      {"[limits]\nscriptTimeLimitMs = \"2h\"\n",
+       "scriptTimeLimitMs (--script-time-limit-ms) must be from 1 to 3600000 milliseconds (1ms "
+       "to 1h)"},
       {"[limits]\nscriptTimeLimitMs = 0\n",
        "scriptTimeLimitMs (--script-time-limit-ms) must be from 1 to 3600000 milliseconds"},
       {"[limits]\nscriptTimeLimitMs = 3600001\n",
@@ -172,6 +185,33 @@ TEST_F(ConfigFile, MistakesAreNamed) {
     auto r = load_config(write(c.text), {});
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+}
+
+TEST_F(ConfigFile, DurationsTakeAnIntegerOfMillisecondsOrUnits) {
+  auto c = load_config(write("[limits]\nmaxLeaseMs = \"2h\"\nscriptTimeLimitMs = \"1.5s\"\n"
+                             "[store]\nsessionGraceMs = \"1m\"\n"),
+                       {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->max_lease_ms, 7'200'000);
+  EXPECT_EQ(c->script_time_limit_ms, 1500);
+  EXPECT_EQ(c->session_grace_ms, 60'000);
+  auto plain =
+      load_config(write("[limits]\nmaxLeaseMs = 90000\nscriptTimeLimitMs = \"250\"\n"), {});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->max_lease_ms, 90'000);
+  EXPECT_EQ(plain->script_time_limit_ms, 250) << "a string without a unit is milliseconds too";
+}
+
+// The one list of settings is what the loader accepts: each of them is a known key.
+TEST_F(ConfigFile, EveryListedSettingIsAKeyTheLoaderKnows) {
+  for (const ConfigSetting& s : config_settings()) {
+    auto r =
+        load_config(write("[" + std::string(s.table) + "]\n" + std::string(s.key) + " = {}\n"), {});
+    ASSERT_FALSE(r.ok()) << s.key << ": a table is no setting's type";
+    EXPECT_EQ(r.error().message.find("unknown"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find(std::string(s.key)), std::string::npos)
+        << "the error names the setting: " << r.error().message;
   }
 }
 

@@ -46,7 +46,12 @@ TEST_F(StoreConfig, OutOfRangeValuesAreNamed) {
     const char* message;
   } cases[] = {
       {"[store]\nsessionGraceMs = 10\n", "sessionGraceMs (--session-grace-ms) must be from 100"},
-      {"[store]\nsessionGraceMs = \"long\"\n", "[store] sessionGraceMs must be an integer"},
+      {"[store]\nsessionGraceMs = \"long\"\n",
+       "[store] sessionGraceMs: \"long\" is not a duration (use a whole number of milliseconds, "
+       "or units ms, s, m, h: 1500ms, 30s, 5m, 2h)"},
+      {"[store]\nsessionGraceMs = 1.5\n",
+       "[store] sessionGraceMs must be a duration: an integer of milliseconds or a string such "
+       "as \"30s\""},
       {"[store]\npoolSize = 0\n", "[store] poolSize must be from 1 to 256"},
       {"[store]\npool = 8\n", "unknown key 'pool' in [store]"},
   };
@@ -55,6 +60,35 @@ TEST_F(StoreConfig, OutOfRangeValuesAreNamed) {
     ASSERT_FALSE(r.ok()) << c.text;
     EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
   }
+}
+
+TEST_F(StoreConfig, TheGraceTakesUnits) {
+  auto c = load_config(write("[store]\nsessionGraceMs = \"2.5s\"\n"), {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_EQ(c->session_grace_ms, 2500);
+}
+
+TEST_F(StoreConfig, OnlyPostgresqlUrlsOrLibpqStrings) {
+  for (const char* url :
+       {"postgres://db/x", "postgresql://u:p@db:5432/x", "POSTGRES://db/x", "host=db dbname=x"}) {
+    ConfigOverrides o;
+    o.store_url = url;
+    auto c = load_config("", o);
+    EXPECT_TRUE(c.ok()) << url << ": " << c.error().message;
+  }
+  ConfigOverrides mysql;
+  mysql.store_url = "mysql://holdfast:s3cret@db/locks";
+  auto r = load_config("", mysql);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "[store] url (--store): mysql:// is not supported: Holdfast keeps its locks in "
+            "PostgreSQL (postgres:// or postgresql://, or a libpq key=value string)");
+  EXPECT_EQ(r.error().message.find("s3cret"), std::string::npos) << "no password in messages";
+  auto bare = load_config(write("[store]\nurl = \"db.example.com\"\n"), {});
+  ASSERT_FALSE(bare.ok());
+  EXPECT_EQ(bare.error().message,
+            "[store] url (--store) must be a postgres:// or postgresql:// URL or a libpq "
+            "key=value string (host=... dbname=...)");
 }
 
 }  // namespace

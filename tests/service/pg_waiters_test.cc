@@ -52,6 +52,20 @@ TEST(LocalWaiters, APokeDuringAnAttemptIsNotLost) {
   EXPECT_EQ(w.wait(*head, soon()), Wake::kAttempt);
 }
 
+// What a NOTIFY from another node does (tests/scaleout shows the release sends it): a head
+// asleep (or about to be) until a retry time ten minutes away attempts at once, not at its next
+// look. Were the poke not to wake it, its wait would end at the deadline, a minute away, with
+// kDeadline.
+TEST(LocalWaiters, APokeWakesAHeadAsleepUntilItsRetryTime) {
+  LocalWaiters w;
+  auto head = w.join("k", 1);
+  ASSERT_EQ(w.wait(*head, soon()), Wake::kAttempt);
+  w.retry_at(*head, Clock::now() + std::chrono::minutes(10));  // the periodic look, far off
+  std::thread notified([&] { w.poke("k"); });
+  EXPECT_EQ(w.wait(*head, Clock::now() + std::chrono::minutes(1)), Wake::kAttempt);
+  notified.join();
+}
+
 TEST(LocalWaiters, TheRetryTimeWakesTheHeadWithoutAPoke) {
   LocalWaiters w;
   auto head = w.join("k", 1);

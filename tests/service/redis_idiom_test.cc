@@ -37,6 +37,14 @@ ExpireArgs expire(Millis amount, ExpireCondition c, bool absolute = false) {
   return a;
 }
 
+TEST(DecideSet, AnExpiryAlreadyPastLeavesTheKeyFree) {
+  EXPECT_EQ(already_ended(SetStep::kTake), SetStep::kSetGone);
+  EXPECT_EQ(already_ended(SetStep::kRenew), SetStep::kFreeOwn);
+  EXPECT_EQ(already_ended(SetStep::kTakeOver), SetStep::kFreeOwn);
+  EXPECT_EQ(already_ended(SetStep::kNothing), SetStep::kNothing);
+  EXPECT_EQ(already_ended(SetStep::kRefuse), SetStep::kRefuse);
+}
+
 TEST(ExpireTo, ConditionsCompareWithTheCurrentEnd) {
   const Millis now = 1'000'000, cap = 86'400'000;
   EXPECT_EQ(expire_to(expire(500, ExpireCondition::kAlways), now + 100, now, cap), now + 500);
@@ -48,6 +56,11 @@ TEST(ExpireTo, ConditionsCompareWithTheCurrentEnd) {
   EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfNone), now + 100, now, cap), std::nullopt);
   EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfNone), kNever, now, cap), now + 50);
   EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfSome), now + 100, now, cap), now + 50);
+  // XX LT: earlier, and only a hold that has an end (LT alone also moves one without).
+  EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfSomeEarlier), now + 100, now, cap), now + 50);
+  EXPECT_EQ(expire_to(expire(500, ExpireCondition::kIfSomeEarlier), now + 100, now, cap),
+            std::nullopt);
+  EXPECT_EQ(expire_to(expire(50, ExpireCondition::kIfSomeEarlier), kNever, now, cap), std::nullopt);
 }
 
 TEST(ExpireTo, InstantsCapsAndPersist) {

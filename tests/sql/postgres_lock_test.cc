@@ -132,7 +132,9 @@ TEST_F(PostgresLock, NestedCallForTheSameNameThrowsAtOnce) {
   with_advisory_lock(conn_, name_, [&] {
     EXPECT_THROW(with_advisory_lock(observer_, name_, [] {}), InvalidArgumentError);
   });
-  EXPECT_LT(steady_clock::now() - start, 1s);
+  // At once rather than at the database, where it would wait for the outer call forever (a
+  // bound that only a hang reaches, also on a machine busy with other builds).
+  EXPECT_LT(steady_clock::now() - start, 30s);
 }
 
 TEST(PostgresConnection, UnreachableServerThrowsConnectionError) {
@@ -185,7 +187,7 @@ TEST_F(PostgresLock, WaiterBehindAnotherSessionTimesOutAfterTheTimeoutNotBefore)
   } catch (const LockTimeoutError& e) {
     const auto waited = steady_clock::now() - start;
     EXPECT_GE(waited, 1500ms);
-    EXPECT_LT(waited, 3000ms);  // "about timeout": generous for loaded CI machines
+    EXPECT_LT(waited, 30s);  // it gives up: the other session never lets go meanwhile
     EXPECT_EQ(e.key(), name_);
     EXPECT_EQ(e.timeout(), 1500ms);
   }
@@ -250,27 +252,28 @@ TEST_F(PostgresLock, SecondCallerInThisProcessQueuesLocallyNotAtTheDatabase) {
 }
 
 TEST_F(PostgresLock, TimeSpentQueueingLocallyIsTakenFromTheDatabaseWait) {
-  // Timeline: the holder keeps the name for ~1 s while the waiter (timeout 2 s) queues behind
+  // Timeline: the holder keeps the name for ~3 s while the waiter (timeout 4 s) queues behind
   // it in this process; meanwhile another session queues at the database and gets the lock
   // when the holder releases. The waiter then has ~1 s left for the database and gives up at
-  // ~2 s in all; with the full timeout again at the database it would take ~3 s.
+  // ~4 s in all; with the full timeout again at the database it would take ~7 s. (Seconds, not
+  // less: the gap between the two is what a machine busy with other builds may not close.)
   std::latch holder_inside(1);
   std::thread holder([&] {
     with_advisory_lock(conn_, name_, [&] {
       holder_inside.count_down();
       PQsendQuery(observer_.get(), ("SELECT pg_advisory_lock(" + key_of(name_) + ")").c_str());
-      std::this_thread::sleep_for(1s);  // real time must pass for a time budget to matter
+      std::this_thread::sleep_for(3s);  // real time must pass for a time budget to matter
     });
   });
   holder_inside.wait();
   PgConnection waiter_conn = connect_postgres(SqlServers::postgres_url());
   const auto start = steady_clock::now();
-  EXPECT_THROW(with_advisory_lock(waiter_conn, name_, [] {}, {.timeout = 2000ms}),
+  EXPECT_THROW(with_advisory_lock(waiter_conn, name_, [] {}, {.timeout = 4000ms}),
                LockTimeoutError);
   const auto waited = steady_clock::now() - start;
   holder.join();
-  EXPECT_GE(waited, 2000ms);
-  EXPECT_LT(waited, 2900ms);  // the full timeout again at the database would take 3 s
+  EXPECT_GE(waited, 4000ms);
+  EXPECT_LT(waited, 6000ms);  // the full timeout again at the database would take 7 s
   while (PGresult* r = PQgetResult(observer_.get())) PQclear(r);  // the other session's grant
   pg_value(observer_.get(), "SELECT pg_advisory_unlock(" + key_of(name_) + ")");
 }

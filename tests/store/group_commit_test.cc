@@ -96,7 +96,10 @@ TEST_F(GroupCommitTest, BurstOfTenThousandAppendsCostsAHandfulOfSyncs) {
   ASSERT_TRUE(testing::wait_durable(*store, last));
   const StoreStats stats = store->stats();
   EXPECT_EQ(stats.appended, kN);
-  EXPECT_LT(stats.syncs, kN / 100) << "syncs: " << stats.syncs;
+  // One a change would be 10 000. How many batches form depends on how fast this thread
+  // appends against the 2 ms syncs, so the bound leaves room for a machine busy with other
+  // builds (the exact grouping is shown with blocked syncs above).
+  EXPECT_LT(stats.syncs, kN / 20) << "syncs: " << stats.syncs;
   store->close();
   expect_restart_sees_model();
 }
@@ -205,7 +208,10 @@ TEST_F(GroupCommitTest, WithCommitOnLoopFsyncNeverTheLoopWritesItsChangesWhenDue
   const auto appended_at = std::chrono::steady_clock::now();
   append(*store, grant(1));
   const auto wait = store->commit_wait(kOneClient);
-  EXPECT_GT(wait.count(), 0) << "a change just made is not due";
+  // Not due yet, unless this thread was kept off the CPU for the whole 10 ms (a busy machine).
+  if (std::chrono::steady_clock::now() - appended_at < std::chrono::milliseconds(10)) {
+    EXPECT_GT(wait.count(), 0) << "a change just made is not due";
+  }
   EXPECT_LE(wait, std::chrono::milliseconds(10));
   EXPECT_EQ(store->stats().log_bytes, before) << "kept by the loop meanwhile";
   // Nearly due is enough for a loop about to sleep; then past due (the store keeps time with

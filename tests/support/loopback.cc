@@ -79,7 +79,7 @@ std::optional<std::size_t> unread_by_server(int server_port, int client_fd) {
 }
 
 bool await_unread_by_server(int server_port, int client_fd, std::size_t low, std::size_t high) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   while (std::chrono::steady_clock::now() < deadline) {
     const auto unread = unread_by_server(server_port, client_fd);
     if (unread && *unread >= low && *unread <= high) return true;

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "support/eventually.h"
+
 namespace holdfast::testing {
 
 // A TCP connection to 127.0.0.1:port, or -1.
@@ -26,7 +28,7 @@ std::size_t occurrences(std::string_view text, std::string_view what);
 // (from /proc/net/tcp). nullopt if either socket is not found.
 std::optional<std::size_t> unread_by_server(int server_port, int client_fd);
 
-// Waits up to 10 s until unread_by_server() is within [low, high].
+// Waits until unread_by_server() is within [low, high]; false if it never is (kEventually).
 bool await_unread_by_server(int server_port, int client_fd, std::size_t low, std::size_t high);
 
 }  // namespace holdfast::testing

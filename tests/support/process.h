@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "support/eventually.h"
+
 namespace holdfast::testing {
 
 struct RunResult {
@@ -34,7 +36,7 @@ class Child {
                      const std::vector<std::string>& extra_env = {});
   // Reads one line of the child's stdout (without the newline); empty optional-like "" plus
   // false at EOF or when `timeout_ms` passes.
-  bool read_line(std::string* line, int timeout_ms = 10000);
+  bool read_line(std::string* line, int timeout_ms = kEventuallyMs);
   void signal(int sig);
   // Waits for exit; returns the exit code, or -signal if killed.
   int wait();

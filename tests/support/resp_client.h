@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "support/eventually.h"
+
 namespace holdfast::testing {
 
 struct RespValue {
@@ -36,13 +38,13 @@ class RespClient {
   RespClient& operator=(RespClient&& other) noexcept;
   ~RespClient();
 
-  RespValue call(const std::vector<std::string>& args, int timeout_ms = 10000);
+  RespValue call(const std::vector<std::string>& args, int timeout_ms = kEventuallyMs);
   void send(const std::vector<std::string>& args);
   void send_raw(std::string_view bytes);
   // Throws std::runtime_error on timeout or when the server closed the connection.
-  RespValue read(int timeout_ms = 10000);
+  RespValue read(int timeout_ms = kEventuallyMs);
   // True when the server closes the connection within timeout_ms (after any pending replies).
-  bool wait_closed(int timeout_ms = 5000);
+  bool wait_closed(int timeout_ms = kEventuallyMs);
   static std::string encode(const std::vector<std::string>& args);
 
  private:

@@ -3,11 +3,45 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "support/postgres.h"
 
 namespace holdfast::testing {
+namespace {
+
+// A node's connection pool ([store] poolSize). Opening the default 32 connections, each with
+// its prepared statements, is most of what starting a node costs (over a second on a busy
+// machine), and the suites start hundreds of nodes. A few serve a test's handful of clients:
+// when all are busy, a call waits for one.
+constexpr int kNodePoolSize = 4;
+
+// The node's flags with its pool set to kNodePoolSize: the test's own holdfast.toml (written
+// beside it with [store] added, so that the paths in it still resolve) or one of its own in
+// `dir`. A config that has a [store] table of its own is left as it is.
+void set_node_pool(std::vector<std::string>& extra, const std::string& dir) {
+  const std::string store = "\n[store]\npoolSize = " + std::to_string(kNodePoolSize) + "\n";
+  for (std::size_t i = 0; i + 1 < extra.size(); ++i) {
+    if (extra[i] != "--config") continue;
+    std::ifstream in(extra[i + 1]);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (text.str().find("[store]") != std::string::npos) return;
+    const std::filesystem::path own =
+        std::filesystem::path(extra[i + 1]).parent_path() / "holdfast-test-node.toml";
+    std::ofstream(own) << text.str() << store;
+    extra[i + 1] = own.string();
+    return;
+  }
+  std::ofstream(dir + "/holdfast-test-node.toml") << store;
+  extra.insert(extra.end(), {"--config", dir + "/holdfast-test-node.toml"});
+}
+
+}  // namespace
 
 ServerProcess::ServerProcess(std::vector<std::string> extra)
     : ServerProcess(std::move(extra), std::string()) {}
@@ -29,6 +63,7 @@ ServerProcess::ServerProcess(std::vector<std::string> extra, std::string data_di
       extra_.insert(extra_.end(), {"--store", store_url_});
     }
   }
+  if (!store_url_.empty()) set_node_pool(extra_, data_.path());
   start();
 }
 
@@ -46,13 +81,14 @@ void ServerProcess::start() {
   child_ = Child::start(argv, /*capture_stderr=*/true, env_);
   std::string line;
   std::string seen;
-  while (child_.read_line(&line, 20000)) {
+  while (child_.read_line(&line, kEventuallyMs)) {
     seen += line + "\n";
     if (line.rfind("holdfast ready", 0) == 0) {
       auto at = line.find("resp=127.0.0.1:");
       if (at != std::string::npos) port_ = std::stoi(line.substr(at + 15));
       auto http_at = line.find("http=127.0.0.1:");
       if (http_at != std::string::npos) http_port_ = std::stoi(line.substr(http_at + 15));
+      startup_output_ = std::move(seen);
       return;
     }
   }
@@ -77,9 +113,11 @@ std::string ServerProcess::drain_output(int timeout_ms, std::size_t max_lines) {
 }
 
 bool await_waiters(RespClient& client, const std::string& key, std::int64_t n) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
   while (std::chrono::steady_clock::now() < deadline) {
     if (client.call({"LOCK.STATUS", key}).number("waiters") == n) return true;
+    // Not a busy loop: on a loaded machine it would take the CPU the server needs to get there.
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return false;
 }

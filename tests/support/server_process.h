@@ -16,7 +16,8 @@ class ServerProcess {
   // `extra` are more flags for `serve` (e.g. {"--fsync", "never"}). The data dir persists
   // across restart() so durability can be tested. With HOLDFAST_TEST_STORE_URL set (and no
   // --store in `extra`) the server runs as a node over PostgreSQL, in a schema of its own that
-  // also persists across restart().
+  // also persists across restart(). A node's pool is a few connections, not the default 32
+  // (server_process.cc says why).
   explicit ServerProcess(std::vector<std::string> extra = {});
   // With a data dir of the test's own (a small file system it mounted, say); the Unix socket
   // stays in a private temporary dir.
@@ -44,6 +45,8 @@ class ServerProcess {
     start();
   }
   pid_t pid() const { return child_.pid(); }
+  // What the server printed on stdout/stderr before its ready line, at the last start().
+  const std::string& startup_output() const { return startup_output_; }
   // Lines the server printed on stdout/stderr after its ready line, read until none comes for
   // timeout_ms, or max_lines of them (a server that logs without pause never goes quiet).
   std::string drain_output(int timeout_ms = 100, std::size_t max_lines = 10000);
@@ -57,10 +60,12 @@ class ServerProcess {
   int port_ = 0;
   int http_port_ = 0;
   std::string unix_path_;
+  std::string startup_output_;
   Child child_;
 };
 
-// Polls LOCK.STATUS until `key` has `n` waiters (the server queued them); false after ~2 s.
+// Polls LOCK.STATUS until `key` has `n` waiters (the server queued them); false if it never does
+// (after kEventually).
 bool await_waiters(RespClient& client, const std::string& key, std::int64_t n);
 
 }  // namespace holdfast::testing

@@ -17,6 +17,12 @@ FencedResource::Outcome FencedResource::write(const std::string& key, std::int64
   return outcome;
 }
 
+std::int64_t FencedResource::highest(const std::string& key) const {
+  std::lock_guard lock(mu_);
+  const auto it = highest_.find(key);
+  return it == highest_.end() ? 0 : it->second;
+}
+
 std::int64_t FencedResource::accepted() const {
   std::lock_guard lock(mu_);
   return accepted_;

@@ -21,6 +21,8 @@ class FencedResource {
   };
 
   Outcome write(const std::string& key, std::int64_t token);
+  // The highest token accepted for `key` so far (0: none).
+  std::int64_t highest(const std::string& key) const;
 
   std::int64_t accepted() const;
   std::int64_t refused() const;

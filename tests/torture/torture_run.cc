@@ -10,6 +10,7 @@
 #include <random>
 #include <thread>
 
+#include "support/eventually.h"
 #include "support/postgres.h"
 #include "support/server_process.h"
 #include "torture/disk_faults.h"
@@ -196,9 +197,17 @@ Outcome run_torture(const TortureOptions& options, std::ostream& out) {
         await_recovery(history, kind, fault, keys, report.recovery_bound_ms);
     if (recovered) report.recovery_ms.push_back(*recovered);
     if (fault.abandoned) {
-      // By now a newer holder was granted the key and has written (its section is short).
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      if (resource.write(fault.abandoned->key, fault.abandoned->token).accepted)
+      // The key was granted again; once its new holder has written (its section is short, but
+      // a machine busy with other builds may make it late), the stale write must be refused.
+      // A holder whose lease ended before it wrote writes nothing: then there is nothing to
+      // check.
+      const std::string& key = fault.abandoned->key;
+      const auto give_up = std::chrono::steady_clock::now() + testing::kEventually;
+      while (resource.highest(key) <= fault.abandoned->token &&
+             std::chrono::steady_clock::now() < give_up)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (resource.highest(key) > fault.abandoned->token &&
+          resource.write(key, fault.abandoned->token).accepted)
         history.violation("a write fenced by token " + std::to_string(fault.abandoned->token) +
                           " on " + fault.abandoned->key +
                           " was accepted after its lease ended and the key was granted again");

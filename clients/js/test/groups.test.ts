@@ -10,7 +10,7 @@ import { InvalidArgumentError, LeaseLostError, LockTimeoutError, type HoldfastCl
 
 import { clientMaker, serverForFile } from "./support/fixtures.js";
 import { TRANSPORTS } from "./support/server.js";
-import { waitForWaiters } from "./support/wait.js";
+import { waitFor, waitForWaiters } from "./support/wait.js";
 
 const server = serverForFile();
 const overPostgres = Boolean(process.env.HOLDFAST_TEST_STORE_URL);
@@ -139,16 +139,21 @@ for (const transport of TRANSPORTS) {
     });
 
     test("withLocks renews the group while fn runs, and ends in LockTimeoutError when a key stays busy", async () => {
-      const ttlMs = 600;
+      const ttlMs = 1_000;
       await client.withLocks(
         [key("r1"), key("r2")],
         async (ctx) => {
           const first = ctx.group!.leaseExpiresAt.getTime();
-          await new Promise((resolve) => setTimeout(resolve, 2 * ttlMs)); // the work outlasts one lease
+          // The work outlasts one lease: until renewals every ttl/3 have moved both keys' expiry
+          // by a whole TTL (a wait for them, not a sleep that a busy machine could outrun).
+          await waitFor("the group to be renewed past its first end", async () => {
+            const held = await Promise.all(["r1", "r2"].map((name) => other.locks.status(key(name))));
+            return held.every((s) => s.held && s.leaseExpiresAt!.getTime() >= first + ttlMs);
+          });
           assert.equal(ctx.signal.aborted, false, String(ctx.signal.reason instanceof LeaseLostError && ctx.signal.reason.message));
           for (const name of ["r1", "r2"]) {
             const s = await other.locks.status(key(name));
-            assert.ok(s.held && s.leaseExpiresAt!.getTime() > first, `${name} was renewed`);
+            assert.ok(s.held && s.token === ctx.token(key(name)), `${name} is the same hold`);
           }
         },
         { ttlMs, timeoutMs: 1_000 },

@@ -12,7 +12,8 @@
 //            COMMIT, then RELEASE_LOCK, so the lock also covers the commit and the next holder
 //            cannot read the state before it. If the check fails, the writes are rolled back.
 //            When fn threw: ROLLBACK, then RELEASE_LOCK.
-// (Issue 7 listed "release, COMMIT"; releasing after COMMIT is the safe order, see the docs.)
+// (Releasing before COMMIT would let the next holder read the state from before it:
+// docs/sql-advisory-locks.md, "MariaDB/MySQL, order of the transaction steps".)
 #include <errmsg.h>
 #include <mysql.h>
 

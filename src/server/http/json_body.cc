@@ -3,17 +3,17 @@
 #include <ctime>
 
 #include "core/text.h"
+#include "server/http/json_strict.h"
 
 namespace holdfast::http {
 
 namespace json = boost::json;
 
 Result<BodyReader> BodyReader::parse(std::string_view body) {
-  boost::system::error_code ec;
-  json::value v = json::parse(body, ec);
-  if (ec) return invalid_argument("body is not valid JSON: " + ec.message());
-  if (!v.is_object()) return invalid_argument("body must be a JSON object");
-  return BodyReader(std::move(v.as_object()));
+  Result<json::value> v = parse_json_strict(body);
+  if (!v) return std::move(v).error();
+  if (!v->is_object()) return invalid_argument("body must be a JSON object");
+  return BodyReader(std::move(v->as_object()));
 }
 
 void BodyReader::fail(const char* field, std::string message) {

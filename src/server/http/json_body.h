@@ -21,7 +21,7 @@ namespace holdfast::http {
 // ones nobody asked for. The first error sticks and names its field.
 class BodyReader {
  public:
-  // The body must be one JSON object.
+  // The body must be one JSON object, naming no key twice at any depth.
   static Result<BodyReader> parse(std::string_view body);
 
   std::optional<std::string> string(const char* name, bool required);

@@ -228,7 +228,7 @@ constexpr CommandSpec kLockAndServerCommands[] = {
      "LOCK.CHECK <key> [<holderId>]",
      "The hold with its token if the holder id holds the key, else LOCK_NOT_HOLDER.", "lock"},
     // The Redis lock idiom over the same keys (docs/redis-locks.md).
-    {"SET", 2, 10, kWrite | kKeyed | kRedisErrors, 2, kSetOptions, nullptr, call_set, write_set,
+    {"SET", 2, -1, kWrite | kKeyed | kRedisErrors, -1, {}, nullptr, call_set, write_set,
      "SET <key> <value> [NX|XX] [GET] [EX <seconds>|PX <ms>|EXAT <unix-seconds>|PXAT "
      "<unix-ms>|KEEPTTL]",
      "Takes the key as a Redis lock: a hold whose owner is the value (NX: only a free key).",

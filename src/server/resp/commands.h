@@ -304,7 +304,6 @@ enum Try { kTryTtl, kTryOwner, kTrySession, kTryMode, kTryPermits, kTryTake, kTr
 enum List { kMatch, kCursor, kCount };
 enum Assign { kAssignTtl, kAssignTimeout, kAssignLockDelay };
 enum Transfer { kFrom };
-enum Set { kNx, kXx, kGet, kEx, kPx, kExat, kPxat, kKeepTtl };
 }  // namespace opt
 inline constexpr OptionSpec kAcquireOptions[] = {
     {"TTL", OptionKind::kMillis, "TTL is required (milliseconds)"},
@@ -340,12 +339,6 @@ inline constexpr OptionSpec kAssignOptions[] = {
 };
 inline constexpr OptionSpec kTransferOptions[] = {
     {"FROM", OptionKind::kText, ""},
-};
-inline constexpr OptionSpec kSetOptions[] = {
-    {"NX", OptionKind::kFlag, ""},     {"XX", OptionKind::kFlag, ""},
-    {"GET", OptionKind::kFlag, ""},    {"EX", OptionKind::kMillis, ""},
-    {"PX", OptionKind::kMillis, ""},   {"EXAT", OptionKind::kMillis, ""},
-    {"PXAT", OptionKind::kMillis, ""}, {"KEEPTTL", OptionKind::kFlag, ""},
 };
 
 // CLIENT HELP, COMMAND HELP: each subcommand's usage (after the container's name) and summary,

@@ -5,7 +5,8 @@
 // Why: Asio (1.81, Boost 1.81) starts every async_read_some with a speculative recv(). On a
 // request/response connection that recv() finds nothing almost every time, since the client
 // is still waiting for the reply to the request just read: one failed system call per
-// command, about 5 % of the server's CPU on a busy loopback (docs/performance.md, change 19).
+// command, about 5 % of the server's CPU on a busy loopback (docs/performance.md, "Rules a
+// change must keep": no read that finds nothing).
 // Asio's epoll reactor already has the state to skip it: an operation that reports
 // "done_and_exhausted" clears the descriptor's try-speculative flag until the next readiness
 // event. Its stock receive operation reports that only at end of stream; this one also does

@@ -2,11 +2,13 @@
 // EXISTS, PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, with Redis's syntax and
 // reply shapes. Each builds a service call and writes its answer, as the LOCK.* commands do;
 // the keyspace commands among them act on typed values too (value_commands.h).
-#include <chrono>
+// SET and the EXPIRE family read their own options, in Redis 7's grammar and with its error
+// texts (their rows declare every argument positional), so that a client's bad input gets the
+// answer Redis would give; tests/blackbox/redis_differential_test.cc holds them to that.
 #include <limits>
 #include <string>
 
-#include "core/validation.h"
+#include "core/clock.h"
 #include "core/values/redis_numbers.h"
 #include "server/resp/ascii.h"
 #include "server/resp/commands.h"
@@ -25,45 +27,76 @@ Issued refuse(Completion& done, std::string message) {
   return Issued::kApplied;
 }
 
-// Milliseconds from a count of `unit` ms, refusing what would overflow.
-std::optional<Millis> times(std::int64_t n, std::int64_t unit) {
-  if (n > std::numeric_limits<Millis>::max() / unit ||
-      n < std::numeric_limits<Millis>::min() / unit)
-    return std::nullopt;
-  return n * unit;
+Issued invalid_expire_time(Completion& done, std::string_view command) {
+  return refuse(done, "invalid expire time in '" + ascii_lower(command) + "' command");
 }
+
+// A relative expiry is added to the clock (Redis: mstime()); one that would overflow is refused
+// as Redis refuses it.
+bool overflows_from_now(std::int64_t ms) {
+  return ms > std::numeric_limits<Millis>::max() - SystemClock().now_ms();
+}
+
+enum class Expiry { kNone, kEx, kPx, kExat, kPxat };
 
 }  // namespace
 
 Issued call_set(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
-  const auto& o = a.options;
+  const auto& words = a.positional;
   SetArgs args;
-  args.key = a.positional[0];
-  args.value = a.positional[1];
-  if (o[opt::kNx].present && o[opt::kXx].present)
-    return refuse(done, "syntax error: NX and XX exclude each other");
-  if (o[opt::kNx].present) args.condition = SetCondition::kIfAbsent;
-  if (o[opt::kXx].present) args.condition = SetCondition::kIfPresent;
-  int expiries = 0;
-  for (int i : {opt::kEx, opt::kPx, opt::kExat, opt::kPxat, opt::kKeepTtl})
-    expiries += o[static_cast<std::size_t>(i)].present ? 1 : 0;
-  if (expiries > 1) return refuse(done, "syntax error: one of EX, PX, EXAT, PXAT or KEEPTTL");
-  if (o[opt::kEx].present || o[opt::kExat].present) {
-    const auto& v = o[o[opt::kEx].present ? opt::kEx : opt::kExat];
-    const auto ms = times(v.number, 1000);
-    if (!ms) return not_an_integer(done);
-    if (o[opt::kEx].present) {
-      args.ttl_ms = *ms;
+  args.key = words[0];
+  args.value = words[1];
+  // As Redis 7 reads them (t_string.c, parseExtendedStringArgumentsOrReply): a word may come
+  // again (the later expiry value wins), NX and XX exclude each other, KEEPTTL and an expiry
+  // do, and so do two kinds of expiry; anything else is a syntax error.
+  bool nx = false, xx = false, get = false, keep_ttl = false;
+  Expiry expiry = Expiry::kNone;
+  std::string_view amount;
+  for (std::size_t i = 2; i < words.size(); ++i) {
+    const std::string_view w = words[i];
+    const bool has_next = i + 1 < words.size();
+    const Expiry kind = ascii_iequals(w, "EX")     ? Expiry::kEx
+                        : ascii_iequals(w, "PX")   ? Expiry::kPx
+                        : ascii_iequals(w, "EXAT") ? Expiry::kExat
+                        : ascii_iequals(w, "PXAT") ? Expiry::kPxat
+                                                   : Expiry::kNone;
+    if (ascii_iequals(w, "NX") && !xx) {
+      nx = true;
+    } else if (ascii_iequals(w, "XX") && !nx) {
+      xx = true;
+    } else if (ascii_iequals(w, "GET")) {
+      get = true;
+    } else if (ascii_iequals(w, "KEEPTTL") && expiry == Expiry::kNone) {
+      keep_ttl = true;
+    } else if (kind != Expiry::kNone && !keep_ttl && (expiry == Expiry::kNone || expiry == kind) &&
+               has_next) {
+      expiry = kind;
+      amount = words[++i];
     } else {
-      args.expires_at = *ms;
+      return refuse(done, "syntax error");
     }
   }
-  if (o[opt::kPx].present) args.ttl_ms = o[opt::kPx].number;
-  if (o[opt::kPxat].present) args.expires_at = o[opt::kPxat].number;
-  if ((args.ttl_ms && *args.ttl_ms <= 0) || (args.expires_at && *args.expires_at <= 0))
-    return refuse(done, "invalid expire time in 'set' command");
-  args.keep_ttl = o[opt::kKeepTtl].present;
-  args.get = o[opt::kGet].present;
+  if (nx) args.condition = SetCondition::kIfAbsent;
+  if (xx) args.condition = SetCondition::kIfPresent;
+  if (expiry != Expiry::kNone) {
+    // getExpireMillisecondsOrReply: an integer, above 0, in range once in milliseconds and,
+    // for EX and PX, once added to the clock.
+    const auto n = parse_redis_integer(amount);
+    if (!n) return not_an_integer(done);
+    const bool seconds = expiry == Expiry::kEx || expiry == Expiry::kExat;
+    const bool relative = expiry == Expiry::kEx || expiry == Expiry::kPx;
+    if (*n <= 0 || (seconds && *n > std::numeric_limits<Millis>::max() / 1000))
+      return invalid_expire_time(done, "set");
+    const Millis ms = seconds ? *n * 1000 : *n;
+    if (relative && overflows_from_now(ms)) return invalid_expire_time(done, "set");
+    if (relative) {
+      args.ttl_ms = ms;
+    } else {
+      args.expires_at = ms;
+    }
+  }
+  args.keep_ttl = keep_ttl;
+  args.get = get;
   return service.set_value(caller, args, done);
 }
 
@@ -110,65 +143,62 @@ void write_count(ReplyWriter& out, Answer& answer) {
 
 namespace {
 
-// PEXPIRE and its kin, read as Redis 7.0 reads them: key, amount, then any of NX XX GT LT
-// (checked first), then the amount, then whether the instant fits in 64 bits.
+// PEXPIRE and its kin, as Redis 7 reads them (expire.c, expireGenericCommand): the options
+// first (NX, XX, GT, LT, each as often as given; NX with any other, or GT with LT, refused),
+// then the amount, in range once in milliseconds and once added to `now` for a relative one.
 Issued expire_call(LockService& service, const Caller& caller, const CallArgs& a, Completion& done,
-                   std::int64_t unit, bool absolute, std::string_view command) {
+                   std::string_view command, std::int64_t unit, bool absolute) {
+  const auto& words = a.positional;
   bool nx = false, xx = false, gt = false, lt = false;
-  for (std::string_view word : a.positional.subspan(2)) {
-    if (ascii_iequals(word, "NX")) {
+  for (std::size_t i = 2; i < words.size(); ++i) {
+    const std::string_view w = words[i];
+    if (ascii_iequals(w, "NX")) {
       nx = true;
-    } else if (ascii_iequals(word, "XX")) {
+    } else if (ascii_iequals(w, "XX")) {
       xx = true;
-    } else if (ascii_iequals(word, "GT")) {
+    } else if (ascii_iequals(w, "GT")) {
       gt = true;
-    } else if (ascii_iequals(word, "LT")) {
+    } else if (ascii_iequals(w, "LT")) {
       lt = true;
     } else {
-      return refuse(done, "Unsupported option " + std::string(word));
+      return refuse(done, "Unsupported option " + std::string(w));
     }
   }
   if (nx && (xx || gt || lt))
     return refuse(done, "NX and XX, GT or LT options at the same time are not compatible");
   if (gt && lt) return refuse(done, "GT and LT options at the same time are not compatible");
   ExpireArgs args;
-  args.key = a.positional[0];
-  const auto n = parse_redis_integer(a.positional[1]);
+  args.key = words[0];
+  const auto n = parse_redis_integer(words[1]);
   if (!n) return not_an_integer(done);
-  const auto ms = times(*n, unit);
-  // A relative amount is added to the time now: Redis refuses what would overflow then. (Only
-  // this bound of 64 bits reads the wall clock here.)
-  const Millis base = absolute ? 0
-                               : std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     std::chrono::system_clock::now().time_since_epoch())
-                                     .count();
-  if (!ms || *ms > std::numeric_limits<Millis>::max() - base)
-    return refuse(done, "invalid expire time in '" + std::string(command) + "' command");
-  args.amount = *ms;
+  if (*n > std::numeric_limits<Millis>::max() / unit ||
+      *n < std::numeric_limits<Millis>::min() / unit)
+    return invalid_expire_time(done, command);
+  args.amount = *n * unit;
+  if (!absolute && overflows_from_now(args.amount)) return invalid_expire_time(done, command);
   args.absolute = absolute;
+  // GT alone already needs a lease end (Redis counts a key without one as later than any), so
+  // XX GT is GT; XX LT is not LT, which also moves a key without one.
   if (nx) args.condition = ExpireCondition::kIfNone;
   if (xx) args.condition = ExpireCondition::kIfSome;
-  if (gt) args.condition = ExpireCondition::kIfLater;  // GT needs an expiry already: XX too
-  if (lt) {
-    args.condition = ExpireCondition::kIfEarlier;
-    args.and_if_some = xx;
-  }
+  if (gt) args.condition = ExpireCondition::kIfLater;
+  if (lt) args.condition = xx ? ExpireCondition::kIfSomeEarlier : ExpireCondition::kIfEarlier;
   return service.expire(caller, args, done);
 }
 
 }  // namespace
 
 Issued call_pexpire(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return expire_call(s, c, a, d, 1, false, "pexpire");
+  return expire_call(s, c, a, d, "PEXPIRE", 1, false);
 }
 Issued call_expire(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return expire_call(s, c, a, d, 1000, false, "expire");
+  return expire_call(s, c, a, d, "EXPIRE", 1000, false);
 }
 Issued call_pexpireat(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return expire_call(s, c, a, d, 1, true, "pexpireat");
+  return expire_call(s, c, a, d, "PEXPIREAT", 1, true);
 }
 Issued call_expireat(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return expire_call(s, c, a, d, 1000, true, "expireat");
+  return expire_call(s, c, a, d, "EXPIREAT", 1000, true);
 }
 
 Issued call_persist(LockService& service, const Caller& caller, const CallArgs& a,

@@ -279,9 +279,10 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
   out.get = args.get;
   if (before.held) out.previous = std::string(before.owner);
   // A key closed by a lock-delay is not free: SET NX answers nil, SET refuses.
-  const SetStep step =
+  SetStep step =
       decide_set(args.condition, before.held, own, before.held && before.owner == args.value,
                  !before.held && before.lock_delay_until == 0);
+  if (*args.ttl_ms <= 0) step = already_ended(step);
   const bool keep_end = args.keep_ttl && own && before.lease_expires_at != kNever;
   switch (step) {
     case SetStep::kNothing:
@@ -290,6 +291,12 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
       return answer(done, lock_held(args.key));
     case SetStep::kRenew:
       if (!keep_end) table_.extend(args.key, t + *args.ttl_ms, t);
+      out.set = true;
+      return answer(done, Answer(std::move(out)));
+    case SetStep::kFreeOwn:
+      table_.force_release(args.key, t);
+      [[fallthrough]];
+    case SetStep::kSetGone:
       out.set = true;
       return answer(done, Answer(std::move(out)));
     case SetStep::kTakeOver:

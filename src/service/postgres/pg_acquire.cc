@@ -1,7 +1,7 @@
 // PgBackend::acquire and ::assign: grants (exclusive, and shared or semaphore ones through
 // pg_members.cc's queue seat), and waiting for a key held elsewhere.
 //
-// A grant is one conditional statement (store/postgres/hold_rows.h); the database picks the
+// A grant is one conditional statement (hold_rows.h); the database picks the
 // winner. Waiting happens on this node (LocalWaiters, FIFO per key):
 //  1. One attempt (TIMEOUT 0, tryAcquire, assign without TIMEOUT): if this node already has
 //     callers queued for the key, a newcomer must not take the key ahead of them, so it only

@@ -1,5 +1,5 @@
 // PgBackend's shared and semaphore holds (docs/lock-kinds.md) over holdfast_members
-// (store/postgres/hold_rows.h):
+// (hold_rows.h):
 //  1. A grant is holdfast_grant_member(), one statement (do_acquire_member in pg_acquire.cc):
 //     it checks the key's kind, re-takes the caller's own hold of the mode, refuses to pass a
 //     request another node queued earlier (holdfast_queue), and grants when the request fits

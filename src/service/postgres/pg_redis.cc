@@ -66,8 +66,9 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   if (before) out.previous = before->owner;
   // This node's queued acquirers come first: a SET does not jump ahead of them.
   const bool free = !before && !waiters_.has_queue(args.key);
-  const SetStep step = decide_set(args.condition, before.has_value(), own,
-                                  before && before->owner == args.value, free);
+  SetStep step = decide_set(args.condition, before.has_value(), own,
+                            before && before->owner == args.value, free);
+  if (*args.ttl_ms <= 0) step = already_ended(step);
   const bool keep_end = args.keep_ttl && own && before->lease_expires_at != kNever;
   switch (step) {
     case SetStep::kNothing:
@@ -92,6 +93,19 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
       out.set = true;
       return Answer(std::move(out));
     }
+    case SetStep::kFreeOwn: {
+      // As PEXPIREAT to an instant already past: the hold (or its multi-key group) goes.
+      ExpireArgs gone;
+      gone.key = args.key;
+      gone.absolute = true;
+      auto freed = do_expire(gone, 0, held_by);
+      if (!freed.ok()) return std::move(freed).error();
+      out.set = true;
+      return Answer(std::move(out));
+    }
+    case SetStep::kSetGone:
+      out.set = true;
+      return Answer(std::move(out));
     case SetStep::kTakeOver:
     case SetStep::kTake:
       break;

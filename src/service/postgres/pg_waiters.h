@@ -25,7 +25,7 @@
 // Queues across nodes: a queue's life (first waiter in to last waiter out) has a generation
 // number. join() tells the waiter that opened it (opened_generation() != 0), which registers
 // the key in the database before attempting; the hook set with on_queue_closed() hears when
-// the last one leaves, to unregister that generation (docs: store/postgres/hold_rows.h).
+// the last one leaves, to unregister that generation (docs: hold_rows.h).
 //
 // Connections: a call that may grant for a connection (session) brackets itself with
 // begin_call/end_call. close_session() wakes the session's waiters (kCancelled) and

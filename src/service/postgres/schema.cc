@@ -76,7 +76,7 @@ CREATE TABLE holdfast_rate (
 -- VOLATILE plpgsql: under READ COMMITTED each query in it takes a fresh snapshot. A statement
 -- that frees a key calls it after its row update, so a registration that committed while the
 -- statement waited for the key's row lock is seen; a sub-select would use the snapshot taken
--- when the statement started, and miss it (store/postgres/hold_rows.h).
+-- when the statement started, and miss it (hold_rows.h).
 CREATE FUNCTION holdfast_key_waited(k text) RETURNS boolean LANGUAGE plpgsql VOLATILE
   AS $$ BEGIN RETURN EXISTS (SELECT 1 FROM holdfast_waits w WHERE w.key = k COLLATE "C"); END $$;
 )sql"},

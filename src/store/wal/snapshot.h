@@ -36,7 +36,8 @@ struct EncodedState {
 };
 
 // Encodes what a state source hands it, on the loop thread: 0.18 s for a million holds where
-// copying them into a DurableState took 0.37 s (docs/performance.md, change 11).
+// copying them into a DurableState took 0.37 s (docs/performance-log.md, "Snapshots encoded in
+// place").
 // Session-scoped holds are left out: they never survive a restart.
 class SnapshotEncoder final : public StateSink {
  public:

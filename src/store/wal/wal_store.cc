@@ -24,7 +24,7 @@
 // sync's replies; a sync that starts with the first of them overlaps the loop's work on the
 // others, and the next sync takes whatever arrived meanwhile. Waiting for the whole round
 // instead leaves the disk idle while the loop works and the loop idle while the disk syncs
-// (docs/performance.md, change 10).
+// (docs/performance.md, "Rules a change must keep": group commit without waiting to gather).
 //
 // With fsync never nothing waits for the disk, so submit() wakes the syncer only for the first
 // change after a quiet spell: it then writes what has piled up kLazyWrite later (or sooner,

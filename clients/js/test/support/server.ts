@@ -47,15 +47,18 @@ export class TestServer {
       writeFileSync(join(dir, "credentials.toml"), creds);
       config += `\n[auth]\ncredentials = "credentials.toml"\n`;
     }
-    if (config !== "") {
-      writeFileSync(join(dir, "holdfast.toml"), config);
-      args.push("--config", join(dir, "holdfast.toml"));
-    }
     const base = process.env.HOLDFAST_TEST_STORE_URL;
     let storeUrl = "";
     if (base) {
       storeUrl = freshSchema(base);
       args.push("--store", storeUrl);
+      // A few connections, not the default 32: opening them is most of a node's start, and a
+      // test has a handful of clients (as tests/support/server_process.cc does).
+      if (!config.includes("[store]")) config += "\n[store]\npoolSize = 4\n";
+    }
+    if (config !== "") {
+      writeFileSync(join(dir, "holdfast.toml"), config);
+      args.push("--config", join(dir, "holdfast.toml"));
     }
     const child = spawn(bin, args, { stdio: ["ignore", "pipe", "pipe"] });
     const server = new TestServer(child, dir);
@@ -63,7 +66,7 @@ export class TestServer {
     child.stderr!.on("data", (b: Buffer) => (server.output += b.toString()));
     await new Promise<void>((resolve, reject) => {
       const lines = createInterface({ input: child.stdout! });
-      const timer = setTimeout(() => reject(new Error(`holdfast serve did not become ready:\n${server.output}`)), 20_000);
+      const timer = setTimeout(() => reject(new Error(`holdfast serve did not become ready:\n${server.output}`)), 60_000);
       child.once("exit", (code) => reject(new Error(`holdfast serve exited with ${code}:\n${server.output}`)));
       lines.on("line", (line) => {
         server.output += line + "\n";

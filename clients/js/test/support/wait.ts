@@ -1,7 +1,9 @@
-// Waiting for a condition instead of sleeping: poll until it holds, fail after a deadline.
+// Waiting for a condition instead of sleeping: poll until it holds, fail after a deadline that only
+// a hang reaches (a minute: also on a machine busy with other builds; it bounds a wait, it does
+// not assert a speed).
 import type { HoldfastClient } from "@holdfast/client";
 
-export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+export async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

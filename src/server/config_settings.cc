@@ -1,0 +1,61 @@
+// Every setting of holdfast.toml (docs/configuration.md), in the order the docs give them.
+#include <string>
+
+#include "core/duration.h"
+#include "server/config.h"
+
+namespace holdfast {
+namespace {
+
+std::string integer(std::int64_t v) { return std::to_string(v); }
+
+constexpr ConfigSetting kSettings[] = {
+    {"server", "listen", "--listen", "RESP over TCP, host:port; \"\" turns it off",
+     [](const ServerConfig& d) { return d.listen; }},
+    {"server", "http", "--http", "HTTP/JSON, host:port; \"\" turns it off",
+     [](const ServerConfig& d) { return d.http; }},
+    {"server", "unix", "--unix", "RESP over a Unix socket",
+     [](const ServerConfig&) { return std::string("<dataDir>/holdfast.sock"); }},
+    {"server", "dataDir", "--data-dir", "where the log, snapshots and socket live",
+     [](const ServerConfig& d) { return d.data_dir; }},
+    {"server", "fsync", "--fsync", "always, horizon or never",
+     [](const ServerConfig& d) { return std::string(fsync_name(d.fsync)); }},
+    {"server", "snapshotAfterBytes", "--snapshot-after-bytes",
+     "log written before a snapshot replaces it",
+     [](const ServerConfig& d) { return integer(d.snapshot_after_bytes); }},
+    {"server", "idlePollUs", "--idle-poll-us",
+     "microseconds the loop may poll for work before it sleeps",
+     [](const ServerConfig& d) { return integer(d.idle_poll_us); }},
+    {"server", "logLevel", "--log-level", "debug, info, warn or error",
+     [](const ServerConfig& d) { return std::string(log_level_name(d.log_level)); }},
+    {"server", "logFormat", "--log-format", "text or json",
+     [](const ServerConfig& d) {
+       return std::string(d.log_format == LogFormat::kJson ? "json" : "text");
+     }},
+    {"server", "corsAllowedOrigins", "",
+     "origins whose web pages may call the HTTP API, e.g. [\"https://app.example.com\"]; "
+     "[\"*\"]: every origin",
+     [](const ServerConfig&) { return std::string("none"); }},
+    {"auth", "credentials", "", "the credentials file",
+     [](const ServerConfig&) { return std::string("none: local open mode"); }},
+    {"limits", "acquirePerUserPerHour", "", "each member's acquire attempts per rolling hour",
+     [](const ServerConfig& d) { return integer(d.acquire_per_user_per_hour); }},
+    {"limits", "maxLeaseMs", "", "longer TTLs are capped to this; at most 24h",
+     [](const ServerConfig& d) { return format_duration(d.max_lease_ms); }},
+    {"limits", "scriptTimeLimitMs", "--script-time-limit-ms",
+     "EVAL: a script running longer is stopped",
+     [](const ServerConfig& d) { return format_duration(d.script_time_limit_ms); }},
+    {"store", "url", "--store", "postgres://... to run as a node over PostgreSQL",
+     [](const ServerConfig&) { return std::string("none: the embedded store"); }},
+    {"store", "sessionGraceMs", "--session-grace-ms",
+     "how long a silent node's session holds outlive its last heartbeat",
+     [](const ServerConfig& d) { return format_duration(d.session_grace_ms); }},
+    {"store", "poolSize", "", "with a store URL: PostgreSQL connections per node, 1 to 256",
+     [](const ServerConfig& d) { return integer(d.store_pool_size); }},
+};
+
+}  // namespace
+
+std::span<const ConfigSetting> config_settings() { return kSettings; }
+
+}  // namespace holdfast
