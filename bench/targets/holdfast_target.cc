@@ -24,14 +24,18 @@ const char* fsync_flag(HoldfastFsync fsync) {
 }
 
 HoldfastTarget::HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
-                               std::vector<std::string> extra_args, RespDialect dialect)
+                               std::vector<std::string> extra_args, RespDialect dialect,
+                               std::uint32_t holders)
     : binary_(std::move(binary)),
       fsync_(fsync),
       extra_args_(std::move(extra_args)),
-      dialect_(dialect) {}
+      dialect_(dialect),
+      holders_(holders) {}
 
 std::string HoldfastTarget::name() const {
-  const std::string prefix = dialect_ == RespDialect::kRedis ? "holdfast-redis-" : "holdfast-";
+  const std::string prefix = dialect_ == RespDialect::kRedis       ? "holdfast-redis-"
+                             : dialect_ == RespDialect::kSemaphore ? "holdfast-sem-"
+                                                                   : "holdfast-";
   return prefix + fsync_flag(fsync_);
 }
 
@@ -40,6 +44,8 @@ std::string HoldfastTarget::description() const {
   if (version.empty()) version = binary_.filename().string();
   std::string d = version + "; serve --fsync " + fsync_flag(fsync_);
   if (dialect_ == RespDialect::kRedis) d += "; SET NX PX + EVALSHA, as the redis targets";
+  if (dialect_ == RespDialect::kSemaphore)
+    d += "; redis-semaphore's Semaphore (acquire script + ZREM), as the redis-sem targets";
   for (const auto& a : extra_args_) d += " " + a;
   return d;
 }
@@ -73,7 +79,8 @@ void HoldfastTarget::start(const std::filesystem::path& dir) {
     process_.stop();
     throw std::runtime_error("holdfast did not answer PING: " + log_tail(dir_ / "holdfast.log"));
   }
-  if (dialect_ == RespDialect::kRedis) release_sha_ = load_release_script(port_);
+  if (dialect_ != RespDialect::kHoldfast)
+    script_sha_ = load_script(port_, dialect_script(dialect_));
 }
 
 double HoldfastTarget::restart(int timeout_ms) {
@@ -92,7 +99,7 @@ void HoldfastTarget::stop() { process_.stop(); }
 std::unique_ptr<LockClient> HoldfastTarget::connect(EventLoop& loop) {
   const int fd = connect_loopback(port_, 5000);
   if (fd < 0) throw std::runtime_error("cannot connect to holdfast");
-  return std::make_unique<RespLockClient>(loop, fd, dialect_, release_sha_);
+  return std::make_unique<RespLockClient>(loop, fd, dialect_, script_sha_, holders_);
 }
 
 }  // namespace holdfast::bench

@@ -25,8 +25,10 @@ const char* fsync_flag(HoldfastFsync fsync);
 
 class HoldfastTarget final : public Target {
  public:
+  // `holders`: the semaphore dialect's holders per key (resp_client.h).
   HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
-                 std::vector<std::string> extra_args, RespDialect dialect = RespDialect::kHoldfast);
+                 std::vector<std::string> extra_args, RespDialect dialect = RespDialect::kHoldfast,
+                 std::uint32_t holders = 1);
   ~HoldfastTarget() override { stop(); }
 
   std::string name() const override;
@@ -52,7 +54,8 @@ class HoldfastTarget final : public Target {
   HoldfastFsync fsync_;
   std::vector<std::string> extra_args_;
   RespDialect dialect_;
-  std::string release_sha_;  // the Redis dialect's compare-and-delete script
+  std::uint32_t holders_;
+  std::string script_sha_;  // dialect_script(dialect_), loaded
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
   std::uint16_t http_port_ = 0;

@@ -14,11 +14,13 @@ namespace {
 
 class RedisTarget final : public Target {
  public:
-  explicit RedisTarget(RedisPersistence persistence) : persistence_(persistence) {}
+  RedisTarget(RedisPersistence persistence, RespDialect dialect, std::uint32_t holders)
+      : persistence_(persistence), dialect_(dialect), holders_(holders) {}
   ~RedisTarget() override { stop(); }
 
   std::string name() const override {
-    return persistence_ == RedisPersistence::kNone ? "redis" : "redis-aof";
+    const std::string base = dialect_ == RespDialect::kSemaphore ? "redis-sem" : "redis";
+    return persistence_ == RedisPersistence::kNone ? base : base + "-aof";
   }
   std::string description() const override {
     // "Redis server v=7.0.15 sha=..." -> "Redis 7.0.15"
@@ -26,9 +28,10 @@ class RedisTarget final : public Target {
     if (const auto v = version.find("v="); v != std::string::npos) {
       version = "Redis " + version.substr(v + 2, version.find(' ', v) - v - 2);
     }
-    return version + (persistence_ == RedisPersistence::kNone
-                          ? "; --save '' --appendonly no"
-                          : "; --appendonly yes --appendfsync always");
+    return version +
+           (persistence_ == RedisPersistence::kNone ? "; --save '' --appendonly no"
+                                                    : "; --appendonly yes --appendfsync always") +
+           (dialect_ == RespDialect::kSemaphore ? "; redis-semaphore's Semaphore" : "");
   }
 
   void start(const std::filesystem::path& dir) override {
@@ -49,7 +52,7 @@ class RedisTarget final : public Target {
       process_.stop();
       throw std::runtime_error("redis-server did not answer PING: " + log_tail(log_));
     }
-    release_sha_ = load_release_script(port_);
+    script_sha_ = load_script(port_, dialect_script(dialect_));
   }
 
   void stop() override { process_.stop(); }
@@ -58,23 +61,26 @@ class RedisTarget final : public Target {
   std::unique_ptr<LockClient> connect(EventLoop& loop) override {
     const int fd = connect_loopback(port_, 5000);
     if (fd < 0) throw std::runtime_error("cannot connect to redis-server");
-    return std::make_unique<RespLockClient>(loop, fd, RespDialect::kRedis, release_sha_);
+    return std::make_unique<RespLockClient>(loop, fd, dialect_, script_sha_, holders_);
   }
 
   bool speaks_resp() const override { return true; }
 
  private:
   RedisPersistence persistence_;
+  RespDialect dialect_;
+  std::uint32_t holders_;
   std::uint16_t port_ = 0;
   std::filesystem::path log_;
   ChildProcess process_;
-  std::string release_sha_;
+  std::string script_sha_;
 };
 
 }  // namespace
 
-std::unique_ptr<Target> make_redis_target(RedisPersistence persistence) {
-  return std::make_unique<RedisTarget>(persistence);
+std::unique_ptr<Target> make_redis_target(RedisPersistence persistence, RespDialect dialect,
+                                          std::uint32_t holders) {
+  return std::make_unique<RedisTarget>(persistence, dialect, holders);
 }
 
 }  // namespace holdfast::bench
