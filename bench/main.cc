@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   std::string workloads = "all";
   std::string connections = "1,16,64";
   std::string sleeping_connections = "1,8,16,64";
+  std::string tls_connections = "64";
   SuiteOptions o;
   std::string holdfast_binary = (self_dir() / "holdfast").string();
   std::string scripts_dir = std::string(HOLDFAST_SOURCE_DIR) + "/scripts";
@@ -67,22 +68,25 @@ int main(int argc, char** argv) {
   app.add_option(
          "--targets", targets,
          "Comma list of holdfast-always,holdfast-never,holdfast-horizon,holdfast-redis-always,"
-         "holdfast-redis-never,"
-         "redis,redis-aof,holdfast-sem-always,holdfast-sem-never,redis-sem,redis-sem-aof,postgres,"
-         "etcd "
+         "holdfast-redis-never,holdfast-never-tls,"
+         "redis,redis-aof,redis-tls,holdfast-sem-always,holdfast-sem-never,redis-sem,redis-sem-aof,"
+         "postgres,etcd "
          "(or all), and holdfast-pg (scale-out nodes over PostgreSQL; not in all)")
       ->capture_default_str();
   std::string pg_nodes = "1,2,3";
   app.add_option("--pg-nodes", pg_nodes, "Node counts of holdfast-pg: one target per count")
       ->capture_default_str();
   app.add_option("--workloads", workloads,
-                 "Comma list of floor,pairs,pipeline,hotkey,sleeping,idle,memory,restart or "
-                 "their letters f,a,c,b,g,h,d,e (or all)")
+                 "Comma list of floor,pairs,pipeline,hotkey,kinds,sleeping,idle,tls,memory,restart "
+                 "or their letters f,a,c,b,i,g,h,j,d,e (or all)")
       ->capture_default_str();
   app.add_option("--connections", connections, "Connection counts of (a), (c) and (f)")
       ->capture_default_str();
   app.add_option("--sleeping-connections", sleeping_connections,
                  "Connection counts of (g), the pairs of (a) with a client that sleeps at once")
+      ->capture_default_str();
+  app.add_option("--tls-connections", tls_connections,
+                 "Connection counts of (j), the pairs of (a) over TLS beside plain TCP")
       ->capture_default_str();
   app.add_option("--idle-connections", o.idle.connections, "Idle connections of (h)")
       ->check(CLI::Range(0, 10'000))
@@ -177,6 +181,8 @@ int main(int argc, char** argv) {
   if (problem.empty())
     problem = hb::parse_counts("--sleeping-connections", sleeping_connections, 1, 4096,
                                o.sleeping_connections);
+  if (problem.empty())
+    problem = hb::parse_counts("--tls-connections", tls_connections, 1, 4096, o.tls_connections);
   if (problem.empty()) problem = hb::parse_counts("--pg-nodes", pg_nodes, 1, 16, o.pg_nodes);
   if (problem.empty()) problem = hb::check_options(o);
   if (!problem.empty()) {
@@ -196,6 +202,7 @@ int main(int argc, char** argv) {
     o.rounds = 1;
     o.connections = {2};
     o.sleeping_connections = {2};
+    o.tls_connections = {2};
     o.idle = {20, 2000, 0.3, 0.3, 10, 1};
     o.hot_connections = 8;
     o.memory_holds = 2000;

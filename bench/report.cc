@@ -19,6 +19,7 @@
 #include "machine.h"
 #include "process.h"
 #include "report_format.h"
+#include "tls_report.h"
 
 namespace holdfast::bench {
 
@@ -332,6 +333,11 @@ class Writer {
         std::find(targets.begin(), targets.end(), kAlways) == targets.end())
       return;
     const int c = goal_connections();
+    // (j)'s goal is at 64 connections when it ran there, else at its largest count.
+    const auto& tcs = r_.options.tls_connections;
+    const int tls_c = std::find(tcs.begin(), tcs.end(), 64) != tcs.end() ? 64
+                      : tcs.empty()                                      ? 0
+                                    : *std::max_element(tcs.begin(), tcs.end());
     struct Row {
       std::string goal;
       std::optional<double> value;
@@ -345,7 +351,7 @@ class Writer {
     // each other have a per-round ratio.
     auto add_row = [&](const std::string& goal, const std::string& w, const std::string& hf,
                        const std::string& peer, double threshold, bool p99) {
-      const int n = w == "hotkey" ? r_.options.hot_connections : c;
+      const int n = w == "hotkey" ? r_.options.hot_connections : w == "tls" ? tls_c : c;
       const Measurement* h = find(w, hf, n);
       const Measurement* p = find(w, peer, n);
       rows.push_back({goal,
@@ -430,6 +436,8 @@ class Writer {
     rows.push_back(
         {"(e) restart with " + fmt_count(double(r_.options.restart_holds)) + " holds, seconds",
          restart_s, 3.0, false, restart_unmet});
+    ops_row("(j) " + std::to_string(tls_c) + " conns: never over TLS ÷ never over TCP", "tls",
+            "holdfast-never-tls", kNever, 0.85);
     p99_row("(a) p99 at " + cs + " conns: never ÷ redis", "pairs", kNever, "redis");
     p99_row("(a) p99 at " + cs + " conns: always ÷ redis-aof", "pairs", kAlways, "redis-aof");
     std::uint64_t violations = 0, sections = 0;
@@ -447,7 +455,9 @@ class Writer {
     for (const Row& row : rows) {
       out << "| " << row.goal << " | " << (row.value ? fmt(*row.value, 2) : "–") << " | "
           << (row.rounds ? fmt(row.rounds->low, 2) + "–" + fmt(row.rounds->high, 2) : "–") << " | "
-          << (row.at_least ? "≥ " : "≤ ") << fmt(row.threshold, 1) << " | ";
+          << (row.at_least ? "≥ " : "≤ ")
+          << fmt(row.threshold, std::round(row.threshold * 10) == row.threshold * 10 ? 1 : 2)
+          << " | ";
       if (!row.value)
         out << "n/a";
       else if (!row.unmet_because.empty())
@@ -582,6 +592,7 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
                     "pairs", "one pair, try queued to release answered");
   kinds_table(out, results);
   idle_table(out, results);
+  tls_table(out, results);
   w.scaleout_table(out);
   w.memory_table(out);
   w.restart_table(out);

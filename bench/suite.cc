@@ -38,6 +38,10 @@ constexpr std::uint32_t kSemaphoreMemoryHolders = 64;
 // streaming workload, where each lock number is a semaphore of one permit.
 std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o,
                                     std::uint32_t holders = 1) {
+  if (name == "holdfast-never-tls")
+    return std::make_unique<HoldfastTarget>(o.holdfast_binary, HoldfastFsync::kNever,
+                                            o.holdfast_args, RespDialect::kHoldfast, true);
+  if (name == "redis-tls") return make_redis_target(RedisPersistence::kNone, true);
   if (name == "holdfast-always" || name == "holdfast-never" || name == "holdfast-horizon" ||
       name == "holdfast-redis-always" || name == "holdfast-redis-never" ||
       name == "holdfast-sem-always" || name == "holdfast-sem-never") {
@@ -48,14 +52,14 @@ std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions&
                                 : name.starts_with("holdfast-sem") ? RespDialect::kSemaphore
                                                                    : RespDialect::kHoldfast;
     return std::make_unique<HoldfastTarget>(o.holdfast_binary, fsync, o.holdfast_args, dialect,
-                                            holders);
+                                            false, holders);
   }
   if (name == "redis") return make_redis_target(RedisPersistence::kNone);
   if (name == "redis-aof") return make_redis_target(RedisPersistence::kAofAlways);
   if (name == "redis-sem")
-    return make_redis_target(RedisPersistence::kNone, RespDialect::kSemaphore, holders);
+    return make_redis_target(RedisPersistence::kNone, false, RespDialect::kSemaphore, holders);
   if (name == "redis-sem-aof")
-    return make_redis_target(RedisPersistence::kAofAlways, RespDialect::kSemaphore, holders);
+    return make_redis_target(RedisPersistence::kAofAlways, false, RespDialect::kSemaphore, holders);
   if (name == "postgres") return make_postgres_target(o.scripts_dir);
   if (name == "etcd") return make_etcd_target();
   if (const int nodes = holdfast_pg_nodes(name); nodes > 0)
@@ -106,8 +110,10 @@ const std::vector<std::string>& all_target_names() {
                                                  "holdfast-horizon",
                                                  "holdfast-redis-always",
                                                  "holdfast-redis-never",
+                                                 "holdfast-never-tls",
                                                  "redis",
                                                  "redis-aof",
+                                                 "redis-tls",
                                                  "holdfast-sem-always",
                                                  "holdfast-sem-never",
                                                  "redis-sem",
@@ -129,15 +135,16 @@ std::vector<std::string> run_target_names(const SuiteOptions& o) {
 }
 
 const std::vector<std::string>& all_workload_names() {
-  static const std::vector<std::string> names = {"floor",    "pairs", "pipeline", "hotkey", "kinds",
-                                                 "sleeping", "idle",  "memory",   "restart"};
+  static const std::vector<std::string> names = {"floor",  "pairs",    "pipeline", "hotkey",
+                                                 "kinds",  "sleeping", "idle",     "tls",
+                                                 "memory", "restart"};
   return names;
 }
 
 std::string workload_name(const std::string& n) {
   static const std::map<std::string, std::string> letters = {
       {"a", "pairs"}, {"b", "hotkey"},   {"c", "pipeline"}, {"d", "memory"}, {"e", "restart"},
-      {"f", "floor"}, {"g", "sleeping"}, {"h", "idle"},     {"i", "kinds"}};
+      {"f", "floor"}, {"g", "sleeping"}, {"h", "idle"},     {"i", "kinds"},  {"j", "tls"}};
   if (auto it = letters.find(n); it != letters.end()) return it->second;
   return contains(all_workload_names(), n) ? n : "";
 }
@@ -156,7 +163,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   // Step 1.
   std::vector<std::unique_ptr<Target>> running;
   const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey") ||
-                         wants("kinds") || wants("sleeping") || wants("idle");
+                         wants("kinds") || wants("sleeping") || wants("idle") || wants("tls");
   for (const std::string& name : run_target_names(o)) {
     TargetInfo info{name, "", ""};
     auto target = make_target(name, o);
@@ -225,10 +232,11 @@ SuiteResults run_suite(const SuiteOptions& o) {
                      std::chrono::milliseconds pause_after) {
     figures_of({{workload, applies, factory}}, shape, pause_after);
   };
-  // The semaphore targets (redis-semaphore's recipe) take part in (a) and (d) only.
-  auto all = [](const Target& t) { return !is_semaphore_target(t.name()); };
+  // The TLS targets take part in (j) only, beside the same servers over plain TCP; the semaphore
+  // targets (redis-semaphore's recipe) in (a) and (d) only.
+  auto all = [](const Target& t) { return !t.tls() && !is_semaphore_target(t.name()); };
   auto resp_only = [](const Target& t) {
-    return t.speaks_resp() && !is_semaphore_target(t.name());
+    return t.speaks_resp() && !t.tls() && !is_semaphore_target(t.name());
   };
   const MeasureShape base{1, 1, o.warmup_s, o.duration_s, o.client_poll_us};
   const std::chrono::milliseconds no_pause(0);
@@ -237,7 +245,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
   // With (a) it runs in (a)'s rounds, each round's PING windows right before its pairs
   // windows: the floor goal is then a ratio of windows taken side by side, like the others.
   auto floor_wanted = [&](const Target& t) {
-    if (!t.speaks_resp() || t.name().starts_with("holdfast-redis") || is_semaphore_target(t.name()))
+    if (!t.speaks_resp() || t.tls() || t.name().starts_with("holdfast-redis") ||
+        is_semaphore_target(t.name()))
       return false;
     if (t.name() == "redis-aof") return !contains(o.targets, "redis");
     if (t.name() == "holdfast-always") return !contains(o.targets, "holdfast-never");
@@ -245,7 +254,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   };
   const Leg floor_leg{"floor", floor_wanted, [](const Target&) { return ping_pair_worker(); }};
   const WorkerFactory pairs = pairs_worker({o.keys, 10'000});
-  const Leg pairs_leg{"pairs", [](const Target&) { return true; },
+  const Leg pairs_leg{"pairs", [](const Target& t) { return !t.tls(); },
                       [&](const Target&) { return pairs; }};
   if (wants("floor") || wants("pairs")) {
     std::vector<Leg> legs;
@@ -303,7 +312,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     // does not have them yet.
     auto embedded = [](const Target& t) {
       return t.supports_blocking_acquire() && t.name().starts_with("holdfast-") &&
-             !t.name().starts_with("holdfast-pg");
+             !t.name().starts_with("holdfast-pg") && !t.tls();
     };
     HotKeyParams exclusive;
     exclusive.blocking = true;
@@ -361,6 +370,21 @@ SuiteResults run_suite(const SuiteOptions& o) {
                      r.target.c_str(), r.idle_pct(), r.paced_pct(),
                      static_cast<unsigned long long>(r.paced_pairs));
       results.idle.push_back(r);
+    }
+  }
+
+  if (wants("tls")) {
+    say("(j) the pairs of (a) over TLS, beside the same servers over plain TCP, connections "
+        "reused");
+    auto tls_leg = [](const Target& t) {
+      const std::string n = t.name();
+      return n == "holdfast-never" || n == "holdfast-never-tls" || n == "redis" || n == "redis-tls";
+    };
+    const Leg leg{"tls", tls_leg, [&](const Target&) { return pairs; }};
+    for (int c : o.tls_connections) {
+      MeasureShape s = base;
+      s.connections = c;
+      figures_of({leg}, s, no_pause);
     }
   }
 
@@ -471,6 +495,7 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
     const bool applicable =
         w == "restart" ? any_holdfast
         : w == "kinds" ? selected({"holdfast-always", "holdfast-never", "holdfast-horizon"})
+        : w == "tls"   ? selected({"holdfast-never-tls", "redis-tls"})
         : (w == "sleeping" || w == "idle")  ? efficiency
         : (w == "floor" || w == "pipeline") ? any_resp
         : w == "memory"                     ? any_resp

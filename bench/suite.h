@@ -30,6 +30,9 @@ struct SuiteOptions {
   // (g) the pairs of (a) with a client that sleeps as soon as it has nothing to do, as client
   // libraries do: throughput and server CPU per pair against the peers at each count.
   std::vector<int> sleeping_connections = {1, 8, 16, 64};
+  // (j) the pairs of (a) over TLS (holdfast-never-tls, redis-tls) beside the same servers over
+  // plain TCP (holdfast-never, redis), at each count.
+  std::vector<int> tls_connections = {64};
   IdleShape idle;         // (h)
   double duration_s = 5;  // per figure, split over `rounds` windows
   double warmup_s = 1;    // per figure, split likewise

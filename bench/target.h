@@ -44,6 +44,9 @@ class Target {
   virtual bool supports_blocking_acquire() const { return false; }
   // Speaks RESP: ping and pipelined operations are available.
   virtual bool speaks_resp() const { return false; }
+  // Its connections speak TLS: it takes part in the tls workload (j) only, beside the same
+  // server over plain TCP.
+  virtual bool tls() const { return false; }
 };
 
 // The last `max_bytes` of a log file, for error messages.

@@ -24,11 +24,12 @@ build_pkgs=(
 # package of each), and clang for the fuzzers and the sanitizer builds.
 test_pkgs=(
   libgtest-dev
-  clang clang-format libclang-rt-14-dev llvm python3 curl procps psmisc
+  clang clang-format libclang-rt-14-dev llvm python3 curl openssl procps psmisc
   redis-tools redis-server postgresql mariadb-server
   etcd-server gnuplot-nox
   python3-redis nodejs chromium tmux
 )
+# openssl makes the certificates of the TLS tests (and of the benchmark's TLS targets).
 # python3-redis and nodejs run the client-library suites (tests/clients/); their npm packages
 # are installed below. tmux lets a test type into an interactive redis-cli.
 # The smoke run of the benchmark (ctest bench_smoke) starts etcd and draws its charts, so

@@ -3,7 +3,9 @@
 //                  --data-dir DIR --fsync always|never|horizon [extra args]
 // in local open mode (no credentials, loopback only), driven over RESP on TCP, with its own
 // LOCK.* commands or, as `holdfast-redis-*`, with the Redis lock idiom exactly as the `redis`
-// targets are driven (SET NX PX, EVALSHA compare-and-delete). Besides the
+// targets are driven (SET NX PX, EVALSHA compare-and-delete); with `tls` (the target
+// holdfast-never-tls) the RESP listener speaks TLS with a certificate made for the run
+// (--tls-cert, --tls-key). Besides the
 // Target interface it can crash (kill -9) and restart on the same data folder, for the
 // restart-time workload.
 #pragma once
@@ -28,7 +30,7 @@ class HoldfastTarget final : public Target {
   // `holders`: the semaphore dialect's holders per key (resp_client.h).
   HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
                  std::vector<std::string> extra_args, RespDialect dialect = RespDialect::kHoldfast,
-                 std::uint32_t holders = 1);
+                 bool tls = false, std::uint32_t holders = 1);
   ~HoldfastTarget() override { stop(); }
 
   std::string name() const override;
@@ -39,6 +41,7 @@ class HoldfastTarget final : public Target {
   std::unique_ptr<LockClient> connect(EventLoop& loop) override;
   bool supports_blocking_acquire() const override { return dialect_ == RespDialect::kHoldfast; }
   bool speaks_resp() const override { return true; }
+  bool tls() const override { return wants_tls_; }
 
   // SIGKILL, no goodbye: what a crash looks like to the data folder.
   void crash() { process_.kill_hard(); }
@@ -49,11 +52,15 @@ class HoldfastTarget final : public Target {
 
  private:
   void spawn();
+  double wait_ready(int timeout_ms);
 
   std::filesystem::path binary_;
   HoldfastFsync fsync_;
   std::vector<std::string> extra_args_;
   RespDialect dialect_;
+  std::shared_ptr<SSL_CTX> tls_;  // the client side's context; null: plain TCP
+  bool wants_tls_;
+  std::vector<std::string> tls_args_;  // --tls-cert, --tls-key once start() made them
   std::uint32_t holders_;
   std::string script_sha_;  // dialect_script(dialect_), loaded
   std::filesystem::path dir_;

@@ -1,11 +1,14 @@
 // Redis target: see redis_target.h.
 #include "redis_target.h"
 
+#include <unistd.h>
+
 #include <stdexcept>
 
 #include "../net.h"
 #include "../process.h"
 #include "../resp.h"
+#include "../tls_channel.h"
 #include "resp_client.h"
 
 namespace holdfast::bench {
@@ -14,11 +17,12 @@ namespace {
 
 class RedisTarget final : public Target {
  public:
-  RedisTarget(RedisPersistence persistence, RespDialect dialect, std::uint32_t holders)
-      : persistence_(persistence), dialect_(dialect), holders_(holders) {}
+  RedisTarget(RedisPersistence persistence, bool tls, RespDialect dialect, std::uint32_t holders)
+      : persistence_(persistence), wants_tls_(tls), dialect_(dialect), holders_(holders) {}
   ~RedisTarget() override { stop(); }
 
   std::string name() const override {
+    if (wants_tls_) return "redis-tls";
     const std::string base = dialect_ == RespDialect::kSemaphore ? "redis-sem" : "redis";
     return persistence_ == RedisPersistence::kNone ? base : base + "-aof";
   }
@@ -31,6 +35,8 @@ class RedisTarget final : public Target {
     return version +
            (persistence_ == RedisPersistence::kNone ? "; --save '' --appendonly no"
                                                     : "; --appendonly yes --appendfsync always") +
+           (wants_tls_ ? "; --port 0 --tls-port (EC P-256 certificate, --tls-auth-clients no)"
+                       : "") +
            (dialect_ == RespDialect::kSemaphore ? "; redis-semaphore's Semaphore" : "");
   }
 
@@ -42,17 +48,28 @@ class RedisTarget final : public Target {
                                      dir.string(),   "--save",    "",
                                      "--daemonize",  "no",        "--protected-mode",
                                      "no",           "--logfile", log_.string()};
+    if (wants_tls_) {
+      const TlsFiles files = make_tls_files(dir);
+      argv[2] = "0";  // --port 0: no plain TCP
+      argv.insert(argv.end(),
+                  {"--tls-port", std::to_string(port_), "--tls-cert-file", files.cert.string(),
+                   "--tls-key-file", files.key.string(), "--tls-ca-cert-file", files.ca.string(),
+                   "--tls-auth-clients", "no"});
+      tls_ = tls_client_context(files.ca);
+    }
     if (persistence_ == RedisPersistence::kNone) {
       argv.insert(argv.end(), {"--appendonly", "no"});
     } else {
       argv.insert(argv.end(), {"--appendonly", "yes", "--appendfsync", "always"});
     }
     process_ = ChildProcess::spawn(argv, dir / "redis.stdout");
-    if (wait_for_resp_ping(port_, 10000) < 0) {
+    const double ready =
+        tls_ ? wait_for_tls_ping(port_, tls_, 10000) : wait_for_resp_ping(port_, 10000);
+    if (ready < 0) {
       process_.stop();
       throw std::runtime_error("redis-server did not answer PING: " + log_tail(log_));
     }
-    script_sha_ = load_script(port_, dialect_script(dialect_));
+    script_sha_ = load_script(port_, dialect_script(dialect_), tls_);
   }
 
   void stop() override { process_.stop(); }
@@ -61,15 +78,28 @@ class RedisTarget final : public Target {
   std::unique_ptr<LockClient> connect(EventLoop& loop) override {
     const int fd = connect_loopback(port_, 5000);
     if (fd < 0) throw std::runtime_error("cannot connect to redis-server");
-    return std::make_unique<RespLockClient>(loop, fd, dialect_, script_sha_, holders_);
+    std::unique_ptr<TlsChannel> channel;
+    if (tls_) {
+      try {
+        channel = std::make_unique<TlsChannel>(tls_, fd, 5000);
+      } catch (...) {
+        close(fd);
+        throw;
+      }
+    }
+    return std::make_unique<RespLockClient>(loop, fd, dialect_, script_sha_, std::move(channel),
+                                            holders_);
   }
 
   bool speaks_resp() const override { return true; }
+  bool tls() const override { return wants_tls_; }
 
  private:
   RedisPersistence persistence_;
+  bool wants_tls_;
   RespDialect dialect_;
   std::uint32_t holders_;
+  std::shared_ptr<SSL_CTX> tls_;  // the client side's context; null: plain TCP
   std::uint16_t port_ = 0;
   std::filesystem::path log_;
   ChildProcess process_;
@@ -78,9 +108,9 @@ class RedisTarget final : public Target {
 
 }  // namespace
 
-std::unique_ptr<Target> make_redis_target(RedisPersistence persistence, RespDialect dialect,
-                                          std::uint32_t holders) {
-  return std::make_unique<RedisTarget>(persistence, dialect, holders);
+std::unique_ptr<Target> make_redis_target(RedisPersistence persistence, bool tls,
+                                          RespDialect dialect, std::uint32_t holders) {
+  return std::make_unique<RedisTarget>(persistence, tls, dialect, holders);
 }
 
 }  // namespace holdfast::bench

@@ -46,7 +46,7 @@ std::string_view dialect_script(RespDialect dialect) {
 }
 
 RespLockClient::RespLockClient(EventLoop& loop, int fd, RespDialect dialect, std::string script_sha,
-                               std::uint32_t holders)
+                               std::unique_ptr<TlsChannel> tls, std::uint32_t holders)
     : loop_(loop),
       fd_(fd),
       dialect_(dialect),
@@ -54,6 +54,7 @@ RespLockClient::RespLockClient(EventLoop& loop, int fd, RespDialect dialect, std
       holders_(holders == 0 ? 1 : holders),
       in_(65536),
       out_(16384),
+      tls_(std::move(tls)),
       rng_state_(static_cast<std::uint64_t>(now_ns()) ^ (static_cast<std::uint64_t>(fd) << 48)) {
   loop_.watch(fd_, EPOLLIN, this);
 }
@@ -176,15 +177,21 @@ void RespLockClient::ping(std::uint64_t tag) {
 void RespLockClient::flush() {
   if (fd_ < 0) return;
   std::string error;
-  if (!send_buffered(loop_, this, fd_, out_, want_write_, error)) fail("send: " + error);
+  if (tls_) tls_->encrypt(out_);
+  ByteBuffer& bytes = tls_ ? tls_->outgoing() : out_;
+  if (!send_buffered(loop_, this, fd_, bytes, want_write_, error)) fail("send: " + error);
 }
 
 void RespLockClient::on_io(std::uint32_t events) {
   if (events & EPOLLOUT) flush();
   if (fd_ < 0 || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
   std::string error;
-  if (!recv_buffered(fd_, in_, error)) {
+  if (!recv_buffered(fd_, tls_ ? tls_->incoming() : in_, error)) {
     if (!error.empty()) fail(error);
+    return;
+  }
+  if (tls_ && !tls_->decrypt(in_, error)) {
+    fail(error);
     return;
   }
   while (!in_.empty() && fd_ >= 0) {
@@ -290,11 +297,12 @@ double wait_for_resp_ping(std::uint16_t port, int timeout_ms) {
 }
 
 std::string resp_roundtrip(std::uint16_t port, std::initializer_list<std::string_view> args,
-                           int timeout_ms) {
-  const int fd = connect_loopback(port, timeout_ms);
-  if (fd < 0) return "";
+                           int timeout_ms, const std::shared_ptr<SSL_CTX>& tls) {
   std::string request;
   resp::append_command(request, args);
+  if (tls) return tls_roundtrip(port, tls, request, timeout_ms);
+  const int fd = connect_loopback(port, timeout_ms);
+  if (fd < 0) return "";
   std::string reply;
   std::vector<resp::Token> tokens;
   if (send_all(fd, request, timeout_ms)) {
@@ -306,8 +314,20 @@ std::string resp_roundtrip(std::uint16_t port, std::initializer_list<std::string
   return reply;
 }
 
-std::string load_script(std::uint16_t port, std::string_view script) {
-  const std::string reply = resp_roundtrip(port, {"SCRIPT", "LOAD", script});
+double wait_for_tls_ping(std::uint16_t port, const std::shared_ptr<SSL_CTX>& tls, int timeout_ms) {
+  const std::int64_t start = now_ns();
+  const std::int64_t deadline = start + std::int64_t{timeout_ms} * kNsPerMs;
+  while (now_ns() < deadline && !interrupted()) {
+    if (resp_roundtrip(port, {"PING"}, 1000, tls).starts_with("+PONG"))
+      return static_cast<double>(now_ns() - start) / kNsPerMs;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  return -1;
+}
+
+std::string load_script(std::uint16_t port, std::string_view script,
+                        const std::shared_ptr<SSL_CTX>& tls) {
+  const std::string reply = resp_roundtrip(port, {"SCRIPT", "LOAD", script}, 5000, tls);
   std::vector<resp::Token> tokens;
   if (resp::parse_reply(reply, tokens).status != resp::ParseStatus::kComplete ||
       tokens[0].type != resp::Type::kBulk) {

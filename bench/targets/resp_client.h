@@ -13,7 +13,8 @@
 //                 one key whose limit is `holders`, so each holder is one member of a sorted set
 //                 of `holders` members; 1 makes every lock its own semaphore of one permit.
 // Both answer PING with +PONG. Requests may be pipelined to any depth; replies are matched to
-// requests in order.
+// requests in order. Over TLS (a TlsChannel) the requests of an iteration become records with
+// one SSL_write and leave in the same one send; what arrives is decrypted before it is parsed.
 //
 // Also the blocking helpers the targets use before a measurement: wait until a server answers
 // PING, and send one command and read its reply.
@@ -21,6 +22,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,7 @@
 #include "../event_loop.h"
 #include "../lock_client.h"
 #include "../resp.h"
+#include "../tls_channel.h"
 
 namespace holdfast::bench {
 
@@ -64,10 +67,11 @@ std::string_view dialect_script(RespDialect dialect);
 
 class RespLockClient final : public LockClient, private IoHandler, private Flushable {
  public:
-  // Takes ownership of `fd` (connected, non-blocking). `script_sha` is the SHA1 of
-  // dialect_script(dialect); `holders` is the semaphore dialect's holders per key.
+  // Takes ownership of `fd` (connected, non-blocking; with `tls`, its handshake done).
+  // `script_sha` is the SHA1 of dialect_script(dialect); `holders` is the semaphore dialect's
+  // holders per key.
   RespLockClient(EventLoop& loop, int fd, RespDialect dialect, std::string script_sha,
-                 std::uint32_t holders = 1);
+                 std::unique_ptr<TlsChannel> tls = nullptr, std::uint32_t holders = 1);
   ~RespLockClient() override;
 
   void try_acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint64_t tag) override;
@@ -104,6 +108,7 @@ class RespLockClient final : public LockClient, private IoHandler, private Flush
   std::uint32_t holders_;
   ByteBuffer in_;
   ByteBuffer out_;
+  std::unique_ptr<TlsChannel> tls_;  // TLS targets only
   std::deque<Pending> pending_;
   std::vector<resp::Token> tokens_;
   bool want_write_ = false;
@@ -115,11 +120,15 @@ class RespLockClient final : public LockClient, private IoHandler, private Flush
 // pass. Returns the milliseconds it took, or -1.
 double wait_for_resp_ping(std::uint16_t port, int timeout_ms);
 
-// Blocking: SCRIPT LOAD of `script`; returns its SHA1, or throws.
-std::string load_script(std::uint16_t port, std::string_view script);
+// Blocking: SCRIPT LOAD of `script` (over TLS with `tls`); returns its SHA1, or throws.
+std::string load_script(std::uint16_t port, std::string_view script,
+                        const std::shared_ptr<SSL_CTX>& tls = nullptr);
 
-// Blocking: sends one command and returns its raw reply ("" on failure).
+// Blocking: sends one command and returns its raw reply ("" on failure); over TLS with `tls`.
 std::string resp_roundtrip(std::uint16_t port, std::initializer_list<std::string_view> args,
-                           int timeout_ms = 5000);
+                           int timeout_ms = 5000, const std::shared_ptr<SSL_CTX>& tls = nullptr);
+
+// The TLS targets' readiness: as wait_for_resp_ping, over TLS with the client context `tls`.
+double wait_for_tls_ping(std::uint16_t port, const std::shared_ptr<SSL_CTX>& tls, int timeout_ms);
 
 }  // namespace holdfast::bench

@@ -66,6 +66,17 @@ struct ClientOptions {
   // Idle connections kept open for reuse. Busy connections are not capped: a call never waits
   // for another call's connection (a release must not queue behind blocked acquires). Default 4.
   std::size_t max_idle_connections = 4;
+  // TLS, for rediss:// URLs only (docs/tls.md): PEM files of the CAs to trust (default empty:
+  // the system's CAs), and of a client certificate and its key, which a server whose
+  // credentials give a caller that certificate's common name takes as that caller (no token
+  // needed). Default: none. A file that does not load is InvalidArgumentError from the
+  // Client's constructor; so is any of them with a URL that is not rediss://.
+  std::string tls_ca{};
+  std::string tls_cert{};
+  std::string tls_key{};
+  // Check that the server's certificate names the host of the URL (its DNS name or IP
+  // address). Default true; false only for a server known by its CA alone.
+  bool tls_verify_hostname = true;
 };
 
 // acquire(): a blocking acquire in the key's FIFO queue on the server.

@@ -63,16 +63,39 @@ std::optional<Error> check_entry_keys(const std::string& origin, const toml::tab
   return std::nullopt;
 }
 
-Result<Sha256> read_hash(const std::string& origin, const toml::table& t, const std::string& who) {
-  auto hex = t["tokenSha256"].value<std::string>();
-  if (!hex)
-    return cred_error(
-        origin,
-        who +
-            ": tokenSha256 is required (hex SHA-256 of the token; see `holdfast auth hash-token`)");
-  auto digest = parse_sha256_hex(*hex);
+// An entry's tokenSha256 and certCommonName: at least one of them, each well formed.
+std::optional<Error> read_secrets(const std::string& origin, const toml::table& t,
+                                  const std::string& who, Credential& c) {
+  if (const toml::node* cn = t.get("certCommonName")) {
+    auto name = cn->value<std::string>();
+    if (!cn->is_string() || !name || name->empty())
+      return cred_error(origin, who + ": certCommonName must be a non-empty string");
+    c.cert_common_name = *name;
+  }
+  const toml::node* hex = t.get("tokenSha256");
+  if (hex == nullptr) {
+    if (!c.cert_common_name.empty()) return std::nullopt;
+    return cred_error(origin, who +
+                                  ": tokenSha256 or certCommonName is required (tokenSha256: hex "
+                                  "SHA-256 of the token; see `holdfast auth hash-token`)");
+  }
+  auto text = hex->value<std::string>();
+  auto digest = text && hex->is_string() ? parse_sha256_hex(*text) : std::nullopt;
   if (!digest) return cred_error(origin, who + ": tokenSha256 must be 64 hex digits");
-  return *digest;
+  c.token_sha256 = *digest;
+  return std::nullopt;
+}
+
+// No two entries share a token or a certificate name: either would make one caller another.
+std::optional<Error> check_unique(const std::string& origin, const Credential& c,
+                                  const std::string& who, std::set<Sha256>& hashes,
+                                  std::set<std::string>& common_names) {
+  if (c.token_sha256 && !hashes.insert(*c.token_sha256).second)
+    return cred_error(origin, who + " reuses another entry's token");
+  if (!c.cert_common_name.empty() && !common_names.insert(c.cert_common_name).second)
+    return cred_error(
+        origin, who + " reuses another entry's certCommonName \"" + c.cert_common_name + "\"");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -90,6 +113,7 @@ Result<std::vector<Credential>> parse_credentials(std::string_view text,
   std::vector<Credential> out;
   std::set<std::string> ids;
   std::set<Sha256> hashes;
+  std::set<std::string> common_names;
   for (const auto& [k, v] : doc) {
     std::string key(k.str());
     if (key != "member" && key != "function")
@@ -102,7 +126,8 @@ Result<std::vector<Credential>> parse_credentials(std::string_view text,
     for (std::size_t i = 0; i < members->size(); ++i) {
       const toml::table& t = *(*members)[i].as_table();
       if (auto e =
-              check_entry_keys(origin, t, "member", {"userId", "role", "groups", "tokenSha256"}, i))
+              check_entry_keys(origin, t, "member",
+                               {"userId", "role", "groups", "tokenSha256", "certCommonName"}, i))
         return *e;
       Credential c;
       c.principal.kind = PrincipalKind::kMember;
@@ -136,33 +161,29 @@ Result<std::vector<Credential>> parse_credentials(std::string_view text,
           c.principal.groups.emplace_back(s->substr(0, slash), s->substr(slash + 1));
         }
       }
-      auto hash = read_hash(origin, t, "member " + *id);
-      if (!hash.ok()) return std::move(hash).error();
-      c.token_sha256 = *hash;
+      if (auto e = read_secrets(origin, t, "member " + *id, c)) return *e;
       if (!ids.insert("user:" + *id).second)
         return cred_error(origin, "member " + *id + " is listed twice");
-      if (!hashes.insert(c.token_sha256).second)
-        return cred_error(origin, "member " + *id + " reuses another entry's token");
+      if (auto e = check_unique(origin, c, "member " + *id, hashes, common_names)) return *e;
       out.push_back(std::move(c));
     }
   }
   if (auto* functions = doc["function"].as_array()) {
     for (std::size_t i = 0; i < functions->size(); ++i) {
       const toml::table& t = *(*functions)[i].as_table();
-      if (auto e = check_entry_keys(origin, t, "function", {"name", "tokenSha256"}, i)) return *e;
+      if (auto e =
+              check_entry_keys(origin, t, "function", {"name", "tokenSha256", "certCommonName"}, i))
+        return *e;
       Credential c;
       c.principal.kind = PrincipalKind::kFunction;
       auto name = t["name"].value<std::string>();
       if (!name || name->empty())
         return cred_error(origin, "[[function]] #" + std::to_string(i + 1) + ": name is required");
       c.principal.id = *name;
-      auto hash = read_hash(origin, t, "function " + *name);
-      if (!hash.ok()) return std::move(hash).error();
-      c.token_sha256 = *hash;
+      if (auto e = read_secrets(origin, t, "function " + *name, c)) return *e;
       if (!ids.insert("function:" + *name).second)
         return cred_error(origin, "function " + *name + " is listed twice");
-      if (!hashes.insert(c.token_sha256).second)
-        return cred_error(origin, "function " + *name + " reuses another entry's token");
+      if (auto e = check_unique(origin, c, "function " + *name, hashes, common_names)) return *e;
       out.push_back(std::move(c));
     }
   }
@@ -209,11 +230,28 @@ std::optional<Principal> CredentialStore::authenticate(std::optional<std::string
   const Credential* match = nullptr;
   // Compare against every entry, always: the time taken does not depend on which one matches.
   for (const Credential& c : *entries) {
-    if (CRYPTO_memcmp(c.token_sha256.data(), presented.data(), presented.size()) == 0) match = &c;
+    if (c.token_sha256 &&
+        CRYPTO_memcmp(c.token_sha256->data(), presented.data(), presented.size()) == 0)
+      match = &c;
   }
   if (match == nullptr) return std::nullopt;
   if (user && *user != match->principal.id) return std::nullopt;
   return match->principal;
+}
+
+std::optional<Principal> CredentialStore::authenticate_certificate(
+    std::string_view common_name) const {
+  std::shared_ptr<const std::vector<Credential>> entries;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    entries = entries_;
+  }
+  if (!entries || common_name.empty()) return std::nullopt;
+  // The name is not a secret (the certificate's signature is what proves it), so no
+  // constant-time compare is needed.
+  for (const Credential& c : *entries)
+    if (c.cert_common_name == common_name) return c.principal;
+  return std::nullopt;
 }
 
 }  // namespace holdfast

@@ -1,7 +1,8 @@
 // The credentials file (docs/reference.md section 6, "Configuration"): members with userId, role
-// and groups, functions with a name, each with the SHA-256 of its bearer token. Tokens themselves
-// are never stored. Authentication hashes the presented token and compares it with every entry in
-// constant time, so neither a token nor which entry matched leaks through timing.
+// and groups, functions with a name, each with the SHA-256 of its bearer token, the common name
+// of its client certificate (certCommonName, docs/tls.md), or both. Tokens themselves are never
+// stored. Authentication hashes the presented token and compares it with every entry in constant
+// time, so neither a token nor which entry matched leaks through timing.
 #pragma once
 
 #include <array>
@@ -27,7 +28,8 @@ std::optional<Sha256> parse_sha256_hex(std::string_view hex);
 
 struct Credential {
   Principal principal;
-  Sha256 token_sha256;
+  std::optional<Sha256> token_sha256;  // none: the entry signs in by certificate only
+  std::string cert_common_name;        // empty: not by certificate
 };
 
 // Parses credentials TOML text; `origin` names it in errors (a path).
@@ -42,6 +44,7 @@ class CredentialStore final : public Authenticator {
 
   std::optional<Principal> authenticate(std::optional<std::string_view> user,
                                         std::string_view token) const override;
+  std::optional<Principal> authenticate_certificate(std::string_view common_name) const override;
   // Re-reads the file. On error the old credentials stay in force and the error is returned.
   Status reload();
   std::size_t size() const;

@@ -342,7 +342,8 @@ int holder(const Flags& f, Client& client) {
 }
 
 constexpr const char* kCommonOptions =
-    "Also takes --server URL, --token T (or HOLDFAST_TOKEN) and --json.\n";
+    "Also takes --server URL, --token T (or HOLDFAST_TOKEN), --tls-ca/--tls-cert/--tls-key "
+    "(rediss://) and --json.\n";
 
 // --shared, --permits N and --take K of acquire and run (docs/lock-kinds.md).
 void add_mode_flags(CLI::App* cmd, Flags& f) {

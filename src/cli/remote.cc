@@ -60,12 +60,27 @@ void warn_if_open(Client& client, const RemoteOptions& o, std::string_view who) 
 
 void add_remote_options(CLI::App* cmd, RemoteOptions& o) {
   cmd->add_option("--server", o.server,
-                  "holdfast://host:port, unix:///path.sock or host:port: the RESP port (default "
+                  "holdfast://host:port, rediss://host:port (TLS), unix:///path.sock or host:port: "
+                  "the RESP port (default "
                   "127.0.0.1:7420)")
       ->envname("HOLDFAST_SERVER");
   cmd->add_option("--token", o.token, "bearer token (default: $HOLDFAST_TOKEN, or none)")
       ->each([&o](const std::string&) { o.token_source = "--token"; });
+  add_tls_options(cmd, o.tls_ca, o.tls_cert, o.tls_key);
   cmd->add_flag("--json", o.json, "print JSON with the wire's field names");
+}
+
+void add_tls_options(CLI::App* cmd, std::string& ca, std::string& cert, std::string& key) {
+  cmd->add_option("--tls-ca", ca,
+                  "rediss://: PEM CA certificates to trust (default: $HOLDFAST_TLS_CA, or the "
+                  "system's)")
+      ->envname("HOLDFAST_TLS_CA");
+  cmd->add_option("--tls-cert", cert,
+                  "rediss://: PEM client certificate, the caller to a server that knows its name "
+                  "(default: $HOLDFAST_TLS_CERT, or none)")
+      ->envname("HOLDFAST_TLS_CERT");
+  cmd->add_option("--tls-key", key, "rediss://: PEM key of --tls-cert (default: $HOLDFAST_TLS_KEY)")
+      ->envname("HOLDFAST_TLS_KEY");
 }
 
 int exit_code_for(const Error& e) {
@@ -87,6 +102,9 @@ int run_remote(const RemoteOptions& given, std::string_view who,
   try {
     ClientOptions options;
     options.token = o.token;
+    options.tls_ca = o.tls_ca;
+    options.tls_cert = o.tls_cert;
+    options.tls_key = o.tls_key;
     client.emplace(o.server, options);
     warn_if_open(*client, o, who);
     return body(*client);

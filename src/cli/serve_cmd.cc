@@ -15,6 +15,7 @@
 #include "server/config.h"
 #include "server/logging.h"
 #include "server/server.h"
+#include "server/tls/load.h"
 #include "service/embedded/embedded_backend.h"
 #include "service/policy.h"
 #include "service/postgres/pg_backend.h"
@@ -27,6 +28,7 @@ struct ServeFlags {
   std::string config;
   ConfigOverrides overrides;
   std::string listen, http, unix_path, data_dir, fsync, store, log_level, log_format;
+  std::string tls_cert, tls_key, tls_ca, tls_client_auth;
   Millis session_grace_ms = 0;
   Millis script_time_limit_ms = 0;
   std::int64_t snapshot_after_bytes = 0;
@@ -62,7 +64,8 @@ void warn_if_empty(const CredentialStore& credentials) {
             {{"path", credentials.path()}});
 }
 
-// SIGHUP reloads the credentials; start, serve until a stop signal, report a failed start.
+// SIGHUP reloads the credentials (and, in the server, the TLS certificate); start, serve until a
+// stop signal, report a failed start.
 int run_server(Server& server, LockService& service, CredentialStore* credentials,
                LoopHooks* hooks = nullptr) {
   if (credentials != nullptr) {
@@ -95,7 +98,7 @@ PolicyOptions policy_options(const ServerConfig& config, const CredentialStore* 
 
 // A scale-out node: the locks live in PostgreSQL (docs/scale-out.md); the data dir keeps only
 // the Unix socket and this node's identity.
-int serve_node(ServerConfig config, CredentialStore* credentials) {
+int serve_node(ServerConfig config, CredentialStore* credentials, std::optional<tls::Loaded> tls) {
   PgBackendOptions options;
   options.url = config.store_url;
   options.data_dir = config.data_dir;
@@ -109,6 +112,7 @@ int serve_node(ServerConfig config, CredentialStore* credentials) {
   config.idle_poll_us = 0;
   SystemClock clock;
   Server server(config, clock, credentials);
+  if (tls) server.use_tls(std::move(*tls));
   PgBackend backend(options, server.waker());
   Policy policy(backend, clock, policy_options(config, credentials));
   if (auto st = backend.start(); !st.ok()) {
@@ -135,12 +139,26 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   if (cmd.count("--idle-poll-us")) o.idle_poll_us = f.idle_poll_us;
   if (cmd.count("--log-level")) o.log_level = f.log_level;
   if (cmd.count("--log-format")) o.log_format = f.log_format;
+  if (cmd.count("--tls-cert")) o.tls_cert = f.tls_cert;
+  if (cmd.count("--tls-key")) o.tls_key = f.tls_key;
+  if (cmd.count("--tls-ca")) o.tls_ca = f.tls_ca;
+  if (cmd.count("--tls-client-auth")) o.tls_client_auth = f.tls_client_auth;
   auto config = load_config(f.config, o);
   if (!config.ok()) {
     std::cerr << "holdfast serve: " << config.error().message << "\n";
     return kExitUsage;
   }
   install_logger(config->log_level, config->log_format);
+  // The certificate first: a file that does not load is the one line a failed start prints.
+  std::optional<tls::Loaded> tls;
+  if (config->tls.enabled()) {
+    auto loaded = tls::load_server_context(config->tls);
+    if (!loaded.ok()) {
+      std::cerr << "holdfast serve: " << loaded.error().message << "\n";
+      return kExitUsage;
+    }
+    tls = std::move(*loaded);
+  }
   raise_open_files_limit();
   std::unique_ptr<CredentialStore> credentials;
   if (!config->credentials.empty()) {
@@ -153,7 +171,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
     spdlog::info("credentials: {} entries from {}", credentials->size(), config->credentials);
     warn_if_empty(*credentials);
   }
-  if (!config->store_url.empty()) return serve_node(*config, credentials.get());
+  if (!config->store_url.empty()) return serve_node(*config, credentials.get(), std::move(tls));
   SystemClock clock;
   wal::WalOptions wal_options;
   wal_options.data_dir = config->data_dir;
@@ -179,6 +197,7 @@ int serve(const ServeFlags& f, CLI::App& cmd) {
   };
   wal::WalStore store(wal_options, clock);
   Server server(*config, clock, credentials.get());
+  if (tls) server.use_tls(std::move(*tls));
   EmbeddedBackend backend(clock, store, server.waker());
   Policy policy(backend, clock, policy_options(*config, credentials.get()));
   if (auto st = backend.recover(); !st.ok()) {
@@ -233,9 +252,10 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   auto flags = std::make_shared<ServeFlags>();
   const ServerConfig d;
   CLI::App* cmd = app.add_subcommand("serve", "Run the lock server");
-  cmd->add_option("--config", flags->config,
-                  "holdfast.toml to read ([server], [auth], [limits], [store]) (default none: "
-                  "every setting at its default)")
+  cmd->add_option(
+         "--config", flags->config,
+         "holdfast.toml to read ([server], [auth], [limits], [store], [tls]) (default none: "
+         "every setting at its default)")
       ->check(CLI::ExistingFile);
   cmd->add_option("--data-dir", flags->data_dir,
                   "where the log, snapshots and socket live" + default_is(d.data_dir));
@@ -279,6 +299,16 @@ void add_serve_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--log-format", flags->log_format,
                   "text, or json (one object a line: time, level, message, fields)" +
                       default_is(d.log_format == LogFormat::kJson ? "json" : "text"));
+  cmd->add_option("--tls-cert", flags->tls_cert,
+                  "PEM certificate (with its chain): the TCP RESP and the HTTP listener then "
+                  "speak TLS 1.2 and 1.3 only; the Unix socket stays plain (default none)");
+  cmd->add_option("--tls-key", flags->tls_key, "PEM private key of --tls-cert (default none)");
+  cmd->add_option("--tls-ca", flags->tls_ca,
+                  "PEM CA certificates that client certificates must chain to (default none)");
+  cmd->add_option("--tls-client-auth", flags->tls_client_auth,
+                  "none, request or require a client certificate (default request with "
+                  "--tls-ca, else none)")
+      ->check(CLI::IsMember({"none", "request", "require"}));
   // Each flag's help names the setting it overrides; the settings without a flag end the help.
   for (const ConfigSetting& s : config_settings()) {
     if (s.flag.empty()) continue;

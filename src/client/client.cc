@@ -14,6 +14,17 @@ constexpr std::size_t kListAllPage = 10000;
 std::vector<client_internal::ServerAddress> addresses_with_credentials(
     std::string_view url, const ClientOptions& options) {
   auto addresses = client_internal::parse_server_urls(url);
+  // TLS settings for a server that would not get them: a plain connection the caller did not
+  // mean to make.
+  for (const auto& [name, value] : {std::pair{"tls_ca", &options.tls_ca},
+                                    {"tls_cert", &options.tls_cert},
+                                    {"tls_key", &options.tls_key}}) {
+    if (!value->empty() && !addresses.front().tls)
+      throw InvalidArgumentError("INVALID_ARGUMENT",
+                                 std::string(name) +
+                                     " is set but the server URL is not rediss://: use "
+                                     "rediss://host:port for TLS");
+  }
   for (auto& address : addresses) {
     if (!options.token.empty()) address.token = options.token;
     if (!options.user.empty()) address.user = options.user;

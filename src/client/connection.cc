@@ -102,10 +102,15 @@ int connect_unix(const ServerAddress& a, Deadline deadline) {
 
 }  // namespace
 
-std::unique_ptr<Connection> Connection::open(const ServerAddress& address, Deadline deadline) {
+std::unique_ptr<Connection> Connection::open(const ServerAddress& address, Deadline deadline,
+                                             const TlsContext* tls) {
   int fd = address.kind == ServerAddress::Kind::kUnix ? connect_unix(address, deadline)
                                                       : connect_tcp(address, deadline);
   std::unique_ptr<Connection> conn(new Connection(fd, address.display()));
+  if (address.tls) {
+    if (tls == nullptr) throw ConnectionError("no TLS context for " + address.display());
+    conn->tls_handshake(*tls, address.host, deadline);
+  }
   const bool with_auth = !address.token.empty();
   std::string hello;
   if (with_auth) {
@@ -141,7 +146,68 @@ Reply Connection::first_reply(Deadline deadline, std::string_view command) {
 }
 
 Connection::~Connection() {
+  if (tls_ && !broken_) tls_->shutdown();  // close_notify, if the socket takes it at once
+  tls_.reset();
   if (fd_ >= 0) ::close(fd_);
+}
+
+void Connection::tls_handshake(const TlsContext& context, const std::string& host,
+                               Deadline deadline) {
+  tls_ = std::make_unique<TlsSession>(context, fd_, host);
+  for (;;) {
+    const TlsSession::Io io = tls_->handshake();
+    if (io == TlsSession::Io::kDone) return;
+    if (io == TlsSession::Io::kWantRead || io == TlsSession::Io::kWantWrite) {
+      if (!wait_for(fd_, io == TlsSession::Io::kWantRead ? POLLIN : POLLOUT, deadline))
+        fail("TLS handshake with " + peer_ + " timed out");
+      continue;
+    }
+    fail("TLS handshake with " + peer_ + " failed: " +
+         (io == TlsSession::Io::kClosed ? std::string("the server closed the connection")
+                                        : tls_->error()));
+  }
+}
+
+void Connection::tls_send(std::string_view bytes, Deadline deadline) {
+  std::size_t off = 0;
+  while (off < bytes.size()) {
+    std::size_t n = 0;
+    const TlsSession::Io io = tls_->write(bytes.data() + off, bytes.size() - off, &n);
+    if (io == TlsSession::Io::kDone) {
+      off += n;
+      continue;
+    }
+    if (io == TlsSession::Io::kWantRead || io == TlsSession::Io::kWantWrite) {
+      if (!wait_for(fd_, io == TlsSession::Io::kWantRead ? POLLIN : POLLOUT, deadline))
+        fail("timed out sending to " + peer_);
+      continue;
+    }
+    fail("connection to " + peer_ + " lost while sending: " +
+         (io == TlsSession::Io::kClosed ? std::string("closed by the server") : tls_->error()));
+  }
+}
+
+bool Connection::tls_receive_some(Deadline deadline, std::string_view command) {
+  const std::string unknown_outcome = " (the call may or may not have taken effect)";
+  for (;;) {
+    char buf[16384];
+    std::size_t n = 0;
+    const TlsSession::Io io = tls_->read(buf, sizeof(buf), &n);
+    if (io == TlsSession::Io::kDone) {
+      in_.append(buf, n);
+      return true;
+    }
+    if (io == TlsSession::Io::kWantRead || io == TlsSession::Io::kWantWrite) {
+      if (!wait_for(fd_, io == TlsSession::Io::kWantRead ? POLLIN : POLLOUT, deadline))
+        return false;
+      continue;
+    }
+    if (io == TlsSession::Io::kClosed)
+      fail("connection to " + peer_ + " closed by the server while waiting for the reply to " +
+           std::string(command) + unknown_outcome);
+    fail("connection to " + peer_ + " lost while waiting for the reply to " + std::string(command) +
+         ": " + tls_->error() + unknown_outcome);
+  }
 }
 
 void Connection::fail(const std::string& message) {
@@ -151,6 +217,10 @@ void Connection::fail(const std::string& message) {
 
 void Connection::send(std::string_view bytes, Deadline deadline) {
   if (broken_) fail("connection to " + peer_ + " is broken");
+  if (tls_) {
+    tls_send(bytes, deadline);
+    return;
+  }
   std::size_t off = 0;
   while (off < bytes.size()) {
     ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
@@ -183,6 +253,12 @@ Reply Connection::receive(Deadline deadline, std::string_view command) {
       broken_ = true;
       throw;
     }
+    if (tls_) {
+      if (!tls_receive_some(deadline, command))
+        fail("no reply from " + peer_ + " to " + std::string(command) +
+             " in time; connection closed" + unknown_outcome);
+      continue;
+    }
     if (!wait_for(fd_, POLLIN, deadline))
       fail("no reply from " + peer_ + " to " + std::string(command) +
            " in time; connection closed" + unknown_outcome);
@@ -205,7 +281,11 @@ bool Connection::usable() const {
   // Idle, nothing should arrive: readable means the peer closed (EOF) or broke the protocol.
   pollfd p{fd_, POLLIN, 0};
   int n = ::poll(&p, 1, 0);
-  return n == 0;
+  if (n == 0) return !tls_ || !tls_->pending();
+  if (!tls_) return false;
+  // Over TLS the server may have sent records that carry no reply (TLS 1.3 session tickets):
+  // reading them finds nothing for the application, and the connection is as good as before.
+  return tls_->peek() == TlsSession::Io::kWantRead;
 }
 
 }  // namespace holdfast::inline v0::client_internal

@@ -5,11 +5,22 @@
 
 namespace holdfast::inline v0::client_internal {
 
+namespace {
+
+std::unique_ptr<TlsContext> tls_for(const std::vector<ServerAddress>& addresses,
+                                    const ClientOptions& options) {
+  for (const ServerAddress& a : addresses)
+    if (a.tls) return std::make_unique<TlsContext>(options);
+  return nullptr;
+}
+
+}  // namespace
+
 ConnectionPool::ConnectionPool(ServerAddress address, const ClientOptions& options)
-    : addresses_{std::move(address)}, options_(options) {}
+    : ConnectionPool(std::vector<ServerAddress>{std::move(address)}, options) {}
 
 ConnectionPool::ConnectionPool(std::vector<ServerAddress> addresses, const ClientOptions& options)
-    : addresses_(std::move(addresses)), options_(options) {}
+    : addresses_(std::move(addresses)), options_(options), tls_(tls_for(addresses_, options)) {}
 
 ServerAddress ConnectionPool::address() const {
   std::lock_guard lock(mu_);
@@ -47,7 +58,7 @@ std::unique_ptr<Connection> ConnectionPool::open_new() {
     const std::size_t at = (first + i) % addresses_.size();
     auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
     try {
-      conn = Connection::open(addresses_[at], deadline);
+      conn = Connection::open(addresses_[at], deadline, tls_.get());
     } catch (const ConnectionError& e) {
       // An unreachable node: try the next. Other errors (a refused token) would be the same
       // on every node of the cluster, so they end the call.

@@ -16,6 +16,8 @@
 //    Only connecting fails over: a call whose reply was lost still fails with ConnectionError
 //    (it may have run), and a server's error reply is an answer, not a failure. Idle
 //    connections to a node that went away are dropped by step 1, so new calls move on.
+// 5. TLS (rediss://): one TlsContext for the pool, loaded when it is made (a file that does not
+//    load is InvalidArgumentError then, not at the first call).
 #pragma once
 
 #include <chrono>
@@ -27,6 +29,7 @@
 
 #include "client/connection.h"
 #include "client/resp_codec.h"
+#include "client/tls.h"
 #include "client/url.h"
 #include "holdfast/options.h"
 
@@ -65,6 +68,8 @@ class ConnectionPool {
   const std::vector<ServerAddress> addresses_;
   std::size_t current_ = 0;  // index into addresses_, under mu_
   const ClientOptions options_;
+  // rediss:// addresses: the CAs and client certificate every connection uses.
+  const std::unique_ptr<TlsContext> tls_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<Connection>> idle_;
   std::size_t busy_ = 0;

@@ -95,7 +95,7 @@ ServerAddress parse_tcp(std::string_view authority) {
   ServerAddress a;
   // A trailing "/" (holdfast://host:port/) carries nothing.
   if (auto slash = authority.find('/'); slash != std::string_view::npos) {
-    if (slash + 1 != authority.size()) bad_url("a holdfast:// URL has no path");
+    if (slash + 1 != authority.size()) bad_url("a server URL has no path");
     authority = authority.substr(0, slash);
   }
   auto at = authority.rfind('@');
@@ -119,17 +119,22 @@ std::string ServerAddress::display() const {
 
 std::vector<ServerAddress> parse_server_urls(std::string_view url) {
   constexpr std::string_view kHoldfast = "holdfast://";
-  std::string_view authority = url.starts_with(kHoldfast) ? url.substr(kHoldfast.size()) : url;
-  const bool tcp = url.starts_with(kHoldfast) || url.find("://") == std::string_view::npos;
+  constexpr std::string_view kRediss = "rediss://";
+  const bool tls = url.starts_with(kRediss);
+  std::string_view authority = url.starts_with(kHoldfast) ? url.substr(kHoldfast.size())
+                               : tls                      ? url.substr(kRediss.size())
+                                                          : url;
+  const bool tcp = url.starts_with(kHoldfast) || tls || url.find("://") == std::string_view::npos;
   if (!tcp || authority.find(',') == std::string_view::npos ||
       (!authority.empty() && authority.front() == '/'))
     return {parse_server_url(url)};
   // holdfast://[userinfo@]node,node,...[/]: the credentials come once, before the list.
   if (auto slash = authority.find('/'); slash != std::string_view::npos) {
-    if (slash + 1 != authority.size()) bad_url("a holdfast:// URL has no path");
+    if (slash + 1 != authority.size()) bad_url("a server URL has no path");
     authority = authority.substr(0, slash);
   }
   ServerAddress shared;
+  shared.tls = tls;
   if (auto at = authority.rfind('@'); at != std::string_view::npos) {
     parse_userinfo(authority.substr(0, at), &shared);
     authority = authority.substr(at + 1);
@@ -153,12 +158,18 @@ ServerAddress parse_server_url(std::string_view url) {
   if (url.empty()) bad_url("empty");
   constexpr std::string_view kHoldfast = "holdfast://";
   constexpr std::string_view kUnix = "unix://";
+  constexpr std::string_view kRediss = "rediss://";
   if (url.starts_with(kHoldfast)) return parse_tcp(url.substr(kHoldfast.size()));
+  if (url.starts_with(kRediss)) {
+    ServerAddress a = parse_tcp(url.substr(kRediss.size()));
+    a.tls = true;
+    return a;
+  }
   if (url.starts_with(kUnix)) return parse_unix(url.substr(kUnix.size()));
   if (url.front() == '/') return parse_unix(url);
   if (auto scheme = url.find("://"); scheme != std::string_view::npos)
     bad_url("unsupported scheme '" + std::string(url.substr(0, scheme)) +
-            "' (use holdfast://host:port or unix:///path)");
+            "' (use holdfast://host:port, rediss://host:port or unix:///path)");
   return parse_tcp(url);
 }
 

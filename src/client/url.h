@@ -1,6 +1,7 @@
 // Server URLs: where a Client connects and with which credentials.
 //
 //   holdfast://[user[:token]@]host[:port]   TCP; port 7420 when omitted; IPv6 as [::1]
+//   rediss://[user[:token]@]host[:port]     the same over TLS (and rediss://h1,h2 for nodes)
 //   holdfast://:token@host:port             a bearer token without a user name
 //   unix:///path/to.sock                    a Unix socket (also unix://:token@/path/to.sock)
 //   host:port, host, /path/to.sock          shorthands for the two above
@@ -28,6 +29,7 @@ struct ServerAddress {
   std::string path;  // kUnix
   std::string user;
   std::string token;
+  bool tls = false;  // kTcp: rediss://
 
   // For messages: "127.0.0.1:7420", "[::1]:7420" or "unix:/path/to.sock". Never the token.
   std::string display() const;

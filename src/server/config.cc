@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <tuple>
 
 #include "core/duration.h"
 #include "core/validation.h"
@@ -130,6 +131,41 @@ std::optional<Error> read_string_list(const std::string& path, const toml::table
   return std::nullopt;
 }
 
+Result<TlsClientAuth> parse_client_auth(const std::string& v) {
+  for (const TlsClientAuth mode :
+       {TlsClientAuth::kNone, TlsClientAuth::kRequest, TlsClientAuth::kRequire})
+    if (v == tls_client_auth_name(mode)) return mode;
+  return invalid_argument("must be \"none\", \"request\" or \"require\", not \"" + v + "\"");
+}
+
+// The [tls] settings once the file and the flags are read: a certificate needs its key (and the
+// other way round), a CA or client certificates need a certificate, and asking for client
+// certificates needs the CA they must chain to.
+Status check_tls(TlsConfig& t, const std::optional<std::string>& client_auth) {
+  if (t.cert.empty() != t.key.empty())
+    return invalid_argument(t.cert.empty() ? t.key_setting + " needs " + t.cert_setting
+                                           : t.cert_setting + " needs " + t.key_setting);
+  if (t.cert.empty() && !t.ca.empty())
+    return invalid_argument(t.ca_setting + " needs " + t.cert_setting);
+  if (t.cert.empty() && client_auth)
+    return invalid_argument("[tls] clientAuth (--tls-client-auth) needs " + t.cert_setting);
+  if (t.handshake_timeout_ms < 1 || t.handshake_timeout_ms > 600'000)
+    return invalid_argument("[tls] handshakeTimeoutMs must be from 1 to 600000 milliseconds");
+  // Without a word on it, a CA means that certificates chained to it count, none that none do.
+  t.client_auth = t.ca.empty() ? TlsClientAuth::kNone : TlsClientAuth::kRequest;
+  if (client_auth) {
+    auto mode = parse_client_auth(*client_auth);
+    if (!mode.ok())
+      return invalid_argument("[tls] clientAuth (--tls-client-auth) " + mode.error().message);
+    t.client_auth = *mode;
+  }
+  if (t.client_auth != TlsClientAuth::kNone && t.ca.empty())
+    return invalid_argument("[tls] clientAuth (--tls-client-auth) " +
+                            std::string(tls_client_auth_name(t.client_auth)) + " needs " +
+                            t.ca_setting + ": the CA that client certificates must chain to");
+  return ok_status();
+}
+
 }  // namespace
 
 Result<std::pair<std::string, std::uint16_t>> split_host_port(const std::string& address) {
@@ -158,6 +194,7 @@ Result<std::pair<std::string, std::uint16_t>> split_host_port(const std::string&
 Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides& o) {
   ServerConfig c;
   bool unix_from_file = false;
+  std::optional<std::string> client_auth;  // [tls] clientAuth or --tls-client-auth, if given
   if (!path.empty()) {
     toml::table doc;
     try {
@@ -246,7 +283,38 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       if (c.store_pool_size < 1 || c.store_pool_size > 256)
         return config_error(path, "[store] poolSize must be from 1 to 256");
     }
+    if (auto* t = doc["tls"].as_table()) {
+      if (auto e = check_keys(path, *t, "tls")) return *e;
+      std::string mode;
+      for (auto [key, out] : {std::pair{"cert", &c.tls.cert},
+                              {"key", &c.tls.key},
+                              {"ca", &c.tls.ca},
+                              {"clientAuth", &mode}}) {
+        if (auto e = read_string(path, *t, "tls", key, out)) return *e;
+      }
+      if (auto e =
+              read_duration(path, *t, "tls", "handshakeTimeoutMs", &c.tls.handshake_timeout_ms))
+        return *e;
+      if (t->contains("clientAuth")) client_auth = mode;
+      for (auto [file, setting, name] : {std::tuple{&c.tls.cert, &c.tls.cert_setting, "[tls] cert"},
+                                         {&c.tls.key, &c.tls.key_setting, "[tls] key"},
+                                         {&c.tls.ca, &c.tls.ca_setting, "[tls] ca"}}) {
+        if (file->empty()) continue;
+        *file = resolve(base, *file);
+        *setting = name;
+      }
+    }
   }
+  for (auto [flag, file, setting, name] :
+       {std::tuple{&o.tls_cert, &c.tls.cert, &c.tls.cert_setting, "--tls-cert"},
+        {&o.tls_key, &c.tls.key, &c.tls.key_setting, "--tls-key"},
+        {&o.tls_ca, &c.tls.ca, &c.tls.ca_setting, "--tls-ca"}}) {
+    if (!*flag) continue;
+    *file = **flag;
+    *setting = name;
+  }
+  if (o.tls_client_auth) client_auth = *o.tls_client_auth;
+  if (auto st = check_tls(c.tls, client_auth); !st.ok()) return std::move(st).error();
   if (o.listen) c.listen = *o.listen;
   if (o.http) c.http = *o.http;
   if (o.data_dir) c.data_dir = *o.data_dir;
@@ -298,6 +366,18 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
     if (!hp.ok()) return std::move(hp).error();
   }
   return c;
+}
+
+std::string_view tls_client_auth_name(TlsClientAuth mode) {
+  switch (mode) {
+    case TlsClientAuth::kNone:
+      return "none";
+    case TlsClientAuth::kRequest:
+      return "request";
+    case TlsClientAuth::kRequire:
+      return "require";
+  }
+  return "none";
 }
 
 std::string_view fsync_name(FsyncMode mode) {

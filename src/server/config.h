@@ -1,4 +1,4 @@
-// Server configuration: the [server], [auth], [limits] and [store] tables of holdfast.toml
+// Server configuration: the [server], [auth], [limits], [store] and [tls] tables of holdfast.toml
 // (docs/reference.md section 6, "Configuration"; [server] snapshotAfterBytes and the [store] table
 // are Holdfast's own), overridden by command-line flags.
 #pragma once
@@ -31,6 +31,23 @@ inline constexpr std::int64_t kMaxSnapshotAfterBytes = std::int64_t{1} << 40;
 inline constexpr std::int64_t kDefaultIdlePollUs = 0;
 inline constexpr std::int64_t kMaxIdlePollUs = 10'000;
 
+// Whether a TLS listener asks for a client certificate: none (never), request (asks; a client
+// may send none, but one it sends must chain to the CA), require (a client without one is
+// refused).
+enum class TlsClientAuth { kNone, kRequest, kRequire };
+std::string_view tls_client_auth_name(TlsClientAuth mode);
+
+// [tls] and the --tls-* flags (docs/tls.md). Empty `cert`: no TLS, the listeners speak plain.
+struct TlsConfig {
+  std::string cert, key, ca;                         // PEM files
+  TlsClientAuth client_auth = TlsClientAuth::kNone;  // request by default when `ca` is given
+  Millis handshake_timeout_ms = 10'000;  // a connection that has not finished it is closed
+  // Where each file was named ("--tls-key" or "[tls] key"), for the messages about it.
+  std::string cert_setting = "--tls-cert", key_setting = "--tls-key", ca_setting = "--tls-ca";
+
+  bool enabled() const { return !cert.empty(); }
+};
+
 struct ServerConfig {
   std::string listen = "127.0.0.1:7420";  // RESP over TCP; empty: off
   std::string http = "127.0.0.1:7421";    // HTTP/JSON; empty: off
@@ -51,6 +68,7 @@ struct ServerConfig {
   std::int64_t store_pool_size = 32;     // scale-out: PostgreSQL connections per node
   LogLevel log_level = LogLevel::kInfo;  // records below this are dropped
   LogFormat log_format = LogFormat::kText;
+  TlsConfig tls;
 };
 
 // One setting of holdfast.toml. The one list of them (config_settings.cc) is what the loader
@@ -69,7 +87,7 @@ std::span<const ConfigSetting> config_settings();
 // Overrides given on the command line; unset fields keep the file's (or the default) value.
 struct ConfigOverrides {
   std::optional<std::string> listen, http, unix_path, data_dir, fsync, store_url, log_level,
-      log_format;
+      log_format, tls_cert, tls_key, tls_ca, tls_client_auth;
   std::optional<Millis> session_grace_ms, script_time_limit_ms;
   std::optional<std::int64_t> snapshot_after_bytes, idle_poll_us;
 };

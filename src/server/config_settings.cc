@@ -52,6 +52,19 @@ constexpr ConfigSetting kSettings[] = {
      [](const ServerConfig& d) { return format_duration(d.session_grace_ms); }},
     {"store", "poolSize", "", "with a store URL: PostgreSQL connections per node, 1 to 256",
      [](const ServerConfig& d) { return integer(d.store_pool_size); }},
+    {"tls", "cert", "--tls-cert",
+     "PEM certificate (with its chain): the TCP RESP and the HTTP listener then speak TLS 1.2 "
+     "and 1.3 only; the Unix socket stays plain",
+     [](const ServerConfig&) { return std::string("none"); }},
+    {"tls", "key", "--tls-key", "PEM private key of the certificate",
+     [](const ServerConfig&) { return std::string("none"); }},
+    {"tls", "ca", "--tls-ca", "PEM CA certificates that client certificates must chain to",
+     [](const ServerConfig&) { return std::string("none"); }},
+    {"tls", "clientAuth", "--tls-client-auth", "none, request or require a client certificate",
+     [](const ServerConfig&) { return std::string("request with a CA, else none"); }},
+    {"tls", "handshakeTimeoutMs", "",
+     "a TLS client that has not finished its handshake by then is cut off",
+     [](const ServerConfig& d) { return format_duration(d.tls.handshake_timeout_ms); }},
 };
 
 }  // namespace

@@ -133,6 +133,16 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
          "Permits the semaphore holds take right now, over every semaphore key.");
     value(out, "holdfast_semaphore_permits_held", static_cast<double>(stats.permits_held));
   }
+  line(out, "holdfast_tls_connections", "gauge",
+       "Open connections that finished a TLS handshake (RESP and HTTP).");
+  value(out, "holdfast_tls_connections", static_cast<double>(tls_open_));
+  line(out, "holdfast_tls_handshake_failures_total", "counter",
+       "TLS handshakes that failed, by reason (docs/tls.md).");
+  for (std::size_t i = 0; i < tls_failures_.size(); ++i)
+    value(out,
+          "holdfast_tls_handshake_failures_total{reason=\"" +
+              std::string(tls::kHandshakeFailureNames[i]) + "\"}",
+          static_cast<double>(tls_failures_[i]));
   line(out, "holdfast_command_duration_seconds", "histogram",
        "Time from a command's arrival to its answer, its wait in a key's queue and for the "
        "log included.");

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "server/tls/handshake_failure.h"
 #include "service/lock_service.h"
 
 namespace holdfast {
@@ -33,6 +34,17 @@ class Metrics {
   };
   std::string render(const ServiceStats& stats, const Gauges& gauges) const;
 
+  // TLS listeners: a handshake that failed, and connections whose handshake finished, opened
+  // and closed (holdfast_tls_connections counts those open).
+  void tls_handshake_failed(tls::HandshakeFailure why) {
+    ++tls_failures_[static_cast<std::size_t>(why)];
+  }
+  void tls_opened() { ++tls_open_; }
+  void tls_closed() { --tls_open_; }
+  std::uint64_t tls_handshake_failures(tls::HandshakeFailure why) const {
+    return tls_failures_[static_cast<std::size_t>(why)];
+  }
+
  private:
   struct Histogram {
     std::string label;
@@ -42,6 +54,8 @@ class Metrics {
   };
 
   std::vector<Histogram> histograms_;
+  std::array<std::uint64_t, tls::kHandshakeFailureKinds> tls_failures_{};
+  std::size_t tls_open_ = 0;
 };
 
 }  // namespace holdfast

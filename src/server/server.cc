@@ -14,6 +14,7 @@
 #include "server/logging.h"
 #include "server/loop_round.h"
 #include "server/sd_notify.h"
+#include "server/tls/load.h"
 
 namespace holdfast {
 
@@ -157,6 +158,7 @@ Status Server::start(LockService& service, LoopHooks* hooks) {
                                   &last_session_,
                                   {}});
   std::signal(SIGPIPE, SIG_IGN);
+  if (auto st = load_tls(); !st.ok()) return st;
   if (auto st = check_open_mode(); !st.ok()) return st;
   std::error_code fs_ec;
   fs::create_directories(config_.data_dir, fs_ec);
@@ -183,6 +185,7 @@ Status Server::start(LockService& service, LoopHooks* hooks) {
   if (unix_) line += " unix=" + config_.unix_path;
   if (!http_address_.empty()) line += " http=" + http_address_;
   line += std::string(" mode=") + (auth_ != nullptr ? "auth" : "open");
+  if (tls_) line += " tls=on";
   // The one ready line, on stdout for scripts to wait for; the log (stderr) does not repeat it.
   std::cout << line << std::endl;
   // A systemd unit of Type=notify waits for this as scripts wait for the line (sd_notify.h).
@@ -195,8 +198,41 @@ void Server::wait_for_reload() {
   reload_signal_.async_wait([this](const boost::system::error_code& ec, int) {
     if (ec || stopping_) return;
     if (reload_) reload_();
+    reload_tls();
     wait_for_reload();
   });
+}
+
+Status Server::load_tls() {
+  if (!config_.tls.enabled() || tls_) return ok_status();
+  auto loaded = tls::load_server_context(config_.tls);
+  if (!loaded.ok()) return std::move(loaded).error();
+  use_tls(std::move(*loaded));
+  return ok_status();
+}
+
+void Server::use_tls(tls::Loaded loaded) {
+  tls_ = std::move(loaded.context);
+  spdlog::info(
+      "tls: the RESP and HTTP listeners speak TLS 1.2 and 1.3 only; certificate {}; "
+      "client certificates: {}",
+      loaded.certificate, tls_client_auth_name(config_.tls.client_auth));
+  if (!loaded.warning.empty()) spdlog::warn("tls: {}", loaded.warning);
+}
+
+// New connections get the new context; open ones keep theirs. A file that does not load
+// leaves the previous context in force.
+void Server::reload_tls() {
+  if (!tls_) return;
+  auto loaded = tls::load_server_context(config_.tls);
+  if (!loaded.ok()) {
+    spdlog::error("SIGHUP: keeping the previous TLS certificate: {}", loaded.error().message);
+    return;
+  }
+  tls_ = loaded->context;
+  spdlog::info("SIGHUP: reloaded the TLS certificate, key and CA for new connections: {}",
+               loaded->certificate);
+  if (!loaded->warning.empty()) spdlog::warn("tls: {}", loaded->warning);
 }
 
 void Server::accept_tcp() {
@@ -209,7 +245,7 @@ void Server::accept_tcp() {
     }
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    adopt(resp::Connection::Socket(std::move(socket)));
+    adopt(resp::Connection::Socket(std::move(socket)), tls_);
     accept_tcp();
   });
 }
@@ -222,7 +258,7 @@ void Server::accept_unix() {
       pause_accepting(ec, &Server::accept_unix);
       return;
     }
-    adopt(resp::Connection::Socket(std::move(socket)));
+    adopt(resp::Connection::Socket(std::move(socket)), nullptr);  // always plain
     accept_unix();
   });
 }
@@ -237,7 +273,7 @@ void Server::accept_http() {
     }
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
-    std::make_shared<http::Session>(*http_hub_, std::move(socket))->start();
+    std::make_shared<http::Session>(*http_hub_, std::move(socket), tls_)->start();
     accept_http();
   });
 }
@@ -267,8 +303,8 @@ void Server::pause_accepting(const boost::system::error_code& ec, void (Server::
   });
 }
 
-void Server::adopt(resp::Connection::Socket socket) {
-  auto conn = std::make_shared<resp::Connection>(*hub_, std::move(socket));
+void Server::adopt(resp::Connection::Socket socket, tls::ServerContextPtr tls) {
+  auto conn = std::make_shared<resp::Connection>(*hub_, std::move(socket), std::move(tls));
   conn->start();
 }
 

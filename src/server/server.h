@@ -2,13 +2,15 @@
 // handling and graceful shutdown. Owns nothing of the lock state: that is the LockService's,
 // which it is given at start().
 //
-//  1. start(service): refuse open mode on a non-loopback listener, bind every listener, then
+//  1. start(service): load the TLS certificate if one is configured (tls/load.h), refuse open
+//     mode on a non-loopback listener, bind every listener, then
 //     print one "holdfast ready ..." line on stdout (tests and scripts wait for it; nothing is
 //     answered before every listener is bound), and tell a service manager that asked, over
 //     $NOTIFY_SOCKET (sd_notify.h). The service is ready to serve (recovered).
-//  2. run(): serve until SIGINT/SIGTERM.
-//  3. Shutdown: tell the service manager, stop accepting, answer blocked acquires with UNAVAILABLE,
-//  send pending
+//  2. run(): serve until SIGINT/SIGTERM. SIGHUP reloads the credentials (on_reload) and the
+//     TLS certificate, key and CA for the connections accepted after it.
+//  3. Shutdown: tell the service manager, stop accepting, answer blocked acquires with
+//     UNAVAILABLE, send pending
 //     replies, close connections, then flush and close the store. A connection that does not
 //     drain within a few seconds is cut off.
 #pragma once
@@ -35,6 +37,8 @@
 #include "server/loop_driver.h"
 #include "server/metrics.h"
 #include "server/resp/connection.h"
+#include "server/tls/context.h"
+#include "server/tls/load.h"
 #include "service/lock_service.h"
 
 namespace holdfast {
@@ -50,6 +54,9 @@ class Server {
   // `service` and `hooks` must outlive the server. `hooks`: the store that commits in the
   // loop's own moments (core/loop_hooks.h); null for none.
   Status start(LockService& service, LoopHooks* hooks = nullptr);
+  // The TLS context the listeners start with, loaded before anything else so that a bad file
+  // stops the start first (tls/load.h); without it start() loads the configured one itself.
+  void use_tls(tls::Loaded loaded);
   // Called on the loop when SIGHUP arrives (credentials reload).
   void on_reload(std::function<void()> fn) { reload_ = std::move(fn); }
   // Serves until a stop signal; returns when every connection is closed and the store flushed.
@@ -74,7 +81,9 @@ class Server {
   void accept_tcp();
   void accept_unix();
   void pause_accepting(const boost::system::error_code& ec, void (Server::*resume)());
-  void adopt(resp::Connection::Socket socket);
+  void adopt(resp::Connection::Socket socket, tls::ServerContextPtr tls);
+  Status load_tls();
+  void reload_tls();
   void begin_shutdown();
   void wait_for_reload();
   void drain(std::chrono::steady_clock::time_point deadline);
@@ -103,6 +112,8 @@ class Server {
   boost::asio::signal_set signals_;
   boost::asio::signal_set reload_signal_;
   std::function<void()> reload_;
+  // With a certificate: the context new TCP and HTTP connections get (SIGHUP replaces it).
+  tls::ServerContextPtr tls_;
   boost::asio::steady_timer shutdown_deadline_;
   boost::asio::steady_timer accept_pause_;
   boost::asio::steady_timer commit_wait_;  // the end of a wait for more changes to commit

@@ -50,7 +50,7 @@ TEST(Credentials, MistakesAreNamed) {
       {"[[member]]\nuserId = \"a\"\nrole = \"boss\"\ntokenSha256 = \"" + h + "\"\n",
        "role must be member, admin or owner"},
       {"[[member]]\nuserId = \"a\"\ntokenSha256 = \"xyz\"\n", "tokenSha256 must be 64 hex digits"},
-      {"[[member]]\nuserId = \"a\"\n", "tokenSha256 is required"},
+      {"[[member]]\nuserId = \"a\"\n", "tokenSha256 or certCommonName is required"},
       {"[[member]]\nuserId = \"a\"\ngroups = [\"nogroup\"]\ntokenSha256 = \"" + h + "\"\n",
        "\"type/id\""},
       {"[[member]]\nuserId = \"a\"\ntoken = \"plain\"\ntokenSha256 = \"" + h + "\"\n",
@@ -61,6 +61,13 @@ TEST(Credentials, MistakesAreNamed) {
       {"[[member]]\nuserId = \"a\"\ntokenSha256 = \"" + h +
            "\"\n[[function]]\nname = \"f\"\ntokenSha256 = \"" + h + "\"\n",
        "reuses another entry's token"},
+      {"[[member]]\nuserId = \"a\"\ncertCommonName = \"\"\n",
+       "certCommonName must be a non-empty string"},
+      {"[[member]]\nuserId = \"a\"\ncertCommonName = 7\n",
+       "certCommonName must be a non-empty string"},
+      {"[[member]]\nuserId = \"a\"\ncertCommonName = \"svc\"\n[[function]]\nname = "
+       "\"f\"\ncertCommonName = \"svc\"\n",
+       "function f reuses another entry's certCommonName \"svc\""},
       {"[[robot]]\nname = \"x\"\n", "unknown table 'robot'"},
       {"[[member]\n", "creds.toml: 1:"},
   };
@@ -104,6 +111,31 @@ TEST_F(Store, ReloadSwapsCredentialsAndKeepsTheOldOnesOnError) {
   write("[[member]]\nuserId = 7\n");
   EXPECT_FALSE((*store)->reload().ok());
   EXPECT_EQ((*store)->authenticate(std::nullopt, "bob-token")->id, "bob");
+}
+
+TEST_F(Store, AuthenticatesByCertificateCommonNameBesideTokens) {
+  // One member by certificate only, one function by both, one member by token only.
+  write(
+      "[[member]]\nuserId = \"carol\"\nrole = \"admin\"\ncertCommonName = \"carol.example\"\n"
+      "[[function]]\nname = \"billing\"\ncertCommonName = \"billing-svc\"\ntokenSha256 = \"" +
+      entry_hash("billing-token") + "\"\n[[member]]\nuserId = \"dave\"\ntokenSha256 = \"" +
+      entry_hash("dave-token") + "\"\n");
+  auto store = CredentialStore::open(path);
+  ASSERT_TRUE(store.ok()) << store.error().message;
+  auto& s = **store;
+  auto carol = s.authenticate_certificate("carol.example");
+  ASSERT_TRUE(carol.has_value());
+  EXPECT_EQ(carol->held_by(), "user:carol");
+  EXPECT_EQ(carol->role, Role::kAdmin);
+  EXPECT_EQ(s.authenticate_certificate("billing-svc")->held_by(), "function:billing");
+  EXPECT_EQ(s.authenticate(std::nullopt, "billing-token")->held_by(), "function:billing");
+  // A name no entry carries, a case that differs, and nothing: no caller.
+  EXPECT_FALSE(s.authenticate_certificate("dave").has_value());
+  EXPECT_FALSE(s.authenticate_certificate("Carol.example").has_value());
+  EXPECT_FALSE(s.authenticate_certificate("").has_value());
+  // An entry without a token is never matched by a token, the empty one included.
+  EXPECT_FALSE(s.authenticate("carol", "").has_value());
+  EXPECT_EQ(s.authenticate(std::nullopt, "dave-token")->id, "dave");
 }
 
 TEST(CredentialStoreOpen, AMissingFileIsAnError) {

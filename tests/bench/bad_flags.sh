@@ -25,6 +25,7 @@ expect() {  # expect "MESSAGE" FLAGS...
 expect "--connections needs a comma list of counts from 1 to 4096, not 'x'" --connections 1,x
 expect "--connections needs a comma list of counts from 1 to 4096, not 0" --connections 0
 expect "--pg-nodes needs a comma list of counts from 1 to 16, not '1x'" --pg-nodes 1x
+expect "--tls-connections needs a comma list of counts from 1 to 4096, not 5000" --tls-connections 5000
 expect "--duration needs seconds from more than 0 to 3600" --duration -1
 expect "--rounds needs windows from 1 to 100" --rounds 0
 expect "--depth needs requests in flight from 1 to 1024" --depth 0

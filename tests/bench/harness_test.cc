@@ -559,6 +559,27 @@ TEST(Report, JudgesTheRedisIdiomAgainstRedisOnTheSameCommands) {
       << text;
 }
 
+TEST(Report, JudgesTlsAgainstTheSameServerOverPlainTcp) {
+  SuiteResults r;
+  r.options.connections = {64};
+  r.options.tls_connections = {64};
+  r.options.workloads = {"tls"};
+  r.options.targets = {"holdfast-never", "holdfast-never-tls", "redis", "redis-tls"};
+  r.measurements = {figure("tls", "holdfast-never", 64, 100'000),
+                    figure("tls", "holdfast-never-tls", 64, 80'000),
+                    figure("tls", "redis", 64, 90'000), figure("tls", "redis-tls", 64, 36'000)};
+  const std::string text = report_markdown(r);
+  EXPECT_NE(text.find("| (j) 64 conns: never over TLS ÷ never over TCP | 0.80 | – | ≥ 0.85 | "
+                      "**no** |"),
+            std::string::npos)
+      << text;
+  // The table: each TLS row divided by the same server over TCP; the TCP rows by nothing.
+  EXPECT_NE(text.find("## (j) Pairs as in (a), over TLS and over plain TCP"), std::string::npos);
+  EXPECT_NE(text.find("| redis-tls | 64 | 36,000 |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 0.40× |"), std::string::npos) << text;
+  EXPECT_NE(text.find("| 0.80× |"), std::string::npos) << text;
+}
+
 // A figure of one-second windows, one per round, with `ops` in each.
 Measurement figure_in_rounds(const char* workload, const char* target, int connections,
                              std::initializer_list<std::uint64_t> ops) {

@@ -195,11 +195,12 @@ TEST(ServeHelp, EveryOptionGivesItsDefault) {
     if (i + 1 < lines.size() && lines[i + 1].rfind("      ", 0) == 0) line += lines[i + 1];
     EXPECT_NE(line.find("(default"), std::string::npos) << line;
   }
-  EXPECT_EQ(options, 14u) << r.out;
+  EXPECT_EQ(options, 18u) << r.out;
   for (const char* option :
        {"--config", "--data-dir", "--listen", "--http", "--unix", "--fsync",
         "--snapshot-after-bytes", "--idle-poll-us", "--store", "--session-grace-ms",
-        "--script-time-limit-ms", "--log-level", "--log-format"})
+        "--script-time-limit-ms", "--log-level", "--log-format", "--tls-cert", "--tls-key",
+        "--tls-ca", "--tls-client-auth"})
     EXPECT_NE(r.out.find(std::string("  ") + option), std::string::npos) << option;
   EXPECT_NE(r.out.find("(default 127.0.0.1:7420)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(default 10s)"), std::string::npos) << "durations in units: " << r.out;
@@ -210,15 +211,21 @@ TEST(ServeHelp, EveryOptionGivesItsDefault) {
 TEST(ServeHelp, EverySettingOfTheFileIsListed) {
   RunResult r = run({HOLDFAST_BIN, "serve", "--help"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* setting :
-       {"[server] listen", "[server] http", "[server] unix", "[server] dataDir", "[server] fsync",
-        "[server] snapshotAfterBytes", "[server] idlePollUs", "[server] logLevel",
-        "[server] logFormat", "[server] corsAllowedOrigins", "[auth] credentials",
-        "[limits] acquirePerUserPerHour", "[limits] maxLeaseMs", "[limits] scriptTimeLimitMs",
-        "[store] url", "[store] sessionGraceMs", "[store] poolSize"})
+  for (const char* setting : {"[server] listen",     "[server] http",
+                              "[server] unix",       "[server] dataDir",
+                              "[server] fsync",      "[server] snapshotAfterBytes",
+                              "[server] idlePollUs", "[server] logLevel",
+                              "[server] logFormat",  "[server] corsAllowedOrigins",
+                              "[auth] credentials",  "[limits] acquirePerUserPerHour",
+                              "[limits] maxLeaseMs", "[limits] scriptTimeLimitMs",
+                              "[store] url",         "[store] sessionGraceMs",
+                              "[store] poolSize",    "[tls] cert",
+                              "[tls] key",           "[tls] ca",
+                              "[tls] clientAuth",    "[tls] handshakeTimeoutMs"})
     EXPECT_NE(r.out.find(setting), std::string::npos) << setting << "\n" << r.out;
   const std::string only_in_file = r.out.substr(r.out.find("Only in holdfast.toml"));
-  for (const char* line : {"[server] corsAllowedOrigins", "[limits] maxLeaseMs"}) {
+  for (const char* line :
+       {"[server] corsAllowedOrigins", "[limits] maxLeaseMs", "[tls] handshakeTimeoutMs"}) {
     const std::string rest = only_in_file.substr(only_in_file.find(line));
     EXPECT_NE(rest.substr(0, rest.find('\n')).find("(default "), std::string::npos) << rest;
   }

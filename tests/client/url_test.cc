@@ -61,6 +61,27 @@ TEST(ServerUrl, UnixSocketForms) {
   EXPECT_EQ(t.path, "/tmp/h.sock");
 }
 
+TEST(ServerUrl, RedissIsTcpOverTls) {
+  auto a = parse_server_url("rediss://:s3cret@db1.example:7500");
+  EXPECT_EQ(a.kind, ServerAddress::Kind::kTcp);
+  EXPECT_TRUE(a.tls);
+  EXPECT_EQ(a.host, "db1.example");
+  EXPECT_EQ(a.port, 7500);
+  EXPECT_EQ(a.token, "s3cret");
+  EXPECT_EQ(parse_server_url("rediss://localhost").port, 7420);
+  EXPECT_FALSE(parse_server_url("holdfast://localhost").tls);
+  EXPECT_FALSE(parse_server_url("localhost:7420").tls);
+  // A node list over TLS: every node is.
+  auto nodes = parse_server_urls("rediss://alice:t@h1:7420,h2:7421");
+  ASSERT_EQ(nodes.size(), 2u);
+  for (const auto& n : nodes) {
+    EXPECT_TRUE(n.tls);
+    EXPECT_EQ(n.user, "alice");
+  }
+  EXPECT_EQ(nodes[1].port, 7421);
+  EXPECT_THROW(parse_server_url("rediss://host:7420/db"), InvalidArgumentError);
+}
+
 TEST(ServerUrl, MalformedUrlsAreInvalidArgument) {
   for (const char* bad : {"", "holdfast://", "holdfast://h:0", "holdfast://h:70000",
                           "holdfast://h:x", "h:", "::1:7420", "unix://relative.sock", "redis://h:1",

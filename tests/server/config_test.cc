@@ -188,6 +188,71 @@ TEST_F(ConfigFile, MistakesAreNamed) {
   }
 }
 
+TEST_F(ConfigFile, TlsFromTheFileResolvesPathsAndDefaultsClientAuthByTheCa) {
+  auto path = write(
+      "[tls]\ncert = \"certs/server.pem\"\nkey = \"certs/server.key\"\n"
+      "ca = \"/etc/ca.pem\"\nhandshakeTimeoutMs = 2500\n");
+  auto c = load_config(path, {});
+  ASSERT_TRUE(c.ok()) << c.error().message;
+  EXPECT_TRUE(c->tls.enabled());
+  EXPECT_EQ(c->tls.cert, (dir / "certs/server.pem").string());
+  EXPECT_EQ(c->tls.key, (dir / "certs/server.key").string());
+  EXPECT_EQ(c->tls.ca, "/etc/ca.pem");
+  EXPECT_EQ(c->tls.cert_setting, "[tls] cert");
+  EXPECT_EQ(c->tls.client_auth, TlsClientAuth::kRequest);  // a CA without a word: request
+  EXPECT_EQ(c->tls.handshake_timeout_ms, 2500);
+
+  // Without a CA nothing is asked of clients; flags override the file and name themselves.
+  ConfigOverrides o;
+  o.tls_key = "k.pem";
+  o.tls_client_auth = "require";
+  auto flagged = load_config(path, o);
+  ASSERT_TRUE(flagged.ok()) << flagged.error().message;
+  EXPECT_EQ(flagged->tls.key, "k.pem");
+  EXPECT_EQ(flagged->tls.key_setting, "--tls-key");
+  EXPECT_EQ(flagged->tls.client_auth, TlsClientAuth::kRequire);
+  auto plain = load_config(write("[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\n"), {});
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->tls.client_auth, TlsClientAuth::kNone);
+  EXPECT_FALSE(load_config("", {})->tls.enabled());
+}
+
+TEST_F(ConfigFile, TlsMistakesAreNamed) {
+  struct Case {
+    std::string text;
+    ConfigOverrides flags;
+    std::string message;
+  } cases[] = {
+      {"[tls]\ncert = \"c.pem\"\n", {}, "[tls] cert needs --tls-key"},
+      {"[tls]\nkey = \"k.pem\"\n", {}, "[tls] key needs --tls-cert"},
+      {"[tls]\nca = \"ca.pem\"\n", {}, "[tls] ca needs --tls-cert"},
+      {"[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\nclientAuth = \"maybe\"\n",
+       {},
+       "clientAuth (--tls-client-auth) must be \"none\", \"request\" or \"require\", not "
+       "\"maybe\""},
+      {"[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\nclientAuth = \"require\"\n",
+       {},
+       "clientAuth (--tls-client-auth) require needs --tls-ca"},
+      {"[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\nhandshakeTimeoutMs = 0\n",
+       {},
+       "handshakeTimeoutMs must be from 1 to 600000"},
+      {"[tls]\ncert = \"c.pem\"\nkey = \"k.pem\"\npassword = \"x\"\n",
+       {},
+       "unknown key 'password' in [tls]"},
+      {"[tls]\ncert = 7\n", {}, "[tls] cert must be a string"},
+  };
+  for (auto& c : cases) {
+    auto r = load_config(write(c.text), c.flags);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_NE(r.error().message.find(c.message), std::string::npos) << r.error().message;
+  }
+  ConfigOverrides only_ca;
+  only_ca.tls_ca = "ca.pem";
+  auto r = load_config("", only_ca);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "--tls-ca needs --tls-cert");
+}
+
 TEST_F(ConfigFile, DurationsTakeAnIntegerOfMillisecondsOrUnits) {
   auto c = load_config(write("[limits]\nmaxLeaseMs = \"2h\"\nscriptTimeLimitMs = \"1.5s\"\n"
                              "[store]\nsessionGraceMs = \"1m\"\n"),

@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 
 namespace holdfast::testing {
@@ -29,19 +31,53 @@ std::string trim(std::string s) {
   return s;
 }
 
-}  // namespace
-
-TestPostgres::TestPostgres() {
+std::string make_dir() {
   std::string pattern = "/tmp/holdfast-pg-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  dir_ = pattern;
   // mkdtemp makes the folder 0700; the server runs as user 'postgres' when we are root.
-  ::chmod(dir_.c_str(), 0755);
+  ::chmod(pattern.c_str(), 0755);
+  return pattern;
+}
+
+}  // namespace
+
+TestPostgres::TestPostgres() { start({}); }
+
+TestPostgres::TestPostgres(const PostgresTls& tls) : dir_(make_dir()) {
+  namespace fs = std::filesystem;
+  const std::string files = dir_ + "/tls";
+  fs::create_directories(files);
+  fs::copy_file(tls.cert, files + "/server.crt");
+  fs::copy_file(tls.key, files + "/server.key");
+  // Local (Unix socket) connections as before; TCP ones only over TLS.
+  std::ofstream(files + "/pg_hba.conf") << "local all all trust\n"
+                                        << "hostssl all all 127.0.0.1/32 trust\n";
+  // PostgreSQL refuses a key others can read, and runs as 'postgres' when we are root.
+  ::chmod(files.c_str(), 0755);
+  ::chmod((files + "/server.crt").c_str(), 0644);
+  ::chmod((files + "/pg_hba.conf").c_str(), 0644);
+  ::chmod((files + "/server.key").c_str(), 0600);
+  if (::getuid() == 0) {
+    if (const passwd* pg = ::getpwnam("postgres"))
+      for (const char* f : {"/server.crt", "/server.key", "/pg_hba.conf"})
+        if (::chown((files + f).c_str(), pg->pw_uid, pg->pw_gid) != 0)
+          throw std::runtime_error("cannot hand " + files + f + " to user postgres");
+  }
+  start({"ssl=on", "ssl_cert_file=" + files + "/server.crt",
+         "ssl_key_file=" + files + "/server.key", "hba_file=" + files + "/pg_hba.conf"});
+}
+
+void TestPostgres::start(const std::vector<std::string>& settings) {
+  settings_ = settings;
+  if (dir_.empty()) dir_ = make_dir();
   std::string errors;
   // A port found free can be taken by someone else before the server binds it: retry.
   for (int attempt = 0; attempt < 3 && url_.empty(); ++attempt) {
     port_ = free_port();
-    auto r = run({script("start-postgres.sh"), dir_ + "/pg", std::to_string(port_), kNoFsync});
+    std::vector<std::string> argv = {script("start-postgres.sh"), dir_ + "/pg",
+                                     std::to_string(port_), kNoFsync};
+    argv.insert(argv.end(), settings_.begin(), settings_.end());
+    auto r = run(argv);
     if (r.exit_code == 0) {
       url_ = trim(r.out);
     } else {
@@ -60,7 +96,10 @@ TestPostgres::~TestPostgres() {
 void TestPostgres::stop() { run({script("stop-postgres.sh"), dir_ + "/pg"}); }
 
 void TestPostgres::start_again() {
-  auto r = run({script("start-postgres.sh"), dir_ + "/pg", std::to_string(port_), kNoFsync});
+  std::vector<std::string> argv = {script("start-postgres.sh"), dir_ + "/pg", std::to_string(port_),
+                                   kNoFsync};
+  argv.insert(argv.end(), settings_.begin(), settings_.end());
+  auto r = run(argv);
   if (r.exit_code != 0) throw std::runtime_error("PostgreSQL did not start again: " + r.err);
 }
 

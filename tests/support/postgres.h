@@ -1,14 +1,16 @@
 // PostgreSQL for tests that run Holdfast nodes over it (scale-out mode).
 //
 // TestPostgres starts a throw-away server through scripts/start-postgres.sh in a fresh /tmp
-// folder on a free loopback port, and stops and deletes it when destroyed. fresh_store_url()
-// gives each test its own schema in that server, so tests never see each other's locks,
-// tokens or rule sets: the URL selects the schema with options=-csearch_path, and the node
+// folder on a free loopback port, and stops and deletes it when destroyed. With PostgresTls it
+// serves TLS only (ssl = on, and a pg_hba.conf that refuses TCP clients without it).
+// fresh_store_url() gives each test its own schema in that server, so tests never see each other's
+// locks, tokens or rule sets: the URL selects the schema with options=-csearch_path, and the node
 // creates its tables there.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "support/process.h"
 
@@ -16,9 +18,17 @@ typedef struct pg_conn PGconn;  // libpq's, as <libpq-fe.h> declares it
 
 namespace holdfast::testing {
 
+// The server's certificate and key (PEM files; copied, so the originals may go).
+struct PostgresTls {
+  std::string cert, key;
+};
+
 class TestPostgres {
  public:
   TestPostgres();  // throws std::runtime_error when the server does not start
+  // A server that takes TCP connections over TLS only: clients need sslmode=require or
+  // stronger in their URL (url() has none).
+  explicit TestPostgres(const PostgresTls& tls);
   ~TestPostgres();
   TestPostgres(const TestPostgres&) = delete;
   TestPostgres& operator=(const TestPostgres&) = delete;
@@ -30,9 +40,12 @@ class TestPostgres {
   void start_again();
 
  private:
+  void start(const std::vector<std::string>& settings);
+
   std::string dir_;
   std::string url_;
   int port_ = 0;
+  std::vector<std::string> settings_;  // -c settings of start-postgres.sh, kept for start_again
 };
 
 // Creates a new, empty schema in the database at `base_url` and returns a URL that makes it

@@ -26,6 +26,7 @@ import type {
   TryAcquireAllOptions,
   TryAcquireOptions,
 } from "./types.js";
+import type { TlsOptions } from "./tls.js";
 import { parseServerUrl } from "./url.js";
 import {
   DEFAULT_TIMEOUT_MS,
@@ -40,11 +41,15 @@ import {
 } from "./with_lock.js";
 
 export interface ClientOptions {
-  /** `http://host:port` (HTTP/JSON, Node and browsers), `holdfast://host:port` or
-   * `unix:///path/to.sock` (RESP, Node only). Required unless `passThrough` is set. */
+  /** `http://host:port` or `https://host:port` (HTTP/JSON, Node and browsers),
+   * `holdfast://host:port`, `rediss://host:port` (over TLS) or `unix:///path/to.sock` (RESP,
+   * Node only). Required unless `passThrough` is set. */
   url?: string;
   /** The bearer token; overrides one given in the URL. */
   token?: string;
+  /** Node: TLS settings for an `https://` or `rediss://` URL, as PEM contents (what Node's
+   * tls.connect takes): `ca` to trust, and a client certificate `cert` with its `key`. */
+  tls?: TlsOptions;
   /**
    * Local development without a server: withLock, withLocks, locked and lockedAs run their
    * function directly, without locking (logged once); every other call throws PassThroughError.
@@ -223,7 +228,13 @@ export class HoldfastClient {
     this.locks = new Locks(this);
     if (!options.passThrough) {
       if (typeof options.url !== "string") throw invalidArgument("url", "createClient needs a url (or passThrough: true)");
-      parseServerUrl(options.url);  // a bad URL is refused now, not at the first call
+      const url = parseServerUrl(options.url);  // a bad URL is refused now, not at the first call
+      if (options.tls !== undefined) {
+        if (options.tls === null || typeof options.tls !== "object")
+          throw invalidArgument("tls", "tls must be an object: { ca?, cert?, key? }");
+        if (!url.tls) throw invalidArgument("tls", "tls needs an https:// or rediss:// URL");
+        if (options.fetch !== undefined) throw invalidArgument("tls", "give tls or fetch, not both: tls makes its own fetch");
+      }
     }
   }
 
@@ -389,6 +400,14 @@ export class HoldfastClient {
     const token = this.options.token ?? url.token;
     const callTimeoutMs = checkOptionalMs(this.options.callTimeoutMs, "callTimeoutMs") ?? 10_000;
     if (url.transport === "http") {
+      if (this.options.tls !== undefined) {
+        // Loaded only when asked for, so a browser never loads node:https.
+        const https = (await import("./https_fetch.js").catch(() => ({}))) as Partial<typeof import("./https_fetch.js")>;
+        if (https.httpsFetch === undefined)
+          throw invalidArgument("tls", "tls needs Node.js; a browser uses its own certificate store for https://");
+        const own = https.httpsFetch(this.options.tls);
+        return new HttpTransport(url.baseUrl, { token, callTimeoutMs, fetch: own.fetch, release: own.close });
+      }
       const fetchImpl = this.options.fetch ?? globalThis.fetch;
       if (typeof fetchImpl !== "function") throw new InvalidArgumentError("INVALID_ARGUMENT", "this platform has no fetch", {});
       return new HttpTransport(url.baseUrl, { token, callTimeoutMs, fetch: fetchImpl.bind(globalThis) });
@@ -398,11 +417,13 @@ export class HoldfastClient {
     const resp = (await import("./resp/transport.js").catch(() => ({}))) as Partial<typeof import("./resp/transport.js")>;
     const RespTransport = resp.RespTransport;
     if (RespTransport === undefined)
-      throw invalidArgument("url", "holdfast:// and unix:// URLs need Node.js; in a browser use the server's http:// URL");
+      throw invalidArgument("url", "holdfast://, rediss:// and unix:// URLs need Node.js; in a browser use the server's http:// or https:// URL");
     const connectTimeoutMs = checkOptionalMs(this.options.connectTimeoutMs, "connectTimeoutMs") ?? 5_000;
     return new RespTransport(url.nodes, { ...(url.user !== undefined && { user: url.user }), ...(token !== undefined && { token }) }, {
       connectTimeoutMs,
       callTimeoutMs,
+      // rediss:// is TLS with or without settings of its own (Node's CAs then).
+      ...(url.tls && { tls: this.options.tls ?? {} }),
     });
   }
 
@@ -416,8 +437,9 @@ export class HoldfastClient {
 }
 
 /**
- * Creates a client. `url` picks the transport: `http://` (fetch: Node 18+ and browsers),
- * `holdfast://` or `unix://` (RESP: Node). Nothing connects until the first call.
+ * Creates a client. `url` picks the transport: `http://` or `https://` (fetch: Node 18+ and
+ * browsers), `holdfast://`, `rediss://` or `unix://` (RESP: Node). Nothing connects until the
+ * first call.
  */
 export function createClient(options: ClientOptions): HoldfastClient {
   return new HoldfastClient(options ?? {});

@@ -13,6 +13,8 @@ export interface HttpOptions {
   /** How long a call may wait for its answer beyond the acquire timeout it carries. */
   callTimeoutMs: number;
   fetch: typeof fetch;
+  /** Called by close() after the calls in flight are aborted (an https agent's connections). */
+  release?: () => void;
 }
 
 export class HttpTransport implements Transport {
@@ -100,6 +102,7 @@ export class HttpTransport implements Transport {
   async close(): Promise<void> {
     this.closed = true;
     for (const controller of this.inflight) controller.abort();
+    this.options.release?.();
   }
 
   // One request; `context.timeoutMs` is how long the server may wait before it answers.

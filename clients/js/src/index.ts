@@ -2,6 +2,7 @@
 export { createClient } from "./client.js";
 export type { AssignOptions, ClientOptions, HoldfastClient, LockedAsOptions, Locks } from "./client.js";
 export type { MethodLock } from "./method_lock.js";
+export type { Pem, TlsOptions } from "./tls.js";
 export type { LockContext, LockGroupContext, WithLockOptions, WithLocksOptions } from "./with_lock.js";
 export type {
   AcquireAllOptions,

@@ -2,6 +2,7 @@
 //
 //   http://host:port[/prefix], https://...      the HTTP/JSON API (fetch; Node and browsers)
 //   holdfast://[user[:token]@]host[:port]       RESP over TCP; port 7420 when omitted
+//   rediss://[user[:token]@]host[:port]         RESP over TLS (and rediss://h1,h2 for nodes)
 //   holdfast://:token@host:port                 a bearer token without a user name
 //   holdfast://[user:token@]h1:7420,h2:7420     the nodes of a scale-out cluster
 //   unix:///path/to.sock, unix://:token@/path   RESP over a Unix socket
@@ -15,8 +16,8 @@ export const DEFAULT_PORT = 7420;
 export type RespNode = { kind: "tcp"; host: string; port: number } | { kind: "unix"; path: string };
 
 export type ServerUrl =
-  | { transport: "http"; baseUrl: string; user?: string; token?: string }
-  | { transport: "resp"; nodes: RespNode[]; user?: string; token?: string };
+  | { transport: "http"; baseUrl: string; tls: boolean; user?: string; token?: string }
+  | { transport: "resp"; nodes: RespNode[]; tls: boolean; user?: string; token?: string };
 
 function bad(what: string): never {
   throw invalidArgument("url", `bad server URL: ${what}`);
@@ -75,13 +76,13 @@ function parseUnix(rest: string): ServerUrl {
     rest = rest.slice(at + 1);
   }
   if (!rest.startsWith("/")) bad("unix:// needs an absolute path, e.g. unix:///run/holdfast.sock");
-  return { transport: "resp", nodes: [{ kind: "unix", path: rest }], ...creds };
+  return { transport: "resp", nodes: [{ kind: "unix", path: rest }], tls: false, ...creds };
 }
 
-function parseTcp(authority: string): ServerUrl {
+function parseTcp(authority: string, tls: boolean): ServerUrl {
   const slash = authority.indexOf("/");
   if (slash >= 0) {
-    if (slash + 1 !== authority.length) bad("a holdfast:// URL has no path");
+    if (slash + 1 !== authority.length) bad("a server URL has no path");
     authority = authority.slice(0, slash);
   }
   let creds = {};
@@ -94,7 +95,7 @@ function parseTcp(authority: string): ServerUrl {
     if (node === "") bad("empty entry in the node list");
     return hostPort(node);
   });
-  return { transport: "resp", nodes, ...creds };
+  return { transport: "resp", nodes, tls, ...creds };
 }
 
 function parseHttp(url: string): ServerUrl {
@@ -109,20 +110,21 @@ function parseHttp(url: string): ServerUrl {
   parsed.username = "";
   parsed.password = "";
   if (parsed.search !== "" || parsed.hash !== "") bad("an http:// server URL has no query or fragment");
-  return { transport: "http", baseUrl: parsed.toString().replace(/\/+$/, ""), ...creds };
+  return { transport: "http", baseUrl: parsed.toString().replace(/\/+$/, ""), tls: parsed.protocol === "https:", ...creds };
 }
 
 /** Throws InvalidArgumentError (details.field "url") naming what is wrong; never echoes a token. */
 export function parseServerUrl(url: string): ServerUrl {
   if (url === "") bad("empty");
   if (/^https?:\/\//i.test(url)) return parseHttp(url);
-  if (url.startsWith("holdfast://")) return parseTcp(url.slice("holdfast://".length));
+  if (url.startsWith("holdfast://")) return parseTcp(url.slice("holdfast://".length), false);
+  if (url.startsWith("rediss://")) return parseTcp(url.slice("rediss://".length), true);
   if (url.startsWith("unix://")) return parseUnix(url.slice("unix://".length));
   if (url.startsWith("/")) return parseUnix(url);
   const scheme = url.indexOf("://");
   if (scheme >= 0)
-    bad(`unsupported scheme '${url.slice(0, scheme)}' (use http://host:port, holdfast://host:port or unix:///path)`);
-  return parseTcp(url);
+    bad(`unsupported scheme '${url.slice(0, scheme)}' (use http://host:port, holdfast://host:port, rediss://host:port or unix:///path)`);
+  return parseTcp(url, false);
 }
 
 /** For messages: "127.0.0.1:7420", "[::1]:7420" or "unix:/path/to.sock". Never a token. */

@@ -108,10 +108,12 @@ describe("server URLs", () => {
     assert.deepEqual(parseServerUrl("holdfast://127.0.0.1:7420"), {
       transport: "resp",
       nodes: [{ kind: "tcp", host: "127.0.0.1", port: 7420 }],
+      tls: false,
     });
     assert.deepEqual(parseServerUrl("holdfast://:s%40cret@example.com"), {
       transport: "resp",
       nodes: [{ kind: "tcp", host: "example.com", port: 7420 }],
+      tls: false,
       token: "s@cret",
     });
     assert.deepEqual(parseServerUrl("holdfast://alice:tok@[::1]:7000,db2/"), {
@@ -120,21 +122,35 @@ describe("server URLs", () => {
         { kind: "tcp", host: "::1", port: 7000 },
         { kind: "tcp", host: "db2", port: 7420 },
       ],
+      tls: false,
       user: "alice",
       token: "tok",
     });
-    assert.deepEqual(parseServerUrl("unix:///run/holdfast.sock"), { transport: "resp", nodes: [{ kind: "unix", path: "/run/holdfast.sock" }] });
+    assert.deepEqual(parseServerUrl("rediss://:tok@locks.example.com:7500"), {
+      transport: "resp",
+      nodes: [{ kind: "tcp", host: "locks.example.com", port: 7500 }],
+      tls: true,
+      token: "tok",
+    });
+    assert.deepEqual(parseServerUrl("rediss://h1,h2:7421").tls, true);
+    assert.deepEqual(parseServerUrl("unix:///run/holdfast.sock"), {
+      transport: "resp",
+      nodes: [{ kind: "unix", path: "/run/holdfast.sock" }],
+      tls: false,
+    });
     assert.deepEqual(parseServerUrl("unix://:t@/run/h.sock"), {
       transport: "resp",
       nodes: [{ kind: "unix", path: "/run/h.sock" }],
+      tls: false,
       token: "t",
     });
-    assert.deepEqual(parseServerUrl("/tmp/h.sock"), { transport: "resp", nodes: [{ kind: "unix", path: "/tmp/h.sock" }] });
+    assert.deepEqual(parseServerUrl("/tmp/h.sock"), { transport: "resp", nodes: [{ kind: "unix", path: "/tmp/h.sock" }], tls: false });
     assert.deepEqual(parseServerUrl("h1:1,h2:2").transport, "resp");
-    assert.deepEqual(parseServerUrl("http://:tok@127.0.0.1:7421/"), { transport: "http", baseUrl: "http://127.0.0.1:7421", token: "tok" });
+    assert.deepEqual(parseServerUrl("http://:tok@127.0.0.1:7421/"), { transport: "http", baseUrl: "http://127.0.0.1:7421", tls: false, token: "tok" });
     assert.deepEqual(parseServerUrl("https://locks.example.com/holdfast"), {
       transport: "http",
       baseUrl: "https://locks.example.com/holdfast",
+      tls: true,
     });
   });
 

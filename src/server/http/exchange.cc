@@ -31,6 +31,8 @@ std::optional<Principal> Exchange::authenticate(const Route& route,
                                                 std::string_view authorization) {
   if (env_.auth == nullptr) return Principal::local_owner();
   if (route.open) return Principal{};
+  // A bearer token wins over the certificate (a wrong one is refused, not passed over).
+  if (authorization.empty()) return certificate_caller_;
   auto token = bearer_token(authorization);
   if (!token) return std::nullopt;
   return env_.auth->authenticate(std::nullopt, *token);

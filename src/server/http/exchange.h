@@ -3,7 +3,8 @@
 // drives it the same way with no socket at all.
 //
 // handle() answers a CORS preflight (cors.h), routes the request, authenticates it
-// (Authorization: Bearer, the scheme name in any case), answers local routes at once and
+// (Authorization: Bearer, the scheme name in any case; without one, the caller a verified TLS
+// client certificate named, if any), answers local routes at once and
 // issues lock routes to the LockService through a CallRunner; the response is ready when
 // handle() returns true, or later, when Events::response_ready() says so (a blocking acquire,
 // a reply that waits for the log, a database round trip). Every response to an allowed origin
@@ -55,6 +56,11 @@ class Exchange final : private CallRunner::Host {
   bool handle(const Request& request);
   bool busy() const { return runner_.in_flight(); }
   Response& response() { return response_; }
+  // The caller the connection's verified client certificate names (certCommonName): the caller
+  // of its requests that carry no bearer token.
+  void set_certificate_caller(std::optional<Principal> caller) {
+    certificate_caller_ = std::move(caller);
+  }
   // The connection is gone: its session ends in the service; a response still to come is
   // dropped.
   void end() { runner_.end(); }
@@ -72,6 +78,7 @@ class Exchange final : private CallRunner::Host {
   Events& events_;
   CallRunner runner_;
   Principal principal_;
+  std::optional<Principal> certificate_caller_;
   Request request_;
   std::string origin_;  // the request's Origin, kept for a response that comes later
   const Route* route_ = nullptr;

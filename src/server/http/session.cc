@@ -3,9 +3,12 @@
 #include <sys/socket.h>
 
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/beast/http/write.hpp>
 #include <chrono>
 #include <string>
+
+#include "server/tls/handshake.h"
 
 namespace holdfast::http {
 
@@ -23,13 +26,72 @@ std::string size_text(std::size_t n) {
   return std::to_string(n) + " bytes";
 }
 
+// The peer's address, for the log line of a failed handshake ("" when it is gone).
+std::string peer_text(const boost::asio::ip::tcp::socket& socket) {
+  boost::system::error_code ec;
+  const auto peer = socket.remote_endpoint(ec);
+  return ec ? std::string() : peer.address().to_string() + ":" + std::to_string(peer.port());
+}
+
+std::variant<beast::tcp_stream, beast::ssl_stream<beast::tcp_stream>> make_stream(
+    boost::asio::ip::tcp::socket socket, const tls::ServerContextPtr& tls) {
+  if (tls)
+    return std::variant<beast::tcp_stream, beast::ssl_stream<beast::tcp_stream>>(
+        std::in_place_index<1>, std::move(socket), tls->ssl);
+  return std::variant<beast::tcp_stream, beast::ssl_stream<beast::tcp_stream>>(
+      std::in_place_index<0>, std::move(socket));
+}
+
+// Why a handshake failed, from the error that ended it.
+tls::HandshakeFailure handshake_failure(const boost::system::error_code& ec) {
+  if (ec == beast::error::timeout) return tls::HandshakeFailure::kTimeout;
+  if (ec.category() == boost::asio::error::get_ssl_category())
+    return tls::classify_failure(static_cast<unsigned long>(static_cast<unsigned int>(ec.value())));
+  return tls::HandshakeFailure::kClosed;  // end of stream, reset, or truncated
+}
+
 }  // namespace
 
-Session::Session(HttpHub& hub, boost::asio::ip::tcp::socket socket)
-    : hub_(hub), stream_(std::move(socket)), id_(++*hub.last_id), exchange_(hub.env, id_, *this) {}
+Session::Session(HttpHub& hub, boost::asio::ip::tcp::socket socket, tls::ServerContextPtr tls)
+    : hub_(hub),
+      tls_(std::move(tls)),
+      stream_(make_stream(std::move(socket), tls_)),
+      id_(++*hub.last_id),
+      exchange_(hub.env, id_, *this) {}
+
+beast::tcp_stream& Session::tcp() {
+  if (auto* secure = std::get_if<Secure>(&stream_)) return secure->next_layer();
+  return std::get<Plain>(stream_);
+}
 
 void Session::start() {
   hub_.live[id_] = weak_from_this();
+  auto* secure = std::get_if<Secure>(&stream_);
+  if (secure == nullptr) {
+    read();
+    return;
+  }
+  // The handshake has the handshake timeout; other connections are served meanwhile.
+  tcp().expires_after(tls_->handshake_timeout);
+  secure->async_handshake(
+      boost::asio::ssl::stream_base::server,
+      [self = shared_from_this()](const boost::system::error_code& ec) { self->on_handshake(ec); });
+}
+
+void Session::on_handshake(const boost::system::error_code& ec) {
+  if (closed_) return;
+  auto& secure = std::get<Secure>(stream_);
+  if (ec) {
+    // A handshake the server's own shutdown cut short is no failure of the client's.
+    if (!stopping_)
+      tls::report_failure(hub_.env.metrics, handshake_failure(ec), ec.message(), id_,
+                          peer_text(tcp().socket()));
+    close();
+    return;
+  }
+  tls_counted_ = true;
+  if (hub_.env.metrics != nullptr) hub_.env.metrics->tls_opened();
+  exchange_.set_certificate_caller(tls::certificate_caller(secure.native_handle(), hub_.env.auth));
   read();
 }
 
@@ -38,15 +100,26 @@ void Session::read() {
     close();
     return;
   }
+  if (watching_) {
+    // The read that watched for a hang-up is still pending: end it first (a TLS stream takes
+    // one read at a time); its handler comes back here.
+    read_after_watch_ = true;
+    boost::system::error_code ignored;
+    tcp().socket().cancel(ignored);
+    return;
+  }
   head_ = false;
   parser_.emplace();
   parser_->header_limit(static_cast<std::uint32_t>(hub_.header_limit));
   parser_->body_limit(hub_.body_limit);
-  stream_.expires_after(kIdleTimeout);
-  bhttp::async_read(stream_, buffer_, *parser_,
-                    [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                      self->on_read(ec);
-                    });
+  tcp().expires_after(kIdleTimeout);
+  std::visit(
+      [this](auto& stream) {
+        bhttp::async_read(stream, buffer_, *parser_,
+                          [self = shared_from_this()](const boost::system::error_code& ec,
+                                                      std::size_t) { self->on_read(ec); });
+      },
+      stream_);
 }
 
 void Session::on_read(const boost::system::error_code& ec) {
@@ -102,7 +175,7 @@ void Session::handle() {
     send(std::move(exchange_.response()));
   } else {
     // The answer comes later: meanwhile a client that hangs up must end its session.
-    stream_.expires_never();
+    tcp().expires_never();
     watch_for_disconnect();
   }
   hub_.loop.after_event();
@@ -114,11 +187,23 @@ void Session::handle() {
 // readiness is then more data or the hang-up. A client that pipelines more than one request
 // can hold is no longer watched (its hang-up then shows when the answer is written).
 void Session::watch_for_disconnect() {
-  stream_.socket().async_wait(boost::asio::ip::tcp::socket::wait_read,
-                              [self = shared_from_this()](const boost::system::error_code& ec) {
-                                if (!self->exchange_.busy() || self->closed_) return;
-                                self->on_readable_while_waiting(ec);
-                              });
+  if (auto* secure = std::get_if<Secure>(&stream_)) {
+    // Over TLS a hang-up (or a pipelined request) is read through the session: raw bytes
+    // would be records, not requests.
+    watching_ = true;
+    constexpr std::size_t kChunk = 4096;
+    secure->async_read_some(
+        buffer_.prepare(kChunk),
+        [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+          self->on_secure_read_while_waiting(ec, n);
+        });
+    return;
+  }
+  tcp().socket().async_wait(boost::asio::ip::tcp::socket::wait_read,
+                            [self = shared_from_this()](const boost::system::error_code& ec) {
+                              if (!self->exchange_.busy() || self->closed_) return;
+                              self->on_readable_while_waiting(ec);
+                            });
 }
 
 void Session::on_readable_while_waiting(const boost::system::error_code& ec) {
@@ -129,13 +214,35 @@ void Session::on_readable_while_waiting(const boost::system::error_code& ec) {
   constexpr std::size_t kChunk = 4096;
   auto space = buffer_.prepare(kChunk);
   const ssize_t n =
-      ::recv(stream_.socket().native_handle(), space.data(), space.size(), MSG_DONTWAIT);
+      ::recv(tcp().socket().native_handle(), space.data(), space.size(), MSG_DONTWAIT);
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
     close();
     return;
   }
   if (n > 0) buffer_.commit(static_cast<std::size_t>(n));
   if (buffer_.size() + kChunk <= hub_.header_limit + hub_.body_limit) watch_for_disconnect();
+}
+
+void Session::on_secure_read_while_waiting(const boost::system::error_code& ec, std::size_t n) {
+  watching_ = false;
+  if (closed_) return;
+  if (n > 0) buffer_.commit(n);
+  if (read_after_watch_) {
+    // The answer went out and read() cancelled this watch: read the next request.
+    read_after_watch_ = false;
+    if (!ec || ec == boost::asio::error::operation_aborted) {
+      read();
+    } else {
+      close();
+    }
+    return;
+  }
+  if (ec) {
+    close();
+    return;
+  }
+  if (exchange_.busy() && buffer_.size() + 4096 <= hub_.header_limit + hub_.body_limit)
+    watch_for_disconnect();
 }
 
 void Session::response_ready() {
@@ -169,15 +276,20 @@ void Session::send(Response r) {
   response_.body() = std::move(r.body);
   response_.prepare_payload();
   if (head_) response_.body().clear();  // HEAD: GET's headers, Content-Length included, no body
-  stream_.expires_after(kIdleTimeout);
-  bhttp::async_write(stream_, response_,
-                     [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
-                       if (ec || !self->response_.keep_alive()) {
-                         self->close();
-                         return;
-                       }
-                       self->read();
-                     });
+  tcp().expires_after(kIdleTimeout);
+  std::visit(
+      [this](auto& stream) {
+        bhttp::async_write(
+            stream, response_,
+            [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+              if (ec || !self->response_.keep_alive()) {
+                self->close();
+                return;
+              }
+              self->read();
+            });
+      },
+      stream_);
 }
 
 void Session::shutdown() {
@@ -186,7 +298,7 @@ void Session::shutdown() {
   if (exchange_.busy()) return;
   // Cancelling the pending read (or write) ends in close().
   boost::system::error_code ignored;
-  stream_.socket().cancel(ignored);
+  tcp().socket().cancel(ignored);
 }
 
 void Session::close() {
@@ -194,9 +306,10 @@ void Session::close() {
   closed_ = true;
   exchange_.end();
   hub_.live.erase(id_);
+  if (tls_counted_ && hub_.env.metrics != nullptr) hub_.env.metrics->tls_closed();
   boost::system::error_code ignored;
-  stream_.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
-  stream_.socket().close(ignored);
+  tcp().socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+  tcp().socket().close(ignored);
   hub_.loop.after_event();
 }
 

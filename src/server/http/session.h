@@ -7,18 +7,26 @@
 //     waits for the log) the socket is watched, so a client that disconnects ends its session
 //     at once (its waiter leaves the queue; a grant that raced with it is released).
 //  3. send(): the response leaves; keep-alive reads the next request.
+//
+// Over TLS (the listener has a certificate) the session first finishes a handshake within the
+// context's handshake timeout, and then reads and writes through Boost.Asio's ssl::stream over
+// the same TCP stream; a verified client certificate whose common name a caller carries
+// (certCommonName) is the caller of requests without a bearer token.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <memory>
 #include <optional>
 #include <unordered_map>
+#include <variant>
 
 #include "server/http/exchange.h"
 #include "server/loop_driver.h"
+#include "server/tls/context.h"
 
 namespace holdfast::http {
 
@@ -39,7 +47,8 @@ class Session final : public std::enable_shared_from_this<Session>,
                       public ReplySender,
                       private Exchange::Events {
  public:
-  Session(HttpHub& hub, boost::asio::ip::tcp::socket socket);
+  // With `tls`, the session speaks TLS with that context's certificate.
+  Session(HttpHub& hub, boost::asio::ip::tcp::socket socket, tls::ServerContextPtr tls = nullptr);
   void start();
   // The server is stopping: a request in flight is answered (UNAVAILABLE, by the service),
   // then the connection closes.
@@ -50,16 +59,24 @@ class Session final : public std::enable_shared_from_this<Session>,
   void response_ready() override;
   void keep_alive(bool call_in_flight) override;
 
+  using Plain = boost::beast::tcp_stream;
+  using Secure = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+
+  // The TCP layer under either: timeouts and the socket.
+  boost::beast::tcp_stream& tcp();
+  void on_handshake(const boost::system::error_code& ec);
   void read();
   void on_read(const boost::system::error_code& ec);
   void handle();
   void send(Response response);
   void watch_for_disconnect();
   void on_readable_while_waiting(const boost::system::error_code& ec);
+  void on_secure_read_while_waiting(const boost::system::error_code& ec, std::size_t n);
   void close();
 
   HttpHub& hub_;
-  boost::beast::tcp_stream stream_;
+  tls::ServerContextPtr tls_;  // the certificate it started with, whatever SIGHUP loads
+  std::variant<Plain, Secure> stream_;
   const SessionId id_;
   Exchange exchange_;
   boost::beast::flat_buffer buffer_;
@@ -71,6 +88,9 @@ class Session final : public std::enable_shared_from_this<Session>,
   bool ready_scheduled_ = false;
   bool closed_ = false;
   bool stopping_ = false;
+  bool tls_counted_ = false;       // in holdfast_tls_connections
+  bool watching_ = false;          // TLS: a read that watches for a hang-up is pending
+  bool read_after_watch_ = false;  // TLS: read() waits for that read to end
 };
 
 }  // namespace holdfast::http

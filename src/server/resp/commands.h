@@ -50,6 +50,10 @@ struct ConnectionState {
   int proto = 2;
   Principal principal;
   bool authenticated = false;
+  // The caller a verified client certificate named (certCommonName), when the connection came
+  // with one: it is signed in as that caller from the start, AUTH replaces it, RESET returns to
+  // it.
+  std::optional<Principal> certificate_principal;
   // CLIENT SETNAME (or HELLO ... SETNAME): how CLIENT LIST and log lines name the connection.
   // Empty: no name. Never holds spaces or control characters.
   std::string name;

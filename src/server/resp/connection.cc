@@ -2,14 +2,27 @@
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <cstring>
 
 #include "server/resp/read_space.h"
+#include "server/tls/engine.h"
+#include "server/tls/handshake.h"
 
 namespace holdfast::resp {
 
-Connection::Connection(ConnectionHub& hub, Socket socket)
+// A TLS connection's session and the end of the time its handshake may take.
+struct Connection::Tls {
+  Tls(boost::asio::io_context& io, tls::ServerContextPtr ctx)
+      : context(std::move(ctx)), engine(context->ssl.native_handle()), deadline(io) {}
+  tls::ServerContextPtr context;  // the certificate it started with, whatever SIGHUP loads
+  tls::Engine engine;
+  boost::asio::steady_timer deadline;
+  bool counted = false;  // in holdfast_tls_connections
+};
+
+Connection::Connection(ConnectionHub& hub, Socket socket, tls::ServerContextPtr tls)
     : hub_(hub),
       socket_(std::move(socket)),
       id_(++*hub.last_id),
@@ -19,6 +32,7 @@ Connection::Connection(ConnectionHub& hub, Socket socket)
   describe_endpoints(socket_, pipeline_.state());
   in_cap_ = std::min(kInitialBuffer, max_input());
   in_ = std::make_unique<char[]>(in_cap_);
+  if (tls) tls_ = std::make_unique<Tls>(hub.io, std::move(tls));
 }
 
 Connection::~Connection() = default;
@@ -28,11 +42,19 @@ void Connection::start() {
   // flush() writes synchronously first; that write must never block the loop.
   boost::system::error_code ignored;
   socket_.non_blocking(true, ignored);
+  if (tls_) {
+    // A client that never finishes its handshake is let go: the loop serves the others
+    // meanwhile, since the handshake only advances as its bytes arrive.
+    tls_->deadline.expires_after(tls_->context->handshake_timeout);
+    tls_->deadline.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+      if (ec || self->closed_ || self->tls_->engine.established()) return;
+      self->handshake_failed(tls::HandshakeFailure::kTimeout, "no handshake in time");
+    });
+  }
   read();
 }
 
-void Connection::read() {
-  if (reading_ || closed_ || closing_) return;
+bool Connection::make_room() {
   if (in_end_ == in_cap_) {
     if (in_begin_ > 0) {
       std::memmove(in_.get(), in_.get() + in_begin_, in_end_ - in_begin_);
@@ -45,9 +67,19 @@ void Connection::read() {
       in_ = std::move(bigger);
       in_cap_ = cap;
     } else {
-      return;  // full of unprocessed commands: resume when processing drains it
+      return false;  // full of unprocessed commands: resume when processing drains it
     }
   }
+  return true;
+}
+
+void Connection::read() {
+  if (reading_ || closed_ || closing_) return;
+  if (tls_) {
+    read_tls();
+    return;
+  }
+  if (!make_room()) return;
   reading_ = true;
   // ReadSpace: after a short read, the next one waits for epoll rather than trying recv() first.
   socket_.async_read_some(ReadSpace(in_.get() + in_end_, in_cap_ - in_end_),
@@ -64,6 +96,106 @@ void Connection::on_read(const boost::system::error_code& ec, std::size_t n) {
   }
   in_end_ += n;
   process();
+  read();
+}
+
+void Connection::read_tls() {
+  tls::Engine& engine = tls_->engine;
+  if (engine.established()) {
+    if (!make_room()) return;
+    if (engine.has_input()) {
+      // What the last decryption left for want of room: decrypt it from the loop, not from
+      // inside the processing that made the room.
+      reading_ = true;
+      boost::asio::post(hub_.io, [self = shared_from_this()] {
+        self->reading_ = false;
+        if (!self->closed_) self->decrypt_and_process();
+      });
+      return;
+    }
+  }
+  reading_ = true;
+  char* space = engine.input_space();
+  socket_.async_read_some(ReadSpace(space, engine.input_space_size()),
+                          [self = shared_from_this()](const boost::system::error_code& ec,
+                                                      std::size_t n) { self->on_tls_read(ec, n); });
+}
+
+void Connection::on_tls_read(const boost::system::error_code& ec, std::size_t n) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec) {
+    if (tls_->engine.established()) {
+      close();
+    } else {
+      handshake_failed(tls::HandshakeFailure::kClosed, ec.message());
+    }
+    return;
+  }
+  tls_->engine.received(n);
+  if (tls_->engine.established()) {
+    decrypt_and_process();
+  } else {
+    continue_handshake();
+  }
+}
+
+void Connection::continue_handshake() {
+  tls::Engine& engine = tls_->engine;
+  const tls::Engine::Status st = engine.handshake();
+  if (st == tls::Engine::Status::kFailed) {
+    handshake_failed(engine.failure(), engine.failure_text());
+    return;
+  }
+  flush();  // the server's flight, or what the finished handshake adds (session tickets)
+  if (closed_) return;
+  if (st == tls::Engine::Status::kWantInput) {
+    read();
+    return;
+  }
+  tls_->deadline.cancel();
+  tls_->counted = true;
+  if (hub_.env.metrics != nullptr) hub_.env.metrics->tls_opened();
+  if (auto caller = tls::certificate_caller(engine.native(), hub_.env.auth))
+    pipeline_.sign_in_by_certificate(std::move(*caller));
+  // The client's first commands may have come with its last handshake message.
+  decrypt_and_process();
+}
+
+void Connection::handshake_failed(tls::HandshakeFailure why, std::string_view detail) {
+  if (closed_) return;
+  tls::report_failure(hub_.env.metrics, why, detail, id_, pipeline_.state().peer_address);
+  // The alert OpenSSL wrote, if any, goes out on the way (the socket is non-blocking: at
+  // most what fits, which an alert always does).
+  const std::string& alert = tls_->engine.output();
+  boost::system::error_code ignored;
+  if (!alert.empty()) socket_.write_some(boost::asio::buffer(alert), ignored);
+  tls_->engine.clear_output();
+  close();
+}
+
+void Connection::decrypt_and_process() {
+  tls::Engine& engine = tls_->engine;
+  bool peer_closed = false;
+  while (make_room()) {
+    std::size_t n = 0;
+    const tls::Engine::Status st = engine.read(in_.get() + in_end_, in_cap_ - in_end_, &n);
+    if (st == tls::Engine::Status::kOk) {
+      in_end_ += n;
+      continue;
+    }
+    if (st == tls::Engine::Status::kFailed) {
+      close();  // a broken record after the handshake: nothing more can be read
+      return;
+    }
+    peer_closed = st == tls::Engine::Status::kClosed;
+    break;  // kWantInput: everything received is decrypted
+  }
+  process();
+  if (peer_closed) {
+    close();
+    return;
+  }
   read();
 }
 
@@ -131,6 +263,10 @@ void Connection::keep_alive(bool calls_in_flight) {
 void Connection::flush() {
   flush_scheduled_ = false;
   if (closed_ || write_in_flight_) return;
+  if (tls_) {
+    flush_tls();
+    return;
+  }
   std::string& out = pipeline_.output();
   if (out.empty()) {
     if (closing_ && !pipeline_.in_flight()) close();
@@ -158,6 +294,50 @@ void Connection::flush() {
   }
   if (!ec) out.erase(0, n);
   writing_.swap(out);
+  write_rest();
+}
+
+// A TLS connection's flush: the replies become records with one SSL_write, which leave as the
+// plain path's do, in one write with the rest sent asynchronously.
+void Connection::flush_tls() {
+  std::string& out = pipeline_.output();
+  tls::Engine& engine = tls_->engine;
+  const bool was_congested = congested();
+  if (!out.empty()) {
+    if (!engine.write(out)) {
+      close();
+      return;
+    }
+    out.clear();
+  }
+  const std::string& records = engine.output();
+  if (records.empty()) {
+    if (closing_ && !pipeline_.in_flight()) close();
+    return;
+  }
+  boost::system::error_code ec;
+  const std::size_t n = socket_.write_some(boost::asio::buffer(records), ec);
+  if (ec && ec != boost::asio::error::would_block && ec != boost::asio::error::try_again) {
+    close();
+    return;
+  }
+  if (!ec && n == records.size()) {
+    engine.clear_output();
+    if (closing_ && !pipeline_.in_flight()) {
+      close();
+    } else if (was_congested && pipeline_.ready() && in_begin_ < in_end_) {
+      post_process();
+    }
+    return;
+  }
+  writing_.assign(records, ec ? 0 : n);
+  engine.clear_output();
+  write_rest();
+}
+
+// What the socket did not take at once (writing_) leaves asynchronously; then the replies
+// made meanwhile, and the commands that waited for the output to drain.
+void Connection::write_rest() {
   write_in_flight_ = true;
   boost::asio::async_write(
       socket_, boost::asio::buffer(writing_),
@@ -202,6 +382,15 @@ void Connection::close() {
   pipeline_.end();
   hub_.live.erase(id_);
   boost::system::error_code ignored;
+  if (tls_ && tls_->engine.established()) {
+    // close_notify, so that the client reads the end of the session rather than a cut
+    // connection; best effort, as the socket may be gone or full.
+    if (tls_->counted && hub_.env.metrics != nullptr) hub_.env.metrics->tls_closed();
+    tls_->engine.clear_output();
+    if (!write_in_flight_ && tls_->engine.shutdown())
+      socket_.write_some(boost::asio::buffer(tls_->engine.output()), ignored);
+  }
+  if (tls_) tls_->deadline.cancel();
   socket_.close(ignored);
   hub_.loop.after_event();
 }

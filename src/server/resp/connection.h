@@ -12,6 +12,14 @@
 //     queue) are sent by the loop at the end of its turn (LoopDriver::flush_later).
 //  4. close(): on EOF, an error, QUIT or a protocol error. Its session ends in the service:
 //     its waiting calls end, its session-scoped holds are released at once.
+//
+// Over TLS (a TCP listener with a certificate) the connection first finishes a handshake, within
+// the context's handshake timeout, reading and writing the socket as it does afterwards; then
+// read() takes ciphertext into the TLS engine (tls/engine.h), which decrypts it into the same
+// input buffer, and flush() encrypts the batch of replies with one SSL_write and sends it with
+// the same one write. A verified client certificate whose common name a caller carries
+// (certCommonName) signs the connection in as that caller. The plain path (TCP, the Unix socket)
+// only tests tls_ on the way.
 #pragma once
 
 #include <boost/asio/generic/stream_protocol.hpp>
@@ -25,6 +33,8 @@
 #include "server/metrics.h"
 #include "server/resp/codec.h"
 #include "server/resp/pipeline.h"
+#include "server/tls/context.h"
+#include "server/tls/handshake_failure.h"
 
 namespace holdfast::resp {
 
@@ -73,7 +83,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
  public:
   using Socket = boost::asio::generic::stream_protocol::socket;
 
-  Connection(ConnectionHub& hub, Socket socket);
+  // With `tls`, the connection speaks TLS with that context's certificate.
+  Connection(ConnectionHub& hub, Socket socket, tls::ServerContextPtr tls = nullptr);
   ~Connection() override;
 
   void start();
@@ -95,8 +106,21 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void resume() override;
   void keep_alive(bool calls_in_flight) override;
 
+  struct Tls;
+
   void read();
+  // Room at the end of the input buffer (moving or growing it); false when it is full of
+  // commands that cannot run yet.
+  bool make_room();
   void on_read(const boost::system::error_code& ec, std::size_t n);
+  void read_tls();
+  void on_tls_read(const boost::system::error_code& ec, std::size_t n);
+  void continue_handshake();
+  void handshake_failed(tls::HandshakeFailure why, std::string_view detail);
+  // Decrypts what the engine holds into the input buffer, runs it, reads on.
+  void decrypt_and_process();
+  void flush_tls();
+  void write_rest();
   void process();
   void post_process();
   void close();
@@ -116,6 +140,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   std::unique_ptr<char[]> in_;
   std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
   std::string writing_;
+  std::unique_ptr<Tls> tls_;          // TLS listeners only
   std::shared_ptr<Connection> self_;  // set while calls are in flight
   bool reading_ = false;
   bool write_in_flight_ = false;

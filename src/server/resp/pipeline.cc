@@ -30,6 +30,12 @@ Pipeline::Pipeline(const Env& env, SessionId id, Events& events, ClientDirectory
   }
 }
 
+void Pipeline::sign_in_by_certificate(Principal caller) {
+  state_.certificate_principal = caller;
+  state_.principal = std::move(caller);
+  state_.authenticated = true;
+}
+
 void Pipeline::held_from(std::size_t before) {
   if (&local_buffer() == &held_) runner_.note_local(held_.size() - before);
 }

@@ -71,6 +71,9 @@ class Pipeline final : private CallRunner::Host {
   void end() { runner_.end(); }
 
   ConnectionState& state() { return state_; }
+  // The TLS handshake verified a client certificate that names `caller` (certCommonName):
+  // the connection is that caller until AUTH says otherwise. Before the first command.
+  void sign_in_by_certificate(Principal caller);
 
  private:
   void answer(std::uint16_t command, Result<Answer> result) override;

@@ -131,8 +131,9 @@ Flow cmd_reset(CommandContext& ctx, std::span<const std::string_view>) {
   ctx.conn.no_touch = false;
   ctx.conn.transaction = Transaction{};
   if (ctx.info.auth_mode) {
-    ctx.conn.principal = Principal{};
-    ctx.conn.authenticated = false;
+    // Back to who the connection was when it opened: its certificate's caller, or nobody.
+    ctx.conn.authenticated = ctx.conn.certificate_principal.has_value();
+    ctx.conn.principal = ctx.conn.certificate_principal.value_or(Principal{});
   }
   ctx.out.simple("RESET");
   return Flow::kContinue;

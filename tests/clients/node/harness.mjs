@@ -2,6 +2,7 @@
 // HOLDFAST_SERVE_FOR_CLIENTS; ctest sets it), and the four client libraries behind one small
 // interface so every case runs with each of them.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 
@@ -11,11 +12,14 @@ import { createClient as createClient5 } from 'redis-5';
 import { createClient as createClient6 } from 'redis-6';
 
 export class HoldfastServer {
-  static async start({ auth = false } = {}) {
+  // tls: the TCP port speaks TLS only; server.tls then names the PEM files {ca, cert, key,
+  // otherCa} (cert and key: the client certificate of carol.example, a member with --auth).
+  static async start({ auth = false, tls = false } = {}) {
     const server = new HoldfastServer();
     const helper = process.env.HOLDFAST_SERVE_FOR_CLIENTS;
     if (!helper) throw new Error('HOLDFAST_SERVE_FOR_CLIENTS is not set');
-    server.proc = spawn(helper, auth ? ['--auth'] : [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const flags = [...(auth ? ['--auth'] : []), ...(tls ? ['--tls'] : [])];
+    server.proc = spawn(helper, flags, { stdio: ['pipe', 'pipe', 'inherit'] });
     server.lines = createInterface({ input: server.proc.stdout })[Symbol.asyncIterator]();
     const first = await server.lines.next();
     if (first.done) throw new Error('serve_for_clients did not start a server');
@@ -74,14 +78,22 @@ export async function closeAll() {
 }
 
 // Connects with the library's defaults plus `options`: protocol (2|3), password, username,
-// name, unix (connect to the Unix socket), retry (false: fail instead of reconnecting).
+// name, unix (connect to the Unix socket), retry (false: fail instead of reconnecting), tls
+// ({ca, cert?, key?}: PEM file names, read and handed over as each library takes them: ioredis
+// `tls`, node-redis `socket.tls`).
 // Resolves once the library says the connection is ready.
 export async function connect(lib, server, options = {}) {
   return lib.kind === 'ioredis' ? connectIORedis(lib, server, options) : connectNodeRedis(lib, server, options);
 }
 
+// {ca, cert, key} file names -> their PEM contents, as Node's tls.connect takes them.
+function pem(tls) {
+  return Object.fromEntries(Object.entries(tls).map(([name, file]) => [name, readFileSync(file)]));
+}
+
 async function connectIORedis(lib, server, o) {
   const config = o.unix ? { path: server.unix } : { host: '127.0.0.1', port: server.port };
+  if (o.tls !== undefined) config.tls = pem(o.tls);
   if (o.protocol !== undefined) config.protocol = o.protocol;
   if (o.password !== undefined) config.password = o.password;
   if (o.username !== undefined) config.username = o.username;
@@ -118,6 +130,7 @@ function unwrap(results) {
 
 async function connectNodeRedis(lib, server, o) {
   const config = { socket: o.unix ? { path: server.unix } : { host: '127.0.0.1', port: server.port } };
+  if (o.tls !== undefined) Object.assign(config.socket, { tls: true, ...pem(o.tls) });
   if (o.protocol !== undefined) config.RESP = o.protocol;
   if (o.password !== undefined) config.password = o.password;
   if (o.username !== undefined) config.username = o.username;

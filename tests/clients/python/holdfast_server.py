@@ -7,8 +7,9 @@ import subprocess
 
 
 class HoldfastServer:
-    def __init__(self, auth=False):
-        argv = [os.environ["HOLDFAST_SERVE_FOR_CLIENTS"]] + (["--auth"] if auth else [])
+    def __init__(self, auth=False, tls=False):
+        argv = [os.environ["HOLDFAST_SERVE_FOR_CLIENTS"]]
+        argv += (["--auth"] if auth else []) + (["--tls"] if tls else [])
         self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         line = self._proc.stdout.readline()
         if not line:
@@ -17,6 +18,8 @@ class HoldfastServer:
         self.port = info["port"]
         self.unix_path = info["unix"]
         self.store = info["store"]
+        # With tls: PEM files {"ca", "cert", "key", "otherCa"} (cert: carol.example's).
+        self.tls = info.get("tls")
 
     def restart(self):
         """Stops the server and starts it again on the same port and data."""

@@ -9,8 +9,10 @@
 //     keeps the process alive only while a call waits, so a script that forgets close() ends.
 import { Buffer } from "node:buffer";
 import * as net from "node:net";
+import * as tls from "node:tls";
 
 import { ConnectionError, ProtocolError, errorFromWire } from "../errors.js";
+import type { TlsOptions } from "../tls.js";
 import { describeNode, type RespNode } from "../url.js";
 import { NEED_MORE, ReplyDecoder, RespErrorReply, asRecord, encodeCommand, type RespValue } from "./codec.js";
 import { parseErrorLine } from "./error_line.js";
@@ -42,23 +44,42 @@ export class RespConnection {
     socket.unref();
   }
 
-  /** Connects and says hello. Throws ConnectionError, UnauthenticatedError or ProtocolError. */
-  static async open(node: RespNode, credentials: Credentials, connectTimeoutMs: number): Promise<RespConnection> {
+  /** Connects (over TLS with `tlsOptions`: rediss://) and says hello. Throws ConnectionError,
+   * UnauthenticatedError or ProtocolError. */
+  static async open(node: RespNode, credentials: Credentials, connectTimeoutMs: number, tlsOptions?: TlsOptions): Promise<RespConnection> {
     const name = describeNode(node);
+    const secure = tlsOptions !== undefined && node.kind === "tcp";
     const socket = await new Promise<net.Socket>((resolve, reject) => {
-      const s = node.kind === "unix" ? net.connect({ path: node.path }) : net.connect({ host: node.host, port: node.port });
+      const s =
+        node.kind === "unix"
+          ? net.connect({ path: node.path })
+          : secure
+            ? tls.connect({
+                host: node.host,
+                port: node.port,
+                // Node takes any bytes where its types say Buffer.
+                ...(tlsOptions as tls.ConnectionOptions),
+                // The name the certificate must carry; an IP address is checked as one, not sent.
+                ...(net.isIP(node.host) === 0 && { servername: node.host }),
+              })
+            : net.connect({ host: node.host, port: node.port });
+      let reached = false;
+      s.once("connect", () => {
+        reached = true;
+      });
       const timer = setTimeout(() => {
         s.destroy();
         reject(new ConnectionError(`cannot reach ${name}: no connection within ${connectTimeoutMs} ms`));
       }, connectTimeoutMs);
-      s.once("connect", () => {
+      s.once(secure ? "secureConnect" : "connect", () => {
         clearTimeout(timer);
         s.removeAllListeners("error");
         resolve(s);
       });
       s.once("error", (e) => {
         clearTimeout(timer);
-        reject(new ConnectionError(`cannot reach ${name}: ${e.message}`, { cause: e }));
+        const why = reached ? `TLS handshake with ${name} failed` : `cannot reach ${name}`;
+        reject(new ConnectionError(`${why}: ${e.message}`, { cause: e }));
       });
     });
     const conn = new RespConnection(socket, name);

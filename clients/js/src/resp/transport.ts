@@ -6,6 +6,7 @@
 import { ConnectionError, ProtocolError } from "../errors.js";
 import { respModeArgs, type KeyModeRequest } from "../mode.js";
 import type { GroupRequest, HoldRequest, Transport } from "../transport.js";
+import type { TlsOptions } from "../tls.js";
 import type { LockPage } from "../types.js";
 import { describeNode, type RespNode } from "../url.js";
 import * as wire from "../wire.js";
@@ -16,6 +17,8 @@ const MAX_IDLE = 4;
 
 export interface RespOptions {
   connectTimeoutMs: number;
+  /** rediss://: every TCP connection speaks TLS with these settings. */
+  tls?: TlsOptions;
   /** How long a call may wait for its answer beyond the acquire timeout it carries. */
   callTimeoutMs: number;
 }
@@ -190,7 +193,7 @@ export class RespTransport implements Transport {
     for (let i = 0; i < this.nodes.length; i++) {
       const index = (this.preferred + i) % this.nodes.length;
       try {
-        const conn = await RespConnection.open(this.nodes[index]!, this.credentials, this.options.connectTimeoutMs);
+        const conn = await RespConnection.open(this.nodes[index]!, this.credentials, this.options.connectTimeoutMs, this.options.tls);
         if (this.closed) {
           conn.close();
           throw new ConnectionError("the client is closed");

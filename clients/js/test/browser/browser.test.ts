@@ -130,7 +130,7 @@ test("a page from an allowed origin takes, inspects and releases a lock over HTT
   assert.deepEqual(steps.resp, {
     name: "InvalidArgumentError",
     field: "url",
-    message: "holdfast:// and unix:// URLs need Node.js; in a browser use the server's http:// URL",
+    message: "holdfast://, rediss:// and unix:// URLs need Node.js; in a browser use the server's http:// or https:// URL",
   });
 
   // The server saw all of it: the key is free now and its tokens moved past the page's.

@@ -12,7 +12,10 @@ import { createInterface } from "node:readline";
 export interface Member {
   userId: string;
   role: "member" | "admin" | "owner";
-  token: string;
+  /** The bearer token; a member with only `certCommonName` signs in by certificate. */
+  token?: string;
+  /** The common name of the client certificate that is this member. */
+  certCommonName?: string;
 }
 
 export interface ServerOptions {
@@ -20,6 +23,9 @@ export interface ServerOptions {
   config?: string;
   /** With members, the server runs with credentials instead of local open mode. */
   members?: Member[];
+  /** TLS on the TCP and HTTP listeners (PEM files); respUrl and httpUrl are then rediss:// and
+   * https:// URLs. */
+  tls?: { cert: string; key: string; ca?: string; clientAuth?: "none" | "request" | "require" };
 }
 
 export class TestServer {
@@ -42,10 +48,20 @@ export class TestServer {
     let config = options.config ?? "";
     if (options.members) {
       const creds = options.members
-        .map((m) => `[[member]]\nuserId = "${m.userId}"\nrole = "${m.role}"\ntokenSha256 = "${sha256(m.token)}"\n`)
+        .map(
+          (m) =>
+            `[[member]]\nuserId = "${m.userId}"\nrole = "${m.role}"\n` +
+            (m.token !== undefined ? `tokenSha256 = "${sha256(m.token)}"\n` : "") +
+            (m.certCommonName !== undefined ? `certCommonName = "${m.certCommonName}"\n` : ""),
+        )
         .join("\n");
       writeFileSync(join(dir, "credentials.toml"), creds);
       config += `\n[auth]\ncredentials = "credentials.toml"\n`;
+    }
+    if (options.tls) {
+      args.push("--tls-cert", options.tls.cert, "--tls-key", options.tls.key);
+      if (options.tls.ca !== undefined) args.push("--tls-ca", options.tls.ca);
+      if (options.tls.clientAuth !== undefined) args.push("--tls-client-auth", options.tls.clientAuth);
     }
     const base = process.env.HOLDFAST_TEST_STORE_URL;
     let storeUrl = "";
@@ -73,8 +89,8 @@ export class TestServer {
         const resp = /resp=(127\.0\.0\.1:\d+)/.exec(line);
         const http = /http=(127\.0\.0\.1:\d+)/.exec(line);
         if (line.startsWith("holdfast ready") && resp && http) {
-          server.respUrl = `holdfast://${resp[1]}`;
-          server.httpUrl = `http://${http[1]}`;
+          server.respUrl = `${options.tls ? "rediss" : "holdfast"}://${resp[1]}`;
+          server.httpUrl = `${options.tls ? "https" : "http"}://${http[1]}`;
           server.unixUrl = `unix://${join(dir, "holdfast.sock")}`;
           clearTimeout(timer);
           resolve();
