@@ -115,6 +115,12 @@ int main(int argc, char** argv) {
                  "Permits of the semaphore of (i); each connection takes one")
       ->capture_default_str();
   app.add_option("--depth", o.depth, "Pipeline depth of workload (c)")->capture_default_str();
+  app.add_option("--watchers", o.watchers, "LOCK.WATCH connections of (j)")->capture_default_str();
+  app.add_option("--watch-connections", o.watch_connections, "Pair connections of (j)")
+      ->capture_default_str();
+  app.add_option("--subscribers", o.subscribers, "Subscribers of (k)")->capture_default_str();
+  app.add_option("--publish-depth", o.publish_depth, "PUBLISHes in flight in (k)")
+      ->capture_default_str();
   app.add_option("--think-us", o.think_us, "Pause after each critical section in (b), µs")
       ->capture_default_str();
   app.add_option("--client-poll-us", o.client_poll_us,
@@ -205,6 +211,9 @@ int main(int argc, char** argv) {
     o.tls_connections = {2};
     o.idle = {20, 2000, 0.3, 0.3, 10, 1};
     o.hot_connections = 8;
+    o.watchers = 2;
+    o.watch_connections = 2;
+    o.subscribers = 4;
     o.memory_holds = 2000;
     o.restart_holds = 2000;
     o.restart_fsync = "always";

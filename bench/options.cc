@@ -59,6 +59,14 @@ std::string check_options(const SuiteOptions& o) {
     return range("--semaphore-permits", "permits", "1", "1000000");
   if (o.depth < 1 || o.depth > kMaxDepth)
     return range("--depth", "requests in flight", "1", std::to_string(kMaxDepth));
+  if (o.watchers < 1 || o.watchers > kMaxConnections)
+    return range("--watchers", "connections", "1", std::to_string(kMaxConnections));
+  if (o.watch_connections < 1 || o.watch_connections > kMaxConnections)
+    return range("--watch-connections", "connections", "1", std::to_string(kMaxConnections));
+  if (o.subscribers < 1 || o.subscribers > kMaxConnections)
+    return range("--subscribers", "connections", "1", std::to_string(kMaxConnections));
+  if (o.publish_depth < 1 || o.publish_depth > kMaxDepth)
+    return range("--publish-depth", "messages in flight", "1", std::to_string(kMaxDepth));
   if (o.think_us < 0 || o.think_us > 10'000'000)
     return range("--think-us", "microseconds", "0", "10000000");
   if (o.memory_holds < 1 || o.memory_holds > 100'000'000)

@@ -15,6 +15,7 @@
 
 #include "charts.h"
 #include "efficiency_report.h"
+#include "fanout_report.h"
 #include "kinds_report.h"
 #include "machine.h"
 #include "process.h"
@@ -591,6 +592,7 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
   w.streaming_table(out, "sleeping", "(g) Pairs as in (a), with a client that sleeps at once",
                     "pairs", "one pair, try queued to release answered");
   kinds_table(out, results);
+  fanout_tables(out, results);
   idle_table(out, results);
   tls_table(out, results);
   w.scaleout_table(out);

@@ -135,16 +135,17 @@ std::vector<std::string> run_target_names(const SuiteOptions& o) {
 }
 
 const std::vector<std::string>& all_workload_names() {
-  static const std::vector<std::string> names = {"floor",  "pairs",    "pipeline", "hotkey",
-                                                 "kinds",  "sleeping", "idle",     "tls",
-                                                 "memory", "restart"};
+  static const std::vector<std::string> names = {"floor",    "pairs",    "pipeline", "hotkey",
+                                                 "kinds",    "sleeping", "idle",     "tls",
+                                                 "watchers", "publish",  "memory",   "restart"};
   return names;
 }
 
 std::string workload_name(const std::string& n) {
   static const std::map<std::string, std::string> letters = {
-      {"a", "pairs"}, {"b", "hotkey"},   {"c", "pipeline"}, {"d", "memory"}, {"e", "restart"},
-      {"f", "floor"}, {"g", "sleeping"}, {"h", "idle"},     {"i", "kinds"},  {"j", "tls"}};
+      {"a", "pairs"},   {"b", "hotkey"}, {"c", "pipeline"}, {"d", "memory"},
+      {"e", "restart"}, {"f", "floor"},  {"g", "sleeping"}, {"h", "idle"},
+      {"i", "kinds"},   {"j", "tls"},    {"k", "watchers"}, {"l", "publish"}};
   if (auto it = letters.find(n); it != letters.end()) return it->second;
   return contains(all_workload_names(), n) ? n : "";
 }
@@ -163,7 +164,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
   // Step 1.
   std::vector<std::unique_ptr<Target>> running;
   const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey") ||
-                         wants("kinds") || wants("sleeping") || wants("idle") || wants("tls");
+                         wants("kinds") || wants("sleeping") || wants("idle") || wants("tls") ||
+                         wants("watchers") || wants("publish");
   for (const std::string& name : run_target_names(o)) {
     TargetInfo info{name, "", ""};
     auto target = make_target(name, o);
@@ -192,6 +194,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
     std::function<bool(const Target&)> applies;
     std::function<WorkerFactory(const Target&)> factory;
     std::string variant = {};  // Measurement::variant of its figures
+    // Started before each window and stopped after it (the watchers of (j)); may be empty.
+    std::function<std::unique_ptr<Watchers>(Target&)> beside = {};
   };
   auto figures_of = [&](const std::vector<Leg>& legs, MeasureShape shape,
                         std::chrono::milliseconds pause_after) {
@@ -211,8 +215,19 @@ SuiteResults run_suite(const SuiteOptions& o) {
     for (int round = 0; round < o.rounds && !interrupted(); ++round) {
       for (std::size_t i = 0; i < slots.size() && !interrupted(); ++i) {
         Slot& slot = slots[i];
-        Measurement window =
-            measure(*slot.target, slot.leg->workload, shape, slot.leg->factory(*slot.target));
+        Measurement window;
+        try {
+          auto beside =
+              slot.leg->beside ? slot.leg->beside(*slot.target) : std::unique_ptr<Watchers>();
+          window =
+              measure(*slot.target, slot.leg->workload, shape, slot.leg->factory(*slot.target));
+        } catch (const std::exception& e) {
+          window.workload = slot.leg->workload;
+          window.target = slot.target->name();
+          window.connections = shape.connections;
+          window.failed = true;
+          window.failure = e.what();
+        }
         window.variant = slot.leg->variant;
         accumulate(slot.total, window);
         // Let what this window left behind (expiring holds) settle before the next server is
@@ -329,6 +344,48 @@ SuiteResults run_suite(const SuiteOptions& o) {
          {"kinds", embedded, [=](const Target&) { return kind_worker(shared); }, "shared"},
          {"kinds", embedded, [=](const Target&) { return kind_worker(semaphore); }, "semaphore"}},
         s, no_pause);
+  }
+
+  if (wants("watchers")) {
+    say("(k) pairs as in (a) at " + std::to_string(o.watch_connections) + " connections, with no " +
+        "lock-event watcher and with " + std::to_string(o.watchers) + ", in the same rounds");
+    auto embedded = [](const Target& t) {
+      return t.name() == "holdfast-always" || t.name() == "holdfast-never";
+    };
+    const int watchers = o.watchers;
+    MeasureShape s = base;
+    s.connections = o.watch_connections;
+    figures_of(
+        {{"watchers", embedded, [&](const Target&) { return pairs; }, "0 watchers"},
+         {"watchers", embedded, [&](const Target&) { return pairs; },
+          std::to_string(watchers) + " watchers",
+          [watchers](Target& t) { return std::make_unique<Watchers>(t.resp_port(), watchers); }}},
+        s, no_pause);
+  }
+  if (wants("publish")) {
+    say("(l) PUBLISH to " + std::to_string(o.subscribers) + " subscribers, " +
+        std::to_string(o.publish_depth) + " in flight");
+    PublishShape shape;
+    shape.subscribers = o.subscribers;
+    shape.depth = o.publish_depth;
+    shape.duration_s = o.duration_s / o.rounds;
+    shape.warmup_s = o.warmup_s / o.rounds;
+    std::vector<std::pair<Target*, PublishResult>> slots;
+    for (auto& t : running)
+      if (t->name() == "holdfast-never" || t->name() == "holdfast-always" || t->name() == "redis")
+        slots.push_back({t.get(), {}});
+    for (int round = 0; round < o.rounds && !interrupted(); ++round)
+      for (auto& [target, total] : slots) publish_window(*target, shape, total);
+    for (auto& [target, total] : slots) {
+      if (total.failed)
+        std::fprintf(stderr, "  %-16s publish FAILED: %s\n", total.target.c_str(),
+                     total.failure.c_str());
+      else
+        std::fprintf(stderr, "  %-16s publish %10.0f messages/s delivered  srv %.2f us/message\n",
+                     total.target.c_str(), total.delivered_per_sec(),
+                     total.server_us_per_message());
+      results.publish.push_back(std::move(total));
+    }
   }
 
   // The efficiency goals compare the embedded server with Redis, each durability with its own.
@@ -493,14 +550,17 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
   for (const auto& w : r.options.workloads) {
     const bool efficiency = selected({"holdfast-always", "holdfast-never", "redis", "redis-aof"});
     const bool applicable =
-        w == "restart" ? any_holdfast
-        : w == "kinds" ? selected({"holdfast-always", "holdfast-never", "holdfast-horizon"})
-        : w == "tls"   ? selected({"holdfast-never-tls", "redis-tls"})
+        w == "restart"    ? any_holdfast
+        : w == "kinds"    ? selected({"holdfast-always", "holdfast-never", "holdfast-horizon"})
+        : w == "tls"      ? selected({"holdfast-never-tls", "redis-tls"})
+        : w == "watchers" ? any_holdfast
+        : w == "publish"  ? any_resp
         : (w == "sleeping" || w == "idle")  ? efficiency
         : (w == "floor" || w == "pipeline") ? any_resp
         : w == "memory"                     ? any_resp
                                             : !r.options.targets.empty();
     const bool ran = (w == "memory" && !r.memory.empty()) || (w == "idle" && !r.idle.empty()) ||
+                     (w == "publish" && !r.publish.empty()) ||
                      (w == "restart" && !r.restarts.empty()) ||
                      std::any_of(r.measurements.begin(), r.measurements.end(),
                                  [&](const Measurement& m) { return m.workload == w; });
@@ -537,6 +597,12 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
   }
   for (const auto& x : r.idle) {
     if (x.failed) problems.push_back("idle on " + x.target + ": " + x.failure);
+  }
+  for (const auto& x : r.publish) {
+    if (x.failed)
+      problems.push_back("publish on " + x.target + ": " + x.failure);
+    else if (x.delivered == 0)
+      problems.push_back("publish on " + x.target + ": nothing delivered");
   }
   for (const auto& x : r.restarts) {
     // Whether holds survive is the durability work's contract, reported in the restart table;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "capacity.h"
+#include "fanout.h"
 #include "idle.h"
 #include "measurement.h"
 
@@ -42,6 +43,12 @@ struct SuiteOptions {
   int writer_every = 8;                // (i): one connection in this many is a writer
   std::int64_t semaphore_permits = 8;  // (i): the semaphore's permits
   int depth = 16;
+  // (k) pairs at `watch_connections` connections with no watcher and with `watchers`.
+  int watchers = 10;
+  int watch_connections = 64;
+  // (l) PUBLISH to `subscribers` subscribers, `publish_depth` in flight.
+  int subscribers = 100;
+  int publish_depth = 16;
   std::int64_t think_us = 1000;
   std::int64_t client_poll_us = 100;     // the load generator's poll window, every target alike
   std::int64_t backoff_min_us = 1000;    // (b) retry loops: first back-off ...
@@ -82,6 +89,7 @@ struct SuiteResults {
   std::vector<MemoryResult> memory;
   std::vector<RestartResult> restarts;
   std::vector<IdleResult> idle;
+  std::vector<PublishResult> publish;  // (k)
   double wall_seconds = 0;
   bool interrupted = false;
 };

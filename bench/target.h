@@ -44,6 +44,9 @@ class Target {
   virtual bool supports_blocking_acquire() const { return false; }
   // Speaks RESP: ping and pipelined operations are available.
   virtual bool speaks_resp() const { return false; }
+  // The RESP port on 127.0.0.1, for connections the harness opens itself (watchers and
+  // subscribers of bench/fanout.h); 0 when there is none.
+  virtual std::uint16_t resp_port() const { return 0; }
   // Its connections speak TLS: it takes part in the tls workload (j) only, beside the same
   // server over plain TCP.
   virtual bool tls() const { return false; }

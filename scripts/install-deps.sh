@@ -35,7 +35,7 @@ test_pkgs=(
 # The smoke run of the benchmark (ctest bench_smoke) starts etcd and draws its charts, so
 # etcd-server and gnuplot-nox are test packages; llvm brings llvm-cov for `make coverage`.
 # nodejs and chromium run the JavaScript client's tests (tests/js): its suites, and a page in
-# headless Chromium.
+# headless Chromium; chromium also runs the web page's browser test (tests/ui).
 # The full benchmark run needs nothing more.
 bench_pkgs=()
 # What `make package` adds to the build packages: cpack's Debian generator runs dpkg-shlibdeps
@@ -69,21 +69,24 @@ done
 if [ "$profile" != build ] && [ "$profile" != package ] && ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
-# The Node.js client libraries of tests/clients/node, at the versions its package-lock.json
-# pins; again only when the lock file changed since the last install.
+# The npm packages of the tests, at the versions each package-lock.json pins: the Node.js client
+# libraries of tests/clients/node, and puppeteer-core for the web page's browser test
+# (tests/ui); again only when a lock file changed since the last install.
 install_node_modules() {
-  local dir
-  dir="$(cd "$(dirname "$0")/.." && pwd)/tests/clients/node"
+  local root dir
+  root="$(cd "$(dirname "$0")/.." && pwd)"
   case "$profile" in build | package) return 0 ;; esac
-  if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
-    return 0
-  fi
-  if ! command -v npm >/dev/null; then
-    echo "install-deps: npm is missing (Node.js 20 or later with npm is needed for tests/clients/node)" >&2
-    exit 1
-  fi
-  echo "install-deps: npm ci in tests/clients/node"
-  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  for dir in "$root/tests/clients/node" "$root/tests/ui"; do
+    if [ -f "$dir/node_modules/.package-lock.json" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+      continue
+    fi
+    if ! command -v npm >/dev/null; then
+      echo "install-deps: npm is missing (Node.js 20 or later with npm is needed for ${dir#"$root"/})" >&2
+      exit 1
+    fi
+    echo "install-deps: npm ci in ${dir#"$root"/}"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  done
 }
 
 if [ ${#missing[@]} -eq 0 ]; then

@@ -92,6 +92,7 @@ class RedisTarget final : public Target {
   }
 
   bool speaks_resp() const override { return true; }
+  std::uint16_t resp_port() const override { return port_; }
   bool tls() const override { return wants_tls_; }
 
  private:

@@ -3,9 +3,13 @@
 // error, 3 authentication or access error, 4 server unreachable).
 #pragma once
 
+#include <string>
+
 #include <CLI/CLI.hpp>
 
 namespace holdfast::cli {
+
+struct RemoteOptions;
 
 enum ExitCode : int {
   kExitOk = 0,
@@ -22,5 +26,7 @@ void add_rules_command(CLI::App& app, int& exit_code);
 void add_rules_remote_commands(CLI::App& rules, int& exit_code);
 // holdfast locks ...: the lock commands over the client library (locks_cmd.cc).
 void add_locks_command(CLI::App& app, int& exit_code);
+// holdfast locks watch [PREFIX] (locks_watch.cc), with the `locks` options it reads.
+void add_locks_watch_command(CLI::App& locks, const RemoteOptions& remote, int& exit_code);
 
 }  // namespace holdfast::cli

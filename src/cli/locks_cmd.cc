@@ -419,6 +419,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   locks->require_subcommand(1);
   locks->footer(kExitCodes);
   add_remote_options(locks, f->remote);
+  add_locks_watch_command(*locks, f->remote, exit_code);
 
   auto on = [f, &exit_code](CLI::App* cmd, std::function<int(const Flags&, Client&)> body) {
     cmd->callback(

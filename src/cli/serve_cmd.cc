@@ -120,6 +120,12 @@ int serve_node(ServerConfig config, CredentialStore* credentials, std::optional<
               << pg::redact_url(config.store_url) << ": " << st.error().message << "\n";
     return 1;
   }
+  // Pub/sub reaches every node: out through the database, and in from it (on the loop).
+  server.pubsub().set_relay(
+      [&backend](std::string_view c, std::string_view m) { backend.publish(c, m); },
+      &PgBackend::publish_error);
+  backend.on_message(
+      [&server](std::string_view c, std::string_view m) { server.pubsub().deliver(c, m); });
   const int code = run_server(server, policy, credentials);
   backend.stop();  // wakes calls still blocked on its threads before they are joined
   return code;

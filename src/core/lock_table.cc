@@ -26,6 +26,7 @@ LockTable::~LockTable() = default;
 
 void LockTable::emit(const Change& change) {
   if (sink_ != nullptr) sink_->on_change(change);
+  if (events_ != nullptr) describe(change);
 }
 
 LockTable::Interned* LockTable::intern(std::string_view held_by) {
@@ -179,6 +180,7 @@ void LockTable::expire(Slot* slot, Millis now) {
     return;
   }
   ++counters_.expiries;
+  if (events_ != nullptr) report(hold_event(LockEventKind::kExpired, *slot));
   const Entry& e = slot->second;
   if (e.lock_delay() > 0)
     close_after_end(slot, e.lease_expires_at, e.lock_delay(), e.token, e.held_by->first,
@@ -222,7 +224,7 @@ void LockTable::hand_off_key(Slot* slot, Millis now) {
   while (!e.held() && e.queue != nullptr) {
     Waiter* w = e.queue->head;
     if (w->deadline <= now) {
-      time_out(w);
+      time_out(w, now);
       continue;
     }
     if (w->multi != nullptr) {  // a multi-key waiter: granted only with all its keys
@@ -231,6 +233,8 @@ void LockTable::hand_off_key(Slot* slot, Millis now) {
       continue;
     }
     if (!can_grant(e, *w)) break;
+    if (events_ != nullptr)
+      report_waiter(*w, LockEventKind::kDequeued, DequeueReason::kGranted, now);
     WaiterOutcome out;
     out.waiter = w->id;
     out.session = w->session;
@@ -291,13 +295,16 @@ WaiterId LockTable::enqueue(Slot* slot, const AcquireRequest& request, bool assi
   wait_ends_.set(w.get(), w->deadline);
   if (w->session != 0) sessions_[w->session].waiters.push_back(w.get());
   WaiterId id = w->id;
+  if (events_ != nullptr) report_waiter(*w, LockEventKind::kQueued, DequeueReason::kNone, now);
   waiters_.emplace(id, std::move(w));
   return id;
 }
 
 // Takes the waiter out of its queue, the timer heap and its session, and destroys it.
 // Does not erase the key's entry: callers decide.
-void LockTable::unlink_waiter(Waiter* w) {
+void LockTable::unlink_waiter(Waiter* w, DequeueReason reason, Millis now) {
+  if (events_ != nullptr && reason != DequeueReason::kNone)
+    report_waiter(*w, LockEventKind::kDequeued, reason, now);
   if (MultiWait* mw = w->multi) {
     erase_unordered(mw->legs, w);
     if (mw->legs.empty()) multi_waits_.erase(mw->id);
@@ -318,9 +325,9 @@ void LockTable::unlink_waiter(Waiter* w) {
   waiters_.erase(w->id);
 }
 
-void LockTable::time_out(Waiter* w) {
+void LockTable::time_out(Waiter* w, Millis now) {
   if (w->multi != nullptr) {
-    time_out_multi(*w->multi);
+    time_out_multi(*w->multi, now);
     return;
   }
   WaiterOutcome out;
@@ -331,7 +338,7 @@ void LockTable::time_out(Waiter* w) {
   out.key = w->slot->first;
   out.timeout_ms = w->timeout_ms;
   ++counters_.timeouts;
-  unlink_waiter(w);
+  unlink_waiter(w, DequeueReason::kTimeout, now);
   outcomes_.push_back(std::move(out));
 }
 
@@ -618,8 +625,11 @@ Result<HoldState> LockTable::transfer(std::string_view key, std::string_view to_
   const Millis lease_end = slot->second.lease_expires_at;  // the lease carries over
   const Millis lock_delay = slot->second.lock_delay();     // and so does its lock-delay
   drop_hold(slot);
-  return grant(slot, held_by, std::nullopt, to_id, lease_end, Scope::kLease, HoldKind::kAssigned, 0,
-               lock_delay, now);
+  transferring_ = true;
+  HoldState moved = grant(slot, held_by, std::nullopt, to_id, lease_end, Scope::kLease,
+                          HoldKind::kAssigned, 0, lock_delay, now);
+  transferring_ = false;
+  return moved;
 }
 
 Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
@@ -678,7 +688,7 @@ void LockTable::advance(Millis now) {
     } else {
       Waiter* w = wait_ends_.top();
       Slot* slot = w->slot;
-      time_out(w);
+      time_out(w, now);
       after_waiter_left(slot, now);
     }
   }
@@ -709,7 +719,7 @@ void LockTable::end_session(SessionId session, Millis now) {
   for (Waiter* w : index.waiters) {
     left.push_back(w->slot);
     w->session = 0;  // its session entry is gone already
-    unlink_waiter(w);
+    unlink_waiter(w, DequeueReason::kCancelled, now);
   }
   for (Slot* slot : left) defer(slot);
   drain(now);
@@ -741,12 +751,12 @@ void LockTable::cancel_waiter(WaiterId id, Millis now) {
   auto it = waiters_.find(id);
   if (it == waiters_.end()) return;
   if (MultiWait* mw = it->second->multi) {
-    cancel_multi(*mw);
+    cancel_multi(*mw, DequeueReason::kCancelled, now);
     drain(now);
     return;
   }
   Slot* slot = it->second->slot;
-  unlink_waiter(it->second.get());
+  unlink_waiter(it->second.get(), DequeueReason::kCancelled, now);
   after_waiter_left(slot, now);
 }
 

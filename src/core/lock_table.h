@@ -32,6 +32,9 @@
 //
 // Every change that must survive a crash is reported to the ChangeSink, in order, before the
 // operation returns (expiry is not a change: absolute lease ends are re-derived on recovery).
+// While someone watches, every change, expiry and waiter's arrival and departure is also told
+// to the LockEventSink as a lock event (lock_table_events.cc); without one the table pays a
+// null check where an event would be made.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +53,7 @@
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/hold.h"
+#include "core/lock_event.h"
 #include "core/lock_request.h"
 #include "core/lock_types.h"
 
@@ -128,6 +132,9 @@ class LockTable {
  public:
   // `sink` (may be null) receives every durable change; it must outlive the table.
   explicit LockTable(ChangeSink* sink = nullptr);
+  // Where lock events go (core/lock_event.h), or null: nobody watches. Events leave with their
+  // `at` unset (the sink stamps it).
+  void set_events(LockEventSink* events) { events_ = events; }
   ~LockTable();
   LockTable(const LockTable&) = delete;
   LockTable& operator=(const LockTable&) = delete;
@@ -257,8 +264,9 @@ class LockTable {
   WaiterId enqueue(Slot* slot, const AcquireRequest& request, bool assign,
                    std::string_view holder_id, std::optional<Millis> ttl_ms, Millis timeout_ms,
                    Millis now);
-  void unlink_waiter(Waiter* waiter);
-  void time_out(Waiter* waiter);
+  // `reason` other than kNone: a `dequeued` event for it (while someone watches).
+  void unlink_waiter(Waiter* waiter, DequeueReason reason = DequeueReason::kNone, Millis now = 0);
+  void time_out(Waiter* waiter, Millis now);
   Interned* intern(std::string_view held_by);
   void unintern(Interned* held_by);
   void emit(const Change& change);
@@ -289,8 +297,8 @@ class LockTable {
   bool multi_ready(const MultiWait& mw, Millis now) const;
   void grant_multi(MultiWait& mw, Millis now);
   GroupHold place_group(const std::vector<std::pair<Slot*, const Waiter*>>& parts, Millis now);
-  void time_out_multi(MultiWait& mw);
-  void cancel_multi(MultiWait& mw);
+  void time_out_multi(MultiWait& mw, Millis now);
+  void cancel_multi(MultiWait& mw, DequeueReason reason, Millis now);
   // The group whose handle is `handle` and which holds `key`; null if none.
   MultiHold* find_multi(std::string_view key, std::string_view handle);
   // The groups that hold `key`.
@@ -314,11 +322,19 @@ class LockTable {
   // Ends every delay due by `now` and hands each key on to its waiters.
   void lift_due_delays(Millis now);
   void for_each_durable_delay(const std::function<void(const HoldView&)>& fn) const;
+  // Lock events (lock_table_events.cc), made only while events_ is set.
+  void describe(const Change& change);
+  LockEvent hold_event(LockEventKind kind, const Slot& slot) const;
+  LockEvent member_event(LockEventKind kind, const Slot& slot, const Member& m) const;
+  void report(LockEvent&& event) { events_->on_lock_event(std::move(event)); }
+  void report_waiter(const Waiter& w, LockEventKind kind, DequeueReason reason, Millis now);
   // Whether grants are open at `now`; the first call at or after the end of a quarantine
   // opens them and hands every free key with waiters on.
   bool granting(Millis now);
 
   ChangeSink* sink_;
+  LockEventSink* events_ = nullptr;
+  bool transferring_ = false;  // inside transfer(): its grant is a `transferred` event
   HandleSource handles_;
   std::uint64_t last_token_ = 0;
   Millis grants_closed_until_ = 0;

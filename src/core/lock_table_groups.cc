@@ -196,6 +196,7 @@ void LockTable::expire_due_members(Slot* slot, Millis now) {
     }
     ++counters_.expiries;
     const Member& m = **due;
+    if (events_ != nullptr) report(member_event(LockEventKind::kExpired, *slot, m));
     close_after_end(slot, m.lease_expires_at, m.lock_delay_ms, m.token, m.held_by,
                     /*durable=*/m.session == 0, now);
     drop_member(due->get());

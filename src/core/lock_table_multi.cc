@@ -66,12 +66,14 @@ void LockTable::end_multi(MultiHold* g, bool expired) {
     bool dropped = false;
     if (e.multi() == g) {
       if (!expired) emit(Released{slot->first, e.token});
+      if (expired && events_ != nullptr) report(hold_event(LockEventKind::kExpired, *slot));
       drop_hold(slot);
       dropped = true;
     } else if (e.group() != nullptr) {
       for (auto& m : e.group()->members) {
         if (m->multi != g) continue;
         if (!expired) emit(Released{slot->first, m->token});
+        if (expired && events_ != nullptr) report(member_event(LockEventKind::kExpired, *slot, *m));
         drop_member(m.get());
         dropped = true;
         break;
@@ -180,6 +182,9 @@ void LockTable::grant_multi(MultiWait& mw, Millis now) {
   out.multi = true;
   out.key = legs.front()->slot->first;
   out.timeout_ms = legs.front()->timeout_ms;
+  if (events_ != nullptr)
+    for (Waiter* leg : legs)
+      report_waiter(*leg, LockEventKind::kDequeued, DequeueReason::kGranted, now);
   out.group = place_group(parts, now);
   // The keys' queues lost a waiter that may have kept others behind it waiting.
   for (Waiter* leg : legs) {
@@ -189,7 +194,7 @@ void LockTable::grant_multi(MultiWait& mw, Millis now) {
   outcomes_.push_back(std::move(out));
 }
 
-void LockTable::time_out_multi(MultiWait& mw) {
+void LockTable::time_out_multi(MultiWait& mw, Millis now) {
   const std::vector<Waiter*> legs = legs_in_key_order(mw.legs);
   WaiterOutcome out;
   out.waiter = mw.id;
@@ -198,15 +203,15 @@ void LockTable::time_out_multi(MultiWait& mw) {
   out.key = legs.front()->slot->first;
   out.timeout_ms = legs.front()->timeout_ms;
   ++counters_.timeouts;
-  cancel_multi(mw);
+  cancel_multi(mw, DequeueReason::kTimeout, now);
   outcomes_.push_back(std::move(out));
 }
 
-void LockTable::cancel_multi(MultiWait& mw) {
+void LockTable::cancel_multi(MultiWait& mw, DequeueReason reason, Millis now) {
   const std::vector<Waiter*> legs = mw.legs;
   for (Waiter* leg : legs) {
     defer(leg->slot);
-    unlink_waiter(leg);  // the last one destroys `mw`
+    unlink_waiter(leg, reason, now);  // the last one destroys `mw`
   }
 }
 

@@ -26,6 +26,12 @@ void value(std::string& out, const std::string& series, double v) {
 
 }  // namespace
 
+void append_metric(std::string& out, const char* name, const char* type, const char* help,
+                   double v) {
+  line(out, name, type, help);
+  value(out, name, v);
+}
+
 std::size_t Metrics::add_command(std::string_view label) {
   histograms_.push_back(Histogram{std::string(label), {}, 0, 0});
   return histograms_.size() - 1;

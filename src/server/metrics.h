@@ -16,6 +16,11 @@
 
 namespace holdfast {
 
+// Appends one metric of one series (its HELP and TYPE lines, then its value), for metrics
+// kept elsewhere (the event bus, pub/sub).
+void append_metric(std::string& out, const char* name, const char* type, const char* help,
+                   double value);
+
 class Metrics {
  public:
   static constexpr std::array<double, 17> kBucketsSeconds = {

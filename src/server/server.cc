@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "server/events/fanout_metrics.h"
 #include "server/logging.h"
 #include "server/loop_round.h"
 #include "server/sd_notify.h"
@@ -38,6 +39,7 @@ constexpr const char* kVersion = HOLDFAST_VERSION;
 
 Server::Server(const ServerConfig& config, const Clock& clock, const Authenticator* auth)
     : config_(config),
+      clock_(clock),
       auth_(auth),
       loop_(io_, clock),
       scripts_(script::Limits{config.script_time_limit_ms, script::kDefaultMemoryBytes}),
@@ -55,11 +57,16 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
   for (const auto& r : http::route_table()) {
     const std::string parameter = r.suffix.empty() ? "" : "{key}" + std::string(r.suffix);
-    metrics_.add_command(std::string(r.method) + " " + std::string(r.path) + parameter);
+    metrics_.add_command(r.label.empty()
+                             ? std::string(r.method) + " " + std::string(r.path) + parameter
+                             : std::string(r.label));
   }
   view_.metrics = [this] {
     const double polled_seconds = static_cast<double>(idle_poll_.polled_total()) / 1e6;
-    return metrics_.render(service_->stats(), Metrics::Gauges{connection_count(), polled_seconds});
+    std::string out =
+        metrics_.render(service_->stats(), Metrics::Gauges{connection_count(), polled_seconds});
+    append_fanout_metrics(out, events_->stats(), pubsub_.stats());
+    return out;
   };
   view_.not_ready = [this]() -> std::optional<Error> {
     if (stopping_) return Error(ErrorCode::kUnavailable, "the server is shutting down");
@@ -149,14 +156,21 @@ Status Server::start(LockService& service, LoopHooks* hooks) {
   service_ = &service;
   if (hooks != nullptr) hooks_ = hooks;
   loop_.set_service(service);
-  hub_.emplace(resp::ConnectionHub{
-      io_, loop_, {service, info_, auth_, &metrics_, &scripts_}, {}, {}, &last_session_});
+  events_.emplace(service, clock_);
+  hub_.emplace(
+      resp::ConnectionHub{io_,
+                          loop_,
+                          {service, info_, auth_, &metrics_, &scripts_, &pubsub_, &*events_},
+                          {},
+                          {},
+                          &last_session_});
   http_hub_.emplace(http::HttpHub{io_,
                                   loop_,
                                   {service, auth_, view_, &metrics_, resp::command_table().size(),
                                    cors_.enabled() ? &cors_ : nullptr},
                                   &last_session_,
                                   {}});
+  http_hub_->events = &*events_;
   std::signal(SIGPIPE, SIG_IGN);
   if (auto st = load_tls(); !st.ok()) return st;
   if (auto st = check_open_mode(); !st.ok()) return st;
@@ -348,6 +362,7 @@ void Server::drain(std::chrono::steady_clock::time_point deadline) {
 
 void Server::run() {
   run_loop();
+  events_.reset();  // it tells the service to stop its events: before the service goes
   spdlog::info("stopped");
 }
 

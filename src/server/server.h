@@ -33,9 +33,11 @@
 #include "core/loop_hooks.h"
 #include "script/engine.h"
 #include "server/config.h"
+#include "server/events/event_bus.h"
 #include "server/http/session.h"
 #include "server/loop_driver.h"
 #include "server/metrics.h"
+#include "server/pubsub/registry.h"
 #include "server/resp/connection.h"
 #include "server/tls/context.h"
 #include "server/tls/load.h"
@@ -66,6 +68,8 @@ class Server {
   const std::string& http_address() const { return http_address_; }
 
   boost::asio::io_context& io() { return io_; }
+  // Pub/sub (a node over PostgreSQL relays it to the other nodes: set_relay, deliver).
+  pubsub::Registry& pubsub() { return pubsub_; }
   std::size_t connection_count() const {
     return (hub_ ? hub_->live.size() : 0) + (http_hub_ ? http_hub_->live.size() : 0);
   }
@@ -90,6 +94,7 @@ class Server {
   void run_loop();
 
   ServerConfig config_;
+  const Clock& clock_;
   const Authenticator* auth_;
   // One thread runs the loop and does all socket I/O; other threads only post to it, so the
   // reactor needs no per-descriptor locking (the scheduler keeps its lock for those posts).
@@ -100,6 +105,8 @@ class Server {
   LoopDriver loop_;
   Metrics metrics_;
   script::Engine scripts_;  // EVAL's Lua state and script cache, shared by every connection
+  pubsub::Registry pubsub_;
+  std::optional<events::EventBus> events_;  // made at start(), over the service
   resp::ServerInfo info_;
   http::ServerView view_;
   http::cors::Policy cors_;

@@ -114,6 +114,8 @@ class LockBackend {
   virtual void advance() = 0;
   virtual std::optional<Millis> next_deadline() const = 0;
   virtual ServiceStats stats() const = 0;
+  // LockService::set_event_sink.
+  virtual void set_event_sink(LockEventSink* sink) { (void)sink; }
 };
 
 }  // namespace holdfast

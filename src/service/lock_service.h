@@ -29,6 +29,7 @@
 
 #include "core/error.h"
 #include "core/hold.h"
+#include "core/lock_event.h"
 #include "core/lock_request.h"
 #include "core/lock_types.h"
 #include "core/principal.h"
@@ -283,6 +284,17 @@ class LockService {
 
   // Never blocks: /metrics and INFO call it on the loop.
   virtual ServiceStats stats() const = 0;
+
+  // Lock events (docs/events.md): while `sink` is set, every change, expiry and waiter's
+  // arrival and departure is told to it, on the loop thread, in order per key, never before
+  // what it reports is durable. Null: nobody watches, and no event is made at all.
+  virtual void set_event_sink(LockEventSink* sink) { (void)sink; }
+  // Whether `caller` may see events of `key`: the rules of docs/events.md ("Who sees what").
+  virtual bool may_read(const Principal& caller, std::string_view key) const {
+    (void)caller;
+    (void)key;
+    return true;
+  }
 };
 
 // Asks the loop to call dispatch() soon. Thread-safe; many requests may become one call.

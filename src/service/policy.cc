@@ -101,6 +101,13 @@ std::optional<Error> Policy::denied(const Caller& caller, LockOperation op, std:
   return check_access(rules(), *caller.principal, op, key, asked);
 }
 
+bool Policy::may_read(const Principal& caller, std::string_view key) const {
+  if (caller.is_privileged() || rules() == nullptr) return true;
+  RuleRequest asked;
+  asked.operation = "watch";
+  return !check_access(rules(), caller, LockOperation::kAcquire, key, asked).has_value();
+}
+
 RuleRequest Policy::acquire_request(const AcquireArgs& args, bool waits) {
   RuleRequest asked;
   asked.operation = waits ? "acquire" : "tryAcquire";

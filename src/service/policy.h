@@ -93,6 +93,11 @@ class Policy final : public LockService {
   void advance() override;
   std::optional<Millis> next_deadline() const override;
   ServiceStats stats() const override { return backend_.stats(); }
+  void set_event_sink(LockEventSink* sink) override { backend_.set_event_sink(sink); }
+  // Admins, owners and functions see every key, and so does everyone while no rule set is
+  // installed; with one, a member sees the keys the set's acquire rule lets it take, asked
+  // with request.operation "watch" (docs/events.md).
+  bool may_read(const Principal& caller, std::string_view key) const override;
 
   // The compiled rule set in force (null: none).
   const RuleSet* rules() const { return rules_ ? &*rules_ : nullptr; }

@@ -229,7 +229,7 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
   // Each migration recorded once, by whichever node took the migration lock first.
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "8");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -261,13 +261,26 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }
 
-// What schema version 7 added (typed values), taken away again.
-void back_to_version_6(const std::string& url) {
+// What schema version 8 added (typed values), taken away again.
+void back_to_version_7(const std::string& url) {
   sql_value(url, "DROP TRIGGER holdfast_holds_not_a_value ON holdfast_holds");
   sql_value(url,
             "DROP FUNCTION holdfast_holds_not_a_value(), holdfast_value_delete(text), "
             "holdfast_key_open(text, boolean), holdfast_claim_key(text)");
   sql_value(url, "DROP TABLE holdfast_values");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 7");
+}
+
+// What schema version 7 added (lock events: the watchers' table and the triggers), taken away
+// again.
+void back_to_version_6(const std::string& url) {
+  back_to_version_7(url);
+  sql_value(url, "DROP TRIGGER holdfast_hold_events ON holdfast_holds");
+  sql_value(url, "DROP TRIGGER holdfast_member_events ON holdfast_members");
+  sql_value(url,
+            "DROP FUNCTION holdfast_hold_event(), holdfast_member_event(), holdfast_set_watching, "
+            "holdfast_hold_lease, holdfast_event_payload, holdfast_channel");
+  sql_value(url, "DROP TABLE holdfast_watchers");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 6");
 }
 
@@ -317,7 +330,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
   sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN lock_delay_ms");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
   ASSERT_FALSE(hold.is_null()) << hold.debug();
@@ -337,7 +350,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
   }
   back_to_version_3(url);  // a database a version-3 node left, with a live hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   auto s = c.call({"LOCK.STATUS", "kept"});
   EXPECT_EQ(s.number("token"), token) << s.debug();
@@ -360,7 +373,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFourAndKeepsItsHolds) {
   }
   back_to_version_4(url);  // a database a version-4 node left, with live holds in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   // The holds of before are released by their handles, as before; then a group takes both.
   EXPECT_TRUE(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "v4:x", "KEY", "v4:s"}).is_null());
@@ -381,7 +394,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
   }
   back_to_version_5(url);  // a database a version-5 node left, with a shared hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   auto delayed =
       c.call({"LOCK.TRY", "v5:s", "TTL", "60000", "MODE", "SHARED", "LOCKDELAY", "1000"});
@@ -392,18 +405,18 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
   EXPECT_EQ(c.call({"LOCK.RELEASE", "v5:s", shared}).number("released"), 1);
 }
 
-TEST(ScaleOut, ANodeUpgradesASchemaAtVersionSixAndKeepsItsHolds) {
+TEST(ScaleOut, ANodeUpgradesASchemaAtVersionSevenAndKeepsItsHolds) {
   const std::string url = fresh_store_url(postgres_url());
   std::string handle;
   {
     ServerProcess first({"--store", url});
     handle = first.client().call({"LOCK.TRY", "v6:x", "TTL", "600000"}).text("handle");
   }
-  back_to_version_6(url);  // a database a version-6 node left, with a live hold in it
+  back_to_version_7(url);  // a database a version-7 node left, with a live hold in it
   // The store's own schema (the URL's search_path), not every test's.
   ASSERT_EQ(sql_value(url, "SELECT to_regclass('holdfast_values') IS NULL"), "t");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "7");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
   auto c = node.client();
   // The hold of before is still the key's, and a typed command on it is refused as Redis would.
   auto wrong = c.call({"ZADD", "v6:x", "1", "a"});

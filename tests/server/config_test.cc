@@ -191,7 +191,7 @@ TEST_F(ConfigFile, MistakesAreNamed) {
 TEST_F(ConfigFile, TlsFromTheFileResolvesPathsAndDefaultsClientAuthByTheCa) {
   auto path = write(
       "[tls]\ncert = \"certs/server.pem\"\nkey = \"certs/server.key\"\n"
-      "ca = \"/etc/ca.pem\"\nhandshakeTimeoutMs = 2500\n");
+      "ca = \"/etc/ca.pem\"\nhandshakeTimeoutMs = \"2.5s\"\n");
   auto c = load_config(path, {});
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_TRUE(c->tls.enabled());

@@ -48,8 +48,9 @@ std::string RespValue::debug() const {
     case Type::kDouble:
       return "," + str;
     case Type::kArray:
+    case Type::kPush:
     case Type::kMap: {
-      std::string s = type == Type::kMap ? "{" : "[";
+      std::string s = type == Type::kMap ? "{" : type == Type::kPush ? ">[" : "[";
       for (std::size_t i = 0; i < items.size(); ++i) s += (i ? " " : "") + items[i].debug();
       return s + (type == Type::kMap ? "}" : "]");
     }
@@ -57,8 +58,10 @@ std::string RespValue::debug() const {
   return "?";
 }
 
-RespClient RespClient::tcp(int port) {
+RespClient RespClient::tcp(int port, int receive_buffer) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (receive_buffer > 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -183,13 +186,16 @@ bool RespClient::parse(std::size_t* pos, RespValue* out) {
     }
     case '*':
     case '~':  // a set reads as an array
+    case '>':  // a push: an array told apart by its type
     case '%': {
       long long n = std::stoll(line);
       if (n < 0) {
         out->type = RespValue::Type::kNull;
         break;
       }
-      out->type = t == '%' ? RespValue::Type::kMap : RespValue::Type::kArray;
+      out->type = t == '%'   ? RespValue::Type::kMap
+                  : t == '>' ? RespValue::Type::kPush
+                             : RespValue::Type::kArray;
       std::size_t count = static_cast<std::size_t>(n) * (t == '%' ? 2 : 1);
       out->items.resize(count);
       for (std::size_t i = 0; i < count; ++i)

@@ -12,7 +12,7 @@
 namespace holdfast::testing {
 
 struct RespValue {
-  enum class Type { kSimple, kError, kInteger, kBulk, kNull, kArray, kMap, kBool, kDouble };
+  enum class Type { kSimple, kError, kInteger, kBulk, kNull, kArray, kMap, kBool, kDouble, kPush };
   Type type = Type::kNull;
   std::string str;               // simple, error, bulk, double text
   std::int64_t integer = 0;      // integer, bool
@@ -32,7 +32,9 @@ struct RespValue {
 
 class RespClient {
  public:
-  static RespClient tcp(int port);
+  // `receive_buffer` > 0: the socket's receive buffer is made that small before it connects (a
+  // slow reader's test; shrunk after the connection is up, it makes TCP stall instead).
+  static RespClient tcp(int port, int receive_buffer = 0);
   static RespClient unix_socket(const std::string& path);
   RespClient(RespClient&& other) noexcept;
   RespClient& operator=(RespClient&& other) noexcept;

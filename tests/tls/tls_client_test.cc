@@ -1,9 +1,13 @@
 // Holdfast's own clients over TLS: the C++ client with rediss:// URLs and its TLS options, and
-// the CLI with --server rediss://... and --tls-ca/--tls-cert/--tls-key.
+// the CLI with --server rediss://... and --tls-ca/--tls-cert/--tls-key (locks watch too).
+#include <signal.h>
+
+#include <chrono>
 #include <fstream>
 #include <regex>
 
 #include "holdfast/client.h"
+#include "support/eventually.h"
 #include "tls/tls_tools.h"
 
 namespace holdfast::testing {
@@ -124,6 +128,28 @@ TEST_F(TlsClient, TheCliLocksAndReleasesWithRedissAndItsTlsFlags) {
            "--tls-ca", certs().ca()});
   EXPECT_EQ(plain_url.exit_code, 2);
   EXPECT_NE(plain_url.err.find("not rediss://"), std::string::npos) << plain_url.err;
+}
+
+TEST_F(TlsClient, TheCliWatchesLockEventsOverRediss) {
+  Child watch = Child::start({HOLDFAST_BIN, "locks", "watch", "cli:", "--json", "--server", url(),
+                              "--tls-ca", certs().ca()});
+  // Its watch is on once the server counts a reader: a change after that is told.
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  const std::string metrics_url =
+      "https://127.0.0.1:" + std::to_string(server.http_port()) + "/metrics";
+  bool watching = false;
+  while (!watching && std::chrono::steady_clock::now() < deadline)
+    watching = curl({metrics_url}).out.find("holdfast_event_watchers 1") != std::string::npos;
+  ASSERT_TRUE(watching);
+  Client client(url(), {.tls_ca = certs().ca()});
+  auto hold = client.try_acquire("cli:watched", {.ttl = 30s});
+  ASSERT_TRUE(hold.has_value());
+  std::string line;
+  ASSERT_TRUE(watch.read_line(&line));
+  EXPECT_NE(line.find("\"event\":\"acquired\""), std::string::npos) << line;
+  EXPECT_NE(line.find("\"key\":\"cli:watched\""), std::string::npos) << line;
+  watch.signal(SIGTERM);
+  watch.wait();
 }
 
 TEST_F(TlsClient, TheCliSignsInByItsClientCertificate) {

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "holdfast/client.h"
+#include "support/eventually.h"
 #include "tls/tls_tools.h"
 
 namespace holdfast::testing {
@@ -122,6 +123,29 @@ TEST_F(TlsConfig, SighupServesANewCertificateToNewConnectionsAndKeepsTheOpenOnes
       << log;
   EXPECT_NE(served_subject(server.port()).find("O = second"), std::string::npos);
   client.ping();
+}
+
+TEST_F(TlsConfig, SighupLoadsTheCaAgainForTheClientCertificatesOfNewConnections) {
+  TempDir dir;
+  const std::string ca = dir.path() + "/ca.pem";
+  fs::copy_file(certs().ca(), ca);
+  auto flags = tls_flags("", /*with_ca=*/false);
+  flags.insert(flags.end(), {"--tls-ca", ca, "--tls-client-auth", "require"});
+  ServerProcess server(flags);
+  const auto ours = certs().client("worker-1");
+  const auto theirs = certs().stranger("worker-2");
+  EXPECT_EQ(redis_cli(server.port(), {"PING"}, &ours).out, "PONG\n");
+  EXPECT_NE(redis_cli(server.port(), {"PING"}, &theirs).out, "PONG\n");
+
+  // The CA file now names the other CA: its certificates are accepted, ours no longer are.
+  fs::copy_file(certs().other_ca(), ca, fs::copy_options::overwrite_existing);
+  ::kill(server.pid(), SIGHUP);
+  bool reloaded = false;
+  for (auto until = std::chrono::steady_clock::now() + kEventually;
+       !reloaded && std::chrono::steady_clock::now() < until;)
+    reloaded = redis_cli(server.port(), {"PING"}, &theirs).out == "PONG\n";
+  EXPECT_TRUE(reloaded);
+  EXPECT_NE(redis_cli(server.port(), {"PING"}, &ours).out, "PONG\n");
 }
 
 }  // namespace

@@ -1,14 +1,17 @@
 // TLS on the listeners, from the outside, with the tools people use: redis-cli --tls and curl
 // lock and release; a plaintext client, a wrong CA, TLS 1.1 and bad client certificates are
 // refused (openssl s_client shows the refusals) and counted; a client that never finishes its
-// handshake stalls nobody; the Unix socket stays plain. Every server here runs embedded, and
+// handshake stalls nobody; the Unix socket stays plain; the lock-event stream and the web page
+// are served over HTTPS too. Every server here runs embedded, and
 // again as a node over PostgreSQL (ctest tls_tests.postgres).
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <regex>
 
+#include "support/eventually.h"
 #include "support/resp_client.h"
 #include "tls/tls_tools.h"
 
@@ -53,6 +56,40 @@ TEST_F(TlsListeners, CurlLocksAndReleasesOverHttps) {
   RunResult plain =
       run({"curl", "-sS", "http://127.0.0.1:" + std::to_string(server.http_port()) + "/healthz"});
   EXPECT_NE(plain.exit_code, 0) << plain.out;
+}
+
+TEST_F(TlsListeners, TheEventStreamAndTheWebPageOverHttps) {
+  ServerProcess server(tls_flags());
+  const std::string base = "https://127.0.0.1:" + std::to_string(server.http_port());
+  Child stream =
+      Child::start({"curl", "-sSN", "--cacert", certs().ca(), base + "/v1/events?prefix=tls:"});
+  // The stream's first lines say it is on (it opens once events flow): a change after them is told.
+  std::string line;
+  bool on = false;
+  while (!on && stream.read_line(&line)) on = line == ": holdfast lock events";
+  ASSERT_TRUE(on) << "last line: " << line;
+  RespClient c = RespClient::unix_socket(server.unix_path());
+  ASSERT_FALSE(c.call({"LOCK.TRY", "tls:events", "TTL", "30000"}).is_null());
+  bool acquired = false;
+  while (!acquired && stream.read_line(&line)) acquired = line == "event: acquired";
+  ASSERT_TRUE(acquired) << "last line: " << line;
+  ASSERT_TRUE(stream.read_line(&line));
+  EXPECT_NE(line.find("\"key\":\"tls:events\""), std::string::npos) << line;
+  stream.signal(SIGTERM);
+  stream.wait();
+
+  // The page's files come over HTTPS too.
+  RunResult page = curl({base + "/ui/"});
+  EXPECT_NE(page.out.find("<title>Holdfast locks</title>"), std::string::npos) << page.err;
+  EXPECT_EQ(page.out.substr(page.out.size() - 3), "200");
+  // The stream's reader hung up (read through TLS): the server lets the watch go.
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  std::string metrics;
+  do {
+    metrics = curl({base + "/metrics"}).out;
+  } while (metrics.find("holdfast_event_watchers 0") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline);
+  EXPECT_NE(metrics.find("holdfast_event_watchers 0"), std::string::npos) << metrics;
 }
 
 TEST_F(TlsListeners, PlaintextClientsGetACleanCloseAndOneDebugLineEach) {
@@ -109,13 +146,16 @@ TEST_F(TlsListeners, AWrongCaAndTls11AreRefusedAndCounted) {
            "-CAfile", certs().other_ca(), "-verify_return_error"});
   EXPECT_NE(s_client_wrong_ca.exit_code, 0);
   EXPECT_EQ(metric(server, refused), by_redis_cli + 1);
-  // TLS 1.1, with the client's own floor lowered so that the refusal is the server's.
-  RunResult old = s_client(server.port(), {"-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"});
-  EXPECT_NE(old.exit_code, 0) << old.out;
-  EXPECT_NE((old.out + old.err).find("alert protocol version"), std::string::npos)
-      << old.out << old.err;
+  // TLS 1.1, with the client's own floor lowered so that the refusal is the server's, on both
+  // listeners.
+  for (int port : {server.port(), server.http_port()}) {
+    RunResult old = s_client(port, {"-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"});
+    EXPECT_NE(old.exit_code, 0) << old.out;
+    EXPECT_NE((old.out + old.err).find("alert protocol version"), std::string::npos)
+        << old.out << old.err;
+  }
   EXPECT_EQ(metric(server, "holdfast_tls_handshake_failures_total{reason=\"protocol_version\"}"),
-            1);
+            2);
   // TLS 1.2 and 1.3 are spoken, on both listeners.
   for (int port : {server.port(), server.http_port()}) {
     for (const char* version : {"-tls1_2", "-tls1_3"}) {
@@ -182,10 +222,12 @@ TEST_F(TlsListeners, AClientThatNeverFinishesItsHandshakeStallsNobodyAndIsCutOff
   auto silent = RespClient::tcp(server.port());
   auto half = RespClient::tcp(server.port());
   half.send_raw(std::string("\x16\x03\x01\x02\x00", 5));  // a ClientHello's header, no more
+  auto silent_https = RespClient::tcp(server.http_port());
   EXPECT_EQ(redis_cli(server.port(), {"PING"}).out, "PONG\n");
   EXPECT_TRUE(silent.wait_closed(30000));
   EXPECT_TRUE(half.wait_closed(30000));
-  EXPECT_EQ(metric(server, "holdfast_tls_handshake_failures_total{reason=\"timeout\"}"), 2);
+  EXPECT_TRUE(silent_https.wait_closed(kEventuallyMs));
+  EXPECT_EQ(metric(server, "holdfast_tls_handshake_failures_total{reason=\"timeout\"}"), 3);
   EXPECT_EQ(redis_cli(server.port(), {"PING"}).out, "PONG\n");
 }
 

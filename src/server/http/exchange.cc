@@ -72,6 +72,16 @@ bool Exchange::handle(const Request& request) {
     return ready();
   }
   principal_ = std::move(*who);
+  if (route_->stream != nullptr) {
+    Result<EventStreamStart> start = route_->stream(request_);
+    if (!start.ok()) {
+      error_response(start.error(), response_);
+    } else {
+      response_.content_type = "text/event-stream";
+      response_.stream = std::move(*start);
+    }
+    return ready();
+  }
   const auto metric =
       static_cast<std::uint16_t>(env_.first_metric + (route_ - route_table().data()));
   if (route_->local != nullptr) {

@@ -56,6 +56,8 @@ class Exchange final : private CallRunner::Host {
   bool handle(const Request& request);
   bool busy() const { return runner_.in_flight(); }
   Response& response() { return response_; }
+  // Who made the request just handled (an event stream watches as it).
+  const Principal& principal() const { return principal_; }
   // The caller the connection's verified client certificate names (certCommonName): the caller
   // of its requests that carry no bearer token.
   void set_certificate_caller(std::optional<Principal> caller) {

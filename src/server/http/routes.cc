@@ -5,6 +5,7 @@
 #include "auth/rule_set.h"
 #include "core/text.h"
 #include "core/validation.h"
+#include "server/events/event_bus.h"
 #include "server/http/json_body.h"
 #include "server/http/query.h"
 #include "server/lock_mode_args.h"
@@ -428,6 +429,25 @@ void readyz(const ServerView& server, const Request&, Response& res) {
   }
 }
 
+// GET /v1/events[?prefix=P]: a Last-Event-ID that is not a number the server gave can only be
+// answered with `reset`, which 0 gets.
+Result<EventStreamStart> event_stream(const Request& req) {
+  QueryReader query(req.query);
+  auto prefix = query.get("prefix");
+  if (auto err = query.finish()) return *err;
+  if (!req.body.empty()) return invalid_argument("this route takes no body");
+  EventStreamStart start;
+  if (prefix) {
+    if (auto err = events::check_prefix(*prefix)) return *err;
+    start.prefix = std::move(*prefix);
+  }
+  if (!req.last_event_id.empty()) {
+    const auto id = parse_int64(req.last_event_id);
+    start.last_event_id = id && *id > 0 ? static_cast<std::uint64_t>(*id) : 0;
+  }
+  return start;
+}
+
 constexpr Route kRoutes[] = {
     {"POST", "/v1/locks/acquire", false, false, nullptr, acquire, write_grant},
     {"POST", "/v1/locks/try-acquire", false, false, nullptr, try_acquire, write_grant},
@@ -449,6 +469,12 @@ constexpr Route kRoutes[] = {
     {"GET", "/metrics", false, true, metrics, nullptr, nullptr},
     {"GET", "/healthz", false, true, healthz, nullptr, nullptr},
     {"GET", "/readyz", false, true, readyz, nullptr, nullptr},
+    {"GET", "/v1/events", false, false, nullptr, nullptr, nullptr, {}, event_stream},
+    // The web page (docs/events.md): its files need no credentials; the page asks for a token
+    // and sends it with its requests.
+    {"GET", "/ui", false, true, redirect_to_ui, nullptr, nullptr},
+    {"GET", "/ui/", false, true, serve_ui, nullptr, nullptr},
+    {"GET", "/ui/", true, true, serve_ui, nullptr, nullptr, {}, nullptr, "GET /ui/{file}"},
 };
 
 // Whole seconds for Retry-After, rounded up (a client must not come back early).

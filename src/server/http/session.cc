@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/http/write.hpp>
 #include <chrono>
 #include <string>
@@ -169,10 +170,21 @@ void Session::handle() {
                         header(bhttp::field::authorization),
                         header(bhttp::field::origin),
                         header(bhttp::field::access_control_request_method),
-                        header(bhttp::field::access_control_request_headers)};
+                        header(bhttp::field::access_control_request_headers),
+                        std::string_view(req["Last-Event-ID"].data(), req["Last-Event-ID"].size()),
+                        header(bhttp::field::if_none_match)};
   const bool ready = exchange_.handle(request);
-  if (ready) {
-    send(std::move(exchange_.response()));
+  if (ready && exchange_.response().stream && !head_ && hub_.events != nullptr) {
+    start_stream();
+  } else if (ready) {
+    Response& r = exchange_.response();
+    if (r.stream) {
+      // HEAD, or no events on this server: the head of the stream without it.
+      r.stream.reset();
+      if (hub_.events == nullptr)
+        error_response(Error(ErrorCode::kUnavailable, "lock events are not available"), r);
+    }
+    send(std::move(r));
   } else {
     // The answer comes later: meanwhile a client that hangs up must end its session.
     tcp().expires_never();
@@ -292,8 +304,62 @@ void Session::send(Response r) {
       stream_);
 }
 
+void Session::start_stream() {
+  tcp().expires_never();
+  EventStream::Socket& socket = *this;
+  stream_events_ = std::make_unique<EventStream>(hub_.io, *hub_.events, socket, hub_.event_backlog);
+  const Response& head = exchange_.response();
+  stream_events_->start(head, *head.stream, exchange_.principal());
+}
+
+void Session::send_bytes(const std::string& bytes, std::function<void(bool ok)> done) {
+  std::visit(
+      [&](auto& stream) {
+        boost::asio::async_write(
+            stream, boost::asio::buffer(bytes),
+            [self = shared_from_this(), done = std::move(done)](const boost::system::error_code& ec,
+                                                                std::size_t) { done(!ec); });
+      },
+      stream_);
+}
+
+void Session::wait_for_hangup(std::function<void()> done) {
+  constexpr std::size_t kChunk = 4096;
+  if (auto* secure = std::get_if<Secure>(&stream_)) {
+    // Over TLS the peer's bytes are records: read (and drop) them through the session.
+    secure->async_read_some(
+        buffer_.prepare(kChunk), [self = shared_from_this(), done = std::move(done)](
+                                     const boost::system::error_code& ec, std::size_t) {
+          if (self->closed_) return;
+          if (!ec) {
+            self->wait_for_hangup(done);  // a reader that talks on an event stream is ignored
+            return;
+          }
+          done();
+        });
+    return;
+  }
+  tcp().socket().async_wait(
+      boost::asio::ip::tcp::socket::wait_read,
+      [self = shared_from_this(), done = std::move(done)](const boost::system::error_code& ec) {
+        if (self->closed_) return;
+        char sink[kChunk];
+        const ssize_t n =
+            ec ? 0 : ::recv(self->tcp().socket().native_handle(), sink, sizeof(sink), MSG_DONTWAIT);
+        if (n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))) {
+          self->wait_for_hangup(done);  // a reader that talks on an event stream is ignored
+          return;
+        }
+        done();
+      });
+}
+
 void Session::shutdown() {
   stopping_ = true;
+  if (stream_events_) {
+    stream_events_->finish();
+    return;
+  }
   // A request in flight is answered by the service; its response then closes the connection.
   if (exchange_.busy()) return;
   // Cancelling the pending read (or write) ends in close().
@@ -304,6 +370,7 @@ void Session::shutdown() {
 void Session::close() {
   if (closed_) return;
   closed_ = true;
+  if (stream_events_) stream_events_->end();
   exchange_.end();
   hub_.live.erase(id_);
   if (tls_counted_ && hub_.env.metrics != nullptr) hub_.env.metrics->tls_closed();

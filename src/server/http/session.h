@@ -7,6 +7,8 @@
 //     waits for the log) the socket is watched, so a client that disconnects ends its session
 //     at once (its waiter leaves the queue; a grant that raced with it is released).
 //  3. send(): the response leaves; keep-alive reads the next request.
+//  4. GET /v1/events turns the connection into an event stream (event_stream.h) for the rest of
+//     its life.
 //
 // Over TLS (the listener has a certificate) the session first finishes a handshake within the
 // context's handshake timeout, and then reads and writes through Boost.Asio's ssl::stream over
@@ -24,6 +26,8 @@
 #include <unordered_map>
 #include <variant>
 
+#include "server/events/event_bus.h"
+#include "server/http/event_stream.h"
 #include "server/http/exchange.h"
 #include "server/loop_driver.h"
 #include "server/tls/context.h"
@@ -41,11 +45,14 @@ struct HttpHub {
   // One request's limits (the fuzzer lowers them to reach their edges often).
   std::size_t header_limit = 8 * 1024;
   std::size_t body_limit = 1024 * 1024;
+  events::EventBus* events = nullptr;           // GET /v1/events; null: the route answers 503
+  std::size_t event_backlog = 4 * 1024 * 1024;  // an event stream's unsent bytes, at most
 };
 
 class Session final : public std::enable_shared_from_this<Session>,
                       public ReplySender,
-                      private Exchange::Events {
+                      private Exchange::Events,
+                      private EventStream::Socket {
  public:
   // With `tls`, the session speaks TLS with that context's certificate.
   Session(HttpHub& hub, boost::asio::ip::tcp::socket socket, tls::ServerContextPtr tls = nullptr);
@@ -73,6 +80,11 @@ class Session final : public std::enable_shared_from_this<Session>,
   void on_readable_while_waiting(const boost::system::error_code& ec);
   void on_secure_read_while_waiting(const boost::system::error_code& ec, std::size_t n);
   void close();
+  // EventStream::Socket.
+  void start_stream();
+  void send_bytes(const std::string& bytes, std::function<void(bool ok)> done) override;
+  void wait_for_hangup(std::function<void()> done) override;
+  void close_socket() override { close(); }
 
   HttpHub& hub_;
   tls::ServerContextPtr tls_;  // the certificate it started with, whatever SIGHUP loads
@@ -82,7 +94,8 @@ class Session final : public std::enable_shared_from_this<Session>,
   boost::beast::flat_buffer buffer_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   boost::beast::http::response<boost::beast::http::string_body> response_;
-  std::shared_ptr<Session> self_;  // set while a call is in flight
+  std::shared_ptr<Session> self_;               // set while a call is in flight
+  std::unique_ptr<EventStream> stream_events_;  // after GET /v1/events
   bool keep_alive_ = true;
   bool head_ = false;  // the request is HEAD: the response leaves without its body
   bool ready_scheduled_ = false;

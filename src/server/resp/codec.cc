@@ -175,6 +175,10 @@ void ReplyWriter::set(std::size_t n) {
   header(proto_ >= 3 ? '~' : '*', static_cast<std::int64_t>(n));
 }
 
+void ReplyWriter::push(std::size_t n) {
+  header(proto_ >= 3 ? '>' : '*', static_cast<std::int64_t>(n));
+}
+
 void ReplyWriter::verbatim(std::string_view text) {
   if (proto_ < 3) {
     bulk(text);

@@ -63,6 +63,7 @@ class ReplyWriter {
   void array(std::size_t n);    // *n
   void map(std::size_t pairs);  // RESP3 %n | RESP2 *2n
   void set(std::size_t n);      // RESP3 ~n | RESP2 *n
+  void push(std::size_t n);     // RESP3 >n | RESP2 *n (pub/sub, lock events)
   // Text meant for people (INFO, CLIENT LIST): RESP3 =len\r\ntxt:... | RESP2 a bulk string.
   void verbatim(std::string_view text);
   // Shorthands for map entries.

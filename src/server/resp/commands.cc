@@ -114,8 +114,26 @@ constexpr CommandSpec kScriptSubcommands[] = {
 
 // One row a command, as in Redis's command table.
 // clang-format off
+constexpr CommandSpec kPubsubSubcommands[] = {
+    {"CHANNELS", 0, -1, kRedisErrors, 0, {}, cmd_pubsub_channels, nullptr, nullptr,
+     "PUBSUB CHANNELS [<pattern>]",
+     "The channels with a subscriber on this server, matching the glob if given.", "pubsub"},
+    {"NUMSUB", 0, -1, kRedisErrors, 0, {}, cmd_pubsub_numsub, nullptr, nullptr,
+     "PUBSUB NUMSUB [<channel>...]",
+     "Each channel and its subscribers on this server (patterns not counted).", "pubsub"},
+    {"NUMPAT", 0, 0, kRedisErrors, 0, {}, cmd_pubsub_numpat, nullptr, nullptr,
+     "PUBSUB NUMPAT",
+     "How many patterns have a subscriber on this server.", "pubsub"},
+    {"HELP", 0, 0, kRedisErrors, 0, {}, cmd_pubsub_help, nullptr, nullptr,
+     "PUBSUB HELP",
+     "The PUBSUB subcommands.", "pubsub"},
+};
+// clang-format on
+
+// One row a command, as in Redis's command table.
+// clang-format off
 constexpr CommandSpec kLockAndServerCommands[] = {
-    {"PING", 0, 1, kNoAuth, 0, {}, cmd_ping, nullptr, nullptr,
+    {"PING", 0, 1, kNoAuth | kSubscribeContext, 0, {}, cmd_ping, nullptr, nullptr,
      "PING [<message>]",
      "Answers PONG (or the message).", "connection"},
     {"HELLO", 0, 6, kNoAuth, 0, {}, cmd_hello, nullptr, nullptr,
@@ -126,12 +144,13 @@ constexpr CommandSpec kLockAndServerCommands[] = {
      "AUTH [<user>] <token>",
      "Authenticates the connection with a bearer token; user \"default\" means no user name.",
      "connection"},
-    {"QUIT", 0, 0, kNoAuth | kNotQueued, 0, {}, cmd_quit, nullptr, nullptr,
+    {"QUIT", 0, 0, kNoAuth | kNotQueued | kSubscribeContext, 0, {}, cmd_quit, nullptr, nullptr,
      "QUIT",
      "Closes the connection after the reply.", "connection"},
-    {"RESET", 0, 0, kNoAuth | kNotQueued, 0, {}, cmd_reset, nullptr, nullptr,
+    {"RESET", 0, 0, kNoAuth | kNotQueued | kSubscribeContext, 0, {}, cmd_reset, nullptr, nullptr,
      "RESET",
-     "Back to a fresh connection: RESP2, no name, unauthenticated in auth mode; holds stay.",
+     "Back to a fresh connection: RESP2, no name, no subscriptions, unauthenticated in auth "
+     "mode; holds stay.",
      "connection"},
     {"SELECT", 1, 1, kRedisErrors, 0, {}, cmd_select, nullptr, nullptr,
      "SELECT <index>",
@@ -278,6 +297,36 @@ constexpr CommandSpec kLockAndServerCommands[] = {
     {"SCRIPT", 1, -1, 0, 0, {}, nullptr, nullptr, nullptr,
      "SCRIPT <subcommand> [<arg>...]",
      "The script cache.", "scripting", kScriptSubcommands},
+    // Pub/sub (docs/resp.md, "Pub/sub") and lock events (docs/events.md).
+    {"SUBSCRIBE", 1, -1, kRedisErrors | kSubscribeContext, 0, {}, cmd_subscribe, nullptr, nullptr,
+     "SUBSCRIBE <channel>...",
+     "Listens to channels: PUBLISH to one arrives as a message push.", "pubsub"},
+    {"UNSUBSCRIBE", 0, -1, kRedisErrors | kSubscribeContext, 0, {}, cmd_unsubscribe, nullptr,
+     nullptr,
+     "UNSUBSCRIBE [<channel>...]",
+     "Stops listening to the channels (all of them when none is named).", "pubsub"},
+    {"PSUBSCRIBE", 1, -1, kRedisErrors | kSubscribeContext, 0, {}, cmd_psubscribe, nullptr,
+     nullptr,
+     "PSUBSCRIBE <pattern>...",
+     "Listens to every channel matching the globs: a pmessage push each.", "pubsub"},
+    {"PUNSUBSCRIBE", 0, -1, kRedisErrors | kSubscribeContext, 0, {}, cmd_punsubscribe, nullptr,
+     nullptr,
+     "PUNSUBSCRIBE [<pattern>...]",
+     "Stops listening to the patterns (all of them when none is named).", "pubsub"},
+    {"PUBLISH", 2, 2, kRedisErrors, 0, {}, cmd_publish, nullptr, nullptr,
+     "PUBLISH <channel> <message>",
+     "Sends the message to the channel's subscribers; answers how many got it on this server.",
+     "pubsub"},
+    {"PUBSUB", 1, -1, kRedisErrors, 0, {}, nullptr, nullptr, nullptr,
+     "PUBSUB <subcommand> [<arg>...]",
+     "Who listens to what on this server.", "pubsub", kPubsubSubcommands},
+    {"LOCK.WATCH", 0, 2, kSubscribeContext, 0, {}, cmd_lock_watch, nullptr, nullptr,
+     "LOCK.WATCH [PREFIX <prefix>]",
+     "Streams lock events (of keys starting with the prefix, that the caller may read) as "
+     "lock.event pushes.", "lock"},
+    {"LOCK.UNWATCH", 0, 0, kSubscribeContext, 0, {}, cmd_lock_unwatch, nullptr, nullptr,
+     "LOCK.UNWATCH",
+     "Stops the lock events.", "lock"},
     {"RULES.SET", 1, 1, kWrite | kAdmin, 1, {}, nullptr, call_rules_set, write_rules_set,
      "RULES.SET <toml>",
      "Installs or replaces the lock rule set (admin).", "rules"},

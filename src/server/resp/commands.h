@@ -30,11 +30,15 @@ class Metrics;
 namespace script {
 class Engine;
 }
+namespace pubsub {
+class Registry;
+}
 }  // namespace holdfast
 
 namespace holdfast::resp {
 
 struct CommandSpec;
+class Subscriptions;
 
 // Per-connection state the commands read and change, on the loop thread (where CLIENT LIST
 // reads other connections' state too).
@@ -125,6 +129,9 @@ struct CommandContext {
   Metrics* metrics = nullptr;           // command i of command_table() is metric id i
   ClientDirectory* clients = nullptr;   // null: no other connection is visible (tests, fuzzers)
   script::Engine* scripts = nullptr;    // SCRIPT's cache; null: scripts are off
+  // The connection's pub/sub subscriptions and lock-event watch (subscriptions.h); null where
+  // there is no connection to push to (a fuzzer's, a test's).
+  Subscriptions* subscriptions = nullptr;
 };
 
 using Handler = Flow (*)(CommandContext& ctx, std::span<const std::string_view> args);
@@ -134,7 +141,8 @@ struct CallArgs {
   std::span<const std::string_view> positional;
   const OptionValues& options;
   bool in_transaction = false;  // inside EXEC or a script: a blocking command makes one attempt
-  script::Engine* scripts = nullptr;  // EVAL, EVALSHA: the engine; null: scripts are off
+  script::Engine* scripts = nullptr;   // EVAL, EVALSHA: the engine; null: scripts are off
+  pubsub::Registry* pubsub = nullptr;  // EVAL, EVALSHA: PUBLISH from a script; null: none
 };
 using CallIssuer = Issued (*)(LockService& service, const Caller& caller, const CallArgs& args,
                               Completion& done);
@@ -153,6 +161,10 @@ enum CommandFlags : std::uint32_t {
   // takes a value, so the argument is there exactly when the arguments after the others are
   // odd in number: LOCK.ASSIGN k TTL 5 has no holder id, LOCK.ASSIGN k TTL has holder "TTL".
   kOptionalPositional = 1u << 9,
+  // Runs on a RESP2 connection that subscribed (or watches lock events), which runs nothing
+  // else, as in Redis: the (un)subscribe commands, LOCK.WATCH and LOCK.UNWATCH, PING, QUIT,
+  // RESET.
+  kSubscribeContext = 1u << 10,
 };
 
 struct CommandSpec {
@@ -242,6 +254,22 @@ Flow cmd_command_info(CommandContext&, std::span<const std::string_view>);
 Flow cmd_command_docs(CommandContext&, std::span<const std::string_view>);
 Flow cmd_command_list(CommandContext&, std::span<const std::string_view>);
 Flow cmd_command_help(CommandContext&, std::span<const std::string_view>);
+// pubsub_commands.cc: Redis's pub/sub and LOCK.WATCH (docs/resp.md, docs/events.md).
+Flow cmd_subscribe(CommandContext&, std::span<const std::string_view>);
+Flow cmd_unsubscribe(CommandContext&, std::span<const std::string_view>);
+Flow cmd_psubscribe(CommandContext&, std::span<const std::string_view>);
+Flow cmd_punsubscribe(CommandContext&, std::span<const std::string_view>);
+Flow cmd_publish(CommandContext&, std::span<const std::string_view>);
+Flow cmd_pubsub_channels(CommandContext&, std::span<const std::string_view>);
+Flow cmd_pubsub_numsub(CommandContext&, std::span<const std::string_view>);
+Flow cmd_pubsub_numpat(CommandContext&, std::span<const std::string_view>);
+Flow cmd_pubsub_help(CommandContext&, std::span<const std::string_view>);
+Flow cmd_lock_watch(CommandContext&, std::span<const std::string_view>);
+Flow cmd_lock_unwatch(CommandContext&, std::span<const std::string_view>);
+// PUBLISH and PUBSUB called from a script (`args` from the command's name on), answered on
+// `out` as Redis answers a script; false when args[0] is neither (the caller goes on).
+bool script_pubsub(pubsub::Registry& registry, ReplyWriter& out,
+                   std::span<const std::string_view> args);
 // script_commands.cc
 Flow cmd_script_load(CommandContext&, std::span<const std::string_view>);
 Flow cmd_script_exists(CommandContext&, std::span<const std::string_view>);

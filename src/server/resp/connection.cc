@@ -249,6 +249,29 @@ void Connection::replies_ready() {
   hub_.loop.flush_later(shared_from_this());
 }
 
+// A watcher of a busy server gets an event or more in nearly every loop round; a send per round
+// for each watcher would cost the lock path more than the events do (bench (j)). Its events
+// wait up to kPushDelay to go out together, or until kPushBatch bytes are waiting.
+void Connection::pushes_ready() {
+  constexpr auto kPushDelay = std::chrono::milliseconds(2);
+  constexpr std::size_t kPushBatch = 64 * 1024;
+  if (flush_scheduled_ || closed_) return;
+  if (pipeline_.output().size() >= kPushBatch) {
+    replies_ready();
+    return;
+  }
+  if (push_delayed_) return;
+  if (!push_delay_) push_delay_.emplace(hub_.io);
+  push_delayed_ = true;
+  push_delay_->expires_after(kPushDelay);
+  push_delay_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
+    self->push_delayed_ = false;
+    if (ec) return;
+    self->replies_ready();
+    self->hub_.loop.after_event();  // a timer's turn: the loop sends what is ready
+  });
+}
+
 // Continue with pipelined commands from the loop, not from inside the service's call.
 void Connection::resume() { post_process(); }
 
@@ -277,6 +300,7 @@ void Connection::flush() {
   // input) per command. Whatever does not fit goes the asynchronous way.
   boost::system::error_code ec;
   const std::size_t n = socket_.write_some(boost::asio::buffer(out), ec);
+  if (!ec) written_ += n;
   if (ec && ec != boost::asio::error::would_block && ec != boost::asio::error::try_again) {
     close();
     return;
@@ -317,6 +341,7 @@ void Connection::flush_tls() {
   }
   boost::system::error_code ec;
   const std::size_t n = socket_.write_some(boost::asio::buffer(records), ec);
+  if (!ec) written_ += n;
   if (ec && ec != boost::asio::error::would_block && ec != boost::asio::error::try_again) {
     close();
     return;
@@ -343,6 +368,7 @@ void Connection::write_rest() {
       socket_, boost::asio::buffer(writing_),
       [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
         self->write_in_flight_ = false;
+        if (!ec) self->written_ += self->writing_.size();
         self->writing_.clear();
         if (ec) {
           self->close();
@@ -353,6 +379,35 @@ void Connection::write_rest() {
         if (was_congested || self->pipeline_.ready()) {
           self->process();
           self->read();
+        }
+      });
+}
+
+// A subscriber or watcher that fell behind. A subscriber past its limit is closed at once, as
+// Redis closes it. A watcher's last frame (a lock event reset) goes out after what is already
+// being written, then the connection closes; a peer that reads nothing for 10 seconds is cut
+// off, so the written bytes do not stay. Either from the loop: this runs inside another
+// connection's PUBLISH, or the bus's telling of an event.
+void Connection::fell_behind(bool at_once) {
+  if (closed_ || cut_off_) return;
+  closing_ = true;
+  if (at_once) {
+    kill();
+    return;
+  }
+  cut_off_.emplace(hub_.io);
+  watch_progress(written_);
+}
+
+void Connection::watch_progress(std::uint64_t written_before) {
+  cut_off_->expires_after(std::chrono::seconds(10));
+  cut_off_->async_wait(
+      [self = shared_from_this(), written_before](const boost::system::error_code& ec) {
+        if (ec || self->closed_) return;
+        if (self->written_ == written_before) {
+          self->close();  // nothing read meanwhile
+        } else {
+          self->watch_progress(self->written_);
         }
       });
 }
@@ -379,6 +434,8 @@ void Connection::shutdown() {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  if (cut_off_) cut_off_->cancel();
+  if (push_delay_) push_delay_->cancel();
   pipeline_.end();
   hub_.live.erase(id_);
   boost::system::error_code ignored;

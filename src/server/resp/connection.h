@@ -24,8 +24,10 @@
 
 #include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -103,8 +105,13 @@ class Connection final : public std::enable_shared_from_this<Connection>,
 
  private:
   void replies_ready() override;
+  void pushes_ready() override;
   void resume() override;
   void keep_alive(bool calls_in_flight) override;
+  std::size_t unsent_bytes() const override { return writing_.size(); }
+  void fell_behind(bool at_once) override;
+  // After fell_behind(): closes the connection once 10 s pass with nothing written.
+  void watch_progress(std::uint64_t written_before);
 
   struct Tls;
 
@@ -140,8 +147,12 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   std::unique_ptr<char[]> in_;
   std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
   std::string writing_;
-  std::unique_ptr<Tls> tls_;          // TLS listeners only
-  std::shared_ptr<Connection> self_;  // set while calls are in flight
+  std::unique_ptr<Tls> tls_;                             // TLS listeners only
+  std::shared_ptr<Connection> self_;                     // set while calls are in flight
+  std::optional<boost::asio::steady_timer> cut_off_;     // a listener fell behind: watch it
+  std::optional<boost::asio::steady_timer> push_delay_;  // pushes_ready(): the moment to send
+  bool push_delayed_ = false;
+  std::uint64_t written_ = 0;  // bytes the socket took, all told
   bool reading_ = false;
   bool write_in_flight_ = false;
   bool flush_scheduled_ = false;

@@ -10,6 +10,13 @@
 namespace holdfast::resp {
 namespace {
 
+// "CLIENT LIST" as Redis names it in errors: "client|list".
+std::string redis_name(std::string_view display) {
+  std::string name = ascii_lower(display);
+  std::replace(name.begin(), name.end(), ' ', '|');
+  return name;
+}
+
 std::string printable(std::string_view s) {
   std::string out;
   for (char c : s.substr(0, 64))
@@ -20,7 +27,11 @@ std::string printable(std::string_view s) {
 }  // namespace
 
 Pipeline::Pipeline(const Env& env, SessionId id, Events& events, ClientDirectory* clients)
-    : env_(env), events_(events), clients_(clients), runner_(env.service, *this, env.metrics, id) {
+    : env_(env),
+      events_(events),
+      clients_(clients),
+      subs_(*this, env.pubsub, env.events, state_.principal, env_.limits),
+      runner_(env.service, *this, env.metrics, id) {
   state_.id = id;
   if (env.info.auth_mode) {
     state_.authenticated = false;
@@ -38,6 +49,27 @@ void Pipeline::sign_in_by_certificate(Principal caller) {
 
 void Pipeline::held_from(std::size_t before) {
   if (&local_buffer() == &held_) runner_.note_local(held_.size() - before);
+}
+
+void Pipeline::push_frame(std::string_view frame, bool can_wait) {
+  // RESP3 pushes are out of band; in RESP2 a message follows the replies before it.
+  std::string& buf = state_.proto >= 3 ? out_ : local_buffer();
+  const std::size_t before = buf.size();
+  buf.append(frame);
+  if (&buf == &held_) held_from(before);
+  if (running_) return;
+  if (can_wait) {
+    events_.pushes_ready();
+  } else {
+    events_.replies_ready();
+  }
+}
+
+void Pipeline::fell_behind(std::string_view last) {
+  // What is not being written yet goes: the last frame follows what is.
+  out_.assign(last);
+  events_.fell_behind(last.empty());
+  if (!running_) events_.replies_ready();
 }
 
 void Pipeline::error_line(std::string_view line) {
@@ -105,7 +137,7 @@ const CommandSpec* Pipeline::resolve(const CommandSpec* spec,
   auto arity_ok = [&](const CommandSpec& row, std::string_view display) {
     if (accepts_arity(row, rest.size())) return true;
     if ((row.flags & kRedisErrors) != 0) {
-      out.error_line("ERR wrong number of arguments for '" + ascii_lower(display) + "' command");
+      out.error_line("ERR wrong number of arguments for '" + redis_name(display) + "' command");
       return false;
     }
     write_error(out, invalid_argument("wrong number of arguments for '" + std::string(display) +
@@ -147,6 +179,13 @@ Flow Pipeline::run_one(std::span<const std::string_view> args, bool in_transacti
   } else if (state_.transaction.active && (spec == nullptr || (spec->flags & kNotQueued) == 0)) {
     queue(resolve(spec, rest, args[0], out), args, out);
   } else if (const CommandSpec* row = resolve(spec, rest, args[0], out); row == nullptr) {
+  } else if (state_.proto == 2 && subs_.count() > 0 && (row->flags & kSubscribeContext) == 0) {
+    // Redis's words, with its name for the command ("client|list" for a subcommand).
+    const std::string name = row == spec ? std::string(spec->name)
+                                         : std::string(spec->name) + " " + std::string(row->name);
+    out.error_line("ERR Can't execute '" + redis_name(name) +
+                   "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed "
+                   "in this context");
   } else if (row->local != nullptr) {
     flow = run_local(*row, rest, out);
     if (env_.metrics != nullptr)
@@ -197,8 +236,8 @@ void Pipeline::start_exec(ReplyWriter& out) {
 
 Flow Pipeline::run_local(const CommandSpec& spec, std::span<const std::string_view> args,
                          ReplyWriter& out) {
-  CommandContext ctx{env_.service, state_,       out,      env_.info,
-                     env_.auth,    env_.metrics, clients_, env_.scripts};
+  CommandContext ctx{env_.service, state_,   out,          env_.info, env_.auth,
+                     env_.metrics, clients_, env_.scripts, &subs_};
   return spec.local(ctx, args);
 }
 
@@ -221,7 +260,8 @@ bool Pipeline::issue(const CommandSpec& spec, std::span<const std::string_view> 
       command_id(spec),
       [&](LockService& service, Completion& done) {
         return spec.call(service, Caller{&state_.principal, state_.id},
-                         CallArgs{positional, values, in_transaction, env_.scripts}, done);
+                         CallArgs{positional, values, in_transaction, env_.scripts, env_.pubsub},
+                         done);
       },
       state_.last_active);
   return true;

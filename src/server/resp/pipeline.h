@@ -8,6 +8,10 @@
 // call finished at once, after the log, after a queue or after the database: a reply made
 // here while calls are in flight waits behind them. When an answer arrives outside run(),
 // Events::replies_ready() says so.
+//
+// Pub/sub messages and lock events reach the connection through its Subscriptions
+// (subscriptions.h) as push frames; a RESP2 connection that subscribed runs only the commands
+// Redis allows in that state.
 #pragma once
 
 #include <cstdint>
@@ -19,21 +23,32 @@
 #include "server/call_runner.h"
 #include "server/metrics.h"
 #include "server/resp/commands.h"
+#include "server/resp/subscriptions.h"
 
 namespace holdfast::resp {
 
-class Pipeline final : private CallRunner::Host {
+class Pipeline final : private CallRunner::Host, private Subscriptions::Output {
  public:
   // The connection's side.
   class Events {
    public:
     // output() grew outside run(): send it.
     virtual void replies_ready() = 0;
+    // output() grew outside run() with pushes that may wait a moment to go out together (lock
+    // events): send it soon, or now when there is much of it.
+    virtual void pushes_ready() { replies_ready(); }
     // The command that blocked the connection finished: run more (from the loop).
     virtual void resume() = 0;
     // Calls are in flight (true) or none are left (false): stay alive while they are; let go
     // from the loop, not from inside this call.
     virtual void keep_alive(bool calls_in_flight) = 0;
+    // Bytes the connection took from output() and has not sent yet.
+    virtual std::size_t unsent_bytes() const { return 0; }
+    // A subscriber or watcher fell behind (subscriptions.h); output() now holds only its last
+    // frame, if any. Read nothing more and close: at once (a subscriber past its limit, as
+    // Redis does), or once output() is sent (a watcher's last frame), but soon if the peer
+    // reads nothing. Not from inside this call.
+    virtual void fell_behind(bool at_once) { (void)at_once; }
 
    protected:
     ~Events() = default;
@@ -45,6 +60,9 @@ class Pipeline final : private CallRunner::Host {
     const Authenticator* auth = nullptr;  // null in local open mode
     Metrics* metrics = nullptr;           // command i of command_table() is metric id i
     script::Engine* scripts = nullptr;    // EVAL, EVALSHA, SCRIPT; null: scripts are off
+    pubsub::Registry* pubsub = nullptr;   // pub/sub; null: the commands answer an error
+    events::EventBus* events = nullptr;   // LOCK.WATCH; null: the command answers an error
+    FanoutLimits limits{};                // what a subscriber or watcher may leave unread
   };
 
   // `clients` (may be null) is what CLIENT LIST and CLIENT KILL see of the other connections.
@@ -67,8 +85,13 @@ class Pipeline final : private CallRunner::Host {
   // Replies that may leave now, in order; the caller takes what it sends.
   std::string& output() { return out_; }
   const std::string& output() const { return out_; }
-  // The connection is gone: its session ends in the service; later answers are dropped.
-  void end() { runner_.end(); }
+  // The connection is gone: its session ends in the service, its subscriptions and watch end;
+  // later answers are dropped.
+  void end() {
+    subs_.end();
+    runner_.end();
+  }
+  const Subscriptions& subscriptions() const { return subs_; }
 
   ConnectionState& state() { return state_; }
   // The TLS handshake verified a client certificate that names `caller` (certCommonName):
@@ -80,6 +103,13 @@ class Pipeline final : private CallRunner::Host {
   void release_local(std::size_t bytes) override;
   void resume() override { events_.resume(); }
   void keep_alive(bool calls_in_flight) override { events_.keep_alive(calls_in_flight); }
+  // Subscriptions::Output.
+  int protocol() const override { return state_.proto; }
+  void push_frame(std::string_view frame, bool can_wait) override;
+  std::size_t backlog() const override {
+    return out_.size() + (held_.size() - held_begin_) + events_.unsent_bytes();
+  }
+  void fell_behind(std::string_view last) override;
 
   // Where a reply made here goes: output() when nothing is in flight, else held back.
   std::string& local_buffer() { return runner_.in_flight() ? held_ : out_; }
@@ -115,6 +145,7 @@ class Pipeline final : private CallRunner::Host {
   Events& events_;
   ClientDirectory* clients_;
   ConnectionState state_;
+  Subscriptions subs_;
   CallRunner runner_;
   std::string out_;
   std::string held_;  // replies made here behind calls in flight, oldest first

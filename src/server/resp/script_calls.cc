@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "server/pubsub/registry.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
 
@@ -28,8 +29,8 @@ std::unique_ptr<ScriptCalls::Inner>& ScriptCalls::spare() {
   return inner;
 }
 
-ScriptCalls::ScriptCalls(LockService& service, const Caller& caller)
-    : service_(service), caller_(caller), inner_(std::move(spare())) {
+ScriptCalls::ScriptCalls(LockService& service, const Caller& caller, pubsub::Registry* pubsub)
+    : service_(service), caller_(caller), pubsub_(pubsub), inner_(std::move(spare())) {
   if (!inner_) inner_ = std::make_unique<Inner>();
 }
 
@@ -45,6 +46,7 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
     out.error_line("ERR Unknown Redis command called from script");
     return;
   }
+  if (pubsub_ != nullptr && script_pubsub(*pubsub_, out, args)) return;
   if (spec->local == cmd_select) {
     // Redis lets a script SELECT; here only database 0 exists, so any other index is refused
     // there too rather than ignored.

@@ -14,6 +14,9 @@
 //     every call is applied at once.)
 //  3. The answer is written by the row's writer in RESP2, as Redis hands replies to scripts,
 //     and the engine reads that back into Lua.
+//  4. PUBLISH and PUBSUB, connection commands that are no calls of the service, are the
+//     exception to 1: PUBLISH publishes at once, as in Redis (the (un)subscribe commands are
+//     refused, as there).
 #pragma once
 
 #include <memory>
@@ -22,12 +25,16 @@
 #include "script/command_host.h"
 #include "service/lock_service.h"
 
+namespace holdfast::pubsub {
+class Registry;
+}
+
 namespace holdfast::resp {
 
 class ScriptCalls final : public script::CommandHost {
  public:
-  // `service` and `caller` outlive this object (one EVAL).
-  ScriptCalls(LockService& service, const Caller& caller);
+  // `service`, `caller` and `pubsub` (null: no PUBLISH) outlive this object (one EVAL).
+  ScriptCalls(LockService& service, const Caller& caller, pubsub::Registry* pubsub = nullptr);
   ~ScriptCalls();
 
   void call(std::span<const std::string_view> args, std::string& reply) override;
@@ -39,6 +46,7 @@ class ScriptCalls final : public script::CommandHost {
 
   LockService& service_;
   const Caller& caller_;
+  pubsub::Registry* pubsub_;
   std::unique_ptr<Inner> inner_;
 };
 

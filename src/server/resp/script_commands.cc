@@ -43,7 +43,7 @@ Issued run_script(LockService& service, const Caller& caller, const CallArgs& a,
     return finish(service, done, ScriptReply::error("ERR Number of keys can't be negative"));
   const auto keys = rest.first(static_cast<std::size_t>(*numkeys));
   const auto args = rest.subspan(keys.size());
-  ScriptCalls host(service, caller);
+  ScriptCalls host(service, caller, a.pubsub);
   ScriptReply reply;
   auto body = [&] {
     reply = by_sha ? a.scripts->eval_sha(a.positional[0], keys, args, host)

@@ -7,6 +7,7 @@
 #include "server/resp/ascii.h"
 #include "server/resp/commands.h"
 #include "server/resp/render.h"
+#include "server/resp/subscriptions.h"
 
 namespace holdfast::resp {
 namespace {
@@ -38,6 +39,13 @@ bool authenticate(CommandContext& ctx, std::optional<std::string_view> user,
 }  // namespace
 
 Flow cmd_ping(CommandContext& ctx, std::span<const std::string_view> args) {
+  if (ctx.conn.proto == 2 && ctx.subscriptions != nullptr && ctx.subscriptions->count() > 0) {
+    // Redis's answer on a RESP2 connection that subscribed: ["pong", message or ""].
+    ctx.out.array(2);
+    ctx.out.bulk("pong");
+    ctx.out.bulk(args.empty() ? std::string_view() : args[0]);
+    return Flow::kContinue;
+  }
   if (args.empty()) {
     ctx.out.simple("PONG");
   } else {
@@ -130,6 +138,7 @@ Flow cmd_reset(CommandContext& ctx, std::span<const std::string_view>) {
   ctx.conn.no_evict = false;
   ctx.conn.no_touch = false;
   ctx.conn.transaction = Transaction{};
+  if (ctx.subscriptions != nullptr) ctx.subscriptions->end();
   if (ctx.info.auth_mode) {
     // Back to who the connection was when it opened: its certificate's caller, or nobody.
     ctx.conn.authenticated = ctx.conn.certificate_principal.has_value();

@@ -477,6 +477,30 @@ void EmbeddedBackend::dispatch() {
   }
   store_.submit();
   replies_.release(store_.durable_sequence());
+  if (!pending_events_.empty()) release_events();
+}
+
+void EmbeddedBackend::set_event_sink(LockEventSink* sink) {
+  events_ = sink;
+  table_.set_events(sink != nullptr ? this : nullptr);
+  if (sink == nullptr) pending_events_.clear();
+  if (sink != nullptr) sink->on_events_ready();
+}
+
+void EmbeddedBackend::on_lock_event(LockEvent&& event) {
+  event.at = now();
+  pending_events_.push_back(PendingEvent{last_sequence_, std::move(event)});
+}
+
+void EmbeddedBackend::release_events() {
+  const std::uint64_t durable = store_.durable_sequence();
+  // The sink may stop listening while it is told (set_event_sink(nullptr) empties the queue).
+  while (events_ != nullptr && !pending_events_.empty() &&
+         pending_events_.front().sequence <= durable) {
+    LockEvent event = std::move(pending_events_.front().event);
+    pending_events_.pop_front();
+    events_->on_lock_event(std::move(event));
+  }
 }
 
 void EmbeddedBackend::deliver(WaiterOutcome o) {

@@ -14,7 +14,11 @@
 //     dispatch() at one point of the loop, never from inside another call; a grant whose
 //     session has ended in the meantime is released again, so the key is not left held by
 //     nobody until its lease ends.
-//  5. Typed values (counters, sorted sets, hashes, lists) live in a ValueStore beside the
+//  5. Lock events (docs/events.md), while someone watches: the table tells each one as it
+//     happens; it waits here, stamped like an answer with the log sequence appended so far,
+//     and dispatch() hands it on once the log is durable up to its stamp, so nobody hears of
+//     a grant before its holder could.
+//  6. Typed values (counters, sorted sets, hashes, lists) live in a ValueStore beside the
 //     table (embedded_values.cc); a key belongs to one of the two, and each call asks the
 //     other first whether the key is its (the table's lock commands answer WRONGTYPE on a
 //     typed value, typed commands on a lock). A value's edits are changes like a grant.
@@ -29,6 +33,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -43,7 +48,7 @@
 
 namespace holdfast {
 
-class EmbeddedBackend final : public LockBackend, private ChangeSink {
+class EmbeddedBackend final : public LockBackend, private ChangeSink, private LockEventSink {
  public:
   // `clock` and `store` must outlive the backend. `wake` (thread-safe) asks the loop to call
   // dispatch(): the store calls it from its writer thread when more of the log is durable.
@@ -94,6 +99,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   void advance() override;
   std::optional<Millis> next_deadline() const override;
   ServiceStats stats() const override;
+  void set_event_sink(LockEventSink* sink) override;
 
   Store& store() { return store_; }
   const LockTable& table() const { return table_; }
@@ -113,6 +119,9 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
     }
     last_sequence_ = store_.append(change);
   }
+  void on_lock_event(LockEvent&& event) override;
+  // Hands the events the log made durable to the sink, oldest first.
+  void release_events();
   // Finishes `done` once the log is durable up to everything appended so far.
   void finish_when_durable(Completion& done, Result<Answer> result);
   Millis now() const { return clock_.now_ms(); }
@@ -161,6 +170,12 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink {
   ReplyQueue replies_;
   std::unordered_map<WaiterId, Waiting> waiting_;
   std::unordered_multimap<SessionId, WaiterId> waiting_by_session_;
+  struct PendingEvent {
+    std::uint64_t sequence = 0;  // the log appended so far when it happened
+    LockEvent event;
+  };
+  LockEventSink* events_ = nullptr;  // null: nobody watches
+  std::deque<PendingEvent> pending_events_;
 };
 
 }  // namespace holdfast

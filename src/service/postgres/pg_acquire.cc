@@ -47,7 +47,25 @@ struct PgBackend::Attempt {
   // Blocking only: called once this node has registered its wait for the key, before the
   // first attempt (a member request joins the queue across nodes here).
   std::function<Status()> joined;
+  // Who waits, as lock events tell a waiter (pg_events.h): principal, owner, holder id, mode.
+  LockEvent who;
 };
+
+namespace {
+
+LockEvent waiter(std::string_view held_by, const AcquireArgs& args) {
+  LockEvent w;
+  w.held_by = std::string(held_by);
+  if (args.owner) w.owner = std::string(*args.owner);
+  w.mode = args.mode;
+  if (args.mode == LockMode::kSemaphore) {
+    w.permits = args.permits;
+    w.take = args.take;
+  }
+  return w;
+}
+
+}  // namespace
 
 Handle PgBackend::next_handle() {
   thread_local HandleSource handles;  // not thread-safe: one per executor thread
@@ -101,6 +119,7 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
   if (a.joined) {
     if (auto st = a.joined(); !st.ok()) return std::move(st).error();
   }
+  pg::ToldWaiter told(*events_, a.who, {std::string(a.key)}, timeout);
   if (a.narrow && !waiters_.is_head(*ticket)) {
     auto r = a.narrow();
     if (!r.ok()) return r;
@@ -112,6 +131,7 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
         return waiter_gone();
       case LocalWaiters::Wake::kDeadline:
         ++counters_.timeouts;
+        told.ends(DequeueReason::kTimeout);
         return lock_timeout(a.key, timeout);
       case LocalWaiters::Wake::kAttempt:
         break;
@@ -119,6 +139,7 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
     auto r = a.grant();
     if (!r.ok()) return r;
     if (r->granted || r->other_kind) {
+      if (r->granted) told.ends(DequeueReason::kGranted);
       // After a shared or semaphore grant the next waiter may fit beside it: it tries at once.
       const bool exclusive = r->granted && r->hold.mode == LockMode::kExclusive;
       waiters_.leave(*ticket, exclusive ? std::optional(next_try(*r)) : std::nullopt);
@@ -162,6 +183,7 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
   Attempt a;
   a.key = args.key;
   a.timeout_ms = timeout;
+  a.who = waiter(held_by, args);
   QueueSeat seat(*this);
   a.grant = [&]() -> Result<pg::Grant> {
     auto r = db(holds_->acquire(g));
@@ -216,6 +238,8 @@ Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args
   Attempt a;
   a.key = args.key;
   a.timeout_ms = args.timeout_ms;
+  a.who.held_by = held_by;
+  a.who.holder_id = std::string(*args.holder_id);
   QueueSeat seat(*this);
   a.grant = [&]() -> Result<pg::Grant> {
     auto r =
@@ -271,6 +295,7 @@ Result<Answer> PgBackend::do_acquire_member(const Caller& caller, const AcquireA
   Attempt a;
   a.key = args.key;
   a.timeout_ms = timeout;
+  a.who = waiter(held_by, args);
   a.grant = [&] { return attempt(false); };
   // Also without an owner: the statement answers a key of another kind before anything else.
   a.narrow = [&] { return attempt(true); };

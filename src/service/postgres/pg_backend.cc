@@ -91,6 +91,7 @@ Status PgBackend::start() {
   std::vector<pg::Statement> statements = pg::HoldRows::statements();
   for (auto& s : pg::ClusterRows::statements()) statements.push_back(std::move(s));
   for (auto& s : pg::ValueRows::statements()) statements.push_back(std::move(s));
+  for (auto& s : pg::PgEvents::statements()) statements.push_back(std::move(s));
   auto pool = pg::PgPool::open(options_.url, options_.pool_size,
                                "SET statement_timeout = " + std::to_string(pg::kStatementTimeoutMs),
                                std::move(statements));
@@ -123,14 +124,25 @@ Status PgBackend::start() {
   }
   if (auto st = reload_rules(); !st.ok()) return st;
 
+  events_ = std::make_unique<pg::PgEvents>(
+      *pool_, node_id_,
+      pg::PgEvents::Hooks{[this](std::function<void()> task) { on_loop(std::move(task)); },
+                          [this](std::function<void()> job) {
+                            if (housekeeper_) housekeeper_->defer(std::move(job));
+                          }});
+  if (auto st = events_->start(); !st.ok()) return st;
+
   listener_ = std::make_unique<pg::Listener>(
-      options_.url, std::vector<std::string>{pg::kKeysChannel, pg::kRulesChannel},
+      options_.url,
+      std::vector<std::string>{pg::kKeysChannel, pg::kRulesChannel, events_->channel(),
+                               events_->pubsub_channel()},
       [this](const std::string& channel, const std::string& payload, int pid) {
         on_notify(channel, payload, pid);
       },
       [this] {
         waiters_.poke_all();
         (void)reload_rules();
+        events_->resynced();  // events sent while the connection was away are lost
       });
   if (auto st = listener_->start(); !st.ok()) return st;
 
@@ -172,6 +184,7 @@ void PgBackend::stop() {
   waiters_.close_all();
   if (housekeeper_) housekeeper_->stop();
   if (listener_) listener_->stop();
+  if (events_) events_->stop();
   if (holds_ && node_id_ != 0) {
     // A clean exit frees this node's session holds at once (its connections are gone).
     if (auto freed = holds_->free_node_sessions(node_id_); !freed.ok())
@@ -193,6 +206,15 @@ void PgBackend::keys_freed(const std::vector<std::string>& keys) {
 }
 
 void PgBackend::on_notify(const std::string& channel, const std::string& payload, int sender_pid) {
+  // Every node, this one included, tells its readers the cluster's events from here.
+  if (channel == events_->channel()) {
+    events_->notified(payload);
+    return;
+  }
+  if (channel == events_->pubsub_channel()) {
+    relayed(payload);
+    return;
+  }
   // This node pokes its own waiters when its statements free a key or change the rules.
   if (pool_->is_own_backend(sender_pid)) return;
   if (channel == pg::kKeysChannel) {

@@ -39,6 +39,7 @@
 #include "service/postgres/cluster_rows.h"
 #include "service/postgres/hold_rows.h"
 #include "service/postgres/listener.h"
+#include "service/postgres/pg_events.h"
 #include "service/postgres/pg_housekeeper.h"
 #include "service/postgres/pg_pool.h"
 #include "service/postgres/pg_waiters.h"
@@ -115,8 +116,20 @@ class PgBackend final : public LockBackend {
   // commits, runs every call made on the loop inside it (run() finishes each before returning).
   Status atomically(const std::function<void()>& body) override;
   void dispatch() override;
-  void advance() override {}
-  std::optional<Millis> next_deadline() const override { return std::nullopt; }
+  // Lease ends only matter to lock events (pg_events.h): the database's clock decides the rest.
+  void advance() override;
+  std::optional<Millis> next_deadline() const override;
+  void set_event_sink(LockEventSink* sink) override;
+
+  // Pub/sub across the nodes (docs/scale-out.md): publish() sends a message to the other nodes
+  // (in order, from one thread); on_message() hears theirs, on the loop. A message that does
+  // not fit in a notification is refused by publish_error() first.
+  static std::optional<std::string> publish_error(std::string_view channel,
+                                                  std::string_view message);
+  void publish(std::string_view channel, std::string_view message);
+  void on_message(std::function<void(std::string_view, std::string_view)> fn) {
+    on_message_ = std::move(fn);
+  }
   // Database answers come when they come: the loop sleeps until woken.
   ServiceStats stats() const override;
 
@@ -241,6 +254,8 @@ class PgBackend final : public LockBackend {
   // Runs `body` in a database transaction of its own, or in the one atomically() opened.
   Result<Answer> in_transaction(const std::function<Result<Answer>()>& body);
   void on_notify(const std::string& channel, const std::string& payload, int sender_pid);
+  // A message another node published (pg_pubsub.cc).
+  void relayed(const std::string& payload);
   void rules_version_seen(std::int64_t version);
   // Reads the stored rule set; when its version moved, hands it to the loop.
   Status reload_rules();
@@ -254,6 +269,8 @@ class PgBackend final : public LockBackend {
   std::unique_ptr<pg::ValueRows> values_;
   std::unique_ptr<pg::Listener> listener_;
   std::unique_ptr<PgHousekeeper> housekeeper_;
+  std::unique_ptr<pg::PgEvents> events_;
+  std::function<void(std::string_view, std::string_view)> on_message_;
   LocalWaiters waiters_;
   BlockingExecutor executor_;
   bool inline_ = false;  // inside atomically(): calls run on the loop, in its transaction

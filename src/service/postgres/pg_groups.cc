@@ -95,12 +95,17 @@ Result<pg::GroupGrant> PgBackend::run_group_grant(const Caller& caller,
     if (auto st = db(holds_->register_wait(key, node_id_, generation)); !st.ok())
       return std::move(st).error();
   }
+  LockEvent who;
+  who.held_by = std::string(group.grant.held_by);
+  if (group.grant.owner) who.owner = std::string(*group.grant.owner);
+  pg::ToldWaiter told(*events_, who, keys, timeout);
   for (;;) {
     switch (waiters_.wait(*ticket, deadline)) {
       case LocalWaiters::Wake::kCancelled:
         return waiter_gone();
       case LocalWaiters::Wake::kDeadline:
         ++counters_.timeouts;
+        told.ends(DequeueReason::kTimeout);
         return lock_timeout(group.keys.front().key, timeout);
       case LocalWaiters::Wake::kAttempt:
         break;
@@ -108,6 +113,7 @@ Result<pg::GroupGrant> PgBackend::run_group_grant(const Caller& caller,
     auto r = db(holds_->grant_group(group));
     if (!r.ok()) return r;
     if (r->granted || r->other_kind) {
+      if (r->granted) told.ends(DequeueReason::kGranted);
       waiters_.leave(*ticket);
       return r;
     }

@@ -360,7 +360,9 @@ END $$;
               kGroupsMigrationSql},
     Migration{6, "members.lock_delay_ms: a lock-delay for shared and semaphore holds",
               kMemberDelayMigrationSql},
-    Migration{7, "typed values: holdfast_values, a key is a lock or a value", kValuesMigrationSql},
+    Migration{7, "lock events: holdfast_watchers and the triggers that NOTIFY changes",
+              kEventsMigrationSql},
+    Migration{8, "typed values: holdfast_values, a key is a lock or a value", kValuesMigrationSql},
 };
 
 }  // namespace

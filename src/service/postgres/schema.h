@@ -19,6 +19,8 @@
 //   holdfast_rule_versions   the sequence that versions the rule set (cache invalidation)
 // Version 2 adds holdfast_key_waited(key), which statements that free a key call to decide
 // whether to NOTIFY (it reads holdfast_waits with a fresh snapshot; hold_rows.h says why).
+// Version 7 adds lock events across nodes (holdfast_watchers, the triggers that NOTIFY every
+// change of a hold while someone watches); its SQL is in schema_events.cc.
 // Version 5 adds multi-key groups: holdfast_grant_group(), release and renew by handle
 // (holdfast_release_handle(), holdfast_renew_handle()) and indexes on handles; its SQL is in
 // schema_groups.cc. Version 7 adds typed values: holdfast_values, one row per key holding a
@@ -42,7 +44,8 @@ inline constexpr std::int32_t kAdvisoryClass = 0x486F6C64;
 // The SQL of migration 5 (schema_groups.cc).
 extern const char kGroupsMigrationSql[];
 extern const char kMemberDelayMigrationSql[];
-extern const char kValuesMigrationSql[];
+extern const char kEventsMigrationSql[];  // version 7, schema_events.cc
+extern const char kValuesMigrationSql[];  // version 8, schema_values.cc
 
 // The newest schema version this binary knows.
 int latest_schema_version();

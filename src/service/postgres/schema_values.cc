@@ -1,4 +1,4 @@
-// Schema version 7: typed values (counters, sorted sets, hashes, lists) in a table of their own,
+// Schema version 8: typed values (counters, sorted sets, hashes, lists) in a table of their own,
 // and the rule that a key is a lock or a value, never both (docs/scale-out.md, "Typed values";
 // value_rows.h says how the node uses them).
 #include "service/postgres/schema.h"

@@ -1,4 +1,4 @@
-// ValueRows: typed values on a node over PostgreSQL (schema version 7, schema_values.cc).
+// ValueRows: typed values on a node over PostgreSQL (schema version 8, schema_values.cc).
 //
 // A key's value is one row of holdfast_values: its type, its expiry (judged by the database
 // clock, as leases are) and its elements in one bytea, encoded as the write-ahead log encodes a

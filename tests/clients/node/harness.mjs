@@ -113,6 +113,13 @@ async function connectIORedis(lib, server, o) {
     call: (...args) => redis.call(...args),
     pipeline: async (commands) => unwrap(await commands.reduce((p, c) => p.call(...c), redis.pipeline()).exec()),
     multi: async (commands) => unwrap(await commands.reduce((p, c) => p.call(...c), redis.multi()).exec()),
+    // Subscribes with the library's own API; onMessage({ pattern?, channel, message }).
+    subscribe: async (channels, patterns, onMessage) => {
+      redis.on('message', (channel, message) => onMessage({ channel, message }));
+      redis.on('pmessage', (pattern, channel, message) => onMessage({ pattern, channel, message }));
+      if (channels.length > 0) await redis.subscribe(...channels);
+      if (patterns.length > 0) await redis.psubscribe(...patterns);
+    },
     close: () => {
       open.delete(drop);
       return redis.quit();
@@ -147,6 +154,14 @@ async function connectNodeRedis(lib, server, o) {
     call: (...args) => client.sendCommand(asArgs(args)),
     pipeline: (commands) => commands.reduce((m, c) => m.addCommand(asArgs(c)), client.multi()).execAsPipeline(),
     multi: (commands) => commands.reduce((m, c) => m.addCommand(asArgs(c)), client.multi()).exec(),
+    subscribe: async (channels, patterns, onMessage) => {
+      for (const channel of channels) {
+        await client.subscribe(channel, (message, ch) => onMessage({ channel: ch, message }));
+      }
+      for (const pattern of patterns) {
+        await client.pSubscribe(pattern, (message, ch) => onMessage({ pattern, channel: ch, message }));
+      }
+    },
     close: () => {
       open.delete(drop);
       return client.close();

@@ -1,0 +1,138 @@
+// EventBus: the one place lock events fan out to their readers (docs/events.md): the
+// `GET /v1/events` streams, `LOCK.WATCH` connections and, through the stream, the web page.
+//
+//  1. The first watcher switches the service's events on (LockService::set_event_sink);
+//     until then no event is made at all, so nobody pays for them. When the last one leaves,
+//     they stay on for `linger_ms`, so that a page that reconnects can resume; the first event
+//     after that switches them off again.
+//  2. Each event gets the next id, is written as JSON once, and is kept in a window of the
+//     last `window` events for readers that come back with the id they saw last
+//     (Last-Event-ID).
+//  3. Every watcher whose prefix the key starts with, and whose principal may read the key
+//     (LockService::may_read), is told. A watcher has its own bounded buffer: one that falls
+//     behind calls unwatch() and dropped() (a metric) and closes, after telling its reader to
+//     start over (`reset`).
+//
+// Ids: a number that only grows. They start at the server's start time in milliseconds times
+// 1000, so that they keep growing across a restart unless the server made more than a thousand
+// events per millisecond of its life, and an id the server never gave (from before a restart,
+// or from another server) is answered with `reset`.
+//
+// On the event loop thread only.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/lock_event.h"
+#include "core/principal.h"
+#include "service/lock_service.h"
+
+namespace holdfast::events {
+
+// A watch's prefix: empty (every key), or what a key may be (core/validation.h), as
+// INVALID_ARGUMENT naming "prefix".
+std::optional<Error> check_prefix(std::string_view prefix);
+
+// An event as readers get it: its id, and its JSON (core/lock_event.h's event_json).
+struct Published {
+  std::uint64_t id = 0;
+  LockEventKind kind = LockEventKind::kAcquired;
+  std::string key;
+  std::string json;
+  // Made once by the first watcher that needs it, for the others (a RESP push frame per
+  // protocol version: resp/subscriptions.h).
+  mutable std::string frames[2];
+};
+
+class Watcher {
+ public:
+  // One event for this watcher, in id order. May call EventBus::unwatch(*this) (a full buffer).
+  virtual void on_event(const Published& event) = 0;
+  // Events were lost (on a node over PostgreSQL, its LISTEN connection broke): the reader must
+  // read the state anew; the watch goes on. `id`: the newest id so far.
+  virtual void on_reset(std::uint64_t id) = 0;
+  // A watch that began before events flowed (ready() was false): they flow from now on. On a
+  // node over PostgreSQL the first reader waits for the cluster's triggers.
+  virtual void on_ready() {}
+
+ protected:
+  ~Watcher() = default;
+};
+
+struct BusOptions {
+  std::size_t window = 4096;  // events kept for Last-Event-ID
+  Millis linger_ms = 60'000;  // events stay on this long after the last watcher left
+};
+
+struct BusStats {
+  std::size_t watchers = 0;
+  std::uint64_t events = 0;   // events made
+  std::uint64_t sent = 0;     // events told to watchers (one per watcher that got it)
+  std::uint64_t dropped = 0;  // watchers that fell behind and were closed
+};
+
+class EventBus final : public LockEventSink {
+ public:
+  // `service` and `clock` must outlive the bus.
+  EventBus(LockService& service, const Clock& clock, BusOptions options = {});
+  ~EventBus() override;
+  EventBus(const EventBus&) = delete;
+  EventBus& operator=(const EventBus&) = delete;
+
+  enum class Start {
+    kLive,     // no id was given: events from now on
+    kResumed,  // the events after the given id were told first, then live ones
+    kReset,    // the given id cannot be resumed: the reader must read the state anew
+  };
+  // Starts telling `watcher` the events of keys that start with `prefix` and that `principal`
+  // may read. `principal` must outlive the watch. A watcher watches once (call unwatch first to
+  // change what it watches).
+  Start watch(Watcher& watcher, const Principal& principal, std::string prefix,
+              std::optional<std::uint64_t> last_id = std::nullopt);
+  void unwatch(Watcher& watcher);
+  // A watcher fell behind and is being closed.
+  void dropped() { ++stats_.dropped; }
+
+  // The newest id given so far (the first one minus one before any).
+  std::uint64_t last_id() const { return last_id_; }
+  // Events flow: a change made now reaches the watchers (LockEventSink::on_events_ready).
+  bool ready() const { return ready_; }
+  BusStats stats() const;
+
+  void on_lock_event(LockEvent&& event) override;
+  void on_events_lost() override;
+  void on_events_ready() override;
+
+ private:
+  struct Entry {
+    Watcher* watcher = nullptr;  // null: unwatched while events were being told
+    const Principal* principal = nullptr;
+    std::string prefix;
+    bool waits_for_ready = false;  // began before events flowed: on_ready() is due
+  };
+
+  bool sees(const Entry& e, const Published& p) const;
+  void activate();
+  void compact();
+
+  LockService& service_;
+  const Clock& clock_;
+  const BusOptions options_;
+  bool active_ = false;
+  bool ready_ = false;
+  std::uint64_t last_id_;
+  // A Last-Event-ID below this cannot be resumed: events before it went unrecorded.
+  std::uint64_t resumable_from_;
+  Millis idle_since_ = 0;
+  std::deque<Published> window_;
+  std::vector<Entry> watchers_;
+  bool telling_ = false;  // inside the loop over watchers_: unwatch() only marks
+  BusStats stats_;
+};
+
+}  // namespace holdfast::events
