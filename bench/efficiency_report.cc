@@ -45,6 +45,8 @@ std::string peer_of(const std::string& target) {
       target == "holdfast-horizon")
     return "redis";
   if (target == "holdfast-always" || target == "holdfast-redis-always") return "redis-aof";
+  if (target == "holdfast-sem-never") return "redis-sem";
+  if (target == "holdfast-sem-always") return "redis-sem-aof";
   if (target.starts_with("holdfast-pg")) return "postgres";
   return "";
 }

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
          "--targets", targets,
          "Comma list of holdfast-always,holdfast-never,holdfast-horizon,holdfast-redis-always,"
          "holdfast-redis-never,holdfast-never-tls,"
-         "redis,redis-aof,redis-tls,postgres,etcd "
+         "redis,redis-aof,redis-tls,holdfast-sem-always,holdfast-sem-never,redis-sem,redis-sem-aof,"
+         "postgres,etcd "
          "(or all), and holdfast-pg (scale-out nodes over PostgreSQL; not in all)")
       ->capture_default_str();
   std::string pg_nodes = "1,2,3";

@@ -31,6 +31,8 @@ constexpr const char* kAlways = "holdfast-always";
 // Holdfast serving the Redis lock idiom (SET NX PX + EVALSHA), the commands the redis targets get.
 constexpr const char* kIdiomNever = "holdfast-redis-never";
 constexpr const char* kIdiomAlways = "holdfast-redis-always";
+constexpr const char* kSemNever = "holdfast-sem-never";
+constexpr const char* kSemAlways = "holdfast-sem-always";
 
 class Writer {
  public:
@@ -266,15 +268,22 @@ class Writer {
     out << "## (d) Memory per held lock\n\n"
         << "RSS of the server process before and after loading the holds (pipelined "
            "try-acquires, TTL 1 h, 4 connections × 64 in flight), divided by the number of "
-           "holds. Redis keys carry a 22-character token, Holdfast generates its own handle.\n\n"
+           "holds. Redis keys carry a 22-character token, Holdfast generates its own handle. "
+           "The *-sem rows load redis-semaphore's Semaphore the same way, 64 holders to a key: "
+           "bytes per member of a sorted set of 64 (a 22-character member and its score).\n\n"
         << "| target | holds | RSS before MiB | RSS after MiB | bytes/hold | load s | holds/s | "
            "Holdfast ÷ this |\n"
         << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
-    const MemoryResult* hf = nullptr;
+    // Each row against Holdfast's of the same recipe: locks with locks, sorted-set members
+    // with sorted-set members.
+    const MemoryResult* hf_lock = nullptr;
+    const MemoryResult* hf_sem = nullptr;
     for (const auto& m : r_.memory) {
-      if (m.target.rfind("holdfast", 0) == 0 && !m.failed) hf = &m;
+      if (m.target.rfind("holdfast", 0) == 0 && !m.failed)
+        (is_semaphore_target(m.target) ? hf_sem : hf_lock) = &m;
     }
     for (const auto& m : r_.memory) {
+      const MemoryResult* hf = is_semaphore_target(m.target) ? hf_sem : hf_lock;
       out << "| " << m.target << " | " << fmt_count(double(m.holds));
       if (m.failed) {
         out << " | failed: " << first_line(m.failure) << " |\n";
@@ -379,6 +388,10 @@ class Writer {
             1.0);
     ops_row("(a) " + cs + " conns, the Redis idiom: always ÷ redis-aof", "pairs", kIdiomAlways,
             "redis-aof", 1.5);
+    ops_row("(a) " + cs + " conns, redis-semaphore's Semaphore: never ÷ redis-sem", "pairs",
+            kSemNever, "redis-sem", 1.0);
+    ops_row("(a) " + cs + " conns, redis-semaphore's Semaphore: always ÷ redis-sem-aof", "pairs",
+            kSemAlways, "redis-sem-aof", 1.5);
     ops_row("(a) " + cs + " conns: always ÷ postgres", "pairs", kAlways, "postgres", 3.0);
     ops_row("(a) " + cs + " conns: always ÷ etcd", "pairs", kAlways, "etcd", 10.0);
     std::string best_name;
@@ -407,7 +420,7 @@ class Writer {
     const MemoryResult* hf_mem = nullptr;
     const MemoryResult* redis_mem = nullptr;
     for (const auto& m : r_.memory) {
-      if (m.failed) continue;
+      if (m.failed || is_semaphore_target(m.target)) continue;
       (m.target.rfind("holdfast", 0) == 0 ? hf_mem : redis_mem) = &m;
     }
     if (hf_mem && redis_mem && redis_mem->bytes_per_hold > 0) {

@@ -30,22 +30,36 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
-std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o) {
+// The (d) load of a semaphore target: this many holders share one sorted set, so its figure is
+// the memory of one member of a set of this size.
+constexpr std::uint32_t kSemaphoreMemoryHolders = 64;
+
+// `holders`: the semaphore targets' holders per key (targets/resp_client.h); 1 in every
+// streaming workload, where each lock number is a semaphore of one permit.
+std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions& o,
+                                    std::uint32_t holders = 1) {
   if (name == "holdfast-never-tls")
     return std::make_unique<HoldfastTarget>(o.holdfast_binary, HoldfastFsync::kNever,
                                             o.holdfast_args, RespDialect::kHoldfast, true);
   if (name == "redis-tls") return make_redis_target(RedisPersistence::kNone, true);
   if (name == "holdfast-always" || name == "holdfast-never" || name == "holdfast-horizon" ||
-      name == "holdfast-redis-always" || name == "holdfast-redis-never") {
+      name == "holdfast-redis-always" || name == "holdfast-redis-never" ||
+      name == "holdfast-sem-always" || name == "holdfast-sem-never") {
     const HoldfastFsync fsync = name.ends_with("always")  ? HoldfastFsync::kAlways
                                 : name.ends_with("never") ? HoldfastFsync::kNever
                                                           : HoldfastFsync::kHorizon;
-    const bool redis = name.starts_with("holdfast-redis");
-    return std::make_unique<HoldfastTarget>(o.holdfast_binary, fsync, o.holdfast_args,
-                                            redis ? RespDialect::kRedis : RespDialect::kHoldfast);
+    const RespDialect dialect = name.starts_with("holdfast-redis") ? RespDialect::kRedis
+                                : name.starts_with("holdfast-sem") ? RespDialect::kSemaphore
+                                                                   : RespDialect::kHoldfast;
+    return std::make_unique<HoldfastTarget>(o.holdfast_binary, fsync, o.holdfast_args, dialect,
+                                            false, holders);
   }
   if (name == "redis") return make_redis_target(RedisPersistence::kNone);
   if (name == "redis-aof") return make_redis_target(RedisPersistence::kAofAlways);
+  if (name == "redis-sem")
+    return make_redis_target(RedisPersistence::kNone, false, RespDialect::kSemaphore, holders);
+  if (name == "redis-sem-aof")
+    return make_redis_target(RedisPersistence::kAofAlways, false, RespDialect::kSemaphore, holders);
   if (name == "postgres") return make_postgres_target(o.scripts_dir);
   if (name == "etcd") return make_etcd_target();
   if (const int nodes = holdfast_pg_nodes(name); nodes > 0)
@@ -86,6 +100,10 @@ void log_measurement(const Measurement& m) {
 
 }  // namespace
 
+bool is_semaphore_target(const std::string& name) {
+  return name.starts_with("holdfast-sem-") || name.starts_with("redis-sem");
+}
+
 const std::vector<std::string>& all_target_names() {
   static const std::vector<std::string> names = {"holdfast-always",
                                                  "holdfast-never",
@@ -96,6 +114,10 @@ const std::vector<std::string>& all_target_names() {
                                                  "redis",
                                                  "redis-aof",
                                                  "redis-tls",
+                                                 "holdfast-sem-always",
+                                                 "holdfast-sem-never",
+                                                 "redis-sem",
+                                                 "redis-sem-aof",
                                                  "postgres",
                                                  "etcd"};
   return names;
@@ -225,9 +247,12 @@ SuiteResults run_suite(const SuiteOptions& o) {
                      std::chrono::milliseconds pause_after) {
     figures_of({{workload, applies, factory}}, shape, pause_after);
   };
-  // The TLS targets take part in (j) only, beside the same servers over plain TCP.
-  auto all = [](const Target& t) { return !t.tls(); };
-  auto resp_only = [](const Target& t) { return t.speaks_resp() && !t.tls(); };
+  // The TLS targets take part in (j) only, beside the same servers over plain TCP; the semaphore
+  // targets (redis-semaphore's recipe) in (a) and (d) only.
+  auto all = [](const Target& t) { return !t.tls() && !is_semaphore_target(t.name()); };
+  auto resp_only = [](const Target& t) {
+    return t.speaks_resp() && !t.tls() && !is_semaphore_target(t.name());
+  };
   const MeasureShape base{1, 1, o.warmup_s, o.duration_s, o.client_poll_us};
   const std::chrono::milliseconds no_pause(0);
 
@@ -235,14 +260,17 @@ SuiteResults run_suite(const SuiteOptions& o) {
   // With (a) it runs in (a)'s rounds, each round's PING windows right before its pairs
   // windows: the floor goal is then a ratio of windows taken side by side, like the others.
   auto floor_wanted = [&](const Target& t) {
-    if (!t.speaks_resp() || t.tls() || t.name().starts_with("holdfast-redis")) return false;
+    if (!t.speaks_resp() || t.tls() || t.name().starts_with("holdfast-redis") ||
+        is_semaphore_target(t.name()))
+      return false;
     if (t.name() == "redis-aof") return !contains(o.targets, "redis");
     if (t.name() == "holdfast-always") return !contains(o.targets, "holdfast-never");
     return true;
   };
   const Leg floor_leg{"floor", floor_wanted, [](const Target&) { return ping_pair_worker(); }};
   const WorkerFactory pairs = pairs_worker({o.keys, 10'000});
-  const Leg pairs_leg{"pairs", all, [&](const Target&) { return pairs; }};
+  const Leg pairs_leg{"pairs", [](const Target& t) { return !t.tls(); },
+                      [&](const Target&) { return pairs; }};
   if (wants("floor") || wants("pairs")) {
     std::vector<Leg> legs;
     if (wants("floor")) legs.push_back(floor_leg);
@@ -421,8 +449,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
   for (auto& t : running) t->stop();
   running.clear();
 
-  auto fresh = [&](const std::string& name) -> std::unique_ptr<Target> {
-    auto t = make_target(name, o);
+  auto fresh = [&](const std::string& name, std::uint32_t holders = 1) -> std::unique_ptr<Target> {
+    auto t = make_target(name, o, holders);
     const auto dir = root.path() / (name + "-fresh-" + std::to_string(now_ns()));
     std::filesystem::create_directories(dir);
     t->start(dir);
@@ -447,11 +475,20 @@ SuiteResults run_suite(const SuiteOptions& o) {
       names.push_back("redis");
     else if (contains(o.targets, "redis-aof"))
       names.push_back("redis-aof");
+    // And per member of redis-semaphore's sorted sets, kSemaphoreMemoryHolders to a set.
+    if (contains(o.targets, "holdfast-sem-never"))
+      names.push_back("holdfast-sem-never");
+    else if (contains(o.targets, "holdfast-sem-always"))
+      names.push_back("holdfast-sem-always");
+    if (contains(o.targets, "redis-sem"))
+      names.push_back("redis-sem");
+    else if (contains(o.targets, "redis-sem-aof"))
+      names.push_back("redis-sem-aof");
     for (const auto& name : names) {
       if (interrupted() || (streaming && !started_ok(name))) continue;
       MemoryResult m;
       try {
-        auto t = fresh(name);
+        auto t = fresh(name, is_semaphore_target(name) ? kSemaphoreMemoryHolders : 1);
         m = measure_memory(*t, o.memory_holds, o.smoke ? 100 : 1000);
       } catch (const std::exception& e) {
         m.target = name;

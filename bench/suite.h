@@ -66,6 +66,8 @@ struct SuiteOptions {
 // Every target and workload name, in report order. "all" means these; the scale-out target
 // "holdfast-pg" (N nodes over one PostgreSQL, for each N of --pg-nodes) runs only when named.
 const std::vector<std::string>& all_target_names();
+// holdfast-sem-*, redis-sem*: redis-semaphore's Semaphore recipe, in (a) and (d) only.
+bool is_semaphore_target(const std::string& name);
 inline constexpr char kScaleOutTarget[] = "holdfast-pg";
 // The concrete targets of a run, in report order: the selected names of all_target_names(),
 // then holdfast-pg<N> for each N of pg_nodes when "holdfast-pg" is selected.

@@ -9,7 +9,7 @@
 // With the write-ahead log (bit 2 of the first byte) the store is a WalStore on an in-memory
 // file system, snapshotting every 4 KiB of log; at the end of the input the connections close,
 // the store closes, and a new one recovers from the files: it must find exactly the holds, the
-// token high-water mark and the rule set that the running server had.
+// token high-water mark, the rule set and the typed values that the running server had.
 //
 // The first input byte picks the setup: bit 0 auth mode (credentials below; connections must
 // AUTH), bit 1 a rate limit of 20 acquire attempts per user per hour, bit 2 the log, bit 3 the
@@ -40,6 +40,8 @@
 #include "core/clock.h"
 #include "core/lock_table.h"
 #include "core/validation.h"
+#include "core/values/value_store.h"
+#include "core/values/value_text.h"
 #include "deferred_service.h"
 #include "resp_replies.h"
 #include "script/engine.h"
@@ -110,6 +112,7 @@ class Node {
     close_all();
     const Millis now = clock_.now_ms();
     const DurableState live = backend_.table().snapshot(now);
+    const auto live_values = values_of(backend_.values());
     struct Keep final : Completion {
       void finish(Result<Answer> r) override { result.emplace(std::move(r)); }
       std::optional<Result<Answer>> result;
@@ -130,7 +133,10 @@ class Node {
     LockTable table;
     table.restore(*recovered, now);
     const DurableState restored = table.snapshot(now);
+    ValueStore values;
+    values.restore(std::move(recovered->values), now);
     again.close();
+    if (values_of(values) != live_values) std::abort();
     if (restored.last_token != live.last_token) std::abort();
     if (sorted(restored.holds) != sorted(live.holds)) std::abort();
     const auto& rules = live_rules;
@@ -181,6 +187,17 @@ class Node {
     o.snapshot_threshold_bytes = 4096;
     o.segment_bytes = 16384;
     return o;
+  }
+
+  // Every typed value that has not expired, as text: key -> "type@expiry:elements".
+  std::map<std::string, std::string> values_of(const ValueStore& store) const {
+    const Millis now = clock_.now_ms();
+    std::map<std::string, std::string> out;
+    store.for_each([&](std::string_view key, const Value& v, Millis expires_at) {
+      if (expires_at > now)
+        out[std::string(key)] = std::to_string(expires_at) + ":" + canonical_text(v);
+    });
+    return out;
   }
 
   static std::vector<HoldState> sorted(std::vector<HoldState> holds) {

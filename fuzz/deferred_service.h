@@ -157,6 +157,12 @@ class DeferredService final : public LockService {
                    return s.count_held(caller, views, d);
                  });
   }
+  Issued value(const Caller& caller, const ValueRequest& request, Completion& done) override {
+    return defer(caller, done,
+                 [caller, r = ValueRequestCopy(request)](LockService& s, Completion& d) {
+                   return s.value(caller, r.request(), d);
+                 });
+  }
   Issued set_rule_set(const Caller& caller, std::string_view toml, Completion& done) override {
     return defer(caller, done, [caller, toml = std::string(toml)](LockService& s, Completion& d) {
       return s.set_rule_set(caller, toml, d);

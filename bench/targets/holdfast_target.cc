@@ -26,15 +26,19 @@ const char* fsync_flag(HoldfastFsync fsync) {
 }
 
 HoldfastTarget::HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
-                               std::vector<std::string> extra_args, RespDialect dialect, bool tls)
+                               std::vector<std::string> extra_args, RespDialect dialect, bool tls,
+                               std::uint32_t holders)
     : binary_(std::move(binary)),
       fsync_(fsync),
       extra_args_(std::move(extra_args)),
       dialect_(dialect),
-      wants_tls_(tls) {}
+      wants_tls_(tls),
+      holders_(holders) {}
 
 std::string HoldfastTarget::name() const {
-  const std::string prefix = dialect_ == RespDialect::kRedis ? "holdfast-redis-" : "holdfast-";
+  const std::string prefix = dialect_ == RespDialect::kRedis       ? "holdfast-redis-"
+                             : dialect_ == RespDialect::kSemaphore ? "holdfast-sem-"
+                                                                   : "holdfast-";
   return prefix + fsync_flag(fsync_) + (wants_tls_ ? "-tls" : "");
 }
 
@@ -43,6 +47,8 @@ std::string HoldfastTarget::description() const {
   if (version.empty()) version = binary_.filename().string();
   std::string d = version + "; serve --fsync " + fsync_flag(fsync_);
   if (dialect_ == RespDialect::kRedis) d += "; SET NX PX + EVALSHA, as the redis targets";
+  if (dialect_ == RespDialect::kSemaphore)
+    d += "; redis-semaphore's Semaphore (acquire script + ZREM), as the redis-sem targets";
   if (wants_tls_) d += "; TLS on the RESP listener (--tls-cert, EC P-256; OpenSSL's defaults)";
   for (const auto& a : extra_args_) d += " " + a;
   return d;
@@ -87,7 +93,8 @@ void HoldfastTarget::start(const std::filesystem::path& dir) {
     process_.stop();
     throw std::runtime_error("holdfast did not answer PING: " + log_tail(dir_ / "holdfast.log"));
   }
-  if (dialect_ == RespDialect::kRedis) release_sha_ = load_release_script(port_, tls_);
+  if (dialect_ != RespDialect::kHoldfast)
+    script_sha_ = load_script(port_, dialect_script(dialect_), tls_);
 }
 
 double HoldfastTarget::restart(int timeout_ms) {
@@ -115,7 +122,8 @@ std::unique_ptr<LockClient> HoldfastTarget::connect(EventLoop& loop) {
       throw;
     }
   }
-  return std::make_unique<RespLockClient>(loop, fd, dialect_, release_sha_, std::move(channel));
+  return std::make_unique<RespLockClient>(loop, fd, dialect_, script_sha_, std::move(channel),
+                                          holders_);
 }
 
 }  // namespace holdfast::bench

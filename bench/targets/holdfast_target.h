@@ -27,9 +27,10 @@ const char* fsync_flag(HoldfastFsync fsync);
 
 class HoldfastTarget final : public Target {
  public:
+  // `holders`: the semaphore dialect's holders per key (resp_client.h).
   HoldfastTarget(std::filesystem::path binary, HoldfastFsync fsync,
                  std::vector<std::string> extra_args, RespDialect dialect = RespDialect::kHoldfast,
-                 bool tls = false);
+                 bool tls = false, std::uint32_t holders = 1);
   ~HoldfastTarget() override { stop(); }
 
   std::string name() const override;
@@ -61,7 +62,8 @@ class HoldfastTarget final : public Target {
   std::shared_ptr<SSL_CTX> tls_;  // the client side's context; null: plain TCP
   bool wants_tls_;
   std::vector<std::string> tls_args_;  // --tls-cert, --tls-key once start() made them
-  std::string release_sha_;            // the Redis dialect's compare-and-delete script
+  std::uint32_t holders_;
+  std::string script_sha_;  // dialect_script(dialect_), loaded
   std::filesystem::path dir_;
   std::uint16_t port_ = 0;
   std::uint16_t http_port_ = 0;

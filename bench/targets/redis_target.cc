@@ -17,13 +17,14 @@ namespace {
 
 class RedisTarget final : public Target {
  public:
-  RedisTarget(RedisPersistence persistence, bool tls)
-      : persistence_(persistence), wants_tls_(tls) {}
+  RedisTarget(RedisPersistence persistence, bool tls, RespDialect dialect, std::uint32_t holders)
+      : persistence_(persistence), wants_tls_(tls), dialect_(dialect), holders_(holders) {}
   ~RedisTarget() override { stop(); }
 
   std::string name() const override {
     if (wants_tls_) return "redis-tls";
-    return persistence_ == RedisPersistence::kNone ? "redis" : "redis-aof";
+    const std::string base = dialect_ == RespDialect::kSemaphore ? "redis-sem" : "redis";
+    return persistence_ == RedisPersistence::kNone ? base : base + "-aof";
   }
   std::string description() const override {
     // "Redis server v=7.0.15 sha=..." -> "Redis 7.0.15"
@@ -35,7 +36,8 @@ class RedisTarget final : public Target {
            (persistence_ == RedisPersistence::kNone ? "; --save '' --appendonly no"
                                                     : "; --appendonly yes --appendfsync always") +
            (wants_tls_ ? "; --port 0 --tls-port (EC P-256 certificate, --tls-auth-clients no)"
-                       : "");
+                       : "") +
+           (dialect_ == RespDialect::kSemaphore ? "; redis-semaphore's Semaphore" : "");
   }
 
   void start(const std::filesystem::path& dir) override {
@@ -67,7 +69,7 @@ class RedisTarget final : public Target {
       process_.stop();
       throw std::runtime_error("redis-server did not answer PING: " + log_tail(log_));
     }
-    release_sha_ = load_release_script(port_, tls_);
+    script_sha_ = load_script(port_, dialect_script(dialect_), tls_);
   }
 
   void stop() override { process_.stop(); }
@@ -85,8 +87,8 @@ class RedisTarget final : public Target {
         throw;
       }
     }
-    return std::make_unique<RespLockClient>(loop, fd, RespDialect::kRedis, release_sha_,
-                                            std::move(channel));
+    return std::make_unique<RespLockClient>(loop, fd, dialect_, script_sha_, std::move(channel),
+                                            holders_);
   }
 
   bool speaks_resp() const override { return true; }
@@ -96,17 +98,20 @@ class RedisTarget final : public Target {
  private:
   RedisPersistence persistence_;
   bool wants_tls_;
+  RespDialect dialect_;
+  std::uint32_t holders_;
   std::shared_ptr<SSL_CTX> tls_;  // the client side's context; null: plain TCP
   std::uint16_t port_ = 0;
   std::filesystem::path log_;
   ChildProcess process_;
-  std::string release_sha_;
+  std::string script_sha_;
 };
 
 }  // namespace
 
-std::unique_ptr<Target> make_redis_target(RedisPersistence persistence, bool tls) {
-  return std::make_unique<RedisTarget>(persistence, tls);
+std::unique_ptr<Target> make_redis_target(RedisPersistence persistence, bool tls,
+                                          RespDialect dialect, std::uint32_t holders) {
+  return std::make_unique<RedisTarget>(persistence, tls, dialect, holders);
 }
 
 }  // namespace holdfast::bench

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -32,12 +33,25 @@ std::string_view decimal(char* buf, std::size_t size, std::uint64_t v) {
 
 }  // namespace
 
-RespLockClient::RespLockClient(EventLoop& loop, int fd, RespDialect dialect,
-                               std::string release_sha, std::unique_ptr<TlsChannel> tls)
+std::string_view dialect_script(RespDialect dialect) {
+  switch (dialect) {
+    case RespDialect::kRedis:
+      return kRedisReleaseScript;
+    case RespDialect::kSemaphore:
+      return kSemaphoreAcquireScript;
+    case RespDialect::kHoldfast:
+      break;
+  }
+  return {};
+}
+
+RespLockClient::RespLockClient(EventLoop& loop, int fd, RespDialect dialect, std::string script_sha,
+                               std::unique_ptr<TlsChannel> tls, std::uint32_t holders)
     : loop_(loop),
       fd_(fd),
       dialect_(dialect),
-      release_sha_(std::move(release_sha)),
+      script_sha_(std::move(script_sha)),
+      holders_(holders == 0 ? 1 : holders),
       in_(65536),
       out_(16384),
       tls_(std::move(tls)),
@@ -54,8 +68,12 @@ RespLockClient::~RespLockClient() {
 }
 
 std::string_view RespLockClient::key_of(std::uint64_t lock) {
-  std::memcpy(key_buf_, "bench:", 6);
-  auto end = std::to_chars(key_buf_ + 6, key_buf_ + sizeof key_buf_, lock).ptr;
+  // redis-semaphore names its key "semaphore:" + the name it is given.
+  const std::string_view prefix =
+      dialect_ == RespDialect::kSemaphore ? "semaphore:bench:" : "bench:";
+  if (dialect_ == RespDialect::kSemaphore) lock /= holders_;
+  std::memcpy(key_buf_, prefix.data(), prefix.size());
+  auto end = std::to_chars(key_buf_ + prefix.size(), key_buf_ + sizeof key_buf_, lock).ptr;
   return {key_buf_, static_cast<std::size_t>(end - key_buf_)};
 }
 
@@ -74,19 +92,32 @@ void RespLockClient::try_acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::
   Pending p{OpKind::kTryAcquire, 0, {}, tag};
   if (dialect_ == RespDialect::kHoldfast) {
     resp::append_command(out_, {"LOCK.TRY", key_of(lock), "TTL", ttl});
+    queue(p);
+    return;
+  }
+  // A 22-character random token, as long as a base64 UUID: what a Redis lock client sends.
+  static constexpr char kAlphabet[] =
+      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  std::uint64_t r = splitmix64(rng_state_);
+  for (int i = 0; i < 22; ++i) {
+    if (i == 11) r = splitmix64(rng_state_);
+    p.token[i] = kAlphabet[r % 62];
+    r /= 62;
+  }
+  p.token_len = 22;
+  const std::string_view token(p.token, p.token_len);
+  if (dialect_ == RespDialect::kRedis) {
+    resp::append_command(out_, {"SET", key_of(lock), token, "NX", "PX", ttl});
   } else {
-    // A 22-character random token, as long as a base64 UUID: what a Redis lock client sends.
-    static constexpr char kAlphabet[] =
-        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-    std::uint64_t r = splitmix64(rng_state_);
-    for (int i = 0; i < 22; ++i) {
-      if (i == 11) r = splitmix64(rng_state_);
-      p.token[i] = kAlphabet[r % 62];
-      r /= 62;
-    }
-    p.token_len = 22;
-    resp::append_command(
-        out_, {"SET", key_of(lock), std::string_view(p.token, p.token_len), "NX", "PX", ttl});
+    // The library passes its own clock's milliseconds (Date.now()) as the holder's score.
+    char limit_buf[16], now_buf[24];
+    const auto now_ms =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+    resp::append_command(out_, {"EVALSHA", script_sha_, "1", key_of(lock),
+                                decimal(limit_buf, sizeof limit_buf, holders_), token, ttl,
+                                decimal(now_buf, sizeof now_buf, now_ms)});
   }
   queue(p);
 }
@@ -130,8 +161,10 @@ void RespLockClient::acquire(std::uint64_t lock, std::uint32_t ttl_ms, std::uint
 void RespLockClient::release(std::uint64_t lock, std::string_view handle, std::uint64_t tag) {
   if (dialect_ == RespDialect::kHoldfast) {
     resp::append_command(out_, {"LOCK.RELEASE", key_of(lock), handle});
+  } else if (dialect_ == RespDialect::kRedis) {
+    resp::append_command(out_, {"EVALSHA", script_sha_, "1", key_of(lock), handle});
   } else {
-    resp::append_command(out_, {"EVALSHA", release_sha_, "1", key_of(lock), handle});
+    resp::append_command(out_, {"ZREM", key_of(lock), handle});
   }
   queue({OpKind::kRelease, 0, {}, tag});
 }
@@ -200,6 +233,11 @@ void RespLockClient::handle_reply(const Pending& p) {
         if (top.type == resp::Type::kSimpleString && top.text == "OK") {
           reply.status = OpStatus::kGranted;
           reply.handle = std::string_view(p.token, p.token_len);
+        }
+      } else if (dialect_ == RespDialect::kSemaphore) {
+        if (top.type == resp::Type::kInteger && (top.integer == 0 || top.integer == 1)) {
+          reply.status = top.integer == 1 ? OpStatus::kGranted : OpStatus::kBusy;
+          if (top.integer == 1) reply.handle = std::string_view(p.token, p.token_len);
         }
       } else if (auto handle = resp::field(tokens_, "handle");
                  handle &&
@@ -287,11 +325,9 @@ double wait_for_tls_ping(std::uint16_t port, const std::shared_ptr<SSL_CTX>& tls
   return -1;
 }
 
-std::string load_release_script(std::uint16_t port) { return load_release_script(port, nullptr); }
-
-std::string load_release_script(std::uint16_t port, const std::shared_ptr<SSL_CTX>& tls) {
-  const std::string reply =
-      resp_roundtrip(port, {"SCRIPT", "LOAD", kRedisReleaseScript}, 5000, tls);
+std::string load_script(std::uint16_t port, std::string_view script,
+                        const std::shared_ptr<SSL_CTX>& tls) {
+  const std::string reply = resp_roundtrip(port, {"SCRIPT", "LOAD", script}, 5000, tls);
   std::vector<resp::Token> tokens;
   if (resp::parse_reply(reply, tokens).status != resp::ParseStatus::kComplete ||
       tokens[0].type != resp::Type::kBulk) {

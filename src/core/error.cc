@@ -30,6 +30,8 @@ std::string_view code_name(ErrorCode code) {
       return "NOT_FOUND";
     case ErrorCode::kMethodNotAllowed:
       return "METHOD_NOT_ALLOWED";
+    case ErrorCode::kWrongType:
+      return "WRONGTYPE";
     case ErrorCode::kInternal:
       return "INTERNAL";
   }
@@ -63,6 +65,8 @@ int http_status(ErrorCode code) {
       return 404;
     case ErrorCode::kMethodNotAllowed:
       return 405;
+    case ErrorCode::kWrongType:
+      return 409;
     case ErrorCode::kInternal:
       return 500;
   }

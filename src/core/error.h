@@ -26,6 +26,8 @@ enum class ErrorCode : std::uint8_t {
   kStoreUnavailable,  // the write-ahead log cannot be written or synced: changes are refused
   kNotFound,          // HTTP only: unknown route
   kMethodNotAllowed,  // HTTP only: wrong method
+  kWrongType,         // Redis's WRONGTYPE: a lock command on a typed value, or a typed command on a
+                      // lock or on a value of another type (docs/redis-locks.md)
   kInternal,
 };
 

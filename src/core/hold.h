@@ -13,6 +13,8 @@
 
 #include "core/clock.h"
 #include "core/handle.h"
+#include "core/values/value.h"
+#include "core/values/value_edit.h"
 
 namespace holdfast {
 
@@ -147,8 +149,10 @@ struct LeaseHorizon {
   Millis max_lease = kNoLeaseBound;
 };
 
+// A typed value's changes (core/values/value_edit.h) are changes like a grant: logged, and
+// answered once durable.
 using Change = std::variant<Granted, Renewed, Released, RuleSetPut, RuleSetDeleted, LeaseHorizon,
-                            GroupGranted>;
+                            GroupGranted, ValueEdit>;
 
 // Everything that survives a restart.
 struct DurableState {
@@ -158,6 +162,8 @@ struct DurableState {
   // After an unclean stop of a server that answered before the disk (the horizon mode): no new
   // grant before this instant, when every lease it may have answered has ended. 0: none.
   Millis grants_closed_until = 0;
+  // The typed values (counters, sorted sets, hashes, lists) whose expiry had not come.
+  std::vector<DurableValue> values;
 };
 
 // Receives every change the lock table makes, in order, on the loop thread.

@@ -513,6 +513,7 @@ KeyPeek LockTable::peek(std::string_view key, Millis now) {
   KeyPeek p;
   Slot* slot = find_live(key, now);
   if (slot == nullptr) return p;
+  p.in_use = true;
   p.lock_delay_until = delay_until(slot, now);
   const Entry& e = slot->second;
   if (e.group() != nullptr) {

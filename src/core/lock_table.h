@@ -118,6 +118,7 @@ struct WaiterOutcome {
 // A key's exclusive hold seen in place, without copying a string: what the Redis idiom
 // decides on (SET, DEL, EXISTS). Valid only until the table next changes.
 struct KeyPeek {
+  bool in_use = false;   // the table has the key: held, queued for, or closed by a lock-delay
   bool held = false;     // an exclusive hold: the fields below are its
   bool grouped = false;  // a shared or semaphore key: status() tells its holds
   HoldKind kind = HoldKind::kHandle;

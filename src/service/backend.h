@@ -28,6 +28,17 @@ enum class Contention : std::uint8_t {
   kError,  // acquire or assign: LOCK_TIMEOUT (or LOCK_HELD for an assign without TIMEOUT)
 };
 
+// A call that acts on a key whatever it holds (DEL, the EXPIRE family, GETDEL): what the policy
+// decided for each case, before the backend knows which one the key is.
+struct KeyAccess {
+  // A lock: act only on holds of this principal (heldBy); none: on any.
+  std::optional<std::string_view> only_held_by;
+  // A lock or a free key: the rule set's refusal (EXPIRE: the renew rule), if it refuses.
+  std::optional<Error> lock_denied;
+  // A typed value: the rule set's refusal of a write, if it refuses.
+  std::optional<Error> value_denied;
+};
+
 // Counting the attempt against the caller's rolling hour of acquire attempts (members only).
 struct Charge {
   std::int64_t per_hour = 0;  // 0: do not count
@@ -64,11 +75,18 @@ class LockBackend {
   virtual Issued set_value(const Caller& caller, const SetArgs& args, Charge charge,
                            Completion& done) = 0;
   virtual Issued get_value(std::string_view key, Completion& done) = 0;
+  // `value_writable`: one flag per key, whether the rules let the caller delete a typed value
+  // there (a key whose value it may not delete is left and not counted); empty: every key.
   virtual Issued delete_keys(std::span<const std::string_view> keys,
-                             std::optional<std::string_view> only_held_by, Completion& done) = 0;
-  virtual Issued expire(const ExpireArgs& args, Millis max_lease_ms,
-                        std::optional<std::string_view> only_held_by, Completion& done) = 0;
+                             std::optional<std::string_view> only_held_by,
+                             std::span<const std::uint8_t> value_writable, Completion& done) = 0;
+  virtual Issued expire(const ExpireArgs& args, Millis max_lease_ms, const KeyAccess& access,
+                        Completion& done) = 0;
   virtual Issued count_held(std::span<const std::string_view> keys, Completion& done) = 0;
+  // Typed values (LockService::value). The request's views and its items are already checked
+  // against the limits; a write already passed the rules. `access` matters to GETDEL only.
+  virtual Issued value(const Caller& caller, const ValueRequest& request, const KeyAccess& access,
+                       Completion& done) = 0;
 
   // The stored rule set (text only; the policy compiles it). put answers RuleSetStored, or
   // RULESET_CONFLICT (details installed) when a set of another name is installed; delete

@@ -34,6 +34,8 @@
 #include "core/lock_types.h"
 #include "core/principal.h"
 #include "core/script_reply.h"
+#include "core/values/value_reply.h"
+#include "core/values/value_request.h"
 #include "store/store.h"
 
 namespace holdfast {
@@ -151,10 +153,10 @@ struct RuleSetStored {
 //   holder and check HolderView, set_rule_set RuleSetStored, get_rule_set
 //   std::optional<RuleSetPut>, delete_rule_set std::monostate, set_value SetOutcome, get_value
 //   StoredValue, delete_keys, count_held and expire KeyCount; a script's reply, finished through
-//   complete(), ScriptReply.
+//   complete(), ScriptReply; value ValueReply.
 using Answer = std::variant<std::monostate, HoldState, RenewOutcome, ReleaseOutcome, StatusView,
                             ListPage, HolderView, RuleSetStored, std::optional<RuleSetPut>,
-                            SetOutcome, KeyCount, ScriptReply, GroupHold, StoredValue>;
+                            SetOutcome, KeyCount, ScriptReply, GroupHold, StoredValue, ValueReply>;
 
 class Completion {
  public:
@@ -190,6 +192,7 @@ struct StoreReplication {
 
 struct ServiceStats {
   std::size_t held = 0;
+  std::size_t values = 0;  // keys holding a typed value (DBSIZE counts them with `held`)
   std::size_t waiters = 0;
   LockCounters counters;
   StoreStats store;
@@ -245,6 +248,15 @@ class LockService {
   virtual Issued expire(const Caller& caller, const ExpireArgs& args, Completion& done) = 0;
   virtual Issued count_held(const Caller& caller, std::span<const std::string_view> keys,
                             Completion& done) = 0;
+
+  // Typed values (docs/redis-locks.md, "Typed values"): a command on a counter, sorted set,
+  // hash or list (core/values/value_request.h), and TYPE, PTTL and GETDEL on any key; answers
+  // a ValueReply. The other Redis-idiom calls above act on typed values too: get_value reads a
+  // counter, delete_keys deletes values, expire moves a value's expiry as Redis does, and
+  // count_held counts keys holding one; the lock calls answer WRONGTYPE on a key holding one.
+  // A write goes through the rule set as an acquire of the key whose request.operation is
+  // "write" (docs/auth.md); reads are open to every caller, like status.
+  virtual Issued value(const Caller& caller, const ValueRequest& request, Completion& done) = 0;
 
   // The lock rule set (admins, owners and functions only; members get FORBIDDEN). A set of
   // another name than the installed one is RULESET_CONFLICT; deleting a name that is not

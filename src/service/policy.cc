@@ -6,6 +6,7 @@
 
 #include "core/list_cursor.h"
 #include "core/validation.h"
+#include "core/values/limits.h"
 
 namespace holdfast {
 
@@ -341,14 +342,25 @@ Issued Policy::delete_keys(const Caller& caller, std::span<const std::string_vie
   for (std::string_view key : keys)
     if (auto err = check_key(key)) return refuse(done, *err);
   const std::string held_by = caller.principal->held_by();
-  return backend_.delete_keys(keys, own_holds(caller, held_by), done);
+  // Without a rule set (or for a caller it does not bind) every typed value may go.
+  std::vector<std::uint8_t> writable;
+  if (rules() != nullptr && !caller.principal->is_privileged()) {
+    writable.reserve(keys.size());
+    for (std::string_view key : keys) writable.push_back(value_write_denied(caller, key) ? 0 : 1);
+  }
+  return backend_.delete_keys(keys, own_holds(caller, held_by), writable, done);
 }
 
 Issued Policy::expire(const Caller& caller, const ExpireArgs& args, Completion& done) {
-  if (auto err = denied(caller, LockOperation::kRenew, args.key)) return refuse(done, *err);
+  // The key decides which rule applies (a lock's lease: renew; a typed value: a write), and
+  // only the backend knows what it holds: both decisions go along.
+  KeyAccess access;
+  access.lock_denied = denied(caller, LockOperation::kRenew, args.key);
+  access.value_denied = value_write_denied(caller, args.key);
   if (auto err = check_key(args.key)) return refuse(done, *err);
   const std::string held_by = caller.principal->held_by();
-  return backend_.expire(args, max_lease_ms_, own_holds(caller, held_by), done);
+  access.only_held_by = own_holds(caller, held_by);
+  return backend_.expire(args, max_lease_ms_, access, done);
 }
 
 Issued Policy::count_held(const Caller& caller, std::span<const std::string_view> keys,
@@ -357,6 +369,32 @@ Issued Policy::count_held(const Caller& caller, std::span<const std::string_view
   for (std::string_view key : keys)
     if (auto err = check_key(key)) return refuse(done, *err);
   return backend_.count_held(keys, done);
+}
+
+// Typed values (docs/redis-locks.md, "Typed values").
+
+std::optional<Error> Policy::value_write_denied(const Caller& caller, std::string_view key) const {
+  RuleRequest asked;
+  asked.operation = "write";
+  return denied(caller, LockOperation::kAcquire, key, asked);
+}
+
+Issued Policy::value(const Caller& caller, const ValueRequest& request, Completion& done) {
+  if (value_op_writes(request.op)) {
+    if (auto err = value_write_denied(caller, request.key)) return refuse(done, *err);
+  }
+  if (auto err = check_key(request.key)) return refuse(done, *err);
+  for (std::string_view item : request.items) {
+    if (item.size() > kMaxElementBytes)
+      return refuse(done, invalid_argument("a member, field, value or list element holds at most " +
+                                           std::to_string(kMaxElementBytes) + " bytes, not " +
+                                           std::to_string(item.size()))
+                              .with("bytes", static_cast<std::int64_t>(item.size())));
+  }
+  KeyAccess access;
+  const std::string held_by = caller.principal->held_by();
+  access.only_held_by = own_holds(caller, held_by);  // GETDEL of a lock: as DEL
+  return backend_.value(caller, request, access, done);
 }
 
 Issued Policy::set_rule_set(const Caller& caller, std::string_view toml, Completion& done) {

@@ -3,12 +3,14 @@
 //  1. authentication happened in the front end: the Caller's principal is who calls;
 //  2. access: listing and rule-set administration need the admin or owner role or a function
 //     (FORBIDDEN); acquire (and try), renew, assign, transfer and unassign go through the rule
-//     set (LOCK_ACCESS_DENIED; auth/rule_set.h has the decision); release, status, holder and
-//     check are open to every caller. Before the rules, a holder id the call leaves out
-//     becomes the caller's own (lock_service.h), so rules and backend see the ids acted on;
-//  3. validation: keys, owners, holder ids, handles, TTLs, timeouts, the list cursor and count
-//     (INVALID_ARGUMENT naming the field); a TTL above the lease cap and a wait above 24 h are
-//     capped, and the reply shows the real expiry;
+//     set (LOCK_ACCESS_DENIED; auth/rule_set.h has the decision), and so does a change to a
+//     typed value, as an acquire whose request.operation is "write"; release, status, holder,
+//     check and reads of typed values are open to every caller. Before the rules, a holder id the
+//     call leaves out becomes the caller's own (lock_service.h), so rules and backend see the ids
+//     acted on;
+//  3. validation: keys, owners, holder ids, handles, TTLs, timeouts, the list cursor and count,
+//     the bytes of a typed value's elements (INVALID_ARGUMENT naming the field); a TTL above the
+//     lease cap and a wait above 24 h are capped, and the reply shows the real expiry;
 //  4. rate limit: acquire, try and assign by a member count against the member's hourly cap.
 //     Over it, one attempt answers RATE_LIMITED (retryAfterMs); a blocking acquire or assign
 //     waits in the rate gate until a slot frees (then counts once and queues with the time it
@@ -74,6 +76,7 @@ class Policy final : public LockService {
   Issued expire(const Caller& caller, const ExpireArgs& args, Completion& done) override;
   Issued count_held(const Caller& caller, std::span<const std::string_view> keys,
                     Completion& done) override;
+  Issued value(const Caller& caller, const ValueRequest& request, Completion& done) override;
   Issued set_rule_set(const Caller& caller, std::string_view toml, Completion& done) override;
   Issued get_rule_set(const Caller& caller, Completion& done) override;
   Issued delete_rule_set(const Caller& caller, std::string_view name, Completion& done) override;
@@ -114,6 +117,8 @@ class Policy final : public LockService {
   // The rule set's decision; request.operation is the operation's name unless `asked` has one.
   std::optional<Error> denied(const Caller& caller, LockOperation op, std::string_view key,
                               RuleRequest asked = {}) const;
+  // A change to the key's typed value: the acquire rule with request.operation "write".
+  std::optional<Error> value_write_denied(const Caller& caller, std::string_view key) const;
   // What a rule sees of an acquire: tryAcquire when it does not wait, its mode and permits.
   static RuleRequest acquire_request(const AcquireArgs& args, bool waits);
   // `given`, or the caller's own holder id when the call names none (lock_service.h);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "core/values/redis_numbers.h"
+#include "core/values/value_ops.h"
+
 namespace holdfast {
 
 SetStep decide_set(SetCondition condition, bool held, bool own, bool same_value, bool free) {
@@ -58,6 +61,40 @@ std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis n
   if (args.persist) apply = current != kNever;  // PERSIST: only a hold that ends
   if (!apply) return std::nullopt;
   return at;
+}
+
+std::optional<Millis> value_expire_to(const ExpireArgs& args, Millis current, Millis now) {
+  if (args.persist) {
+    if (current == kNever) return std::nullopt;
+    return kNever;
+  }
+  const Millis at = args.absolute ? args.amount : now + args.amount;
+  switch (args.condition) {
+    case ExpireCondition::kAlways:
+      break;
+    case ExpireCondition::kIfNone:
+      if (current != kNever) return std::nullopt;
+      break;
+    case ExpireCondition::kIfSome:
+      if (current == kNever) return std::nullopt;
+      break;
+    case ExpireCondition::kIfLater:
+      if (current == kNever || at <= current) return std::nullopt;
+      break;
+    case ExpireCondition::kIfEarlier:
+      if (current != kNever && at >= current) return std::nullopt;
+      break;
+    case ExpireCondition::kIfSomeEarlier:
+      if (current == kNever || at >= current) return std::nullopt;
+      break;
+  }
+  return at;
+}
+
+Error typed_command_on_lock(const ValueRequest& r, std::optional<std::string_view> lock_value) {
+  if (r.op == ValueOp::kIncrBy && lock_value && !parse_redis_integer(*lock_value))
+    return invalid_argument("value is not an integer or out of range");
+  return wrong_type();
 }
 
 }  // namespace holdfast

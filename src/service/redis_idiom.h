@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/values/value_request.h"
 #include "service/lock_service.h"
 
 namespace holdfast {
@@ -37,5 +38,20 @@ SetStep already_ended(SetStep step);
 // at or before `now` means the key is to be freed, as Redis deletes a key whose expiry passed.
 std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis now,
                                 Millis max_lease_ms);
+
+// Where PEXPIRE and its kin, and PERSIST, move a typed value's expiry `current` (kNever: none),
+// at `now`, exactly as Redis moves a key's: nullopt when the condition does not hold (NX:
+// it has none; XX: it has one; GT: later than one it has; LT: earlier, or it has none);
+// kNever: it no longer expires (PERSIST); at or before `now`: the value is to be deleted.
+// No lease cap applies: a typed value is not a lock.
+std::optional<Millis> value_expire_to(const ExpireArgs& args, Millis current, Millis now);
+
+// What a typed-value command answers on a key the lock table is using: WRONGTYPE, as Redis
+// answers a sorted-set command on a string. INCR and its kin answer as Redis does for a string
+// that is not a number ("value is not an integer or out of range") when the lock's value is
+// not one, and WRONGTYPE when it is: a lock's value is its holder's token, and Holdfast never
+// turns a lock into a counter. `lock_value`: what GET answers for the key; nullopt when it is
+// not held (only waiters, or closed by a lock-delay).
+Error typed_command_on_lock(const ValueRequest& r, std::optional<std::string_view> lock_value);
 
 }  // namespace holdfast

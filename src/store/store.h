@@ -2,7 +2,8 @@
 // by files. The embedded write-ahead log (store/wal) and the PostgreSQL store implement it.
 //
 // Lifecycle:
-//  1. recover() once at start-up: the durable state (live holds, token high-water mark, rule set).
+//  1. recover() once at start-up: the durable state (live holds, token high-water mark, rule set,
+//     typed values).
 //  2. append(change) for every change, on the loop thread, in order. It never waits for the disk;
 //     it returns the change's sequence number. submit() hands everything appended so far to the
 //     disk; the loop calls it after every piece of work (a connection's commands, a timer), and
@@ -49,7 +50,8 @@ struct StoreStats {
 };
 
 // Receives the live state for a snapshot: last_token and rule_set at most once, then hold() for
-// every live lease-scoped hold. The views are valid only during the call.
+// every live lease-scoped hold, then value() for every typed value (all holds come before the
+// first value). The views are valid only during the call.
 class StateSink {
  public:
   virtual ~StateSink() = default;
@@ -58,6 +60,7 @@ class StateSink {
   // About how many holds follow (lets the sink size its buffer once).
   virtual void expect_holds(std::size_t count) = 0;
   virtual void hold(const HoldView& hold) = 0;
+  virtual void value(std::string_view key, const Value& value, Millis expires_at) = 0;
 };
 
 // Hands the live state to the sink. Called on the loop thread.
@@ -69,6 +72,7 @@ inline void hand_over(const DurableState& state, StateSink& sink) {
   if (state.rule_set) sink.rule_set(*state.rule_set);
   sink.expect_holds(state.holds.size());
   for (const HoldState& hold : state.holds) sink.hold(view_of(hold));
+  for (const DurableValue& v : state.values) sink.value(v.key, v.value, v.expires_at);
 }
 
 // A source that builds a whole DurableState first.

@@ -101,8 +101,8 @@ TEST_F(ConnectionCommands, SelectZeroIsTheOnlyDatabase) {
   auto c = server.client();
   EXPECT_EQ(c.call({"SELECT", "0"}).str, "OK");
   auto other = c.call({"SELECT", "1"});
-  EXPECT_EQ(other.error_code(), "ERR");
-  EXPECT_NE(other.str.find("one keyspace"), std::string::npos) << other.str;
+  // Redis's own words for an index past its databases, so clients report it as they know it.
+  EXPECT_EQ(other.str, "ERR DB index is out of range");
   EXPECT_EQ(c.call({"SELECT", "x"}).error_code(), "ERR");
 }
 

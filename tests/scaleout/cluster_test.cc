@@ -229,7 +229,7 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
   // Each migration recorded once, by whichever node took the migration lock first.
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "8");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "9");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -261,8 +261,19 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }
 
+// What schema version 9 added (typed values), taken away again.
+void back_to_version_8(const std::string& url) {
+  sql_value(url, "DROP TRIGGER holdfast_holds_not_a_value ON holdfast_holds");
+  sql_value(url,
+            "DROP FUNCTION holdfast_holds_not_a_value(), holdfast_value_delete(text), "
+            "holdfast_key_open(text, boolean), holdfast_claim_key(text)");
+  sql_value(url, "DROP TABLE holdfast_values");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 8");
+}
+
 // What schema version 8 added (the session-liveness rule), taken away again.
 void back_to_version_7(const std::string& url) {
+  back_to_version_8(url);
   sql_value(url,
             "DROP FUNCTION holdfast_free_lapsed_session_members, holdfast_judge_since, "
             "holdfast_session_lapsed");
@@ -330,7 +341,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
   sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN lock_delay_ms");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
   auto c = node.client();
   auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
   ASSERT_FALSE(hold.is_null()) << hold.debug();
@@ -350,7 +361,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
   }
   back_to_version_3(url);  // a database a version-3 node left, with a live hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
   auto c = node.client();
   auto s = c.call({"LOCK.STATUS", "kept"});
   EXPECT_EQ(s.number("token"), token) << s.debug();
@@ -373,7 +384,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFourAndKeepsItsHolds) {
   }
   back_to_version_4(url);  // a database a version-4 node left, with live holds in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
   auto c = node.client();
   // The holds of before are released by their handles, as before; then a group takes both.
   EXPECT_TRUE(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "v4:x", "KEY", "v4:s"}).is_null());
@@ -394,7 +405,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
   }
   back_to_version_5(url);  // a database a version-5 node left, with a shared hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
   auto c = node.client();
   auto delayed =
       c.call({"LOCK.TRY", "v5:s", "TTL", "60000", "MODE", "SHARED", "LOCKDELAY", "1000"});
@@ -413,12 +424,34 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionSevenAndKeepsItsSessionHolds) {
   ASSERT_FALSE(kept.is_null() || kept.is_error()) << kept.debug();
   back_to_version_7(url);  // the database as a version-7 node leaves it, its session hold in it
   ServerProcess node({"--store", url, "--session-grace-ms", "1500"});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "8");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
   // The node that was there heartbeats on (its heartbeat now keeps its contact too): its
   // session hold is not freed by the new node's sweeps.
   std::this_thread::sleep_for(std::chrono::milliseconds(3000));
   EXPECT_TRUE(node.client().call({"LOCK.TRY", "v7:s", "TTL", "1000"}).is_null());
   EXPECT_EQ(holder.call({"LOCK.STATUS", "v7:s"}).number("token"), kept.number("token"));
+}
+
+TEST(ScaleOut, ANodeUpgradesASchemaAtVersionEightAndKeepsItsHolds) {
+  const std::string url = fresh_store_url(postgres_url());
+  std::string handle;
+  {
+    ServerProcess first({"--store", url});
+    handle = first.client().call({"LOCK.TRY", "v6:x", "TTL", "600000"}).text("handle");
+  }
+  back_to_version_8(url);  // a database a version-8 node left, with a live hold in it
+  // The store's own schema (the URL's search_path), not every test's.
+  ASSERT_EQ(sql_value(url, "SELECT to_regclass('holdfast_values') IS NULL"), "t");
+  ServerProcess node({"--store", url});
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
+  auto c = node.client();
+  // The hold of before is still the key's, and a typed command on it is refused as Redis would.
+  auto wrong = c.call({"ZADD", "v6:x", "1", "a"});
+  EXPECT_EQ(wrong.error_code(), "WRONGTYPE") << wrong.debug();
+  EXPECT_EQ(c.call({"ZADD", "v6:z", "1", "a"}).integer, 1);
+  EXPECT_EQ(c.call({"TYPE", "v6:z"}).str, "zset");
+  EXPECT_EQ(sql_value(url, "SELECT type FROM holdfast_values WHERE key = 'v6:z'"), "2");
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "v6:x", handle}).number("released"), 1);
 }
 
 TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableBeforeItCloses) {

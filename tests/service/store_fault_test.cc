@@ -159,7 +159,7 @@ TEST_F(StoreFault, RuleSetAndRedisIdiomChangesAreRefusedToo) {
   Recorder r;
   node.service->policy.set_rule_set(caller(2), kRules, r);
   const std::string_view keys[] = {"k"};
-  node.service->backend.delete_keys(keys, std::nullopt, r);
+  node.service->backend.delete_keys(keys, std::nullopt, {}, r);
   node.service->backend.count_held(keys, r);
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(r.code(0), ErrorCode::kStoreUnavailable);

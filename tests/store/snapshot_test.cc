@@ -100,7 +100,8 @@ class PiecewiseStream final : public StateStream {
         piece_(piece),
         fail_at_piece_(fail_at_piece) {}
   Result<EncodedState> head() override {
-    return EncodedState{state_.last_token, state_.hold_count, {}, state_.rule_set};
+    return EncodedState{
+        state_.last_token, state_.hold_count, state_.value_count, {}, state_.rule_set};
   }
   Result<std::string_view> holds() override {
     if (++pieces == fail_at_piece_) return Error(ErrorCode::kInternal, "the stream broke");

@@ -17,6 +17,8 @@
 
 #include "core/clock.h"
 #include "core/hold.h"
+#include "store/wal/coding.h"
+#include "store/wal/crc32c.h"
 #include "store/wal/fake_file_system.h"
 #include "store/wal/format.h"
 #include "store/wal/log_reader.h"
@@ -98,6 +100,8 @@ inline bool same_change(const Change& a, const Change& b) {
         else if constexpr (std::is_same_v<T, LeaseHorizon>)
           return x.until == y.until && x.tokens_through == y.tokens_through &&
                  x.written_at == y.written_at && x.clean == y.clean && x.max_lease == y.max_lease;
+        else if constexpr (std::is_same_v<T, ValueEdit>)
+          return x == y;
         else
           return x.name == y.name;
       },
@@ -209,6 +213,21 @@ inline void expect_same_state(const DurableState& actual, const DurableState& ex
     EXPECT_EQ(actual.rule_set->name, expected.rule_set->name);
     EXPECT_EQ(actual.rule_set->toml, expected.rule_set->toml);
   }
+}
+
+// A snapshot file of the current version, without typed values, rewritten as an older version
+// (`magic`): versions 1 to 4 have no value_count after hold_count; the rest of their body is
+// the same. The checksum and length are made anew.
+inline std::string older_snapshot(const std::string& current, std::string_view magic) {
+  std::string body = current.substr(kSnapshotHeaderSize,
+                                    current.size() - kSnapshotHeaderSize - kSnapshotTrailerSize);
+  EXPECT_EQ(load_u64(body.data() + 24), 0u) << "the snapshot holds typed values";
+  body.erase(24, 8);  // next_segment last_token hold_count | value_count
+  std::string out(magic);
+  out += body;
+  put_u32(out, crc32c::mask(crc32c::value(body)));
+  put_u64(out, body.size());
+  return out;
 }
 
 // Reads back a segment of an older format (its magic `magic`) holding one frame of `records`.

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "core/values/redis_numbers.h"
+
 namespace holdfast::resp {
 namespace {
 
@@ -138,6 +140,25 @@ void ReplyWriter::null() {
   } else {
     out_.append("$-1\r\n", 5);
   }
+}
+
+void ReplyWriter::null_array() {
+  if (proto_ >= 3) {
+    out_.append("_\r\n", 3);
+  } else {
+    out_.append("*-1\r\n", 5);
+  }
+}
+
+void ReplyWriter::double_value(double v) {
+  const std::string text = format_redis_double(v);
+  if (proto_ < 3) {
+    bulk(text);
+    return;
+  }
+  out_.push_back(',');
+  out_.append(text);
+  out_.append("\r\n", 2);
 }
 
 void ReplyWriter::array(std::size_t n) { header('*', static_cast<std::int64_t>(n)); }

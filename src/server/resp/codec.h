@@ -57,10 +57,13 @@ class ReplyWriter {
   void integer(std::int64_t v);            // :42
   void bulk(std::string_view s);           // $3\r\nabc
   void null();                             // RESP3 _  | RESP2 $-1
-  void array(std::size_t n);               // *n
-  void map(std::size_t pairs);             // RESP3 %n | RESP2 *2n
-  void set(std::size_t n);                 // RESP3 ~n | RESP2 *n
-  void push(std::size_t n);                // RESP3 >n | RESP2 *n (pub/sub, lock events)
+  void null_array();                       // RESP3 _  | RESP2 *-1
+  // A double as Redis 7.0 prints it ("%.17g", inf, -inf): RESP3 ,1.5 | RESP2 a bulk string.
+  void double_value(double v);
+  void array(std::size_t n);    // *n
+  void map(std::size_t pairs);  // RESP3 %n | RESP2 *2n
+  void set(std::size_t n);      // RESP3 ~n | RESP2 *n
+  void push(std::size_t n);     // RESP3 >n | RESP2 *n (pub/sub, lock events)
   // Text meant for people (INFO, CLIENT LIST): RESP3 =len\r\ntxt:... | RESP2 a bulk string.
   void verbatim(std::string_view text);
   // Shorthands for map entries.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "server/resp/ascii.h"
+#include "server/resp/value_commands.h"
 
 namespace holdfast::resp {
 namespace {
@@ -131,7 +132,7 @@ constexpr CommandSpec kPubsubSubcommands[] = {
 
 // One row a command, as in Redis's command table.
 // clang-format off
-constexpr CommandSpec kCommands[] = {
+constexpr CommandSpec kLockAndServerCommands[] = {
     {"PING", 0, 1, kNoAuth | kSubscribeContext, 0, {}, cmd_ping, nullptr, nullptr,
      "PING [<message>]",
      "Answers PONG (or the message).", "connection"},
@@ -151,7 +152,7 @@ constexpr CommandSpec kCommands[] = {
      "Back to a fresh connection: RESP2, no name, no subscriptions, unauthenticated in auth "
      "mode; holds stay.",
      "connection"},
-    {"SELECT", 1, 1, 0, 0, {}, cmd_select, nullptr, nullptr,
+    {"SELECT", 1, 1, kRedisErrors, 0, {}, cmd_select, nullptr, nullptr,
      "SELECT <index>",
      "Database 0 is the only one: OK for 0, an error otherwise.", "connection"},
     {"ECHO", 1, 1, 0, 0, {}, cmd_echo, nullptr, nullptr,
@@ -337,6 +338,19 @@ constexpr CommandSpec kCommands[] = {
      "Removes the rule set: open access again (admin).", "rules"},
 };
 // clang-format on
+
+template <std::size_t N, std::size_t M>
+constexpr std::array<CommandSpec, N + M> join(const CommandSpec (&a)[N],
+                                              const CommandSpec (&b)[M]) {
+  std::array<CommandSpec, N + M> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < M; ++i) out[N + i] = b[i];
+  return out;
+}
+
+// The typed-value rows (value_commands.h) come after the others, so a row's index, which is
+// its metric id, does not move when they change.
+constexpr auto kCommands = join(kLockAndServerCommands, kValueCommands);
 
 // Command names are matched case-insensitively through an upper-cased copy on the stack.
 std::string_view upper(std::string_view name, std::array<char, 32>& buf) {

@@ -221,6 +221,8 @@ Flow cmd_auth(CommandContext&, std::span<const std::string_view>);
 Flow cmd_quit(CommandContext&, std::span<const std::string_view>);
 Flow cmd_reset(CommandContext&, std::span<const std::string_view>);
 Flow cmd_select(CommandContext&, std::span<const std::string_view>);
+// SELECT's reply, from a connection or a script: OK for 0, Redis's out-of-range error else.
+void write_select(ReplyWriter& out, std::string_view index);
 Flow cmd_echo(CommandContext&, std::span<const std::string_view>);
 // client_commands.cc
 Flow cmd_client_id(CommandContext&, std::span<const std::string_view>);

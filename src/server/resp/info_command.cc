@@ -172,10 +172,10 @@ std::string info_text(const CommandContext& ctx, const std::vector<std::string>&
   if (wanted(sections, "keyspace", true)) {
     out.section("Keyspace");
     // Redis omits an empty database. Its expires= and avg_ttl= are not figures Holdfast keeps;
-    // the keys' waiters are.
-    if (stats.held > 0)
-      out.line("db0",
-               "keys=" + std::to_string(stats.held) + ",waiters=" + std::to_string(stats.waiters));
+    // the keys' waiters are. Keys are held keys and keys holding a typed value.
+    if (stats.held + stats.values > 0)
+      out.line("db0", "keys=" + std::to_string(stats.held + stats.values) +
+                          ",waiters=" + std::to_string(stats.waiters));
   }
   if (wanted(sections, "holdfast", true)) {
     out.section("Holdfast");
@@ -187,6 +187,7 @@ std::string info_text(const CommandContext& ctx, const std::vector<std::string>&
     out.line("recovering_until_ms", stats.recovering_until);
     out.line("auth_mode", ctx.info.auth_mode ? "auth" : "open");
     out.line("holds", stats.held);
+    out.line("typed_values", stats.values);
     out.line("waiters", stats.waiters);
     out.line("grants_total", stats.counters.grants);
     out.line("releases_total", stats.counters.releases);
@@ -242,7 +243,8 @@ Flow cmd_info(CommandContext& ctx, std::span<const std::string_view> args) {
 }
 
 Flow cmd_dbsize(CommandContext& ctx, std::span<const std::string_view>) {
-  ctx.out.integer(static_cast<std::int64_t>(ctx.service.stats().held));
+  const ServiceStats stats = ctx.service.stats();
+  ctx.out.integer(static_cast<std::int64_t>(stats.held + stats.values));
   return Flow::kContinue;
 }
 

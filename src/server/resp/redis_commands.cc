@@ -1,6 +1,7 @@
 // The Redis lock idiom over the lock keyspace (docs/redis-locks.md): SET, GET, DEL, UNLINK,
 // EXISTS, PEXPIRE, EXPIRE, PEXPIREAT, EXPIREAT, PTTL, TTL, PERSIST, with Redis's syntax and
-// reply shapes. Each builds a service call and writes its answer, as the LOCK.* commands do.
+// reply shapes. Each builds a service call and writes its answer, as the LOCK.* commands do;
+// the keyspace commands among them act on typed values too (value_commands.h).
 // SET and the EXPIRE family read their own options, in Redis 7's grammar and with its error
 // texts (their rows declare every argument positional), so that a client's bad input gets the
 // answer Redis would give; tests/blackbox/redis_differential_test.cc holds them to that.
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "core/clock.h"
+#include "core/values/redis_numbers.h"
 #include "server/resp/ascii.h"
 #include "server/resp/commands.h"
 
@@ -27,28 +29,6 @@ Issued refuse(Completion& done, std::string message) {
 
 Issued invalid_expire_time(Completion& done, std::string_view command) {
   return refuse(done, "invalid expire time in '" + ascii_lower(command) + "' command");
-}
-
-// An integer as Redis reads one (string2ll): an optional '-', digits without a leading zero
-// ("0" itself aside, "-0" not), within 64 bits. "01", "+1", " 1" and "1.0" are not integers.
-std::optional<std::int64_t> redis_integer(std::string_view text) {
-  const bool negative = !text.empty() && text[0] == '-';
-  const std::string_view digits = text.substr(negative ? 1 : 0);
-  if (digits.empty() || (digits[0] == '0' && (digits.size() > 1 || negative))) return std::nullopt;
-  std::uint64_t v = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
-    if (v > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  if (negative) {
-    if (v > kMax + 1) return std::nullopt;
-    return v == kMax + 1 ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(v);
-  }
-  if (v > kMax) return std::nullopt;
-  return static_cast<std::int64_t>(v);
 }
 
 // A relative expiry is added to the clock (Redis: mstime()); one that would overflow is refused
@@ -101,7 +81,7 @@ Issued call_set(LockService& service, const Caller& caller, const CallArgs& a, C
   if (expiry != Expiry::kNone) {
     // getExpireMillisecondsOrReply: an integer, above 0, in range once in milliseconds and,
     // for EX and PX, once added to the clock.
-    const auto n = redis_integer(amount);
+    const auto n = parse_redis_integer(amount);
     if (!n) return not_an_integer(done);
     const bool seconds = expiry == Expiry::kEx || expiry == Expiry::kExat;
     const bool relative = expiry == Expiry::kEx || expiry == Expiry::kPx;
@@ -189,7 +169,7 @@ Issued expire_call(LockService& service, const Caller& caller, const CallArgs& a
   if (gt && lt) return refuse(done, "GT and LT options at the same time are not compatible");
   ExpireArgs args;
   args.key = words[0];
-  const auto n = redis_integer(words[1]);
+  const auto n = parse_redis_integer(words[1]);
   if (!n) return not_an_integer(done);
   if (*n > std::numeric_limits<Millis>::max() / unit ||
       *n < std::numeric_limits<Millis>::min() / unit)
@@ -230,28 +210,21 @@ Issued call_persist(LockService& service, const Caller& caller, const CallArgs& 
 }
 
 Issued call_pttl(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
-  return service.status(caller, a.positional[0], done);
+  // A lock's lease or a typed value's expiry: the backend knows which the key holds.
+  ValueRequest r;
+  r.op = ValueOp::kPTtl;
+  r.key = a.positional[0];
+  return service.value(caller, r, done);
 }
-
-namespace {
-
-// -2: not held; -1: a hold without a lease end; else what is left, in `unit` ms (rounded as
-// Redis rounds TTL: to the nearest second).
-std::int64_t time_left(const StatusView& st, std::int64_t unit) {
-  if (!st.held) return -2;
-  if (st.hold.lease_expires_at == kNever) return -1;
-  const Millis left = std::max<Millis>(st.hold.lease_expires_at - st.as_of, 0);
-  return unit == 1 ? left : (left + unit / 2) / unit;
-}
-
-}  // namespace
 
 void write_pttl(ReplyWriter& out, Answer& answer) {
-  out.integer(time_left(std::get<StatusView>(answer), 1));
+  out.integer(std::get<ValueReply>(answer).integer);
 }
 
 void write_ttl(ReplyWriter& out, Answer& answer) {
-  out.integer(time_left(std::get<StatusView>(answer), 1000));
+  // -2 (no key) and -1 (no end) as they are; else seconds, rounded as Redis rounds TTL.
+  const std::int64_t ms = std::get<ValueReply>(answer).integer;
+  out.integer(ms < 0 ? ms : (ms + 500) / 1000);
 }
 
 }  // namespace holdfast::resp

@@ -47,6 +47,16 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
     return;
   }
   if (pubsub_ != nullptr && script_pubsub(*pubsub_, out, args)) return;
+  if (spec->local == cmd_select) {
+    // Redis lets a script SELECT; here only database 0 exists, so any other index is refused
+    // there too rather than ignored.
+    if (args.size() != 2) {
+      out.error_line("ERR Wrong number of args calling Redis command from script");
+    } else {
+      write_select(out, args[1]);
+    }
+    return;
+  }
   if (spec->call == nullptr || spec->call == call_eval || spec->call == call_evalsha) {
     out.error_line("ERR This Redis command is not allowed from script");
     return;

@@ -1,7 +1,8 @@
 // ScriptCalls: what a script's redis.call reaches (script/command_host.h), over the same
 // command table, argument reading and reply writers as a connection's commands.
 //
-//  1. The command is looked up in the table. Connection commands (PING, CLIENT, MULTI...),
+//  1. The command is looked up in the table. SELECT answers as for a connection (OK for 0,
+//     an error for any other database). Connection commands (PING, CLIENT, MULTI...),
 //     SCRIPT, EVAL and EVALSHA are refused with Redis's "This Redis command is not allowed
 //     from script"; an unknown one with "Unknown Redis command called from script"; a wrong
 //     arity with "Wrong number of args calling Redis command from script".

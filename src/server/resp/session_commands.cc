@@ -148,15 +148,21 @@ Flow cmd_reset(CommandContext& ctx, std::span<const std::string_view>) {
   return Flow::kContinue;
 }
 
-Flow cmd_select(CommandContext& ctx, std::span<const std::string_view> args) {
-  auto index = parse_int64(args[0]);
-  if (!index) {
-    ctx.out.error_line("ERR value is not an integer or out of range");
-  } else if (*index != 0) {
-    ctx.out.error_line("ERR DB index is out of range: Holdfast has one keyspace, database 0");
+void write_select(ReplyWriter& out, std::string_view index) {
+  const auto n = parse_int64(index);
+  if (!n) {
+    out.error_line("ERR value is not an integer or out of range");
+  } else if (*n != 0) {
+    // Redis's words for an index past its databases: Holdfast has one keyspace, so two
+    // applications that chose databases 0 and 1 never share a lock without knowing it.
+    out.error_line("ERR DB index is out of range");
   } else {
-    ctx.out.simple("OK");
+    out.simple("OK");
   }
+}
+
+Flow cmd_select(CommandContext& ctx, std::span<const std::string_view> args) {
+  write_select(ctx.out, args[0]);
   return Flow::kContinue;
 }
 

@@ -17,6 +17,7 @@ Status EmbeddedBackend::recover() {
   auto state = store_.recover();
   if (!state.ok()) return std::move(state).error();
   table_.restore(*state, now());
+  values_.restore(std::move(state->values), now());
   rule_set_ = state->rule_set;
   if (rules_changed_) rules_changed_(rule_set_);
   if (wake_) store_.set_on_durable([wake = wake_](std::uint64_t) { wake(); });
@@ -29,8 +30,12 @@ Status EmbeddedBackend::recover() {
     // drops ended leases anyway).
     table_.for_each_durable_hold(std::numeric_limits<Millis>::min(),
                                  [&sink](const HoldView& hold) { sink.hold(hold); });
+    // Values whose expiry has come but that are not dropped yet go in too, for the same reason.
+    values_.for_each([&sink](std::string_view key, const Value& value, Millis expires_at) {
+      sink.value(key, value, expires_at);
+    });
   });
-  store_.set_state_size([this] { return table_.held_count(); });
+  store_.set_state_size([this] { return table_.held_count() + values_.size(); });
   return ok_status();
 }
 
@@ -83,6 +88,7 @@ Issued EmbeddedBackend::queued_or_answered(const Caller& caller, Result<AcquireO
 Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
                                 Contention contention, Charge charge, Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
+  if (auto err = typed_value_at(args.key, now())) return answer(done, std::move(*err));
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   AcquireRequest r{args};
   if (contention == Contention::kNil) r.timeout_ms = 0;
@@ -96,6 +102,9 @@ Issued EmbeddedBackend::acquire(const Caller& caller, const AcquireArgs& args,
 Issued EmbeddedBackend::acquire_all(const Caller& caller, const AcquireAllArgs& args,
                                     Contention contention, Charge charge, Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
+  for (const KeyRequest& k : args.keys) {
+    if (auto err = typed_value_at(k.key, now())) return answer(done, std::move(*err));
+  }
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   AcquireAllRequest r{args};
   if (contention == Contention::kNil) r.timeout_ms = 0;
@@ -109,6 +118,7 @@ Issued EmbeddedBackend::acquire_all(const Caller& caller, const AcquireAllArgs& 
 Issued EmbeddedBackend::assign(const Caller& caller, const AssignArgs& args, Charge charge,
                                Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
+  if (auto err = typed_value_at(args.key, now())) return answer(done, std::move(*err));
   if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   AssignRequest r;
   r.key = args.key;
@@ -138,6 +148,7 @@ Issued EmbeddedBackend::release(const Caller&, const ReleaseArgs& args, Completi
 }
 
 Issued EmbeddedBackend::status(const Caller&, std::string_view key, Completion& done) {
+  if (auto err = typed_value_at(key, now())) return answer(done, std::move(*err));
   auto out = table_.status(key, now());
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(std::move(*out)));
@@ -149,6 +160,15 @@ Issued EmbeddedBackend::get_value(std::string_view key, Completion& done) {
   const Millis t = now();
   const KeyPeek p = table_.peek(key, t);
   StoredValue v;
+  if (!p.in_use && !values_.empty()) {
+    // A counter answers its number, as Redis answers GET of a string INCR made.
+    if (const ValueCell* cell = values_.find(key, t)) {
+      const auto* counter = std::get_if<std::int64_t>(&cell->value->data);
+      if (counter == nullptr) return answer(done, wrong_type());
+      v.value = std::to_string(*counter);
+      return answer(done, Answer(std::move(v)));
+    }
+  }
   if (p.held) {
     v.value.emplace(p.owner);
   } else if (p.grouped) {
@@ -180,12 +200,14 @@ Issued EmbeddedBackend::unassign(const Caller&, const UnassignArgs& args, Comple
 }
 
 Issued EmbeddedBackend::holder(const Caller&, std::string_view key, Completion& done) {
+  if (auto err = typed_value_at(key, now())) return answer(done, std::move(*err));
   auto out = table_.holder(key, now());
   if (!out.ok()) return answer(done, std::move(out).error());
   return answer(done, Answer(std::move(*out)));
 }
 
 Issued EmbeddedBackend::check(const Caller&, const CheckArgs& args, Completion& done) {
+  if (auto err = typed_value_at(args.key, now())) return answer(done, std::move(*err));
   auto out = table_.holder(args.key, now());
   if (out.ok()) out = check_holder(std::move(*out), *args.holder_id);
   if (!out.ok()) return answer(done, std::move(out).error());
@@ -235,8 +257,14 @@ bool EmbeddedBackend::may_act_on(std::string_view key, Millis t,
 Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Charge charge,
                                   Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
-  if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   const Millis t = now();
+  if (!values_.empty() && values_.contains(args.key, t)) {
+    // A typed value is never replaced by a lock: SET NX answers nil (the key exists, as in
+    // Redis), every other SET WRONGTYPE.
+    if (args.condition != SetCondition::kIfAbsent || args.get) return answer(done, wrong_type());
+    return answer(done, Answer(SetOutcome{}));
+  }
+  if (auto err = over_cap(caller, charge)) return answer(done, std::move(*err));
   KeyPeek before = table_.peek(args.key, t);
   StatusView shared;  // a shared or semaphore key, seen whole
   if (before.grouped) {
@@ -290,11 +318,23 @@ Issued EmbeddedBackend::set_value(const Caller& caller, const SetArgs& args, Cha
 
 Issued EmbeddedBackend::delete_keys(std::span<const std::string_view> keys,
                                     std::optional<std::string_view> only_held_by,
+                                    std::span<const std::uint8_t> value_writable,
                                     Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
   const Millis t = now();
   KeyCount deleted;
-  for (std::string_view key : keys) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::string_view key = keys[i];
+    if (!values_.empty() && values_.contains(key, t)) {
+      if (!value_writable.empty() && value_writable[i] == 0) continue;
+      values_.erase(key, t);
+      ValueEdit gone;
+      gone.key = key;
+      gone.op = ValueEdit::Op::kDelete;
+      last_sequence_ = store_.append(gone);
+      ++deleted.count;
+      continue;
+    }
     if (!may_act_on(key, t, only_held_by)) continue;
     deleted.count += table_.force_release(key, t).released ? 1 : 0;
   }
@@ -303,10 +343,13 @@ Issued EmbeddedBackend::delete_keys(std::span<const std::string_view> keys,
   return answer(done, Answer(deleted));
 }
 
-Issued EmbeddedBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
-                               std::optional<std::string_view> only_held_by, Completion& done) {
+Issued EmbeddedBackend::expire(const ExpireArgs& args, Millis max_lease_ms, const KeyAccess& access,
+                               Completion& done) {
   if (store_fault_) return answer(done, *store_fault_);
   const Millis t = now();
+  if (!values_.empty() && values_.contains(args.key, t)) return expire_value(args, access, t, done);
+  if (access.lock_denied) return answer(done, *access.lock_denied);
+  const std::optional<std::string_view> only_held_by = access.only_held_by;
   const StatusView st = std::move(*table_.status(args.key, t));
   if (!acts_on(st, only_held_by)) return answer(done, Answer(KeyCount{0}));
   const auto to = expire_to(args, st.hold.lease_expires_at, t, max_lease_ms);
@@ -329,6 +372,7 @@ Issued EmbeddedBackend::count_held(std::span<const std::string_view> keys, Compl
   for (std::string_view key : keys) {
     const KeyPeek p = table_.peek(key, t);
     held.count += (p.grouped ? table_.status(key, t)->held : p.held) ? 1 : 0;
+    if (!p.in_use && !values_.empty() && values_.contains(key, t)) ++held.count;
   }
   return answer(done, Answer(held));
 }
@@ -364,6 +408,7 @@ ServiceStats EmbeddedBackend::stats() const {
   const LockTable::HeldKinds& kinds = table_.held_kinds();
   const std::size_t held = table_.held_count();
   return ServiceStats{held,
+                      values_.size(),
                       table_.waiter_count(),
                       table_.counters(),
                       store_.stats(),
@@ -414,7 +459,17 @@ void EmbeddedBackend::shutdown() {
   }
 }
 
-void EmbeddedBackend::advance() { table_.advance(now()); }
+void EmbeddedBackend::advance() {
+  const Millis t = now();
+  table_.advance(t);
+  values_.advance(t);
+}
+
+std::optional<Millis> EmbeddedBackend::next_deadline() const {
+  std::optional<Millis> at = table_.next_deadline();
+  if (const auto v = values_.next_deadline(); v && (!at || *v < *at)) at = v;
+  return at;
+}
 
 void EmbeddedBackend::dispatch() {
   store_fault_ = store_.fault();

@@ -18,6 +18,10 @@
 //     happens; it waits here, stamped like an answer with the log sequence appended so far,
 //     and dispatch() hands it on once the log is durable up to its stamp, so nobody hears of
 //     a grant before its holder could.
+//  6. Typed values (counters, sorted sets, hashes, lists) live in a ValueStore beside the
+//     table (embedded_values.cc); a key belongs to one of the two, and each call asks the
+//     other first whether the key is its (the table's lock commands answer WRONGTYPE on a
+//     typed value, typed commands on a lock). A value's edits are changes like a grant.
 //  6. While the store reports a fault (a full or failing disk), every call that could change
 //     the table answers that fault (STORE_UNAVAILABLE) before touching anything. Answers
 //     already waiting for the log keep waiting until the store has written it; the rest
@@ -37,6 +41,7 @@
 #include "auth/rate_limiter.h"
 #include "core/clock.h"
 #include "core/lock_table.h"
+#include "core/values/value_store.h"
 #include "service/backend.h"
 #include "service/embedded/reply_queue.h"
 #include "store/store.h"
@@ -73,10 +78,13 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
                    Completion& done) override;
   Issued get_value(std::string_view key, Completion& done) override;
   Issued delete_keys(std::span<const std::string_view> keys,
-                     std::optional<std::string_view> only_held_by, Completion& done) override;
-  Issued expire(const ExpireArgs& args, Millis max_lease_ms,
-                std::optional<std::string_view> only_held_by, Completion& done) override;
+                     std::optional<std::string_view> only_held_by,
+                     std::span<const std::uint8_t> value_writable, Completion& done) override;
+  Issued expire(const ExpireArgs& args, Millis max_lease_ms, const KeyAccess& access,
+                Completion& done) override;
   Issued count_held(std::span<const std::string_view> keys, Completion& done) override;
+  Issued value(const Caller& caller, const ValueRequest& request, const KeyAccess& access,
+               Completion& done) override;
   Issued put_rule_set(const RuleSetPut& rules, Completion& done) override;
   Issued get_rule_set(Completion& done) override;
   Issued delete_rule_set(std::string_view name, Completion& done) override;
@@ -89,12 +97,13 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   void shutdown() override;
   void dispatch() override;
   void advance() override;
-  std::optional<Millis> next_deadline() const override { return table_.next_deadline(); }
+  std::optional<Millis> next_deadline() const override;
   ServiceStats stats() const override;
   void set_event_sink(LockEventSink* sink) override;
 
   Store& store() { return store_; }
   const LockTable& table() const { return table_; }
+  const ValueStore& values() const { return values_; }
 
  private:
   struct Waiting {
@@ -127,6 +136,21 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   bool may_act_on(std::string_view key, Millis t, std::optional<std::string_view> only_held_by);
   Issued queued_or_answered(const Caller& caller, Result<AcquireOutcome> out, Contention contention,
                             std::string_view key, Millis timeout_ms, Completion& done);
+  // embedded_values.cc: WRONGTYPE when `key` holds a typed value at `t` (a lock command's
+  // check; free when no key holds one).
+  std::optional<Error> typed_value_at(std::string_view key, Millis t) {
+    if (values_.empty() || !values_.contains(key, t)) return std::nullopt;
+    return wrong_type();
+  }
+  // What a typed command meets when the lock table has the key: its refusal, if any.
+  std::optional<Error> lock_at(const ValueRequest& r, Millis t);
+  Issued expire_value(const ExpireArgs& args, const KeyAccess& access, Millis t, Completion& done);
+  Issued get_del(std::string_view key, const KeyAccess& access, Millis t, Completion& done);
+  // -2: no key; -1: no end; else the milliseconds left of the value's expiry or the lease.
+  std::int64_t pttl_of(std::string_view key, Millis t);
+  void log_edits(std::vector<ValueEdit>& edits) {
+    for (ValueEdit& e : edits) last_sequence_ = store_.append(e);
+  }
   void deliver(WaiterOutcome outcome);
   void release_orphan(const WaiterOutcome& outcome);
   void forget_waiter(WaiterId waiter, SessionId session);
@@ -135,6 +159,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   Store& store_;
   WakeLoop wake_;
   LockTable table_;
+  ValueStore values_;
   RateLimiter limiter_{0};
   std::optional<RuleSetPut> rule_set_;
   std::function<void(const std::optional<RuleSetPut>&)> rules_changed_;

@@ -174,6 +174,7 @@ pg::GrantRequest PgBackend::grant_request(const Caller& caller, std::string_view
 Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& args,
                                      Contention contention, Charge charge) {
   const Millis timeout = contention == Contention::kNil ? 0 : args.timeout_ms;
+  if (auto err = value_in_the_way(args.key)) return std::move(*err);
   if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
   if (args.mode != LockMode::kExclusive)
     return do_acquire_member(caller, args, timeout, contention);
@@ -229,6 +230,7 @@ Issued PgBackend::assign(const Caller& caller, const AssignArgs& args, Charge ch
 }
 
 Result<Answer> PgBackend::do_assign(const Caller& caller, const AssignArgs& args, Charge charge) {
+  if (auto err = value_in_the_way(args.key)) return std::move(*err);
   if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
   const bool blocking = args.timeout_ms && *args.timeout_ms > 0;
   const std::string held_by = caller.principal->held_by();

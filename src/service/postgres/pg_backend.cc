@@ -42,7 +42,11 @@ Status PgBackend::atomically(const std::function<void()>& body) {
   auto tx = pool_->begin();
   if (!tx.ok()) return store_error(std::move(tx).error());
   inline_ = true;
+  tx_open_ = true;
+  tx_lock_keys_.clear();
   body();
+  tx_open_ = false;
+  tx_lock_keys_.clear();
   inline_ = false;
   if (auto st = (*tx)->commit(); !st.ok()) return store_error(std::move(st).error());
   return ok_status();
@@ -106,6 +110,7 @@ Status PgBackend::start() {
   std::vector<pg::Statement> statements = pg::HoldRows::statements();
   for (auto& s : pg::ClusterRows::statements()) statements.push_back(std::move(s));
   statements.push_back(pg::replication_statement());
+  for (auto& s : pg::ValueRows::statements()) statements.push_back(std::move(s));
   for (auto& s : pg::PgEvents::statements()) statements.push_back(std::move(s));
   auto pool = pg::PgPool::open(*primary_, options_.pool_size, setup, std::move(statements));
   if (!pool.ok()) return std::move(pool).error();
@@ -129,6 +134,7 @@ Status PgBackend::start() {
                        replication_.warning);
   }
   pool_->set_write_gate([this] { return replication_refusal(); });
+  values_ = std::make_unique<pg::ValueRows>(*pool_);
 
   // The previous node of this data dir is dead (we hold its lock): its session holds go now,
   // not after the grace: no session hold survives a restart (docs/reference.md 2.11).
@@ -194,8 +200,13 @@ Status PgBackend::start() {
   HousekeeperHooks hooks;
   hooks.keys_freed = [this](const std::vector<std::string>& keys) { keys_freed(keys); };
   hooks.rules_version = [this](std::int64_t v) { rules_version_seen(v); };
-  hooks.held_count = [this](std::int64_t n) { held_ = n; };
   hooks.every_sweep = [this] { (void)check_replication(); };
+  hooks.held_count = [this](std::int64_t n) {
+    held_ = n;
+    // Typed values ride on the same tick (housekeeper thread): expired rows go, the rest count.
+    (void)values_->sweep_expired();
+    if (auto v = values_->count_live(); v.ok()) values_count_ = *v;
+  };
   housekeeper_ = std::make_unique<PgHousekeeper>(*holds_, *cluster_, hk, std::move(hooks));
   housekeeper_->tick(/*sweep=*/true);
   housekeeper_->start();
@@ -279,6 +290,7 @@ void PgBackend::stop() {
 }
 
 Error PgBackend::store_error(Error e) const {
+  if (e.code == ErrorCode::kWrongType) return e;  // the keyspace's answer, not a failure
   spdlog::warn("{}", e.message);
   if (e.code == ErrorCode::kUnavailable) e.message = "the lock store is unavailable: " + e.message;
   if (pg::is_unknown_outcome(e))
@@ -438,6 +450,9 @@ Issued PgBackend::status(const Caller&, std::string_view key, Completion& done) 
   return run(done, [this, key = std::string(key)]() -> Result<Answer> {
     auto s = status_of(key);
     if (!s.ok()) return std::move(s).error();
+    if (!s->held) {
+      if (auto err = wrong_type_if_value(key)) return std::move(*err);
+    }
     return Answer(std::move(*s));
   });
 }
@@ -447,7 +462,18 @@ Issued PgBackend::get_value(std::string_view key, Completion& done) {
     auto s = status_of(key);
     if (!s.ok()) return std::move(s).error();
     StoredValue v;
-    if (s->held) v.value = std::move(s->hold.owner);
+    if (s->held) {
+      v.value = std::move(s->hold.owner);
+      return Answer(std::move(v));
+    }
+    // A counter answers its number, as Redis answers GET of a string INCR made.
+    auto row = values_->open(key, tx_open_);
+    if (!row.ok()) return store_error(std::move(row).error());
+    if (row->value.value) {
+      const auto* counter = std::get_if<std::int64_t>(&row->value.value->data);
+      if (counter == nullptr) return wrong_type();
+      v.value = std::to_string(*counter);
+    }
     return Answer(std::move(v));
   });
 }
@@ -563,7 +589,10 @@ Result<HolderView> PgBackend::find_holder(const std::string& key) {
   if (!found.ok()) return store_error(std::move(found).error());
   HolderView v;
   v.key = key;
-  if (!*found) return v;
+  if (!*found) {
+    if (auto err = wrong_type_if_value(key)) return std::move(*err);
+    return v;
+  }
   if ((*found)->mode != LockMode::kExclusive) {
     // A shared or semaphore key: its newest hold speaks for it.
     auto members = group_members(**found);
@@ -624,6 +653,7 @@ void PgBackend::end_session(SessionId session) {
 ServiceStats PgBackend::stats() const {
   ServiceStats s;
   s.held = static_cast<std::size_t>(std::max<std::int64_t>(held_.load(), 0));
+  s.values = static_cast<std::size_t>(std::max<std::int64_t>(values_count_.load(), 0));
   s.waiters = waiters_.total();
   s.counters.grants = counters_.grants;
   s.counters.releases = counters_.releases;

@@ -32,8 +32,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
+#include "core/values/value_ops.h"
 #include "service/backend.h"
 #include "service/postgres/blocking_executor.h"
 #include "service/postgres/cluster_rows.h"
@@ -46,6 +48,7 @@
 #include "service/postgres/pg_primary.h"
 #include "service/postgres/pg_replication.h"
 #include "service/postgres/pg_waiters.h"
+#include "service/postgres/value_rows.h"
 #include "store/wal/file_system.h"
 
 namespace holdfast {
@@ -97,10 +100,13 @@ class PgBackend final : public LockBackend {
                    Completion& done) override;
   Issued get_value(std::string_view key, Completion& done) override;
   Issued delete_keys(std::span<const std::string_view> keys,
-                     std::optional<std::string_view> only_held_by, Completion& done) override;
-  Issued expire(const ExpireArgs& args, Millis max_lease_ms,
-                std::optional<std::string_view> only_held_by, Completion& done) override;
+                     std::optional<std::string_view> only_held_by,
+                     std::span<const std::uint8_t> value_writable, Completion& done) override;
+  Issued expire(const ExpireArgs& args, Millis max_lease_ms, const KeyAccess& access,
+                Completion& done) override;
   Issued count_held(std::span<const std::string_view> keys, Completion& done) override;
+  Issued value(const Caller& caller, const ValueRequest& request, const KeyAccess& access,
+               Completion& done) override;
   Issued put_rule_set(const RuleSetPut& rules, Completion& done) override;
   Issued get_rule_set(Completion& done) override;
   Issued delete_rule_set(std::string_view name, Completion& done) override;
@@ -233,6 +239,29 @@ class PgBackend final : public LockBackend {
                                  std::optional<std::string_view> only_held_by,
                                  const HoldState& group, Millis db_now);
   void keys_freed(const std::vector<std::string>& keys);
+  // DEL of one key's lock (pg_redis.cc): whether a hold went.
+  Result<bool> delete_lock(const std::string& key, std::optional<std::string_view> only_held_by);
+
+  // Typed values (pg_values.cc, value_rows.h).
+  Result<Answer> do_value(const ValueRequest& r, std::optional<std::string_view> only_held_by);
+  Result<Answer> get_del(const std::string& key, std::optional<std::string_view> only_held_by);
+  // The EXPIRE family on a key holding a typed value; none when it holds none.
+  Result<std::optional<Answer>> expire_value(const ExpireArgs& args, const KeyAccess& access);
+  Result<bool> is_value(const std::string& key);
+  // WRONGTYPE for a lock command (status, holder, check) on a key holding a typed value.
+  std::optional<Error> wrong_type_if_value(const std::string& key) {
+    auto typed = is_value(key);
+    if (!typed.ok()) return std::move(typed).error();
+    if (*typed) return wrong_type();
+    return std::nullopt;
+  }
+  // What GET answers for the key's lock (none when not held).
+  Result<std::optional<std::string>> lock_value_of(const pg::KeyRow& row, const std::string& key);
+  // Inside a transaction, WRONGTYPE for a lock grant on a key holding a typed value, decided
+  // before the grant's statement (whose error would abort the transaction).
+  std::optional<Error> value_in_the_way(std::string_view key);
+  // Runs `body` in a database transaction of its own, or in the one atomically() opened.
+  Result<Answer> in_transaction(const std::function<Result<Answer>()>& body);
   void on_notify(const std::string& channel, const std::string& payload, int sender_pid);
   // A message another node published (pg_pubsub.cc).
   void relayed(const std::string& payload);
@@ -255,6 +284,7 @@ class PgBackend final : public LockBackend {
   std::unique_ptr<pg::Heartbeat> heartbeat_;
   std::unique_ptr<pg::HoldRows> holds_;
   std::unique_ptr<pg::ClusterRows> cluster_;
+  std::unique_ptr<pg::ValueRows> values_;
   std::unique_ptr<pg::Listener> listener_;
   std::unique_ptr<PgHousekeeper> housekeeper_;
   std::unique_ptr<pg::PgEvents> events_;
@@ -262,6 +292,11 @@ class PgBackend final : public LockBackend {
   LocalWaiters waiters_;
   BlockingExecutor executor_;
   bool inline_ = false;  // inside atomically(): calls run on the loop, in its transaction
+  // The same, for the thread a call runs on: true only on the loop thread inside atomically(),
+  // where every call runs inline in its transaction.
+  static thread_local bool tx_open_;
+  // In that transaction: keys claimed and seen holding no typed value (value_in_the_way).
+  std::unordered_set<std::string> tx_lock_keys_;
   std::int64_t node_id_ = 0;
   std::unique_ptr<wal::FileLock> dir_lock_;
   std::atomic<bool> stopped_{false};
@@ -282,6 +317,7 @@ class PgBackend final : public LockBackend {
   std::vector<std::function<void()>> loop_tasks_;
 
   std::atomic<std::int64_t> held_{0};
+  std::atomic<std::int64_t> values_count_{0};  // refreshed by the housekeeper
   mutable Counters counters_;
 };
 

@@ -269,6 +269,11 @@ Result<Rows> PgConn::await(bool sent, std::string_view what, const Deadline& by)
                            "\": it may not have been replicated to the standby");
   }
   if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return rows;
+  // The schema raises HF001 when a lock would be made on a key holding a typed value
+  // (schema_values.cc): the keyspace's WRONGTYPE, not a failure of the database.
+  if (const char* state = kept ? PQresultErrorField(kept, PG_DIAG_SQLSTATE) : nullptr;
+      state != nullptr && std::string_view(state) == kWrongTypeSqlState)
+    return Error(ErrorCode::kWrongType, "Operation against a key holding the wrong kind of value");
   std::string message = kept ? trimmed(PQresultErrorMessage(kept)) : std::string();
   if (message.empty()) message = "no result";
   const char* code = kept ? PQresultErrorField(kept, PG_DIAG_SQLSTATE) : nullptr;

@@ -46,6 +46,10 @@
 
 namespace holdfast::pg {
 
+// The SQLSTATE the schema raises for a lock on a key that holds a typed value; run() answers it
+// as WRONGTYPE (ErrorCode::kWrongType) rather than UNAVAILABLE.
+inline constexpr std::string_view kWrongTypeSqlState = "HF001";
+
 // Text-format parameters for one statement, $1 first. Values are copied, so the caller's
 // strings may go away before the statement runs.
 class Params {

@@ -29,6 +29,9 @@ Issued PgBackend::acquire_all(const Caller& caller, const AcquireAllArgs& args,
 Result<Answer> PgBackend::do_acquire_all(const Caller& caller, const AcquireAllArgs& args,
                                          Contention contention, Charge charge) {
   const Millis timeout = contention == Contention::kNil ? 0 : args.timeout_ms;
+  for (const KeyRequest& k : args.keys) {
+    if (auto err = value_in_the_way(k.key)) return std::move(*err);
+  }
   if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
   const std::string held_by = caller.principal->held_by();
   pg::GroupRequest g;

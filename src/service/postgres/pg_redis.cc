@@ -36,6 +36,14 @@ Issued PgBackend::set_value(const Caller& caller, const SetArgs& args, Charge ch
 }
 
 Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Charge charge) {
+  // A typed value is never replaced by a lock: SET NX answers nil (the key exists, as in
+  // Redis), every other SET WRONGTYPE (value_rows.h has how the database keeps the two apart).
+  const auto on_value = [&args](Error e) -> Result<Answer> {
+    if (e.code == ErrorCode::kWrongType && args.condition == SetCondition::kIfAbsent && !args.get)
+      return Answer(SetOutcome{});
+    return e;
+  };
+  if (auto err = value_in_the_way(args.key)) return on_value(std::move(*err));
   if (auto err = charge_attempt(*caller.principal, charge)) return std::move(*err);
   Millis db_now = 0;  // the database's clock: leases are on it, never on this node's
   auto found = holds_->find(args.key, &db_now);
@@ -65,6 +73,12 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   const bool keep_end = args.keep_ttl && own && before->lease_expires_at != kNever;
   switch (step) {
     case SetStep::kNothing:
+      if (!before) {
+        // SET XX on a key that holds no lock: a typed value there is WRONGTYPE, as embedded.
+        auto typed = is_value(std::string(args.key));
+        if (!typed.ok()) return std::move(typed).error();
+        if (*typed) return wrong_type();
+      }
       return Answer(out);
     case SetStep::kRefuse:
       return lock_held(args.key);
@@ -106,7 +120,7 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
   g.node_id = node_id_;
   g.session = caller.session;
   auto granted = db(step == SetStep::kTakeOver ? holds_->take_over(g) : holds_->acquire_free(g));
-  if (!granted.ok()) return std::move(granted).error();
+  if (!granted.ok()) return on_value(std::move(granted).error());
   // A free-looking key that could not be taken is held after all (by a racing node) or closed
   // by a lock-delay: as on a held key, SET refuses while SET NX answers nil.
   if (!granted->granted && step == SetStep::kTake && args.condition == SetCondition::kAlways)
@@ -121,38 +135,56 @@ Result<Answer> PgBackend::do_set(const Caller& caller, const SetArgs& args, Char
 }
 
 Issued PgBackend::delete_keys(std::span<const std::string_view> keys,
-                              std::optional<std::string_view> only_held_by, Completion& done) {
+                              std::optional<std::string_view> only_held_by,
+                              std::span<const std::uint8_t> value_writable, Completion& done) {
   auto copy = std::make_shared<Keys>(keys);
   std::optional<std::string> only;
   if (only_held_by) only = std::string(*only_held_by);
-  return run(done, [this, copy, only]() -> Result<Answer> {
+  std::vector<std::uint8_t> writable(value_writable.begin(), value_writable.end());
+  return run(done, [this, copy, only, writable]() -> Result<Answer> {
     KeyCount deleted;
-    for (const std::string& key : copy->owned) {
+    for (std::size_t i = 0; i < copy->owned.size(); ++i) {
+      const std::string& key = copy->owned[i];
       std::optional<std::string_view> who;
       if (only) who = *only;
-      // A hold of a multi-key group lets go of the whole group, as on the embedded store.
-      auto in_groups = release_groups_on(key, who);
-      if (!in_groups.ok()) return std::move(in_groups).error();
-      auto freed = holds_->free_key(key, who);
-      if (!freed.ok()) return store_error(std::move(freed).error());
-      if (freed->empty()) {
-        // A shared or semaphore key goes as a whole, when all its holds are the caller's.
-        auto group = holds_->free_group(key, who);
-        if (!group.ok()) return store_error(std::move(group).error());
-        if (!*group && !*in_groups) continue;
-        if (!*group) {
-          ++deleted.count;
-          continue;
-        }
+      auto freed = delete_lock(key, who);
+      if (!freed.ok()) return std::move(freed).error();
+      if (*freed) {
+        ++deleted.count;
+        continue;
       }
-      ++deleted.count;
-      waiters_.poke(key);
-      ++counters_.releases;
-      ++counters_.writes;
-      --held_;
+      // Not a lock: a typed value, if the rules let the caller delete it (value_rows.h).
+      if (!writable.empty() && writable[i] == 0) continue;
+      auto gone = values_->remove(key);
+      if (!gone.ok()) return store_error(std::move(gone).error());
+      if (*gone) {
+        ++deleted.count;
+        ++counters_.writes;
+        tx_lock_keys_.erase(key);
+      }
     }
     return Answer(deleted);
   });
+}
+
+Result<bool> PgBackend::delete_lock(const std::string& key,
+                                    std::optional<std::string_view> only_held_by) {
+  // A hold of a multi-key group lets go of the whole group, as on the embedded store.
+  auto in_groups = release_groups_on(key, only_held_by);
+  if (!in_groups.ok()) return std::move(in_groups).error();
+  auto freed = holds_->free_key(key, only_held_by);
+  if (!freed.ok()) return store_error(std::move(freed).error());
+  if (freed->empty()) {
+    // A shared or semaphore key goes as a whole, when all its holds are the caller's.
+    auto group = holds_->free_group(key, only_held_by);
+    if (!group.ok()) return store_error(std::move(group).error());
+    if (!*group) return *in_groups;
+  }
+  waiters_.poke(key);
+  ++counters_.releases;
+  ++counters_.writes;
+  --held_;
+  return true;
 }
 
 Result<bool> PgBackend::release_groups_on(std::string_view key,
@@ -175,18 +207,27 @@ Result<bool> PgBackend::release_groups_on(std::string_view key,
   return any;
 }
 
-Issued PgBackend::expire(const ExpireArgs& args, Millis max_lease_ms,
-                         std::optional<std::string_view> only_held_by, Completion& done) {
+Issued PgBackend::expire(const ExpireArgs& args, Millis max_lease_ms, const KeyAccess& access,
+                         Completion& done) {
   auto key = std::make_shared<std::string>(args.key);
   std::optional<std::string> only;
-  if (only_held_by) only = std::string(*only_held_by);
+  if (access.only_held_by) only = std::string(*access.only_held_by);
   ExpireArgs kept = args;
-  return run(done, [this, kept, key, only, max_lease_ms]() mutable {
-    kept.key = *key;
-    std::optional<std::string_view> who;
-    if (only) who = *only;
-    return do_expire(kept, max_lease_ms, who);
-  });
+  return run(done,
+             [this, kept, key, only, max_lease_ms, lock_denied = access.lock_denied,
+              value_denied = access.value_denied]() mutable -> Result<Answer> {
+               kept.key = *key;
+               KeyAccess access;
+               access.value_denied = value_denied;
+               auto on_value =
+                   expire_value(kept, access);  // a typed value's expiry, as Redis moves it
+               if (!on_value.ok()) return std::move(on_value).error();
+               if (*on_value) return std::move(**on_value);
+               if (lock_denied) return *lock_denied;
+               std::optional<std::string_view> who;
+               if (only) who = *only;
+               return do_expire(kept, max_lease_ms, who);
+             });
 }
 
 Result<Answer> PgBackend::do_expire(const ExpireArgs& args, Millis max_lease_ms,
@@ -283,7 +324,13 @@ Issued PgBackend::count_held(std::span<const std::string_view> keys, Completion&
     for (const std::string& key : copy->owned) {
       auto found = holds_->find(key);
       if (!found.ok()) return store_error(std::move(found).error());
-      held.count += found->has_value() ? 1 : 0;
+      if (found->has_value()) {
+        ++held.count;
+        continue;
+      }
+      auto typed = is_value(key);  // EXISTS counts keys holding a typed value too
+      if (!typed.ok()) return std::move(typed).error();
+      held.count += *typed ? 1 : 0;
     }
     return Answer(held);
   });

@@ -364,6 +364,7 @@ END $$;
               kEventsMigrationSql},
     Migration{8, "nodes.contact_since and holdfast_session_lapsed(): the session-liveness rule",
               kLivenessMigrationSql},
+    Migration{9, "typed values: holdfast_values, a key is a lock or a value", kValuesMigrationSql},
 };
 
 }  // namespace

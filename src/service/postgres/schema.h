@@ -26,6 +26,9 @@
 // schema_groups.cc.
 // Version 8 adds holdfast_nodes.contact_since and the session-liveness rule,
 // holdfast_session_lapsed() (schema_liveness.cc, with the argument for it).
+// Version 9 adds typed values: holdfast_values, one row per key holding a counter, sorted set,
+// hash or list, and the rule that a key is a lock or a value (its SQL, and why, in
+// schema_values.cc).
 // Times are bigint milliseconds since the Unix epoch by the database's clock.
 // docs/scale-out.md describes them for operators.
 #pragma once
@@ -47,6 +50,7 @@ extern const char kMemberDelayMigrationSql[];
 extern const char kEventsMigrationSql[];  // version 7, schema_events.cc
 // The SQL of migration 8 (schema_liveness.cc): the session-liveness rule.
 extern const char kLivenessMigrationSql[];
+extern const char kValuesMigrationSql[];  // version 9, schema_values.cc
 
 // The newest schema version this binary knows.
 int latest_schema_version();

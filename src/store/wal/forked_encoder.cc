@@ -53,11 +53,16 @@ class PipeSink final : public StateSink {
     encoder_.hold(hold);
     if (encoder_.pending_bytes() >= kPieceBytes) send_piece();
   }
-  // Sends what is left; the number of holds sent, or none if the pipe failed.
-  std::optional<std::uint64_t> finish() {
+  void value(std::string_view key, const Value& value, Millis expires_at) override {
+    encoder_.value(key, value, expires_at);
+    if (encoder_.pending_bytes() >= kPieceBytes) send_piece();
+  }
+  // Sends what is left; the numbers of holds and values sent, or none if the pipe failed.
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> finish() {
     send_piece();
     if (!ok_) return std::nullopt;
-    return encoder_.take().hold_count;
+    const EncodedState sent = encoder_.take();
+    return std::pair{sent.hold_count, sent.value_count};
   }
 
  private:
@@ -86,6 +91,7 @@ bool encode_to(int fd, const StateSource& source, std::uint64_t last_token) {
   std::string meta;
   put_u64(meta, head.last_token);
   put_u64(meta, head.hold_count);
+  put_u64(meta, head.value_count);
   put_u8(meta, head.rule_set ? 1 : 0);
   if (head.rule_set) {
     put_str(meta, head.rule_set->name);
@@ -97,8 +103,8 @@ bool encode_to(int fd, const StateSource& source, std::uint64_t last_token) {
   if (!write_all(fd, framed)) return false;
   PipeSink holds(fd);
   source(holds);
-  const std::optional<std::uint64_t> sent = holds.finish();
-  if (!sent || *sent != head.hold_count) return false;
+  const auto sent = holds.finish();
+  if (!sent || sent->first != head.hold_count || sent->second != head.value_count) return false;
   std::string end;
   put_u64(end, 0);  // the empty piece
   put_u64(end, kEnd);
@@ -243,6 +249,7 @@ Result<EncodedState> ForkedEncoding::head() {
   Decoder d(meta);
   state.last_token = d.u64();
   state.hold_count = d.u64();
+  state.value_count = d.u64();
   if (d.u8() != 0) state.rule_set = RuleSetPut{std::string(d.str()), std::string(d.str())};
   if (!d.ok() || !d.done()) return fail("damaged state header", true);
   return state;

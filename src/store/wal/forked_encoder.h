@@ -18,8 +18,9 @@
 //  3. Destroyed before finish(): the child is killed and reaped.
 //
 // The stream: meta_len:u64 meta (piece_len:u64 piece)* 0:u64 end:u64, where meta is
-// last_token:u64 hold_count:u64 has_rule_set:u8 [name toml] and the pieces, in order, are the
-// holds' records. A child whose two passes count different holds fails.
+// last_token:u64 hold_count:u64 value_count:u64 has_rule_set:u8 [name toml] and the pieces,
+// in order, are the holds' records and then the typed values'. A child whose two passes count
+// different holds or values fails.
 #pragma once
 
 #include <sys/types.h>

@@ -1,10 +1,10 @@
 // The constants that the log writer, the log reader and the snapshot code share. The prose
 // description of the format is docs/wal-format.md; change both together.
 //
-//   segment  := "HFWAL05\n" frame*     (older segments: "HFWAL04\n" to "HFWAL01\n")
+//   segment  := "HFWAL06\n" frame*     (older segments: "HFWAL05\n" to "HFWAL01\n")
 //   frame    := header_crc:u32 body_length:u32 body_crc:u32 record_count:u32 body
 //   record   := type:u8 payload_length:u32 payload
-//   snapshot := "HFSNAP4\n" body body_crc:u32 body_length:u64   (older: "HFSNAP3\n" to "HFSNAP1\n")
+//   snapshot := "HFSNAP5\n" body body_crc:u32 body_length:u64   (older: "HFSNAP4\n" to "HFSNAP1\n")
 #pragma once
 
 #include <cstddef>
@@ -16,14 +16,17 @@ namespace holdfast::wal {
 // --- log segments ---
 // Version 2 adds the LeaseHorizon record; version 3 the mode of a shared or semaphore hold
 // (kHoldModeFollows); version 4 a hold's lock-delay (kHoldDelayFollows); version 5 the
-// GroupGranted record of a multi-key grant. Older segments are read as before.
-inline constexpr std::string_view kSegmentMagic = "HFWAL05\n";
+// GroupGranted record of a multi-key grant; version 6 the ValueEdit record of typed values.
+// Older segments are read as before.
+inline constexpr std::string_view kSegmentMagic = "HFWAL06\n";
+inline constexpr std::string_view kSegmentMagicV5 = "HFWAL05\n";
 inline constexpr std::string_view kSegmentMagicV4 = "HFWAL04\n";
 inline constexpr std::string_view kSegmentMagicV3 = "HFWAL03\n";
 inline constexpr std::string_view kSegmentMagicV2 = "HFWAL02\n";
 inline constexpr std::string_view kSegmentMagicV1 = "HFWAL01\n";
 inline constexpr std::size_t kSegmentHeaderSize = 8;
 static_assert(kSegmentMagic.size() == kSegmentHeaderSize);
+static_assert(kSegmentMagicV5.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV4.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV3.size() == kSegmentHeaderSize);
 static_assert(kSegmentMagicV2.size() == kSegmentHeaderSize);
@@ -60,18 +63,22 @@ enum class RecordType : std::uint8_t {
   kRuleSetDeleted = 5,
   kLeaseHorizon = 6,  // segment version 2 on
   kGroupGranted = 7,  // segment version 5 on
+  kValueEdit = 8,     // segment version 6 on: a change to a typed value (store/wal/value_codec.h)
 };
 
 // --- snapshots ---
 // Version 2: holds may carry a mode (kHoldModeFollows); version 3 a lock-delay
 // (kHoldDelayFollows). Version 4: holds of one multi-key group share a handle (an older reader
-// would split the group). Older snapshots are read as before.
-inline constexpr std::string_view kSnapshotMagic = "HFSNAP4\n";
+// would split the group). Version 5: a value_count after hold_count and the typed values after
+// the holds. Older snapshots are read as before.
+inline constexpr std::string_view kSnapshotMagic = "HFSNAP5\n";
+inline constexpr std::string_view kSnapshotMagicV4 = "HFSNAP4\n";
 inline constexpr std::string_view kSnapshotMagicV3 = "HFSNAP3\n";
 inline constexpr std::string_view kSnapshotMagicV2 = "HFSNAP2\n";
 inline constexpr std::string_view kSnapshotMagicV1 = "HFSNAP1\n";
 inline constexpr std::size_t kSnapshotHeaderSize = 8;
 static_assert(kSnapshotMagic.size() == kSnapshotHeaderSize);
+static_assert(kSnapshotMagicV4.size() == kSnapshotHeaderSize);
 static_assert(kSnapshotMagicV3.size() == kSnapshotHeaderSize);
 static_assert(kSnapshotMagicV2.size() == kSnapshotHeaderSize);
 static_assert(kSnapshotMagicV1.size() == kSnapshotHeaderSize);

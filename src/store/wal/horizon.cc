@@ -63,7 +63,10 @@ HorizonKeeper::Need HorizonKeeper::classify(const Change& change, Millis now,
           }
         } else if constexpr (std::is_same_v<T, Released>) {
           if (unbounded_.erase(c.token) > 0) need.wait_for_sync = true;
-        } else if constexpr (std::is_same_v<T, RuleSetPut> || std::is_same_v<T, RuleSetDeleted>) {
+        } else if constexpr (std::is_same_v<T, RuleSetPut> || std::is_same_v<T, RuleSetDeleted> ||
+                             std::is_same_v<T, ValueEdit>) {
+          // No lease bounds what losing these would do: a counter handed out as a fencing
+          // token could be handed out again.
           need.wait_for_sync = true;
         } else {
           static_assert(std::is_same_v<T, LeaseHorizon>, "every Change needs a horizon rule");

@@ -16,7 +16,8 @@
 //     the margin.
 //  3. A change the durable horizon does not cover waits for the sync that makes the records
 //     before it durable. So do changes whose loss would have no end in time: a hold without a
-//     lease end (granted, renewed to it, made bounded again, or released), a rule-set change.
+//     lease end (granted, renewed to it, made bounded again, or released), a rule-set change,
+//     a change to a typed value.
 //  4. After an unclean stop, recovery restores the durable prefix of the log, and the server
 //     grants nothing new until the last durable horizon has passed, or its max_lease from
 //     the restart if that is sooner (quarantine_end): every lease it answered has ended by

@@ -108,15 +108,15 @@ Result<SegmentScan> read_segment(std::string_view data, const std::string& path,
   // A segment whose magic never reached the disk (created and preallocated, then a crash).
   if (all_zero(data) && !data.empty()) return torn(0, "zero-filled segment");
   if (data.size() < kSegmentHeaderSize) {
-    if (kSegmentMagic.starts_with(data) || kSegmentMagicV4.starts_with(data) ||
-        kSegmentMagicV3.starts_with(data) || kSegmentMagicV2.starts_with(data) ||
-        kSegmentMagicV1.starts_with(data))
+    if (kSegmentMagic.starts_with(data) || kSegmentMagicV5.starts_with(data) ||
+        kSegmentMagicV4.starts_with(data) || kSegmentMagicV3.starts_with(data) ||
+        kSegmentMagicV2.starts_with(data) || kSegmentMagicV1.starts_with(data))
       return torn(0, "incomplete segment header");
     return corruption_error(path, 0, "not a holdfast log segment (bad magic)");
   }
   const std::string_view magic = data.substr(0, kSegmentHeaderSize);
-  if (magic != kSegmentMagic && magic != kSegmentMagicV4 && magic != kSegmentMagicV3 &&
-      magic != kSegmentMagicV2 && magic != kSegmentMagicV1)
+  if (magic != kSegmentMagic && magic != kSegmentMagicV5 && magic != kSegmentMagicV4 &&
+      magic != kSegmentMagicV3 && magic != kSegmentMagicV2 && magic != kSegmentMagicV1)
     return corruption_error(path, 0, "not a holdfast log segment (bad magic)");
 
   std::vector<Change> frame_changes;

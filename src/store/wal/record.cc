@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "core/lock_types.h"
+#include "store/wal/value_codec.h"
 
 namespace holdfast::wal {
 namespace {
@@ -43,6 +44,8 @@ void append_payload(std::string& out, const Change& change) {
           put_i64(out, c.written_at);
           put_u8(out, c.clean ? 1 : 0);
           put_i64(out, c.max_lease);
+        } else if constexpr (std::is_same_v<T, ValueEdit>) {
+          append_value_edit(out, c);
         } else {
           static_assert(AlwaysFalse<T>::value, "every Change needs a record encoding");
         }
@@ -75,6 +78,8 @@ RecordType record_type_of(const Change& change) {
           return RecordType::kLeaseHorizon;
         else if constexpr (std::is_same_v<T, GroupGranted>)
           return RecordType::kGroupGranted;
+        else if constexpr (std::is_same_v<T, ValueEdit>)
+          return RecordType::kValueEdit;
         else
           static_assert(AlwaysFalse<T>::value, "every Change needs a record type");
       },
@@ -97,6 +102,8 @@ std::string_view record_type_name(RecordType type) {
       return "LeaseHorizon";
     case RecordType::kGroupGranted:
       return "GroupGranted";
+    case RecordType::kValueEdit:
+      return "ValueEdit";
   }
   return "unknown";
 }
@@ -111,6 +118,7 @@ std::optional<RecordType> parse_record_type(std::uint8_t byte) {
     case RecordType::kRuleSetDeleted:
     case RecordType::kLeaseHorizon:
     case RecordType::kGroupGranted:
+    case RecordType::kValueEdit:
       return type;
   }
   return std::nullopt;
@@ -255,6 +263,9 @@ Result<Change> decode_record(RecordType type, std::string_view payload) {
       change = h;
       break;
     }
+    case RecordType::kValueEdit:
+      change = read_value_edit(in);
+      break;
   }
   if (!in.ok()) return malformed(type, "payload is shorter than its fields or has a bad value");
   if (!in.done()) return malformed(type, "payload has bytes after its fields");

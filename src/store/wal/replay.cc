@@ -26,6 +26,9 @@ ReplayState::ReplayState(DurableState base)
     : last_token_(base.last_token),
       base_(std::move(base.holds)),
       rule_set_(std::move(base.rule_set)) {
+  values_.reserve(base.values.size());
+  for (DurableValue& v : base.values)
+    values_[std::move(v.key)] = ValueCell{std::move(v.value), v.expires_at};
   const auto is_share = [](const HoldState& h) { return h.mode != LockMode::kExclusive; };
   if (std::none_of(base_.begin(), base_.end(), is_share)) return;
   for (HoldState& h : base_)
@@ -136,6 +139,10 @@ void ReplayState::apply(const Change& change) {
           horizon_ = c;
           last_token_ = std::max(last_token_, c.tokens_through);
           last_record_at_ = std::max(last_record_at_, c.written_at);
+        } else if constexpr (std::is_same_v<T, ValueEdit>) {
+          ValueCell& cell = values_[c.key];
+          apply_edit(c, cell.value, cell.expires_at);
+          if (!cell.value) values_.erase(c.key);
         } else {
           static_assert(AlwaysFalse<T>::value, "every Change needs a replay rule");
         }
@@ -177,6 +184,11 @@ DurableState ReplayState::finish(Millis now) && {
             [](const HoldState& a, const HoldState& b) { return a.token < b.token; });
   state.last_token = last_token_;
   state.grants_closed_until = quarantine_end(horizon_, last_record_at_, now);
+  state.values.reserve(values_.size());
+  for (auto& [key, cell] : values_) {
+    if (cell.value && cell.expires_at > now)
+      state.values.push_back(DurableValue{key, std::move(*cell.value), cell.expires_at});
+  }
   return state;
 }
 

@@ -10,6 +10,11 @@
 // token (tokens are unique), and a Renewed or Released that matches no exclusive hold of its
 // key looks there.
 //
+// Typed values (ValueEdit records) are kept apart by key, each edit applied as the server
+// applied it (core/values/value_edit.h); unlike grants, edits are not idempotent (a push
+// applied twice pushes twice): they rely on a snapshot's cut being exact (wal-format.md,
+// section 6).
+//
 // Restart time is the point of the layout. The snapshot's holds stay in the vector they were
 // decoded into (they are moved once more, into the result); holds on new keys go to a second
 // vector. A key index (open addressing over 32-bit hashes and positions, 8 bytes a slot,
@@ -19,12 +24,14 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/hold.h"
+#include "core/values/value.h"
 
 namespace holdfast::wal {
 
@@ -37,8 +44,8 @@ class ReplayState {
 
   // What survives: lease-scoped holds whose lease has not ended at `now`, the highest token
   // seen (in the snapshot, its holds, every Granted record and every token reservation of a
-  // LeaseHorizon record), the rule set, and the quarantine the last LeaseHorizon asks for
-  // (horizon.h).
+  // LeaseHorizon record), the rule set, the quarantine the last LeaseHorizon asks for
+  // (horizon.h), and the typed values whose expiry has not come.
   DurableState finish(Millis now) &&;
 
  private:
@@ -70,6 +77,7 @@ class ReplayState {
   std::optional<LeaseHorizon> horizon_;                  // the last one in log order
   std::unordered_map<std::uint64_t, HoldState> shares_;  // shared and semaphore holds by token
   Millis last_record_at_ = 0;  // the latest instant a replayed record carries
+  std::unordered_map<std::string, ValueCell> values_;
 };
 
 }  // namespace holdfast::wal

@@ -11,6 +11,7 @@
 #include "store/wal/data_dir.h"
 #include "store/wal/format.h"
 #include "store/wal/record.h"
+#include "store/wal/value_codec.h"
 
 namespace holdfast::wal {
 namespace {
@@ -24,6 +25,7 @@ Status write_contents(WritableFile& file, std::uint64_t next_segment, StateStrea
   put_u64(head, next_segment);
   put_u64(head, state->last_token);
   put_u64(head, state->hold_count);
+  put_u64(head, state->value_count);
   std::uint32_t crc = crc32c::extend(0, head);
   const std::string_view first[] = {kSnapshotMagic, head};
   if (Status s = file.append(first); !s) return s;
@@ -65,7 +67,8 @@ class EncodedStateStream final : public StateStream {
  public:
   explicit EncodedStateStream(const EncodedState& state) : state_(state), rest_(state.holds) {}
   Result<EncodedState> head() override {
-    return EncodedState{state_.last_token, state_.hold_count, {}, state_.rule_set};
+    return EncodedState{
+        state_.last_token, state_.hold_count, state_.value_count, {}, state_.rule_set};
   }
   Result<std::string_view> holds() override {
     const std::string_view piece = rest_.substr(0, kSyncedChunkBytes);
@@ -106,6 +109,11 @@ void SnapshotEncoder::hold(const HoldView& hold) {
   if (!in_snapshot(hold)) return;
   ++state_.hold_count;
   append_hold(state_.holds, hold);
+}
+
+void SnapshotEncoder::value(std::string_view key, const Value& value, Millis expires_at) {
+  ++state_.value_count;
+  append_value(state_.holds, key, value, expires_at);
 }
 
 void SnapshotCounter::last_token(std::uint64_t token) {
@@ -155,9 +163,10 @@ Result<Snapshot> decode_snapshot(std::string_view data, const std::string& path,
   if (data.size() < kSnapshotHeaderSize + kSnapshotTrailerSize)
     return snapshot_error(path, "file is too short");
   const std::string_view magic = data.substr(0, kSnapshotHeaderSize);
-  if (magic != kSnapshotMagic && magic != kSnapshotMagicV3 && magic != kSnapshotMagicV2 &&
-      magic != kSnapshotMagicV1)
+  if (magic != kSnapshotMagic && magic != kSnapshotMagicV4 && magic != kSnapshotMagicV3 &&
+      magic != kSnapshotMagicV2 && magic != kSnapshotMagicV1)
     return snapshot_error(path, "not a holdfast snapshot (bad magic)");
+  const bool with_values = magic == kSnapshotMagic;
   const char* trailer = data.data() + data.size() - kSnapshotTrailerSize;
   const std::uint32_t body_crc = load_u32(trailer);
   const std::uint64_t body_length = load_u64(trailer + 4);
@@ -172,14 +181,19 @@ Result<Snapshot> decode_snapshot(std::string_view data, const std::string& path,
   snapshot.next_segment = in.u64();
   snapshot.state.last_token = in.u64();
   const std::uint64_t hold_count = in.u64();
+  const std::uint64_t value_count = with_values ? in.u64() : 0;
   // A count the remaining bytes cannot hold is damage, not a reason for a huge reserve().
-  if (!in.ok() || hold_count > in.remaining() / kMinHoldSize)
+  if (!in.ok() || hold_count > in.remaining() / kMinHoldSize ||
+      value_count > in.remaining() / kMinValueSize)
     return snapshot_error(path, "bad header");
   // Headroom for the holds a log tail adds: untouched capacity costs address space, not
   // memory, while growing a vector of a million holds later would move all of them.
   snapshot.state.holds.reserve(hold_count + hold_count / 4 + 1024);
   for (std::uint64_t i = 0; i < hold_count && in.ok(); ++i)
     snapshot.state.holds.push_back(read_hold(in));
+  snapshot.state.values.reserve(value_count);
+  for (std::uint64_t i = 0; i < value_count && in.ok(); ++i)
+    snapshot.state.values.push_back(read_value(in));
   const std::uint8_t has_rule_set = in.u8();
   if (has_rule_set == 1) {
     RuleSetPut rule_set;

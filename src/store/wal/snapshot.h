@@ -1,8 +1,10 @@
 // Snapshots: the live state at the start of a log segment, so recovery replays only the
 // segments after it (docs/wal-format.md, sections 3 and 6).
 //
-//   snapshot := "HFSNAP1\n" body body_crc:u32 body_length:u64
-//   body     := next_segment:u64 last_token:u64 hold_count:u64 hold* has_rule_set:u8 [name toml]
+//   snapshot := "HFSNAP5\n" body body_crc:u32 body_length:u64
+//   body     := next_segment:u64 last_token:u64 hold_count:u64 value_count:u64 hold* value*
+//               has_rule_set:u8 [name toml]
+// (versions 1 to 4 have neither value_count nor values; value: store/wal/value_codec.h)
 #pragma once
 
 #include <cstdint>
@@ -22,11 +24,14 @@ struct Snapshot {
   DurableState state;
 };
 
-// A snapshot's state, its holds already encoded as they will be written.
+// A snapshot's state, its holds and values already encoded as they will be written.
 struct EncodedState {
   std::uint64_t last_token = 0;  // at least every encoded hold's token
   std::uint64_t hold_count = 0;
-  std::string holds;  // hold_count records of append_hold()
+  std::uint64_t value_count = 0;
+  // hold_count records of append_hold(), then value_count of append_value(): the bytes a
+  // snapshot has between its head and its rule set, written as one stream.
+  std::string holds;
   std::optional<RuleSetPut> rule_set;
 };
 
@@ -40,9 +45,10 @@ class SnapshotEncoder final : public StateSink {
   void rule_set(const RuleSetPut& rules) override;
   void expect_holds(std::size_t count) override;
   void hold(const HoldView& hold) override;
+  void value(std::string_view key, const Value& value, Millis expires_at) override;
   EncodedState take() { return std::move(state_); }
-  // The holds encoded since the last drain, swapped into `out` (whose old bytes are dropped
-  // and whose capacity is reused): for a writer that sends them on piece by piece.
+  // The holds (and values) encoded since the last drain, swapped into `out` (whose old bytes are
+  // dropped and whose capacity is reused): for a writer that sends them on piece by piece.
   void drain_holds(std::string& out) {
     out.clear();
     out.swap(state_.holds);
@@ -61,6 +67,7 @@ class SnapshotCounter final : public StateSink {
   void rule_set(const RuleSetPut& rules) override;
   void expect_holds(std::size_t) override {}
   void hold(const HoldView& hold) override;
+  void value(std::string_view, const Value&, Millis) override { ++state_.value_count; }
   EncodedState take() { return std::move(state_); }
 
  private:
@@ -74,8 +81,8 @@ class StateStream {
   virtual ~StateStream() = default;
   // First: the state with its holds' bytes left out (`holds` empty; the rest is final).
   virtual Result<EncodedState> head() = 0;
-  // Then: the next piece of the holds' bytes, valid until the next call; empty once every
-  // piece has been handed out.
+  // Then: the next piece of the holds' bytes (and the values' after them), valid until the
+  // next call; empty once every piece has been handed out.
   virtual Result<std::string_view> holds() = 0;
   // Last, after the empty piece: whether the stream was whole.
   virtual Status finish() = 0;

@@ -1,0 +1,126 @@
+// Typed values through the policy and the embedded backend: a write goes through the rule set
+// as an acquire whose operation is "write", a read is open to everyone; the element limits are
+// refused before anything changes; the keyspace keeps locks and values apart both ways; the
+// EXPIRE family follows the key (a lease for a lock, Redis's expiry for a value); the edits
+// reach the store like any change.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/values/limits.h"
+#include "service_fixture.h"
+#include "store/memory_store.h"
+
+namespace holdfast::testing {
+namespace {
+
+const char* kRules = R"toml([ruleSet]
+name = "values"
+resourceType = "lock"
+
+[rules.lock]
+acquire = "record.key.startsWith(user.userId + ':') && request.operation == 'write'"
+)toml";
+
+class ValuesPolicyTest : public ::testing::Test {
+ protected:
+  ValuesPolicyTest() { EXPECT_TRUE(node.recover().ok()); }
+
+  Result<Answer> value(const Caller& caller, ValueOp op, std::string_view key,
+                       std::vector<std::string_view> items = {}, std::vector<double> scores = {}) {
+    ValueRequest r;
+    r.op = op;
+    r.key = key;
+    r.items = items;
+    r.scores = scores;
+    return node.answer([&](LockService& s, Completion& d) { return s.value(caller, r, d); });
+  }
+  Result<Answer> zadd(const Caller& caller, std::string_view key, std::string_view member) {
+    return value(caller, ValueOp::kZAdd, key, {member}, {1});
+  }
+  static std::int64_t integer(const Result<Answer>& a) { return std::get<ValueReply>(*a).integer; }
+  void install_rules() {
+    auto out = node.answer(
+        [&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, kRules, d); });
+    ASSERT_TRUE(out.ok()) << out.error().message;
+  }
+
+  FakeClock clock;
+  MemoryStore store;
+  EmbeddedNode node{clock, store};
+  Principal owner = Principal::local_owner();
+  Principal alice = member("alice");
+  Caller owner_caller{&owner, 1};
+  Caller alice_caller{&alice, 2};
+};
+
+TEST_F(ValuesPolicyTest, WritesGoThroughTheRulesAndReadsDoNot) {
+  install_rules();
+  ASSERT_TRUE(zadd(owner_caller, "bob:sem", "x").ok());
+  auto denied = zadd(alice_caller, "bob:sem", "y");
+  ASSERT_FALSE(denied.ok());
+  EXPECT_EQ(denied.error().code, ErrorCode::kLockAccessDenied);
+  EXPECT_EQ(integer(value(alice_caller, ValueOp::kZCard, "bob:sem")), 1);  // read: open
+  EXPECT_TRUE(zadd(alice_caller, "alice:sem", "y").ok());
+  // DEL skips a value the caller may not change, as it skips another principal's lock.
+  const std::string_view keys[] = {"bob:sem", "alice:sem"};
+  auto del = node.answer(
+      [&](LockService& s, Completion& d) { return s.delete_keys(alice_caller, keys, d); });
+  EXPECT_EQ(std::get<KeyCount>(*del).count, 1);
+  EXPECT_EQ(integer(value(alice_caller, ValueOp::kZCard, "bob:sem")), 1);
+}
+
+TEST_F(ValuesPolicyTest, AnElementPastTheByteLimitChangesNothing) {
+  const std::string big(kMaxElementBytes + 1, 'x');
+  auto out = zadd(owner_caller, "k", big);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_NE(out.error().message.find("at most 4096 bytes"), std::string::npos);
+  EXPECT_TRUE(node.backend.values().empty());
+  EXPECT_TRUE(zadd(owner_caller, "k", std::string(kMaxElementBytes, 'x')).ok());
+}
+
+TEST_F(ValuesPolicyTest, LocksAndValuesKeepToTheirOwnKeys) {
+  ASSERT_TRUE(zadd(owner_caller, "z", "a").ok());
+  AcquireArgs a;
+  a.key = "z";
+  a.ttl_ms = 1000;
+  auto lock =
+      node.answer([&](LockService& s, Completion& d) { return s.try_acquire(owner_caller, a, d); });
+  ASSERT_FALSE(lock.ok());
+  EXPECT_EQ(lock.error().code, ErrorCode::kWrongType);
+  a.key = "l";
+  ASSERT_TRUE(
+      node.answer([&](LockService& s, Completion& d) { return s.try_acquire(owner_caller, a, d); })
+          .ok());
+  auto typed = zadd(owner_caller, "l", "a");
+  ASSERT_FALSE(typed.ok());
+  EXPECT_EQ(typed.error().code, ErrorCode::kWrongType);
+}
+
+TEST_F(ValuesPolicyTest, ExpireMovesAValuesExpiryWithoutTheLeaseCap) {
+  ASSERT_TRUE(zadd(owner_caller, "z", "a").ok());
+  ExpireArgs e;
+  e.key = "z";
+  e.amount = 10LL * 86'400'000;  // ten days: more than any lease may last
+  auto out =
+      node.answer([&](LockService& s, Completion& d) { return s.expire(owner_caller, e, d); });
+  EXPECT_EQ(std::get<KeyCount>(*out).count, 1);
+  EXPECT_EQ(integer(value(owner_caller, ValueOp::kPTtl, "z")), 10LL * 86'400'000);
+  clock.advance(10LL * 86'400'000);
+  node.advance();
+  EXPECT_EQ(integer(value(owner_caller, ValueOp::kPTtl, "z")), -2);
+  EXPECT_TRUE(node.backend.values().empty());
+}
+
+TEST_F(ValuesPolicyTest, EveryEditIsAppendedAndReadsAppendNothing) {
+  const auto before = store.stats().appended;
+  ASSERT_TRUE(zadd(owner_caller, "z", "a").ok());
+  ASSERT_TRUE(value(owner_caller, ValueOp::kZCard, "z").ok());
+  ASSERT_TRUE(value(owner_caller, ValueOp::kZRem, "z", {"a", "b"}).ok());
+  ASSERT_TRUE(value(owner_caller, ValueOp::kZRem, "z", {"a"}).ok());  // nothing left to remove
+  EXPECT_EQ(store.stats().appended - before, 2u);
+}
+
+}  // namespace
+}  // namespace holdfast::testing
