@@ -53,7 +53,7 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
       idle_poll_(config.idle_poll_us) {
   info_.store = config.store_url.empty() ? "embedded" : "postgres";
   info_.fsync = std::string(fsync_name(config.fsync));
-  lazy_log_ = config.fsync != FsyncMode::kAlways;
+  lazy_log_ = config.fsync == FsyncMode::kNever;
   info_.unix_path = config.unix_path;
   info_.data_dir = config.data_dir;
   for (const auto& c : resp::command_table()) metrics_.add_command(c.name);
@@ -409,7 +409,7 @@ void Server::run_loop() {
           if (!ec) commit_wait_until_.reset();
         });
       }
-      // With a lazy write (fsync never, horizon) no reply waits for the commit, so what this
+      // With a lazy write (fsync never) no reply waits for the commit, so what this
       // wake-up brought need not be taken in a round: run_one() runs the handlers it queued
       // one by one, without a look at the sockets between them, and sleeps again (a blocking
       // epoll_wait) once they are done. A round would start with a non-blocking epoll_wait,
