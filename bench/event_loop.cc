@@ -125,7 +125,7 @@ void EventLoop::run_once(std::int64_t deadline_ns) {
     // as Redis AOF does, would otherwise see it a pass late).
     if (!dirty_.empty()) {
       flush_dirty();
-      if (after_flush_) after_flush_(now_ns());
+      if (after_flush_ && !library_shape()) after_flush_(now_ns());
     }
   }
   if (n == static_cast<int>(events_.size())) events_.resize(events_.size() * 2);
@@ -138,7 +138,11 @@ void EventLoop::run_once(std::int64_t deadline_ns) {
   }
 
   flush_dirty();
-  if (after_flush_) after_flush_(now_ns());
+  if (after_flush_ && !library_shape()) after_flush_(now_ns());
+}
+
+void EventLoop::sent(const void* sender) {
+  if (after_send_) after_send_(sender, now_ns());
 }
 
 }  // namespace holdfast::bench

@@ -85,6 +85,18 @@ class EventLoop {
   // Time step 1 spent polling so far, µs.
   std::int64_t polled_us() const { return idle_poll_.polled_total(); }
 
+  // The library shape (workload (m)): a connection's queued requests do not leave at the flush
+  // point; it asks epoll for EPOLLOUT there and sends when the socket is reported writable,
+  // then stops asking, as hiredis's event-library adapters and redis-benchmark do. Clients
+  // that follow it (RespLockClient) call sent() after each such send; the after-flush hook is
+  // not called then, since a flush point sends nothing.
+  void set_library_shape(std::function<void(const void*, std::int64_t)> after_send) {
+    after_send_ = std::move(after_send);
+  }
+  bool library_shape() const { return static_cast<bool>(after_send_); }
+  // A library-shaped connection `sender` has just sent what it had queued.
+  void sent(const void* sender);
+
   // Runs one iteration, waiting at most until `deadline_ns` for events.
   void run_once(std::int64_t deadline_ns);
 
@@ -110,6 +122,7 @@ class EventLoop {
   std::priority_queue<Timer, std::vector<Timer>, std::greater<Timer>> timers_;
   std::uint64_t timer_seq_ = 0;
   std::function<void(std::int64_t)> after_flush_;
+  std::function<void(const void*, std::int64_t)> after_send_;  // the library shape
   IdlePoll idle_poll_{0};
 };
 

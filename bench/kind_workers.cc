@@ -37,7 +37,7 @@ class KindWorker final : public Worker {
     switch (r.status) {
       case OpStatus::kGranted:
         wait_ns_ = now - first_attempt_;
-        recorder_.checker.queue_close(recorder_.checker.open(lock_, now, weight_));
+        recorder_.checker.queue_close(recorder_.checker.open(lock_, now, weight_), &client_);
         client_.release(lock_, r.handle, 0);
         return;
       case OpStatus::kTimeout:

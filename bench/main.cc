@@ -76,9 +76,10 @@ int main(int argc, char** argv) {
   std::string pg_nodes = "1,2,3";
   app.add_option("--pg-nodes", pg_nodes, "Node counts of holdfast-pg: one target per count")
       ->capture_default_str();
-  app.add_option("--workloads", workloads,
-                 "Comma list of floor,pairs,pipeline,hotkey,kinds,sleeping,idle,tls,memory,restart "
-                 "or their letters f,a,c,b,i,g,h,j,d,e (or all)")
+  app.add_option(
+         "--workloads", workloads,
+         "Comma list of floor,pairs,pipeline,hotkey,kinds,sleeping,library,idle,tls,watchers,"
+         "publish,memory,restart or their letters f,a,c,b,i,g,m,h,j,k,l,d,e (or all)")
       ->capture_default_str();
   app.add_option("--connections", connections, "Connection counts of (a), (c) and (f)")
       ->capture_default_str();

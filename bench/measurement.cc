@@ -124,6 +124,11 @@ Measurement measure_on_this_thread(Target& target, const std::string& workload,
       workers.push_back(make_worker(i, *clients[i], rec, loop));
     }
     loop.set_after_flush([&rec](std::int64_t sent_ns) { rec.checker.close_queued(sent_ns); });
+    if (shape.library_client) {
+      loop.set_library_shape([&rec](const void* sender, std::int64_t sent_ns) {
+        rec.checker.close_sent_by(sender, sent_ns);
+      });
+    }
 
     // Step 1-2.
     for (auto& w : workers) w->start();

@@ -158,6 +158,7 @@ struct MeasureShape {
   double warmup_s = 0.5;
   double duration_s = 5;
   std::int64_t client_poll_us = 0;  // the client loop's poll window (EventLoop::set_idle_poll_us)
+  bool library_client = false;      // the library shape (EventLoop::set_library_shape)
 };
 
 // Runs steps 1-5 on a thread of its own, started for this window. Never throws: failures are

@@ -13,8 +13,16 @@ std::size_t MutexChecker::open(std::uint64_t lock, std::int64_t granted_ns, std:
 }
 
 void MutexChecker::close_queued(std::int64_t sent_ns) {
-  for (std::size_t i : queued_) intervals_[i].end_ns = sent_ns;
+  for (const Queued& q : queued_) intervals_[q.index].end_ns = sent_ns;
   queued_.clear();
+}
+
+void MutexChecker::close_sent_by(const void* sender, std::int64_t sent_ns) {
+  std::erase_if(queued_, [&](const Queued& q) {
+    if (q.sender != sender) return false;
+    intervals_[q.index].end_ns = sent_ns;
+    return true;
+  });
 }
 
 MutexChecker::Verdict MutexChecker::verify() const {

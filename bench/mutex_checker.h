@@ -3,7 +3,10 @@
 // Every critical section is recorded as an interval per lock: it opens when the grant reply
 // is received and closes when the release has been sent. Because the harness sends requests
 // only at the event loop's flush point, a release queued in an iteration is closed with the
-// time taken right after that iteration's writes, which is no earlier than the real send. Two
+// time taken right after that iteration's writes, which is no earlier than the real send. The
+// library-shaped client (event_loop.h, set_library_shape) sends a connection's requests only
+// once epoll reports its socket writable, an iteration or more later: its releases are closed
+// per connection, with the time right after that connection's own send. Two
 // grants of one lock that are both alive at once therefore always overlap here: if the server
 // granted B before A's release reached it, B's grant reply is received in or after the
 // iteration that received A's, and before A's release was sent (which is the end of that
@@ -30,11 +33,15 @@ class MutexChecker {
   std::size_t open(std::uint64_t lock, std::int64_t granted_ns, std::uint32_t weight = 1);
   // How much weight `lock` holds at once (default 1). Before the lock's first open().
   void set_capacity(std::uint64_t lock, std::uint64_t capacity) { capacity_[lock] = capacity; }
-  // Marks a section whose release was queued in this iteration; closed at the next
-  // close_queued().
-  void queue_close(std::size_t index) { queued_.push_back(index); }
+  // Marks a section whose release was queued in this iteration on connection `sender`; closed
+  // at the next close_queued(), or close_sent_by() of that sender.
+  void queue_close(std::size_t index, const void* sender = nullptr) {
+    queued_.push_back({index, sender});
+  }
   // The event loop's after-flush hook: the queued releases were sent by `sent_ns`.
   void close_queued(std::int64_t sent_ns);
+  // The library shape's after-send hook: `sender` sent what it had queued by `sent_ns`.
+  void close_sent_by(const void* sender, std::int64_t sent_ns);
 
   struct Verdict {
     std::uint64_t sections = 0;
@@ -53,7 +60,11 @@ class MutexChecker {
   };
   std::vector<Interval> intervals_;
   std::map<std::uint64_t, std::uint64_t> capacity_;
-  std::vector<std::size_t> queued_;
+  struct Queued {
+    std::size_t index;
+    const void* sender;
+  };
+  std::vector<Queued> queued_;
 };
 
 }  // namespace holdfast::bench

@@ -591,6 +591,10 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
                     "sections", hotkey_latency);
   w.streaming_table(out, "sleeping", "(g) Pairs as in (a), with a client that sleeps at once",
                     "pairs", "one pair, try queued to release answered");
+  w.streaming_table(out, "library",
+                    "(m) Pairs as in (g), with a client shaped like a client library (each "
+                    "request sent when epoll reports its socket writable)",
+                    "pairs", "one pair, try queued to release answered");
   kinds_table(out, results);
   fanout_tables(out, results);
   idle_table(out, results);

@@ -135,17 +135,17 @@ std::vector<std::string> run_target_names(const SuiteOptions& o) {
 }
 
 const std::vector<std::string>& all_workload_names() {
-  static const std::vector<std::string> names = {"floor",    "pairs",    "pipeline", "hotkey",
-                                                 "kinds",    "sleeping", "idle",     "tls",
-                                                 "watchers", "publish",  "memory",   "restart"};
+  static const std::vector<std::string> names = {
+      "floor", "pairs", "pipeline", "hotkey",  "kinds",  "sleeping", "library",
+      "idle",  "tls",   "watchers", "publish", "memory", "restart"};
   return names;
 }
 
 std::string workload_name(const std::string& n) {
   static const std::map<std::string, std::string> letters = {
-      {"a", "pairs"},   {"b", "hotkey"}, {"c", "pipeline"}, {"d", "memory"},
-      {"e", "restart"}, {"f", "floor"},  {"g", "sleeping"}, {"h", "idle"},
-      {"i", "kinds"},   {"j", "tls"},    {"k", "watchers"}, {"l", "publish"}};
+      {"a", "pairs"},    {"b", "hotkey"},   {"c", "pipeline"}, {"d", "memory"}, {"e", "restart"},
+      {"f", "floor"},    {"g", "sleeping"}, {"h", "idle"},     {"i", "kinds"},  {"j", "tls"},
+      {"k", "watchers"}, {"l", "publish"},  {"m", "library"}};
   if (auto it = letters.find(n); it != letters.end()) return it->second;
   return contains(all_workload_names(), n) ? n : "";
 }
@@ -164,8 +164,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
   // Step 1.
   std::vector<std::unique_ptr<Target>> running;
   const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey") ||
-                         wants("kinds") || wants("sleeping") || wants("idle") || wants("tls") ||
-                         wants("watchers") || wants("publish");
+                         wants("kinds") || wants("sleeping") || wants("library") || wants("idle") ||
+                         wants("tls") || wants("watchers") || wants("publish");
   for (const std::string& name : run_target_names(o)) {
     TargetInfo info{name, "", ""};
     auto target = make_target(name, o);
@@ -196,6 +196,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
     std::string variant = {};  // Measurement::variant of its figures
     // Started before each window and stopped after it (the watchers of (j)); may be empty.
     std::function<std::unique_ptr<Watchers>(Target&)> beside = {};
+    bool library_client = false;  // (m): the client in the library shape
   };
   auto figures_of = [&](const std::vector<Leg>& legs, MeasureShape shape,
                         std::chrono::milliseconds pause_after) {
@@ -219,8 +220,10 @@ SuiteResults run_suite(const SuiteOptions& o) {
         try {
           auto beside =
               slot.leg->beside ? slot.leg->beside(*slot.target) : std::unique_ptr<Watchers>();
+          MeasureShape leg_shape = shape;
+          leg_shape.library_client = slot.leg->library_client;
           window =
-              measure(*slot.target, slot.leg->workload, shape, slot.leg->factory(*slot.target));
+              measure(*slot.target, slot.leg->workload, leg_shape, slot.leg->factory(*slot.target));
         } catch (const std::exception& e) {
           window.workload = slot.leg->workload;
           window.target = slot.target->name();
@@ -393,15 +396,22 @@ SuiteResults run_suite(const SuiteOptions& o) {
     return t.name() == "holdfast-always" || t.name() == "holdfast-never" || t.name() == "redis" ||
            t.name() == "redis-aof";
   };
-  if (wants("sleeping")) {
-    say("(g) try-acquire + release pairs over " + std::to_string(o.keys) +
-        " keys, a client that sleeps at once");
-    const Leg leg{"sleeping", efficiency_target, [&](const Target&) { return pairs; }};
+  // (g) and (m), the same pairs from two shapes of client, share their rounds.
+  if (wants("sleeping") || wants("library")) {
+    say("(g)/(m) try-acquire + release pairs over " + std::to_string(o.keys) +
+        " keys, a client that sleeps at once: tuned (g), library-shaped (m)");
+    std::vector<Leg> legs;
+    if (wants("sleeping"))
+      legs.push_back({"sleeping", efficiency_target, [&](const Target&) { return pairs; }});
+    if (wants("library")) {
+      legs.push_back({"library", efficiency_target, [&](const Target&) { return pairs; }});
+      legs.back().library_client = true;
+    }
     for (int c : o.sleeping_connections) {
       MeasureShape s = base;
       s.connections = c;
       s.client_poll_us = 0;
-      figures_of({leg}, s, no_pause);
+      figures_of(legs, s, no_pause);
     }
   }
   if (wants("idle")) {
@@ -555,10 +565,10 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
         : w == "tls"      ? selected({"holdfast-never-tls", "redis-tls"})
         : w == "watchers" ? any_holdfast
         : w == "publish"  ? any_resp
-        : (w == "sleeping" || w == "idle")  ? efficiency
-        : (w == "floor" || w == "pipeline") ? any_resp
-        : w == "memory"                     ? any_resp
-                                            : !r.options.targets.empty();
+        : (w == "sleeping" || w == "library" || w == "idle") ? efficiency
+        : (w == "floor" || w == "pipeline")                  ? any_resp
+        : w == "memory"                                      ? any_resp
+                                                             : !r.options.targets.empty();
     const bool ran = (w == "memory" && !r.memory.empty()) || (w == "idle" && !r.idle.empty()) ||
                      (w == "publish" && !r.publish.empty()) ||
                      (w == "restart" && !r.restarts.empty()) ||

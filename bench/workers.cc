@@ -22,7 +22,7 @@ class PairsWorker final : public Worker {
     switch (r.status) {
       case OpStatus::kGranted:
         // Critical section: from this reply until the release leaves at the flush point.
-        recorder_.checker.queue_close(recorder_.checker.open(lock_, now));
+        recorder_.checker.queue_close(recorder_.checker.open(lock_, now), &client_);
         client_.release(lock_, r.handle, 0);
         return;
       case OpStatus::kBusy:
@@ -105,7 +105,7 @@ class HotKeyWorker final : public Worker {
     switch (r.status) {
       case OpStatus::kGranted:
         wait_ns_ = now - first_attempt_;
-        recorder_.checker.queue_close(recorder_.checker.open(kHotLock, now));
+        recorder_.checker.queue_close(recorder_.checker.open(kHotLock, now), &client_);
         client_.release(kHotLock, r.handle, 0);
         return;
       case OpStatus::kBusy:

@@ -176,6 +176,14 @@ void RespLockClient::ping(std::uint64_t tag) {
 
 void RespLockClient::flush() {
   if (fd_ < 0) return;
+  if (loop_.library_shape() && !writable_) {
+    // The library shape asks epoll whether the socket is writable first (on_io sends).
+    if (!want_write_) {
+      want_write_ = true;
+      loop_.rewatch(fd_, EPOLLIN | EPOLLOUT, this);
+    }
+    return;
+  }
   std::string error;
   if (tls_) tls_->encrypt(out_);
   ByteBuffer& bytes = tls_ ? tls_->outgoing() : out_;
@@ -183,7 +191,13 @@ void RespLockClient::flush() {
 }
 
 void RespLockClient::on_io(std::uint32_t events) {
-  if (events & EPOLLOUT) flush();
+  if (events & EPOLLOUT) {
+    writable_ = true;
+    flush();  // and stops asking for EPOLLOUT once all is sent (send_buffered)
+    writable_ = false;
+    // All of it out (else the next EPOLLOUT sends the rest): its releases have left.
+    if (loop_.library_shape() && !want_write_) loop_.sent(static_cast<const LockClient*>(this));
+  }
   if (fd_ < 0 || !(events & (EPOLLIN | EPOLLERR | EPOLLHUP))) return;
   std::string error;
   if (!recv_buffered(fd_, tls_ ? tls_->incoming() : in_, error)) {

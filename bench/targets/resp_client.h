@@ -15,6 +15,8 @@
 // Both answer PING with +PONG. Requests may be pipelined to any depth; replies are matched to
 // requests in order. Over TLS (a TlsChannel) the requests of an iteration become records with
 // one SSL_write and leave in the same one send; what arrives is decrypted before it is parsed.
+// On a loop in the library shape (EventLoop::set_library_shape) requests leave only once epoll
+// has reported the socket writable.
 //
 // Also the blocking helpers the targets use before a measurement: wait until a server answers
 // PING, and send one command and read its reply.
@@ -112,6 +114,7 @@ class RespLockClient final : public LockClient, private IoHandler, private Flush
   std::deque<Pending> pending_;
   std::vector<resp::Token> tokens_;
   bool want_write_ = false;
+  bool writable_ = false;  // in on_io(EPOLLOUT): the library shape may send now
   std::uint64_t rng_state_;
   char key_buf_[40];
 };

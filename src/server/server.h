@@ -135,6 +135,9 @@ class Server {
   std::string http_address_;
   bool stopping_ = false;
   IdlePoll idle_poll_;  // max 0 (idlePollUs 0, the default; a node over PostgreSQL): never polls
+  // --fsync never: a commit wait is a lazy write, which no reply waits for (run_loop). (With
+  // horizon the log's writer writes, and the loop has no commit wait.)
+  bool lazy_log_ = false;
 };
 
 }  // namespace holdfast

@@ -311,6 +311,24 @@ TEST(MutexChecker, AGrantInsideALongSectionIsAViolation) {
   EXPECT_EQ(c.verify().violations, 2u);
 }
 
+// The library-shaped client sends a connection's release only when its socket is reported
+// writable: another connection's send must not close it, or a grant that came before the real
+// send would go unseen.
+TEST(MutexChecker, ASendClosesOnlyItsOwnConnectionsReleases) {
+  MutexChecker c;
+  int a = 0, b = 0;
+  c.queue_close(c.open(7, 100), &a);
+  c.queue_close(c.open(8, 100), &b);
+  c.close_sent_by(&b, 150);           // b sent; a's release still waits for its socket
+  c.queue_close(c.open(7, 200), &b);  // a second grant of 7 before a's release went out
+  c.close_sent_by(&b, 250);
+  c.close_sent_by(&a, 300);
+  const auto v = c.verify();
+  EXPECT_EQ(v.sections, 3u);
+  EXPECT_EQ(v.unclosed, 0u);
+  EXPECT_EQ(v.violations, 1u);
+}
+
 TEST(MutexChecker, UnreleasedSectionsAreCountedNotJudged) {
   MutexChecker c;
   c.open(3, 100);
