@@ -412,7 +412,8 @@ SELECT DISTINCT x.handle, x.held_by FROM (
 }
 
 Result<Grant> HoldRows::acquire(const GrantRequest& r) {
-  auto rows = run("hf_acquire", grant_params(r), Doubt::on_handle(r.key, r.handle.to_string()));
+  auto rows = run_batched(r.key, "hf_acquire", grant_params(r),
+                          Doubt::on_handle(r.key, r.handle.to_string()));
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
@@ -646,6 +647,25 @@ Result<Rows> HoldRows::run(const std::string& statement, const Params& params) {
 Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& statement,
                                                       const Params& params) {
   return freed_keys(statement, params, Doubt{});
+}
+
+void HoldRows::batch_commits(std::size_t lanes) {
+  if (lanes == 0) {
+    batcher_.reset();
+    return;
+  }
+  batcher_ = std::make_unique<CommitBatcher>(pool_, lanes, [this] { return settle(); });
+}
+
+Result<Rows> HoldRows::run_batched(std::string_view key, const std::string& statement,
+                                   const Params& params, const Doubt& about) {
+  if (!batcher_ || pool_.in_transaction()) return run(statement, params, about);
+  auto out = batcher_->run(key, statement, params);
+  // Rolled back with its batch: nothing of it took effect, so it may run again, alone.
+  if (out.alone) return run(statement, params, about);
+  if (!out.rows.ok() && about.kind != Doubt::kNone && is_unknown_outcome(out.rows.error()))
+    doubt(about);
+  return std::move(out.rows);
 }
 
 Result<Rows> HoldRows::run(const std::string& statement, const Params& params, const Doubt& about) {

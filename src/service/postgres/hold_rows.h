@@ -74,6 +74,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -83,6 +84,7 @@
 #include "core/clock.h"
 #include "core/hold.h"
 #include "core/lock_request.h"
+#include "service/postgres/pg_batch.h"
 #include "service/postgres/pg_pool.h"
 
 namespace holdfast::pg {
@@ -253,6 +255,15 @@ class HoldRows {
   // Every registration of node_id, or (none) of nodes that no longer have a row.
   Status forget_waits(std::optional<std::int64_t> node_id);
 
+  // Group commit (pg_batch.h) for the hot statements: the grant attempt (acquire), release and
+  // renew by handle then share transactions across `lanes` lanes. Off (0) by default; set
+  // before serving.
+  void batch_commits(std::size_t lanes);
+  // Batches sent and the statements they carried (0 when off).
+  std::uint64_t batches() const { return batcher_ ? batcher_->batches() : 0; }
+  std::uint64_t batched_statements() const { return batcher_ ? batcher_->statements() : 0; }
+  std::size_t queued() const { return batcher_ ? batcher_->queued() : 0; }
+
   // Settles every write whose outcome is unknown (see "Unknown outcomes"); UNAVAILABLE while
   // the database does not answer. Every call above does it first.
   Status settle();
@@ -275,6 +286,10 @@ class HoldRows {
   // Settles, then runs the statement; records `about` when its outcome is unknown.
   Result<Rows> run(const std::string& statement, const Params& params, const Doubt& about);
   Result<Rows> run(const std::string& statement, const Params& params);
+  // As run(), in the next batch of the key's lane when batching is on and the calling thread
+  // has no transaction open; a statement whose batch rolled back runs again alone.
+  Result<Rows> run_batched(std::string_view key, const std::string& statement, const Params& params,
+                           const Doubt& about);
   void doubt(Doubt d);
   Result<std::vector<std::string>> end_session_now(std::int64_t node_id, std::uint64_t session);
   Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params,
@@ -287,6 +302,7 @@ class HoldRows {
                                                       const Params& member_params);
 
   PgPool& pool_;
+  std::unique_ptr<CommitBatcher> batcher_;
   std::function<void(const std::vector<std::string>&)> on_freed_;
   mutable std::mutex doubts_mu_;
   std::deque<Doubt> doubts_;

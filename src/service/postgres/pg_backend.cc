@@ -116,6 +116,7 @@ Status PgBackend::start() {
   if (!pool.ok()) return std::move(pool).error();
   pool_ = std::move(*pool);
   holds_ = std::make_unique<pg::HoldRows>(*pool_);
+  holds_->batch_commits(options_.commit_lanes);
   cluster_ = std::make_unique<pg::ClusterRows>(*pool_);
   holds_->on_freed([this](const std::vector<std::string>& keys) { keys_freed(keys); });
   // Heartbeats have a connection of their own (pg_heartbeat.h).

@@ -64,6 +64,9 @@ struct PgBackendOptions {
   Millis statement_deadline_ms = 3'000;
   // Refuse to start, and refuse writes, while the database does not replicate synchronously.
   bool require_sync_replication = false;
+  // Group commit (pg_batch.h): lanes of batched grant attempts, releases and renews, each
+  // with at most one transaction in flight; 0 sends each statement in its own transaction.
+  std::size_t commit_lanes = 4;
   Millis recheck_ms = 250;  // a waiting head re-asks at least this often
   Millis sweep_ms = 5'000;
 };
