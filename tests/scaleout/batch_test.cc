@@ -18,6 +18,7 @@
 #include "service/postgres/schema.h"
 #include "support/eventually.h"
 #include "support/postgres.h"
+#include "support/resp_client.h"
 
 namespace holdfast::testing {
 namespace {
@@ -251,8 +252,9 @@ TEST(GroupCommit, ASequenceAnswersTheSameWithAndWithoutBatching) {
     acquire("k", 2, "o", 60'000);  // the same owner re-takes it
     release("k", 1);               // the old handle holds nothing now
     release("k", 2);
-    acquire("delayed", 3, "", 60'000);
-    release("delayed", 3);
+    acquire("delayed", 3, "", 1);  // its lease ends at once; its lock-delay keeps the key
+    std::this_thread::sleep_for(10ms);
+    release("delayed", 3);              // ended: nothing to release
     acquire("delayed", 4, "", 60'000);  // closed by its lock-delay
     acquire("it's \"quoted\" \\ ünïcode", 4, "o'wner", 60'000);
     release("it's \"quoted\" \\ ünïcode", 4);
@@ -269,9 +271,50 @@ TEST(GroupCommit, ASequenceAnswersTheSameWithAndWithoutBatching) {
   EXPECT_TRUE(a[9].starts_with("k granted token ") && a[9].ends_with(" owner o")) << a[9];
   EXPECT_EQ(a[10], "k released 0");
   EXPECT_EQ(a[11], "k released 1");
+  EXPECT_EQ(a[13], "delayed released 0");
   EXPECT_EQ(a[14], "delayed refused");
   EXPECT_GT(batched.holds().batched_statements(), 0u);
   EXPECT_EQ(single.holds().batched_statements(), 0u);
+}
+
+// A hot key on one node: each release wakes the next waiter as soon as it is queued, so the
+// grant may commit with the release (pg_batch.h, "Hand-over"). The waiters still get the key
+// one at a time, in the order they came, with rising tokens.
+TEST(GroupCommit, ReleasesHandTheKeyToTheNodesWaitersInTheirOrder) {
+  Cluster cluster(1);
+  RespClient holder = cluster.node(0).client();
+  auto first = holder.call({"LOCK.TRY", "hot", "TTL", "60000"});
+  ASSERT_FALSE(first.is_null()) << first.debug();
+  constexpr int kWaiters = 6;
+  std::vector<RespClient> waiters;
+  for (int i = 0; i < kWaiters; ++i) {
+    waiters.push_back(cluster.node(0).client());
+    waiters.back().send(
+        {"LOCK.ACQUIRE", "hot", "TTL", "60000", "TIMEOUT", std::to_string(kEventuallyMs)});
+    // Queued before the next one comes.
+    const auto deadline = std::chrono::steady_clock::now() + kEventually;
+    while (holder.call({"LOCK.STATUS", "hot"}).number("waiters") < i + 1 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(5ms);
+    ASSERT_EQ(holder.call({"LOCK.STATUS", "hot"}).number("waiters"), i + 1);
+  }
+  ASSERT_EQ(holder.call({"LOCK.RELEASE", "hot", first.text("handle")}).number("released"), 1);
+  std::int64_t last = first.number("token");
+  for (int i = 0; i < kWaiters; ++i) {
+    // Only waiter i can have it now: waiter i+1 is behind it, and the key is held until i
+    // releases it.
+    auto granted = waiters[static_cast<std::size_t>(i)].read();
+    ASSERT_FALSE(granted.is_error()) << granted.debug();
+    EXPECT_GT(granted.number("token"), last) << "waiter " << i;
+    last = granted.number("token");
+    EXPECT_EQ(holder.call({"LOCK.STATUS", "hot"}).number("token"), last);
+    ASSERT_EQ(waiters[static_cast<std::size_t>(i)]
+                  .call({"LOCK.RELEASE", "hot", granted.text("handle")})
+                  .number("released"),
+              1);
+  }
+  EXPECT_EQ(holder.call({"LOCK.STATUS", "hot"}).number("waiters"), 0);
+  EXPECT_FALSE(holder.call({"LOCK.TRY", "hot", "TTL", "1000"}).is_null());
 }
 
 }  // namespace

@@ -658,11 +658,13 @@ void HoldRows::batch_commits(std::size_t lanes) {
 }
 
 Result<Rows> HoldRows::run_batched(std::string_view key, const std::string& statement,
-                                   const Params& params, const Doubt& about) {
+                                   const Params& params, const Doubt& about,
+                                   const std::function<void()>& queued, bool* in_batch) {
   if (!batcher_ || pool_.in_transaction()) return run(statement, params, about);
-  auto out = batcher_->run(key, statement, params);
+  auto out = batcher_->run(key, statement, params, queued);
   // Rolled back with its batch: nothing of it took effect, so it may run again, alone.
   if (out.alone) return run(statement, params, about);
+  if (in_batch != nullptr) *in_batch = out.rows.ok();
   if (!out.rows.ok() && about.kind != Doubt::kNone && is_unknown_outcome(out.rows.error()))
     doubt(about);
   return std::move(out.rows);

@@ -1,5 +1,7 @@
 // HoldRows: every lock operation of docs/reference.md section 2 as ONE conditional SQL statement on
-// holdfast_holds (autocommit: the statement is the transaction). The database decides:
+// holdfast_holds (autocommit: the statement is the transaction; with group commit on, the grant
+// attempt, release and renew by handle share a transaction with other callers' statements,
+// pg_batch.h, each answered as if it had run alone). The database decides:
 //
 //  - A key is free when it has no row or its row's lease has ended by holdfast_now_ms(), the
 //    database clock, and then its lock_delay_ms too (docs/lock-kinds.md, "Lock-delay"). No
@@ -190,7 +192,13 @@ class HoldRows {
   // Release and renew by key and handle, of any mode: every live hold of the handle, which is
   // the key's one hold or, for a group, the hold on each of its keys. Release answers the keys
   // freed (none: the handle holds nothing on key); renew the new lease end.
-  Result<std::vector<std::string>> release_handle(std::string_view key, std::string_view handle);
+  // `hand_over` (group commit only): called once the release is queued, to wake the key's
+  // next waiter so that its grant attempt follows the release (pg_batch.h, "Hand-over").
+  // `*handed_over` then tells whether it did: the release committed in a batch, after that
+  // call, so every attempt the call led to runs after it.
+  Result<std::vector<std::string>> release_handle(std::string_view key, std::string_view handle,
+                                                  const std::function<void()>& hand_over = {},
+                                                  bool* handed_over = nullptr);
   Result<std::optional<Millis>> renew_handle(std::string_view key, std::string_view handle,
                                              Millis ttl_ms);
 
@@ -288,8 +296,11 @@ class HoldRows {
   Result<Rows> run(const std::string& statement, const Params& params);
   // As run(), in the next batch of the key's lane when batching is on and the calling thread
   // has no transaction open; a statement whose batch rolled back runs again alone.
+  // `queued`: a hand-over (CommitBatcher::run); `*in_batch`: the answer came from a batch that
+  // committed, rather than from running alone.
   Result<Rows> run_batched(std::string_view key, const std::string& statement, const Params& params,
-                           const Doubt& about);
+                           const Doubt& about, const std::function<void()>& queued = {},
+                           bool* in_batch = nullptr);
   void doubt(Doubt d);
   Result<std::vector<std::string>> end_session_now(std::int64_t node_id, std::uint64_t session);
   Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params,

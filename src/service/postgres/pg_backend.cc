@@ -415,11 +415,19 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
       [this, key = std::string(args.key), handle = std::string(args.handle)]() -> Result<Answer> {
         auto parsed = Handle::parse(handle);
         if (!parsed) return Answer(ReleaseOutcome{false});
-        // Any mode, and every key of a group with this handle (pg_groups.cc).
-        auto released = holds_->release_handle(key, parsed->to_string());
+        // Any mode, and every key of a group with this handle (pg_groups.cc). With callers of
+        // this node waiting for the key, its first waiter is woken as soon as the release is
+        // queued, so its grant attempt can commit with the release (pg_batch.h, "Hand-over");
+        // then it needs no second wake-up for that key.
+        std::function<void()> hand_over;
+        if (waiters_.has_queue(key)) hand_over = [this, &key] { waiters_.poke(key); };
+        bool handed_over = false;
+        auto released = holds_->release_handle(key, parsed->to_string(), hand_over, &handed_over);
         if (!released.ok()) return store_error(std::move(released).error());
         if (released->empty()) return Answer(ReleaseOutcome{false});
+        if (handed_over) std::erase(*released, key);
         keys_freed(*released);
+        if (handed_over) released->push_back(key);
         ++counters_.writes;
         counters_.releases += released->size();
         held_ -= static_cast<std::int64_t>(released->size());

@@ -12,18 +12,30 @@ CommitBatcher::CommitBatcher(PgPool& pool, std::size_t lanes, std::function<Stat
 }
 
 CommitBatcher::Outcome CommitBatcher::run(std::string_view key, const std::string& name,
-                                          const Params& params) {
+                                          const Params& params,
+                                          const std::function<void()>& queued) {
   Lane& lane = *lanes_[std::hash<std::string_view>{}(key) % lanes_.size()];
-  Op op{key, &name, &params, name.size() + 16, std::nullopt, {}};
+  Op op{key, &name, &params, name.size() + 16, bool(queued), std::nullopt, {}};
   for (const auto& v : params.values()) op.bytes += (v ? v->size() : 0) + 4;
 
   std::unique_lock lock(lane.mu);
   lane.queue.push_back(&op);
+  lane.arrived.notify_all();
+  if (queued) {
+    // Outside the lane's lock: the woken caller queues in this lane.
+    lock.unlock();
+    queued();
+    lock.lock();
+  }
   while (!op.outcome && (lane.busy || lane.queue.front() != &op)) op.cv.wait(lock);
   if (op.outcome) return std::move(*op.outcome);
 
   // The leader: take what is queued, up to the bound (one statement always goes).
   lane.busy = true;
+  const auto until = std::chrono::steady_clock::now() + kFollowerWaitUs;
+  while (awaits_follower(lane)) {
+    if (lane.arrived.wait_until(lock, until) == std::cv_status::timeout) break;
+  }
   std::vector<Op*> batch;
   std::size_t bytes = 0;
   while (!lane.queue.empty() && batch.size() < kMaxOps) {
@@ -43,6 +55,18 @@ CommitBatcher::Outcome CommitBatcher::run(std::string_view key, const std::strin
   lane.busy = false;
   if (!lane.queue.empty()) lane.queue.front()->cv.notify_one();  // the next leader
   return std::move(*op.outcome);
+}
+
+bool CommitBatcher::awaits_follower(const Lane& lane) {
+  const std::size_t n = std::min(lane.queue.size(), kMaxOps);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!lane.queue[i]->hand_over) continue;
+    bool followed = false;
+    for (std::size_t j = i + 1; j < lane.queue.size() && !followed; ++j)
+      followed = lane.queue[j]->key == lane.queue[i]->key;
+    if (!followed) return true;
+  }
+  return false;
 }
 
 std::size_t CommitBatcher::queued() const {

@@ -21,6 +21,15 @@
 //       took effect, so every caller runs its statement again alone (`alone`), and the one
 //       whose statement fails gets its own error. Nothing is answered twice or lost.
 //
+// Hand-over (a hot key on one node): a release whose key has callers of this node waiting may
+// bring its follower along. Once the release is queued, `queued` wakes the key's first waiter
+// (pg_waiters.h), whose grant attempt then queues in the same lane, behind the release; the
+// leader of a batch holding such a release waits for that attempt (at most kFollowerWaitUs)
+// before it sends. The release and the grant to the next waiter then commit together, and
+// the grant reads the key as the release left it. Waking the waiter early is safe whatever
+// happens: an attempt always runs after the release (same lane, later or same transaction),
+// and an attempt that finds the key still held just waits again, as after any poke.
+//
 // Lock order: a batch locks its keys' rows in key order, as every statement that locks
 // several rows does (hold_rows.h), and two lanes never share a key, so batches do not wait for
 // each other in a cycle. The exception is a release or renew of a multi-key group's handle,
@@ -30,6 +39,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +65,9 @@ class CommitBatcher {
   // go and some 50 of the longest keys, so one batch's text stays within a socket buffer.
   static constexpr std::size_t kMaxOps = 64;
   static constexpr std::size_t kMaxBytes = 64 * 1024;
+  // How long a leader holds a batch for the grant attempt a hand-over woke: a thread's wake-up
+  // on a busy machine, a fraction of a commit.
+  static constexpr std::chrono::microseconds kFollowerWaitUs{500};
 
   // `settle` runs before each batch is sent (hold_rows.h: unknown outcomes first); an error
   // answers every statement of the batch with it, unsent.
@@ -68,7 +81,10 @@ class CommitBatcher {
     bool alone = false;
   };
   // Runs prepared statement `name` (one that writes) on `key` in the next batch of its lane.
-  Outcome run(std::string_view key, const std::string& name, const Params& params);
+  // `queued`, if set, marks a hand-over: called once the statement is queued, it wakes the
+  // caller whose statement on the same key should follow it (see Hand-over).
+  Outcome run(std::string_view key, const std::string& name, const Params& params,
+              const std::function<void()>& queued = {});
 
   std::uint64_t batches() const { return batches_.load(); }
   // Statements waiting in the lanes for a batch (not those in flight).
@@ -81,6 +97,7 @@ class CommitBatcher {
     const std::string* name;
     const Params* params;
     std::size_t bytes;
+    bool hand_over;
     std::optional<Outcome> outcome;
     std::condition_variable cv;
   };
@@ -88,7 +105,11 @@ class CommitBatcher {
     std::mutex mu;
     std::deque<Op*> queue;
     bool busy = false;
+    std::condition_variable arrived;  // a statement was queued (a leader may wait for one)
   };
+  // REQUIRES: lane.mu held. A hand-over among the first kMaxOps queued statements whose
+  // follower has not queued yet.
+  static bool awaits_follower(const Lane& lane);
   // Sends one batch and answers each of its statements (in the order of `batch`).
   std::vector<Outcome> send(const std::vector<Op*>& batch);
 
