@@ -365,6 +365,9 @@ std::vector<Statement> HoldRows::statements() {
               ") + (SELECT count(*) FROM holdfast_members m, now WHERE m.lease_expires_at > "
               "now.ms)"),
       {"hf_grant_member", kGrantMemberSql},
+      // $1 key: its claim (schema_values.cc), for a batch with several statements on the key
+      // (pg_batch.h, "Lock order")
+      {"hf_claim_key", "SELECT holdfast_claim_key($1)"},
       reading("hf_members", kMembersSql),
       // $1 key, $2 node, $3 mode, $4 limit
       {"hf_queue_join",
@@ -654,7 +657,8 @@ void HoldRows::batch_commits(std::size_t lanes) {
     batcher_.reset();
     return;
   }
-  batcher_ = std::make_unique<CommitBatcher>(pool_, lanes, [this] { return settle(); });
+  batcher_ =
+      std::make_unique<CommitBatcher>(pool_, lanes, "hf_claim_key", [this] { return settle(); });
 }
 
 Result<Rows> HoldRows::run_batched(std::string_view key, const std::string& statement,

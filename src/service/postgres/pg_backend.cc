@@ -288,6 +288,9 @@ void PgBackend::stop() {
     (void)cluster_->forget_node(node_id_);
     (void)holds_->forget_waits(node_id_);
   }
+  if (holds_ && holds_->batches() > 0)
+    spdlog::info("group commit: {} statements in {} batches", holds_->batched_statements(),
+                 holds_->batches());
 }
 
 Error PgBackend::store_error(Error e) const {

@@ -5,8 +5,9 @@
 
 namespace holdfast::pg {
 
-CommitBatcher::CommitBatcher(PgPool& pool, std::size_t lanes, std::function<Status()> settle)
-    : pool_(pool), settle_(std::move(settle)) {
+CommitBatcher::CommitBatcher(PgPool& pool, std::size_t lanes, std::string claim,
+                             std::function<Status()> settle)
+    : pool_(pool), claim_(std::move(claim)), settle_(std::move(settle)) {
   for (std::size_t i = 0; i < std::max<std::size_t>(lanes, 1); ++i)
     lanes_.push_back(std::make_unique<Lane>());
 }
@@ -95,19 +96,32 @@ std::vector<CommitBatcher::Outcome> CommitBatcher::send(const std::vector<Op*>& 
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return batch[a]->key < batch[b]->key; });
   std::vector<PgPool::Call> calls;
+  std::deque<Params> claims;    // the claims' parameters, alive until the batch answered
+  std::vector<std::size_t> at;  // at[k]: the result of the k-th statement in key order
   calls.reserve(n);
-  for (std::size_t i : order) calls.push_back(PgPool::Call{batch[i]->name, batch[i]->params});
+  at.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const Op& op = *batch[order[k]];
+    const bool opens_key = k == 0 || batch[order[k - 1]]->key != op.key;
+    const bool shared_key = k + 1 < n && batch[order[k + 1]]->key == op.key;
+    if (opens_key && shared_key) {
+      claims.push_back(Params().text(op.key));
+      calls.push_back(PgPool::Call{&claim_, &claims.back()});
+    }
+    at.push_back(calls.size());
+    calls.push_back(PgPool::Call{op.name, op.params});
+  }
   ++batches_;
   statements_ += n;
   auto results = pool_.run_batch(calls);
   if (!results.ok()) return all(results.error(), false);
   const bool committed =
-      results->size() == n &&
+      results->size() == calls.size() &&
       std::all_of(results->begin(), results->end(), [](const Rows& r) { return r.succeeded(); });
   if (!committed)
     return all(Error(ErrorCode::kUnavailable, "rolled back with its batch"), /*alone=*/true);
   std::vector<std::optional<Rows>> mine(n);
-  for (std::size_t k = 0; k < n; ++k) mine[order[k]] = std::move((*results)[k]);
+  for (std::size_t k = 0; k < n; ++k) mine[order[k]] = std::move((*results)[at[k]]);
   for (std::size_t i = 0; i < n; ++i) out.push_back(Outcome{std::move(*mine[i]), false});
   return out;
 }

@@ -32,10 +32,14 @@
 //
 // Lock order: a batch locks its keys' rows in key order, as every statement that locks
 // several rows does (hold_rows.h), and two lanes never share a key, so batches do not wait for
-// each other in a cycle. The exception is a release or renew of a multi-key group's handle,
-// which locks the group's keys (in key order) when it reaches its own key; should that close
-// a cycle, PostgreSQL breaks it after its deadlock_timeout and the batch it rolled back runs
-// its statements alone.
+// each other in a cycle. Within a key, a grant takes the key's claim (schema_values.cc: an
+// advisory lock) before its row, while a release or renew takes only the row; so when a key
+// has several statements in a batch, the batch takes the claim first (`claim`, a prepared
+// statement of the key), or a grant behind a release in it would wait for the claim while
+// holding the row, and another node's grant hold the claim while waiting for the row. The exception
+// is a release or renew of a multi-key group's handle, which locks the group's keys (in key order)
+// when it reaches its own key; should that close a cycle, PostgreSQL breaks it after its
+// deadlock_timeout and the batch it rolled back runs its statements alone.
 #pragma once
 
 #include <atomic>
@@ -71,7 +75,8 @@ class CommitBatcher {
 
   // `settle` runs before each batch is sent (hold_rows.h: unknown outcomes first); an error
   // answers every statement of the batch with it, unsent.
-  CommitBatcher(PgPool& pool, std::size_t lanes, std::function<Status()> settle);
+  // `claim`: the prepared statement that takes a key's claim ($1 the key).
+  CommitBatcher(PgPool& pool, std::size_t lanes, std::string claim, std::function<Status()> settle);
   CommitBatcher(const CommitBatcher&) = delete;
   CommitBatcher& operator=(const CommitBatcher&) = delete;
 
@@ -114,6 +119,7 @@ class CommitBatcher {
   std::vector<Outcome> send(const std::vector<Op*>& batch);
 
   PgPool& pool_;
+  const std::string claim_;
   std::function<Status()> settle_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<std::uint64_t> batches_{0}, statements_{0};
