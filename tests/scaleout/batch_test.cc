@@ -211,6 +211,64 @@ TEST(GroupCommit, AStatementThatFailsInABatchFailsAloneAndTheOthersAreAnswered) 
   EXPECT_EQ(store.holds().doubts(), 0u);
 }
 
+// A batch with a release and then a grant of one key takes the key's claim (an advisory lock
+// that every grant takes before the key's row) before it touches the row: otherwise it would
+// hold the row while waiting for the claim, and another node's grant, holding the claim while
+// waiting for the row, would deadlock with it. Here the test holds the claim: the batch must
+// wait for it with the row still unlocked.
+TEST(GroupCommit, ABatchWithSeveralStatementsOnAKeyTakesItsClaimBeforeItsRow) {
+  Store store(1);
+  Request held{"k", fresh_handle(), ""};
+  auto first = store.holds().acquire(held.grant());
+  ASSERT_TRUE(first.ok() && first->granted);
+  auto blocker = store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant(1));
+  ASSERT_TRUE(blocker.ok() && blocker->granted);
+  SqlSession claim(store.url()), row(store.url()), look(store.url());
+  claim.value("BEGIN");
+  claim.value("SELECT pg_advisory_xact_lock(1215261797, hashtext('k'))");
+  row.value("BEGIN");
+  row.value("SELECT key FROM holdfast_holds WHERE key = 'blocked' FOR UPDATE");
+
+  // The lane's batch in flight waits for the row; the release and the grant queue behind it.
+  std::thread leader([&] {
+    (void)store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant());
+  });
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  while (store.holds().batches() < 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(store.holds().batches(), 3u);
+  Request next{"k", fresh_handle(), ""};
+  std::optional<Result<std::vector<std::string>>> released;
+  std::optional<Result<pg::Grant>> granted;
+  std::thread releaser([&] { released = store.holds().release_handle("k", held.handle); });
+  while (store.holds().queued() < 1 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  std::thread grantee([&] { granted = store.holds().acquire(next.grant()); });
+  while (store.holds().queued() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(store.holds().queued(), 2u);
+  row.value("COMMIT");
+  leader.join();
+  // The batch of the two now waits for the claim, with k's row not locked by it.
+  while (look.value("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") !=
+             "1" &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(store.holds().batches(), 4u);
+  EXPECT_EQ(look.value("SELECT count(*) FROM (SELECT key FROM holdfast_holds WHERE key = 'k' "
+                       "FOR UPDATE SKIP LOCKED) x"),
+            "1");
+  claim.value("COMMIT");
+  releaser.join();
+  grantee.join();
+  ASSERT_TRUE(released && released->ok());
+  EXPECT_EQ(**released, std::vector<std::string>{"k"});
+  ASSERT_TRUE(granted && granted->ok());
+  EXPECT_TRUE((*granted)->granted);
+  EXPECT_GT((*granted)->hold.token, first->hold.token);
+  EXPECT_EQ(store.holds().batched_statements(), 5u);
+}
+
 // One sequence of operations, one at a time, over a store with batching and one without: the
 // same answers (tokens count from the same start in each fresh schema).
 TEST(GroupCommit, ASequenceAnswersTheSameWithAndWithoutBatching) {
