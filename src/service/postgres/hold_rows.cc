@@ -352,6 +352,10 @@ std::vector<Statement> HoldRows::statements() {
       {"hf_wait_unregister",
        "DELETE FROM holdfast_waits WHERE key = $1 AND node_id = $2::bigint AND generation = "
        "$3::bigint"},
+      // $1 key, $2 this node
+      reading("hf_others_wait",
+              "SELECT EXISTS (SELECT 1 FROM holdfast_waits WHERE key = $1 AND node_id <> "
+              "$2::bigint)"),
       // $1 node
       {"hf_wait_forget_node", "DELETE FROM holdfast_waits WHERE node_id = $1::bigint"},
       {"hf_wait_forget_orphans",
@@ -821,6 +825,12 @@ Status HoldRows::unregister_wait(std::string_view key, std::int64_t node_id,
                   Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
+}
+
+Result<bool> HoldRows::others_wait(std::string_view key, std::int64_t node_id) {
+  auto rows = run("hf_others_wait", Params().text(key).number(node_id));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->boolean(0, 0);
 }
 
 Status HoldRows::forget_waits(std::optional<std::int64_t> node_id) {

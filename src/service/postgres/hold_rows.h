@@ -260,6 +260,8 @@ class HoldRows {
   // leaves it alone).
   Status register_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
   Status unregister_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
+  // Whether a node other than node_id has registered callers waiting for key (a read).
+  Result<bool> others_wait(std::string_view key, std::int64_t node_id);
   // Every registration of node_id, or (none) of nodes that no longer have a row.
   Status forget_waits(std::optional<std::int64_t> node_id);
 

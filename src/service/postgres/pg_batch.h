@@ -21,14 +21,15 @@
 //       took effect, so every caller runs its statement again alone (`alone`), and the one
 //       whose statement fails gets its own error. Nothing is answered twice or lost.
 //
-// Hand-over (a hot key on one node): a release whose key has callers of this node waiting may
-// bring its follower along. Once the release is queued, `queued` wakes the key's first waiter
-// (pg_waiters.h), whose grant attempt then queues in the same lane, behind the release; the
-// leader of a batch holding such a release waits for that attempt (at most kFollowerWaitUs)
-// before it sends. The release and the grant to the next waiter then commit together, and
-// the grant reads the key as the release left it. Waking the waiter early is safe whatever
-// happens: an attempt always runs after the release (same lane, later or same transaction),
-// and an attempt that finds the key still held just waits again, as after any poke.
+// Hand-over (a hot key on one node): a release whose key has callers of this node waiting, and
+// of no other node (the caller checks: pg_backend.cc), may bring its follower along. Once the
+// release is queued, `queued` wakes the key's first waiter (pg_waiters.h), whose grant attempt then
+// queues in the same lane, behind the release; the leader of a batch holding such a release waits
+// for that attempt (at most kFollowerWaitUs) before it sends. The release and the grant to the next
+// waiter then commit together, and the grant reads the key as the release left it. Waking the
+// waiter early is safe whatever happens: an attempt always runs after the release (same lane, later
+// or same transaction), and an attempt that finds the key still held just waits again, as after any
+// poke.
 //
 // Lock order: a batch locks its keys' rows in key order, as every statement that locks
 // several rows does (hold_rows.h), and two lanes never share a key, so batches do not wait for
