@@ -418,9 +418,10 @@ SELECT DISTINCT x.handle, x.held_by FROM (
   };
 }
 
-Result<Grant> HoldRows::acquire(const GrantRequest& r) {
-  auto rows = run_batched(r.key, "hf_acquire", grant_params(r),
-                          Doubt::on_handle(r.key, r.handle.to_string()));
+Result<Grant> HoldRows::acquire(const GrantRequest& r, bool batched) {
+  const Doubt doubt = Doubt::on_handle(r.key, r.handle.to_string());
+  auto rows = batched ? run_batched(r.key, "hf_acquire", grant_params(r), doubt)
+                      : run("hf_acquire", grant_params(r), doubt);
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }

@@ -164,7 +164,8 @@ class HoldRows {
 
   // Grants the key when it is free (or its lease ended), or re-takes it when the caller's
   // heldBy and non-empty owner match the current handle hold.
-  Result<Grant> acquire(const GrantRequest& r);
+  // `batched` false: in a transaction of its own even with group commit on.
+  Result<Grant> acquire(const GrantRequest& r, bool batched = true);
   // Only the re-take: never takes a free key (a newcomer behind this node's own waiters).
   Result<Grant> retake(const GrantRequest& r);
   // The Redis idiom (docs/redis-locks.md): a grant of a free key only (never a re-take, as SET

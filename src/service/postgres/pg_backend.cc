@@ -305,6 +305,24 @@ Error PgBackend::store_error(Error e) const {
   return e;
 }
 
+bool PgBackend::contested(const std::string& key, bool read) {
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(contested_mu_);
+    auto it = contested_.find(key);
+    if (it != contested_.end() && (!read || now - it->second.second < kContestedTtl))
+      return it->second.first;
+    if (!read) return false;
+  }
+  // A failed read hands nothing over: the release frees the key as it always did.
+  auto others = holds_->others_wait(key, node_id_);
+  const bool yes = !others.ok() || *others;
+  std::lock_guard lock(contested_mu_);
+  if (contested_.size() > 4096) contested_.clear();  // hot keys are few; forget the cold
+  contested_[key] = {yes, now};
+  return yes;
+}
+
 void PgBackend::keys_freed(const std::vector<std::string>& keys) {
   for (const std::string& key : keys) waiters_.poke(key);
 }
@@ -425,10 +443,8 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
         // too, the key frees first and every node's first waiter competes for it, as always:
         // a node that kept handing the key to its own waiters would starve theirs.
         std::function<void()> hand_over;
-        if (waiters_.has_queue(key)) {
-          if (auto others = holds_->others_wait(key, node_id_); others.ok() && !*others)
-            hand_over = [this, &key] { waiters_.poke(key); };
-        }
+        if (waiters_.has_queue(key) && !contested(key, true))
+          hand_over = [this, &key] { waiters_.poke(key); };
         bool handed_over = false;
         auto released = holds_->release_handle(key, parsed->to_string(), hand_over, &handed_over);
         if (!released.ok()) return store_error(std::move(released).error());

@@ -32,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -319,6 +320,15 @@ class PgBackend final : public LockBackend {
   std::mutex loop_mu_;
   std::vector<std::function<void()>> loop_tasks_;
 
+  // Keys whose release found callers of another node waiting too, as last read (at most
+  // kContestedTtl ago): a release hands such a key to no waiter of its own, and a waiter's
+  // attempt on it runs outside the batches, where an attempt that waits for the row of a key
+  // contested across nodes would hold up its lane (pg_batch.h).
+  static constexpr std::chrono::milliseconds kContestedTtl{50};
+  bool contested(const std::string& key, bool read);
+  std::mutex contested_mu_;
+  std::unordered_map<std::string, std::pair<bool, std::chrono::steady_clock::time_point>>
+      contested_;
   std::atomic<std::int64_t> held_{0};
   std::atomic<std::int64_t> values_count_{0};  // refreshed by the housekeeper
   mutable Counters counters_;
