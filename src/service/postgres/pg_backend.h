@@ -3,11 +3,11 @@
 // about its own connections (blocked acquirers, which connection owns session holds) and a
 // count of holds for /metrics.
 //
-// Each lock operation is one conditional statement (hold_rows.h). Calls run on the
-// BlockingExecutor's threads, one at a time per connection (the policy issues nothing more
-// for a session until its call finishes), and a blocking acquire waits there; the answer is
-// handed back to the loop thread and delivered by dispatch(). Every answer is committed in
-// the database before it is delivered, so nothing waits for a log here.
+// Each lock operation is one conditional statement (hold_rows.h); the hot ones share commits
+// (pg_batch.h). Calls run on the BlockingExecutor's threads, one at a time per connection (the
+// policy issues nothing more for a session until its call finishes), and a blocking acquire
+// waits there; the answer is handed back to the loop thread and delivered by dispatch(). Every
+// answer is committed in the database before it is delivered, so nothing waits for a log here.
 //
 // Lifecycle:
 //  1. start(): lock the data dir (its LOCK file, as the embedded store does), find the primary
