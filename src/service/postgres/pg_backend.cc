@@ -451,7 +451,12 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
         if (released->empty()) return Answer(ReleaseOutcome{false});
         if (handed_over) std::erase(*released, key);
         keys_freed(*released);
-        if (handed_over) released->push_back(key);
+        if (handed_over) {
+          // Multi-key waiters of the key heard the early wake-up too, and may have looked
+          // before the release committed: they look again.
+          waiters_.poke_watchers(key);
+          released->push_back(key);
+        }
         ++counters_.writes;
         counters_.releases += released->size();
         held_ -= static_cast<std::int64_t>(released->size());
