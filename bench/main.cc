@@ -74,6 +74,10 @@ int main(int argc, char** argv) {
          "(or all), and holdfast-pg (scale-out nodes over PostgreSQL; not in all)")
       ->capture_default_str();
   std::string pg_nodes = "1,2,3";
+  app.add_option("--pg-commit-lanes", o.pg_commit_lanes,
+                 "holdfast-pg's [store] commitLanes (0: no group commit); -1: the node's default")
+      ->check(CLI::Range(-1, 64))
+      ->capture_default_str();
   app.add_option("--pg-nodes", pg_nodes, "Node counts of holdfast-pg: one target per count")
       ->capture_default_str();
   app.add_option(

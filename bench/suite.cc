@@ -64,7 +64,7 @@ std::unique_ptr<Target> make_target(const std::string& name, const SuiteOptions&
   if (name == "etcd") return make_etcd_target();
   if (const int nodes = holdfast_pg_nodes(name); nodes > 0)
     return std::make_unique<HoldfastPgTarget>(o.holdfast_binary, o.scripts_dir, nodes,
-                                              o.holdfast_args);
+                                              o.holdfast_args, o.pg_commit_lanes);
   return nullptr;
 }
 

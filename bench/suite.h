@@ -26,6 +26,7 @@ namespace holdfast::bench {
 struct SuiteOptions {
   std::vector<std::string> targets;       // names, see all_target_names() and "holdfast-pg"
   std::vector<int> pg_nodes = {1, 2, 3};  // "holdfast-pg" runs one target per node count
+  int pg_commit_lanes = -1;               // holdfast-pg's [store] commitLanes; -1: its default
   std::vector<std::string> workloads;     // names, see all_workload_names()
   std::vector<int> connections = {1, 16, 64};
   // (g) the pairs of (a) with a client that sleeps as soon as it has nothing to do, as client

@@ -22,10 +22,11 @@ int holdfast_pg_nodes(const std::string& target_name) {
 }
 
 HoldfastPgTarget::HoldfastPgTarget(std::filesystem::path binary, std::filesystem::path scripts_dir,
-                                   int nodes, std::vector<std::string> extra_args)
+                                   int nodes, std::vector<std::string> extra_args, int commit_lanes)
     : binary_(std::move(binary)),
       node_count_(nodes),
       extra_args_(std::move(extra_args)),
+      commit_lanes_(commit_lanes),
       postgres_(std::move(scripts_dir)) {}
 
 std::string HoldfastPgTarget::name() const { return "holdfast-pg" + std::to_string(node_count_); }
@@ -37,6 +38,7 @@ std::string HoldfastPgTarget::description() const {
                   (node_count_ == 1 ? "" : "s") +
                   " `serve --store postgresql://…` over one PostgreSQL " + postgres_.version() +
                   " (default settings), connections spread round-robin over the nodes";
+  if (commit_lanes_ >= 0) d += ", [store] commitLanes = " + std::to_string(commit_lanes_);
   for (const auto& a : extra_args_) d += " " + a;
   return d;
 }
@@ -47,7 +49,10 @@ void HoldfastPgTarget::start(const std::filesystem::path& dir) {
                              " (build it, or pass --holdfast PATH)");
   }
   postgres_.start(dir / "pg");
-  std::ofstream(dir / "holdfast.toml") << "[limits]\nacquirePerUserPerHour = 1000000000000000\n";
+  std::ofstream toml(dir / "holdfast.toml");
+  toml << "[limits]\nacquirePerUserPerHour = 1000000000000000\n";
+  if (commit_lanes_ >= 0) toml << "[store]\ncommitLanes = " << commit_lanes_ << "\n";
+  toml.close();
   for (int i = 0; i < node_count_; ++i) {
     const auto node_dir = dir / ("node" + std::to_string(i + 1));
     std::filesystem::create_directories(node_dir);

@@ -18,8 +18,9 @@ namespace holdfast::bench {
 
 class HoldfastPgTarget final : public Target {
  public:
+  // commit_lanes: the nodes' [store] commitLanes (group commit), -1 for their default.
   HoldfastPgTarget(std::filesystem::path binary, std::filesystem::path scripts_dir, int nodes,
-                   std::vector<std::string> extra_args);
+                   std::vector<std::string> extra_args, int commit_lanes = -1);
   ~HoldfastPgTarget() override { stop(); }
 
   // "holdfast-pg1", "holdfast-pg2", ...
@@ -37,6 +38,7 @@ class HoldfastPgTarget final : public Target {
   std::filesystem::path binary_;
   int node_count_;
   std::vector<std::string> extra_args_;
+  int commit_lanes_;
   PostgresServer postgres_;
   std::vector<ChildProcess> nodes_;
   std::vector<std::uint16_t> ports_;

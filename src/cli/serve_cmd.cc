@@ -109,6 +109,7 @@ int serve_node(ServerConfig config, CredentialStore* credentials, std::optional<
   options.node_name =
       std::string(host) + " " + (config.listen.empty() ? config.unix_path : config.listen);
   options.pool_size = static_cast<std::size_t>(config.store_pool_size);
+  options.commit_lanes = static_cast<std::size_t>(config.store_commit_lanes);
   options.session_grace_ms = config.session_grace_ms;
   options.statement_deadline_ms = config.statement_deadline_ms;
   options.require_sync_replication = config.require_sync_replication;

@@ -291,6 +291,7 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       if (auto e = read_duration(path, *st, "store", "sessionGraceMs", &c.session_grace_ms))
         return *e;
       if (auto e = read_int(path, *st, "store", "poolSize", &c.store_pool_size)) return *e;
+      if (auto e = read_int(path, *st, "store", "commitLanes", &c.store_commit_lanes)) return *e;
       if (auto e =
               read_duration(path, *st, "store", "statementDeadlineMs", &c.statement_deadline_ms))
         return *e;
@@ -299,6 +300,8 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
         return *e;
       if (c.store_pool_size < 1 || c.store_pool_size > 256)
         return config_error(path, "[store] poolSize must be from 1 to 256");
+      if (c.store_commit_lanes < 0 || c.store_commit_lanes > 64)
+        return config_error(path, "[store] commitLanes must be from 0 to 64");
     }
     if (auto* t = doc["tls"].as_table()) {
       if (auto e = check_keys(path, *t, "tls")) return *e;

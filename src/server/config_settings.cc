@@ -52,6 +52,10 @@ constexpr ConfigSetting kSettings[] = {
      [](const ServerConfig& d) { return format_duration(d.session_grace_ms); }},
     {"store", "poolSize", "", "with a store URL: PostgreSQL connections per node, 1 to 256",
      [](const ServerConfig& d) { return integer(d.store_pool_size); }},
+    {"store", "commitLanes", "",
+     "with a store URL: lock writes batched per commit in this many lanes, 0 to 64 (0: one "
+     "transaction each)",
+     [](const ServerConfig& d) { return integer(d.store_commit_lanes); }},
     {"store", "statementDeadlineMs", "--statement-deadline-ms",
      "with a store URL: a database round trip not answered within this closes its connection",
      [](const ServerConfig& d) { return format_duration(d.statement_deadline_ms); }},

@@ -228,6 +228,7 @@ TEST(ServeHelp, EverySettingOfTheFileIsListed) {
                               "[store] url",
                               "[store] sessionGraceMs",
                               "[store] poolSize",
+                              "[store] commitLanes",
                               "[store] statementDeadlineMs",
                               "[store] requireSyncReplication",
                               "[tls] cert",

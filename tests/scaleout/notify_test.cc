@@ -14,12 +14,14 @@ namespace holdfast::testing {
 namespace {
 
 // Waits for a backend of this database to wait for a lock inside a statement of a node (on
-// holdfast_holds, or a holdfast_* function such as the release's); true when one does.
+// holdfast_holds, or a holdfast_* function such as the release's, run alone or in a batch of
+// group commit as `EXECUTE hf_...`); true when one does.
 bool a_statement_waits_for_a_row_lock(SqlSession& sql) {
   const auto deadline = std::chrono::steady_clock::now() + kEventually;
   while (std::chrono::steady_clock::now() < deadline) {
     if (sql.value("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-                  " AND query LIKE '%holdfast%' AND pid <> pg_backend_pid()") != "0")
+                  " AND (query LIKE '%holdfast%' OR query LIKE 'EXECUTE hf%')"
+                  " AND pid <> pg_backend_pid()") != "0")
       return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }

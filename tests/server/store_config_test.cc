@@ -1,5 +1,5 @@
-// The scale-out settings: [store] sessionGraceMs, poolSize, statementDeadlineMs and
-// requireSyncReplication, and their flags.
+// The scale-out settings: [store] sessionGraceMs, poolSize, commitLanes, statementDeadlineMs
+// and requireSyncReplication, and their flags.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -60,11 +60,15 @@ TEST_F(StoreConfig, TheDeadlineIsADurationWithUnits) {
 }
 
 TEST_F(StoreConfig, TheFileSetsThemAndTheFlagOverridesTheGrace) {
-  auto path = write("[store]\nurl = \"postgres://db/x\"\nsessionGraceMs = 3000\npoolSize = 16\n");
+  auto path = write(
+      "[store]\nurl = \"postgres://db/x\"\nsessionGraceMs = 3000\npoolSize = 16\n"
+      "commitLanes = 0\n");
   auto c = load_config(path, {});
   ASSERT_TRUE(c.ok()) << c.error().message;
   EXPECT_EQ(c->session_grace_ms, 3000);
   EXPECT_EQ(c->store_pool_size, 16);
+  EXPECT_EQ(c->store_commit_lanes, 0);
+  EXPECT_EQ(load_config(write("[store]\ncommitLanes = 9\n"), {})->store_commit_lanes, 9);
   ConfigOverrides o;
   o.session_grace_ms = 1500;
   EXPECT_EQ(load_config(path, o)->session_grace_ms, 1500);
@@ -84,6 +88,8 @@ TEST_F(StoreConfig, OutOfRangeValuesAreNamed) {
        "as \"30s\""},
       {"[store]\npoolSize = 0\n", "[store] poolSize must be from 1 to 256"},
       {"[store]\npool = 8\n", "unknown key 'pool' in [store]"},
+      {"[store]\ncommitLanes = -1\n", "[store] commitLanes must be from 0 to 64"},
+      {"[store]\ncommitLanes = 65\n", "[store] commitLanes must be from 0 to 64"},
       {"[store]\nstatementDeadlineMs = 50\n",
        "statementDeadlineMs (--statement-deadline-ms) must be from 100 to 60000"},
       {"[store]\nstatementDeadlineMs = 60001\n",

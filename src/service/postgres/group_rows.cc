@@ -90,14 +90,24 @@ Result<GroupGrant> HoldRows::grant_group(const GroupRequest& r) {
 }
 
 Result<std::vector<std::string>> HoldRows::release_handle(std::string_view key,
-                                                          std::string_view handle) {
-  return freed_keys("hf_release_handle", Params().text(key).text(handle),
-                    Doubt::on_handle(key, handle));
+                                                          std::string_view handle,
+                                                          const std::function<void()>& hand_over,
+                                                          bool* handed_over) {
+  bool in_batch = false;
+  auto rows = run_batched(key, "hf_release_handle", Params().text(key).text(handle),
+                          Doubt::on_handle(key, handle), hand_over, &in_batch);
+  if (handed_over != nullptr) *handed_over = in_batch && hand_over;
+  if (!rows.ok()) return std::move(rows).error();
+  std::vector<std::string> keys;
+  keys.reserve(static_cast<std::size_t>(rows->size()));
+  for (int r = 0; r < rows->size(); ++r) keys.emplace_back(rows->text(r, 0));
+  return keys;
 }
 
 Result<std::optional<Millis>> HoldRows::renew_handle(std::string_view key, std::string_view handle,
                                                      Millis ttl_ms) {
-  auto rows = run("hf_renew_handle", Params().text(key).text(handle).number(ttl_ms));
+  auto rows =
+      run_batched(key, "hf_renew_handle", Params().text(key).text(handle).number(ttl_ms), Doubt{});
   if (!rows.ok()) return std::move(rows).error();
   return rows->maybe_number(0, 0);
 }

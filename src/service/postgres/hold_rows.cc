@@ -352,6 +352,10 @@ std::vector<Statement> HoldRows::statements() {
       {"hf_wait_unregister",
        "DELETE FROM holdfast_waits WHERE key = $1 AND node_id = $2::bigint AND generation = "
        "$3::bigint"},
+      // $1 key, $2 this node
+      reading("hf_others_wait",
+              "SELECT EXISTS (SELECT 1 FROM holdfast_waits WHERE key = $1 AND node_id <> "
+              "$2::bigint)"),
       // $1 node
       {"hf_wait_forget_node", "DELETE FROM holdfast_waits WHERE node_id = $1::bigint"},
       {"hf_wait_forget_orphans",
@@ -365,6 +369,9 @@ std::vector<Statement> HoldRows::statements() {
               ") + (SELECT count(*) FROM holdfast_members m, now WHERE m.lease_expires_at > "
               "now.ms)"),
       {"hf_grant_member", kGrantMemberSql},
+      // $1 key: its claim (schema_values.cc), for a batch with several statements on the key
+      // (pg_batch.h, "Lock order")
+      {"hf_claim_key", "SELECT holdfast_claim_key($1)"},
       reading("hf_members", kMembersSql),
       // $1 key, $2 node, $3 mode, $4 limit
       {"hf_queue_join",
@@ -411,8 +418,10 @@ SELECT DISTINCT x.handle, x.held_by FROM (
   };
 }
 
-Result<Grant> HoldRows::acquire(const GrantRequest& r) {
-  auto rows = run("hf_acquire", grant_params(r), Doubt::on_handle(r.key, r.handle.to_string()));
+Result<Grant> HoldRows::acquire(const GrantRequest& r, bool batched) {
+  const Doubt doubt = Doubt::on_handle(r.key, r.handle.to_string());
+  auto rows = batched ? run_batched(r.key, "hf_acquire", grant_params(r), doubt)
+                      : run("hf_acquire", grant_params(r), doubt);
   if (!rows.ok()) return std::move(rows).error();
   return grant_from(*rows);
 }
@@ -648,6 +657,28 @@ Result<std::vector<std::string>> HoldRows::freed_keys(const std::string& stateme
   return freed_keys(statement, params, Doubt{});
 }
 
+void HoldRows::batch_commits(std::size_t lanes) {
+  if (lanes == 0) {
+    batcher_.reset();
+    return;
+  }
+  batcher_ =
+      std::make_unique<CommitBatcher>(pool_, lanes, "hf_claim_key", [this] { return settle(); });
+}
+
+Result<Rows> HoldRows::run_batched(std::string_view key, const std::string& statement,
+                                   const Params& params, const Doubt& about,
+                                   const std::function<void()>& queued, bool* in_batch) {
+  if (!batcher_ || pool_.in_transaction()) return run(statement, params, about);
+  auto out = batcher_->run(key, statement, params, queued);
+  // Rolled back with its batch: nothing of it took effect, so it may run again, alone.
+  if (out.alone) return run(statement, params, about);
+  if (in_batch != nullptr) *in_batch = out.rows.ok();
+  if (!out.rows.ok() && about.kind != Doubt::kNone && is_unknown_outcome(out.rows.error()))
+    doubt(about);
+  return std::move(out.rows);
+}
+
 Result<Rows> HoldRows::run(const std::string& statement, const Params& params, const Doubt& about) {
   if (auto st = settle(); !st.ok()) return std::move(st).error();
   auto rows = pool_.run(statement, params);
@@ -795,6 +826,12 @@ Status HoldRows::unregister_wait(std::string_view key, std::int64_t node_id,
                   Params().text(key).number(node_id).number(static_cast<std::int64_t>(generation)));
   if (!rows.ok()) return std::move(rows).error();
   return ok_status();
+}
+
+Result<bool> HoldRows::others_wait(std::string_view key, std::int64_t node_id) {
+  auto rows = run("hf_others_wait", Params().text(key).number(node_id));
+  if (!rows.ok()) return std::move(rows).error();
+  return rows->boolean(0, 0);
 }
 
 Status HoldRows::forget_waits(std::optional<std::int64_t> node_id) {

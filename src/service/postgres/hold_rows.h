@@ -1,5 +1,7 @@
 // HoldRows: every lock operation of docs/reference.md section 2 as ONE conditional SQL statement on
-// holdfast_holds (autocommit: the statement is the transaction). The database decides:
+// holdfast_holds (autocommit: the statement is the transaction; with group commit on, the grant
+// attempt, release and renew by handle share a transaction with other callers' statements,
+// pg_batch.h, each answered as if it had run alone). The database decides:
 //
 //  - A key is free when it has no row or its row's lease has ended by holdfast_now_ms(), the
 //    database clock, and then its lock_delay_ms too (docs/lock-kinds.md, "Lock-delay"). No
@@ -74,6 +76,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -83,6 +86,7 @@
 #include "core/clock.h"
 #include "core/hold.h"
 #include "core/lock_request.h"
+#include "service/postgres/pg_batch.h"
 #include "service/postgres/pg_pool.h"
 
 namespace holdfast::pg {
@@ -160,7 +164,8 @@ class HoldRows {
 
   // Grants the key when it is free (or its lease ended), or re-takes it when the caller's
   // heldBy and non-empty owner match the current handle hold.
-  Result<Grant> acquire(const GrantRequest& r);
+  // `batched` false: in a transaction of its own even with group commit on.
+  Result<Grant> acquire(const GrantRequest& r, bool batched = true);
   // Only the re-take: never takes a free key (a newcomer behind this node's own waiters).
   Result<Grant> retake(const GrantRequest& r);
   // The Redis idiom (docs/redis-locks.md): a grant of a free key only (never a re-take, as SET
@@ -188,7 +193,13 @@ class HoldRows {
   // Release and renew by key and handle, of any mode: every live hold of the handle, which is
   // the key's one hold or, for a group, the hold on each of its keys. Release answers the keys
   // freed (none: the handle holds nothing on key); renew the new lease end.
-  Result<std::vector<std::string>> release_handle(std::string_view key, std::string_view handle);
+  // `hand_over` (group commit only): called once the release is queued, to wake the key's
+  // next waiter so that its grant attempt follows the release (pg_batch.h, "Hand-over").
+  // `*handed_over` then tells whether it did: the release committed in a batch, after that
+  // call, so every attempt the call led to runs after it.
+  Result<std::vector<std::string>> release_handle(std::string_view key, std::string_view handle,
+                                                  const std::function<void()>& hand_over = {},
+                                                  bool* handed_over = nullptr);
   Result<std::optional<Millis>> renew_handle(std::string_view key, std::string_view handle,
                                              Millis ttl_ms);
 
@@ -250,8 +261,19 @@ class HoldRows {
   // leaves it alone).
   Status register_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
   Status unregister_wait(std::string_view key, std::int64_t node_id, std::uint64_t generation);
+  // Whether a node other than node_id has registered callers waiting for key (a read).
+  Result<bool> others_wait(std::string_view key, std::int64_t node_id);
   // Every registration of node_id, or (none) of nodes that no longer have a row.
   Status forget_waits(std::optional<std::int64_t> node_id);
+
+  // Group commit (pg_batch.h) for the hot statements: the grant attempt (acquire), release and
+  // renew by handle then share transactions across `lanes` lanes. Off (0) by default; set
+  // before serving.
+  void batch_commits(std::size_t lanes);
+  // Batches sent and the statements they carried (0 when off).
+  std::uint64_t batches() const { return batcher_ ? batcher_->batches() : 0; }
+  std::uint64_t batched_statements() const { return batcher_ ? batcher_->statements() : 0; }
+  std::size_t queued() const { return batcher_ ? batcher_->queued() : 0; }
 
   // Settles every write whose outcome is unknown (see "Unknown outcomes"); UNAVAILABLE while
   // the database does not answer. Every call above does it first.
@@ -275,6 +297,13 @@ class HoldRows {
   // Settles, then runs the statement; records `about` when its outcome is unknown.
   Result<Rows> run(const std::string& statement, const Params& params, const Doubt& about);
   Result<Rows> run(const std::string& statement, const Params& params);
+  // As run(), in the next batch of the key's lane when batching is on and the calling thread
+  // has no transaction open; a statement whose batch rolled back runs again alone.
+  // `queued`: a hand-over (CommitBatcher::run); `*in_batch`: the answer came from a batch that
+  // committed, rather than from running alone.
+  Result<Rows> run_batched(std::string_view key, const std::string& statement, const Params& params,
+                           const Doubt& about, const std::function<void()>& queued = {},
+                           bool* in_batch = nullptr);
   void doubt(Doubt d);
   Result<std::vector<std::string>> end_session_now(std::int64_t node_id, std::uint64_t session);
   Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params,
@@ -287,6 +316,7 @@ class HoldRows {
                                                       const Params& member_params);
 
   PgPool& pool_;
+  std::unique_ptr<CommitBatcher> batcher_;
   std::function<void(const std::vector<std::string>&)> on_freed_;
   mutable std::mutex doubts_mu_;
   std::deque<Doubt> doubts_;

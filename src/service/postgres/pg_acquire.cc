@@ -186,7 +186,7 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
   a.who = waiter(held_by, args);
   QueueSeat seat(*this);
   a.grant = [&]() -> Result<pg::Grant> {
-    auto r = db(holds_->acquire(g));
+    auto r = db(holds_->acquire(g, !(timeout > 0 && contested(std::string(args.key), false))));
     if (r.ok() && !r->granted) {
       if (auto st = kind_seen(*r, timeout > 0, 0, args.key, seat); !st.ok())
         return std::move(st).error();

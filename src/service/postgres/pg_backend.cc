@@ -116,6 +116,7 @@ Status PgBackend::start() {
   if (!pool.ok()) return std::move(pool).error();
   pool_ = std::move(*pool);
   holds_ = std::make_unique<pg::HoldRows>(*pool_);
+  holds_->batch_commits(options_.commit_lanes);
   cluster_ = std::make_unique<pg::ClusterRows>(*pool_);
   holds_->on_freed([this](const std::vector<std::string>& keys) { keys_freed(keys); });
   // Heartbeats have a connection of their own (pg_heartbeat.h).
@@ -287,6 +288,9 @@ void PgBackend::stop() {
     (void)cluster_->forget_node(node_id_);
     (void)holds_->forget_waits(node_id_);
   }
+  if (holds_ && holds_->batches() > 0)
+    spdlog::info("group commit: {} statements in {} batches", holds_->batched_statements(),
+                 holds_->batches());
 }
 
 Error PgBackend::store_error(Error e) const {
@@ -299,6 +303,24 @@ Error PgBackend::store_error(Error e) const {
         "before it answers anything else): " +
         e.message;
   return e;
+}
+
+bool PgBackend::contested(const std::string& key, bool read) {
+  const auto now = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(contested_mu_);
+    auto it = contested_.find(key);
+    if (it != contested_.end() && (!read || now - it->second.second < kContestedTtl))
+      return it->second.first;
+    if (!read) return false;
+  }
+  // A failed read hands nothing over: the release frees the key as it always did.
+  auto others = holds_->others_wait(key, node_id_);
+  const bool yes = !others.ok() || *others;
+  std::lock_guard lock(contested_mu_);
+  if (contested_.size() > 4096) contested_.clear();  // hot keys are few; forget the cold
+  contested_[key] = {yes, now};
+  return yes;
 }
 
 void PgBackend::keys_freed(const std::vector<std::string>& keys) {
@@ -414,11 +436,27 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
       [this, key = std::string(args.key), handle = std::string(args.handle)]() -> Result<Answer> {
         auto parsed = Handle::parse(handle);
         if (!parsed) return Answer(ReleaseOutcome{false});
-        // Any mode, and every key of a group with this handle (pg_groups.cc).
-        auto released = holds_->release_handle(key, parsed->to_string());
+        // Any mode, and every key of a group with this handle (pg_groups.cc). With callers of
+        // this node, and of no other, waiting for the key, its first waiter is woken as soon as
+        // the release is queued, so its grant attempt can commit with the release (pg_batch.h,
+        // "Hand-over"); then it needs no second wake-up for that key. When other nodes wait
+        // too, the key frees first and every node's first waiter competes for it, as always:
+        // a node that kept handing the key to its own waiters would starve theirs.
+        std::function<void()> hand_over;
+        if (waiters_.has_queue(key) && !contested(key, true))
+          hand_over = [this, &key] { waiters_.poke(key); };
+        bool handed_over = false;
+        auto released = holds_->release_handle(key, parsed->to_string(), hand_over, &handed_over);
         if (!released.ok()) return store_error(std::move(released).error());
         if (released->empty()) return Answer(ReleaseOutcome{false});
+        if (handed_over) std::erase(*released, key);
         keys_freed(*released);
+        if (handed_over) {
+          // Multi-key waiters of the key heard the early wake-up too, and may have looked
+          // before the release committed: they look again.
+          waiters_.poke_watchers(key);
+          released->push_back(key);
+        }
         ++counters_.writes;
         counters_.releases += released->size();
         held_ -= static_cast<std::int64_t>(released->size());

@@ -3,11 +3,11 @@
 // about its own connections (blocked acquirers, which connection owns session holds) and a
 // count of holds for /metrics.
 //
-// Each lock operation is one conditional statement (hold_rows.h). Calls run on the
-// BlockingExecutor's threads, one at a time per connection (the policy issues nothing more
-// for a session until its call finishes), and a blocking acquire waits there; the answer is
-// handed back to the loop thread and delivered by dispatch(). Every answer is committed in
-// the database before it is delivered, so nothing waits for a log here.
+// Each lock operation is one conditional statement (hold_rows.h); the hot ones share commits
+// (pg_batch.h). Calls run on the BlockingExecutor's threads, one at a time per connection (the
+// policy issues nothing more for a session until its call finishes), and a blocking acquire
+// waits there; the answer is handed back to the loop thread and delivered by dispatch(). Every
+// answer is committed in the database before it is delivered, so nothing waits for a log here.
 //
 // Lifecycle:
 //  1. start(): lock the data dir (its LOCK file, as the embedded store does), find the primary
@@ -32,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -64,6 +65,9 @@ struct PgBackendOptions {
   Millis statement_deadline_ms = 3'000;
   // Refuse to start, and refuse writes, while the database does not replicate synchronously.
   bool require_sync_replication = false;
+  // Group commit (pg_batch.h): lanes of batched grant attempts, releases and renews, each
+  // with at most one transaction in flight; 0 sends each statement in its own transaction.
+  std::size_t commit_lanes = 8;
   Millis recheck_ms = 250;  // a waiting head re-asks at least this often
   Millis sweep_ms = 5'000;
 };
@@ -316,6 +320,15 @@ class PgBackend final : public LockBackend {
   std::mutex loop_mu_;
   std::vector<std::function<void()>> loop_tasks_;
 
+  // Keys whose release found callers of another node waiting too, as last read (at most
+  // kContestedTtl ago): a release hands such a key to no waiter of its own, and a waiter's
+  // attempt on it runs outside the batches, where an attempt that waits for the row of a key
+  // contested across nodes would hold up its lane (pg_batch.h).
+  static constexpr std::chrono::milliseconds kContestedTtl{50};
+  bool contested(const std::string& key, bool read);
+  std::mutex contested_mu_;
+  std::unordered_map<std::string, std::pair<bool, std::chrono::steady_clock::time_point>>
+      contested_;
   std::atomic<std::int64_t> held_{0};
   std::atomic<std::int64_t> values_count_{0};  // refreshed by the housekeeper
   mutable Counters counters_;

@@ -62,6 +62,11 @@ std::int64_t Rows::affected() const {
   return v;
 }
 
+bool Rows::succeeded() const {
+  const ExecStatusType s = result_ ? PQresultStatus(result_.get()) : PGRES_FATAL_ERROR;
+  return s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK;
+}
+
 std::optional<std::string> Rows::maybe_text(int row, int col) const {
   if (is_null(row, col)) return std::nullopt;
   return std::string(text(row, col));
@@ -194,7 +199,7 @@ bool PgConn::wait_for(short events, const Deadline& by) {
   }
 }
 
-Result<Rows> PgConn::await(bool sent, std::string_view what, const Deadline& by) {
+Result<std::vector<Rows>> PgConn::collect(bool sent, std::string_view what, const Deadline& by) {
   primary_suspect_ = false;
   const std::string context = "PostgreSQL at " + label_ + ": " + std::string(what) + ": ";
   if (!sent) {
@@ -204,12 +209,12 @@ Result<Rows> PgConn::await(bool sent, std::string_view what, const Deadline& by)
     if (broken()) close();
     return Error(ErrorCode::kUnavailable, context + message);
   }
-  auto lost = [&](const std::string& why) -> Result<Rows> {
+  auto lost = [&](const std::string& why) -> Error {
     primary_suspect_ = true;
     close();
     return unknown_outcome(context + why + "; it may or may not have taken effect");
   };
-  auto no_answer = [&]() -> Result<Rows> {
+  auto no_answer = [&]() -> Error {
     if (by.aborted()) return lost("abandoned: the primary changed while it ran");
     return lost(
         "no answer within the statement deadline ([store] statementDeadlineMs); its "
@@ -224,17 +229,7 @@ Result<Rows> PgConn::await(bool sent, std::string_view what, const Deadline& by)
     if (PQconsumeInput(conn_) == 0)
       return lost("the connection broke (" + trimmed(PQerrorMessage(conn_)) + ")");
   }
-  PGresult* kept = nullptr;  // the first error, else the last result
-  auto keep = [&](PGresult* r) {
-    const bool kept_error = kept != nullptr && PQresultStatus(kept) != PGRES_TUPLES_OK &&
-                            PQresultStatus(kept) != PGRES_COMMAND_OK;
-    if (kept_error) {
-      PQclear(r);
-      return;
-    }
-    if (kept != nullptr) PQclear(kept);
-    kept = r;
-  };
+  std::vector<Rows> results;
   bool done = false;
   while (!done) {
     while (!PQisBusy(conn_)) {
@@ -243,22 +238,17 @@ Result<Rows> PgConn::await(bool sent, std::string_view what, const Deadline& by)
         done = true;
         break;
       }
-      keep(r);
+      results.emplace_back(r);
     }
     if (done) break;
-    if (!wait_for(POLLIN, by)) {
-      if (kept != nullptr) PQclear(kept);
-      return no_answer();
-    }
-    if (PQconsumeInput(conn_) == 0) {
-      if (kept != nullptr) PQclear(kept);
+    if (!wait_for(POLLIN, by)) return no_answer();
+    if (PQconsumeInput(conn_) == 0)
       return lost("the connection broke (" + trimmed(PQerrorMessage(conn_)) + ")");
-    }
   }
-  Rows rows(kept);
-  const ExecStatusType status = kept ? PQresultStatus(kept) : PGRES_FATAL_ERROR;
   if (broken()) {
-    std::string why = kept ? trimmed(PQresultErrorMessage(kept)) : trimmed(PQerrorMessage(conn_));
+    std::string why = trimmed(PQerrorMessage(conn_));
+    for (const Rows& r : results)
+      if (!r.succeeded()) why = trimmed(PQresultErrorMessage(r.raw()));
     return lost("the connection broke (" + why + ")");
   }
   if (replication_warning_) {
@@ -268,18 +258,51 @@ Result<Rows> PgConn::await(bool sent, std::string_view what, const Deadline& by)
     return unknown_outcome(context + "the commit came with the warning \"" + warning +
                            "\": it may not have been replicated to the standby");
   }
-  if (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK) return rows;
+  return results;
+}
+
+Error PgConn::failed(const Rows& result, std::string_view what) {
+  const PGresult* r = result.raw();
   // The schema raises HF001 when a lock would be made on a key holding a typed value
   // (schema_values.cc): the keyspace's WRONGTYPE, not a failure of the database.
-  if (const char* state = kept ? PQresultErrorField(kept, PG_DIAG_SQLSTATE) : nullptr;
+  if (const char* state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
       state != nullptr && std::string_view(state) == kWrongTypeSqlState)
     return Error(ErrorCode::kWrongType, "Operation against a key holding the wrong kind of value");
-  std::string message = kept ? trimmed(PQresultErrorMessage(kept)) : std::string();
+  std::string message = r ? trimmed(PQresultErrorMessage(r)) : std::string();
   if (message.empty()) message = "no result";
-  const char* code = kept ? PQresultErrorField(kept, PG_DIAG_SQLSTATE) : nullptr;
+  const char* code = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : nullptr;
   // 25006: "cannot execute ... in a read-only transaction": the server became a standby.
   primary_suspect_ = code != nullptr && std::strcmp(code, "25006") == 0;
-  return Error(ErrorCode::kUnavailable, context + message);
+  return Error(ErrorCode::kUnavailable,
+               "PostgreSQL at " + label_ + ": " + std::string(what) + ": " + message);
+}
+
+Result<Rows> PgConn::await(bool sent, std::string_view what, const Deadline& by) {
+  auto results = collect(sent, what, by);
+  if (!results.ok()) return std::move(results).error();
+  // The first error, else the last result.
+  Rows* kept = nullptr;
+  for (Rows& r : *results) {
+    kept = &r;
+    if (!r.succeeded()) break;
+  }
+  if (kept == nullptr) return failed(Rows(), what);
+  if (!kept->succeeded()) return failed(*kept, what);
+  return std::move(*kept);
+}
+
+Result<std::vector<Rows>> PgConn::exec_each(const std::string& sql, const Deadline& by) {
+  const bool sent = conn_ != nullptr && PQsendQuery(conn_, sql.c_str()) == 1;
+  return collect(sent, "batch", by);
+}
+
+std::optional<std::string> PgConn::literal(std::string_view value) {
+  if (conn_ == nullptr) return std::nullopt;
+  char* quoted = PQescapeLiteral(conn_, value.data(), value.size());
+  if (quoted == nullptr) return std::nullopt;
+  std::string out(quoted);
+  PQfreemem(quoted);
+  return out;
 }
 
 bool PgConn::closed_by_server() {

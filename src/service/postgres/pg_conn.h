@@ -61,6 +61,7 @@ class Params {
   Params& null();
 
   int size() const { return static_cast<int>(values_.size()); }
+  const std::vector<std::optional<std::string>>& values() const { return values_; }
   // Pointers for PQsendQueryPrepared: NUL-terminated texts, nullptr for NULL. Valid until the
   // next change to this object.
   std::vector<const char*> pointers() const;
@@ -83,6 +84,9 @@ class Rows {
   std::optional<std::int64_t> maybe_number(int row, int col) const;
   std::optional<std::string> maybe_text(int row, int col) const;
   bool boolean(int row, int col) const { return text(row, col) == "t"; }
+  // The statement succeeded (rows or a command), rather than failed.
+  bool succeeded() const;
+  const PGresult* raw() const { return result_.get(); }
   // Rows an INSERT/UPDATE/DELETE without RETURNING touched.
   std::int64_t affected() const;
 
@@ -145,6 +149,17 @@ class PgConn {
   Result<Rows> exec(const std::string& sql, const Deadline& by);
   // Runs a statement given as text with parameters (rare statements: migrations, start-up).
   Result<Rows> exec(const std::string& sql, const Params& params, const Deadline& by);
+  // Runs several statements given as one text (the simple query protocol: one round trip, and
+  // one implicit transaction unless the text says otherwise). The outer error is as run()'s
+  // for the round trip (not sent, lost, no answer, a commit that may not be replicated);
+  // otherwise every statement's result in order, which end at the first that failed (the
+  // server skips the rest, and the implicit transaction rolled back). failed() turns one
+  // result into its error as run() answers it.
+  Result<std::vector<Rows>> exec_each(const std::string& sql, const Deadline& by);
+  Error failed(const Rows& result, std::string_view what);
+  // `value` as an SQL literal for this connection (quotes and escapes); none when libpq
+  // refuses it (invalid in the client encoding).
+  std::optional<std::string> literal(std::string_view value);
   // The same with the connection's own timeout (connect(url, timeout_ms)).
   Result<Rows> exec(const std::string& sql) { return exec(sql, Deadline::in(timeout_ms_)); }
   Result<Rows> exec(const std::string& sql, const Params& params) {
@@ -171,7 +186,9 @@ class PgConn {
   PgConn(PGconn* conn, std::string label, Millis timeout_ms);
   static Result<std::unique_ptr<PgConn>> finish_connect(PGconn* conn, std::string label,
                                                         const Deadline& by, Millis timeout_ms);
-  // Sends nothing; waits for the statement just sent and collects its last result.
+  // Sends nothing; waits for the statement just sent and collects its results (await: the
+  // first error, else the last result).
+  Result<std::vector<Rows>> collect(bool sent, std::string_view what, const Deadline& by);
   Result<Rows> await(bool sent, std::string_view what, const Deadline& by);
   // Polls the socket for `events` until the deadline; false when it passed or was aborted.
   bool wait_for(short events, const Deadline& by);

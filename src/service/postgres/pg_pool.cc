@@ -127,6 +127,56 @@ Result<Rows> PgPool::run(const std::string& name, const Params& params) {
   return rows;
 }
 
+Result<std::vector<Rows>> PgPool::run_batch(const std::vector<Call>& calls) {
+  const std::size_t slot = take();
+  auto conn = lend(slot);
+  if (!conn.ok()) return std::move(conn).error();
+  PgConn& c = **conn;
+  auto out = [&]() -> Result<std::vector<Rows>> {
+    if (gate_) {
+      if (auto refused = gate_()) return std::move(*refused);
+    }
+    std::string sql;
+    for (const Call& call : calls) {
+      sql += "EXECUTE ";
+      sql += *call.name;
+      const auto& values = call.params->values();
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        sql += i == 0 ? "(" : ", ";
+        if (!values[i]) {
+          sql += "NULL";
+          continue;
+        }
+        auto quoted = c.literal(*values[i]);
+        if (!quoted) {
+          // Not sent: the caller runs each statement alone, and this one fails on its own.
+          std::vector<Rows> none;
+          none.emplace_back();
+          return none;
+        }
+        sql += *quoted;
+      }
+      if (!values.empty()) sql += ")";
+      sql += ";\n";
+    }
+    auto results = c.exec_each(sql, primary_.deadline(c.epoch));
+    if (!results.ok()) {
+      after_failure(c, results.error());
+      return results;
+    }
+    for (const Rows& r : *results) {
+      if (!r.succeeded()) {
+        after_failure(c, c.failed(r, "batch"));
+        break;
+      }
+    }
+    return results;
+  }();
+  if (c.broken()) conn->reset();
+  give_back(slot, std::move(*conn));
+  return out;
+}
+
 Result<std::unique_ptr<PgPool::Transaction>> PgPool::begin() {
   const std::size_t slot = take();
   auto conn = lend(slot);

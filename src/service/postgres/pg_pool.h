@@ -62,6 +62,19 @@ class PgPool {
 
   Result<Rows> run(const std::string& name, const Params& params);
 
+  // Several prepared statements that write, sent in ONE round trip and run as ONE implicit
+  // transaction (so one commit, one WAL flush): `EXECUTE name(literals); ...` in a simple
+  // query. The outer error is as run()'s for the round trip as a whole (refused by the gate
+  // or no connection: nothing ran; outcome unknown: it may have committed, every statement
+  // of it). Otherwise each statement's result in order; they end early or with one that did
+  // not succeed when a statement failed (or a parameter could not be quoted), and then the
+  // whole transaction rolled back: nothing of it took effect. pg_batch.h uses it.
+  struct Call {
+    const std::string* name;
+    const Params* params;
+  };
+  Result<std::vector<Rows>> run_batch(const std::vector<Call>& calls);
+
   // Called before each statement that writes; an error refuses it unsent.
   void set_write_gate(std::function<std::optional<Error>()> gate);
 

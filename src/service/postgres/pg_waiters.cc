@@ -207,6 +207,16 @@ void LocalWaiters::poke(std::string_view key) {
   head->cv.notify_one();
 }
 
+void LocalWaiters::poke_watchers(std::string_view key) {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(key);
+  if (it == queues_.end()) return;
+  for (Waiter* w : it->second.watchers) {
+    w->poked = true;
+    w->cv.notify_one();
+  }
+}
+
 void LocalWaiters::poke_all() {
   std::lock_guard lock(mu_);
   for (auto& [key, queue] : queues_) {

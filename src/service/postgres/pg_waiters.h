@@ -97,6 +97,8 @@ class LocalWaiters {
 
   // Something freed `key` (or may have): its head attempts now.
   void poke(std::string_view key);
+  // Only the multi-key waiters of `key` (its head was poked already, pg_batch.h "Hand-over").
+  void poke_watchers(std::string_view key);
   // Notifications may have been lost: every head attempts now.
   void poke_all();
 

@@ -1,0 +1,129 @@
+// CommitBatcher: group commit for the hot lock statements of a scale-out node (docs/scale-out.md,
+// "Group commit"). A grant attempt, a release or a renew is one statement (hold_rows.h) whose
+// commit is a WAL flush; sent one per transaction, a node's rate is one flush per operation.
+// Here the statements of many callers share one transaction and so one flush:
+//
+//  1. A caller (an executor thread) queues its statement in a lane, chosen by the key's hash,
+//     so every statement on one key goes through one lane in the order it came. A lane has at
+//     most one batch in flight; the first caller to find its lane idle is the leader.
+//  2. The leader settles the node's unknown outcomes first (hold_rows.h), takes the queued
+//     statements up to the bound (kMaxOps, kMaxBytes), orders them by key (stable: one key's
+//     statements keep their order) and sends them as one round trip, one implicit
+//     transaction (PgPool::run_batch). Callers that queue meanwhile ride on the next batch,
+//     led by the first of them once the commit answered: nobody waits for a timer.
+//  3. The answer of each statement is handed to its caller only after the commit answered.
+//     - Committed: each caller gets its own statement's rows, as if it had run alone just
+//       after the batch's previous statements (the statements are the same prepared ones).
+//     - The round trip failed as a whole: every caller gets that error. When its outcome is
+//       unknown, each caller records its own doubt and the node settles it as it settles a
+//       single statement (hold_rows.h, "Unknown outcomes").
+//     - A statement failed (or the commit did): the transaction rolled back, nothing of it
+//       took effect, so every caller runs its statement again alone (`alone`), and the one
+//       whose statement fails gets its own error. Nothing is answered twice or lost.
+//
+// Hand-over (a hot key on one node): a release whose key has callers of this node waiting, and
+// of no other node (the caller checks: pg_backend.cc), may bring its follower along. Once the
+// release is queued, `queued` wakes the key's first waiter (pg_waiters.h), whose grant attempt then
+// queues in the same lane, behind the release; the leader of a batch holding such a release waits
+// for that attempt (at most kFollowerWaitUs) before it sends. The release and the grant to the next
+// waiter then commit together, and the grant reads the key as the release left it. Waking the
+// waiter early is safe whatever happens: an attempt always runs after the release (same lane, later
+// or same transaction), and an attempt that finds the key still held just waits again, as after any
+// poke.
+//
+// Lock order: a batch locks its keys' rows in key order, as every statement that locks
+// several rows does (hold_rows.h), and two lanes never share a key, so batches do not wait for
+// each other in a cycle. Within a key, a grant takes the key's claim (schema_values.cc: an
+// advisory lock) before its row, while a release or renew takes only the row; so when a key
+// has several statements in a batch, the batch takes the claim first (`claim`, a prepared
+// statement of the key), or a grant behind a release in it would wait for the claim while
+// holding the row, and another node's grant hold the claim while waiting for the row. The exception
+// is a release or renew of a multi-key group's handle, which locks the group's keys (in key order)
+// when it reaches its own key; should that close a cycle, PostgreSQL breaks it after its
+// deadlock_timeout and the batch it rolled back runs its statements alone.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "service/postgres/pg_pool.h"
+
+namespace holdfast::pg {
+
+class CommitBatcher {
+ public:
+  // The bound of one batch. Count: 64 statements take about as long for the database to run
+  // as one commit's flush (some 30-50 us each against 1-3 ms), so a bigger batch would mostly
+  // add latency, and its first rows would stay locked that much longer. Bytes: a statement
+  // is its key (at most 1024 bytes), a handle and a few numbers; 64 KiB lets 64 typical ones
+  // go and some 50 of the longest keys, so one batch's text stays within a socket buffer.
+  static constexpr std::size_t kMaxOps = 64;
+  static constexpr std::size_t kMaxBytes = 64 * 1024;
+  // How long a leader holds a batch for the grant attempt a hand-over woke: a thread's wake-up
+  // on a busy machine, a fraction of a commit.
+  static constexpr std::chrono::microseconds kFollowerWaitUs{500};
+
+  // `settle` runs before each batch is sent (hold_rows.h: unknown outcomes first); an error
+  // answers every statement of the batch with it, unsent.
+  // `claim`: the prepared statement that takes a key's claim ($1 the key).
+  CommitBatcher(PgPool& pool, std::size_t lanes, std::string claim, std::function<Status()> settle);
+  CommitBatcher(const CommitBatcher&) = delete;
+  CommitBatcher& operator=(const CommitBatcher&) = delete;
+
+  struct Outcome {
+    Result<Rows> rows;
+    // The batch rolled back for a reason that need not be this statement's: run it alone.
+    bool alone = false;
+  };
+  // Runs prepared statement `name` (one that writes) on `key` in the next batch of its lane.
+  // `queued`, if set, marks a hand-over: called once the statement is queued, it wakes the
+  // caller whose statement on the same key should follow it (see Hand-over).
+  Outcome run(std::string_view key, const std::string& name, const Params& params,
+              const std::function<void()>& queued = {});
+
+  std::uint64_t batches() const { return batches_.load(); }
+  // Statements waiting in the lanes for a batch (not those in flight).
+  std::size_t queued() const;
+  std::uint64_t statements() const { return statements_.load(); }
+
+ private:
+  struct Op {
+    std::string_view key;
+    const std::string* name;
+    const Params* params;
+    std::size_t bytes;
+    bool hand_over;
+    std::optional<Outcome> outcome;
+    std::condition_variable cv;
+  };
+  struct Lane {
+    std::mutex mu;
+    std::deque<Op*> queue;
+    bool busy = false;
+    std::condition_variable arrived;  // a statement was queued (a leader may wait for one)
+  };
+  // REQUIRES: lane.mu held. A hand-over among the first kMaxOps queued statements whose
+  // follower has not queued yet.
+  static bool awaits_follower(const Lane& lane);
+  // Sends one batch and answers each of its statements (in the order of `batch`).
+  std::vector<Outcome> send(const std::vector<Op*>& batch);
+
+  PgPool& pool_;
+  const std::string claim_;
+  std::function<Status()> settle_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::atomic<std::uint64_t> batches_{0}, statements_{0};
+};
+
+}  // namespace holdfast::pg
