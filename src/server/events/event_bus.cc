@@ -15,6 +15,16 @@ std::optional<Error> check_prefix(std::string_view prefix) {
   return err;
 }
 
+const std::string& Batch::text(Format format, Render render) const {
+  std::string& t = texts_[format];
+  if (!made_[format]) {
+    made_[format] = true;
+    t.clear();
+    for (const Published* e : events_) render(t, *e);
+  }
+  return t;
+}
+
 EventBus::EventBus(LockService& service, const Clock& clock, BusOptions options)
     : service_(service),
       clock_(clock),
@@ -37,6 +47,7 @@ void EventBus::activate() {
   if (active_) return;
   active_ = true;
   ready_ = false;
+  lingers_ = false;
   // Whatever happened while events were off was not recorded: nobody who saw only what came
   // before can resume.
   resumable_from_ = last_id_ + 1;
@@ -46,7 +57,8 @@ void EventBus::activate() {
 EventBus::Start EventBus::watch(Watcher& watcher, const Principal& principal, std::string prefix,
                                 std::optional<std::uint64_t> last_id) {
   activate();
-  Entry entry{&watcher, &principal, std::move(prefix), !ready_};
+  Entry entry{&watcher, &principal, std::move(prefix), !ready_, 0};
+  if (watcher.can_resume()) lingers_ = true;
   Start start = Start::kLive;
   if (last_id) {
     const std::uint64_t seen = *last_id;
@@ -62,6 +74,8 @@ EventBus::Start EventBus::watch(Watcher& watcher, const Principal& principal, st
       start = Start::kReset;
     }
   }
+  // Events already made (those of a batch not yet told included) came above or are not for it.
+  entry.from_id = last_id_;
   watchers_.push_back(std::move(entry));
   return start;
 }
@@ -75,7 +89,19 @@ void EventBus::unwatch(Watcher& watcher) {
 void EventBus::compact() {
   const bool had = !watchers_.empty();
   std::erase_if(watchers_, [](const Entry& e) { return e.watcher == nullptr; });
-  if (had && watchers_.empty()) idle_since_ = clock_.now_ms();
+  if (!had || !watchers_.empty()) return;
+  if (lingers_) {
+    idle_since_ = clock_.now_ms();
+  } else {
+    deactivate();  // nobody can come back for what follows
+  }
+}
+
+void EventBus::deactivate() {
+  active_ = false;
+  ready_ = false;
+  untold_ = 0;
+  service_.set_event_sink(nullptr);
 }
 
 bool EventBus::sees(const Entry& e, const Published& p) const {
@@ -98,6 +124,7 @@ void EventBus::on_events_ready() {
 
 void EventBus::on_events_lost() {
   if (!active_) return;
+  tell();  // what was made before the loss, then the reset
   resumable_from_ = last_id_ + 1;  // nobody resumes across the loss
   telling_ = true;
   for (std::size_t i = 0; i < watchers_.size(); ++i)
@@ -108,31 +135,73 @@ void EventBus::on_events_lost() {
 
 void EventBus::on_lock_event(LockEvent&& event) {
   if (!active_) return;
-  Published p;
+  // A batch never grows past this many events: it is told, and its memory stays small.
+  constexpr std::size_t kMostUntold = 256;
+  if (untold_ >= kMostUntold) {
+    tell();
+    if (!active_) return;  // the last watcher fell behind
+  }
+  if (window_.size() >= options_.window && window_.size() > untold_) {
+    // The oldest event leaves the window: its memory carries the new one (no allocation).
+    window_.push_back(std::move(window_.front()));
+    window_.pop_front();
+  } else {
+    window_.emplace_back();
+  }
+  Published& p = window_.back();
   p.id = ++last_id_;
   p.kind = event.kind;
-  p.json = event_json(event, p.id);
-  p.key = std::move(event.key);
+  p.json.clear();
+  append_event_json(p.json, event, p.id);
+  p.key.assign(event.key);
   ++stats_.events;
+  ++untold_;
+  while (window_.size() > options_.window && window_.size() > untold_) window_.pop_front();
+  if (watchers_.empty()) {
+    untold_ = 0;  // kept for Last-Event-ID only
+    // Nobody came back: events go off, and with them their cost.
+    if (clock_.now_ms() - idle_since_ >= options_.linger_ms) deactivate();
+    return;
+  }
+  if (!options_.later) {
+    tell();
+  } else if (untold_ == 1) {
+    options_.later();  // the first of a batch
+  }
+}
+
+void EventBus::tell() {
+  if (untold_ == 0) return;
+  const std::size_t n = untold_;
+  untold_ = 0;
+  batch_.events_.clear();
+  for (auto it = window_.end() - static_cast<std::ptrdiff_t>(n); it != window_.end(); ++it)
+    batch_.events_.push_back(&*it);
+  for (bool& made : batch_.made_) made = false;
+  const std::uint64_t first = batch_.events_.front()->id;
   telling_ = true;
   // By index: a watcher told here may start another watch (it never does today, but a push
   // into watchers_ must not invalidate the loop).
   for (std::size_t i = 0; i < watchers_.size(); ++i) {
-    if (watchers_[i].watcher == nullptr || !sees(watchers_[i], p)) continue;
-    ++stats_.sent;
-    watchers_[i].watcher->on_event(p);
+    if (watchers_[i].watcher == nullptr) continue;
+    const Entry& e = watchers_[i];
+    if (e.from_id < first && e.prefix.empty() && service_.may_read_all(*e.principal)) {
+      stats_.sent += n;
+      e.watcher->on_events(batch_);
+      continue;
+    }
+    for (const Published* p : batch_.events_) {
+      if (watchers_[i].watcher == nullptr) break;  // it fell behind
+      if (p->id <= watchers_[i].from_id || !sees(watchers_[i], *p)) continue;
+      ++stats_.sent;
+      watchers_[i].watcher->on_event(*p);
+    }
   }
   telling_ = false;
   compact();
-  p.frames[0] = std::string();  // the window keeps the JSON only
-  p.frames[1] = std::string();
-  window_.push_back(std::move(p));
-  while (window_.size() > options_.window) window_.pop_front();
-  if (watchers_.empty() && clock_.now_ms() - idle_since_ >= options_.linger_ms) {
-    // Nobody came back: events go off, and with them their cost.
-    active_ = false;
-    ready_ = false;
-    service_.set_event_sink(nullptr);
+  for (const Published* p : batch_.events_) {
+    p->frames[0] = std::string();  // the window keeps the JSON only
+    p->frames[1] = std::string();
   }
 }
 
