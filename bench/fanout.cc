@@ -90,8 +90,7 @@ std::int64_t events_total(std::uint16_t port) {
 
 }  // namespace
 
-Watchers::Watchers(const Target& target, int count, bool streams)
-    : http_port_(target.http_port()) {
+Watchers::Watchers(const Target& target, int count, bool streams) : http_port_(target.http_port()) {
   events_at_start_ = events_total(http_port_);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   try {

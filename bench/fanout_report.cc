@@ -46,12 +46,12 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
       const Measurement* base;
       std::string base_label;
     };
-    const std::vector<Row> rows{{"0 watchers", "none", nullptr, ""},
-                                {"1 watchers", "1 LOCK.WATCH", none, "none"},
-                                {n + " watchers", n + " LOCK.WATCH", none, "none"},
-                                {n + " watchers, again", n + " LOCK.WATCH (stream rounds)", nullptr,
-                                 ""},
-                                {n + " streams", n + " /v1/events", again, n + " LOCK.WATCH"}};
+    const std::vector<Row> rows{
+        {"0 watchers", "none", nullptr, ""},
+        {"1 watchers", "1 LOCK.WATCH", none, "none"},
+        {n + " watchers", n + " LOCK.WATCH", none, "none"},
+        {n + " watchers, again", n + " LOCK.WATCH (stream rounds)", nullptr, ""},
+        {n + " streams", n + " /v1/events", again, n + " LOCK.WATCH"}};
     for (const Row& row : rows) {
       const Measurement* m = find(r, target, row.variant);
       if (m == nullptr) continue;
@@ -69,8 +69,8 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
       out << " | " << fmt_count(m->ops_per_sec) << " | " << fmt_us(m->p99_ns) << " | "
           << fmt(m->client_cpu_pct(), 0) << "% | " << fmt(m->server_cpu_pct(), 0) << "% | "
           << fmt(m->server_us_per_op(), 2) << " | "
-          << (m->events_made >= 0 ? fmt_count(static_cast<double>(m->events_made)) : "–")
-          << " | " << (ratio ? fmt_ratio(ratio) + " " + row.base_label : "–") << " | "
+          << (m->events_made >= 0 ? fmt_count(static_cast<double>(m->events_made)) : "–") << " | "
+          << (ratio ? fmt_ratio(ratio) + " " + row.base_label : "–") << " | "
           << (row.base != nullptr ? range_text(rounds) : "") << " |\n";
     }
   }

@@ -369,7 +369,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
     // so once the last one closes the server makes no event (events.md): the windows without
     // a watcher measure the lock path with events off, which the events counter confirms.
     std::vector<Leg> legs{{"watchers", embedded, pairs_of, "0 watchers", reading(0, false)}};
-    if (watchers != 1) legs.push_back({"watchers", embedded, pairs_of, "1 watchers", reading(1, false)});
+    if (watchers != 1)
+      legs.push_back({"watchers", embedded, pairs_of, "1 watchers", reading(1, false)});
     legs.push_back({"watchers", embedded, pairs_of, std::to_string(watchers) + " watchers",
                     reading(watchers, false)});
     figures_of(legs, s, no_pause);

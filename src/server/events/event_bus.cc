@@ -124,7 +124,7 @@ void EventBus::on_events_ready() {
 
 void EventBus::on_events_lost() {
   if (!active_) return;
-  tell();  // what was made before the loss, then the reset
+  tell();                          // what was made before the loss, then the reset
   resumable_from_ = last_id_ + 1;  // nobody resumes across the loss
   telling_ = true;
   for (std::size_t i = 0; i < watchers_.size(); ++i)

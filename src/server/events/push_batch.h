@@ -1,5 +1,6 @@
-// PushBatch: when a reader's lock events leave its connection, for `LOCK.WATCH` (resp/connection.cc)
-// and `GET /v1/events` (http/event_stream.cc) alike (docs/events.md, "Batches").
+// PushBatch: when a reader's lock events leave its connection, for `LOCK.WATCH`
+// (resp/connection.cc) and `GET /v1/events` (http/event_stream.cc) alike (docs/events.md,
+// "Batches").
 //
 // A watcher of a busy server gets events in nearly every loop turn; a write per turn and watcher
 // would cost the lock path more than the events do (docs/performance-log.md, "Lock events and

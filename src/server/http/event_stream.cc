@@ -97,14 +97,14 @@ void EventStream::keep_alive() {
 
 bool EventStream::behind() {
   if (pending_.size() + writing_.size() <= limit_) return false;
-    // Behind: no more events; the reader starts over from the state.
-    bus_.dropped();
-    bus_.unwatch(*this);
-    watching_ = false;
-    pending_.clear();  // what is not being written yet goes: the reset follows what is
-    queue("event: reset\ndata: {\"event\":\"reset\"}\n\n");
-    last_due_ = true;
-    closing_ = true;
+  // Behind: no more events; the reader starts over from the state.
+  bus_.dropped();
+  bus_.unwatch(*this);
+  watching_ = false;
+  pending_.clear();  // what is not being written yet goes: the reset follows what is
+  queue("event: reset\ndata: {\"event\":\"reset\"}\n\n");
+  last_due_ = true;
+  closing_ = true;
   watch_progress(written_);
   write_more();
   return true;

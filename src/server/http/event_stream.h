@@ -83,12 +83,12 @@ class EventStream final : public events::Watcher {
   boost::asio::steady_timer keep_alive_;
   boost::asio::steady_timer cut_off_;
   events::PushBatch batch_;
-  std::string pending_;  // the stream's text not yet written (a chunk of the next write)
-  std::string writing_;  // the write in progress
+  std::string pending_;        // the stream's text not yet written (a chunk of the next write)
+  std::string writing_;        // the write in progress
   std::uint64_t written_ = 0;  // bytes sent, all told
   std::string head_;
-  bool head_due_ = false;  // the head goes before the next chunk
-  bool last_due_ = false;  // the final chunk goes after it
+  bool head_due_ = false;   // the head goes before the next chunk
+  bool last_due_ = false;   // the final chunk goes after it
   bool opened_ = false;     // the head is queued: events may follow
   bool reset_due_ = false;  // the reset to send once open
   bool watching_ = false;

@@ -151,14 +151,13 @@ void Subscriptions::on_events(const events::Batch& batch) {
   if (watch_behind()) return;
   // Written once per batch and protocol version, for every watcher that sees all of it.
   const std::string& frames =
-      proto() >= 3 ? batch.text(events::Batch::kResp3,
-                                [](std::string& out, const events::Published& e) {
-                                  append_event_frame(out, 3, e);
-                                })
-                   : batch.text(events::Batch::kResp2,
-                                [](std::string& out, const events::Published& e) {
-                                  append_event_frame(out, 2, e);
-                                });
+      proto() >= 3
+          ? batch.text(
+                events::Batch::kResp3,
+                [](std::string& out, const events::Published& e) { append_event_frame(out, 3, e); })
+          : batch.text(events::Batch::kResp2, [](std::string& out, const events::Published& e) {
+              append_event_frame(out, 2, e);
+            });
   out_.push_frame(frames, /*can_wait=*/true);
 }
 
