@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <cstring>
 
 #include "core/text.h"
 
@@ -13,10 +14,21 @@ constexpr std::array<std::string_view, kLockEventKinds> kNames = {
     "assigned", "unassigned", "queued",  "dequeued",
 };
 
+// `,"name":` with one append (events are written for every change while someone watches).
 void field(std::string& out, std::string_view name) {
-  out += ",\"";
-  out += name;
-  out += "\":";
+  char buf[32];
+  if (name.size() + 4 > sizeof(buf)) {
+    out += ",\"";
+    out += name;
+    out += "\":";
+    return;
+  }
+  buf[0] = ',';
+  buf[1] = '"';
+  std::memcpy(buf + 2, name.data(), name.size());
+  buf[name.size() + 2] = '"';
+  buf[name.size() + 3] = ':';
+  out.append(buf, name.size() + 4);
 }
 
 // Without a temporary string: events are written for every change while someone watches.

@@ -30,7 +30,8 @@ EventBus::EventBus(LockService& service, const Clock& clock, BusOptions options)
       clock_(clock),
       options_(options),
       last_id_(static_cast<std::uint64_t>(clock.now_ms()) * 1000),
-      resumable_from_(last_id_ + 1) {}
+      resumable_from_(last_id_ + 1),
+      window_(options_.window) {}
 
 EventBus::~EventBus() {
   if (active_) service_.set_event_sink(nullptr);
@@ -65,8 +66,8 @@ EventBus::Start EventBus::watch(Watcher& watcher, const Principal& principal, st
     const bool in_window = window_.empty() ? seen == last_id_ : seen + 1 >= window_.front().id;
     if (seen >= resumable_from_ && seen <= last_id_ && in_window) {
       start = Start::kResumed;
-      for (const Published& p : window_)
-        if (p.id > seen && sees(entry, p)) {
+      for (std::size_t i = 0; i < window_.size(); ++i)
+        if (const Published& p = window_[i]; p.id > seen && sees(entry, p)) {
           ++stats_.sent;
           watcher.on_event(p);
         }
@@ -136,27 +137,22 @@ void EventBus::on_events_lost() {
 void EventBus::on_lock_event(LockEvent&& event) {
   if (!active_) return;
   // A batch never grows past this many events: it is told, and its memory stays small.
+  // Nor past the window, whose oldest slot the next event takes.
   constexpr std::size_t kMostUntold = 256;
-  if (untold_ >= kMostUntold) {
+  if (untold_ >= std::min(kMostUntold, window_.capacity())) {
     tell();
     if (!active_) return;  // the last watcher fell behind
   }
-  if (window_.size() >= options_.window && window_.size() > untold_) {
-    // The oldest event leaves the window: its memory carries the new one (no allocation).
-    window_.push_back(std::move(window_.front()));
-    window_.pop_front();
-  } else {
-    window_.emplace_back();
-  }
-  Published& p = window_.back();
+  Published& p = window_.push();  // the oldest's memory carries the new one once full
   p.id = ++last_id_;
   p.kind = event.kind;
   p.json.clear();
   append_event_json(p.json, event, p.id);
+  p.frames[0].clear();  // a slot's frames are those of the event it held
+  p.frames[1].clear();
   p.key.assign(event.key);
   ++stats_.events;
   ++untold_;
-  while (window_.size() > options_.window && window_.size() > untold_) window_.pop_front();
   if (watchers_.empty()) {
     untold_ = 0;  // kept for Last-Event-ID only
     // Nobody came back: events go off, and with them their cost.
@@ -175,8 +171,8 @@ void EventBus::tell() {
   const std::size_t n = untold_;
   untold_ = 0;
   batch_.events_.clear();
-  for (auto it = window_.end() - static_cast<std::ptrdiff_t>(n); it != window_.end(); ++it)
-    batch_.events_.push_back(&*it);
+  for (std::size_t i = window_.size() - n; i < window_.size(); ++i)
+    batch_.events_.push_back(&window_[i]);
   for (bool& made : batch_.made_) made = false;
   const std::uint64_t first = batch_.events_.front()->id;
   telling_ = true;

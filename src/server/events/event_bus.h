@@ -29,7 +29,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -38,6 +37,7 @@
 #include "core/clock.h"
 #include "core/lock_event.h"
 #include "core/principal.h"
+#include "server/events/event_window.h"
 #include "service/lock_service.h"
 
 namespace holdfast::events {
@@ -173,7 +173,7 @@ class EventBus final : public LockEventSink {
   // A Last-Event-ID below this cannot be resumed: events before it went unrecorded.
   std::uint64_t resumable_from_;
   Millis idle_since_ = 0;
-  std::deque<Published> window_;
+  EventWindow<Published> window_;
   std::size_t untold_ = 0;  // the newest events of window_, not yet told
   Batch batch_;             // reused: its buffers keep their capacity
   std::vector<Entry> watchers_;
