@@ -13,7 +13,7 @@ BENCH_ARGS ?=
 TORTURE_SECONDS ?= 600
 TORTURE_ARGS ?=
 
-.PHONY: all deps deps-test deps-bench deps-package configure configure-tests build serve package test check-deps unit-test fuzz bench coverage sanitize tsan torture format clean
+.PHONY: all deps deps-test deps-bench deps-package configure configure-tests build serve package test check-deps unit-test fuzz fuzz-build bench coverage sanitize tsan torture format clean
 
 all: build
 
@@ -54,13 +54,12 @@ package: deps-package $(BUILD_DIR)/build.ninja
 	@echo "make package: $$(ls -t $(BUILD_DIR)/package/holdfast_*.deb | head -n 1)"
 
 # The formatting check, unit, black-box, example and smoke tests (gcc build), the check that
-# the build needs only the build packages, then the fuzzers (clang build).
+# the build needs only the build packages, and the fuzzers (clang build). The last two compile
+# beside ctest, whose tests mostly wait; scripts/test-beside.sh says how.
 test: configure-tests
 	scripts/check-format.sh
 	cmake --build $(BUILD_DIR)
-	cd $(BUILD_DIR) && ctest --output-on-failure -j $(CTEST_JOBS) --timeout 600
-	scripts/check-build-deps.sh $(BUILD_DIR)/check-build-deps
-	$(MAKE) --no-print-directory fuzz
+	scripts/test-beside.sh $(BUILD_DIR) $(FUZZ_DIR) $(CTEST_JOBS)
 
 # Configures and builds the server with only the build packages' programs and files
 # (scripts/check-build-deps.sh says how); part of `make test`.
@@ -68,10 +67,14 @@ check-deps: deps
 	scripts/check-build-deps.sh $(BUILD_DIR)/check-build-deps
 
 fuzz: deps-test
+	$(MAKE) --no-print-directory fuzz-build
+	cd $(FUZZ_DIR) && ctest --output-on-failure -j $(CTEST_JOBS)
+
+# The fuzzers' clang tree, built (what `fuzz` runs; `make test` builds it beside its ctest).
+fuzz-build:
 	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DHOLDFAST_FUZZ=ON
 	cmake --build $(FUZZ_DIR)
-	cd $(FUZZ_DIR) && ctest --output-on-failure -j $(CTEST_JOBS)
 
 # Not part of `make test` (each takes about 15 minutes on 2 cores): which lines no test runs,
 # and every test with AddressSanitizer and UndefinedBehaviorSanitizer in the server too.

@@ -2,6 +2,7 @@
 #include "efficiency_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <vector>
 
@@ -28,6 +29,14 @@ std::optional<double> divide(double a, double b) {
   if (b <= 0) return std::nullopt;
   return a / b;
 }
+
+// The embedded server's targets the efficiency goals compare with their peers (peer_of): its
+// own commands, and the Redis lock idiom (SET NX PX + EVALSHA), each in both durabilities.
+constexpr const char* kEfficiencyTargets[] = {"holdfast-never", "holdfast-always",
+                                              "holdfast-redis-never", "holdfast-redis-always"};
+
+// 1.5 as "1.5", 0.75 as "0.75".
+int bound_decimals(double bound) { return std::fmod(bound * 10, 1.0) == 0 ? 1 : 2; }
 
 struct Row {
   std::string goal;
@@ -60,19 +69,26 @@ void efficiency_goals_table(std::ostream& out, const SuiteResults& r) {
                      [&](const Measurement& m) { return m.workload == w; }))
       continue;
     for (int c : r.options.sleeping_connections) {
-      for (const char* hf : {"holdfast-never", "holdfast-always"}) {
+      for (const char* hf : kEfficiencyTargets) {
         const std::string peer = peer_of(hf);
         const Measurement* h = find(r, w, hf, c);
         const Measurement* p = find(r, w, peer, c);
+        if (!h && std::string(hf).starts_with("holdfast-redis")) continue;  // the idiom: optional
         const std::string who = std::string(hf).substr(9) + " ÷ " + peer;
-        const double pairs_bound = std::string(hf) == "holdfast-always" && c >= 16 ? 1.5 : 1.0;
-        rows.push_back({letter + std::to_string(c) + " conns: " + who + ", pairs/s",
-                        h && p ? divide(h->ops_per_sec, p->ops_per_sec) : std::nullopt, pairs_bound,
-                        true, "×", h && p ? window_ratio_range(*h, *p) : std::nullopt});
+        const std::string at = letter + std::to_string(c) + " conns: " + who;
+        const bool always = std::string(hf).ends_with("always");
         rows.push_back(
-            {letter + std::to_string(c) + " conns: " + who + ", server CPU per pair",
-             h && p ? divide(h->server_us_per_op(), p->server_us_per_op()) : std::nullopt, 1.0,
-             false});
+            {at + ", pairs/s", h && p ? divide(h->ops_per_sec, p->ops_per_sec) : std::nullopt,
+             always ? 1.5 : 1.1, true, "×", h && p ? window_ratio_range(*h, *p) : std::nullopt});
+        // Ahead per core where the kernel's share is largest (16 and 64 connections); no worse
+        // than the peer elsewhere.
+        rows.push_back(
+            {at + ", server CPU per pair",
+             h && p ? divide(h->server_us_per_op(), p->server_us_per_op()) : std::nullopt,
+             c >= 16 ? 0.75 : 1.0, false});
+        rows.push_back({at + ", p99",
+                        h && p ? divide(double(h->p99_ns), double(p->p99_ns)) : std::nullopt, 1.0,
+                        false, "×", h && p ? window_ratio_range(*h, *p, true) : std::nullopt});
       }
     }
   }
@@ -101,14 +117,19 @@ void efficiency_goals_table(std::ostream& out, const SuiteResults& r) {
          "redis-benchmark; it takes its windows in the same rounds as (g). Server CPU "
          "per pair is the server's CPU seconds over the window ÷ the pairs completed in it. "
          "\"Per round\" is the lowest and highest ratio of one Holdfast window to the peer's "
-         "window beside it (throughput; for (h), paced CPU).\n\n"
+         "window beside it (throughput; for (h), paced CPU). The bounds ask Holdfast to be "
+         "ahead per core, with its own commands and with the Redis idiom (`redis-` rows): at "
+         "every connection count 1.1× Redis's pairs/s (`never`) and 1.5× Redis AOF's "
+         "(`always`), p99 no worse, and server CPU per pair at most 0.75× the peer's at 16 "
+         "and 64 connections (no more than the peer's below).\n\n"
       << "| goal | measured | per round | bound | met |\n|---|---:|---:|---:|:---:|\n";
   for (const Row& row : rows) {
     const bool met =
         row.value && (row.at_least ? *row.value >= row.bound : *row.value <= row.bound);
     out << "| " << row.goal << " | " << (row.value ? fmt(*row.value, 2) + row.unit : "–") << " | "
         << (row.rounds ? fmt(row.rounds->low, 2) + "–" + fmt(row.rounds->high, 2) : "–") << " | "
-        << (row.at_least ? "≥ " : "≤ ") << fmt(row.bound, 1) << row.unit << " | "
+        << (row.at_least ? "≥ " : "≤ ") << fmt(row.bound, bound_decimals(row.bound)) << row.unit
+        << " | "
         << (!row.value ? "n/a"
             : met      ? "yes"
                        : "**no**")

@@ -111,19 +111,7 @@ double HoldfastTarget::restart(int timeout_ms) {
 void HoldfastTarget::stop() { process_.stop(); }
 
 std::unique_ptr<LockClient> HoldfastTarget::connect(EventLoop& loop) {
-  const int fd = connect_loopback(port_, 5000);
-  if (fd < 0) throw std::runtime_error("cannot connect to holdfast");
-  std::unique_ptr<TlsChannel> channel;
-  if (tls_) {
-    try {
-      channel = std::make_unique<TlsChannel>(tls_, fd, 5000);
-    } catch (...) {
-      close(fd);
-      throw;
-    }
-  }
-  return std::make_unique<RespLockClient>(loop, fd, dialect_, script_sha_, std::move(channel),
-                                          holders_);
+  return connect_resp_client(loop, port_, tls_, dialect_, script_sha_, holders_, "holdfast");
 }
 
 }  // namespace holdfast::bench

@@ -76,19 +76,7 @@ class RedisTarget final : public Target {
   pid_t server_pid() const override { return process_.pid(); }
 
   std::unique_ptr<LockClient> connect(EventLoop& loop) override {
-    const int fd = connect_loopback(port_, 5000);
-    if (fd < 0) throw std::runtime_error("cannot connect to redis-server");
-    std::unique_ptr<TlsChannel> channel;
-    if (tls_) {
-      try {
-        channel = std::make_unique<TlsChannel>(tls_, fd, 5000);
-      } catch (...) {
-        close(fd);
-        throw;
-      }
-    }
-    return std::make_unique<RespLockClient>(loop, fd, dialect_, script_sha_, std::move(channel),
-                                            holders_);
+    return connect_resp_client(loop, port_, tls_, dialect_, script_sha_, holders_, "redis-server");
   }
 
   bool speaks_resp() const override { return true; }

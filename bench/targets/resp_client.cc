@@ -350,4 +350,23 @@ std::string load_script(std::uint16_t port, std::string_view script,
   return std::string(tokens[0].text);
 }
 
+std::unique_ptr<LockClient> connect_resp_client(EventLoop& loop, std::uint16_t port,
+                                                const std::shared_ptr<SSL_CTX>& tls,
+                                                RespDialect dialect, const std::string& script_sha,
+                                                std::uint32_t holders, std::string_view server) {
+  const int fd = connect_loopback(port, 5000);
+  if (fd < 0) throw std::runtime_error("cannot connect to " + std::string(server));
+  std::unique_ptr<TlsChannel> channel;
+  if (tls) {
+    try {
+      channel = std::make_unique<TlsChannel>(tls, fd, 5000);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+  }
+  return std::make_unique<RespLockClient>(loop, fd, dialect, script_sha, std::move(channel),
+                                          holders);
+}
+
 }  // namespace holdfast::bench

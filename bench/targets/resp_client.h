@@ -124,6 +124,13 @@ class RespLockClient final : public LockClient, private IoHandler, private Flush
 double wait_for_resp_ping(std::uint16_t port, int timeout_ms);
 
 // Blocking: SCRIPT LOAD of `script` (over TLS with `tls`); returns its SHA1, or throws.
+// A RespLockClient on a new connection to the RESP server on loopback `port`, over TLS with
+// `tls` (null: plain TCP); `server` names it in the error when it cannot be reached.
+std::unique_ptr<LockClient> connect_resp_client(EventLoop& loop, std::uint16_t port,
+                                                const std::shared_ptr<SSL_CTX>& tls,
+                                                RespDialect dialect, const std::string& script_sha,
+                                                std::uint32_t holders, std::string_view server);
+
 std::string load_script(std::uint16_t port, std::string_view script,
                         const std::shared_ptr<SSL_CTX>& tls = nullptr);
 

@@ -13,6 +13,7 @@ extern "C" {
 #include <lua.h>
 }
 
+#include "core/values/redis_numbers.h"
 #include "script/command_host.h"
 #include "script/conversions.h"
 #include "script/lua_runtime.h"
@@ -59,18 +60,21 @@ bool run_command(lua_State* L) {
     push_error_table(L, "ERR redis.call is only available while a script runs");
     return true;
   }
-  std::vector<std::string> numbers;
-  numbers.reserve(static_cast<std::size_t>(number_count));
+  // Each number's text, at its argument's place; short ones live in the strings themselves.
   const auto count = static_cast<std::size_t>(argc);
+  std::string inline_numbers[8];
+  std::vector<std::string> more_numbers(count > 8 && number_count > 0 ? count : 0);
+  const std::span<std::string> numbers =
+      more_numbers.empty() ? std::span<std::string>(inline_numbers) : std::span(more_numbers);
   std::string_view inline_views[8];
   std::vector<std::string_view> more_views(count > 8 ? count : 0);
   const std::span<std::string_view> views =
       count > 8 ? std::span<std::string_view>(more_views) : std::span(inline_views, count);
   for (int i = 1; i <= argc; ++i) {
     if (lua_type(L, i) == LUA_TNUMBER) {
-      char buf[64];
-      std::snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(lua_tonumber(L, i)));
-      views[static_cast<std::size_t>(i - 1)] = numbers.emplace_back(buf);
+      std::string& text = numbers[static_cast<std::size_t>(i - 1)];
+      text = format_redis_double(static_cast<double>(lua_tonumber(L, i)));
+      views[static_cast<std::size_t>(i - 1)] = text;
     } else {
       std::size_t n = 0;
       const char* s = lua_tolstring(L, i, &n);

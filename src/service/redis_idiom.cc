@@ -34,31 +34,38 @@ SetStep already_ended(SetStep step) {
   }
 }
 
+namespace {
+
+// Whether EXPIRE's condition (NX, XX, GT, LT, or XX with LT) lets it move an expiry `current`
+// (kNever: none) to `at`, as Redis decides: GT needs an expiry to be later than, and LT counts
+// none as later than any.
+bool condition_holds(ExpireCondition condition, Millis current, Millis at) {
+  switch (condition) {
+    case ExpireCondition::kAlways:
+      return true;
+    case ExpireCondition::kIfNone:
+      return current == kNever;
+    case ExpireCondition::kIfSome:
+      return current != kNever;
+    case ExpireCondition::kIfLater:
+      return current != kNever && at > current;
+    case ExpireCondition::kIfEarlier:
+      return current == kNever || at < current;
+    case ExpireCondition::kIfSomeEarlier:
+      return current != kNever && at < current;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<Millis> expire_to(const ExpireArgs& args, Millis current, Millis now,
                                 Millis max_lease_ms) {
   Millis at = args.persist ? now + max_lease_ms : (args.absolute ? args.amount : now + args.amount);
   at = std::min(at, now + max_lease_ms);
-  bool apply = true;
-  switch (args.condition) {
-    case ExpireCondition::kAlways:
-      break;
-    case ExpireCondition::kIfNone:
-      apply = current == kNever;
-      break;
-    case ExpireCondition::kIfSome:
-      apply = current != kNever;
-      break;
-    case ExpireCondition::kIfLater:
-      apply = current != kNever && at > current;
-      break;
-    case ExpireCondition::kIfEarlier:
-      apply = current == kNever || at < current;
-      break;
-    case ExpireCondition::kIfSomeEarlier:
-      apply = current != kNever && at < current;
-      break;
-  }
-  if (args.persist) apply = current != kNever;  // PERSIST: only a hold that ends
+  // PERSIST applies to a hold that ends (its condition is always kAlways).
+  const bool apply =
+      args.persist ? current != kNever : condition_holds(args.condition, current, at);
   if (!apply) return std::nullopt;
   return at;
 }
@@ -69,25 +76,7 @@ std::optional<Millis> value_expire_to(const ExpireArgs& args, Millis current, Mi
     return kNever;
   }
   const Millis at = args.absolute ? args.amount : now + args.amount;
-  switch (args.condition) {
-    case ExpireCondition::kAlways:
-      break;
-    case ExpireCondition::kIfNone:
-      if (current != kNever) return std::nullopt;
-      break;
-    case ExpireCondition::kIfSome:
-      if (current == kNever) return std::nullopt;
-      break;
-    case ExpireCondition::kIfLater:
-      if (current == kNever || at <= current) return std::nullopt;
-      break;
-    case ExpireCondition::kIfEarlier:
-      if (current != kNever && at >= current) return std::nullopt;
-      break;
-    case ExpireCondition::kIfSomeEarlier:
-      if (current == kNever || at >= current) return std::nullopt;
-      break;
-  }
+  if (!condition_holds(args.condition, current, at)) return std::nullopt;
   return at;
 }
 

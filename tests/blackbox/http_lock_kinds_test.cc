@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 
+#include "support/curl_json.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -15,33 +16,10 @@ class HttpLockKinds : public ::testing::Test {
  protected:
   ServerProcess server;
 
-  struct Reply {
-    int status = 0;
-    json::value body;
-    std::string raw;
-  };
-  Reply post(const std::string& path, const std::string& body) {
-    auto r = run({"curl", "-s", "-X", "POST", "-w", "\n%{http_code}", server.http_url() + path,
-                  "--data-binary", "@-"},
-                 body);
-    Reply reply;
-    const auto nl = r.out.rfind('\n');
-    reply.status = std::stoi(r.out.substr(nl + 1));
-    reply.raw = r.out.substr(0, nl);
-    boost::system::error_code ec;
-    reply.body = json::parse(reply.raw, ec);
-    return reply;
+  HttpReply post(const std::string& path, const std::string& body) {
+    return curl_json({"-X", "POST", server.http_url() + path, "--data-binary", "@-"}, body);
   }
-  Reply get(const std::string& path) {
-    auto r = run({"curl", "-s", "-w", "\n%{http_code}", server.http_url() + path}, "");
-    Reply reply;
-    const auto nl = r.out.rfind('\n');
-    reply.status = std::stoi(r.out.substr(nl + 1));
-    reply.raw = r.out.substr(0, nl);
-    boost::system::error_code ec;
-    reply.body = json::parse(reply.raw, ec);
-    return reply;
-  }
+  HttpReply get(const std::string& path) { return curl_json({server.http_url() + path}); }
 };
 
 TEST_F(HttpLockKinds, SharedHoldsAndTheirStatus) {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/curl_json.h"
 #include "support/loopback.h"
 #include "support/server_process.h"
 
@@ -20,11 +21,7 @@ namespace {
 
 namespace json = boost::json;
 
-struct Reply {
-  int status = 0;
-  json::value body;
-  std::string raw;
-};
+using Reply = HttpReply;
 
 class HttpApi : public ::testing::Test {
  protected:
@@ -32,19 +29,10 @@ class HttpApi : public ::testing::Test {
 
   Reply curl(const std::string& method, const std::string& path, const std::string& body = "",
              std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {
-        "curl", "-s", "-X", method, "-w", "\n%{http_code}", server.http_url() + path};
-    if (!body.empty())
-      argv.insert(argv.end(), {"--data-binary", "@-"});  // stdin: no argv size limit
-    argv.insert(argv.end(), extra.begin(), extra.end());
-    auto r = run(argv, body);
-    Reply reply;
-    auto nl = r.out.rfind('\n');
-    reply.status = std::stoi(r.out.substr(nl + 1));
-    reply.raw = r.out.substr(0, nl);
-    boost::system::error_code ec;
-    reply.body = json::parse(reply.raw, ec);
-    return reply;
+    std::vector<std::string> args = {"-X", method, server.http_url() + path};
+    if (!body.empty()) args.insert(args.end(), {"--data-binary", "@-"});
+    args.insert(args.end(), extra.begin(), extra.end());
+    return curl_json(std::move(args), body);
   }
   Reply post(const std::string& path, const std::string& body) { return curl("POST", path, body); }
   static std::string str(const json::value& v, const char* name) {

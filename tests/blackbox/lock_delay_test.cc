@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 
+#include "support/curl_json.h"
 #include "support/eventually.h"
 #include "support/server_process.h"
 
@@ -142,27 +143,11 @@ class HttpLockDelay : public ::testing::Test {
  protected:
   ServerProcess server;
 
-  struct Reply {
-    int status = 0;
-    json::value body;
-    std::string raw;
-  };
-  Reply curl(std::vector<std::string> args, const std::string& body = "") {
-    args.insert(args.begin(), {"curl", "-s", "-w", "\n%{http_code}"});
-    auto r = run(args, body);
-    Reply reply;
-    const auto nl = r.out.rfind('\n');
-    reply.status = std::stoi(r.out.substr(nl + 1));
-    reply.raw = r.out.substr(0, nl);
-    boost::system::error_code ec;
-    reply.body = json::parse(reply.raw, ec);
-    return reply;
+  HttpReply post(const std::string& path, const std::string& body) {
+    return curl_json({"-X", "POST", server.http_url() + path, "--data-binary", "@-"}, body);
   }
-  Reply post(const std::string& path, const std::string& body) {
-    return curl({"-X", "POST", server.http_url() + path, "--data-binary", "@-"}, body);
-  }
-  Reply status(const std::string& key) {
-    return curl({server.http_url() + "/v1/locks/status?key=" + key});
+  HttpReply status(const std::string& key) {
+    return curl_json({server.http_url() + "/v1/locks/status?key=" + key});
   }
 };
 
@@ -171,7 +156,7 @@ TEST_F(HttpLockDelay, LockDelayMsClosesTheKeyAndStatusSaysUntilWhen) {
   ASSERT_EQ(a.status, 200) << a.raw;
   EXPECT_EQ(a.body.at("handle").at("lockDelayMs").as_int64(), 5000);
   const auto deadline = std::chrono::steady_clock::now() + kEventually;
-  Reply s = status("job");
+  HttpReply s = status("job");
   while (s.status == 200 && s.body.at("held").as_bool() &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

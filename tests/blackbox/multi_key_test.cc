@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "auth/credentials.h"
+#include "support/curl_json.h"
 #include "support/eventually.h"
 #include "support/server_process.h"
 
@@ -275,22 +276,8 @@ TEST_F(MultiKey, AGroupSurvivesKillNineAndStillActsAsOne) {
 class HttpMultiKey : public ::testing::Test {
  protected:
   ServerProcess server;
-  struct Reply {
-    int status = 0;
-    json::value body;
-    std::string raw;
-  };
-  Reply post(const std::string& path, const std::string& body) {
-    auto r = run({"curl", "-s", "-X", "POST", "-w", "\n%{http_code}", server.http_url() + path,
-                  "--data-binary", "@-"},
-                 body);
-    Reply reply;
-    const auto nl = r.out.rfind('\n');
-    reply.status = std::stoi(r.out.substr(nl + 1));
-    reply.raw = r.out.substr(0, nl);
-    boost::system::error_code ec;
-    reply.body = json::parse(reply.raw, ec);
-    return reply;
+  HttpReply post(const std::string& path, const std::string& body) {
+    return curl_json({"-X", "POST", server.http_url() + path, "--data-binary", "@-"}, body);
   }
 };
 

@@ -9,38 +9,11 @@
 #include <thread>
 
 #include "support/process.h"
+#include "support/redis_server.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
 namespace {
-
-class RedisServer {
- public:
-  RedisServer() : port_(free_port()) {
-    child_ = Child::start({HOLDFAST_REDIS_SERVER_BIN, "--port", std::to_string(port_), "--bind",
-                           "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
-                           "--dir", dir_.path()});
-    for (int i = 0; i < 200; ++i) {
-      try {
-        RespClient probe = RespClient::tcp(port_);
-        if (probe.call({"PING"}).str == "PONG") return;
-      } catch (const std::exception&) {
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(25));  // its start, not a verdict
-    }
-    throw std::runtime_error("redis-server did not start");
-  }
-  ~RedisServer() {
-    child_.signal(SIGTERM);
-    child_.wait();
-  }
-  RespClient client() const { return RespClient::tcp(port_); }
-
- private:
-  TempDir dir_;
-  int port_;
-  Child child_;
-};
 
 // One connection to each server.
 struct Twin {

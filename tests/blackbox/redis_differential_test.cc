@@ -8,40 +8,11 @@
 #include <vector>
 
 #include "support/process.h"
+#include "support/redis_server.h"
 #include "support/server_process.h"
-
-#ifndef HOLDFAST_REDIS_SERVER_BIN
-#define HOLDFAST_REDIS_SERVER_BIN "redis-server"
-#endif
 
 namespace holdfast::testing {
 namespace {
-
-// A redis-server of the test's own: no persistence, on a free port, stopped by the destructor.
-class RedisServer {
- public:
-  RedisServer() : port_(free_port()) {
-    child_ = Child::start({HOLDFAST_REDIS_SERVER_BIN, "--port", std::to_string(port_), "--bind",
-                           "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir_.path()});
-    std::string line;
-    while (child_.read_line(&line, 20000)) {
-      if (line.find("Ready to accept connections") != std::string::npos) return;
-    }
-    throw std::runtime_error("redis-server did not get ready");
-  }
-  ~RedisServer() {
-    if (child_.running()) {
-      child_.signal(SIGTERM);
-      child_.wait();
-    }
-  }
-  RespClient client() const { return RespClient::tcp(port_); }
-
- private:
-  TempDir dir_;
-  int port_;
-  Child child_;
-};
 
 // One command; "{k}" in it stands for the case's key. With `buckets`, an integer reply is
 // compared by the interval it falls in (times left move between the two servers' answers).

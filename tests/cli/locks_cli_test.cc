@@ -7,6 +7,7 @@
 #include <boost/json.hpp>
 
 #include "client/fake_server.h"
+#include "locks_cli_fixture.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -14,36 +15,8 @@ namespace {
 
 namespace json = boost::json;
 
-class LocksCli : public ::testing::Test {
+class LocksCli : public LocksCliTest {
  protected:
-  // Runs `holdfast locks ARGS --server <this server>`.
-  RunResult cli(std::vector<std::string> args) {
-    std::vector<std::string> argv = {HOLDFAST_BIN, "locks"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    argv.push_back("--server");
-    argv.push_back(server.url());
-    return run(argv);
-  }
-  // The same with --json; the output parsed.
-  json::value cli_json(std::vector<std::string> args, int expected_exit) {
-    args.push_back("--json");
-    RunResult r = cli(args);
-    EXPECT_EQ(r.exit_code, expected_exit) << r.out << r.err;
-    return json::parse(r.out);
-  }
-  // The value of a "LABEL  value" line of human output, "" if absent.
-  static std::string field(const std::string& out, const std::string& label) {
-    std::istringstream lines(out);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.rfind(label + " ", 0) == 0) {
-        auto v = line.find_first_not_of(' ', label.size());
-        return v == std::string::npos ? "" : line.substr(v);
-      }
-    }
-    return "";
-  }
-
   // "in N s..." with N at most `seconds` and not below half of it: the time left, which a
   // machine busy with other builds may take seconds to print.
   static bool expires_in_about(const std::string& text, int seconds) {
@@ -51,9 +24,6 @@ class LocksCli : public ::testing::Test {
       if (text.rfind("in " + std::to_string(n) + " s", 0) == 0) return true;
     return false;
   }
-
-  ServerProcess server;
-  RespClient resp = server.client();
 };
 
 TEST_F(LocksCli, AcquirePrintsTheHoldWithItsHandle) {

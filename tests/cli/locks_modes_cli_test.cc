@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "locks_cli_fixture.h"
 #include "support/server_process.h"
 
 namespace holdfast::testing {
@@ -15,53 +16,13 @@ namespace {
 
 namespace json = boost::json;
 
-class LocksModesCli : public ::testing::Test {
- protected:
-  // argv of `holdfast locks ARGS --server <this server>`; `command` follows a `--`.
-  std::vector<std::string> argv(std::vector<std::string> args,
-                                std::vector<std::string> command = {}) const {
-    std::vector<std::string> v = {HOLDFAST_BIN, "locks"};
-    v.insert(v.end(), args.begin(), args.end());
-    v.insert(v.end(), {"--server", server.url()});
-    if (!command.empty()) {
-      v.push_back("--");
-      v.insert(v.end(), command.begin(), command.end());
-    }
-    return v;
-  }
-  RunResult cli(std::vector<std::string> args) { return run(argv(std::move(args))); }
-  json::object cli_json(std::vector<std::string> args, int expected_exit) {
-    args.push_back("--json");
-    RunResult r = cli(args);
-    EXPECT_EQ(r.exit_code, expected_exit) << r.out << r.err;
-    return json::parse(r.out).as_object();
-  }
-  // The value of a "LABEL  value" line of human output, "" if absent.
-  static std::string field(const std::string& out, const std::string& label) {
-    std::istringstream lines(out);
-    std::string line;
-    while (std::getline(lines, line)) {
-      if (line.rfind(label + "  ", 0) == 0) {
-        auto v = line.find_first_not_of(' ', label.size());
-        return v == std::string::npos ? "" : line.substr(v);
-      }
-    }
-    return "";
-  }
-  static bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-  }
-
-  ServerProcess server;
-  RespClient resp = server.client();
-  TempDir dir;
-};
+using LocksModesCli = LocksCliTest;
 
 TEST_F(LocksModesCli, SharedHoldsAndTheirStatus) {
   RunResult first = cli({"acquire", "doc", "--shared", "--owner", "reader-1"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_EQ(field(first.out, "MODE"), "shared");
-  json::object second = cli_json({"acquire", "doc", "--shared"}, 0);
+  json::object second = cli_json({"acquire", "doc", "--shared"}, 0).as_object();
   EXPECT_EQ(second["mode"].as_string(), "shared");
   EXPECT_FALSE(second.contains("permits"));
 
@@ -73,7 +34,7 @@ TEST_F(LocksModesCli, SharedHoldsAndTheirStatus) {
   EXPECT_EQ(field(status.out, "TOKEN"), std::to_string(second["token"].as_int64()))
       << "the newest hold is shown on top";
 
-  json::object s = cli_json({"status", "doc"}, 0);
+  json::object s = cli_json({"status", "doc"}, 0).as_object();
   EXPECT_EQ(s["mode"].as_string(), "shared");
   ASSERT_EQ(s["holders"].as_array().size(), 2u);
   EXPECT_EQ(s["holders"].as_array()[0].as_object().at("owner").as_string(), "reader-1");
@@ -86,7 +47,7 @@ TEST_F(LocksModesCli, SharedHoldsAndTheirStatus) {
 
   RunResult list = cli({"list"});
   EXPECT_TRUE(contains(list.out, "MODE")) << list.out;
-  json::object page = cli_json({"list"}, 0);
+  json::object page = cli_json({"list"}, 0).as_object();
   EXPECT_EQ(page["locks"].as_array()[0].as_object().at("mode").as_string(), "shared");
 }
 
@@ -94,7 +55,7 @@ TEST_F(LocksModesCli, SemaphorePermits) {
   RunResult two = cli({"acquire", "gpus", "--permits", "3", "--take", "2"});
   ASSERT_EQ(two.exit_code, 0) << two.err;
   EXPECT_EQ(field(two.out, "MODE"), "semaphore 2 of 3");
-  json::object one = cli_json({"acquire", "gpus", "--permits", "3"}, 0);
+  json::object one = cli_json({"acquire", "gpus", "--permits", "3"}, 0).as_object();
   EXPECT_EQ(one["mode"].as_string(), "semaphore");
   EXPECT_EQ(one["take"].as_int64(), 1);
   EXPECT_EQ(one["permits"].as_int64(), 3);
@@ -103,7 +64,7 @@ TEST_F(LocksModesCli, SemaphorePermits) {
   EXPECT_EQ(field(status.out, "MODE"), "semaphore");
   EXPECT_EQ(field(status.out, "PERMITS"), "0 free of 3");
   EXPECT_EQ(field(status.out, "HOLDERS"), "2");
-  json::object s = cli_json({"status", "gpus"}, 0);
+  json::object s = cli_json({"status", "gpus"}, 0).as_object();
   EXPECT_EQ(s["permits"].as_int64(), 3);
   EXPECT_EQ(s["freePermits"].as_int64(), 0);
   EXPECT_EQ(s["holders"].as_array()[0].as_object().at("take").as_int64(), 2);

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "locks_cli_fixture.h"
 #include "support/eventually.h"
 #include "support/server_process.h"
 
@@ -20,36 +21,11 @@ namespace {
 
 namespace json = boost::json;
 
-class LocksMultiCli : public ::testing::Test {
+class LocksMultiCli : public LocksCliTest {
  protected:
-  // argv of `holdfast locks ARGS --server <this server>`; `command` follows a `--`.
-  std::vector<std::string> argv(std::vector<std::string> args,
-                                std::vector<std::string> command = {}) const {
-    std::vector<std::string> v = {HOLDFAST_BIN, "locks"};
-    v.insert(v.end(), args.begin(), args.end());
-    v.insert(v.end(), {"--server", server.url()});
-    if (!command.empty()) {
-      v.push_back("--");
-      v.insert(v.end(), command.begin(), command.end());
-    }
-    return v;
-  }
-  RunResult cli(std::vector<std::string> args) { return run(argv(std::move(args))); }
-  json::value cli_json(std::vector<std::string> args, int expected_exit) {
-    args.push_back("--json");
-    RunResult r = cli(args);
-    EXPECT_EQ(r.exit_code, expected_exit) << r.out << r.err;
-    return json::parse(r.out);
-  }
-  static bool contains(const std::string& text, const std::string& part) {
-    return text.find(part) != std::string::npos;
-  }
   std::int64_t held(const std::string& key) {
     return resp.call({"LOCK.STATUS", key}).number("held");
   }
-
-  ServerProcess server;
-  RespClient resp = server.client();
 };
 
 TEST_F(LocksMultiCli, AcquireTakesEveryKeyUnderOneHandleAndOneReleaseFreesThemAll) {

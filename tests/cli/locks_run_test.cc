@@ -12,6 +12,7 @@
 #include <fstream>
 #include <thread>
 
+#include "locks_cli_fixture.h"
 #include "support/eventually.h"
 #include "support/server_process.h"
 
@@ -21,20 +22,8 @@ namespace {
 namespace json = boost::json;
 using std::chrono::steady_clock;
 
-class LocksRun : public ::testing::Test {
+class LocksRun : public LocksCliTest {
  protected:
-  // argv of `holdfast locks ARGS` against this server; `command` follows a `--`.
-  std::vector<std::string> argv(std::vector<std::string> args,
-                                std::vector<std::string> command = {}) const {
-    std::vector<std::string> v = {HOLDFAST_BIN, "locks"};
-    v.insert(v.end(), args.begin(), args.end());
-    v.insert(v.end(), {"--server", server.url()});
-    if (!command.empty()) {
-      v.push_back("--");
-      v.insert(v.end(), command.begin(), command.end());
-    }
-    return v;
-  }
   // A shell command as CMD.
   static std::vector<std::string> sh(const std::string& script) { return {"sh", "-c", script}; }
 
@@ -64,10 +53,6 @@ class LocksRun : public ::testing::Test {
     }
     return false;
   }
-
-  ServerProcess server;
-  RespClient resp = server.client();
-  TempDir dir;
 };
 
 TEST_F(LocksRun, TheLockIsHeldWhileTheCommandRunsAndReleasedAfter) {

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "cases.h"
-#include "redis_server.h"
 #include "reply_reader.h"
+#include "support/redis_server.h"
 #include "support/server_process.h"
 
 #ifndef HOLDFAST_REDIS_DIFF_CASES

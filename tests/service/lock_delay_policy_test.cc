@@ -38,10 +38,8 @@ TEST(LockDelayRuleSet, ALockDelayOutsideTheRangeOrNotAnIntegerIsRefused) {
   }
 }
 
-class LockDelayPolicyTest : public ::testing::Test {
+class LockDelayPolicyTest : public NodeTest {
  protected:
-  LockDelayPolicyTest() { EXPECT_TRUE(node.recover().ok()); }
-
   Result<Answer> try_acquire(std::string_view key, std::optional<Millis> delay,
                              const Caller* caller = nullptr) {
     AcquireArgs a;
@@ -51,19 +49,6 @@ class LockDelayPolicyTest : public ::testing::Test {
     const Caller& who = caller != nullptr ? *caller : owner_caller;
     return node.answer([&](LockService& s, Completion& d) { return s.try_acquire(who, a, d); });
   }
-  void set_rules(const std::string& toml) {
-    auto out = node.answer(
-        [&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, toml, d); });
-    ASSERT_TRUE(out.ok()) << out.error().message;
-  }
-
-  FakeClock clock;
-  MemoryStore store;
-  EmbeddedNode node{clock, store};
-  Principal owner = Principal::local_owner();
-  Principal alice = member("alice");
-  Caller owner_caller{&owner, 1};
-  Caller alice_caller{&alice, 2};
 };
 
 TEST_F(LockDelayPolicyTest, ADelayOutsideZeroToSixtySecondsIsInvalidAndChangesNothing) {

@@ -23,10 +23,8 @@ resourceType = "lock"
 acquire = "record.key.startsWith('user:' + user.userId + ':')"
 )toml";
 
-class PolicyTest : public ::testing::Test {
+class PolicyTest : public NodeTest {
  protected:
-  PolicyTest() { EXPECT_TRUE(node.recover().ok()); }
-
   Result<Answer> call(const std::function<Issued(LockService&, Completion&)>& fn) {
     return node.answer(fn);
   }
@@ -44,14 +42,6 @@ class PolicyTest : public ::testing::Test {
     return a;
   }
   std::size_t held() const { return node.backend.table().held_count(); }
-
-  FakeClock clock;
-  MemoryStore store;
-  EmbeddedNode node{clock, store};
-  Principal owner = Principal::local_owner();
-  Principal alice = member("alice");
-  Caller owner_caller{&owner, 1};
-  Caller alice_caller{&alice, 2};
 };
 
 TEST_F(PolicyTest, TtlAboveOneDayIsCappedAndTheReplyShowsTheRealExpiry) {

@@ -17,6 +17,7 @@
 #include "core/principal.h"
 #include "service/embedded/embedded_backend.h"
 #include "service/policy.h"
+#include "store/memory_store.h"
 #include "store/store.h"
 
 namespace holdfast::testing {
@@ -101,5 +102,27 @@ class EmbeddedNode {
 inline Principal member(std::string id) {
   return Principal{PrincipalKind::kMember, std::move(id), Role::kMember, {}};
 }
+
+// A node over a MemoryStore on a fake clock, recovered, and the two callers the policy tests
+// use: the local owner, and alice, a member.
+class NodeTest : public ::testing::Test {
+ protected:
+  NodeTest() { EXPECT_TRUE(node.recover().ok()); }
+
+  // Installs a rule set as the owner; the test fails if it is refused.
+  void set_rules(const std::string& toml) {
+    auto out = node.answer(
+        [&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, toml, d); });
+    ASSERT_TRUE(out.ok()) << out.error().message;
+  }
+
+  FakeClock clock;
+  MemoryStore store;
+  EmbeddedNode node{clock, store};
+  Principal owner = Principal::local_owner();
+  Principal alice = member("alice");
+  Caller owner_caller{&owner, 1};
+  Caller alice_caller{&alice, 2};
+};
 
 }  // namespace holdfast::testing

@@ -22,10 +22,8 @@ resourceType = "lock"
 acquire = "record.key.startsWith(user.userId + ':') && request.operation == 'write'"
 )toml";
 
-class ValuesPolicyTest : public ::testing::Test {
+class ValuesPolicyTest : public NodeTest {
  protected:
-  ValuesPolicyTest() { EXPECT_TRUE(node.recover().ok()); }
-
   Result<Answer> value(const Caller& caller, ValueOp op, std::string_view key,
                        std::vector<std::string_view> items = {}, std::vector<double> scores = {}) {
     ValueRequest r;
@@ -39,23 +37,10 @@ class ValuesPolicyTest : public ::testing::Test {
     return value(caller, ValueOp::kZAdd, key, {member}, {1});
   }
   static std::int64_t integer(const Result<Answer>& a) { return std::get<ValueReply>(*a).integer; }
-  void install_rules() {
-    auto out = node.answer(
-        [&](LockService& s, Completion& d) { return s.set_rule_set(owner_caller, kRules, d); });
-    ASSERT_TRUE(out.ok()) << out.error().message;
-  }
-
-  FakeClock clock;
-  MemoryStore store;
-  EmbeddedNode node{clock, store};
-  Principal owner = Principal::local_owner();
-  Principal alice = member("alice");
-  Caller owner_caller{&owner, 1};
-  Caller alice_caller{&alice, 2};
 };
 
 TEST_F(ValuesPolicyTest, WritesGoThroughTheRulesAndReadsDoNot) {
-  install_rules();
+  set_rules(kRules);
   ASSERT_TRUE(zadd(owner_caller, "bob:sem", "x").ok());
   auto denied = zadd(alice_caller, "bob:sem", "y");
   ASSERT_FALSE(denied.ok());

@@ -17,6 +17,7 @@ namespace {
 using testing::kDir;
 using testing::kStart;
 using testing::make_hold;
+using testing::round_trip;
 using testing::snapshot_path;
 using testing::WalStoreTest;
 
@@ -24,15 +25,6 @@ HoldState delayed_hold(std::string key, std::uint64_t token, Millis expires, Mil
   HoldState h = make_hold(std::move(key), token, expires);
   h.lock_delay_ms = delay;
   return h;
-}
-
-Result<Change> round_trip(const Change& change) {
-  std::string bytes;
-  append_record(bytes, change);
-  std::string_view rest = bytes;
-  Result<RecordView> view = next_record(rest);
-  if (!view) return std::move(view).error();
-  return decode_record(view->type, view->payload);
 }
 
 TEST(LockDelayRecords, AGrantWithADelayRoundTripsAloneAndWithAMode) {

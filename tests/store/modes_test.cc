@@ -15,6 +15,7 @@ namespace {
 using testing::kDir;
 using testing::kStart;
 using testing::make_hold;
+using testing::round_trip;
 using testing::segment_path;
 using testing::snapshot_path;
 using testing::wait_durable;
@@ -27,15 +28,6 @@ HoldState make_share(std::string key, std::uint64_t token, LockMode mode, std::u
   h.take = take;
   h.permits = permits;
   return h;
-}
-
-Result<Change> round_trip(const Change& change) {
-  std::string bytes;
-  append_record(bytes, change);
-  std::string_view rest = bytes;
-  Result<RecordView> view = next_record(rest);
-  if (!view) return std::move(view).error();
-  return decode_record(view->type, view->payload);
 }
 
 TEST(ModeRecords, SharedAndSemaphoreGrantsRoundTrip) {

@@ -56,6 +56,16 @@ inline HoldState make_hold(std::string key, std::uint64_t token, Millis expires 
   return h;
 }
 
+// One change through the log's encoding and back: what replay would read.
+inline Result<Change> round_trip(const Change& change) {
+  std::string bytes;
+  append_record(bytes, change);
+  std::string_view rest = bytes;
+  Result<RecordView> view = next_record(rest);
+  if (!view) return std::move(view).error();
+  return decode_record(view->type, view->payload);
+}
+
 inline HoldState make_assigned(std::string key, std::uint64_t token) {
   HoldState h;
   h.key = std::move(key);

@@ -1,5 +1,4 @@
-// What the typed-value command files share: Redis's refusals of bad arguments and the one way
-// a parsed request is issued.
+// What the typed-value command files share: Redis's refusals of bad arguments.
 #pragma once
 
 #include <optional>
@@ -19,20 +18,6 @@ inline Issued refuse(Completion& done, std::string message) {
 inline Issued syntax_error(Completion& done) { return refuse(done, "syntax error"); }
 inline Issued not_an_integer(Completion& done) {
   return refuse(done, "value is not an integer or out of range");
-}
-
-// A request on the command's key (its first argument) with its other arguments as items.
-inline ValueRequest request(ValueOp op, const CallArgs& a) {
-  ValueRequest r;
-  r.op = op;
-  r.key = a.positional[0];
-  r.items = a.positional.subspan(1);
-  return r;
-}
-
-inline Issued issue(LockService& service, const Caller& caller, const ValueRequest& r,
-                    Completion& done) {
-  return service.value(caller, r, done);
 }
 
 }  // namespace holdfast::resp::value_cmd

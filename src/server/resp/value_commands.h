@@ -9,6 +9,23 @@
 
 namespace holdfast::resp {
 
+namespace value_cmd {
+// A request on the command's key (its first argument) with its other arguments as items.
+inline ValueRequest request(ValueOp op, const CallArgs& a) {
+  ValueRequest r;
+  r.op = op;
+  r.key = a.positional[0];
+  r.items = a.positional.subspan(1);
+  return r;
+}
+}  // namespace value_cmd
+
+// The rows whose arguments need no reading beyond the table's arity.
+template <ValueOp op>
+Issued call_plain(LockService& service, const Caller& caller, const CallArgs& a, Completion& done) {
+  return service.value(caller, value_cmd::request(op, a), done);
+}
+
 // value_commands_counter.cc
 Issued call_incr(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_incrby(LockService&, const Caller&, const CallArgs&, Completion&);
@@ -16,16 +33,10 @@ Issued call_decr(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_decrby(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_setnx(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_getset(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_getdel(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_type(LockService&, const Caller&, const CallArgs&, Completion&);
 void write_setnx(ReplyWriter&, Answer&);
 // value_commands_zset.cc
 Issued call_zadd(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_zincrby(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_zrem(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_zcard(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_zscore(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_zrank(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_zrevrank(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_zcount(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_zrange(LockService&, const Caller&, const CallArgs&, Completion&);
@@ -34,20 +45,13 @@ Issued call_zremrangebyscore(LockService&, const Caller&, const CallArgs&, Compl
 Issued call_zremrangebyrank(LockService&, const Caller&, const CallArgs&, Completion&);
 // value_commands_hash.cc
 Issued call_hset(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_hget(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_hmget(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_hdel(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_hexists(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_hincrby(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_hgetall(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_hlen(LockService&, const Caller&, const CallArgs&, Completion&);
 // value_commands_list.cc
 Issued call_lpush(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rpush(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_lpop(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_rpop(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_lrange(LockService&, const Caller&, const CallArgs&, Completion&);
-Issued call_llen(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_lrem(LockService&, const Caller&, const CallArgs&, Completion&);
 Issued call_lindex(LockService&, const Caller&, const CallArgs&, Completion&);
 // value_reply_writer.cc: every ValueReply, in the connection's protocol.
@@ -81,11 +85,11 @@ inline constexpr CommandSpec kValueCommands[] = {
     {"GETSET", 2, 2, kValueWrite, -1, {}, nullptr, call_getset, write_set,
      "GETSET <key> <value>",
      "SET ... GET: sets the lock's value and answers the value it had (nil: free).", "string"},
-    {"GETDEL", 1, 1, kValueWrite, -1, {}, nullptr, call_getdel, write_value_answer,
+    {"GETDEL", 1, 1, kValueWrite, -1, {}, nullptr, call_plain<ValueOp::kGetDel>, write_value_answer,
      "GETDEL <key>",
      "Answers the key's value (a lock's or a counter's) and deletes it, as GET then DEL.",
      "string"},
-    {"TYPE", 1, 1, kValueRead, -1, {}, nullptr, call_type, write_value_answer,
+    {"TYPE", 1, 1, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kType>, write_value_answer,
      "TYPE <key>",
      "What the key holds: string (a lock or a counter), zset, hash, list, or none.", "generic"},
     // Sorted sets.
@@ -96,16 +100,16 @@ inline constexpr CommandSpec kValueCommands[] = {
     {"ZINCRBY", 3, 3, kValueWrite, -1, {}, nullptr, call_zincrby, write_value_answer,
      "ZINCRBY <key> <increment> <member>",
      "Adds the increment to the member's score; answers the new score.", "sorted_set"},
-    {"ZREM", 2, -1, kValueWrite, -1, {}, nullptr, call_zrem, write_value_answer,
+    {"ZREM", 2, -1, kValueWrite, -1, {}, nullptr, call_plain<ValueOp::kZRem>, write_value_answer,
      "ZREM <key> <member>...",
      "Removes members; answers how many were there.", "sorted_set"},
-    {"ZCARD", 1, 1, kValueRead, -1, {}, nullptr, call_zcard, write_value_answer,
+    {"ZCARD", 1, 1, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kZCard>, write_value_answer,
      "ZCARD <key>",
      "How many members the sorted set has.", "sorted_set"},
-    {"ZSCORE", 2, 2, kValueRead, -1, {}, nullptr, call_zscore, write_value_answer,
+    {"ZSCORE", 2, 2, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kZScore>, write_value_answer,
      "ZSCORE <key> <member>",
      "The member's score, or nil.", "sorted_set"},
-    {"ZRANK", 2, 2, kValueRead, -1, {}, nullptr, call_zrank, write_value_answer,
+    {"ZRANK", 2, 2, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kZRank>, write_value_answer,
      "ZRANK <key> <member>",
      "The member's rank from the lowest score (0 first), or nil.", "sorted_set"},
     {"ZREVRANK", 2, 2, kValueRead, -1, {}, nullptr, call_zrevrank, write_value_answer,
@@ -134,25 +138,25 @@ inline constexpr CommandSpec kValueCommands[] = {
     {"HSET", 3, -1, kValueWrite, -1, {}, nullptr, call_hset, write_value_answer,
      "HSET <key> <field> <value> [<field> <value>...]",
      "Sets fields; answers how many were new.", "hash"},
-    {"HGET", 2, 2, kValueRead, -1, {}, nullptr, call_hget, write_value_answer,
+    {"HGET", 2, 2, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kHGet>, write_value_answer,
      "HGET <key> <field>",
      "The field's value, or nil.", "hash"},
-    {"HMGET", 2, -1, kValueRead, -1, {}, nullptr, call_hmget, write_value_answer,
+    {"HMGET", 2, -1, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kHMGet>, write_value_answer,
      "HMGET <key> <field>...",
      "The fields' values (nil for a missing one).", "hash"},
-    {"HDEL", 2, -1, kValueWrite, -1, {}, nullptr, call_hdel, write_value_answer,
+    {"HDEL", 2, -1, kValueWrite, -1, {}, nullptr, call_plain<ValueOp::kHDel>, write_value_answer,
      "HDEL <key> <field>...",
      "Removes fields; answers how many were there.", "hash"},
-    {"HEXISTS", 2, 2, kValueRead, -1, {}, nullptr, call_hexists, write_value_answer,
+    {"HEXISTS", 2, 2, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kHExists>, write_value_answer,
      "HEXISTS <key> <field>",
      "1 when the field is there, else 0.", "hash"},
     {"HINCRBY", 3, 3, kValueWrite, -1, {}, nullptr, call_hincrby, write_value_answer,
      "HINCRBY <key> <field> <increment>",
      "Adds the increment to the field's integer (a missing field counts from 0).", "hash"},
-    {"HGETALL", 1, 1, kValueRead, -1, {}, nullptr, call_hgetall, write_value_answer,
+    {"HGETALL", 1, 1, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kHGetAll>, write_value_answer,
      "HGETALL <key>",
      "Every field and its value (a map).", "hash"},
-    {"HLEN", 1, 1, kValueRead, -1, {}, nullptr, call_hlen, write_value_answer,
+    {"HLEN", 1, 1, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kHLen>, write_value_answer,
      "HLEN <key>",
      "How many fields the hash has.", "hash"},
     // Lists.
@@ -171,7 +175,7 @@ inline constexpr CommandSpec kValueCommands[] = {
     {"LRANGE", 3, 3, kValueRead, -1, {}, nullptr, call_lrange, write_value_answer,
      "LRANGE <key> <start> <stop>",
      "The elements from start to stop (negative: from the tail).", "list"},
-    {"LLEN", 1, 1, kValueRead, -1, {}, nullptr, call_llen, write_value_answer,
+    {"LLEN", 1, 1, kValueRead, -1, {}, nullptr, call_plain<ValueOp::kLLen>, write_value_answer,
      "LLEN <key>",
      "How many elements the list has.", "list"},
     {"LREM", 3, 3, kValueWrite, -1, {}, nullptr, call_lrem, write_value_answer,

@@ -63,12 +63,4 @@ Issued call_getset(LockService& s, const Caller& c, const CallArgs& a, Completio
   return s.set_value(c, args, d);
 }
 
-Issued call_getdel(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kGetDel, a), d);
-}
-
-Issued call_type(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kType, a), d);
-}
-
 }  // namespace holdfast::resp

@@ -12,22 +12,6 @@ Issued call_hset(LockService& s, const Caller& c, const CallArgs& a, Completion&
   return s.value(c, request(ValueOp::kHSet, a), d);
 }
 
-Issued call_hget(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kHGet, a), d);
-}
-
-Issued call_hmget(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kHMGet, a), d);
-}
-
-Issued call_hdel(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kHDel, a), d);
-}
-
-Issued call_hexists(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kHExists, a), d);
-}
-
 Issued call_hincrby(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
   const auto by = parse_redis_integer(a.positional[2]);
   if (!by) return value_cmd::not_an_integer(d);
@@ -35,14 +19,6 @@ Issued call_hincrby(LockService& s, const Caller& c, const CallArgs& a, Completi
   r.items = a.positional.subspan(1, 1);
   r.integer = *by;
   return s.value(c, r, d);
-}
-
-Issued call_hgetall(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kHGetAll, a), d);
-}
-
-Issued call_hlen(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kHLen, a), d);
 }
 
 }  // namespace holdfast::resp

@@ -63,10 +63,6 @@ Issued call_lrange(LockService& s, const Caller& c, const CallArgs& a, Completio
   return s.value(c, r, d);
 }
 
-Issued call_llen(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kLLen, a), d);
-}
-
 Issued call_lrem(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
   ValueRequest r = request(ValueOp::kLRem, a);
   if (!read_integer(a.positional[1], r.integer)) return not_an_integer(d);

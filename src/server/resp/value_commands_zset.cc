@@ -142,22 +142,6 @@ Issued call_zincrby(LockService& s, const Caller& c, const CallArgs& a, Completi
   return s.value(c, r, d);
 }
 
-Issued call_zrem(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kZRem, a), d);
-}
-
-Issued call_zcard(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kZCard, a), d);
-}
-
-Issued call_zscore(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kZScore, a), d);
-}
-
-Issued call_zrank(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
-  return s.value(c, request(ValueOp::kZRank, a), d);
-}
-
 Issued call_zrevrank(LockService& s, const Caller& c, const CallArgs& a, Completion& d) {
   ValueRequest r = request(ValueOp::kZRank, a);
   r.flags |= kRev;

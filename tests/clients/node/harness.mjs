@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
+import { after, before } from 'node:test';
 
 import IORedis5 from 'ioredis-5';
 import IORedis6 from 'ioredis-6';
@@ -167,4 +168,25 @@ async function connectNodeRedis(lib, server, o) {
       return client.close();
     },
   };
+}
+
+// For a test file of lock libraries over ioredis (the Redis class they take, passed in): one
+// server for the file, started before its tests, and suite.client() for each ioredis
+// connection to it; after the tests, every client quits and the server stops.
+export function ioredisSuite(Redis) {
+  const suite = { server: undefined, clients: [] };
+  suite.client = () => {
+    const redis = new Redis({ host: '127.0.0.1', port: suite.server.port, maxRetriesPerRequest: 20 });
+    redis.on('error', () => {});  // reconnects after the server restarts; commands report errors
+    suite.clients.push(redis);
+    return redis;
+  };
+  before(async () => {
+    suite.server = await HoldfastServer.start();
+  });
+  after(async () => {
+    await Promise.allSettled(suite.clients.map((c) => c.quit()));
+    await suite.server.stop();
+  });
+  return suite;
 }

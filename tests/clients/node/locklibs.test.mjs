@@ -4,7 +4,7 @@
 // of each contend on one key and, inside the critical section, read the fencing token of the
 // grant with LOCK.STATUS: sections never overlap and each sees a larger token than the last.
 // A grant acknowledged before a kill -9 is still there after the restart.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -13,29 +13,14 @@ import Redlock from 'redlock';
 import { Mutex } from 'redis-semaphore';
 import { createLock } from '@microfleet/ioredis-lock';
 
-import { HoldfastServer, fields } from './harness.mjs';
+import { fields, ioredisSuite } from './harness.mjs';
 
-let server;
-const clients = [];
-
-function client() {
-  const redis = new Redis({ host: '127.0.0.1', port: server.port, maxRetriesPerRequest: 20 });
-  redis.on('error', () => {});  // reconnects after the server restarts; commands report errors
-  clients.push(redis);
-  return redis;
-}
+const suite = ioredisSuite(Redis);
+const { client, clients } = suite;
 
 async function status(redis, key) {
   return fields(await redis.call('LOCK.STATUS', key));
 }
-
-before(async () => {
-  server = await HoldfastServer.start();
-});
-after(async () => {
-  await Promise.allSettled(clients.map((c) => c.quit()));
-  await server.stop();
-});
 
 // Runs `rounds` critical sections in each of two workers; `section(worker, body)` takes the
 // lock the library's way, runs body, and frees it. Checks exclusion and fencing.
@@ -164,7 +149,7 @@ describe('after a kill -9', { timeout: 60000 }, () => {
     const redlock = new Redlock([redis], { retryCount: 0 });
     const lock = await redlock.acquire(['crash:a'], 60000);
     const before = await status(redis, 'crash:a');
-    await server.kill9();
+    await suite.server.kill9();
     const after = await status(redis, 'crash:a');  // ioredis reconnects and resends
     assert.equal(Number(after.held), 1);
     assert.equal(after.owner, lock.value);

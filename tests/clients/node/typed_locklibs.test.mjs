@@ -5,7 +5,7 @@
 // counter for fencing tokens, PUBLISH and SUBSCRIBE to wake waiters) over node-redis. Workers
 // contend on one semaphore and never hold more permits at once than it has; holders survive a
 // kill -9; simple-redis-mutex's fencing tokens only grow.
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -14,25 +14,10 @@ import { createClient } from 'redis-5';
 import { MultiSemaphore, RedlockSemaphore, Semaphore } from 'redis-semaphore';
 import { lock as srmLock, tryLock as srmTryLock } from 'simple-redis-mutex';
 
-import { HoldfastServer } from './harness.mjs';
+import { ioredisSuite } from './harness.mjs';
 
-let server;
-const clients = [];
-
-function client() {
-  const redis = new Redis({ host: '127.0.0.1', port: server.port, maxRetriesPerRequest: 20 });
-  redis.on('error', () => {});  // reconnects after the server restarts; commands report errors
-  clients.push(redis);
-  return redis;
-}
-
-before(async () => {
-  server = await HoldfastServer.start();
-});
-after(async () => {
-  await Promise.allSettled(clients.map((c) => c.quit()));
-  await server.stop();
-});
+const suite = ioredisSuite(Redis);
+const { client } = suite;
 
 // Runs `rounds` sections in each of `workers` workers; `section(worker, body)` takes permits
 // the library's way, runs body, and gives them back. At no moment do the sections inside hold
@@ -153,7 +138,7 @@ describe('after a kill -9', { timeout: 60000 }, () => {
     const redis = client();
     const s = new Semaphore(redis, 'crash:sem', 1, { lockTimeout: 60000, refreshInterval: 0 });
     await s.acquire();
-    await server.kill9();
+    await suite.server.kill9();
     assert.deepEqual(await redis.zrange('semaphore:crash:sem', 0, -1), [s.identifier]);
     const other = new Semaphore(client(), 'crash:sem', 1, { lockTimeout: 60000, acquireAttemptsLimit: 1 });
     assert.equal(await other.tryAcquire(), false);
@@ -164,12 +149,11 @@ describe('after a kill -9', { timeout: 60000 }, () => {
 });
 
 // simple-redis-mutex subscribes to a channel before its first SET NX and publishes from its
-// release script; each case runs once the server has SUBSCRIBE and PUBLISH, and is skipped
-// with that reason while PUBLISH is an unknown command.
+// release script.
 describe('simple-redis-mutex', { timeout: 60000 }, () => {
   const redisClients = [];
   async function nodeRedis() {
-    const c = createClient({ socket: { host: '127.0.0.1', port: server.port } });
+    const c = createClient({ socket: { host: '127.0.0.1', port: suite.server.port } });
     c.on('error', () => {});
     await c.connect();
     redisClients.push(c);
@@ -178,25 +162,7 @@ describe('simple-redis-mutex', { timeout: 60000 }, () => {
   after(async () => {
     await Promise.allSettled(redisClients.map((c) => c.close()));
   });
-  // Pub/sub is its own piece of the server: until it is there, PUBLISH is an unknown command
-  // and these cases say so instead of failing. Any other answer runs them.
-  async function pubsubMissing() {
-    try {
-      await client().publish('@simple-redis-mutex:probe', 'x');
-      return false;
-    } catch (e) {
-      if (/unknown command/i.test(String(e.message))) return true;
-      throw e;
-    }
-  }
-  const kNoPubsub = 'skipped: the server answers PUBLISH with an unknown-command error; ' +
-    'simple-redis-mutex needs PUBLISH and SUBSCRIBE';
-
-  test('tryLock, fencing tokens that only grow, release', async (t) => {
-    if (await pubsubMissing()) {
-      t.skip(kNoPubsub);
-      return;
-    }
+  test('tryLock, fencing tokens that only grow, release', async () => {
     const redis = await nodeRedis();
     const [got, release] = await srmTryLock(redis, 'srm:a', { timeout: 5000 });
     assert.equal(got, true);
@@ -211,11 +177,7 @@ describe('simple-redis-mutex', { timeout: 60000 }, () => {
     assert.equal(await redis.exists('@simple-redis-mutex:lock-srm:a'), 0);
   });
 
-  test('blocking lock() is woken by the release, and sections never overlap', async (t) => {
-    if (await pubsubMissing()) {
-      t.skip(kNoPubsub);
-      return;
-    }
+  test('blocking lock() is woken by the release, and sections never overlap', async () => {
     const redis = [await nodeRedis(), await nodeRedis()];
     let last = 0;
     await contend(2, 10, 1, 1, async (w, body) => {

@@ -1,4 +1,4 @@
-#include "redis_server.h"
+#include "support/redis_server.h"
 
 #include <signal.h>
 
@@ -7,16 +7,10 @@
 #include <string>
 #include <thread>
 
-#include "support/resp_client.h"
-
-#ifndef HOLDFAST_REDIS_SERVER_PATH
-#define HOLDFAST_REDIS_SERVER_PATH "redis-server"
-#endif
-
 namespace holdfast::testing {
 
 RedisServer::RedisServer() : port_(free_port()) {
-  child_ = Child::start({HOLDFAST_REDIS_SERVER_PATH, "--port", std::to_string(port_), "--bind",
+  child_ = Child::start({HOLDFAST_REDIS_SERVER_BIN, "--port", std::to_string(port_), "--bind",
                          "127.0.0.1", "--dir", dir_.path(), "--save", "", "--appendonly", "no"});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (;;) {

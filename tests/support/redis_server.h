@@ -4,6 +4,7 @@
 #pragma once
 
 #include "support/process.h"
+#include "support/resp_client.h"
 
 namespace holdfast::testing {
 
@@ -14,6 +15,7 @@ class RedisServer {
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
   int port() const { return port_; }
+  RespClient client() const { return RespClient::tcp(port_); }
 
  private:
   TempDir dir_;
