@@ -52,19 +52,60 @@ int open_with(std::uint16_t port, const std::string& cmd) {
   return fd;
 }
 
+// An HTTP connection that sent `GET /v1/events` and read the response head and the stream's
+// first comment (sent once events flow).
+int open_stream(std::uint16_t port) {
+  const int fd = connect_loopback(port, 5000);
+  if (fd < 0) throw std::runtime_error("connect: " + std::string(std::strerror(errno)));
+  std::string got;
+  if (!send_all(fd, "GET /v1/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 5000)) {
+    ::close(fd);
+    throw std::runtime_error("send failed");
+  }
+  while (got.find("holdfast lock events") == std::string::npos) {
+    if (!recv_some(fd, got, 5000) || (got.size() > 12 && !got.starts_with("HTTP/1.1 200"))) {
+      ::close(fd);
+      throw std::runtime_error("GET /v1/events answered: " + got.substr(0, 200));
+    }
+  }
+  return fd;
+}
+
+// The server's holdfast_events_total, from GET /metrics.
+std::int64_t events_total(std::uint16_t port) {
+  if (port == 0) throw std::runtime_error("the target has no HTTP port for its metrics");
+  const int fd = connect_loopback(port, 5000);
+  if (fd < 0) throw std::runtime_error("connect: " + std::string(std::strerror(errno)));
+  std::string got;
+  const bool sent =
+      send_all(fd, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", 5000);
+  while (sent && recv_some(fd, got, 5000)) {
+  }
+  ::close(fd);
+  const std::string name = "\nholdfast_events_total ";
+  const std::size_t at = got.find(name);
+  if (at == std::string::npos) throw std::runtime_error("no holdfast_events_total in /metrics");
+  return std::stoll(got.substr(at + name.size(), 24));
+}
+
 }  // namespace
 
-Watchers::Watchers(std::uint16_t port, int count) {
+Watchers::Watchers(const Target& target, int count, bool streams) : http_port_(target.http_port()) {
+  events_at_start_ = events_total(http_port_);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   try {
-    for (int i = 0; i < count; ++i) fds_.push_back(open_with(port, command({"LOCK.WATCH"})));
+    for (int i = 0; i < count; ++i)
+      fds_.push_back(streams ? open_stream(http_port_)
+                             : open_with(target.resp_port(), command({"LOCK.WATCH"})));
   } catch (...) {
     for (int fd : fds_) ::close(fd);
     ::close(wake_fd_);
     throw;
   }
-  thread_ = std::thread([this] { run(); });
+  if (!fds_.empty()) thread_ = std::thread([this] { run(); });
 }
+
+std::int64_t Watchers::events_made() const { return events_total(http_port_) - events_at_start_; }
 
 Watchers::~Watchers() {
   stop_ = true;

@@ -25,21 +25,28 @@
 
 namespace holdfast::bench {
 
-// `count` connections to 127.0.0.1:port that sent LOCK.WATCH and read everything that comes,
-// on a thread of their own, until destroyed. Throws std::runtime_error when a connection or
-// its LOCK.WATCH fails.
+// `count` lock-event readers of `target` that read everything that comes, on a thread of their
+// own, until destroyed: RESP connections that sent LOCK.WATCH, or HTTP connections that sent
+// `GET /v1/events` (`streams`). It also reads the server's holdfast_events_total when it starts,
+// so that events_made() tells how many events the server made meanwhile (with count 0 too: the
+// path with nobody watching). Throws std::runtime_error when a connection, its request or the
+// metrics fail.
 class Watchers {
  public:
-  Watchers(std::uint16_t port, int count);
+  Watchers(const Target& target, int count, bool streams = false);
   ~Watchers();
   Watchers(const Watchers&) = delete;
   Watchers& operator=(const Watchers&) = delete;
   // Bytes read so far, over every connection.
   std::uint64_t bytes() const { return bytes_; }
+  // Events the server made since this began.
+  std::int64_t events_made() const;
 
  private:
   void run();
 
+  std::uint16_t http_port_;
+  std::int64_t events_at_start_ = 0;
   std::vector<int> fds_;
   int wake_fd_ = -1;
   std::atomic<std::uint64_t> bytes_{0};

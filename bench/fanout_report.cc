@@ -9,10 +9,9 @@ namespace holdfast::bench {
 namespace {
 
 const Measurement* find(const SuiteResults& r, const std::string& target,
-                        const std::string& variant_prefix) {
+                        const std::string& variant) {
   for (const auto& m : r.measurements)
-    if (m.workload == "watchers" && m.target == target && m.variant.starts_with(variant_prefix))
-      return &m;
+    if (m.workload == "watchers" && m.target == target && m.variant == variant) return &m;
   return nullptr;
 }
 
@@ -25,34 +24,54 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
   for (const auto& m : r.measurements) any = any || m.workload == "watchers";
   if (!any) return;
   const SuiteOptions& o = r.options;
+  const std::string n = std::to_string(o.watchers);
   out << "## (k) What lock-event watchers cost the lock path\n\n"
-      << "Pairs as in (a) at " << o.watch_connections << " connections, with no `LOCK.WATCH` "
-      << "connection and with " << o.watchers << " that read every event (a thread of the "
-      << "client reads them; its CPU is the client's), in the same rounds. Goal: with watchers "
-      << "at least 0.9 of the pairs without.\n\n"
-      << "| target | watchers | pairs/s | p99 µs | cli CPU | srv CPU | srv µs/pair | "
-         "with ÷ without | per round |\n"
-      << "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      << "Pairs as in (a) at " << o.watch_connections << " connections: with no watcher, with 1 "
+      << "and with " << n << " `LOCK.WATCH` connections that read every event, in the same "
+      << "rounds; then " << n << " `LOCK.WATCH` connections beside " << n << " `GET /v1/events` "
+      << "streams, in rounds of their own (a stream keeps events on for a minute after it "
+      << "closes, so it cannot share rounds with the windows without a watcher). A thread of the "
+      << "client reads the watchers; its CPU is the client's. \"events made\" is the server's "
+      << "`holdfast_events_total` over the windows and their warm-ups: 0 means the lock path made "
+      << "no event at all. \"÷ base\" divides pairs/s by the row the ratio names, window by window "
+      << "for \"per round\". Goal: with " << n << " watchers at least 0.9 of the pairs without.\n\n"
+      << "| target | readers | pairs/s | p99 µs | cli CPU | srv CPU | srv µs/pair | events made | "
+         "÷ base | per round |\n"
+      << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const std::string target : {"holdfast-never", "holdfast-always"}) {
-    const Measurement* none = find(r, target, "0 ");
-    const Measurement* some = find(r, target, std::to_string(o.watchers) + " ");
-    for (const Measurement* m : {none, some}) {
+    const Measurement* none = find(r, target, "0 watchers");
+    const Measurement* again = find(r, target, n + " watchers, again");
+    struct Row {
+      std::string variant, label;
+      const Measurement* base;
+      std::string base_label;
+    };
+    const std::vector<Row> rows{
+        {"0 watchers", "none", nullptr, ""},
+        {"1 watchers", "1 LOCK.WATCH", none, "none"},
+        {n + " watchers", n + " LOCK.WATCH", none, "none"},
+        {n + " watchers, again", n + " LOCK.WATCH (stream rounds)", nullptr, ""},
+        {n + " streams", n + " /v1/events", again, n + " LOCK.WATCH"}};
+    for (const Row& row : rows) {
+      const Measurement* m = find(r, target, row.variant);
       if (m == nullptr) continue;
-      out << "| " << target << " | " << (m == none ? "0" : std::to_string(o.watchers));
+      out << "| " << target << " | " << row.label;
       if (m->failed) {
-        out << " | failed: " << first_line(m->failure) << " |||||||\n";
+        out << " | failed: " << first_line(m->failure) << " ||||||||\n";
         continue;
       }
       std::optional<double> ratio;
       std::optional<RatioRange> rounds;
-      if (m == some && none != nullptr && !none->failed && none->ops_per_sec > 0) {
-        ratio = m->ops_per_sec / none->ops_per_sec;
-        rounds = window_ratio_range(*m, *none);
+      if (row.base != nullptr && !row.base->failed && row.base->ops_per_sec > 0) {
+        ratio = m->ops_per_sec / row.base->ops_per_sec;
+        rounds = window_ratio_range(*m, *row.base);
       }
       out << " | " << fmt_count(m->ops_per_sec) << " | " << fmt_us(m->p99_ns) << " | "
           << fmt(m->client_cpu_pct(), 0) << "% | " << fmt(m->server_cpu_pct(), 0) << "% | "
-          << fmt(m->server_us_per_op(), 2) << " | " << fmt_ratio(ratio) << " | "
-          << (m == some ? range_text(rounds) : "") << " |\n";
+          << fmt(m->server_us_per_op(), 2) << " | "
+          << (m->events_made >= 0 ? fmt_count(static_cast<double>(m->events_made)) : "–") << " | "
+          << (ratio ? fmt_ratio(ratio) + " " + row.base_label : "–") << " | "
+          << (row.base != nullptr ? range_text(rounds) : "") << " |\n";
     }
   }
   out << "\n";

@@ -66,6 +66,8 @@ void accumulate(Measurement& total, const Measurement& round) {
   total.client_cpu_s += round.client_cpu_s;
   total.client_poll_s += round.client_poll_s;
   total.server_cpu_s += round.server_cpu_s;
+  if (round.events_made >= 0)
+    total.events_made = std::max<std::int64_t>(total.events_made, 0) + round.events_made;
   total.latency.merge(round.latency);
   total.writer_ops += round.writer_ops;
   total.writer_latency.merge(round.writer_latency);

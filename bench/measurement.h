@@ -131,6 +131,9 @@ struct Measurement {
   bool failed = false;  // the measurement itself could not run (connect failed, ...)
   std::string failure;
   int rounds = 0;  // windows merged into this figure
+  // (k): lock events the server made over the windows and their warm-ups (its
+  // holdfast_events_total); -1: not counted.
+  std::int64_t events_made = -1;
   struct Window {
     double ops_per_sec = 0;
     std::int64_t p99_ns = 0;

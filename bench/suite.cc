@@ -224,6 +224,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
           leg_shape.library_client = slot.leg->library_client;
           window =
               measure(*slot.target, slot.leg->workload, leg_shape, slot.leg->factory(*slot.target));
+          if (beside) window.events_made = beside->events_made();
         } catch (const std::exception& e) {
           window.workload = slot.leg->workload;
           window.target = slot.target->name();
@@ -351,19 +352,35 @@ SuiteResults run_suite(const SuiteOptions& o) {
 
   if (wants("watchers")) {
     say("(k) pairs as in (a) at " + std::to_string(o.watch_connections) + " connections, with no " +
-        "lock-event watcher and with " + std::to_string(o.watchers) + ", in the same rounds");
+        "lock-event watcher, with 1 and with " + std::to_string(o.watchers) +
+        " LOCK.WATCH connections, in the same rounds; then " + std::to_string(o.watchers) +
+        " LOCK.WATCH connections beside as many GET /v1/events streams");
     auto embedded = [](const Target& t) {
       return t.name() == "holdfast-always" || t.name() == "holdfast-never";
     };
     const int watchers = o.watchers;
+    auto reading = [](int count, bool streams) {
+      return [count, streams](Target& t) { return std::make_unique<Watchers>(t, count, streams); };
+    };
+    auto pairs_of = [&](const Target&) { return pairs; };
     MeasureShape s = base;
     s.connections = o.watch_connections;
-    figures_of(
-        {{"watchers", embedded, [&](const Target&) { return pairs; }, "0 watchers"},
-         {"watchers", embedded, [&](const Target&) { return pairs; },
-          std::to_string(watchers) + " watchers",
-          [watchers](Target& t) { return std::make_unique<Watchers>(t.resp_port(), watchers); }}},
-        s, no_pause);
+    // Nobody watching, one and many watches, in the same rounds. A LOCK.WATCH cannot resume,
+    // so once the last one closes the server makes no event (events.md): the windows without
+    // a watcher measure the lock path with events off, which the events counter confirms.
+    std::vector<Leg> legs{{"watchers", embedded, pairs_of, "0 watchers", reading(0, false)}};
+    if (watchers != 1)
+      legs.push_back({"watchers", embedded, pairs_of, "1 watchers", reading(1, false)});
+    legs.push_back({"watchers", embedded, pairs_of, std::to_string(watchers) + " watchers",
+                    reading(watchers, false)});
+    figures_of(legs, s, no_pause);
+    // Streams keep events on for a minute after they close (a page that reconnects resumes),
+    // so they run after the windows without a watcher, beside the same number of watches.
+    figures_of({{"watchers", embedded, pairs_of, std::to_string(watchers) + " watchers, again",
+                 reading(watchers, false)},
+                {"watchers", embedded, pairs_of, std::to_string(watchers) + " streams",
+                 reading(watchers, true)}},
+               s, no_pause);
   }
   if (wants("publish")) {
     say("(l) PUBLISH to " + std::to_string(o.subscribers) + " subscribers, " +

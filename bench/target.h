@@ -47,6 +47,8 @@ class Target {
   // The RESP port on 127.0.0.1, for connections the harness opens itself (watchers and
   // subscribers of bench/fanout.h); 0 when there is none.
   virtual std::uint16_t resp_port() const { return 0; }
+  // Its HTTP API's port (Holdfast's /v1/events and /metrics); 0: none.
+  virtual std::uint16_t http_port() const { return 0; }
   // Its connections speak TLS: it takes part in the tls workload (j) only, beside the same
   // server over plain TCP.
   virtual bool tls() const { return false; }

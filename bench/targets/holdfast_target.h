@@ -42,6 +42,7 @@ class HoldfastTarget final : public Target {
   bool supports_blocking_acquire() const override { return dialect_ == RespDialect::kHoldfast; }
   bool speaks_resp() const override { return true; }
   std::uint16_t resp_port() const override { return port_; }
+  std::uint16_t http_port() const override { return http_port_; }
   bool tls() const override { return wants_tls_; }
 
   // SIGKILL, no goodbye: what a crash looks like to the data folder.

@@ -1,6 +1,8 @@
 #include "core/lock_event.h"
 
 #include <array>
+#include <charconv>
+#include <cstring>
 
 #include "core/text.h"
 
@@ -12,15 +14,33 @@ constexpr std::array<std::string_view, kLockEventKinds> kNames = {
     "assigned", "unassigned", "queued",  "dequeued",
 };
 
+// `,"name":` with one append (events are written for every change while someone watches).
 void field(std::string& out, std::string_view name) {
-  out += ",\"";
-  out += name;
-  out += "\":";
+  char buf[32];
+  if (name.size() + 4 > sizeof(buf)) {
+    out += ",\"";
+    out += name;
+    out += "\":";
+    return;
+  }
+  buf[0] = ',';
+  buf[1] = '"';
+  std::memcpy(buf + 2, name.data(), name.size());
+  buf[name.size() + 2] = '"';
+  buf[name.size() + 3] = ':';
+  out.append(buf, name.size() + 4);
+}
+
+// Without a temporary string: events are written for every change while someone watches.
+void digits(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
 void number(std::string& out, std::string_view name, std::int64_t v) {
   field(out, name);
-  out += std::to_string(v);
+  digits(out, v);
 }
 
 void text(std::string& out, std::string_view name, std::string_view v) {
@@ -57,13 +77,25 @@ std::string_view dequeue_reason_name(DequeueReason reason) {
 
 std::string event_json(const LockEvent& e, std::uint64_t id) {
   std::string out;
-  out.reserve(192 + e.key.size() + e.held_by.size() + e.owner.size() + e.holder_id.size());
+  append_event_json(out, e, id);
+  return out;
+}
+
+void append_event_json(std::string& out, const LockEvent& e, std::uint64_t id) {
+  out.reserve(out.size() + 192 + e.key.size() + e.held_by.size() + e.owner.size() +
+              e.holder_id.size());
   out += "{\"id\":";
-  out += std::to_string(id);
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), id);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
   text(out, "event", event_name(e.kind));
   text(out, "key", e.key);
   field(out, "token");
-  out += e.token == 0 ? "null" : std::to_string(e.token);
+  if (e.token == 0) {
+    out += "null";
+  } else {
+    digits(out, static_cast<std::int64_t>(e.token));
+  }
   text(out, "heldBy", e.held_by);
   field(out, "owner");
   if (e.owner.empty()) {
@@ -72,7 +104,11 @@ std::string event_json(const LockEvent& e, std::uint64_t id) {
     append_json_quoted(out, e.owner);
   }
   field(out, "leaseExpiresAt");
-  out += e.lease_expires_at == kNever ? "null" : std::to_string(e.lease_expires_at);
+  if (e.lease_expires_at == kNever) {
+    out += "null";
+  } else {
+    digits(out, e.lease_expires_at);
+  }
   number(out, "at", e.at);
   const bool waiter = e.kind == LockEventKind::kQueued || e.kind == LockEventKind::kDequeued;
   if (!waiter) {
@@ -91,7 +127,6 @@ std::string event_json(const LockEvent& e, std::uint64_t id) {
   if (e.reason != DequeueReason::kNone) text(out, "reason", dequeue_reason_name(e.reason));
   if (e.waited_ms >= 0) number(out, "waitedMs", e.waited_ms);
   out += '}';
-  return out;
 }
 
 }  // namespace holdfast

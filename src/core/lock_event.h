@@ -84,5 +84,7 @@ class LockEventSink {
 // `id` and `event` first. Keys, principals, owners and holder ids are valid UTF-8 (the policy
 // checked them), so the JSON is too.
 std::string event_json(const LockEvent& event, std::uint64_t id);
+// The same, appended to `out` (whose memory a caller may reuse).
+void append_event_json(std::string& out, const LockEvent& event, std::uint64_t id);
 
 }  // namespace holdfast

@@ -91,19 +91,25 @@ std::optional<std::string> hex_decode(std::string_view hex) {
 
 void append_json_quoted(std::string& out, std::string_view text) {
   out.push_back('"');
-  for (char c : text) {
+  // Runs of characters that need no escape are appended whole: keys and names rarely have any
+  // (lock events write several per change).
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     const auto u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
+    if (c != '"' && c != '\\' && u >= 0x20) continue;
+    out.append(text.data() + run, i - run);
+    run = i + 1;
+    if (u >= 0x20) {
       out.push_back('\\');
       out.push_back(c);
-    } else if (u < 0x20) {
+    } else {
       out.append("\\u00");
       out.push_back(kHexDigits[u >> 4]);
       out.push_back(kHexDigits[u & 15]);
-    } else {
-      out.push_back(c);
     }
   }
+  out.append(text.data() + run, text.size() - run);
   out.push_back('"');
 }
 

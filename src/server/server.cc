@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <boost/asio/ip/address.hpp>
+#include <boost/asio/post.hpp>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -168,7 +169,17 @@ Status Server::start(LockService& service, LoopHooks* hooks) {
   service_ = &service;
   if (hooks != nullptr) hooks_ = hooks;
   loop_.set_service(service);
-  events_.emplace(service, clock_);
+  // Events made in one piece of the loop's work are told together once it is done
+  // (event_bus.h); then the loop's turn ends as any other's.
+  events::BusOptions bus;
+  bus.later = [this] {
+    boost::asio::post(io_, [this] {
+      if (!events_) return;
+      events_->tell();
+      loop_.after_event();
+    });
+  };
+  events_.emplace(service, clock_, std::move(bus));
   hub_.emplace(
       resp::ConnectionHub{io_,
                           loop_,

@@ -309,6 +309,12 @@ class LockService {
     (void)key;
     return true;
   }
+  // Whether may_read(caller, key) holds for every key now (no rule set decides it), so that
+  // events can be told to `caller` without asking key by key.
+  virtual bool may_read_all(const Principal& caller) const {
+    (void)caller;
+    return true;
+  }
 };
 
 // Asks the loop to call dispatch() soon. Thread-safe; many requests may become one call.

@@ -101,8 +101,12 @@ std::optional<Error> Policy::denied(const Caller& caller, LockOperation op, std:
   return check_access(rules(), *caller.principal, op, key, asked);
 }
 
+bool Policy::may_read_all(const Principal& caller) const {
+  return caller.is_privileged() || rules() == nullptr;
+}
+
 bool Policy::may_read(const Principal& caller, std::string_view key) const {
-  if (caller.is_privileged() || rules() == nullptr) return true;
+  if (may_read_all(caller)) return true;
   RuleRequest asked;
   asked.operation = "watch";
   return !check_access(rules(), caller, LockOperation::kAcquire, key, asked).has_value();

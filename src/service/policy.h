@@ -98,6 +98,7 @@ class Policy final : public LockService {
   // installed; with one, a member sees the keys the set's acquire rule lets it take, asked
   // with request.operation "watch" (docs/events.md).
   bool may_read(const Principal& caller, std::string_view key) const override;
+  bool may_read_all(const Principal& caller) const override;
 
   // The compiled rule set in force (null: none).
   const RuleSet* rules() const { return rules_ ? &*rules_ : nullptr; }

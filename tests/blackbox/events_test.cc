@@ -217,6 +217,118 @@ TEST_F(Events, NoEventIsLostUnderTwentyClients) {
   EXPECT_TRUE(held.empty());
 }
 
+// Streams get their events in batches (events/push_batch.h, as LOCK.WATCH does): with 20 streams
+// open and 20 clients taking and releasing, plus a burst of 200 changes sent at once, every
+// stream gets every event, in the server's order, and fewer writes (chunks) than events.
+TEST_F(Events, TwentyStreamsGetEveryEventInOrderInBatches) {
+  std::vector<SseClient> streams;
+  for (int i = 0; i < 20; ++i) streams.push_back(stream());
+  std::atomic<int> grants{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 20; ++i) {
+    clients.emplace_back([&, i] {
+      RespClient mine = server.client();
+      for (int n = 0; n < 20; ++n) {
+        const std::string key = "batch:" + std::to_string((i + n) % 5);
+        auto r = mine.call({"LOCK.TRY", key, "TTL", "60000"});
+        if (r.is_null()) continue;
+        ++grants;
+        mine.call({"LOCK.RELEASE", key, r.text("handle")});
+      }
+    });
+  }
+  // The burst: 100 keys set and deleted, all in one write.
+  std::string burst;
+  for (int i = 0; i < 100; ++i)
+    burst += RespClient::encode({"SET", "burst:" + std::to_string(i), "v", "PX", "60000"}) +
+             RespClient::encode({"DEL", "burst:" + std::to_string(i)});
+  RespClient busy = server.client();
+  busy.send_raw(burst);
+  for (int i = 0; i < 200; ++i) busy.read();
+  for (auto& t : clients) t.join();
+  const std::size_t pairs = static_cast<std::size_t>(grants.load()) + 100;
+  std::vector<std::uint64_t> first_ids;
+  for (SseClient& s : streams) {
+    auto events = read_until(
+        s, [&](const std::vector<Ev>& seen) { return count(seen, "released") >= pairs; });
+    EXPECT_EQ(count(events, "acquired"), pairs);
+    EXPECT_EQ(count(events, "released"), pairs);
+    // In the server's order: ids grow, and per key a grant and its release alternate.
+    std::vector<std::uint64_t> ids;
+    std::map<std::string, std::int64_t> held;
+    for (const Ev& e : events) {
+      if (!ids.empty()) {
+        EXPECT_GT(e.id, ids.back());
+      }
+      ids.push_back(e.id);
+      const std::int64_t token = e.data.at("token").as_int64();
+      if (e.kind == "acquired") {
+        EXPECT_EQ(held.count(e.key()), 0u) << e.key();
+        held[e.key()] = token;
+      } else {
+        ASSERT_EQ(held.count(e.key()), 1u) << e.key();
+        EXPECT_EQ(held[e.key()], token);
+        held.erase(e.key());
+      }
+    }
+    EXPECT_TRUE(held.empty());
+    // Every stream got the same events.
+    if (first_ids.empty()) {
+      first_ids = ids;
+    } else {
+      EXPECT_EQ(ids, first_ids);
+    }
+    // Batched: the burst's 200 events alone were made in a few turns of the loop.
+    EXPECT_LT(s.chunks(), events.size());
+  }
+}
+
+// A stream whose reader stops reading gets what was being written, then `reset`, and ends; the
+// readers that keep up go on.
+TEST_F(Events, AStreamThatFallsBehindIsResetAndClosed) {
+  SseClient reader = stream();
+  SseClient slow = SseClient::open(server.http_port(), "/v1/events", {}, 4096);
+  ASSERT_EQ(slow.status(), 200);
+  const std::string key(900, 'k');  // big events fill the buffer sooner
+  RespClient busy = server.client();
+  bool dropped = false;
+  for (int round = 0; round < 400 && !dropped; ++round) {
+    std::string batch;
+    for (int i = 0; i < 100; ++i)
+      batch += RespClient::encode({"SET", key + std::to_string(i), "v", "PX", "60000"}) +
+               RespClient::encode({"DEL", key + std::to_string(i)});
+    busy.send_raw(batch);
+    for (int i = 0; i < 200; ++i) busy.read();
+    while (reader.next_within(0)) {
+    }
+    dropped = metrics().find("holdfast_event_watchers_dropped_total 1") != std::string::npos;
+  }
+  ASSERT_TRUE(dropped);
+  std::string last_kind;
+  std::uint64_t last_id = 0;
+  bool ended = false;
+  for (;;) {
+    try {
+      auto e = slow.next_within(10000);
+      if (!e) break;
+      last_kind = e->event;
+      if (e->event != "reset") {
+        const std::uint64_t id = std::stoull(e->id);
+        EXPECT_GT(id, last_id);
+        last_id = id;
+      }
+    } catch (const std::exception&) {
+      ended = true;  // the final chunk came
+      break;
+    }
+  }
+  EXPECT_TRUE(ended);
+  EXPECT_EQ(last_kind, "reset");
+  EXPECT_TRUE(slow.wait_closed(10000));
+  const std::string m = metrics();
+  EXPECT_NE(m.find("holdfast_event_watchers 1"), std::string::npos) << m;  // the reader
+}
+
 TEST_F(Events, LastEventIdResumesElseReset) {
   std::uint64_t seen_last = 0;
   {

@@ -42,7 +42,16 @@ struct Done final : Completion {
 struct Seen final : Watcher {
   std::vector<Published> events;
   int resets = 0;
+  int batches = 0;      // whole batches told (on_events)
+  std::string text;     // their text, as a front end's render writes it
+  bool resumes = true;  // false: as LOCK.WATCH
   void on_event(const Published& e) override { events.push_back(e); }
+  void on_events(const Batch& b) override {
+    ++batches;
+    text += b.text(Batch::kSse, [](std::string& out, const Published& e) { out += e.key + ";"; });
+    Watcher::on_events(b);
+  }
+  bool can_resume() const override { return resumes; }
   void on_reset(std::uint64_t) override { ++resets; }
   std::vector<std::string> names() const {
     std::vector<std::string> n;
@@ -174,6 +183,51 @@ TEST_F(BusTest, EventsStopAfterTheLingerAndAGapIsNotResumed) {
   take("e");
   ASSERT_EQ(after.events.size(), 1u);
   EXPECT_EQ(after.events[0].key, "e");
+}
+
+TEST_F(BusTest, ABatchIsToldOnceItsWorkIsDoneAndSharedByWhoSeesAll) {
+  int asked = 0;
+  BusOptions o;
+  o.later = [&] { ++asked; };
+  EventBus bus(policy, clock, o);
+  Seen all, other_all, jobs;
+  bus.watch(all, owner, "");
+  bus.watch(other_all, owner, "");
+  bus.watch(jobs, owner, "jobs:");
+  take("jobs:1");
+  take("other");
+  EXPECT_EQ(asked, 1);              // once per batch
+  EXPECT_TRUE(all.events.empty());  // not before the loop's work is done
+  Seen late;
+  bus.watch(late, owner, "");  // starts now: the batch so far is not its
+  bus.tell();
+  EXPECT_EQ(all.batches, 1);
+  EXPECT_EQ(all.text, "jobs:1;other;");
+  EXPECT_EQ(other_all.text, all.text);
+  ASSERT_EQ(all.names(), (std::vector<std::string>{"acquired", "acquired"}));
+  EXPECT_EQ(jobs.batches, 0);  // a prefix: event by event
+  ASSERT_EQ(jobs.events.size(), 1u);
+  EXPECT_EQ(jobs.events[0].key, "jobs:1");
+  EXPECT_TRUE(late.events.empty());
+  EXPECT_EQ(bus.stats().sent, 5u);
+  take("next");
+  EXPECT_EQ(asked, 2);
+  bus.tell();
+  EXPECT_EQ(all.text, "jobs:1;other;next;");
+  ASSERT_EQ(late.events.size(), 1u);
+  EXPECT_EQ(late.events[0].key, "next");
+}
+
+TEST_F(BusTest, WithOnlyWatchersThatCannotResumeEventsStopWithTheLast) {
+  EventBus bus(policy, clock, BusOptions{100, 60'000});
+  Seen w;
+  w.resumes = false;
+  bus.watch(w, owner, "");
+  take("a");
+  EXPECT_EQ(bus.stats().events, 1u);
+  bus.unwatch(w);
+  take("b");  // nobody could come back for it: not made
+  EXPECT_EQ(bus.stats().events, 1u);
 }
 
 TEST_F(BusTest, ARuleSetDecidesWhatAMemberSees) {

@@ -78,7 +78,8 @@ SseClient::SseClient(SseClient&& other) noexcept
       ended_(other.ended_),
       raw_(std::move(other.raw_)),
       text_(std::move(other.text_)),
-      comments_(std::move(other.comments_)) {
+      comments_(std::move(other.comments_)),
+      chunks_(other.chunks_) {
   other.fd_ = -1;
 }
 
@@ -123,6 +124,7 @@ bool SseClient::dechunk() {
     if (raw_.size() < line_end + 2 + size + 2) break;
     text_.append(raw_, line_end + 2, size);
     raw_pos_ = line_end + 2 + size + 2;
+    ++chunks_;
   }
   if (raw_pos_ > 0 && raw_pos_ * 2 > raw_.size()) {
     raw_.erase(0, raw_pos_);

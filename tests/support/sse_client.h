@@ -39,6 +39,8 @@ class SseClient {
   bool wait_closed(int timeout_ms = 5000);
   // The comments (": ...") seen so far.
   const std::vector<std::string>& comments() const { return comments_; }
+  // The body's chunks read so far (the final one left out): the server's writes.
+  std::size_t chunks() const { return chunks_; }
 
  private:
   explicit SseClient(int fd) : fd_(fd) {}
@@ -59,6 +61,7 @@ class SseClient {
   std::string text_;  // the event stream's text (from text_pos_)
   std::size_t text_pos_ = 0;
   std::vector<std::string> comments_;
+  std::size_t chunks_ = 0;
 };
 
 }  // namespace holdfast::testing

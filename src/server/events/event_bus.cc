@@ -15,12 +15,23 @@ std::optional<Error> check_prefix(std::string_view prefix) {
   return err;
 }
 
+const std::string& Batch::text(Format format, Render render) const {
+  std::string& t = texts_[format];
+  if (!made_[format]) {
+    made_[format] = true;
+    t.clear();
+    for (const Published* e : events_) render(t, *e);
+  }
+  return t;
+}
+
 EventBus::EventBus(LockService& service, const Clock& clock, BusOptions options)
     : service_(service),
       clock_(clock),
       options_(options),
       last_id_(static_cast<std::uint64_t>(clock.now_ms()) * 1000),
-      resumable_from_(last_id_ + 1) {}
+      resumable_from_(last_id_ + 1),
+      window_(options_.window) {}
 
 EventBus::~EventBus() {
   if (active_) service_.set_event_sink(nullptr);
@@ -37,6 +48,7 @@ void EventBus::activate() {
   if (active_) return;
   active_ = true;
   ready_ = false;
+  lingers_ = false;
   // Whatever happened while events were off was not recorded: nobody who saw only what came
   // before can resume.
   resumable_from_ = last_id_ + 1;
@@ -46,15 +58,16 @@ void EventBus::activate() {
 EventBus::Start EventBus::watch(Watcher& watcher, const Principal& principal, std::string prefix,
                                 std::optional<std::uint64_t> last_id) {
   activate();
-  Entry entry{&watcher, &principal, std::move(prefix), !ready_};
+  Entry entry{&watcher, &principal, std::move(prefix), !ready_, 0};
+  if (watcher.can_resume()) lingers_ = true;
   Start start = Start::kLive;
   if (last_id) {
     const std::uint64_t seen = *last_id;
     const bool in_window = window_.empty() ? seen == last_id_ : seen + 1 >= window_.front().id;
     if (seen >= resumable_from_ && seen <= last_id_ && in_window) {
       start = Start::kResumed;
-      for (const Published& p : window_)
-        if (p.id > seen && sees(entry, p)) {
+      for (std::size_t i = 0; i < window_.size(); ++i)
+        if (const Published& p = window_[i]; p.id > seen && sees(entry, p)) {
           ++stats_.sent;
           watcher.on_event(p);
         }
@@ -62,6 +75,8 @@ EventBus::Start EventBus::watch(Watcher& watcher, const Principal& principal, st
       start = Start::kReset;
     }
   }
+  // Events already made (those of a batch not yet told included) came above or are not for it.
+  entry.from_id = last_id_;
   watchers_.push_back(std::move(entry));
   return start;
 }
@@ -75,7 +90,19 @@ void EventBus::unwatch(Watcher& watcher) {
 void EventBus::compact() {
   const bool had = !watchers_.empty();
   std::erase_if(watchers_, [](const Entry& e) { return e.watcher == nullptr; });
-  if (had && watchers_.empty()) idle_since_ = clock_.now_ms();
+  if (!had || !watchers_.empty()) return;
+  if (lingers_) {
+    idle_since_ = clock_.now_ms();
+  } else {
+    deactivate();  // nobody can come back for what follows
+  }
+}
+
+void EventBus::deactivate() {
+  active_ = false;
+  ready_ = false;
+  untold_ = 0;
+  service_.set_event_sink(nullptr);
 }
 
 bool EventBus::sees(const Entry& e, const Published& p) const {
@@ -98,6 +125,7 @@ void EventBus::on_events_ready() {
 
 void EventBus::on_events_lost() {
   if (!active_) return;
+  tell();                          // what was made before the loss, then the reset
   resumable_from_ = last_id_ + 1;  // nobody resumes across the loss
   telling_ = true;
   for (std::size_t i = 0; i < watchers_.size(); ++i)
@@ -108,31 +136,68 @@ void EventBus::on_events_lost() {
 
 void EventBus::on_lock_event(LockEvent&& event) {
   if (!active_) return;
-  Published p;
+  // A batch never grows past this many events: it is told, and its memory stays small.
+  // Nor past the window, whose oldest slot the next event takes.
+  constexpr std::size_t kMostUntold = 256;
+  if (untold_ >= std::min(kMostUntold, window_.capacity())) {
+    tell();
+    if (!active_) return;  // the last watcher fell behind
+  }
+  Published& p = window_.push();  // the oldest's memory carries the new one once full
   p.id = ++last_id_;
   p.kind = event.kind;
-  p.json = event_json(event, p.id);
-  p.key = std::move(event.key);
+  p.json.clear();
+  append_event_json(p.json, event, p.id);
+  p.frames[0].clear();  // a slot's frames are those of the event it held
+  p.frames[1].clear();
+  p.key.assign(event.key);
   ++stats_.events;
+  ++untold_;
+  if (watchers_.empty()) {
+    untold_ = 0;  // kept for Last-Event-ID only
+    // Nobody came back: events go off, and with them their cost.
+    if (clock_.now_ms() - idle_since_ >= options_.linger_ms) deactivate();
+    return;
+  }
+  if (!options_.later) {
+    tell();
+  } else if (untold_ == 1) {
+    options_.later();  // the first of a batch
+  }
+}
+
+void EventBus::tell() {
+  if (untold_ == 0) return;
+  const std::size_t n = untold_;
+  untold_ = 0;
+  batch_.events_.clear();
+  for (std::size_t i = window_.size() - n; i < window_.size(); ++i)
+    batch_.events_.push_back(&window_[i]);
+  for (bool& made : batch_.made_) made = false;
+  const std::uint64_t first = batch_.events_.front()->id;
   telling_ = true;
   // By index: a watcher told here may start another watch (it never does today, but a push
   // into watchers_ must not invalidate the loop).
   for (std::size_t i = 0; i < watchers_.size(); ++i) {
-    if (watchers_[i].watcher == nullptr || !sees(watchers_[i], p)) continue;
-    ++stats_.sent;
-    watchers_[i].watcher->on_event(p);
+    if (watchers_[i].watcher == nullptr) continue;
+    const Entry& e = watchers_[i];
+    if (e.from_id < first && e.prefix.empty() && service_.may_read_all(*e.principal)) {
+      stats_.sent += n;
+      e.watcher->on_events(batch_);
+      continue;
+    }
+    for (const Published* p : batch_.events_) {
+      if (watchers_[i].watcher == nullptr) break;  // it fell behind
+      if (p->id <= watchers_[i].from_id || !sees(watchers_[i], *p)) continue;
+      ++stats_.sent;
+      watchers_[i].watcher->on_event(*p);
+    }
   }
   telling_ = false;
   compact();
-  p.frames[0] = std::string();  // the window keeps the JSON only
-  p.frames[1] = std::string();
-  window_.push_back(std::move(p));
-  while (window_.size() > options_.window) window_.pop_front();
-  if (watchers_.empty() && clock_.now_ms() - idle_since_ >= options_.linger_ms) {
-    // Nobody came back: events go off, and with them their cost.
-    active_ = false;
-    ready_ = false;
-    service_.set_event_sink(nullptr);
+  for (const Published* p : batch_.events_) {
+    p->frames[0] = std::string();  // the window keeps the JSON only
+    p->frames[1] = std::string();
   }
 }
 

@@ -3,8 +3,9 @@
 //
 //  1. The first watcher switches the service's events on (LockService::set_event_sink);
 //     until then no event is made at all, so nobody pays for them. When the last one leaves,
-//     they stay on for `linger_ms`, so that a page that reconnects can resume; the first event
-//     after that switches them off again.
+//     they stay on for `linger_ms` if a watcher that can resume watched (a stream, whose
+//     reader comes back with Last-Event-ID: a page that reconnects), and the first event
+//     after that switches them off again; if none could (LOCK.WATCH), they go off at once.
 //  2. Each event gets the next id, is written as JSON once, and is kept in a window of the
 //     last `window` events for readers that come back with the id they saw last
 //     (Last-Event-ID).
@@ -12,6 +13,12 @@
 //     (LockService::may_read), is told. A watcher has its own bounded buffer: one that falls
 //     behind calls unwatch() and dropped() (a metric) and closes, after telling its reader to
 //     start over (`reset`).
+//  4. Events are told in batches: those made in one piece of the loop's work wait until it is
+//     done (BusOptions::later), then each watcher that sees every key (no prefix, and a
+//     principal that may read all: LockService::may_read_all, asked once per batch) gets the
+//     whole batch, whose bytes are written once per format (Batch) and shared by all of them;
+//     the others are told event by event. So ten watchers cost ten copies of a batch, not ten
+//     rounds of per-event work.
 //
 // Ids: a number that only grows. They start at the server's start time in milliseconds times
 // 1000, so that they keep growing across a restart unless the server made more than a thousand
@@ -22,7 +29,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +37,7 @@
 #include "core/clock.h"
 #include "core/lock_event.h"
 #include "core/principal.h"
+#include "server/events/event_window.h"
 #include "service/lock_service.h"
 
 namespace holdfast::events {
@@ -49,16 +57,43 @@ struct Published {
   mutable std::string frames[2];
 };
 
+// The events of one batch, in id order, for the watchers that see them all.
+class Batch {
+ public:
+  // The forms a watcher sends events in; each is written once per batch.
+  enum Format : std::size_t { kResp2, kResp3, kSse, kFormats };
+  // Appends one event in a format to `out`.
+  using Render = void (*)(std::string& out, const Published& event);
+
+  const std::vector<const Published*>& events() const { return events_; }
+  // Every event of the batch in `format`, written by `render` for the first watcher that asks.
+  const std::string& text(Format format, Render render) const;
+
+ private:
+  friend class EventBus;
+  std::vector<const Published*> events_;
+  mutable std::string texts_[kFormats];
+  mutable bool made_[kFormats] = {};
+};
+
 class Watcher {
  public:
   // One event for this watcher, in id order. May call EventBus::unwatch(*this) (a full buffer).
   virtual void on_event(const Published& event) = 0;
+  // A batch whose every event this watcher sees, in id order; as on_event, may unwatch. By
+  // default, event by event.
+  virtual void on_events(const Batch& batch) {
+    for (const Published* e : batch.events()) on_event(*e);
+  }
   // Events were lost (on a node over PostgreSQL, its LISTEN connection broke): the reader must
   // read the state anew; the watch goes on. `id`: the newest id so far.
   virtual void on_reset(std::uint64_t id) = 0;
   // A watch that began before events flowed (ready() was false): they flow from now on. On a
   // node over PostgreSQL the first reader waits for the cluster's triggers.
   virtual void on_ready() {}
+  // Whether its reader can come back with the last id it saw (Last-Event-ID): then events
+  // stay on for BusOptions::linger_ms after the last watcher left.
+  virtual bool can_resume() const { return true; }
 
  protected:
   ~Watcher() = default;
@@ -67,6 +102,9 @@ class Watcher {
 struct BusOptions {
   std::size_t window = 4096;  // events kept for Last-Event-ID
   Millis linger_ms = 60'000;  // events stay on this long after the last watcher left
+  // Asks the loop to call EventBus::tell() once the current piece of work is done (the server
+  // posts it). Empty: each event is told as it is made.
+  std::function<void()> later = {};
 };
 
 struct BusStats {
@@ -104,6 +142,9 @@ class EventBus final : public LockEventSink {
   bool ready() const { return ready_; }
   BusStats stats() const;
 
+  // Tells the watchers the events made since the last batch (BusOptions::later).
+  void tell();
+
   void on_lock_event(LockEvent&& event) override;
   void on_events_lost() override;
   void on_events_ready() override;
@@ -114,10 +155,12 @@ class EventBus final : public LockEventSink {
     const Principal* principal = nullptr;
     std::string prefix;
     bool waits_for_ready = false;  // began before events flowed: on_ready() is due
+    std::uint64_t from_id = 0;     // told the events after this id only
   };
 
   bool sees(const Entry& e, const Published& p) const;
   void activate();
+  void deactivate();
   void compact();
 
   LockService& service_;
@@ -125,11 +168,14 @@ class EventBus final : public LockEventSink {
   const BusOptions options_;
   bool active_ = false;
   bool ready_ = false;
+  bool lingers_ = false;  // a watcher that can resume watched since events went on
   std::uint64_t last_id_;
   // A Last-Event-ID below this cannot be resumed: events before it went unrecorded.
   std::uint64_t resumable_from_;
   Millis idle_since_ = 0;
-  std::deque<Published> window_;
+  EventWindow<Published> window_;
+  std::size_t untold_ = 0;  // the newest events of window_, not yet told
+  Batch batch_;             // reused: its buffers keep their capacity
   std::vector<Entry> watchers_;
   bool telling_ = false;  // inside the loop over watchers_: unwatch() only marks
   BusStats stats_;

@@ -11,24 +11,28 @@ constexpr auto kCutOffAfter = std::chrono::seconds(10);
 
 const char* reason_phrase(int status) { return status == 200 ? "OK" : "Unknown"; }
 
-std::string sse_event(std::string_view name, std::uint64_t id, std::string_view data) {
-  std::string e;
-  e.reserve(data.size() + name.size() + 40);
+void append_sse_event(std::string& e, std::string_view name, std::uint64_t id,
+                      std::string_view data) {
+  char digits[24];
+  const int n = std::snprintf(digits, sizeof(digits), "%llu", static_cast<unsigned long long>(id));
   e += "id: ";
-  e += std::to_string(id);
+  e.append(digits, static_cast<std::size_t>(n));
   e += "\nevent: ";
   e += name;
   e += "\ndata: ";
   e += data;
   e += "\n\n";
-  return e;
+}
+
+void append_sse_event(std::string& out, const events::Published& event) {
+  append_sse_event(out, event_name(event.kind), event.id, event.json);
 }
 
 }  // namespace
 
 EventStream::EventStream(boost::asio::io_context& io, events::EventBus& bus, Socket& socket,
                          std::size_t limit)
-    : bus_(bus), socket_(socket), limit_(limit), keep_alive_(io), cut_off_(io) {}
+    : bus_(bus), socket_(socket), limit_(limit), keep_alive_(io), cut_off_(io), batch_(io) {}
 
 EventStream::~EventStream() { end(); }
 
@@ -66,7 +70,7 @@ void EventStream::start(const Response& head, const EventStreamStart& what,
 // the cluster waits for the triggers to be on.
 void EventStream::open() {
   opened_ = true;
-  pending_.insert(0, head_);
+  head_due_ = true;
   // The reader learns the stream is on, and how soon to come back after a drop.
   queue(": holdfast lock events\nretry: 2000\n\n");
   if (reset_due_) {
@@ -91,50 +95,68 @@ void EventStream::keep_alive() {
   });
 }
 
-void EventStream::queue(std::string_view text) {
-  char size[24];
-  const int n = std::snprintf(size, sizeof(size), "%zx\r\n", text.size());
-  pending_.append(size, static_cast<std::size_t>(n));
-  pending_.append(text);
-  pending_.append("\r\n", 2);
+bool EventStream::behind() {
+  if (pending_.size() + writing_.size() <= limit_) return false;
+  // Behind: no more events; the reader starts over from the state.
+  bus_.dropped();
+  bus_.unwatch(*this);
+  watching_ = false;
+  pending_.clear();  // what is not being written yet goes: the reset follows what is
+  queue("event: reset\ndata: {\"event\":\"reset\"}\n\n");
+  last_due_ = true;
+  closing_ = true;
+  watch_progress(written_);
+  write_more();
+  return true;
 }
 
 void EventStream::on_event(const events::Published& event) {
-  if (ended_ || closing_ || !opened_) return;
-  if (pending_.size() + writing_.size() > limit_) {
-    // Behind: no more events; the reader starts over from the state.
-    bus_.dropped();
-    bus_.unwatch(*this);
-    watching_ = false;
-    pending_.clear();  // what is not being written yet goes: the reset follows what is
-    queue("event: reset\ndata: {\"event\":\"reset\"}\n\n");
-    pending_.append("0\r\n\r\n");
-    closing_ = true;
-    watch_progress(written_);
-    write_more();
-    return;
-  }
-  queue(sse_event(event_name(event.kind), event.id, event.json));
-  write_more();
+  if (ended_ || closing_ || !opened_ || behind()) return;
+  append_sse_event(pending_, event);
+  batch_more();
+}
+
+// Written once per batch for every stream that sees all of it.
+void EventStream::on_events(const events::Batch& batch) {
+  if (ended_ || closing_ || !opened_ || behind()) return;
+  queue(batch.text(events::Batch::kSse, &append_sse_event));
+  batch_more();
+}
+
+void EventStream::batch_more() {
+  const bool full = batch_.add(pending_.size(), [this] { return [this] { write_more(); }; });
+  if (full) write_more();
 }
 
 void EventStream::on_reset(std::uint64_t id) {
   if (ended_ || closing_ || !opened_) return;
-  queue(sse_event("reset", id, "{\"event\":\"reset\"}"));
+  append_sse_event(pending_, "reset", id, "{\"event\":\"reset\"}");
   write_more();
 }
 
 void EventStream::write_more() {
   if (sending_ || ended_ || !opened_) return;
-  if (pending_.empty()) {
+  if (pending_.empty() && !head_due_ && !last_due_) {
     if (closing_) {
       end();
       socket_.close_socket();
     }
     return;
   }
-  writing_.swap(pending_);
-  pending_.clear();
+  // One write: the head (the first time), what is pending as one chunk, the final chunk.
+  writing_.clear();
+  if (head_due_) writing_ = std::move(head_);
+  head_due_ = false;
+  if (!pending_.empty()) {
+    char size[24];
+    const int n = std::snprintf(size, sizeof(size), "%zx\r\n", pending_.size());
+    writing_.append(size, static_cast<std::size_t>(n));
+    writing_.append(pending_);
+    writing_.append("\r\n", 2);
+    pending_.clear();
+  }
+  if (last_due_) writing_.append("0\r\n\r\n");
+  last_due_ = false;
   sending_ = true;
   socket_.send_bytes(writing_, [this](bool ok) {
     sending_ = false;
@@ -146,7 +168,12 @@ void EventStream::write_more() {
       socket_.close_socket();
       return;
     }
-    write_more();
+    // What came meanwhile leaves with its batch; the end of the stream at once.
+    if (closing_) {
+      write_more();
+    } else if (!pending_.empty()) {
+      batch_more();
+    }
   });
 }
 
@@ -173,7 +200,7 @@ void EventStream::finish() {
   }
   if (watching_) bus_.unwatch(*this);
   watching_ = false;
-  pending_.append("0\r\n\r\n");
+  last_due_ = true;
   closing_ = true;
   write_more();
 }
@@ -185,6 +212,7 @@ void EventStream::end() {
   watching_ = false;
   keep_alive_.cancel();
   cut_off_.cancel();
+  batch_.cancel();
 }
 
 }  // namespace holdfast::http

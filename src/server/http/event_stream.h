@@ -6,7 +6,8 @@
 //     PostgreSQL the first reader of the cluster waits for its triggers), so the reader knows
 //     the watch is on; then the events the bus replays (Last-Event-ID), or `event: reset` when
 //     it cannot, and the live ones. Each event is `id:`, `event:` and one `data:` line of
-//     JSON, one chunk each.
+//     JSON. Events leave in batches, as LOCK.WATCH's do (events/push_batch.h), each batch one
+//     chunk of one write.
 //  2. A comment every 15 s keeps proxies from closing a quiet stream.
 //  3. Its backlog (written and not yet sent) is bounded: an event that finds more than
 //     `limit` bytes waiting is not sent, nor is what waits behind the write in progress; the
@@ -23,6 +24,7 @@
 
 #include "core/principal.h"
 #include "server/events/event_bus.h"
+#include "server/events/push_batch.h"
 #include "server/http/routes.h"
 
 namespace holdfast::http {
@@ -58,11 +60,17 @@ class EventStream final : public events::Watcher {
   void end();
 
   void on_event(const events::Published& event) override;
+  void on_events(const events::Batch& batch) override;
   void on_reset(std::uint64_t id) override;
   void on_ready() override;
 
  private:
-  void queue(std::string_view text);
+  // Text of the stream, to leave with the next write (at once: write_more(); or with the batch:
+  // batch_more()).
+  void queue(std::string_view text) { pending_.append(text); }
+  void batch_more();
+  // Over its limit: the stream is reset and ends (true), as the header says.
+  bool behind();
   void write_more();
   void open();
   void keep_alive();
@@ -74,9 +82,13 @@ class EventStream final : public events::Watcher {
   const std::size_t limit_;
   boost::asio::steady_timer keep_alive_;
   boost::asio::steady_timer cut_off_;
-  std::string pending_, writing_;
+  events::PushBatch batch_;
+  std::string pending_;        // the stream's text not yet written (a chunk of the next write)
+  std::string writing_;        // the write in progress
   std::uint64_t written_ = 0;  // bytes sent, all told
   std::string head_;
+  bool head_due_ = false;   // the head goes before the next chunk
+  bool last_due_ = false;   // the final chunk goes after it
   bool opened_ = false;     // the head is queued: events may follow
   bool reset_due_ = false;  // the reset to send once open
   bool watching_ = false;

@@ -28,7 +28,8 @@ Connection::Connection(ConnectionHub& hub, Socket socket, tls::ServerContextPtr 
       id_(++*hub.last_id),
       clients_(hub),
       pipeline_(hub.env, id_, *this, &clients_),
-      parser_(hub.limits) {
+      parser_(hub.limits),
+      push_batch_(hub.io) {
   describe_endpoints(socket_, pipeline_.state());
   in_cap_ = std::min(kInitialBuffer, max_input());
   in_ = std::make_unique<char[]>(in_cap_);
@@ -249,27 +250,17 @@ void Connection::replies_ready() {
   hub_.loop.flush_later(shared_from_this());
 }
 
-// A watcher of a busy server gets an event or more in nearly every loop round; a send per round
-// for each watcher would cost the lock path more than the events do (bench (j)). Its events
-// wait up to kPushDelay to go out together, or until kPushBatch bytes are waiting.
+// Lock events wait a moment to leave together (events/push_batch.h: the rule both front ends
+// follow).
 void Connection::pushes_ready() {
-  constexpr auto kPushDelay = std::chrono::milliseconds(2);
-  constexpr std::size_t kPushBatch = 64 * 1024;
   if (flush_scheduled_ || closed_) return;
-  if (pipeline_.output().size() >= kPushBatch) {
-    replies_ready();
-    return;
-  }
-  if (push_delayed_) return;
-  if (!push_delay_) push_delay_.emplace(hub_.io);
-  push_delayed_ = true;
-  push_delay_->expires_after(kPushDelay);
-  push_delay_->async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
-    self->push_delayed_ = false;
-    if (ec) return;
-    self->replies_ready();
-    self->hub_.loop.after_event();  // a timer's turn: the loop sends what is ready
+  const bool full = push_batch_.add(pipeline_.output().size(), [this] {
+    return [self = shared_from_this()] {
+      self->replies_ready();
+      self->hub_.loop.after_event();  // a timer's turn: the loop sends what is ready
+    };
   });
+  if (full) replies_ready();
 }
 
 // Continue with pipelined commands from the loop, not from inside the service's call.
@@ -435,7 +426,7 @@ void Connection::close() {
   if (closed_) return;
   closed_ = true;
   if (cut_off_) cut_off_->cancel();
-  if (push_delay_) push_delay_->cancel();
+  push_batch_.cancel();
   pipeline_.end();
   hub_.live.erase(id_);
   boost::system::error_code ignored;

@@ -31,6 +31,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/events/push_batch.h"
 #include "server/loop_driver.h"
 #include "server/metrics.h"
 #include "server/resp/codec.h"
@@ -147,12 +148,11 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   std::unique_ptr<char[]> in_;
   std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
   std::string writing_;
-  std::unique_ptr<Tls> tls_;                             // TLS listeners only
-  std::shared_ptr<Connection> self_;                     // set while calls are in flight
-  std::optional<boost::asio::steady_timer> cut_off_;     // a listener fell behind: watch it
-  std::optional<boost::asio::steady_timer> push_delay_;  // pushes_ready(): the moment to send
-  bool push_delayed_ = false;
-  std::uint64_t written_ = 0;  // bytes the socket took, all told
+  std::unique_ptr<Tls> tls_;                          // TLS listeners only
+  std::shared_ptr<Connection> self_;                  // set while calls are in flight
+  std::optional<boost::asio::steady_timer> cut_off_;  // a listener fell behind: watch it
+  events::PushBatch push_batch_;                      // pushes_ready(): when events leave
+  std::uint64_t written_ = 0;                         // bytes the socket took, all told
   bool reading_ = false;
   bool write_in_flight_ = false;
   bool flush_scheduled_ = false;

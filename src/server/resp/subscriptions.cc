@@ -107,14 +107,19 @@ void Subscriptions::on_message(std::string_view frame) {
   out_.push_frame(frame);
 }
 
-std::string Subscriptions::event_frame(int proto, const events::Published& event) {
-  std::string f;
-  f.reserve(event.json.size() + 48);
-  ReplyWriter w(f, proto);
+void Subscriptions::append_event_frame(std::string& out, int proto,
+                                       const events::Published& event) {
+  ReplyWriter w(out, proto);
   w.push(3);
   w.bulk("lock.event");
   w.bulk(event_name(event.kind));
   w.bulk(event.json);
+}
+
+std::string Subscriptions::event_frame(int proto, const events::Published& event) {
+  std::string f;
+  f.reserve(event.json.size() + 48);
+  append_event_frame(f, proto, event);
   return f;
 }
 
@@ -132,15 +137,32 @@ void Subscriptions::on_reset(std::uint64_t) {
   if (!behind_) out_.push_frame(reset_frame(proto()));
 }
 
+bool Subscriptions::watch_behind() {
+  if (behind_) return true;
+  if (out_.backlog() <= limits_.watch_bytes) return false;
+  behind_ = true;
+  bus_->dropped();
+  unwatch();
+  out_.fell_behind(reset_frame(proto()));
+  return true;
+}
+
+void Subscriptions::on_events(const events::Batch& batch) {
+  if (watch_behind()) return;
+  // Written once per batch and protocol version, for every watcher that sees all of it.
+  const std::string& frames =
+      proto() >= 3
+          ? batch.text(
+                events::Batch::kResp3,
+                [](std::string& out, const events::Published& e) { append_event_frame(out, 3, e); })
+          : batch.text(events::Batch::kResp2, [](std::string& out, const events::Published& e) {
+              append_event_frame(out, 2, e);
+            });
+  out_.push_frame(frames, /*can_wait=*/true);
+}
+
 void Subscriptions::on_event(const events::Published& event) {
-  if (behind_) return;
-  if (out_.backlog() > limits_.watch_bytes) {
-    behind_ = true;
-    bus_->dropped();
-    unwatch();
-    out_.fell_behind(reset_frame(proto()));
-    return;
-  }
+  if (watch_behind()) return;
   // Written once per event and protocol version, for every watcher of it.
   std::string& frame = event.frames[proto() >= 3 ? 1 : 0];
   if (frame.empty()) frame = event_frame(proto(), event);

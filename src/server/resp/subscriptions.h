@@ -92,17 +92,24 @@ class Subscriptions final : public pubsub::Subscriber, public events::Watcher {
   int proto() const override { return out_.protocol(); }
   void on_message(std::string_view frame) override;
   void on_event(const events::Published& event) override;
+  void on_events(const events::Batch& batch) override;
   void on_reset(std::uint64_t id) override;
   void on_ready() override;
+  // LOCK.WATCH has no Last-Event-ID: nothing lingers for it.
+  bool can_resume() const override { return false; }
   // ["lock.watch" or "lock.unwatch", prefix (or nil), count].
   static void write_confirmation(ReplyWriter& out, std::string_view kind, const std::string* prefix,
                                  std::size_t count);
 
   // The push frame of a lock event, and of the reset that ends a watch.
   static std::string event_frame(int proto, const events::Published& event);
+  static void append_event_frame(std::string& out, int proto, const events::Published& event);
   static std::string reset_frame(int proto);
 
  private:
+  // The watch fell behind (now, or before): nothing more is sent.
+  bool watch_behind();
+
   Output& out_;
   pubsub::Registry* registry_;
   events::EventBus* bus_;
