@@ -33,6 +33,19 @@ TEST(LocalWaiters, TheFirstWaiterAttemptsAtOnceAndOpensTheQueue) {
   EXPECT_EQ(w.count("k"), 2u);
 }
 
+// A release brings along only an attempt that goes through the commit batches: the head's.
+TEST(LocalWaiters, OnlyABatchedHeadCanShareARelease) {
+  LocalWaiters w;
+  EXPECT_FALSE(w.head_attempts_batched("k"));  // no queue
+  auto member = w.join("k", 1, /*batched=*/false);
+  auto exclusive = w.join("k", 2, /*batched=*/true);
+  EXPECT_FALSE(w.head_attempts_batched("k"));  // a batched waiter behind does not count
+  w.leave(*member);
+  EXPECT_TRUE(w.head_attempts_batched("k"));
+  w.leave(*exclusive);
+  EXPECT_FALSE(w.head_attempts_batched("k"));
+}
+
 TEST(LocalWaiters, OnlyTheHeadIsWokenByAPoke) {
   LocalWaiters w;
   auto head = w.join("k", 1);

@@ -49,6 +49,8 @@ struct PgBackend::Attempt {
   std::function<Status()> joined;
   // Who waits, as lock events tell a waiter (pg_events.h): principal, owner, holder id, mode.
   LockEvent who;
+  // `grant` goes through the commit batches (pg_batch.h): a release may bring it along.
+  bool batched = false;
 };
 
 namespace {
@@ -109,7 +111,7 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
   }
   const Millis timeout = *a.timeout_ms;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout);
-  auto ticket = waiters_.join(a.key, caller.session);
+  auto ticket = waiters_.join(a.key, caller.session, a.batched);
   if (const std::uint64_t generation = waiters_.opened_generation(*ticket)) {
     // First waiter of this node for the key: ask releases on every node to notify it, before
     // the first attempt (so a release either sees the request or precedes the attempt).
@@ -184,6 +186,7 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
   a.key = args.key;
   a.timeout_ms = timeout;
   a.who = waiter(held_by, args);
+  a.batched = true;
   QueueSeat seat(*this);
   a.grant = [&]() -> Result<pg::Grant> {
     auto r = db(holds_->acquire(g, !(timeout > 0 && contested(std::string(args.key), false))));

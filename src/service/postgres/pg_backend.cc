@@ -437,13 +437,14 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
         auto parsed = Handle::parse(handle);
         if (!parsed) return Answer(ReleaseOutcome{false});
         // Any mode, and every key of a group with this handle (pg_groups.cc). With callers of
-        // this node, and of no other, waiting for the key, its first waiter is woken as soon as
-        // the release is queued, so its grant attempt can commit with the release (pg_batch.h,
-        // "Hand-over"); then it needs no second wake-up for that key. When other nodes wait
+        // this node, and of no other, waiting for the key, and the first of them an exclusive
+        // acquire (whose attempts are batched), it is woken as soon as the release is queued,
+        // so its grant attempt can commit with the release (pg_batch.h, "Hand-over"); then it
+        // needs no second wake-up for that key. When other nodes wait
         // too, the key frees first and every node's first waiter competes for it, as always:
         // a node that kept handing the key to its own waiters would starve theirs.
         std::function<void()> hand_over;
-        if (waiters_.has_queue(key) && !contested(key, true))
+        if (waiters_.head_attempts_batched(key) && !contested(key, true))
           hand_over = [this, &key] { waiters_.poke(key); };
         bool handed_over = false;
         auto released = holds_->release_handle(key, parsed->to_string(), hand_over, &handed_over);

@@ -19,6 +19,7 @@ class LocalWaiters::Waiter {
   bool cancelled = false;
   bool queued = false;       // in queues_[key]
   bool linked = false;       // not yet left
+  bool batched = false;      // its grant attempts go through the commit batches
   std::uint64_t opened = 0;  // the generation of the queue this waiter opened
   std::optional<TimePoint> retry;
   std::list<Waiter*>::iterator pos;
@@ -54,11 +55,12 @@ LocalWaiters::Queue& LocalWaiters::queue_of(std::string_view key, std::uint64_t&
   return it->second;
 }
 
-LocalWaiters::Ticket LocalWaiters::join(std::string_view key, SessionId session) {
+LocalWaiters::Ticket LocalWaiters::join(std::string_view key, SessionId session, bool batched) {
   Ticket t(new Waiter, WaiterDeleter{this});
   Waiter& w = *t;
   w.key = std::string(key);
   w.session = session;
+  w.batched = batched;
   std::lock_guard lock(mu_);
   w.linked = true;
   all_.insert(&w);
@@ -296,6 +298,12 @@ bool LocalWaiters::has_queue(std::string_view key) const {
   std::lock_guard lock(mu_);
   auto it = queues_.find(key);
   return it != queues_.end() && !it->second.waiters.empty();
+}
+
+bool LocalWaiters::head_attempts_batched(std::string_view key) const {
+  std::lock_guard lock(mu_);
+  auto it = queues_.find(key);
+  return it != queues_.end() && !it->second.waiters.empty() && it->second.waiters.front()->batched;
 }
 
 std::size_t LocalWaiters::total() const {

@@ -73,8 +73,9 @@ class LocalWaiters {
 
   // Joins key's queue at the tail. A waiter of a closed session (or during shutdown) starts
   // cancelled. `key` empty: a waiter in no queue (a rate-limited acquire sleeping), which
-  // only wakes on its deadline or cancellation.
-  Ticket join(std::string_view key, SessionId session);
+  // only wakes on its deadline or cancellation. `batched`: its grant attempts go through the
+  // commit batches (pg_batch.h), so a release may bring the attempt along ("Hand-over").
+  Ticket join(std::string_view key, SessionId session, bool batched = false);
   // A multi-key waiter of every key in `keys` (see above); it attempts at once.
   Ticket watch(const std::vector<std::string>& keys, SessionId session);
   bool is_head(const Waiter& w) const;
@@ -120,6 +121,9 @@ class LocalWaiters {
   // True when someone of this node is queued for key (a newcomer must not jump ahead).
   // Multi-key waiters are not a queue: they hold no key back.
   bool has_queue(std::string_view key) const;
+  // True when key's first waiter is a `batched` one: only its attempt can share a release's
+  // commit; a release that waited for any other's would wait in vain.
+  bool head_attempts_batched(std::string_view key) const;
 
  private:
   struct Session {
