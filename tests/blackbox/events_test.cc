@@ -83,6 +83,25 @@ class Events : public ::testing::Test {
   ServerProcess server;
   RespClient c = server.client();
 
+  // 20 clients, each trying and releasing `rounds` times over the five keys <prefix>0 to 4;
+  // `grants` counts the grants. Join the threads to wait for them.
+  std::vector<std::thread> churn(const std::string& prefix, int rounds, std::atomic<int>& grants) {
+    std::vector<std::thread> clients;
+    for (int i = 0; i < 20; ++i) {
+      clients.emplace_back([this, &grants, prefix, rounds, i] {
+        RespClient mine = server.client();
+        for (int n = 0; n < rounds; ++n) {
+          const std::string key = prefix + std::to_string((i + n) % 5);
+          auto r = mine.call({"LOCK.TRY", key, "TTL", "60000"});
+          if (r.is_null()) continue;
+          ++grants;
+          mine.call({"LOCK.RELEASE", key, r.text("handle")});
+        }
+      });
+    }
+    return clients;
+  }
+
   SseClient stream(const std::string& target = "/v1/events", const SseClient::Headers& h = {}) {
     SseClient s = SseClient::open(server.http_port(), target, h);
     EXPECT_EQ(s.status(), 200);
@@ -180,19 +199,7 @@ TEST_F(Events, EveryKindArrivesInEachKeysOrderWithItsFields) {
 TEST_F(Events, NoEventIsLostUnderTwentyClients) {
   SseClient s = stream();
   std::atomic<int> grants{0};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < 20; ++i) {
-    clients.emplace_back([&, i] {
-      RespClient mine = server.client();
-      for (int n = 0; n < 30; ++n) {
-        const std::string key = "busy:" + std::to_string((i + n) % 5);
-        auto r = mine.call({"LOCK.TRY", key, "TTL", "60000"});
-        if (r.is_null()) continue;
-        ++grants;
-        mine.call({"LOCK.RELEASE", key, r.text("handle")});
-      }
-    });
-  }
+  std::vector<std::thread> clients = churn("busy:", 30, grants);
   for (auto& t : clients) t.join();
   const int granted = grants.load();
   ASSERT_GT(granted, 0);
@@ -224,19 +231,7 @@ TEST_F(Events, TwentyStreamsGetEveryEventInOrderInBatches) {
   std::vector<SseClient> streams;
   for (int i = 0; i < 20; ++i) streams.push_back(stream());
   std::atomic<int> grants{0};
-  std::vector<std::thread> clients;
-  for (int i = 0; i < 20; ++i) {
-    clients.emplace_back([&, i] {
-      RespClient mine = server.client();
-      for (int n = 0; n < 20; ++n) {
-        const std::string key = "batch:" + std::to_string((i + n) % 5);
-        auto r = mine.call({"LOCK.TRY", key, "TTL", "60000"});
-        if (r.is_null()) continue;
-        ++grants;
-        mine.call({"LOCK.RELEASE", key, r.text("handle")});
-      }
-    });
-  }
+  std::vector<std::thread> clients = churn("batch:", 20, grants);
   // The burst: 100 keys set and deleted, all in one write.
   std::string burst;
   for (int i = 0; i < 100; ++i)

@@ -199,10 +199,7 @@ void LocalWaiters::poke(std::string_view key) {
   std::lock_guard lock(mu_);
   auto it = queues_.find(key);
   if (it == queues_.end()) return;
-  for (Waiter* w : it->second.watchers) {
-    w->poked = true;
-    w->cv.notify_one();
-  }
+  poke_watchers(it->second);
   if (it->second.waiters.empty()) return;
   Waiter* head = it->second.waiters.front();
   head->poked = true;
@@ -212,8 +209,11 @@ void LocalWaiters::poke(std::string_view key) {
 void LocalWaiters::poke_watchers(std::string_view key) {
   std::lock_guard lock(mu_);
   auto it = queues_.find(key);
-  if (it == queues_.end()) return;
-  for (Waiter* w : it->second.watchers) {
+  if (it != queues_.end()) poke_watchers(it->second);
+}
+
+void LocalWaiters::poke_watchers(Queue& q) {
+  for (Waiter* w : q.watchers) {
     w->poked = true;
     w->cv.notify_one();
   }

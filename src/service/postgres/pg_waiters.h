@@ -142,6 +142,8 @@ class LocalWaiters {
   // REQUIRES: mu_ held. The queues that emptied (report them after unlocking).
   std::vector<Closed> unlink(Waiter& w, std::optional<TimePoint> next_try);
   void report(const std::vector<Closed>& closed);
+  // REQUIRES: mu_ held. Wakes the multi-key waiters of `q`'s key.
+  void poke_watchers(Queue& q);
   // REQUIRES: mu_ held. The queue of key, opened if needed (its generation then in `opened`).
   Queue& queue_of(std::string_view key, std::uint64_t& opened);
   void remember_closed(SessionId session, TimePoint now);
