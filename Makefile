@@ -53,16 +53,17 @@ package: deps-package $(BUILD_DIR)/build.ninja
 	cd $(BUILD_DIR) && cpack -G DEB
 	@echo "make package: $$(ls -t $(BUILD_DIR)/package/holdfast_*.deb | head -n 1)"
 
-# The formatting check, unit, black-box, example and smoke tests (gcc build), the check that
-# the build needs only the build packages, and the fuzzers (clang build). The last two compile
+# The formatting check, the check that the build needs only the build packages, unit,
+# black-box, example and smoke tests (gcc build), and the fuzzers (clang build), which compile
 # beside ctest, whose tests mostly wait; scripts/test-beside.sh says how.
 test: configure-tests
 	scripts/check-format.sh
+	scripts/check-build-deps.sh $(BUILD_DIR)/check-build-deps
 	cmake --build $(BUILD_DIR)
 	scripts/test-beside.sh $(BUILD_DIR) $(FUZZ_DIR) $(CTEST_JOBS)
 
-# Configures and builds the server with only the build packages' programs and files
-# (scripts/check-build-deps.sh says how); part of `make test`.
+# Configures the server and runs its build steps with only the build packages' programs and
+# files (scripts/check-build-deps.sh says how); part of `make test`.
 check-deps: deps
 	scripts/check-build-deps.sh $(BUILD_DIR)/check-build-deps
 

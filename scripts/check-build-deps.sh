@@ -9,11 +9,14 @@
 #      /usr/sbin, /bin and /sbin whose file belongs to an allowed package. CMake is also told
 #      to ignore those four folders, so every program it looks up comes from that PATH.
 #   3. With that PATH and nothing else in the environment, a tree with the tests off is
-#      configured from scratch and the holdfast binary built in it (at -O0: this checks what
-#      the build needs, not what it makes; objects are kept between runs, so only the first
-#      run compiles everything).
+#      configured from scratch and the holdfast binary's build graph run in it: every step
+#      as the build runs it (generated sources included), except that the compiler only
+#      preprocesses (which finds every header and lists it in the step's depfile) and the
+#      link only records the libraries it names. This checks what the build needs, not what
+#      it makes, at a tenth of a real build's cost; `make test`'s own build makes it.
 #   4. Every absolute path in that tree's CMakeCache.txt (headers, libraries, CMake package
-#      files, programs) must belong to an allowed package.
+#      files, programs), every header a source includes and every library the link names
+#      must belong to an allowed package.
 #   5. A tree with the tests on, configured with the same PATH, must fail and name the Debian
 #      package of each missing test program (tests/test_tools.cmake).
 #
@@ -102,20 +105,52 @@ in_clean_env() {
 mkdir -p "$work/home"
 ignore_bin_dirs="/usr/bin;/usr/sbin;/bin;/sbin;/usr/local/bin;/usr/local/sbin"
 
-# 3. Configure from scratch with the tests off, and build the server.
+# 3. Configure from scratch with the tests off, and run the server's build graph with a
+#    compiler that only preprocesses and a link that only records (launchers, below).
 tree="$work/tests-off"
-rm -rf "$tree/CMakeCache.txt" "$tree"/CMakeFiles/[0-9]*
+rm -rf "$tree"
+in_clean_env c++ -c -x c++ /dev/null -o "$work/empty.o" || fail "c++ cannot compile an empty file"
+# Compile steps: preprocessing only (-E, output discarded); the depfile (-MD -MF) lists every
+# header, and an empty object stands where the step's object goes, for `ar` and the link.
+cat >"$work/preprocess" <<LAUNCHER
+#!/bin/bash
+args=() out=
+while [ \$# -gt 0 ]; do
+  case "\$1" in
+    -o) out=\$2; args+=(-o /dev/null); shift 2 ;;
+    -c) args+=(-E); shift ;;
+    *) args+=("\$1"); shift ;;
+  esac
+done
+"\${args[@]}" && cp "$work/empty.o" "\$out"
+LAUNCHER
+# Link steps: the absolute paths the link names, recorded; an empty file as the binary.
+cat >"$work/link" <<LAUNCHER
+#!/bin/bash
+out=
+while [ \$# -gt 0 ]; do
+  case "\$1" in
+    -o) out=\$2; shift ;;
+    /*) echo "\$1" >>"$work/linked" ;;
+  esac
+  shift
+done
+: >"\$out"
+LAUNCHER
+chmod +x "$work/preprocess" "$work/link"
+: >"$work/linked"
 t=$SECONDS
 in_clean_env cmake -S "$src" -B "$tree" -G Ninja -DHOLDFAST_TESTS=OFF \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0 \
+  -DCMAKE_C_COMPILER_LAUNCHER="$work/preprocess" -DCMAKE_CXX_COMPILER_LAUNCHER="$work/preprocess" \
+  -DCMAKE_CXX_LINKER_LAUNCHER="$work/link" -DCMAKE_C_LINKER_LAUNCHER="$work/link" \
   -DCMAKE_IGNORE_PATH="$ignore_bin_dirs" >"$work/configure.log" 2>&1 ||
   { cat "$work/configure.log" >&2; fail "configuring with only the build packages failed (above)"; }
 say "configured with the tests off in $((SECONDS - t)) s"
 t=$SECONDS
 in_clean_env cmake --build "$tree" --target holdfast >"$work/build.log" 2>&1 ||
-  { tail -n 50 "$work/build.log" >&2; fail "building holdfast with only the build packages failed (above)"; }
-"$tree/holdfast" --version >/dev/null || fail "the holdfast built there does not run"
-say "built holdfast in $((SECONDS - t)) s"
+  { tail -n 50 "$work/build.log" >&2; fail "the holdfast build steps with only the build packages failed (above)"; }
+[ -s "$work/linked" ] || fail "the holdfast build steps ran no link (the link launcher was not used)"
+say "ran the holdfast build steps (preprocessing, generated sources, the link's inputs) in $((SECONDS - t)) s"
 
 # 4. Everything the configuration found belongs to an allowed package.
 outside=()
@@ -131,6 +166,20 @@ if [ ${#outside[@]} -gt 0 ]; then
   fail "the build configuration uses files outside the build packages (above): add their package to build_pkgs in scripts/install-deps.sh, or stop using them"
 fi
 say "every path in CMakeCache.txt belongs to an allowed package"
+# Headers (from the depfiles, which ninja keeps in its log) and the libraries the link named,
+# outside the project's trees.
+in_clean_env ninja -C "$tree" -t deps | sed -n 's|^    \(/.*\)|\1|p' |
+  cat - "$work/linked" | grep -v -e "^$src/" -e "^$work/" | sort -u >"$work/used"
+grep -q '^/usr/include/boost/' "$work/used" || fail "the depfiles name no Boost header: the check sees no headers"
+xargs -d '\n' readlink -f -- <"$work/used" | paste - "$work/used" | sort -t $'\t' -k1,1 |
+  join -t $'\t' -v 1 - "$work/allowed-files" | cut -f 2 >"$work/used-outside"
+if [ -s "$work/used-outside" ]; then
+  while read -r path; do
+    echo "  $path ($(dpkg -S "$(readlink -f -- "$path")" 2>/dev/null | cut -d: -f1 || echo 'no package'))" >&2
+  done <"$work/used-outside"
+  fail "building holdfast uses headers or libraries outside the build packages (above): add their package to build_pkgs in scripts/install-deps.sh, or stop using them"
+fi
+say "all $(wc -l <"$work/used") headers and libraries the build uses belong to allowed packages"
 
 # 5. With the tests on, a missing test program is named with its package.
 rm -rf "$work/tests-on"

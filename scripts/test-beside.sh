@@ -1,14 +1,13 @@
 #!/usr/bin/env bash
-# The test phase of `make test`, once the gcc tree is built: ctest there, and beside it the two
-# checks that are mostly compiling (scripts/check-build-deps.sh's server-only build, and the
-# clang build of the fuzzers). The tests spend most of their time waiting on servers, sockets
-# and deadlines, so the compilers use cores that would otherwise idle; they run at a lower CPU
-# priority (nice 10), so a test's server is never starved by them. No test's verdict depends
+# The test phase of `make test`, once the gcc tree is built: ctest there, and beside it the
+# clang build of the fuzzers. The tests spend most of their time waiting on servers, sockets
+# and deadlines, so the compiler uses cores that would otherwise idle; it runs at a lower CPU
+# priority (nice 10), so a test's server is never starved by it. No test's verdict depends
 # on speed (tests/support/eventually.h), so sharing the machine changes only how long ctest
 # takes. The fuzzers themselves run after ctest, alone.
 #
-# The side checks' output goes to BUILD_DIR/side-checks/*.log; a failed one is printed in
-# full. Exits non-zero when ctest or either check failed, after every one of them finished.
+# The fuzz build's output goes to BUILD_DIR/side-checks/fuzz-build.log, printed when it failed.
+# Exits non-zero when ctest, the fuzz build or a fuzzer failed, after all of them finished.
 #
 # Usage: scripts/test-beside.sh BUILD_DIR FUZZ_DIR CTEST_JOBS
 set -uo pipefail
@@ -23,11 +22,9 @@ started=$SECONDS
 
 say() { echo "test-beside: $* ($((SECONDS - started)) s)"; }
 
-nice -n 10 "$src/scripts/check-build-deps.sh" "$build/check-build-deps" >"$logs/check-build-deps.log" 2>&1 &
-deps_pid=$!
 nice -n 10 make -C "$src" --no-print-directory fuzz-build FUZZ_DIR="$fuzz" >"$logs/fuzz-build.log" 2>&1 &
 fuzz_pid=$!
-say "building beside the tests: check-build-deps (pid $deps_pid), fuzzers (pid $fuzz_pid); logs in $logs"
+say "building the fuzzers beside the tests (pid $fuzz_pid; log in $logs)"
 
 (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600)
 ctest_rc=$?
@@ -35,13 +32,6 @@ say "ctest exited $ctest_rc"
 
 failed=0
 [ "$ctest_rc" -eq 0 ] || failed=1
-if wait "$deps_pid"; then
-  tail -n 3 "$logs/check-build-deps.log"
-else
-  cat "$logs/check-build-deps.log"
-  say "check-build-deps FAILED (above)"
-  failed=1
-fi
 if wait "$fuzz_pid"; then
   say "fuzzers built"
   (cd "$fuzz" && ctest --output-on-failure -j "$jobs") || failed=1
