@@ -20,8 +20,6 @@ namespace holdfast::bench {
 
 namespace {
 
-constexpr std::uint32_t kHourMs = 3'600'000;
-
 // Issues try-acquires for the next unclaimed lock of a shared range, `depth` at a time.
 class Loader final : public ReplyListener {
  public:

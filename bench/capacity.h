@@ -22,6 +22,9 @@ struct LoadResult {
   std::string first_error;
 };
 
+// The lease of holds loaded only to fill a server: longer than any run.
+inline constexpr std::uint32_t kHourMs = 3'600'000;
+
 // Try-acquires locks [first_lock, first_lock + count) with `ttl_ms`, `depth` requests in
 // flight on each of `connections` connections. Throws std::runtime_error if a connection
 // cannot be opened.

@@ -17,7 +17,6 @@
 namespace holdfast::bench {
 namespace {
 
-constexpr std::uint32_t kHourMs = 3'600'000;
 // Far from every other workload's locks (workers.h).
 constexpr std::uint64_t kIdleHoldsFirstLock = 200'000'000;
 constexpr std::uint64_t kPacedLock = 300'000'000;
@@ -28,29 +27,6 @@ double server_cpu(const Target& target) {
   return s;
 }
 
-// One reply at a time: the paced client sends, waits for the answer, and sleeps.
-class OneReply : public ReplyListener {
- public:
-  void on_reply(const OpReply& reply) override {
-    status = reply.status;
-    handle.assign(reply.handle);
-    detail.assign(reply.detail);
-    done = true;
-  }
-  OpStatus wait(EventLoop& loop, const char* what) {
-    const std::int64_t give_up = now_ns() + 10 * kNsPerSec;
-    while (!done && now_ns() < give_up && !interrupted()) loop.run_once(now_ns() + 50 * kNsPerMs);
-    if (!done) throw std::runtime_error(std::string("no reply to a paced ") + what);
-    done = false;
-    if (status == OpStatus::kError)
-      throw std::runtime_error(std::string("a paced ") + what + " failed: " + detail);
-    return status;
-  }
-  bool done = false;
-  OpStatus status = OpStatus::kError;
-  std::string handle, detail;
-};
-
 void sleep_seconds(double s) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(s);
   while (!interrupted() && std::chrono::steady_clock::now() < end)
@@ -60,6 +36,29 @@ void sleep_seconds(double s) {
 }  // namespace
 
 struct QuietServer::Connections {
+  // One reply at a time: the paced client sends, waits for the answer, and sleeps.
+  class OneReply : public ReplyListener {
+   public:
+    void on_reply(const OpReply& reply) override {
+      status = reply.status;
+      handle.assign(reply.handle);
+      detail.assign(reply.detail);
+      done = true;
+    }
+    OpStatus wait(EventLoop& loop, const char* what) {
+      const std::int64_t give_up = now_ns() + 10 * kNsPerSec;
+      while (!done && now_ns() < give_up && !interrupted()) loop.run_once(now_ns() + 50 * kNsPerMs);
+      if (!done) throw std::runtime_error(std::string("no reply to a paced ") + what);
+      done = false;
+      if (status == OpStatus::kError)
+        throw std::runtime_error(std::string("a paced ") + what + " failed: " + detail);
+      return status;
+    }
+    bool done = false;
+    OpStatus status = OpStatus::kError;
+    std::string handle, detail;
+  };
+
   EventLoop loop;
   std::vector<std::unique_ptr<LockClient>> idle;
   std::unique_ptr<LockClient> client;
@@ -96,7 +95,7 @@ void QuietServer::paced_window(double seconds) {
   if (result_.failed || !connections_) return;
   try {
     LockClient& client = *connections_->client;
-    OneReply& reply = connections_->reply;
+    Connections::OneReply& reply = connections_->reply;
     const auto period = std::chrono::milliseconds(result_.shape.period_ms);
     const double cpu0 = server_cpu(target_);
     const auto start = std::chrono::steady_clock::now();

@@ -18,8 +18,6 @@ namespace {
 constexpr std::uint64_t kBytesPerElement = sizeof(Value);
 constexpr std::uint64_t kBytesPerEntry = 2 * sizeof(Value);
 
-std::string kind_of(const Value& v) { return std::string(kind_name(v.kind())); }
-
 }  // namespace
 
 Result<Value> Evaluator::located(const Node& node, Result<Value> result) const {

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "cel/activation.h"
@@ -34,6 +35,9 @@
 #include "core/error.h"
 
 namespace holdfast::cel {
+
+// A value's kind by name, for error messages.
+inline std::string kind_of(const Value& v) { return std::string(kind_name(v.kind())); }
 
 class Evaluator {
  public:

@@ -20,8 +20,6 @@ namespace {
 
 constexpr std::size_t kScratchBytes = 256;
 
-std::string kind_of(const Value& v) { return std::string(kind_name(v.kind())); }
-
 // Fixed-capacity storage for evaluated call operands, spilling to the heap past kInline.
 class Operands {
  public:

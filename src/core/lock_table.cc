@@ -9,13 +9,6 @@
 
 namespace holdfast {
 
-namespace {
-
-// Debian's Abseil has its own string_view type; its maps look keys up by that.
-absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-}  // namespace
-
 bool LockTable::SessionIndex::empty() const {
   return holds.empty() && waiters.empty() && members.empty() && multis.empty();
 }

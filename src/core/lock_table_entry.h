@@ -13,6 +13,11 @@
 
 namespace holdfast {
 
+// Debian's Abseil has its own string_view type; the table's maps look keys up by that.
+inline absl::string_view absl_view(std::string_view s) {
+  return absl::string_view(s.data(), s.size());
+}
+
 // Removes `item` from a vector whose order does not matter: the last element takes its place.
 template <typename T>
 void erase_unordered(std::vector<T>& v, const T& item) {

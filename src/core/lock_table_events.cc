@@ -11,8 +11,6 @@
 namespace holdfast {
 namespace {
 
-absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
 LockEvent from_hold(LockEventKind kind, const HoldState& h) {
   LockEvent e;
   e.kind = kind;

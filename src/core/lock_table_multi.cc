@@ -24,12 +24,6 @@
 
 namespace holdfast {
 
-namespace {
-
-absl::string_view absl_view(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
-}  // namespace
-
 void LockTable::defer(const Slot* slot) { deferred_.emplace_back(slot->first); }
 
 std::string LockTable::handle_key(const Handle& h) {

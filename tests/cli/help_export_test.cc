@@ -10,15 +10,11 @@
 #include <regex>
 #include <sstream>
 
+#include "support/files.h"
 #include "support/process.h"
 
 namespace holdfast::testing {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // As roff writes a name: hyphens are minus signs.
 std::string roff_name(const std::string& name) {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/files.h"
 #include "support/loopback.h"
 #include "support/server_process.h"
 
@@ -23,11 +24,6 @@ std::vector<std::string> lines_of(const std::string& text) {
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // `holdfast serve` on free ports with stdout readable line by line and stderr in a file.

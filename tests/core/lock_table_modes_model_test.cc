@@ -15,6 +15,7 @@
 
 namespace holdfast {
 namespace {
+namespace modes_model {
 
 constexpr std::uint32_t kLimit = 3;  // the semaphore key's permits
 
@@ -266,5 +267,6 @@ TEST(LockTableModesModel, RandomSequencesAgreeWithTheModel) {
   EXPECT_GT(grants_seen, 10000u);
 }
 
+}  // namespace modes_model
 }  // namespace
 }  // namespace holdfast

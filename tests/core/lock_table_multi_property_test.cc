@@ -24,6 +24,7 @@
 
 namespace holdfast {
 namespace {
+namespace multi_property {
 
 constexpr std::uint32_t kLimit = 3;                           // the semaphore key's permits
 const std::vector<std::string> kKeys = {"a", "b", "c", "s"};  // "s" is the semaphore
@@ -268,5 +269,6 @@ TEST(LockTableMultiProperty, RandomSequencesKeepEveryPromise) {
   EXPECT_GT(multi_grants, 500u) << "the sequences must exercise multi-key grants";
 }
 
+}  // namespace multi_property
 }  // namespace
 }  // namespace holdfast

@@ -21,15 +21,10 @@
 
 #include "support/eventually.h"
 #include "support/server_process.h"
+#include "support/wall_time.h"
 
 namespace holdfast::testing {
 namespace {
-
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 struct KeyRecord {
   bool held = false;  // an answered grant not followed by an answered release

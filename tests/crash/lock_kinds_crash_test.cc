@@ -19,6 +19,7 @@
 
 namespace holdfast::testing {
 namespace {
+namespace kinds_crash {
 
 constexpr int kPermits = 4;
 
@@ -140,5 +141,6 @@ TEST(Crash, KillDashNineKeepsEverySharedAndSemaphoreHoldAnswered) {
   EXPECT_GT(released, 0);
 }
 
+}  // namespace kinds_crash
 }  // namespace
 }  // namespace holdfast::testing

@@ -10,19 +10,10 @@
 
 #include "support/eventually.h"
 #include "support/server_process.h"
+#include "support/wall_time.h"
 
 namespace holdfast::testing {
 namespace {
-
-std::int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-std::string http_get(const ServerProcess& server, const std::string& path) {
-  return run({"curl", "-s", "-i", server.http_url() + path}).out;
-}
 
 // Long enough that everything the test does between the restart and the end of the quarantine
 // (a dozen calls, two curl processes) fits in it on a machine busy with other builds.

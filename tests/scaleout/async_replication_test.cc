@@ -11,20 +11,16 @@
 namespace holdfast::testing {
 namespace {
 
-std::string http(const ServerProcess& server, const std::string& path) {
-  return run({"curl", "-s", "-i", server.http_url() + path}).out;
-}
-
 TEST(AsyncReplication, IsReportedEverywhereAndRefusedWhenRequired) {
   TestPostgres pg;
   const std::string url = fresh_store_url(pg.url());
   {
     ServerProcess node({"--store", url});
-    const std::string ready = http(node, "/readyz");
+    const std::string ready = http_get(node, "/readyz");
     EXPECT_NE(ready.find("200 OK"), std::string::npos) << ready;
     EXPECT_NE(ready.find("\"replication\":\"asynchronous\""), std::string::npos) << ready;
     EXPECT_NE(ready.find("synchronous_standby_names is empty"), std::string::npos) << ready;
-    EXPECT_NE(http(node, "/metrics").find("\nholdfast_store_sync_replication 0\n"),
+    EXPECT_NE(http_get(node, "/metrics").find("\nholdfast_store_sync_replication 0\n"),
               std::string::npos);
     const RespValue info = node.client().call({"INFO", "holdfast"});
     EXPECT_NE(info.str.find("store_replication:asynchronous\r\n"), std::string::npos) << info.str;

@@ -10,11 +10,10 @@
 #include "support/eventually.h"
 #include "support/postgres.h"
 #include "support/server_process.h"
+#include "support/wall_time.h"
 
 namespace holdfast::testing {
 namespace {
-
-void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 constexpr int kGraceMs = 1500;
 

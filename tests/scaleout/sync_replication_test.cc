@@ -17,15 +17,10 @@
 #include "support/postgres_pair.h"
 #include "support/process.h"
 #include "support/server_process.h"
+#include "support/wall_time.h"
 
 namespace holdfast::testing {
 namespace {
-
-void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
-std::string http(const ServerProcess& server, const std::string& path) {
-  return run({"curl", "-s", "-i", server.http_url() + path}).out;
-}
 
 // One pair for the suite; each test has a schema of its own.
 class SyncReplication : public ::testing::Test {
@@ -149,10 +144,10 @@ TEST_F(SyncReplication, AWriteNotAnsweredWithinTheDeadlineIsNeverAcknowledged) {
 
 TEST_F(SyncReplication, TheNodeSaysTheDatabaseReplicatesSynchronously) {
   ServerProcess node({"--store", store_url()});
-  const std::string ready = http(node, "/readyz");
+  const std::string ready = http_get(node, "/readyz");
   EXPECT_NE(ready.find("200 OK"), std::string::npos) << ready;
   EXPECT_NE(ready.find("\"replication\":\"synchronous\""), std::string::npos) << ready;
-  const std::string metrics = http(node, "/metrics");
+  const std::string metrics = http_get(node, "/metrics");
   EXPECT_NE(metrics.find("\nholdfast_store_sync_replication 1\n"), std::string::npos);
   EXPECT_NE(metrics.find("\nholdfast_store_sync_standbys 1\n"), std::string::npos);
   const RespValue info = node.client().call({"INFO", "holdfast"});
@@ -172,14 +167,14 @@ TEST_F(SyncReplication, ANodeThatRequiresItRefusesChangesWhileTheStandbyIsNotWai
   for (const auto until = std::chrono::steady_clock::now() + kEventually;
        ready.find("503") == std::string::npos && std::chrono::steady_clock::now() < until;) {
     pause_ms(100);
-    ready = http(node, "/readyz");
+    ready = http_get(node, "/readyz");
   }
   EXPECT_NE(ready.find("503"), std::string::npos) << ready;
   EXPECT_NE(ready.find("STORE_UNAVAILABLE"), std::string::npos) << ready;
   const RespValue refused = client.call({"LOCK.ACQUIRE", "other", "TTL", "1000", "TIMEOUT", "0"});
   EXPECT_EQ(refused.error_code(), "STORE_UNAVAILABLE") << refused.debug();
   EXPECT_NE(refused.str.find("requireSyncReplication"), std::string::npos) << refused.str;
-  EXPECT_NE(http(node, "/metrics").find("\nholdfast_store_unavailable 1\n"), std::string::npos);
+  EXPECT_NE(http_get(node, "/metrics").find("\nholdfast_store_unavailable 1\n"), std::string::npos);
   // Reads go on.
   EXPECT_EQ(client.call({"LOCK.STATUS", "k"}).number("held"), 1);
 
@@ -189,7 +184,7 @@ TEST_F(SyncReplication, ANodeThatRequiresItRefusesChangesWhileTheStandbyIsNotWai
   for (const auto until = std::chrono::steady_clock::now() + kEventually;
        ready.find("200 OK") == std::string::npos && std::chrono::steady_clock::now() < until;) {
     pause_ms(100);
-    ready = http(node, "/readyz");
+    ready = http_get(node, "/readyz");
   }
   EXPECT_NE(ready.find("200 OK"), std::string::npos) << ready;
   const RespValue after = client.call({"LOCK.ACQUIRE", "other", "TTL", "1000", "TIMEOUT", "0"});

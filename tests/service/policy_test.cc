@@ -14,6 +14,7 @@
 
 namespace holdfast::testing {
 namespace {
+namespace policy {
 
 const char* kRules = R"toml([ruleSet]
 name = "lock-policy"
@@ -317,5 +318,6 @@ TEST(PolicyDurability, AnswersWaitForTheLogAndLeaveInTheOrderTheyWereMade) {
   EXPECT_EQ(now.size(), 1u);
 }
 
+}  // namespace policy
 }  // namespace
 }  // namespace holdfast::testing

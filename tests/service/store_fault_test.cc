@@ -18,6 +18,7 @@
 
 namespace holdfast::testing {
 namespace {
+namespace store_fault {
 
 const char* kRules = R"toml([ruleSet]
 name = "lock-policy"
@@ -215,5 +216,6 @@ TEST_F(StoreFault, ASlowSyncDelaysAnswersButNotLeases) {
   node.store->close();
 }
 
+}  // namespace store_fault
 }  // namespace
 }  // namespace holdfast::testing

@@ -13,6 +13,7 @@
 
 namespace holdfast::testing {
 namespace {
+namespace values_policy {
 
 const char* kRules = R"toml([ruleSet]
 name = "values"
@@ -107,5 +108,6 @@ TEST_F(ValuesPolicyTest, EveryEditIsAppendedAndReadsAppendNothing) {
   EXPECT_EQ(store.stats().appended - before, 2u);
 }
 
+}  // namespace values_policy
 }  // namespace
 }  // namespace holdfast::testing

@@ -14,14 +14,11 @@
 namespace holdfast::wal {
 namespace {
 
+using testing::grant;
 using testing::kDir;
 using testing::make_hold;
 using testing::Model;
 using testing::WalStoreTest;
-
-Change grant(std::uint64_t token) {
-  return Granted{make_hold("k/" + std::to_string(token), token)};
-}
 
 class FaultTest : public WalStoreTest {
  protected:

@@ -15,6 +15,7 @@ namespace {
 // The connections open, as the server loop reports them to end_of_round and commit_wait.
 constexpr std::size_t kOneClient = 1;
 
+using testing::grant;
 using testing::make_hold;
 using testing::WalStoreTest;
 
@@ -35,10 +36,6 @@ class GroupCommitTest : public WalStoreTest {
   std::mutex mu_;
   std::vector<std::uint64_t> reported_;
 };
-
-Change grant(std::uint64_t token) {
-  return Granted{make_hold("k/" + std::to_string(token), token)};
-}
 
 TEST_F(GroupCommitTest, AppendsMadeWhileASyncIsBlockedShareTheNextSync) {
   constexpr std::uint64_t kN = 1000;

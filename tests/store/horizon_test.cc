@@ -7,6 +7,7 @@
 
 namespace holdfast::wal::testing {
 namespace {
+namespace horizon {
 
 constexpr Millis kLease = 10'000;
 
@@ -171,5 +172,6 @@ TEST(QuarantineEnd, AClockBehindTheLastRecordWaitsAsIfNoTimeHadPassed) {
   EXPECT_EQ(quarantine_end(h, kStart + 10'000, now), now + 20'000);
 }
 
+}  // namespace horizon
 }  // namespace
 }  // namespace holdfast::wal::testing

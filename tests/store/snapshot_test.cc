@@ -8,6 +8,7 @@
 
 namespace holdfast::wal {
 namespace {
+namespace snapshot {
 
 using testing::kDir;
 using testing::make_assigned;
@@ -161,5 +162,6 @@ TEST(Snapshot, AStreamThatBreaksLeavesNoFileBehind) {
   EXPECT_FALSE(fs.exists(snapshot_path(3) + ".tmp"));
 }
 
+}  // namespace snapshot
 }  // namespace
 }  // namespace holdfast::wal

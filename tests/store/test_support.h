@@ -56,6 +56,11 @@ inline HoldState make_hold(std::string key, std::uint64_t token, Millis expires 
   return h;
 }
 
+// The record of a grant of key "k/<token>" with that token.
+inline Change grant(std::uint64_t token) {
+  return Granted{make_hold("k/" + std::to_string(token), token)};
+}
+
 // One change through the log's encoding and back: what replay would read.
 inline Result<Change> round_trip(const Change& change) {
   std::string bytes;

@@ -16,10 +16,6 @@
 namespace holdfast::testing {
 namespace {
 
-std::string script(const char* name) {
-  return std::string(HOLDFAST_SOURCE_DIR) + "/scripts/" + name;
-}
-
 // A throw-away server need not survive a power loss: without fsync its commits cost no disk
 // flush, which on a machine busy with builds is most of what starting a node (its schema's
 // migrations) and each statement cost. Everything a test does to it (a fast stop, a restart)
@@ -74,7 +70,7 @@ void TestPostgres::start(const std::vector<std::string>& settings) {
   // A port found free can be taken by someone else before the server binds it: retry.
   for (int attempt = 0; attempt < 3 && url_.empty(); ++attempt) {
     port_ = free_port();
-    std::vector<std::string> argv = {script("start-postgres.sh"), dir_ + "/pg",
+    std::vector<std::string> argv = {project_script("start-postgres.sh"), dir_ + "/pg",
                                      std::to_string(port_), kNoFsync};
     argv.insert(argv.end(), settings_.begin(), settings_.end());
     auto r = run(argv);
@@ -88,16 +84,16 @@ void TestPostgres::start(const std::vector<std::string>& settings) {
 }
 
 TestPostgres::~TestPostgres() {
-  if (!url_.empty()) run({script("stop-postgres.sh"), dir_ + "/pg"});
+  if (!url_.empty()) run({project_script("stop-postgres.sh"), dir_ + "/pg"});
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);
 }
 
-void TestPostgres::stop() { run({script("stop-postgres.sh"), dir_ + "/pg"}); }
+void TestPostgres::stop() { run({project_script("stop-postgres.sh"), dir_ + "/pg"}); }
 
 void TestPostgres::start_again() {
-  std::vector<std::string> argv = {script("start-postgres.sh"), dir_ + "/pg", std::to_string(port_),
-                                   kNoFsync};
+  std::vector<std::string> argv = {project_script("start-postgres.sh"), dir_ + "/pg",
+                                   std::to_string(port_), kNoFsync};
   argv.insert(argv.end(), settings_.begin(), settings_.end());
   auto r = run(argv);
   if (r.exit_code != 0) throw std::runtime_error("PostgreSQL did not start again: " + r.err);
@@ -159,6 +155,10 @@ std::string fresh_store_url(const std::string& base_url) {
 std::string store_url_from_env() {
   const char* url = std::getenv("HOLDFAST_TEST_STORE_URL");
   return url == nullptr ? std::string() : std::string(url);
+}
+
+std::string project_script(const char* name) {
+  return std::string(HOLDFAST_SOURCE_DIR) + "/scripts/" + name;
 }
 
 }  // namespace holdfast::testing

@@ -79,4 +79,7 @@ std::string sql_value(const std::string& store_url, const std::string& sql);
 // that URL (in a fresh schema), so the black-box suite runs unchanged in scale-out mode.
 std::string store_url_from_env();
 
+// The path of one of the project's scripts/ (start-postgres.sh and the others).
+std::string project_script(const char* name);
+
 }  // namespace holdfast::testing

@@ -13,15 +13,12 @@
 
 #include "support/postgres.h"
 #include "support/process.h"
+#include "support/wall_time.h"
 
 namespace holdfast::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string script(const char* name) {
-  return std::string(HOLDFAST_SOURCE_DIR) + "/scripts/" + name;
-}
 
 // The newest installed server's programs, as scripts/start-postgres.sh finds them.
 std::string server_bin(const std::string& program) {
@@ -44,8 +41,6 @@ std::vector<std::string> as_postgres(std::vector<std::string> argv) {
 void check(const RunResult& r, const std::string& what) {
   if (r.exit_code != 0) throw std::runtime_error(what + " failed: " + r.err + r.out);
 }
-
-void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 pid_t parent_of(pid_t pid) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
@@ -70,7 +65,8 @@ PostgresPair::PostgresPair(bool synchronous) : synchronous_(synchronous) {
   std::string errors;
   for (int attempt = 0; attempt < 3 && ports_[0] == 0; ++attempt) {
     const int port = free_port();
-    auto r = run({script("start-postgres.sh"), dir(0), std::to_string(port), "cluster_name=hf0"});
+    auto r = run(
+        {project_script("start-postgres.sh"), dir(0), std::to_string(port), "cluster_name=hf0"});
     if (r.exit_code == 0) {
       ports_[0] = port;
     } else {
@@ -81,7 +77,7 @@ PostgresPair::PostgresPair(bool synchronous) : synchronous_(synchronous) {
   for (int attempt = 0; attempt < 3 && ports_[1] == 0; ++attempt) {
     const int port = free_port();
     if (port == ports_[0]) continue;
-    auto r = run({script("start-postgres-standby.sh"), dir(1), std::to_string(port),
+    auto r = run({project_script("start-postgres-standby.sh"), dir(1), std::to_string(port),
                   std::to_string(ports_[0]), "hf1"});
     if (r.exit_code == 0) {
       ports_[1] = port;
@@ -182,7 +178,7 @@ void PostgresPair::rebuild_standby() {
   if (!processes(old).empty())
     throw std::runtime_error("the old primary's processes did not exit after SIGKILL");
   const std::string name = "hf" + std::to_string(old);
-  check(run({script("start-postgres-standby.sh"), dir(old), std::to_string(ports_[old]),
+  check(run({project_script("start-postgres-standby.sh"), dir(old), std::to_string(ports_[old]),
              std::to_string(ports_[primary_]), name}),
         "start-postgres-standby.sh");
   if (synchronous_) {

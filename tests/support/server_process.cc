@@ -122,4 +122,8 @@ bool await_waiters(RespClient& client, const std::string& key, std::int64_t n) {
   return false;
 }
 
+std::string http_get(const ServerProcess& server, const std::string& path) {
+  return run({"curl", "-s", "-i", server.http_url() + path}).out;
+}
+
 }  // namespace holdfast::testing

@@ -68,4 +68,7 @@ class ServerProcess {
 // (after kEventually).
 bool await_waiters(RespClient& client, const std::string& key, std::int64_t n);
 
+// GET `path` from the server's HTTP port with `curl -s -i`: the status line, headers and body.
+std::string http_get(const ServerProcess& server, const std::string& path);
+
 }  // namespace holdfast::testing

@@ -30,8 +30,6 @@ using testing::TcpProxy;
 
 constexpr int kNodes = 3;
 
-void pause_ms(std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
 std::vector<FaultKind> failover_kinds(const TortureOptions& options) {
   std::vector<FaultKind> kinds;
   for (FaultKind kind : kAllFaultKinds) {

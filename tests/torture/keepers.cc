@@ -13,8 +13,6 @@ using holdfast::testing::RespValue;
 
 namespace {
 
-void pause_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
 // A server that is stopped or waiting for its database answers late, not never.
 constexpr int kCallTimeoutMs = 60'000;
 

@@ -16,8 +16,6 @@
 namespace holdfast::torture {
 namespace {
 
-void pause_ms(std::int64_t ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
-
 // Connects, sends `bytes`, and closes with a reset (SO_LINGER 0): the server reads the bytes,
 // if at all, then finds the connection gone.
 void send_and_reset(int port, const std::string& bytes) {

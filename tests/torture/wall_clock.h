@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <thread>
 
 namespace holdfast::torture {
 
@@ -15,5 +16,9 @@ inline std::int64_t wall_us() {
 }
 
 inline std::int64_t wall_ms() { return wall_us() / 1000; }
+
+inline void pause_ms(std::int64_t ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
 
 }  // namespace holdfast::torture

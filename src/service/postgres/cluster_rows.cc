@@ -1,9 +1,9 @@
 #include "service/postgres/cluster_rows.h"
 
+#include "service/postgres/schema.h"
+
 namespace holdfast::pg {
 namespace {
-
-const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)";
 
 // $1 name.
 const std::string kRegister = kWithNow + R"sql(

@@ -4,10 +4,16 @@
 
 #include <chrono>
 
+#include "service/postgres/schema.h"
+
 namespace holdfast::pg {
 
 std::int64_t mode_number(LockMode m) {
   return m == LockMode::kShared ? 1 : m == LockMode::kSemaphore ? 2 : 0;
+}
+
+LockMode mode_of_number(std::int64_t m) {
+  return m == 1 ? LockMode::kShared : m == 2 ? LockMode::kSemaphore : LockMode::kExclusive;
 }
 
 namespace {
@@ -25,8 +31,6 @@ const std::string kHoldCols =
 // A row's mode: a group's (heldBy '') or 0. A node of an older schema version, still running during
 // an upgrade, grants a key exclusively without resetting `mode`; its hold has a heldBy.
 const std::string kRowMode = "CASE WHEN h.held_by = '' THEN h.mode ELSE 0 END";
-// The database clock, read once per statement.
-const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)";
 
 // The hold in row `h` is live at `at`: its lease has not ended (or never ends).
 std::string live(const std::string& h, const std::string& at) {

@@ -98,6 +98,7 @@ static_assert(kFreeRowRetentionMs > 2 * kStatementTimeoutMs, "see Tokens above")
 
 // A mode as the schema numbers it: 0 exclusive, 1 shared, 2 semaphore.
 std::int64_t mode_number(LockMode m);
+LockMode mode_of_number(std::int64_t m);  // and back (anything else: exclusive)
 
 // A grant of a handle hold (acquire, tryAcquire, re-take).
 struct GrantRequest {

@@ -22,10 +22,6 @@ std::string text(const json::object& o, std::string_view name) {
   return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
-LockMode mode_of(std::int64_t m) {
-  return m == 1 ? LockMode::kShared : m == 2 ? LockMode::kSemaphore : LockMode::kExclusive;
-}
-
 }  // namespace
 
 std::optional<EventPayload> parse_event_payload(std::string_view payload) {
@@ -48,7 +44,7 @@ std::optional<EventPayload> parse_event_payload(std::string_view payload) {
   e.lease_expires_at = number(o, "x").value_or(kNever);
   e.scope = number(o, "s").value_or(0) == 1 ? Scope::kSession : Scope::kLease;
   e.hold_kind = number(o, "d").value_or(0) == 1 ? HoldKind::kAssigned : HoldKind::kHandle;
-  e.mode = mode_of(number(o, "m").value_or(0));
+  e.mode = mode_of_number(number(o, "m").value_or(0));
   if (e.mode == LockMode::kSemaphore) {
     e.permits = static_cast<std::uint32_t>(number(o, "p").value_or(0));
     e.take = static_cast<std::uint32_t>(number(o, "n").value_or(0));

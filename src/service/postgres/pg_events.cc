@@ -4,15 +4,13 @@
 
 #include <chrono>
 
+#include "service/postgres/hold_rows.h"
+
 namespace holdfast::pg {
 namespace {
 
 // A lease end is looked at this long after it, by this node's clock (the database's decides).
 constexpr Millis kExpiryMargin = 5;
-
-LockMode mode_of(std::int64_t m) {
-  return m == 1 ? LockMode::kShared : m == 2 ? LockMode::kSemaphore : LockMode::kExclusive;
-}
 
 Millis wall_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -137,7 +135,7 @@ void PgEvents::register_and_seed(bool watching, std::uint64_t generation) {
     h.lease_expires_at = rows->maybe_number(r, 6).value_or(kNever);
     h.scope = rows->number(r, 7) == 1 ? Scope::kSession : Scope::kLease;
     h.hold_kind = rows->number(r, 8) == 1 ? HoldKind::kAssigned : HoldKind::kHandle;
-    h.mode = mode_of(rows->number(r, 9));
+    h.mode = mode_of_number(rows->number(r, 9));
     if (h.mode == LockMode::kSemaphore) {
       h.permits = static_cast<std::uint32_t>(rows->maybe_number(r, 10).value_or(0));
       h.take = static_cast<std::uint32_t>(rows->maybe_number(r, 11).value_or(0));

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/error.h"
 #include "service/postgres/pg_conn.h"
@@ -43,6 +44,9 @@ namespace holdfast::pg {
 // The classid of every advisory lock Holdfast takes ("Hold" in ASCII). The two-int form keeps
 // them apart from applications' one-bigint advisory locks in the same database.
 inline constexpr std::int32_t kAdvisoryClass = 0x486F6C64;
+
+// The head of a statement that reads the database clock once (holdfast_now_ms(), as `now.ms`).
+inline const std::string kWithNow = "WITH now AS MATERIALIZED (SELECT holdfast_now_ms() AS ms)";
 
 // The SQL of migration 5 (schema_groups.cc).
 extern const char kGroupsMigrationSql[];

@@ -104,4 +104,9 @@ inline constexpr std::uint64_t kDefaultSegmentBytes = std::uint64_t{16} << 20;
 // Zero-filled space is written ahead of the frames this much at a time (fsync always).
 inline constexpr std::uint64_t kReserveChunkBytes = std::uint64_t{1} << 20;
 
+// For the static_assert of a std::visit's last branch over Change: a new alternative with no
+// branch of its own fails to compile there.
+template <class>
+inline constexpr bool kUnhandled = false;
+
 }  // namespace holdfast::wal

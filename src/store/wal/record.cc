@@ -13,10 +13,6 @@
 namespace holdfast::wal {
 namespace {
 
-// Keeps exhaustiveness in std::visit: a new Change alternative fails to compile here.
-template <class>
-struct AlwaysFalse : std::false_type {};
-
 void append_payload(std::string& out, const Change& change) {
   std::visit(
       [&out](const auto& c) {
@@ -47,7 +43,7 @@ void append_payload(std::string& out, const Change& change) {
         } else if constexpr (std::is_same_v<T, ValueEdit>) {
           append_value_edit(out, c);
         } else {
-          static_assert(AlwaysFalse<T>::value, "every Change needs a record encoding");
+          static_assert(kUnhandled<T>, "every Change needs a record encoding");
         }
       },
       change);
@@ -81,7 +77,7 @@ RecordType record_type_of(const Change& change) {
         else if constexpr (std::is_same_v<T, ValueEdit>)
           return RecordType::kValueEdit;
         else
-          static_assert(AlwaysFalse<T>::value, "every Change needs a record type");
+          static_assert(kUnhandled<T>, "every Change needs a record type");
       },
       change);
 }

@@ -7,13 +7,11 @@
 #include <functional>
 #include <type_traits>
 
+#include "store/wal/format.h"
 #include "store/wal/horizon.h"
 
 namespace holdfast::wal {
 namespace {
-
-template <class>
-struct AlwaysFalse : std::false_type {};
 
 std::uint32_t hash_key(std::string_view key) {
   const std::size_t h = std::hash<std::string_view>{}(key);
@@ -144,7 +142,7 @@ void ReplayState::apply(const Change& change) {
           apply_edit(c, cell.value, cell.expires_at);
           if (!cell.value) values_.erase(c.key);
         } else {
-          static_assert(AlwaysFalse<T>::value, "every Change needs a replay rule");
+          static_assert(kUnhandled<T>, "every Change needs a replay rule");
         }
       },
       change);
