@@ -120,11 +120,11 @@ int main(int argc, char** argv) {
                  "Permits of the semaphore of (i); each connection takes one")
       ->capture_default_str();
   app.add_option("--depth", o.depth, "Pipeline depth of workload (c)")->capture_default_str();
-  app.add_option("--watchers", o.watchers, "LOCK.WATCH connections of (j)")->capture_default_str();
-  app.add_option("--watch-connections", o.watch_connections, "Pair connections of (j)")
+  app.add_option("--watchers", o.watchers, "LOCK.WATCH connections of (k)")->capture_default_str();
+  app.add_option("--watch-connections", o.watch_connections, "Pair connections of (k)")
       ->capture_default_str();
-  app.add_option("--subscribers", o.subscribers, "Subscribers of (k)")->capture_default_str();
-  app.add_option("--publish-depth", o.publish_depth, "PUBLISHes in flight in (k)")
+  app.add_option("--subscribers", o.subscribers, "Subscribers of (l)")->capture_default_str();
+  app.add_option("--publish-depth", o.publish_depth, "PUBLISHes in flight in (l)")
       ->capture_default_str();
   app.add_option("--think-us", o.think_us, "Pause after each critical section in (b), µs")
       ->capture_default_str();
