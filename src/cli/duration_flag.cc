@@ -17,6 +17,17 @@ CLI::Validator duration_flag(std::int64_t min_ms) {
   return v;
 }
 
+CLI::Validator duration_us_flag() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        const Result<std::int64_t> us = parse_duration_us(text);
+        if (!us.ok()) return us.error().message;
+        text = std::to_string(*us);
+        return "";
+      },
+      "");
+}
+
 std::string duration_text(std::int64_t ms) { return format_duration(ms); }
 
 }  // namespace holdfast::cli

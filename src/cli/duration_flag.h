@@ -15,6 +15,8 @@ namespace holdfast::cli {
 // leaves its milliseconds as the option's text. A duration below `min_ms` is refused too. The
 // errors read `--ttl: "30x" is not a duration (use ...)` and `--ttl: "0" is below 1ms`.
 CLI::Validator duration_flag(std::int64_t min_ms);
+// The same for the one flag counted in microseconds (--idle-poll-us 500us, 2ms, or 250).
+CLI::Validator duration_us_flag();
 
 // A duration as the flags take it, in the largest exact unit: 600000 -> "10m" (for messages).
 std::string duration_text(std::int64_t ms);

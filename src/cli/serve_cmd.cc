@@ -291,7 +291,9 @@ void add_serve_command(CLI::App& app, int& exit_code) {
                   "how long the loop may poll for work before it sleeps, adapting to how soon "
                   "work comes back (it costs CPU; worth it only for clients that poll "
                   "themselves); 0 never polls; not with --store" +
-                      default_is(d.idle_poll_us));
+                      default_is(std::to_string(d.idle_poll_us) + "us"))
+      ->transform(duration_us_flag())
+      ->type_name("DURATION");
   cmd->add_option("--store", flags->store,
                   "postgres://... or postgresql://... to run as a node over a shared "
                   "PostgreSQL (default none: the embedded store in --data-dir)");

@@ -9,8 +9,12 @@
 // The amount must come to a whole number of milliseconds (`1.5s` is 1500 ms; `1.5ms` and
 // `0.0001s` are refused) within 64 bits. No sign, no spaces, no exponent, units lower case
 // only, one unit per duration (`1m30s` is refused: write `90s`).
+//
+// The one setting counted in microseconds (`idlePollUs`, `--idle-poll-us`) reads the same way
+// with the unit "us" added and microseconds as what a plain number and the whole amount are.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +31,12 @@ inline constexpr std::string_view kDurationHint =
 // what is wrong with it (`"30x" is not a duration (use ...)`); callers prefix the setting or
 // flag it came from.
 Result<Millis> parse_duration(std::string_view text);
+
+inline constexpr std::string_view kMicrosecondsHint =
+    "use a whole number of microseconds, or units us, ms, s: 500us, 2ms";
+// The microseconds `text` stands for: "250" and "250us" are 250, "2ms" is 2000; errors as
+// parse_duration's, with kMicrosecondsHint.
+Result<std::int64_t> parse_duration_us(std::string_view text);
 
 // The shortest exact spelling in the largest unit that divides it: 1500 -> "1500ms",
 // 30000 -> "30s", 90000 -> "90s", 7200000 -> "2h", 0 -> "0ms". For messages; parse_duration

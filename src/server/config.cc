@@ -84,9 +84,18 @@ std::optional<Error> read_bool(const std::string& path, const toml::table& t, co
   return config_error(path, std::string("[") + section + "] " + key + " must be true or false");
 }
 
-// Reads a duration: an integer of milliseconds, or a string with units ("30s").
+// How a duration setting is counted: in milliseconds (every ...Ms), or in microseconds.
+struct DurationUnit {
+  Result<std::int64_t> (*parse)(std::string_view);
+  std::string_view base, example, hint;
+};
+constexpr DurationUnit kInMillis{parse_duration, "milliseconds", "\"30s\"", kDurationHint};
+constexpr DurationUnit kInMicros{parse_duration_us, "microseconds", "\"500us\"", kMicrosecondsHint};
+
+// Reads a duration: an integer of the unit, or a string with units ("30s").
 std::optional<Error> read_duration(const std::string& path, const toml::table& t,
-                                   const char* section, const char* key, Millis* out) {
+                                   const char* section, const char* key, std::int64_t* out,
+                                   const DurationUnit& unit = kInMillis) {
   const toml::node* n = t.get(key);
   if (n == nullptr) return std::nullopt;
   const std::string name = std::string("[") + section + "] " + key;
@@ -95,15 +104,14 @@ std::optional<Error> read_duration(const std::string& path, const toml::table& t
     return std::nullopt;
   }
   if (n->is_string()) {
-    auto ms = parse_duration(*n->value<std::string>());
-    if (!ms.ok()) return config_error(path, name + ": " + ms.error().message);
-    *out = *ms;
+    auto amount = unit.parse(*n->value<std::string>());
+    if (!amount.ok()) return config_error(path, name + ": " + amount.error().message);
+    *out = *amount;
     return std::nullopt;
   }
-  return config_error(path, name +
-                                " must be a duration: an integer of milliseconds or a string "
-                                "such as \"30s\" (" +
-                                std::string(kDurationHint) + ")");
+  return config_error(path, name + " must be a duration: an integer of " + std::string(unit.base) +
+                                " or a string such as " + std::string(unit.example) + " (" +
+                                std::string(unit.hint) + ")");
 }
 
 // A store URL names PostgreSQL, or is a libpq key=value string: anything else (mysql://...) is
@@ -246,7 +254,8 @@ Result<ServerConfig> load_config(const std::string& path, const ConfigOverrides&
       }
       if (auto e = read_int(path, *s, "server", "snapshotAfterBytes", &c.snapshot_after_bytes))
         return *e;
-      if (auto e = read_int(path, *s, "server", "idlePollUs", &c.idle_poll_us)) return *e;
+      if (auto e = read_duration(path, *s, "server", "idlePollUs", &c.idle_poll_us, kInMicros))
+        return *e;
       if (auto e =
               read_string_list(path, *s, "server", "corsAllowedOrigins", &c.cors_allowed_origins))
         return *e;

@@ -24,7 +24,7 @@ constexpr ConfigSetting kSettings[] = {
      "log written before a snapshot replaces it",
      [](const ServerConfig& d) { return integer(d.snapshot_after_bytes); }},
     {"server", "idlePollUs", "--idle-poll-us",
-     "microseconds the loop may poll for work before it sleeps",
+     "how long the loop may poll for work before it sleeps (a plain number is microseconds)",
      [](const ServerConfig& d) { return integer(d.idle_poll_us); }},
     {"server", "logLevel", "--log-level", "debug, info, warn or error",
      [](const ServerConfig& d) { return std::string(log_level_name(d.log_level)); }},

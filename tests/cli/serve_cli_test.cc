@@ -280,7 +280,20 @@ TEST(ServeDurations, FlagsTakeUnitsAndNameThemWhenWrong) {
   EXPECT_EQ(r.err,
             "holdfast serve: [limits] scriptTimeLimitMs (--script-time-limit-ms) must be from 1 "
             "to 3600000 milliseconds (1ms to 1h)\n");
-  Serve serve({"--script-time-limit-ms", "2.5s", "--session-grace-ms", "1m"});
+  // The one flag in microseconds: "us" beside the other units, a plain number in microseconds.
+  r = run({HOLDFAST_BIN, "serve", "--idle-poll-us", "5x"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--idle-poll-us: \"5x\" is not a duration (use a whole number of "
+                       "microseconds, or units us, ms, s: 500us, 2ms)"),
+            std::string::npos)
+      << r.err;
+  r = run({HOLDFAST_BIN, "serve", "--idle-poll-us", "11ms"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"),
+            std::string::npos)
+      << "11ms is 11000 us: " << r.err;
+  Serve serve(
+      {"--script-time-limit-ms", "2.5s", "--session-grace-ms", "1m", "--idle-poll-us", "500us"});
   EXPECT_EQ(serve.ready_line().rfind("holdfast ready ", 0), 0u) << serve.log();
   std::string rest;
   EXPECT_EQ(serve.stop(&rest), 0);

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace holdfast {
 namespace {
@@ -83,6 +86,35 @@ TEST(Duration, OverflowIsRefused) {
   EXPECT_EQ(error_of("9223372036854775.808s"), "\"9223372036854775.808s\" is too long")
       << "the whole part fits, the fraction tips it over";
   EXPECT_EQ(ms_of("9223372036854775.807s"), std::numeric_limits<Millis>::max());
+}
+
+TEST(Duration, MicrosecondsAddTheUnitUsAndCountAPlainNumberInIt) {
+  for (const auto& [text, us] :
+       std::vector<std::pair<std::string_view, std::int64_t>>{{"0", 0},
+                                                              {"250", 250},
+                                                              {"250us", 250},
+                                                              {"2ms", 2000},
+                                                              {"1.5ms", 1500},
+                                                              {"0.000001s", 1},
+                                                              {"3s", 3'000'000},
+                                                              {"2m", 120'000'000},
+                                                              {"1h", 3'600'000'000}}) {
+    auto r = parse_duration_us(text);
+    ASSERT_TRUE(r.ok()) << text << ": " << r.error().message;
+    EXPECT_EQ(*r, us) << text;
+  }
+  const std::string hint = "(use a whole number of microseconds, or units us, ms, s: 500us, 2ms)";
+  EXPECT_EQ(parse_duration_us("1.5us").error().message,
+            "\"1.5us\" is not a whole number of microseconds");
+  EXPECT_EQ(parse_duration_us("1.5").error().message,
+            "\"1.5\" is not a whole number of microseconds " + hint);
+  EXPECT_EQ(parse_duration_us("5x").error().message, "\"5x\" is not a duration " + hint);
+  EXPECT_EQ(parse_duration_us("5µs").error().message, "\"5µs\" is not a duration " + hint);
+  EXPECT_EQ(parse_duration_us("-5us").error().message,
+            "\"-5us\" is negative: a duration is 0 or more");
+  EXPECT_EQ(parse_duration_us("9223372036854776s").error().message,
+            "\"9223372036854776s\" is too long");
+  EXPECT_FALSE(parse_duration("5us").ok()) << "us is only for the settings in microseconds";
 }
 
 TEST(Duration, FormatPicksTheLargestExactUnit) {

@@ -167,7 +167,16 @@ TEST_F(ConfigFile, MistakesAreNamed) {
        "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
       {"[server]\nidlePollUs = 10001\n",
        "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
-      {"[server]\nidlePollUs = 1.5\n", "[server] idlePollUs must be an integer"},
+      {"[server]\nidlePollUs = 1.5\n",
+       "[server] idlePollUs must be a duration: an integer of microseconds or a string such as "
+       "\"500us\" (use a whole number of microseconds, or units us, ms, s: 500us, 2ms)"},
+      {"[server]\nidlePollUs = \"11ms\"\n",
+       "idlePollUs (--idle-poll-us) must be from 0 to 10000 microseconds"},
+      {"[server]\nidlePollUs = \"1.5us\"\n",
+       "[server] idlePollUs: \"1.5us\" is not a whole number of microseconds"},
+      {"[server]\nidlePollUs = \"5x\"\n",
+       "[server] idlePollUs: \"5x\" is not a duration (use a whole number of microseconds, or "
+       "units us, ms, s: 500us, 2ms)"},
       {"[server\n", "holdfast.toml: 1:"},
       {"[server]\nlogLevel = \"loud\"\n",
        "[server] logLevel: log level must be debug, info, warn or error, not \"loud\""},
@@ -266,6 +275,20 @@ TEST_F(ConfigFile, DurationsTakeAnIntegerOfMillisecondsOrUnits) {
   ASSERT_TRUE(plain.ok()) << plain.error().message;
   EXPECT_EQ(plain->max_lease_ms, 90'000);
   EXPECT_EQ(plain->script_time_limit_ms, 250) << "a string without a unit is milliseconds too";
+}
+
+TEST_F(ConfigFile, IdlePollUsIsADurationInMicroseconds) {
+  for (const auto& [text, us] :
+       std::vector<std::pair<std::string, std::int64_t>>{{"250", 250},
+                                                         {"\"250\"", 250},
+                                                         {"\"500us\"", 500},
+                                                         {"\"2ms\"", 2000},
+                                                         {"\"1.5ms\"", 1500},
+                                                         {"\"0.01s\"", 10'000}}) {
+    auto c = load_config(write("[server]\nidlePollUs = " + text + "\n"), {});
+    ASSERT_TRUE(c.ok()) << text << ": " << c.error().message;
+    EXPECT_EQ(c->idle_poll_us, us) << text;
+  }
 }
 
 // The one list of settings is what the loader accepts: each of them is a known key.
