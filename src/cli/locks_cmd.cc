@@ -277,15 +277,30 @@ int renew(const Flags& f, Client& client) {
 int assign(const Flags& f, Client& client, bool ttl_given) {
   AssignOptions o;
   if (ttl_given) o.ttl = std::chrono::milliseconds(f.ttl_ms);
-  if (f.wait_ms >= 0) o.timeout = std::chrono::milliseconds(f.wait_ms);
   o.lock_delay = lock_delay(f);
   // No holder given: the server takes the caller's own (with credentials).
-  Assignment a =
-      f.holder_id.empty() ? client.assign(f.key, o) : client.assign(f.key, f.holder_id, o);
+  auto attempt = [&] {
+    return f.holder_id.empty() ? client.assign(f.key, o) : client.assign(f.key, f.holder_id, o);
+  };
+  // With --wait, as take() above: one attempt first, and a wait it cannot spare said once.
+  std::optional<Assignment> a;
+  if (f.wait_ms > 0) {
+    try {
+      a = attempt();
+    } catch (const LockHeldError&) {
+      say_waiting("holdfast locks", client, key_requests(f), f.wait_ms);
+    } catch (const RateLimitedError& e) {
+      say_waiting("holdfast locks", client, key_requests(f), f.wait_ms, &e);
+    }
+  }
+  if (!a) {
+    if (f.wait_ms >= 0) o.timeout = std::chrono::milliseconds(f.wait_ms);
+    a = attempt();
+  }
   if (f.remote.json) {
-    std::cout << json_assignment(a) << "\n";
+    std::cout << json_assignment(*a) << "\n";
   } else {
-    print_assignment(std::cout, a, now());
+    print_assignment(std::cout, *a, now());
   }
   return kExitOk;
 }
@@ -370,12 +385,11 @@ CLI::Option* add_ttl_flag(CLI::App* cmd, Flags& f, const std::string& about) {
   return add_duration(cmd, "--ttl", f.ttl_ms, 1, about);
 }
 
-// --wait of acquire and run, which say who has the key before they wait, and of assign.
-CLI::Option* add_wait_flag(CLI::App* cmd, Flags& f, bool says_who = true) {
+// --wait of acquire, run and assign, which say who has the key before they wait.
+CLI::Option* add_wait_flag(CLI::App* cmd, Flags& f) {
   return add_duration(cmd, "--wait", f.wait_ms, 0,
-                      std::string("wait in the queue up to this long") +
-                          (says_who ? ", saying first (on stderr) who has the key" : "") +
-                          "; 0: one attempt that ends in LOCK_TIMEOUT (default: one attempt)");
+                      "wait in the queue up to this long, saying first (on stderr) who has the "
+                      "key; 0: one attempt that ends in LOCK_TIMEOUT (default: one attempt)");
 }
 
 // --lock-delay of acquire, run and assign.
@@ -476,7 +490,7 @@ void add_locks_command(CLI::App& app, int& exit_code) {
   assign_cmd->add_option("holder", f->holder_id,
                          "the holder id, e.g. a user id (default with credentials: your own)");
   CLI::Option* assign_ttl = add_ttl_flag(assign_cmd, *f, "the lease (default: never expires)");
-  add_wait_flag(assign_cmd, *f, false);
+  add_wait_flag(assign_cmd, *f);
   add_lock_delay_flag(assign_cmd, *f);
   assign_cmd->callback([f, &exit_code, assign_ttl] {
     exit_code = run(*f, [&](Client& c) { return assign(*f, c, assign_ttl->count() > 0); });

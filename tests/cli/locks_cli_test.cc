@@ -395,6 +395,24 @@ TEST_F(LocksCli, AWaitSaysOnceOnStderrWhoHoldsTheKey) {
   EXPECT_FALSE(waiting.read_line(&line)) << "said once: " << line;
   EXPECT_EQ(waiting.wait(), 0);
 
+  // assign --wait says it the same way.
+  RespValue held = resp.call({"LOCK.TRY", "doc", "TTL", "60000", "OWNER", "run-18"});
+  Child assigning = Child::start({HOLDFAST_BIN, "locks", "assign", "doc", "bob", "--wait", "1m",
+                                  "--json", "--server", server.url()},
+                                 true);
+  ASSERT_TRUE(assigning.read_line(&line));
+  EXPECT_EQ(line.rfind("holdfast locks: waiting up to 1m: doc is held by user:local (owner "
+                       "run-18), expires in ",
+                       0),
+            0u)
+      << line;
+  ASSERT_TRUE(await_waiters(resp, "doc", 1));
+  EXPECT_EQ(resp.call({"LOCK.RELEASE", "doc", held.text("handle")}).number("released"), 1);
+  ASSERT_TRUE(assigning.read_line(&line));
+  EXPECT_EQ(json::parse(line).as_object()["holder"].as_string(), "bob") << line;
+  EXPECT_FALSE(assigning.read_line(&line)) << "said once: " << line;
+  EXPECT_EQ(assigning.wait(), 0);
+
   RunResult free = cli({"acquire", "free", "--wait", "1m"});
   EXPECT_EQ(free.exit_code, 0) << free.err;
   EXPECT_EQ(free.err, "") << "a free key needs no wait, and no word about one";
