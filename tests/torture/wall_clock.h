@@ -5,7 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <thread>
+
+#include "support/wall_time.h"
 
 namespace holdfast::torture {
 
@@ -15,10 +16,7 @@ inline std::int64_t wall_us() {
       .count();
 }
 
-inline std::int64_t wall_ms() { return wall_us() / 1000; }
-
-inline void pause_ms(std::int64_t ms) {
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-}
+using testing::pause_ms;
+using testing::wall_ms;
 
 }  // namespace holdfast::torture
