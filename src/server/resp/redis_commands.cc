@@ -32,8 +32,10 @@ Issued invalid_expire_time(Completion& done, std::string_view command) {
 }
 
 // A relative expiry is added to the clock (Redis: mstime()); one that would overflow is refused
-// as Redis refuses it.
+// as Redis refuses it. Below half the range no clock can make it overflow, so the common case
+// reads none.
 bool overflows_from_now(std::int64_t ms) {
+  if (ms <= std::numeric_limits<Millis>::max() / 2) return false;
   return ms > std::numeric_limits<Millis>::max() - SystemClock().now_ms();
 }
 

@@ -148,8 +148,9 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   Issued get_del(std::string_view key, const KeyAccess& access, Millis t, Completion& done);
   // -2: no key; -1: no end; else the milliseconds left of the value's expiry or the lease.
   std::int64_t pttl_of(std::string_view key, Millis t);
+  // Appends the edits to the log; they are moved out (the caller is done with them).
   void log_edits(std::vector<ValueEdit>& edits) {
-    for (ValueEdit& e : edits) last_sequence_ = store_.append(e);
+    for (ValueEdit& e : edits) last_sequence_ = store_.append(Change(std::move(e)));
   }
   void deliver(WaiterOutcome outcome);
   void release_orphan(const WaiterOutcome& outcome);
