@@ -1,5 +1,7 @@
 #include "server/loop_driver.h"
 
+#include <algorithm>
+
 #include <boost/asio/post.hpp>
 #include <chrono>
 
@@ -27,8 +29,12 @@ void LoopDriver::after_event() {
 
 void LoopDriver::arm(Millis at) {
   armed_ = at;
-  Millis delay = at - clock_.now_ms();
-  if (delay < 0) delay = 0;
+  // A deadline may be as far as a value's expiry goes (PEXPIRE takes up to 2^62 ms and more),
+  // which in the timer's nanoseconds would overflow into the past and fire at once, again and
+  // again. The loop sleeps at most a day; advance() then finds nothing due and the next arm()
+  // sleeps again.
+  constexpr Millis kLongestSleep = 24 * 3600 * 1000;
+  const Millis delay = std::clamp<Millis>(at - clock_.now_ms(), 0, kLongestSleep);
   timer_.expires_after(std::chrono::milliseconds(delay));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec) return;  // re-armed or stopped

@@ -132,6 +132,7 @@ TEST(IdlePolling, AnIdleServerWithOpenConnectionsAndLiveHoldsSleeps) {
     ASSERT_FALSE(
         idle.back().call({"LOCK.TRY", "idle/" + std::to_string(i), "TTL", "600000"}).is_error());
   }
+
   const double polled = poll_seconds(server);
   const long ticks = cpu_ticks(server.pid());
   std::this_thread::sleep_for(std::chrono::seconds(2));  // idle is what is observed
@@ -143,6 +144,20 @@ TEST(IdlePolling, AnIdleServerWithOpenConnectionsAndLiveHoldsSleeps) {
   // Clock ticks are 10 ms; a loop that kept polling would have used about 200 of them, a
   // sleeping one none but the scrapes' few.
   EXPECT_LE(cpu_ticks(server.pid()) - ticks, 40);
+}
+
+// The loop's earliest deadline a value's expiry further off than its timer can count (in
+// nanoseconds): such a deadline once fired at once, over and over, and burnt a core.
+TEST(IdlePolling, AnExpiryBeyondTheTimersRangeLeavesTheLoopAsleep) {
+  ServerProcess server({"--fsync", "never"});
+  auto c = server.client();
+  ASSERT_EQ(c.call({"HSET", "far", "f", "v"}).integer, 1);
+  ASSERT_EQ(c.call({"PEXPIRE", "far", "4611686018427387903"}).integer, 1);
+  const long ticks = cpu_ticks(server.pid());
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // idle is what is observed
+  // Clock ticks are 10 ms: a spinning loop takes about 200 in 2 s, a sleeping one none.
+  EXPECT_LE(cpu_ticks(server.pid()) - ticks, 40);
+  EXPECT_EQ(c.call({"EXISTS", "far"}).integer, 1);
 }
 
 TEST(IdlePolling, AnIdleServerWakesNoThreadOnATimer) {
