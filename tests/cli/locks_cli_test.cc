@@ -376,42 +376,36 @@ TEST_F(LocksCli, ATokenInOpenModeIsWarnedAbout) {
 }
 
 TEST_F(LocksCli, AWaitSaysOnceOnStderrWhoHoldsTheKey) {
-  RespValue hold = resp.call({"LOCK.TRY", "k", "TTL", "60000", "OWNER", "run-17"});
-  // stderr and stdout in one pipe, in the order written.
-  Child waiting = Child::start(
-      {HOLDFAST_BIN, "locks", "acquire", "k", "--wait", "1m", "--json", "--server", server.url()},
-      true);
-  std::string line;
-  ASSERT_TRUE(waiting.read_line(&line));
-  EXPECT_EQ(line.rfind("holdfast locks: waiting up to 1m: k is held by user:local (owner run-17), "
-                       "expires in ",
-                       0),
-            0u)
-      << line;
-  ASSERT_TRUE(await_waiters(resp, "k", 1));
-  EXPECT_EQ(resp.call({"LOCK.RELEASE", "k", hold.text("handle")}).number("released"), 1);
-  ASSERT_TRUE(waiting.read_line(&line));
-  EXPECT_EQ(json::parse(line).as_object()["key"].as_string(), "k") << line;
-  EXPECT_FALSE(waiting.read_line(&line)) << "said once: " << line;
-  EXPECT_EQ(waiting.wait(), 0);
-
-  // assign --wait says it the same way.
-  RespValue held = resp.call({"LOCK.TRY", "doc", "TTL", "60000", "OWNER", "run-18"});
-  Child assigning = Child::start({HOLDFAST_BIN, "locks", "assign", "doc", "bob", "--wait", "1m",
-                                  "--json", "--server", server.url()},
-                                 true);
-  ASSERT_TRUE(assigning.read_line(&line));
-  EXPECT_EQ(line.rfind("holdfast locks: waiting up to 1m: doc is held by user:local (owner "
-                       "run-18), expires in ",
-                       0),
-            0u)
-      << line;
-  ASSERT_TRUE(await_waiters(resp, "doc", 1));
-  EXPECT_EQ(resp.call({"LOCK.RELEASE", "doc", held.text("handle")}).number("released"), 1);
-  ASSERT_TRUE(assigning.read_line(&line));
-  EXPECT_EQ(json::parse(line).as_object()["holder"].as_string(), "bob") << line;
-  EXPECT_FALSE(assigning.read_line(&line)) << "said once: " << line;
-  EXPECT_EQ(assigning.wait(), 0);
+  // acquire --wait and assign --wait say it the same way; then each prints what it took.
+  const struct {
+    std::string key, owner;
+    std::vector<std::string> args;
+    std::string field, value;  // of the JSON printed once the key is taken
+  } waits[] = {
+      {"k", "run-17", {"acquire", "k"}, "key", "k"},
+      {"doc", "run-18", {"assign", "doc", "bob"}, "holder", "bob"},
+  };
+  for (const auto& w : waits) {
+    SCOPED_TRACE(w.args.front());
+    RespValue hold = resp.call({"LOCK.TRY", w.key, "TTL", "60000", "OWNER", w.owner});
+    std::vector<std::string> argv = {HOLDFAST_BIN, "locks"};
+    argv.insert(argv.end(), w.args.begin(), w.args.end());
+    argv.insert(argv.end(), {"--wait", "1m", "--json", "--server", server.url()});
+    Child waiting = Child::start(argv, true);  // stderr and stdout in one pipe, in order
+    std::string line;
+    ASSERT_TRUE(waiting.read_line(&line));
+    EXPECT_EQ(line.rfind("holdfast locks: waiting up to 1m: " + w.key +
+                             " is held by user:local (owner " + w.owner + "), expires in ",
+                         0),
+              0u)
+        << line;
+    ASSERT_TRUE(await_waiters(resp, w.key, 1));
+    EXPECT_EQ(resp.call({"LOCK.RELEASE", w.key, hold.text("handle")}).number("released"), 1);
+    ASSERT_TRUE(waiting.read_line(&line));
+    EXPECT_EQ(json::parse(line).as_object()[w.field].as_string(), w.value) << line;
+    EXPECT_FALSE(waiting.read_line(&line)) << "said once: " << line;
+    EXPECT_EQ(waiting.wait(), 0);
+  }
 
   RunResult free = cli({"acquire", "free", "--wait", "1m"});
   EXPECT_EQ(free.exit_code, 0) << free.err;
