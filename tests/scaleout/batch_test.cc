@@ -211,6 +211,114 @@ TEST(GroupCommit, AStatementThatFailsInABatchFailsAloneAndTheOthersAreAnswered) 
   EXPECT_EQ(store.holds().doubts(), 0u);
 }
 
+// The grant attempts of one batch run as one set statement, and so do its releases by handle
+// (pg_batch.h, "Set statements"); each caller still gets what its statement alone would have
+// answered: a free key granted, a held one refused with its holder's lease end, a re-take by the
+// same owner granted with a new token, releases freed or not. A multi-key group's release is
+// not the set statement's to do: it runs alone and frees all of the group's keys.
+TEST(GroupCommit, TheGrantsAndReleasesOfABatchRunAsOneSetStatementEach) {
+  Store store(1);
+  auto take = [&](const Request& r) {
+    auto g = store.holds().acquire(r.grant());
+    EXPECT_TRUE(g.ok() && g->granted) << r.key;
+    return g.ok() ? *g : pg::Grant{};
+  };
+  const Request held{"held", fresh_handle(), ""}, mine{"mine", fresh_handle(), "o"},
+      s1{"s1", fresh_handle(), ""}, s2{"s2", fresh_handle(), ""};
+  const pg::Grant held_grant = take(held);
+  const pg::Grant mine_grant = take(mine);
+  take(s1);
+  take(s2);
+  pg::GroupRequest group;
+  const std::string group_handle = fresh_handle();
+  group.grant = Request{"", group_handle, ""}.grant();
+  group.keys = {KeyRequest{"g1"}, KeyRequest{"g2"}};
+  auto grouped = store.holds().grant_group(group);
+  ASSERT_TRUE(grouped.ok() && grouped->granted);
+  auto blocker = store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant(1));
+  ASSERT_TRUE(blocker.ok() && blocker->granted);
+  const std::uint64_t batches_before = store.holds().batches();
+
+  // The lane's batch in flight waits for a row the test holds; the others queue behind it.
+  SqlSession lock(store.url());
+  lock.value("BEGIN");
+  lock.value("SELECT key FROM holdfast_holds WHERE key = 'blocked' FOR UPDATE");
+  std::thread leader([&] {
+    (void)store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant());
+  });
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  while (store.holds().batches() < batches_before + 1 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(store.holds().batches(), batches_before + 1);
+
+  const Request new1{"new1", fresh_handle(), ""}, new2{"new2", fresh_handle(), ""},
+      other{"held", fresh_handle(), ""}, retake{"mine", fresh_handle(), "o"};
+  std::vector<std::optional<Result<pg::Grant>>> grants(4);
+  std::vector<std::optional<Result<std::vector<std::string>>>> releases(4);
+  std::vector<std::thread> callers;
+  const std::vector<const Request*> grant_of = {&new1, &new2, &other, &retake};
+  for (std::size_t i = 0; i < grant_of.size(); ++i)
+    callers.emplace_back([&, i] { grants[i] = store.holds().acquire(grant_of[i]->grant()); });
+  const std::vector<std::pair<std::string, std::string>> release_of = {
+      {"s1", s1.handle}, {"s2", s2.handle}, {"g1", group_handle}, {"s1", fresh_handle()}};
+  for (std::size_t i = 0; i < release_of.size(); ++i) {
+    callers.emplace_back([&, i] {
+      releases[i] = store.holds().release_handle(release_of[i].first, release_of[i].second);
+    });
+  }
+  while (store.holds().queued() < 8 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(store.holds().queued(), 8u);
+  lock.value("COMMIT");
+  leader.join();
+  for (auto& t : callers) t.join();
+
+  // One batch: round 0 had one grant set and one release set (s1 twice: its second release, of
+  // a handle that holds nothing, came in round 1 and ran as a single statement).
+  EXPECT_EQ(store.holds().batches(), batches_before + 2);
+  EXPECT_EQ(store.holds().set_statements(), 2u);
+  EXPECT_EQ(store.holds().set_calls(), 7u);
+  EXPECT_EQ(store.holds().set_alone(), 1u);  // the group's release
+  for (std::size_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(grants[i] && grants[i]->ok()) << i;
+    ASSERT_TRUE(releases[i] && releases[i]->ok()) << i;
+  }
+  const pg::Grant& g1 = **grants[0];
+  const pg::Grant& g2 = **grants[1];
+  const pg::Grant& refused = **grants[2];
+  const pg::Grant& retaken = **grants[3];
+  EXPECT_TRUE(g1.granted);
+  EXPECT_EQ(g1.hold.key, "new1");
+  EXPECT_EQ(g1.hold.handle.to_string(), new1.handle);
+  EXPECT_EQ(g1.hold.held_by, "user:test");
+  EXPECT_EQ(g1.hold.lease_expires_at - g1.hold.acquired_at, 60'000);
+  EXPECT_TRUE(g2.granted);
+  EXPECT_EQ(g2.hold.key, "new2");
+  EXPECT_NE(g1.hold.token, g2.hold.token);
+  EXPECT_FALSE(refused.granted);
+  EXPECT_EQ(refused.holder_lease_end, std::optional<Millis>(held_grant.hold.lease_expires_at));
+  EXPECT_EQ(refused.holder_mode, LockMode::kExclusive);
+  EXPECT_GT(refused.db_now, 0);
+  EXPECT_TRUE(retaken.granted);
+  EXPECT_EQ(retaken.hold.owner, "o");
+  EXPECT_EQ(retaken.hold.handle.to_string(), retake.handle);
+  EXPECT_GT(retaken.hold.token, mine_grant.hold.token);
+  EXPECT_EQ(**releases[0], std::vector<std::string>{"s1"});
+  EXPECT_EQ(**releases[1], std::vector<std::string>{"s2"});
+  EXPECT_EQ(**releases[2], (std::vector<std::string>{"g1", "g2"}));
+  EXPECT_TRUE(releases[3]->value().empty());
+  // What they answered is what the database has.
+  EXPECT_EQ(sql_value(store.url(),
+                      "SELECT string_agg(key || ':' || handle, ',' ORDER BY key) FROM "
+                      "holdfast_holds WHERE lease_expires_at > holdfast_now_ms()"),
+            "blocked:" +
+                sql_value(store.url(), "SELECT handle FROM holdfast_holds WHERE key = 'blocked'") +
+                ",held:" + held.handle + ",mine:" + retake.handle + ",new1:" + new1.handle +
+                ",new2:" + new2.handle);
+  EXPECT_EQ(store.holds().doubts(), 0u);
+}
+
 // A batch with a release and then a grant of one key takes the key's claim (an advisory lock
 // that every grant takes before the key's row) before it touches the row: otherwise it would
 // hold the row while waiting for the claim, and another node's grant, holding the claim while

@@ -4,6 +4,8 @@
 
 #include <chrono>
 
+#include "service/postgres/hold_sets.h"
+#include "service/postgres/hold_sql.h"
 #include "service/postgres/schema.h"
 
 namespace holdfast::pg {
@@ -18,24 +20,13 @@ LockMode mode_of_number(std::int64_t m) {
 
 namespace {
 
-// Every statement that reads or writes a hold answers rows of this shape:
-//   0 granted/found, 1 key, 2 handle, 3 token, 4 held_by, 5 owner, 6 holder_id,
-//   7 acquired_at, 8 lease_expires_at, 9 scope, 10 kind, 11 lock_delay_ms, 12 db_now,
-//   13 refreshed
-// and acquire, assign, find and scan add 14 mode, 15 permit_limit: of the hold found, or when
-// nothing was granted of the live row in the way (docs/lock-kinds.md; a row of mode 1 or 2
-// stands for the key's holdfast_members, schema.cc).
-const std::string kHoldCols =
-    "h.key, h.handle, h.token, h.held_by, h.owner, h.holder_id, h.acquired_at, h.lease_expires_at, "
-    "h.scope, h.kind, h.lock_delay_ms";
-// A row's mode: a group's (heldBy '') or 0. A node of an older schema version, still running during
-// an upgrade, grants a key exclusively without resetting `mode`; its hold has a heldBy.
-const std::string kRowMode = "CASE WHEN h.held_by = '' THEN h.mode ELSE 0 END";
-
-// The hold in row `h` is live at `at`: its lease has not ended (or never ends).
-std::string live(const std::string& h, const std::string& at) {
-  return "(" + h + ".lease_expires_at IS NULL OR " + h + ".lease_expires_at > " + at + ")";
-}
+using sql::free_rows;
+using sql::grant_upsert;
+using sql::in_key_order;
+using sql::kHoldCols;
+using sql::kNotifyFreed;
+using sql::kRowMode;
+using sql::live;
 
 // When a grant statement granted nothing: the instant the key may be granted, as far as the
 // current row tells (its lease end plus its lock-delay), in column 8, and the mode of the row
@@ -54,27 +45,12 @@ const std::string kInTheWay =
 // the statement's snapshot, so a hold committed by a racing node may be missing from it (the
 // waiter then relies on the notification or its periodic check).
 std::string acquire_sql(bool retake = true) {
-  return kWithNow + R"sql(,
-granted AS (
-  INSERT INTO holdfast_holds AS h (key, handle, token, held_by, owner, holder_id, acquired_at,
-                                   lease_expires_at, scope, kind, node_id, session_id,
-                                   lock_delay_ms)
-  SELECT $1, $2, nextval('holdfast_tokens'), $3, $4, NULL, now.ms, now.ms + $5::bigint,
-         $6::smallint, 0, $7::bigint, $8::bigint, $9::bigint FROM now
-  ON CONFLICT (key) DO UPDATE SET
-    handle = EXCLUDED.handle, token = nextval('holdfast_tokens'), held_by = EXCLUDED.held_by,
-    owner = EXCLUDED.owner, holder_id = NULL, acquired_at = EXCLUDED.acquired_at,
-    lease_expires_at = EXCLUDED.lease_expires_at, scope = EXCLUDED.scope, kind = 0,
-    node_id = EXCLUDED.node_id, session_id = EXCLUDED.session_id,
-    lock_delay_ms = EXCLUDED.lock_delay_ms, mode = 0, permit_limit = NULL
-  WHERE h.lease_expires_at + h.lock_delay_ms <= EXCLUDED.acquired_at)sql" +
-         std::string(retake ? R"sql(
-     OR (EXCLUDED.owner IS NOT NULL AND h.kind = 0 AND h.owner = EXCLUDED.owner
-         AND h.held_by = EXCLUDED.held_by AND h.lease_expires_at > EXCLUDED.acquired_at))sql"
-                            : "") +
-         R"sql(
-  RETURNING )sql" +
-         kHoldCols + R"sql()
+  return kWithNow + ",\ngranted AS (\n" +
+         grant_upsert(
+             R"sql(SELECT $1, $2, nextval('holdfast_tokens'), $3, $4, NULL, now.ms, now.ms + $5::bigint,
+         $6::smallint, 0, $7::bigint, $8::bigint, $9::bigint FROM now)sql",
+             retake) +
+         R"sql()
 SELECT true, g.*, now.ms, false, 0::smallint, NULL::integer FROM granted g, now
 UNION ALL
 )sql" + kInTheWay;
@@ -165,34 +141,12 @@ UPDATE holdfast_holds h
          live("h", "now.ms") + "\nRETURNING h.lease_expires_at";
 }
 
-// A CTE `locked`: the keys of the rows matching `where` (over holds h and now), each row locked,
-// in key order. A statement that changes several rows locks them this way first, as a
-// multi-key grant (holdfast_grant_group) locks its keys: two such transactions never wait for
-// each other's rows in a cycle.
-std::string in_key_order(const std::string& where) {
-  return "locked AS MATERIALIZED (SELECT h.key FROM holdfast_holds h, now WHERE " + where +
-         " ORDER BY h.key FOR UPDATE OF h)";
-}
-
-// Frees the live or session rows matching `where` (over holds h and now) and notifies each
-// key that some node waits for: holdfast_key_waited() reads holdfast_waits with a fresh
-// snapshot, after the key's row was updated (hold_rows.h says why). The row stays, with its
-// last token, as a free key whose lease ended now: the next grant of the key is then always an
-// update of this row, so its token is drawn after it locked the row, i.e. after this hold's
-// token (see hold_rows.h, "Tokens"). A release clears the hold's lock-delay; the end of a
-// session (`vanished`) keeps it, so the key stays closed that long from now. The rows are
-// locked in key order first (in_key_order), as a multi-key grant locks its keys.
+// Frees the live or session rows matching `where` (hold_sql.h, free_rows) and notifies each
+// key that some node waits for.
 std::string free_and_notify_sql(const std::string& where, bool vanished = false) {
-  return kWithNow + ",\n" + in_key_order(where) + R"sql(,
-freed AS (UPDATE holdfast_holds h
-             SET lease_expires_at = LEAST(coalesce(h.lease_expires_at, now.ms), now.ms),
-                 handle = NULL, scope = 0, node_id = NULL, session_id = NULL)sql" +
-         std::string(vanished ? "" : ", lock_delay_ms = 0") + R"sql(
-            FROM now WHERE h.key IN (SELECT l.key FROM locked l) AND )sql" +
-         where + R"sql( RETURNING h.key)
-SELECT freed.key,
-       CASE WHEN holdfast_key_waited(freed.key) THEN pg_notify('holdfast_keys', freed.key) END
-  FROM freed)sql";
+  return kWithNow + ",\n" + free_rows(where, vanished) + R"sql(
+SELECT freed.key, )sql" +
+         kNotifyFreed + " FROM freed";
 }
 
 // A row free (lock-delay over) for longer than $1 ms.
@@ -291,7 +245,7 @@ Params grant_params(const GrantRequest& r) {
 }  // namespace
 
 std::vector<Statement> HoldRows::statements() {
-  return {
+  std::vector<Statement> out = {
       {"hf_acquire", acquire_sql()},
       {"hf_retake", retake_sql()},
       {"hf_acquire_free", acquire_sql(/*retake=*/false)},
@@ -420,6 +374,8 @@ SELECT DISTINCT x.handle, x.held_by FROM (
                                       "m.lease_expires_at + m.lock_delay_ms <= now.ms - "
                                       "$1::bigint"},
   };
+  for (Statement& s : hold_set_statements()) out.push_back(std::move(s));
+  return out;
 }
 
 Result<Grant> HoldRows::acquire(const GrantRequest& r, bool batched) {
@@ -666,8 +622,8 @@ void HoldRows::batch_commits(std::size_t lanes) {
     batcher_.reset();
     return;
   }
-  batcher_ =
-      std::make_unique<CommitBatcher>(pool_, lanes, "hf_claim_key", [this] { return settle(); });
+  batcher_ = std::make_unique<CommitBatcher>(
+      pool_, lanes, "hf_claim_key", [this] { return settle(); }, hold_set_forms());
 }
 
 Result<Rows> HoldRows::run_batched(std::string_view key, const std::string& statement,

@@ -275,6 +275,11 @@ class HoldRows {
   std::uint64_t batches() const { return batcher_ ? batcher_->batches() : 0; }
   std::uint64_t batched_statements() const { return batcher_ ? batcher_->statements() : 0; }
   std::size_t queued() const { return batcher_ ? batcher_->queued() : 0; }
+  // Of the batched statements: the set statements sent, the calls they carried, and those of
+  // them that ran alone instead (pg_batch.h, "Set statements").
+  std::uint64_t set_statements() const { return batcher_ ? batcher_->set_statements() : 0; }
+  std::uint64_t set_calls() const { return batcher_ ? batcher_->set_calls() : 0; }
+  std::uint64_t set_alone() const { return batcher_ ? batcher_->set_alone() : 0; }
 
   // Settles every write whose outcome is unknown (see "Unknown outcomes"); UNAVAILABLE while
   // the database does not answer. Every call above does it first.

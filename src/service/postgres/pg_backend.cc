@@ -103,8 +103,16 @@ Status PgBackend::start() {
   }
   // The server's own limit (hold_rows.h, "Tokens"), and, from PostgreSQL 14, a check that
   // ends a statement whose node went away (this side closes a connection at its deadline).
+  // Plans: every statement a node runs finds its rows by key or handle, through an index. A
+  // prepared statement's plan is made once, often while the tables are still nearly empty, when
+  // reading a whole table looks cheaper than an index: with sequential scans off, the plan
+  // stays right as the tables grow (and JIT stays off: a disabled scan's cost would reach its
+  // threshold, and compiling a query costs far more than running one of these). Generic plans: a
+  // set statement's (pg_batch.h) would otherwise be planned again at each run, which costs more
+  // than running it.
   const std::string setup =
       "SET statement_timeout = " + std::to_string(pg::kStatementTimeoutMs) +
+      "; SET enable_seqscan = off; SET jit = off; SET plan_cache_mode = force_generic_plan"
       "; SELECT set_config('client_connection_check_interval', '1000', false) "
       "WHERE current_setting('server_version_num')::int >= 140000";
   std::vector<pg::Statement> statements = pg::HoldRows::statements();
@@ -289,8 +297,9 @@ void PgBackend::stop() {
     (void)holds_->forget_waits(node_id_);
   }
   if (holds_ && holds_->batches() > 0)
-    spdlog::info("group commit: {} statements in {} batches", holds_->batched_statements(),
-                 holds_->batches());
+    spdlog::info("group commit: {} statements in {} batches, {} of them in {} set statements",
+                 holds_->batched_statements(), holds_->batches(), holds_->set_calls(),
+                 holds_->set_statements());
 }
 
 Error PgBackend::store_error(Error e) const {

@@ -6,8 +6,8 @@
 namespace holdfast::pg {
 
 CommitBatcher::CommitBatcher(PgPool& pool, std::size_t lanes, std::string claim,
-                             std::function<Status()> settle)
-    : pool_(pool), claim_(std::move(claim)), settle_(std::move(settle)) {
+                             std::function<Status()> settle, std::vector<SetForm> sets)
+    : pool_(pool), claim_(std::move(claim)), settle_(std::move(settle)), sets_(std::move(sets)) {
   for (std::size_t i = 0; i < std::max<std::size_t>(lanes, 1); ++i)
     lanes_.push_back(std::make_unique<Lane>());
 }
@@ -79,6 +79,24 @@ std::size_t CommitBatcher::queued() const {
   return n;
 }
 
+namespace {
+
+// The text of a PostgreSQL array of the values (NULL for none): {"a",NULL,"b\\"c"}.
+void append_element(std::string& out, const std::optional<std::string>& v) {
+  if (!v) {
+    out += "NULL";
+    return;
+  }
+  out += '"';
+  for (char c : *v) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+}  // namespace
+
 std::vector<CommitBatcher::Outcome> CommitBatcher::send(const std::vector<Op*>& batch) {
   const std::size_t n = batch.size();
   std::vector<Outcome> out;
@@ -95,21 +113,67 @@ std::vector<CommitBatcher::Outcome> CommitBatcher::send(const std::vector<Op*>& 
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return batch[a]->key < batch[b]->key; });
+  // Each statement's round: its rank among its key's statements (see Set statements).
+  std::vector<std::size_t> round(n, 0);
+  std::size_t rounds = n == 0 ? 0 : 1;
+  for (std::size_t k = 1; k < n; ++k) {
+    if (batch[order[k]]->key != batch[order[k - 1]]->key) continue;
+    round[order[k]] = round[order[k - 1]] + 1;
+    rounds = std::max(rounds, round[order[k]] + 1);
+  }
   std::vector<PgPool::Call> calls;
-  std::deque<Params> claims;    // the claims' parameters, alive until the batch answered
-  std::vector<std::size_t> at;  // at[k]: the result of the k-th statement in key order
+  std::deque<Params> params;  // the claims' and set statements' parameters, alive until answered
+  // Where each statement's answer is: calls[call], and for a set statement its row and form.
+  struct Slot {
+    std::size_t call = 0;
+    int row = 0;
+    const SetForm* form = nullptr;
+  };
+  std::vector<Slot> slot(n);
   calls.reserve(n);
-  at.reserve(n);
   for (std::size_t k = 0; k < n; ++k) {
     const Op& op = *batch[order[k]];
     const bool opens_key = k == 0 || batch[order[k - 1]]->key != op.key;
     const bool shared_key = k + 1 < n && batch[order[k + 1]]->key == op.key;
     if (opens_key && shared_key) {
-      claims.push_back(Params().text(op.key));
-      calls.push_back(PgPool::Call{&claim_, &claims.back()});
+      params.push_back(Params().text(op.key));
+      calls.push_back(PgPool::Call{&claim_, &params.back()});
     }
-    at.push_back(calls.size());
-    calls.push_back(PgPool::Call{op.name, op.params});
+  }
+  std::vector<bool> placed(n, false);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    for (const SetForm& form : sets_) {
+      std::vector<std::size_t> mine;  // in key order
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t i = order[k];
+        if (round[i] == r && *batch[i]->name == form.single) mine.push_back(i);
+      }
+      if (mine.size() < 2) continue;
+      Params arrays;
+      const std::size_t width = batch[mine[0]]->params->values().size();
+      for (std::size_t p = 0; p < width; ++p) {
+        std::string text = "{";
+        for (std::size_t j = 0; j < mine.size(); ++j) {
+          if (j > 0) text += ',';
+          append_element(text, batch[mine[j]]->params->values()[p]);
+        }
+        arrays.text(text + "}");
+      }
+      params.push_back(std::move(arrays));
+      for (std::size_t j = 0; j < mine.size(); ++j) {
+        slot[mine[j]] = Slot{calls.size(), static_cast<int>(j), &form};
+        placed[mine[j]] = true;
+      }
+      calls.push_back(PgPool::Call{&form.set, &params.back()});
+      ++set_statements_;
+      set_calls_ += mine.size();
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t i = order[k];
+      if (round[i] != r || placed[i]) continue;
+      slot[i] = Slot{calls.size(), 0, nullptr};
+      calls.push_back(PgPool::Call{batch[i]->name, batch[i]->params});
+    }
   }
   ++batches_;
   statements_ += n;
@@ -120,9 +184,25 @@ std::vector<CommitBatcher::Outcome> CommitBatcher::send(const std::vector<Op*>& 
       std::all_of(results->begin(), results->end(), [](const Rows& r) { return r.succeeded(); });
   if (!committed)
     return all(Error(ErrorCode::kUnavailable, "rolled back with its batch"), /*alone=*/true);
-  std::vector<std::optional<Rows>> mine(n);
-  for (std::size_t k = 0; k < n; ++k) mine[order[k]] = std::move((*results)[at[k]]);
-  for (std::size_t i = 0; i < n; ++i) out.push_back(Outcome{std::move(*mine[i]), false});
+  for (std::size_t i = 0; i < n; ++i) {
+    Rows& rows = (*results)[slot[i].call];
+    if (slot[i].form == nullptr) {
+      out.push_back(Outcome{std::move(rows), false});
+      continue;
+    }
+    std::optional<Rows> share;
+    if (rows.size() > slot[i].row) share = slot[i].form->answer(rows, slot[i].row);
+    if (!share) {
+      // Not done by the set statement: it runs alone, after this batch.
+      ++set_alone_;
+      out.push_back(Outcome{Error(ErrorCode::kUnavailable, "run alone"), /*alone=*/true});
+    } else if (!share->succeeded()) {
+      // Done, but its answer is lost: settled as any write whose outcome is unknown.
+      out.push_back(Outcome{unknown_outcome("could not copy a batch's answer"), false});
+    } else {
+      out.push_back(Outcome{std::move(*share), false});
+    }
+  }
   return out;
 }
 

@@ -31,16 +31,28 @@
 // or same transaction), and an attempt that finds the key still held just waits again, as after any
 // poke.
 //
+// Set statements: PostgreSQL spends far more on starting each statement than on the row it
+// changes, so the calls of one statement that has a set form (hold_sets.h: grant attempts,
+// releases by handle) run as one statement whose parameters are arrays of theirs. A set
+// statement takes distinct keys, so a batch runs in rounds: round r holds the r-th statement
+// of each key (in the order they came), and runs its set statements (when two calls or more
+// share one) and then its other statements in key order; round r + 1 follows. Each call's
+// share of a set statement's answer is its own result, as the statement run alone would have
+// given it; a call the set form does not take (a multi-key group's release) is answered
+// `alone` and runs by itself after the batch, nothing of it having been done.
+//
 // Lock order: a batch locks its keys' rows in key order, as every statement that locks
 // several rows does (hold_rows.h), and two lanes never share a key, so batches do not wait for
-// each other in a cycle. Within a key, a grant takes the key's claim (schema_values.cc: an
-// advisory lock) before its row, while a release or renew takes only the row; so when a key
-// has several statements in a batch, the batch takes the claim first (`claim`, a prepared
-// statement of the key), or a grant behind a release in it would wait for the claim while
-// holding the row, and another node's grant hold the claim while waiting for the row. The exception
-// is a release or renew of a multi-key group's handle, which locks the group's keys (in key order)
-// when it reaches its own key; should that close a cycle, PostgreSQL breaks it after its
-// deadlock_timeout and the batch it rolled back runs its statements alone.
+// each other in a cycle. (Within a round: releases lock the rows of live holds; a grant
+// attempt locks only rows that look free to it, which no release of another batch holds.) Within a
+// key, a grant takes the key's claim (schema_values.cc: an advisory lock) before its row, while a
+// release or renew takes only the row; so when a key has several statements in a batch, the batch
+// takes the claim first (`claim`, a prepared statement of the key), or a grant behind a release in
+// it would wait for the claim while holding the row, and another node's grant hold the claim while
+// waiting for the row. The exception is a release or renew of a multi-key group's handle, which
+// locks the group's keys (in key order) when it reaches its own key; should that close a cycle,
+// PostgreSQL breaks it after its deadlock_timeout and the batch it rolled back runs its statements
+// alone.
 #pragma once
 
 #include <atomic>
@@ -74,10 +86,20 @@ class CommitBatcher {
   // on a busy machine, a fraction of a commit.
   static constexpr std::chrono::microseconds kFollowerWaitUs{500};
 
+  // A statement's set form (see Set statements): `set` takes each parameter of `single` as an
+  // array over the calls, in their order, and `answer` gives the call at `row` (from 0) its
+  // share of the set statement's rows, or none when the call must run alone.
+  struct SetForm {
+    std::string single;
+    std::string set;
+    std::function<std::optional<Rows>(const Rows& all, int row)> answer;
+  };
+
   // `settle` runs before each batch is sent (hold_rows.h: unknown outcomes first); an error
   // answers every statement of the batch with it, unsent.
   // `claim`: the prepared statement that takes a key's claim ($1 the key).
-  CommitBatcher(PgPool& pool, std::size_t lanes, std::string claim, std::function<Status()> settle);
+  CommitBatcher(PgPool& pool, std::size_t lanes, std::string claim, std::function<Status()> settle,
+                std::vector<SetForm> sets = {});
   CommitBatcher(const CommitBatcher&) = delete;
   CommitBatcher& operator=(const CommitBatcher&) = delete;
 
@@ -96,6 +118,10 @@ class CommitBatcher {
   // Statements waiting in the lanes for a batch (not those in flight).
   std::size_t queued() const;
   std::uint64_t statements() const { return statements_.load(); }
+  // Set statements sent, the calls they carried, and those of them answered `alone`.
+  std::uint64_t set_statements() const { return set_statements_.load(); }
+  std::uint64_t set_calls() const { return set_calls_.load(); }
+  std::uint64_t set_alone() const { return set_alone_.load(); }
 
  private:
   struct Op {
@@ -122,8 +148,10 @@ class CommitBatcher {
   PgPool& pool_;
   const std::string claim_;
   std::function<Status()> settle_;
+  std::vector<SetForm> sets_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<std::uint64_t> batches_{0}, statements_{0};
+  std::atomic<std::uint64_t> set_statements_{0}, set_calls_{0}, set_alone_{0};
 };
 
 }  // namespace holdfast::pg

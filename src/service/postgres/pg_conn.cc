@@ -72,6 +72,34 @@ std::optional<std::string> Rows::maybe_text(int row, int col) const {
   return std::string(text(row, col));
 }
 
+Rows Rows::part(std::optional<int> row, int first, int count) const {
+  PGresult* out = PQmakeEmptyPGresult(nullptr, PGRES_TUPLES_OK);
+  if (out == nullptr) return Rows();
+  std::vector<PGresAttDesc> attrs(static_cast<std::size_t>(count));
+  for (int c = 0; c < count; ++c) {
+    PGresAttDesc& a = attrs[static_cast<std::size_t>(c)];
+    a.name = PQfname(result_.get(), first + c);
+    a.tableid = PQftable(result_.get(), first + c);
+    a.columnid = PQftablecol(result_.get(), first + c);
+    a.format = PQfformat(result_.get(), first + c);
+    a.typid = PQftype(result_.get(), first + c);
+    a.typlen = PQfsize(result_.get(), first + c);
+    a.atttypmod = PQfmod(result_.get(), first + c);
+  }
+  bool ok = PQsetResultAttrs(out, count, attrs.data()) != 0;
+  for (int c = 0; ok && row && c < count; ++c) {
+    const bool null = is_null(*row, first + c);
+    // PQsetvalue copies the value; a NULL is a length of -1.
+    ok = PQsetvalue(out, 0, c, null ? nullptr : PQgetvalue(result_.get(), *row, first + c),
+                    null ? -1 : PQgetlength(result_.get(), *row, first + c)) != 0;
+  }
+  if (!ok) {
+    PQclear(out);
+    return Rows();
+  }
+  return Rows(out);
+}
+
 namespace {
 
 constexpr char kOutcomeDetail[] = "outcome";

@@ -89,6 +89,10 @@ class Rows {
   const PGresult* raw() const { return result_.get(); }
   // Rows an INSERT/UPDATE/DELETE without RETURNING touched.
   std::int64_t affected() const;
+  // A result of its own with columns [first, first + count) of `row`, or of no row: one
+  // caller's share of a set statement's answer (pg_batch.h). On a failure to allocate, a
+  // result that did not succeed.
+  Rows part(std::optional<int> row, int first, int count) const;
 
  private:
   struct Clear {
