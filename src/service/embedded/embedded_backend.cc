@@ -49,6 +49,20 @@ void EmbeddedBackend::complete(Completion& done, Result<Answer> result) {
   finish_when_durable(done, std::move(result));
 }
 
+Status EmbeddedBackend::atomically(const std::function<void()>& body) {
+  if (frozen_now_) {  // a script inside a transaction: the transaction's instant holds
+    body();
+    return ok_status();
+  }
+  frozen_now_ = clock_.now_ms();
+  struct Thaw {
+    std::optional<Millis>& at;
+    ~Thaw() { at.reset(); }
+  } thaw{frozen_now_};
+  body();
+  return ok_status();
+}
+
 void EmbeddedBackend::finish_when_durable(Completion& done, Result<Answer> result) {
   const std::uint64_t need = last_sequence_;
   if (done.immediate() || (replies_.empty() && store_.durable_sequence() >= need)) {
