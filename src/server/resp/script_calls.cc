@@ -81,13 +81,14 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
     out.error_line("ERR the command would wait, which a script cannot");
     return;
   }
-  Result<Answer> result = std::move(*inner_->result);
-  inner_->result.reset();
+  // Written from where finish() put it (an Answer is a large variant: no move), then dropped.
+  Result<Answer>& result = *inner_->result;
   if (!result.ok()) {
     write_command_error(out, spec->flags, result.error());
   } else {
     spec->write(out, *result);
   }
+  inner_->result.reset();
 }
 
 }  // namespace holdfast::resp

@@ -40,6 +40,10 @@ Status EmbeddedBackend::recover() {
 }
 
 void EmbeddedBackend::complete(Completion& done, Result<Answer> result) {
+  complete_with(done, std::move(result));
+}
+
+void EmbeddedBackend::complete_with(Completion& done, Result<Answer>&& result) {
   // At fault, no call changes anything (finish_when_durable takes the grants of waiters), so
   // only the order of the connection's answers can hold this one back.
   if (store_fault_ && !replies_.waits_for(done)) {
@@ -63,7 +67,7 @@ Status EmbeddedBackend::atomically(const std::function<void()>& body) {
   return ok_status();
 }
 
-void EmbeddedBackend::finish_when_durable(Completion& done, Result<Answer> result) {
+void EmbeddedBackend::finish_when_durable(Completion& done, Result<Answer>&& result) {
   const std::uint64_t need = last_sequence_;
   if (done.immediate() || (replies_.empty() && store_.durable_sequence() >= need)) {
     done.finish(std::move(result));

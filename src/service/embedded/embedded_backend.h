@@ -127,12 +127,16 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   // Hands the events the log made durable to the sink, oldest first.
   void release_events();
   // Finishes `done` once the log is durable up to everything appended so far.
-  void finish_when_durable(Completion& done, Result<Answer> result);
+  // (The result is passed on by reference down to the completion: an Answer is a large
+  // variant, and a script's redis.call makes several of them per script.)
+  void finish_when_durable(Completion& done, Result<Answer>&& result);
+  // complete(), without its copy of the result.
+  void complete_with(Completion& done, Result<Answer>&& result);
   // The clock, or the instant atomically() stopped it at.
   Millis now() const { return frozen_now_ ? *frozen_now_ : clock_.now_ms(); }
   // Finishes `done` with `result` and says the call took effect.
-  Issued answer(Completion& done, Result<Answer> result) {
-    complete(done, std::move(result));
+  Issued answer(Completion& done, Result<Answer>&& result) {
+    complete_with(done, std::move(result));
     return Issued::kApplied;
   }
   std::optional<Error> over_cap(const Caller& caller, Charge charge);
