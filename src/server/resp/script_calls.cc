@@ -46,7 +46,7 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
     out.error_line("ERR Unknown Redis command called from script");
     return;
   }
-  if (pubsub_ != nullptr && script_pubsub(*pubsub_, out, args)) return;
+  if (pubsub_ != nullptr && script_pubsub(*pubsub_, out, *spec, args)) return;
   if (spec->local == cmd_select) {
     // Redis lets a script SELECT; here only database 0 exists, so any other index is refused
     // there too rather than ignored.
