@@ -11,11 +11,13 @@ namespace {
 
 // Valid UTF-8 (core/text.h) without C0 controls or DEL.
 bool is_clean_utf8(std::string_view s) {
+  bool ascii = true;  // the usual key: no second pass for the UTF-8 check
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
     if (u < 0x20 || u == 0x7F) return false;
+    if (u >= 0x80) ascii = false;
   }
-  return is_valid_utf8(s);
+  return ascii || is_valid_utf8(s);
 }
 
 // Every error names the field it is about (details.field), by its name on the wire.

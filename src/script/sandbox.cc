@@ -8,6 +8,7 @@ extern "C" {
 #include <lualib.h>
 }
 
+#include "core/values/redis_numbers.h"
 #include "script/lua_runtime.h"
 #include "script/redis_lib.h"
 
@@ -76,6 +77,23 @@ int noting_collectgarbage(lua_State* L) {
   return lua_gettop(L);
 }
 
+// tonumber(s) for a string that is a plain decimal integer (a timestamp, a count: what scripts
+// pass in ARGV) without strtod, which Lua 5.1's tonumber runs twice (lua_isnumber, then
+// lua_tonumber). The double is the one strtod reads (small_decimal()); everything else, a base
+// included, is Lua's own tonumber (upvalue 1), called in this frame so that its errors name
+// the function as the script called it.
+int fast_tonumber(lua_State* L) {
+  if (lua_gettop(L) == 1 && lua_type(L, 1) == LUA_TSTRING) {
+    std::size_t size = 0;
+    const char* text = lua_tolstring(L, 1, &size);
+    if (const auto v = small_decimal(std::string_view(text, size))) {
+      lua_pushnumber(L, static_cast<lua_Number>(*v));
+      return 1;
+    }
+  }
+  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
 // Pushes an empty table that reads through to the table at the absolute index `real` (or
 // through `index`) and refuses writes (`newindex`); it is remembered for reset_sandbox().
 void push_proxy(lua_State* L, int real, lua_CFunction index, lua_CFunction newindex) {
@@ -118,6 +136,9 @@ Sandbox install_sandbox(lua_State* L) {
   lua_getglobal(L, "collectgarbage");
   lua_pushcclosure(L, noting_collectgarbage, 1);
   lua_setglobal(L, "collectgarbage");
+  lua_getglobal(L, "tonumber");
+  lua_pushcclosure(L, fast_tonumber, 1);
+  lua_setglobal(L, "tonumber");
   lua_getglobal(L, LUA_STRLIBNAME);
   lua_pushnil(L);
   lua_setfield(L, -2, "dump");

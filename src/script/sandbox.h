@@ -4,7 +4,9 @@
 //    library not dofile, loadfile, load (it reads chunks through a function, binary ones too),
 //    getfenv and setfenv (they would reach the tables behind the read-only ones), and not
 //    string.dump. print does nothing (the server's stdout is not the script's). loadstring
-//    refuses binary chunks (Lua 5.1 would load bytecode, which it does not verify).
+//    refuses binary chunks (Lua 5.1 would load bytecode, which it does not verify). tonumber
+//    reads a plain decimal string without strtod and is Lua's own for anything else (the same
+//    numbers either way).
 //  - The globals are read-only, as in Redis 7: reading a global that does not exist raises
 //    "Script attempted to access nonexistent global variable", creating one "Script attempted
 //    to create global variable", changing one (or a field of string, table, math, coroutine or

@@ -268,11 +268,12 @@ class LockService {
   // Runs `body` as one step (a transaction's commands, a script): the calls it makes on this
   // service take effect together, with nothing of another session between them, and each
   // takes effect at once (kApplied), so a script's redis.call has its answer before the script
-  // goes on. Where calls
-  // apply at once on the loop (the embedded store) that is simply running `body`; a node over
-  // PostgreSQL runs body's calls on the loop, one after another, in one database transaction
-  // (each finishes before it returns; a blocking acquire makes one attempt). The error: the
-  // transaction could not be begun or committed, so none of body's calls took effect.
+  // goes on. Where calls apply at once on the loop (the embedded store) that is running `body`
+  // with the clock stopped at the instant it starts (one instant for a script, as in Redis); a
+  // node over PostgreSQL runs body's calls on the loop, one after another, in one database
+  // transaction (each finishes before it returns; a blocking acquire makes one attempt).
+  // The error: the transaction could not be begun or committed, so none of body's calls took
+  // effect.
   virtual Status atomically(const std::function<void()>& body) {
     body();
     return ok_status();

@@ -395,9 +395,11 @@ Issued Policy::value(const Caller& caller, const ValueRequest& request, Completi
                                            std::to_string(item.size()))
                               .with("bytes", static_cast<std::int64_t>(item.size())));
   }
+  if (request.op != ValueOp::kGetDel) return backend_.value(caller, request, KeyAccess{}, done);
+  // GETDEL of a lock: as DEL. (Only it needs the caller's heldBy, a string made per call.)
   KeyAccess access;
   const std::string held_by = caller.principal->held_by();
-  access.only_held_by = own_holds(caller, held_by);  // GETDEL of a lock: as DEL
+  access.only_held_by = own_holds(caller, held_by);
   return backend_.value(caller, request, access, done);
 }
 

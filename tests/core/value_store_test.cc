@@ -93,6 +93,32 @@ std::map<std::string, std::string> dump(const ValueStore& store) {
   return out;
 }
 
+// run() with a check for a key that holds no value (the embedded backend's lock table): it is
+// asked only there, and its error is the answer, with nothing made.
+TEST(ValueStoreRun, TheAbsentCheckIsAskedOnlyWhereNoValueIs) {
+  ValueStore store;
+  int asked = 0;
+  const auto refuse = [&] {
+    ++asked;
+    return std::optional<Error>(wrong_type());
+  };
+  auto out = store.run(Request(ValueOp::kPush, "k", {"x"}), 0, refuse);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.error().code, ErrorCode::kWrongType);
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(store.empty());
+  ASSERT_TRUE(store.run(Request(ValueOp::kPush, "k", {"x"}), 0).ok());
+  out = store.run(Request(ValueOp::kPush, "k", {"y"}), 0, refuse);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->reply.integer, 2);
+  EXPECT_EQ(asked, 1);  // the key holds a value: not asked
+  store.set_expiry("k", 10);
+  out = store.run(Request(ValueOp::kLLen, "k"), 10, refuse);  // expired at 10: no value there
+  EXPECT_FALSE(out.ok());
+  EXPECT_EQ(asked, 2);
+  EXPECT_TRUE(store.empty());
+}
+
 TEST(ValueStoreLog, ReplayingTheEditsRebuildsEveryValue) {
   std::mt19937 rng(20261206);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };

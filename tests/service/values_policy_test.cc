@@ -99,6 +99,52 @@ TEST_F(ValuesPolicyTest, ExpireMovesAValuesExpiryWithoutTheLeaseCap) {
   EXPECT_TRUE(node.backend.values().empty());
 }
 
+// A script or a transaction sees one instant: the clock as it read when atomically() began,
+// however far it moves meanwhile (as Redis judges expiry inside a script at its start).
+TEST_F(ValuesPolicyTest, TimeStandsStillInsideAtomically) {
+  ASSERT_TRUE(zadd(owner_caller, "z", "a").ok());
+  ExpireArgs e;
+  e.key = "z";
+  e.amount = 100;
+  ASSERT_TRUE(
+      node.answer([&](LockService& s, Completion& d) { return s.expire(owner_caller, e, d); })
+          .ok());
+  std::int64_t first = 0, later = 0, card = 0;
+  const auto st = node.policy.atomically([&] {
+    clock.advance(60);
+    first = integer(value(owner_caller, ValueOp::kPTtl, "z"));
+    clock.advance(60);  // past the expiry: still there inside
+    later = integer(value(owner_caller, ValueOp::kPTtl, "z"));
+    card = integer(value(owner_caller, ValueOp::kZCard, "z"));
+  });
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(first, 100);
+  EXPECT_EQ(later, 100);
+  EXPECT_EQ(card, 1);
+  // Afterwards the clock runs again: 120 ms later the value has expired.
+  EXPECT_EQ(integer(value(owner_caller, ValueOp::kPTtl, "z")), -2);
+  // A transaction around a script: the outer instant holds for both.
+  ASSERT_TRUE(zadd(owner_caller, "y", "a").ok());
+  e.key = "y";
+  ASSERT_TRUE(
+      node.answer([&](LockService& s, Completion& d) { return s.expire(owner_caller, e, d); })
+          .ok());
+  std::int64_t nested = 0;
+  ASSERT_TRUE(node.policy
+                  .atomically([&] {
+                    clock.advance(70);
+                    ASSERT_TRUE(node.policy
+                                    .atomically([&] {
+                                      clock.advance(70);
+                                      nested = integer(value(owner_caller, ValueOp::kPTtl, "y"));
+                                    })
+                                    .ok());
+                  })
+                  .ok());
+  EXPECT_EQ(nested, 100);
+  EXPECT_EQ(integer(value(owner_caller, ValueOp::kPTtl, "y")), -2);
+}
+
 TEST_F(ValuesPolicyTest, EveryEditIsAppendedAndReadsAppendNothing) {
   const auto before = store.stats().appended;
   ASSERT_TRUE(zadd(owner_caller, "z", "a").ok());

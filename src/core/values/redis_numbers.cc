@@ -26,9 +26,8 @@ auto with_c_string(std::string_view text, Fn fn) {
   return fn(copy.c_str());
 }
 
-// A decimal integer of at most 15 digits with an optional '-': the double strtod reads from
-// it (each is exactly a double; "-0" is -0.0), without strtod's cost. nullopt for anything
-// else, which is left to strtod.
+}  // namespace
+
 std::optional<double> small_decimal(std::string_view s) {
   const bool negative = !s.empty() && s[0] == '-';
   const std::size_t first = negative ? 1 : 0;
@@ -40,8 +39,6 @@ std::optional<double> small_decimal(std::string_view s) {
   }
   return negative ? -static_cast<double>(v) : static_cast<double>(v);
 }
-
-}  // namespace
 
 std::optional<std::int64_t> parse_redis_integer(std::string_view s) {
   // string2ll: at most 20 characters, "0", or an optional '-' and a digit 1-9 first.

@@ -18,6 +18,10 @@
 namespace holdfast {
 
 std::optional<std::int64_t> parse_redis_integer(std::string_view text);
+// A decimal integer of at most 15 digits with an optional '-': the double strtod reads from
+// it (each is exactly a double; "-0" is -0.0), without strtod's cost. nullopt for anything
+// else (spaces, '+', a fraction, an exponent, hex...), which the caller leaves to strtod.
+std::optional<double> small_decimal(std::string_view text);
 std::optional<double> parse_redis_score(std::string_view text);
 
 struct ScoreBound {

@@ -136,6 +136,10 @@ Result<ValueOutcome> zrange(const ValueRequest& r, const ZSet* z) {
 ValueOutcome remove_span(const ValueRequest& r, ValueCell& cell, ZSet& z,
                          ZSet::const_iterator first, ZSet::const_iterator last) {
   ValueOutcome out;
+  if (first == last) {  // the common ZREMRANGEBYSCORE of nothing expired: no edit to make
+    out.reply = ValueReply::of_integer(0);
+    return out;
+  }
   ValueEdit e = make_edit(r, ValueEdit::Op::kZSetRemove, false);
   for (auto it = first; it != last; ++it) e.items.emplace_back((*it)->member());
   const std::size_t removed = z.erase(first, last);

@@ -36,19 +36,19 @@ const ValueCell* ValueStore::find(std::string_view key, Millis now) {
   return it == values_.end() ? nullptr : &it->second.cell;
 }
 
-Result<ValueOutcome> ValueStore::run(const ValueRequest& r, Millis now) {
-  auto it = live(r.key, now);
-  if (it == values_.end()) {
-    ValueCell cell;
-    auto out = run_value_op(r, cell);
-    if (out.ok() && cell.value) {
-      auto [made, inserted] = values_.try_emplace(std::string(r.key));
-      made->second.cell = std::move(cell);
-      made->second.key = &made->first;
-      track_expiry(made->second);
-    }
-    return out;
+Result<ValueOutcome> ValueStore::run_on_none(const ValueRequest& r) {
+  ValueCell cell;
+  auto out = run_value_op(r, cell);
+  if (out.ok() && cell.value) {
+    auto [made, inserted] = values_.try_emplace(std::string(r.key));
+    made->second.cell = std::move(cell);
+    made->second.key = &made->first;
+    track_expiry(made->second);
   }
+  return out;
+}
+
+Result<ValueOutcome> ValueStore::run_on(Map::iterator it, const ValueRequest& r) {
   Slot& slot = it->second;
   auto out = run_value_op(r, slot.cell);
   if (!slot.cell.value) {

@@ -42,7 +42,19 @@ class ValueStore {
 
   // Runs a typed operation (value_ops.h) on the key's value at `now`, keeping what it makes,
   // changes or empties.
-  Result<ValueOutcome> run(const ValueRequest& r, Millis now);
+  Result<ValueOutcome> run(const ValueRequest& r, Millis now) {
+    return run(r, now, [] { return std::optional<Error>(); });
+  }
+  // As run(), but when the key holds no value at `now`, absent() (an std::optional<Error>) is
+  // asked first: its error is the answer and nothing runs. One lookup where find() and then
+  // run() would take two.
+  template <typename Absent>
+  Result<ValueOutcome> run(const ValueRequest& r, Millis now, Absent&& absent) {
+    const auto it = values_.empty() ? values_.end() : live(r.key, now);
+    if (it != values_.end()) return run_on(it, r);
+    if (std::optional<Error> err = absent()) return std::move(*err);
+    return run_on_none(r);
+  }
   // Drops the key's value; false when it had none.
   bool erase(std::string_view key, Millis now);
   // The key's value now expires at `at` (kNever: never). REQUIRES: contains(key, now).
@@ -71,6 +83,9 @@ class ValueStore {
   using Map = absl::node_hash_map<std::string, Slot>;
 
   Map::iterator live(std::string_view key, Millis now);
+  // run() on the key's live value, and on a key with none.
+  Result<ValueOutcome> run_on(Map::iterator it, const ValueRequest& r);
+  Result<ValueOutcome> run_on_none(const ValueRequest& r);
   void drop(Map::iterator it);
   // Keeps the slot's place in the expiry heap in step with its expiry.
   void track_expiry(Slot& slot);

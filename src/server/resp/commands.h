@@ -266,9 +266,10 @@ Flow cmd_pubsub_numpat(CommandContext&, std::span<const std::string_view>);
 Flow cmd_pubsub_help(CommandContext&, std::span<const std::string_view>);
 Flow cmd_lock_watch(CommandContext&, std::span<const std::string_view>);
 Flow cmd_lock_unwatch(CommandContext&, std::span<const std::string_view>);
-// PUBLISH and PUBSUB called from a script (`args` from the command's name on), answered on
-// `out` as Redis answers a script; false when args[0] is neither (the caller goes on).
-bool script_pubsub(pubsub::Registry& registry, ReplyWriter& out,
+// PUBLISH and PUBSUB called from a script (`args` from the command's name on, `spec` its row),
+// answered on `out` as Redis answers a script; false when args[0] is neither (the caller goes
+// on).
+bool script_pubsub(pubsub::Registry& registry, ReplyWriter& out, const CommandSpec& spec,
                    std::span<const std::string_view> args);
 // script_commands.cc
 Flow cmd_script_load(CommandContext&, std::span<const std::string_view>);

@@ -183,15 +183,14 @@ Flow cmd_pubsub_help(CommandContext& ctx, std::span<const std::string_view>) {
   return Flow::kContinue;
 }
 
-bool script_pubsub(pubsub::Registry& registry, ReplyWriter& out,
+bool script_pubsub(pubsub::Registry& registry, ReplyWriter& out, const CommandSpec& spec,
                    std::span<const std::string_view> args) {
-  const CommandSpec* spec = find_command(args[0]);
-  if (spec == nullptr || (spec->local != cmd_publish && spec->name != "PUBSUB")) return false;
-  const CommandSpec* row = spec;
+  if (spec.local != cmd_publish && spec.name != "PUBSUB") return false;
+  const CommandSpec* row = &spec;
   std::string_view word = args[0];
   auto rest = args.subspan(1);
-  if (spec->local != cmd_publish) {
-    row = rest.empty() ? nullptr : find_subcommand(*spec, rest[0]);
+  if (spec.local != cmd_publish) {
+    row = rest.empty() ? nullptr : find_subcommand(spec, rest[0]);
     if (row == nullptr) {
       // Redis's words for a subcommand it does not know, or none, from a script.
       out.error_line(rest.empty() ? "ERR Wrong number of args calling Redis command from script"

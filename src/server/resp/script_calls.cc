@@ -46,7 +46,7 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
     out.error_line("ERR Unknown Redis command called from script");
     return;
   }
-  if (pubsub_ != nullptr && script_pubsub(*pubsub_, out, args)) return;
+  if (pubsub_ != nullptr && script_pubsub(*pubsub_, out, *spec, args)) return;
   if (spec->local == cmd_select) {
     // Redis lets a script SELECT; here only database 0 exists, so any other index is refused
     // there too rather than ignored.
@@ -81,13 +81,14 @@ void ScriptCalls::call(std::span<const std::string_view> args, std::string& repl
     out.error_line("ERR the command would wait, which a script cannot");
     return;
   }
-  Result<Answer> result = std::move(*inner_->result);
-  inner_->result.reset();
+  // Written from where finish() put it (an Answer is a large variant: no move), then dropped.
+  Result<Answer>& result = *inner_->result;
   if (!result.ok()) {
     write_command_error(out, spec->flags, result.error());
   } else {
     spec->write(out, *result);
   }
+  inner_->result.reset();
 }
 
 }  // namespace holdfast::resp

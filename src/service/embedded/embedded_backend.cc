@@ -40,6 +40,10 @@ Status EmbeddedBackend::recover() {
 }
 
 void EmbeddedBackend::complete(Completion& done, Result<Answer> result) {
+  complete_with(done, std::move(result));
+}
+
+void EmbeddedBackend::complete_with(Completion& done, Result<Answer>&& result) {
   // At fault, no call changes anything (finish_when_durable takes the grants of waiters), so
   // only the order of the connection's answers can hold this one back.
   if (store_fault_ && !replies_.waits_for(done)) {
@@ -49,7 +53,21 @@ void EmbeddedBackend::complete(Completion& done, Result<Answer> result) {
   finish_when_durable(done, std::move(result));
 }
 
-void EmbeddedBackend::finish_when_durable(Completion& done, Result<Answer> result) {
+Status EmbeddedBackend::atomically(const std::function<void()>& body) {
+  if (frozen_now_) {  // a script inside a transaction: the transaction's instant holds
+    body();
+    return ok_status();
+  }
+  frozen_now_ = clock_.now_ms();
+  struct Thaw {
+    std::optional<Millis>& at;
+    ~Thaw() { at.reset(); }
+  } thaw{frozen_now_};
+  body();
+  return ok_status();
+}
+
+void EmbeddedBackend::finish_when_durable(Completion& done, Result<Answer>&& result) {
   const std::uint64_t need = last_sequence_;
   if (done.immediate() || (replies_.empty() && store_.durable_sequence() >= need)) {
     done.finish(std::move(result));

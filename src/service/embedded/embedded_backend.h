@@ -93,6 +93,10 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   }
 
   void complete(Completion& done, Result<Answer> result) override;
+  // Runs body with the clock stopped at the instant it starts: every call of a script or a
+  // transaction judges expiry and counts TTLs from that one instant, as Redis judges expiry
+  // inside a script at the script's start (and it reads the clock once, not once per call).
+  Status atomically(const std::function<void()>& body) override;
   void end_session(SessionId session) override;
   void shutdown() override;
   void dispatch() override;
@@ -123,11 +127,16 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   // Hands the events the log made durable to the sink, oldest first.
   void release_events();
   // Finishes `done` once the log is durable up to everything appended so far.
-  void finish_when_durable(Completion& done, Result<Answer> result);
-  Millis now() const { return clock_.now_ms(); }
+  // (The result is passed on by reference down to the completion: an Answer is a large
+  // variant, and a script's redis.call makes several of them per script.)
+  void finish_when_durable(Completion& done, Result<Answer>&& result);
+  // complete(), without its copy of the result.
+  void complete_with(Completion& done, Result<Answer>&& result);
+  // The clock, or the instant atomically() stopped it at.
+  Millis now() const { return frozen_now_ ? *frozen_now_ : clock_.now_ms(); }
   // Finishes `done` with `result` and says the call took effect.
-  Issued answer(Completion& done, Result<Answer> result) {
-    complete(done, std::move(result));
+  Issued answer(Completion& done, Result<Answer>&& result) {
+    complete_with(done, std::move(result));
     return Issued::kApplied;
   }
   std::optional<Error> over_cap(const Caller& caller, Charge charge);
@@ -157,6 +166,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   void forget_waiter(WaiterId waiter, SessionId session);
 
   const Clock& clock_;
+  std::optional<Millis> frozen_now_;  // set inside atomically()
   Store& store_;
   WakeLoop wake_;
   LockTable table_;

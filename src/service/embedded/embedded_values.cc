@@ -49,10 +49,8 @@ Issued EmbeddedBackend::value(const Caller&, const ValueRequest& r, const KeyAcc
   }
   const bool writes = value_op_writes(r.op);
   if (writes && store_fault_) return answer(done, *store_fault_);
-  if (values_.find(r.key, t) == nullptr) {
-    if (auto err = lock_at(r, t)) return answer(done, std::move(*err));
-  }
-  auto out = values_.run(r, t);
+  // Where the key holds no value, the lock table may have it.
+  auto out = values_.run(r, t, [&] { return lock_at(r, t); });
   if (!out.ok()) return answer(done, std::move(out).error());
   log_edits(out->edits);
   return answer(done, Answer(std::move(out->reply)));
