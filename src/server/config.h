@@ -66,7 +66,7 @@ struct ServerConfig {
   std::string store_url;                // postgres://... for scale-out; empty: embedded
   Millis session_grace_ms = 10'000;     // scale-out: a silent node's session holds live this long
   std::int64_t store_pool_size = 32;    // scale-out: PostgreSQL connections per node
-  std::int64_t store_commit_lanes = 8;  // scale-out: group-commit lanes, 0 off (pg_batch.h)
+  std::int64_t store_commit_lanes = 1;  // scale-out: group-commit lanes, 0 off (pg_batch.h)
   // scale-out: every database round trip answers within this or its connection is closed
   Millis statement_deadline_ms = 3'000;
   bool require_sync_replication = false;  // scale-out: refuse to run without a sync standby

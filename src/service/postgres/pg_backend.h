@@ -67,7 +67,7 @@ struct PgBackendOptions {
   bool require_sync_replication = false;
   // Group commit (pg_batch.h): lanes of batched grant attempts, releases and renews, each
   // with at most one transaction in flight; 0 sends each statement in its own transaction.
-  std::size_t commit_lanes = 8;
+  std::size_t commit_lanes = 1;
   Millis recheck_ms = 250;  // a waiting head re-asks at least this often
   Millis sweep_ms = 5'000;
 };
