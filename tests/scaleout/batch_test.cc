@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -316,6 +317,91 @@ TEST(GroupCommit, TheGrantsAndReleasesOfABatchRunAsOneSetStatementEach) {
                 sql_value(store.url(), "SELECT handle FROM holdfast_holds WHERE key = 'blocked'") +
                 ",held:" + held.handle + ",mine:" + retake.handle + ",new1:" + new1.handle +
                 ",new2:" + new2.handle);
+  EXPECT_EQ(store.holds().doubts(), 0u);
+}
+
+// Calls that no thread waits for (the node's try-acquires and releases) queue like the others;
+// a job that the batcher spawns leads their batch, and each gets its answer from it, in the
+// batch with a caller that waits.
+TEST(GroupCommit, CallsThatNoThreadWaitsForAreAnsweredFromTheirBatch) {
+  Store store(1);
+  std::mutex jobs_mu;
+  std::vector<std::thread> jobs;
+  store.holds().set_spawn([&](std::function<void()> job) {
+    std::lock_guard lock(jobs_mu);
+    jobs.emplace_back(std::move(job));
+  });
+  const Request s1{"s1", fresh_handle(), ""};
+  ASSERT_TRUE(store.holds().acquire(s1.grant())->granted);
+  auto blocker = store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant(1));
+  ASSERT_TRUE(blocker.ok() && blocker->granted);
+  const std::uint64_t batches_before = store.holds().batches();
+  SqlSession lock(store.url());
+  lock.value("BEGIN");
+  lock.value("SELECT key FROM holdfast_holds WHERE key = 'blocked' FOR UPDATE");
+  std::thread leader([&] {
+    (void)store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant());
+  });
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  while (store.holds().batches() < batches_before + 1 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(store.holds().batches(), batches_before + 1);
+
+  std::mutex mu;
+  std::condition_variable answered;
+  std::vector<std::optional<Result<pg::Grant>>> grants(3);
+  std::optional<Result<std::vector<std::string>>> freed;
+  const std::vector<Request> asked = {
+      {"a1", fresh_handle(), ""}, {"a2", fresh_handle(), ""}, {"s1", fresh_handle(), ""}};
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    store.holds().acquire_async(asked[i].grant(), [&, i](Result<pg::Grant> g) {
+      std::lock_guard l(mu);
+      grants[i] = std::move(g);
+      answered.notify_all();
+    });
+  }
+  store.holds().release_handle_async("s1", s1.handle, [&](Result<std::vector<std::string>> keys) {
+    std::lock_guard l(mu);
+    freed = std::move(keys);
+    answered.notify_all();
+  });
+  std::optional<Result<pg::Grant>> waited;
+  std::thread caller([&] {
+    waited = store.holds().acquire(Request{"w", fresh_handle(), ""}.grant());
+  });
+  while (store.holds().queued() < 5 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(store.holds().queued(), 5u);
+  {
+    std::lock_guard l(mu);
+    EXPECT_FALSE(grants[0] || grants[1] || grants[2] || freed) << "answered before its batch ran";
+  }
+  lock.value("COMMIT");
+  leader.join();
+  caller.join();
+  {
+    std::unique_lock l(mu);
+    ASSERT_TRUE(answered.wait_until(l, deadline,
+                                    [&] { return grants[0] && grants[1] && grants[2] && freed; }));
+  }
+  {
+    std::lock_guard l(jobs_mu);
+    for (auto& t : jobs) t.join();
+  }
+  // One batch: the three grant attempts and the waiting caller's in a set statement (s1 was
+  // still held in its round 0, by s1's holder), then s1's release.
+  EXPECT_EQ(store.holds().batches(), batches_before + 2);
+  for (std::size_t i = 0; i < 3; ++i) ASSERT_TRUE(grants[i]->ok()) << i;
+  EXPECT_TRUE((*grants[0])->granted);
+  EXPECT_EQ((*grants[0])->hold.handle.to_string(), asked[0].handle);
+  EXPECT_TRUE((*grants[1])->granted);
+  EXPECT_EQ((*grants[2])->granted, false);  // s1: its holder's release came after, in round 1
+  ASSERT_TRUE(freed->ok());
+  EXPECT_EQ(**freed, std::vector<std::string>{"s1"});
+  ASSERT_TRUE(waited && waited->ok());
+  EXPECT_TRUE((*waited)->granted);
+  EXPECT_GE(store.holds().set_statements(), 1u);
   EXPECT_EQ(store.holds().doubts(), 0u);
 }
 

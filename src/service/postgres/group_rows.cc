@@ -104,6 +104,19 @@ Result<std::vector<std::string>> HoldRows::release_handle(std::string_view key,
   return keys;
 }
 
+void HoldRows::release_handle_async(std::string_view key, std::string_view handle,
+                                    std::function<void(Result<std::vector<std::string>>)> done) {
+  static const std::string kStatement = "hf_release_handle";
+  run_batched_async(key, kStatement, Params().text(key).text(handle), Doubt::on_handle(key, handle),
+                    [done = std::move(done)](Result<Rows> rows) {
+                      if (!rows.ok()) return done(std::move(rows).error());
+                      std::vector<std::string> keys;
+                      keys.reserve(static_cast<std::size_t>(rows->size()));
+                      for (int r = 0; r < rows->size(); ++r) keys.emplace_back(rows->text(r, 0));
+                      done(std::move(keys));
+                    });
+}
+
 Result<std::optional<Millis>> HoldRows::renew_handle(std::string_view key, std::string_view handle,
                                                      Millis ttl_ms) {
   auto rows =

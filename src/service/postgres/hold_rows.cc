@@ -639,6 +639,35 @@ Result<Rows> HoldRows::run_batched(std::string_view key, const std::string& stat
   return std::move(out.rows);
 }
 
+void HoldRows::set_spawn(std::function<void(std::function<void()>)> spawn) {
+  if (batcher_) batcher_->set_spawn(std::move(spawn));
+}
+
+void HoldRows::run_batched_async(std::string_view key, const std::string& statement, Params params,
+                                 Doubt about, std::function<void(Result<Rows>)> done) {
+  // The parameters stay with this call too: a statement answered `alone` runs again with them.
+  auto kept = std::make_shared<Params>(params);
+  batcher_->run_async(
+      key, statement, std::move(params),
+      [this, &statement, kept, about = std::move(about),
+       done = std::move(done)](CommitBatcher::Outcome out) {
+        if (out.alone) return done(run(statement, *kept, about));
+        if (!out.rows.ok() && about.kind != Doubt::kNone && is_unknown_outcome(out.rows.error()))
+          doubt(about);
+        done(std::move(out.rows));
+      });
+}
+
+void HoldRows::acquire_async(const GrantRequest& r, std::function<void(Result<Grant>)> done) {
+  static const std::string kStatement = "hf_acquire";
+  run_batched_async(r.key, kStatement, grant_params(r),
+                    Doubt::on_handle(r.key, r.handle.to_string()),
+                    [done = std::move(done)](Result<Rows> rows) {
+                      if (!rows.ok()) return done(std::move(rows).error());
+                      done(grant_from(*rows));
+                    });
+}
+
 Result<Rows> HoldRows::run(const std::string& statement, const Params& params, const Doubt& about) {
   if (auto st = settle(); !st.ok()) return std::move(st).error();
   auto rows = pool_.run(statement, params);

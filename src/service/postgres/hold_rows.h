@@ -167,6 +167,13 @@ class HoldRows {
   // heldBy and non-empty owner match the current handle hold.
   // `batched` false: in a transaction of its own even with group commit on.
   Result<Grant> acquire(const GrantRequest& r, bool batched = true);
+  // acquire() in the next batch without a thread waiting for it: `done` gets the answer on the
+  // thread that ran the batch (see CommitBatcher::run_async). REQUIRES: batching() and
+  // set_spawn(); not on a thread with a transaction open.
+  void acquire_async(const GrantRequest& r, std::function<void(Result<Grant>)> done);
+  // release_handle() likewise, without a hand-over.
+  void release_handle_async(std::string_view key, std::string_view handle,
+                            std::function<void(Result<std::vector<std::string>>)> done);
   // Only the re-take: never takes a free key (a newcomer behind this node's own waiters).
   Result<Grant> retake(const GrantRequest& r);
   // The Redis idiom (docs/redis-locks.md): a grant of a free key only (never a re-take, as SET
@@ -271,6 +278,10 @@ class HoldRows {
   // renew by handle then share transactions across `lanes` lanes. Off (0) by default; set
   // before serving.
   void batch_commits(std::size_t lanes);
+  bool batching() const { return batcher_ != nullptr; }
+  // Where the batches of the *_async calls are led from (an executor's submit). Set with
+  // batch_commits, before serving.
+  void set_spawn(std::function<void(std::function<void()>)> spawn);
   // Batches sent and the statements they carried (0 when off).
   std::uint64_t batches() const { return batcher_ ? batcher_->batches() : 0; }
   std::uint64_t batched_statements() const { return batcher_ ? batcher_->statements() : 0; }
@@ -310,6 +321,9 @@ class HoldRows {
   Result<Rows> run_batched(std::string_view key, const std::string& statement, const Params& params,
                            const Doubt& about, const std::function<void()>& queued = {},
                            bool* in_batch = nullptr);
+  // run_batched() without waiting: `done` gets what it would have returned.
+  void run_batched_async(std::string_view key, const std::string& statement, Params params,
+                         Doubt about, std::function<void(Result<Rows>)> done);
   void doubt(Doubt d);
   Result<std::vector<std::string>> end_session_now(std::int64_t node_id, std::uint64_t session);
   Result<std::vector<std::string>> freed_keys(const std::string& statement, const Params& params,

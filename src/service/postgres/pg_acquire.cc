@@ -153,9 +153,35 @@ Result<pg::Grant> PgBackend::run_grant(const Caller& caller, Attempt& a) {
 
 Issued PgBackend::acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                           Charge charge, Completion& done) {
+  if (auto issued = try_now(caller, args, contention, charge, done)) return *issued;
   return run(done, [this, caller, kept = AcquireCopy(args), contention, charge] {
     return do_acquire(caller, kept.args(), contention, charge);
   });
+}
+
+std::optional<Issued> PgBackend::try_now(const Caller& caller, const AcquireArgs& args,
+                                         Contention contention, Charge charge, Completion& done) {
+  const Millis timeout = contention == Contention::kNil ? 0 : args.timeout_ms;
+  if (inline_ || timeout != 0 || args.mode != LockMode::kExclusive || charge.per_hour > 0 ||
+      !holds_->batching() || waiters_.has_queue(args.key))
+    return std::nullopt;
+  const std::string held_by = caller.principal->held_by();
+  const pg::GrantRequest g = grant_request(caller, held_by, args);
+  if (!waiters_.begin_call(caller.session)) {
+    done.finish(waiter_gone());
+    return Issued::kApplied;
+  }
+  Granted how{std::string(args.key), g.scope, args.session_scoped, contention, timeout};
+  holds_->acquire_async(g, [this, caller, how = std::move(how), &done](Result<pg::Grant> r) {
+    r = db(std::move(r));
+    if (r.ok() && !r->granted) {
+      QueueSeat seat(*this);
+      if (auto st = kind_seen(*r, false, 0, how.key, seat); !st.ok()) r = std::move(st).error();
+    }
+    auto answer = std::make_shared<Result<Answer>>(granted(caller, how, std::move(r)));
+    on_loop([&done, answer] { done.finish(std::move(*answer)); });
+  });
+  return Issued::kWaiting;
 }
 
 pg::GrantRequest PgBackend::grant_request(const Caller& caller, std::string_view held_by,
@@ -201,22 +227,28 @@ Result<Answer> PgBackend::do_acquire(const Caller& caller, const AcquireArgs& ar
   if (!waiters_.begin_call(caller.session)) return waiter_gone();
   auto r = run_grant(caller, a);
   seat.leave();
-  if (r.ok() && r->granted && g.scope == Scope::kSession)
+  return granted(caller,
+                 Granted{std::string(args.key), g.scope, args.session_scoped, contention, timeout},
+                 std::move(r));
+}
+
+Result<Answer> PgBackend::granted(const Caller& caller, const Granted& how, Result<pg::Grant> r) {
+  if (r.ok() && r->granted && how.scope == Scope::kSession)
     waiters_.note_session_hold(caller.session);
   const bool closed = waiters_.end_call(caller.session);
   if (!r.ok()) return std::move(r).error();
-  if (r->other_kind) return kind_conflict_error(args.key, *r->other_kind, 0);
+  if (r->other_kind) return kind_conflict_error(how.key, *r->other_kind, 0);
   if (!r->granted) {
-    if (contention == Contention::kNil) return Answer();
-    return lock_timeout(args.key, 0);
+    if (how.contention == Contention::kNil) return Answer();
+    return lock_timeout(how.key, 0);
   }
   ++counters_.writes;
-  if (closed && (timeout > 0 || args.session_scoped)) {
+  if (closed && (how.timeout_ms > 0 || how.session_scoped)) {
     // The connection closed while this grant was on its way: nobody will learn the handle,
     // so free the key again at once rather than leave it wedged until the lease ends.
-    if (auto undone = holds_->release(args.key, r->hold.handle.to_string());
+    if (auto undone = holds_->release(how.key, r->hold.handle.to_string());
         undone.ok() && *undone) {
-      waiters_.poke(args.key);
+      waiters_.poke(how.key);
     }
     return waiter_gone();
   }

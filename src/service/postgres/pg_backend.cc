@@ -125,6 +125,7 @@ Status PgBackend::start() {
   pool_ = std::move(*pool);
   holds_ = std::make_unique<pg::HoldRows>(*pool_);
   holds_->batch_commits(options_.commit_lanes);
+  holds_->set_spawn([this](std::function<void()> job) { executor_.submit(std::move(job)); });
   cluster_ = std::make_unique<pg::ClusterRows>(*pool_);
   holds_->on_freed([this](const std::vector<std::string>& keys) { keys_freed(keys); });
   // Heartbeats have a connection of their own (pg_heartbeat.h).
@@ -440,6 +441,19 @@ Issued PgBackend::renew(const Caller&, const RenewArgs& args, Completion& done) 
 }
 
 Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& done) {
+  auto parsed = Handle::parse(args.handle);
+  if (parsed && !inline_ && holds_->batching() && !waiters_.head_attempts_batched(args.key)) {
+    // No hand-over to make: nothing in the release blocks but its statement, which goes to the
+    // commit batches with no thread waiting for it (HoldRows::release_handle_async).
+    holds_->release_handle_async(
+        args.key, parsed->to_string(),
+        [this, key = std::string(args.key), &done](Result<std::vector<std::string>> released) {
+          auto answer = std::make_shared<Result<Answer>>(
+              this->released(key, std::move(released), /*handed_over=*/false));
+          on_loop([&done, answer] { done.finish(std::move(*answer)); });
+        });
+    return Issued::kWaiting;
+  }
   return run(
       done,
       [this, key = std::string(args.key), handle = std::string(args.handle)]() -> Result<Answer> {
@@ -456,22 +470,27 @@ Issued PgBackend::release(const Caller&, const ReleaseArgs& args, Completion& do
         if (waiters_.head_attempts_batched(key) && !contested(key, true))
           hand_over = [this, &key] { waiters_.poke(key); };
         bool handed_over = false;
-        auto released = holds_->release_handle(key, parsed->to_string(), hand_over, &handed_over);
-        if (!released.ok()) return store_error(std::move(released).error());
-        if (released->empty()) return Answer(ReleaseOutcome{false});
-        if (handed_over) std::erase(*released, key);
-        keys_freed(*released);
-        if (handed_over) {
-          // Multi-key waiters of the key heard the early wake-up too, and may have looked
-          // before the release committed: they look again.
-          waiters_.poke_watchers(key);
-          released->push_back(key);
-        }
-        ++counters_.writes;
-        counters_.releases += released->size();
-        held_ -= static_cast<std::int64_t>(released->size());
-        return Answer(ReleaseOutcome{true});
+        auto freed = holds_->release_handle(key, parsed->to_string(), hand_over, &handed_over);
+        return released(key, std::move(freed), handed_over);
       });
+}
+
+Result<Answer> PgBackend::released(const std::string& key,
+                                   Result<std::vector<std::string>> released, bool handed_over) {
+  if (!released.ok()) return store_error(std::move(released).error());
+  if (released->empty()) return Answer(ReleaseOutcome{false});
+  if (handed_over) std::erase(*released, key);
+  keys_freed(*released);
+  if (handed_over) {
+    // Multi-key waiters of the key heard the early wake-up too, and may have looked
+    // before the release committed: they look again.
+    waiters_.poke_watchers(key);
+    released->push_back(key);
+  }
+  ++counters_.writes;
+  counters_.releases += released->size();
+  held_ -= static_cast<std::int64_t>(released->size());
+  return Answer(ReleaseOutcome{true});
 }
 
 Result<StatusView> PgBackend::status_of(const std::string& key) {

@@ -226,6 +226,25 @@ class PgBackend final : public LockBackend {
                                  const AcquireArgs& args);
   Result<Answer> do_acquire(const Caller& caller, const AcquireArgs& args, Contention contention,
                             Charge charge);
+  // One attempt at an exclusive key that this node has no caller waiting for, outside a
+  // transaction and with no rate to count: nothing in it blocks but the grant statement, which
+  // goes to the commit batches with no thread waiting for it (HoldRows::acquire_async); its
+  // answer is do_acquire's. None when the call is not such an attempt (do_acquire runs it).
+  std::optional<Issued> try_now(const Caller& caller, const AcquireArgs& args,
+                                Contention contention, Charge charge, Completion& done);
+  // What a grant attempt answers, once its statement answered `r` (do_acquire, try_now).
+  struct Granted {
+    std::string key;
+    Scope scope = Scope::kLease;
+    bool session_scoped = false;
+    Contention contention = Contention::kNil;
+    Millis timeout_ms = 0;
+  };
+  Result<Answer> granted(const Caller& caller, const Granted& how, Result<pg::Grant> r);
+  // What a release by handle answers, once its statement freed `released` (with the key
+  // handed over to this node's next waiter, or not).
+  Result<Answer> released(const std::string& key, Result<std::vector<std::string>> released,
+                          bool handed_over);
   Result<Answer> do_assign(const Caller& caller, const AssignArgs& args, Charge charge);
   Result<Answer> do_list(std::string_view match, std::string after, std::size_t count);
   Result<Answer> do_transfer(std::string_view held_by, const TransferArgs& args);

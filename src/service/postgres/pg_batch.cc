@@ -16,7 +16,7 @@ CommitBatcher::Outcome CommitBatcher::run(std::string_view key, const std::strin
                                           const Params& params,
                                           const std::function<void()>& queued) {
   Lane& lane = *lanes_[std::hash<std::string_view>{}(key) % lanes_.size()];
-  Op op{key, &name, &params, name.size() + 16, bool(queued), std::nullopt, {}};
+  Op op{key, &name, &params, name.size() + 16, bool(queued), std::nullopt, {}, {}, {}, {}};
   for (const auto& v : params.values()) op.bytes += (v ? v->size() : 0) + 4;
 
   std::unique_lock lock(lane.mu);
@@ -33,6 +33,33 @@ CommitBatcher::Outcome CommitBatcher::run(std::string_view key, const std::strin
 
   // The leader: take what is queued, up to the bound (one statement always goes).
   lane.busy = true;
+  Answers answers = lead(lane, lock);
+  lock.unlock();
+  give(answers);
+  return std::move(*op.outcome);
+}
+
+void CommitBatcher::run_async(std::string_view key, const std::string& name, Params params,
+                              std::function<void(Outcome)> answered) {
+  Lane& lane = *lanes_[std::hash<std::string_view>{}(key) % lanes_.size()];
+  auto op = std::make_unique<Op>();
+  op->owned_key = std::string(key);
+  op->owned_params = std::move(params);
+  op->key = op->owned_key;
+  op->name = &name;
+  op->params = &op->owned_params;
+  op->bytes = name.size() + 16;
+  for (const auto& v : op->owned_params.values()) op->bytes += (v ? v->size() : 0) + 4;
+  op->hand_over = false;
+  op->answered = std::move(answered);
+
+  std::lock_guard lock(lane.mu);
+  lane.queue.push_back(op.release());
+  lane.arrived.notify_all();
+  if (!lane.busy && lane.queue.size() == 1) hand_on(lane);
+}
+
+CommitBatcher::Answers CommitBatcher::lead(Lane& lane, std::unique_lock<std::mutex>& lock) {
   const auto until = std::chrono::steady_clock::now() + kFollowerWaitUs;
   while (awaits_follower(lane)) {
     if (lane.arrived.wait_until(lock, until) == std::cv_status::timeout) break;
@@ -49,13 +76,40 @@ CommitBatcher::Outcome CommitBatcher::run(std::string_view key, const std::strin
   lock.unlock();
   std::vector<Outcome> outcomes = send(batch);
   lock.lock();
+  Answers answers;
   for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i]->answered) {
+      answers.emplace_back(std::unique_ptr<Op>(batch[i]), std::move(outcomes[i]));
+      continue;
+    }
     batch[i]->outcome = std::move(outcomes[i]);
-    if (batch[i] != &op) batch[i]->cv.notify_one();
+    batch[i]->cv.notify_one();
   }
   lane.busy = false;
-  if (!lane.queue.empty()) lane.queue.front()->cv.notify_one();  // the next leader
-  return std::move(*op.outcome);
+  hand_on(lane);
+  return answers;
+}
+
+void CommitBatcher::hand_on(Lane& lane) {
+  if (lane.queue.empty()) return;
+  Op* next = lane.queue.front();
+  if (!next->answered) {
+    next->cv.notify_one();  // its caller leads
+    return;
+  }
+  lane.busy = true;
+  spawn_([this, &lane] { lead_job(lane); });
+}
+
+void CommitBatcher::lead_job(Lane& lane) {
+  std::unique_lock lock(lane.mu);
+  Answers answers = lead(lane, lock);
+  lock.unlock();
+  give(answers);
+}
+
+void CommitBatcher::give(Answers& answers) {
+  for (auto& [op, outcome] : answers) op->answered(std::move(outcome));
 }
 
 bool CommitBatcher::awaits_follower(const Lane& lane) {

@@ -113,6 +113,14 @@ class CommitBatcher {
   // caller whose statement on the same key should follow it (see Hand-over).
   Outcome run(std::string_view key, const std::string& name, const Params& params,
               const std::function<void()>& queued = {});
+  // As run(), without a thread waiting for the answer: `answered` gets the outcome once, on the
+  // thread that ran the batch. A lane whose next statement has no caller waiting to lead it is
+  // led by a job given to `spawn` (set_spawn: REQUIRED before the first call), so one thread
+  // hand-over serves a batch rather than each of its statements.
+  void run_async(std::string_view key, const std::string& name, Params params,
+                 std::function<void(Outcome)> answered);
+  // Where run_async's leaders run (an executor's submit).
+  void set_spawn(std::function<void(std::function<void()>)> spawn) { spawn_ = std::move(spawn); }
 
   std::uint64_t batches() const { return batches_.load(); }
   // Statements waiting in the lanes for a batch (not those in flight).
@@ -132,7 +140,13 @@ class CommitBatcher {
     bool hand_over;
     std::optional<Outcome> outcome;
     std::condition_variable cv;
+    // run_async: the answer's taker, and the key and parameters the statement owns.
+    std::function<void(Outcome)> answered;
+    std::string owned_key;
+    Params owned_params;
   };
+  // Answers of run_async's statements, given once the lane has gone on (outside its lock).
+  using Answers = std::vector<std::pair<std::unique_ptr<Op>, Outcome>>;
   struct Lane {
     std::mutex mu;
     std::deque<Op*> queue;
@@ -142,6 +156,16 @@ class CommitBatcher {
   // REQUIRES: lane.mu held. A hand-over among the first kMaxOps queued statements whose
   // follower has not queued yet.
   static bool awaits_follower(const Lane& lane);
+  // REQUIRES: `lock` holds lane.mu, lane.busy set by this leader. Sends the lane's next batch
+  // and answers its statements: a waiting caller through its `outcome`, a run_async one in the
+  // answers returned. Then hands the lane on (hand_on).
+  Answers lead(Lane& lane, std::unique_lock<std::mutex>& lock);
+  // REQUIRES: lane.mu held, the lane not busy. Wakes the caller of the next statement to lead,
+  // or, when nobody waits for it (run_async), gives a leader job to spawn_.
+  void hand_on(Lane& lane);
+  // A leader job's body (run_async), and the answers it gives.
+  void lead_job(Lane& lane);
+  static void give(Answers& answers);
   // Sends one batch and answers each of its statements (in the order of `batch`).
   std::vector<Outcome> send(const std::vector<Op*>& batch);
 
@@ -149,6 +173,7 @@ class CommitBatcher {
   const std::string claim_;
   std::function<Status()> settle_;
   std::vector<SetForm> sets_;
+  std::function<void(std::function<void()>)> spawn_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::atomic<std::uint64_t> batches_{0}, statements_{0};
   std::atomic<std::uint64_t> set_statements_{0}, set_calls_{0}, set_alone_{0};
