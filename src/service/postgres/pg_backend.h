@@ -6,7 +6,9 @@
 // Each lock operation is one conditional statement (hold_rows.h); the hot ones share commits
 // (pg_batch.h). Calls run on the BlockingExecutor's threads, one at a time per connection (the
 // policy issues nothing more for a session until its call finishes), and a blocking acquire
-// waits there; the answer is handed back to the loop thread and delivered by dispatch(). Every
+// waits there; the answer is handed back to the loop thread and delivered by dispatch(). A
+// try-acquire or release with nothing to wait for but its statement (try_now, release) queues
+// the statement from the loop instead, and is answered by the thread that runs its batch. Every
 // answer is committed in the database before it is delivered, so nothing waits for a log here.
 //
 // Lifecycle:
