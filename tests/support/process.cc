@@ -5,12 +5,17 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <deque>
 #include <filesystem>
+#include <functional>
+#include <mutex>
 #include <stdexcept>
 #include <thread>
 
@@ -36,6 +41,54 @@ std::string read_all(int fd) {
     out.append(buf, static_cast<std::size_t>(n));
   }
   return out;
+}
+
+// Forks on one thread that lives as long as the test process, and makes the child die with
+// that thread (PR_SET_PDEATHSIG), so with the process: a test binary that is killed (a
+// timeout, a SIGPIPE) leaves no server running. (The signal follows the thread that forked,
+// and tests start servers from threads of their own, std::async ones included.) `in_child`
+// runs in the child, after fork: only what is safe there, and it ends in exec or _exit.
+pid_t fork_for_test(const std::function<void()>& in_child) {
+  struct Request {
+    const std::function<void()>* in_child;
+    pid_t pid = -1;
+    bool done = false;
+  };
+  // Never destroyed: the thread waits on them until the process ends, and a condition
+  // variable destroyed at exit with a waiter would hang the exit.
+  struct Spawner {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<Request*> requests;
+  };
+  static Spawner* const spawner = [] {
+    auto* sp = new Spawner;
+    std::thread([sp] {
+      const pid_t parent = getpid();
+      std::unique_lock lock(sp->mu);
+      for (;;) {
+        sp->cv.wait(lock, [sp] { return !sp->requests.empty(); });
+        Request* r = sp->requests.front();
+        sp->requests.pop_front();
+        r->pid = fork();
+        if (r->pid == 0) {
+          prctl(PR_SET_PDEATHSIG, SIGKILL);
+          if (getppid() != parent) _exit(127);  // the test had already gone
+          (*r->in_child)();
+          _exit(127);
+        }
+        r->done = true;
+        sp->cv.notify_all();
+      }
+    }).detach();
+    return sp;
+  }();
+  Request r{&in_child};
+  std::unique_lock lock(spawner->mu);
+  spawner->requests.push_back(&r);
+  spawner->cv.notify_all();
+  spawner->cv.wait(lock, [&] { return r.done; });
+  return r.pid;
 }
 
 int decode_status(int status) {
@@ -126,8 +179,8 @@ Child Child::start(const std::vector<std::string>& argv, bool capture_stderr,
                    const std::vector<std::string>& extra_env) {
   int out_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
-  pid_t pid = fork();
-  if (pid == 0) {
+  auto args = to_argv(argv);
+  const pid_t pid = fork_for_test([&] {
     dup2(out_pipe[1], 1);
     if (capture_stderr) dup2(out_pipe[1], 2);
     close(out_pipe[0]);
@@ -135,9 +188,12 @@ Child Child::start(const std::vector<std::string>& argv, bool capture_stderr,
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     for (const auto& e : extra_env) putenv(const_cast<char*>(e.c_str()));
-    auto args = to_argv(argv);
     execvp(args[0], args.data());
-    _exit(127);
+  });
+  if (pid < 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    throw std::runtime_error("fork");
   }
   close(out_pipe[1]);
   Child c;
