@@ -76,6 +76,41 @@ std::string fresh_handle() {
   return source.next().to_string();
 }
 
+// Holds the one lane's batch in flight: its grant of "blocked" waits for the row lock a session
+// of the test holds, so what the test queues next goes in the following batch. open() lets it
+// through.
+class HeldLane {
+ public:
+  explicit HeldLane(Store& store) : store_(store), lock_(store.url()) {
+    // Its lease ends at once, so the grant in flight takes the key again.
+    auto first = store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant(1));
+    EXPECT_TRUE(first.ok() && first->granted);
+    before_ = store.holds().batches();
+    lock_.value("BEGIN");
+    lock_.value("SELECT key FROM holdfast_holds WHERE key = 'blocked' FOR UPDATE");
+    leader_ = std::thread([this] {
+      (void)store_.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant());
+    });
+    const auto deadline = std::chrono::steady_clock::now() + kEventually;
+    while (store.holds().batches() < before_ + 1 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(5ms);
+  }
+  ~HeldLane() { open(); }
+  // The batches sent before the held one.
+  std::uint64_t before() const { return before_; }
+  void open() {
+    if (!leader_.joinable()) return;
+    lock_.value("COMMIT");
+    leader_.join();
+  }
+
+ private:
+  Store& store_;
+  SqlSession lock_;
+  std::uint64_t before_ = 0;
+  std::thread leader_;
+};
+
 TEST(GroupCommit, ConcurrentTryAcquiresAndReleasesGrantEachKeyToOneCallerWithRisingTokens) {
   Store store(4);
   constexpr int kThreads = 24;
@@ -236,22 +271,12 @@ TEST(GroupCommit, TheGrantsAndReleasesOfABatchRunAsOneSetStatementEach) {
   group.keys = {KeyRequest{"g1"}, KeyRequest{"g2"}};
   auto grouped = store.holds().grant_group(group);
   ASSERT_TRUE(grouped.ok() && grouped->granted);
-  auto blocker = store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant(1));
-  ASSERT_TRUE(blocker.ok() && blocker->granted);
-  const std::uint64_t batches_before = store.holds().batches();
 
   // The lane's batch in flight waits for a row the test holds; the others queue behind it.
-  SqlSession lock(store.url());
-  lock.value("BEGIN");
-  lock.value("SELECT key FROM holdfast_holds WHERE key = 'blocked' FOR UPDATE");
-  std::thread leader([&] {
-    (void)store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant());
-  });
-  const auto deadline = std::chrono::steady_clock::now() + kEventually;
-  while (store.holds().batches() < batches_before + 1 &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(5ms);
+  HeldLane lane(store);
+  const std::uint64_t batches_before = lane.before();
   ASSERT_EQ(store.holds().batches(), batches_before + 1);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
 
   const Request new1{"new1", fresh_handle(), ""}, new2{"new2", fresh_handle(), ""},
       other{"held", fresh_handle(), ""}, retake{"mine", fresh_handle(), "o"};
@@ -271,8 +296,7 @@ TEST(GroupCommit, TheGrantsAndReleasesOfABatchRunAsOneSetStatementEach) {
   while (store.holds().queued() < 8 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(5ms);
   ASSERT_EQ(store.holds().queued(), 8u);
-  lock.value("COMMIT");
-  leader.join();
+  lane.open();
   for (auto& t : callers) t.join();
 
   // One batch: round 0 had one grant set and one release set (s1 twice: its second release, of
@@ -333,20 +357,10 @@ TEST(GroupCommit, CallsThatNoThreadWaitsForAreAnsweredFromTheirBatch) {
   });
   const Request s1{"s1", fresh_handle(), ""};
   ASSERT_TRUE(store.holds().acquire(s1.grant())->granted);
-  auto blocker = store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant(1));
-  ASSERT_TRUE(blocker.ok() && blocker->granted);
-  const std::uint64_t batches_before = store.holds().batches();
-  SqlSession lock(store.url());
-  lock.value("BEGIN");
-  lock.value("SELECT key FROM holdfast_holds WHERE key = 'blocked' FOR UPDATE");
-  std::thread leader([&] {
-    (void)store.holds().acquire(Request{"blocked", fresh_handle(), ""}.grant());
-  });
-  const auto deadline = std::chrono::steady_clock::now() + kEventually;
-  while (store.holds().batches() < batches_before + 1 &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(5ms);
+  HeldLane held(store);
+  const std::uint64_t batches_before = held.before();
   ASSERT_EQ(store.holds().batches(), batches_before + 1);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
 
   std::mutex mu;
   std::condition_variable answered;
@@ -377,8 +391,7 @@ TEST(GroupCommit, CallsThatNoThreadWaitsForAreAnsweredFromTheirBatch) {
     std::lock_guard l(mu);
     EXPECT_FALSE(grants[0] || grants[1] || grants[2] || freed) << "answered before its batch ran";
   }
-  lock.value("COMMIT");
-  leader.join();
+  held.open();
   caller.join();
   {
     std::unique_lock l(mu);
