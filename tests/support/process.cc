@@ -45,9 +45,10 @@ std::string read_all(int fd) {
 
 // Forks on one thread that lives as long as the test process, and makes the child die with
 // that thread (PR_SET_PDEATHSIG), so with the process: a test binary that is killed (a
-// timeout, a SIGPIPE) leaves no server running. (The signal follows the thread that forked,
-// and tests start servers from threads of their own, std::async ones included.) `in_child`
-// runs in the child, after fork: only what is safe there, and it ends in exec or _exit.
+// timeout, a SIGPIPE) leaves none of the servers started here running. (The signal follows the
+// thread that forked, and tests start servers from threads of their own, std::async ones
+// included. A PostgreSQL of the tests is not among them: pg_ctl detaches it.) `in_child` runs
+// in the child, after fork: only what is safe there, and it ends in exec or _exit.
 pid_t fork_for_test(const std::function<void()>& in_child) {
   struct Request {
     const std::function<void()>* in_child;
