@@ -631,9 +631,14 @@ Result<Rows> HoldRows::run_batched(std::string_view key, const std::string& stat
                                    const std::function<void()>& queued, bool* in_batch) {
   if (!batcher_ || pool_.in_transaction()) return run(statement, params, about);
   auto out = batcher_->run(key, statement, params, queued);
+  if (in_batch != nullptr) *in_batch = !out.alone && out.rows.ok();
+  return batched_answer(statement, params, about, std::move(out));
+}
+
+Result<Rows> HoldRows::batched_answer(const std::string& statement, const Params& params,
+                                      const Doubt& about, CommitBatcher::Outcome out) {
   // Rolled back with its batch: nothing of it took effect, so it may run again, alone.
   if (out.alone) return run(statement, params, about);
-  if (in_batch != nullptr) *in_batch = out.rows.ok();
   if (!out.rows.ok() && about.kind != Doubt::kNone && is_unknown_outcome(out.rows.error()))
     doubt(about);
   return std::move(out.rows);
@@ -645,17 +650,11 @@ void HoldRows::set_spawn(std::function<void(std::function<void()>)> spawn) {
 
 void HoldRows::run_batched_async(std::string_view key, const std::string& statement, Params params,
                                  Doubt about, std::function<void(Result<Rows>)> done) {
-  // The parameters stay with this call too: a statement answered `alone` runs again with them.
-  auto kept = std::make_shared<Params>(params);
-  batcher_->run_async(
-      key, statement, std::move(params),
-      [this, &statement, kept, about = std::move(about),
-       done = std::move(done)](CommitBatcher::Outcome out) {
-        if (out.alone) return done(run(statement, *kept, about));
-        if (!out.rows.ok() && about.kind != Doubt::kNone && is_unknown_outcome(out.rows.error()))
-          doubt(about);
-        done(std::move(out.rows));
-      });
+  batcher_->run_async(key, statement, std::move(params),
+                      [this, &statement, about = std::move(about), done = std::move(done)](
+                          CommitBatcher::Outcome out, const Params& params) {
+                        done(batched_answer(statement, params, about, std::move(out)));
+                      });
 }
 
 void HoldRows::acquire_async(const GrantRequest& r, std::function<void(Result<Grant>)> done) {

@@ -321,6 +321,10 @@ class HoldRows {
   Result<Rows> run_batched(std::string_view key, const std::string& statement, const Params& params,
                            const Doubt& about, const std::function<void()>& queued = {},
                            bool* in_batch = nullptr);
+  // What a batched statement answers its caller: run again alone when its batch rolled back;
+  // a write whose outcome is unknown recorded first.
+  Result<Rows> batched_answer(const std::string& statement, const Params& params,
+                              const Doubt& about, CommitBatcher::Outcome out);
   // run_batched() without waiting: `done` gets what it would have returned.
   void run_batched_async(std::string_view key, const std::string& statement, Params params,
                          Doubt about, std::function<void(Result<Rows>)> done);

@@ -40,7 +40,7 @@ CommitBatcher::Outcome CommitBatcher::run(std::string_view key, const std::strin
 }
 
 void CommitBatcher::run_async(std::string_view key, const std::string& name, Params params,
-                              std::function<void(Outcome)> answered) {
+                              std::function<void(Outcome, const Params&)> answered) {
   Lane& lane = *lanes_[std::hash<std::string_view>{}(key) % lanes_.size()];
   auto op = std::make_unique<Op>();
   op->owned_key = std::string(key);
@@ -109,7 +109,7 @@ void CommitBatcher::lead_job(Lane& lane) {
 }
 
 void CommitBatcher::give(Answers& answers) {
-  for (auto& [op, outcome] : answers) op->answered(std::move(outcome));
+  for (auto& [op, outcome] : answers) op->answered(std::move(outcome), op->owned_params);
 }
 
 bool CommitBatcher::awaits_follower(const Lane& lane) {

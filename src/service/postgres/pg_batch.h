@@ -113,12 +113,13 @@ class CommitBatcher {
   // caller whose statement on the same key should follow it (see Hand-over).
   Outcome run(std::string_view key, const std::string& name, const Params& params,
               const std::function<void()>& queued = {});
-  // As run(), without a thread waiting for the answer: `answered` gets the outcome once, on the
+  // As run(), without a thread waiting for the answer: `answered` gets the outcome (and the
+  // statement's parameters, for a statement to run again alone) once, on the
   // thread that ran the batch. A lane whose next statement has no caller waiting to lead it is
   // led by a job given to `spawn` (set_spawn: REQUIRED before the first call), so one thread
   // hand-over serves a batch rather than each of its statements.
   void run_async(std::string_view key, const std::string& name, Params params,
-                 std::function<void(Outcome)> answered);
+                 std::function<void(Outcome, const Params&)> answered);
   // Where run_async's leaders run (an executor's submit).
   void set_spawn(std::function<void(std::function<void()>)> spawn) { spawn_ = std::move(spawn); }
 
@@ -141,7 +142,7 @@ class CommitBatcher {
     std::optional<Outcome> outcome;
     std::condition_variable cv;
     // run_async: the answer's taker, and the key and parameters the statement owns.
-    std::function<void(Outcome)> answered;
+    std::function<void(Outcome, const Params&)> answered;
     std::string owned_key;
     Params owned_params;
   };
