@@ -215,6 +215,46 @@ TEST(EventJson, HasTheContractsFieldsAndNulls) {
   }
 }
 
+TEST(EventJson, EscapesEveryStringAndWritesTheOptionalFields) {
+  LockEvent d;
+  d.kind = K::kDequeued;
+  d.key = "k\\\x01\n\xd0\xba";  // backslash, two control characters, a two-byte UTF-8 letter
+  d.held_by = "user:\"q\"";
+  d.owner = "run\t1";
+  d.holder_id = "h";
+  d.mode = LockMode::kSemaphore;
+  d.permits = 5;
+  d.take = 2;
+  d.waiter = 18446744073709551615u;
+  d.reason = DequeueReason::kTimeout;
+  d.waited_ms = 250;
+  d.at = -1;  // a clock before the epoch still writes a number
+  EXPECT_EQ(event_json(d, 0),
+            R"({"id":0,"event":"dequeued","key":"k\\\u0001\u000a)"
+            "\xd0\xba"
+            R"(","token":null,"heldBy":"user:\"q\"","owner":"run\u0009)"
+            R"(1","leaseExpiresAt":null,"at":-1,"holder":"h","mode":"semaphore","permits":5,)"
+            R"("take":2,"waiter":18446744073709551615,"reason":"timeout","waitedMs":250})");
+}
+
+TEST(EventJson, AStringThatCouldOutgrowTheStackBufferIsWrittenInPlace) {
+  // The longest key, every byte escaped, appended after what `out` already holds.
+  LockEvent e;
+  e.kind = K::kReleased;
+  e.key.assign(1024, '"');
+  e.token = 9;
+  e.held_by = "user:x";
+  e.at = 5;
+  std::string out = "before;";
+  append_event_json(out, e, 2);
+  std::string key;
+  for (int i = 0; i < 1024; ++i) key += "\\\"";
+  EXPECT_EQ(out, "before;{\"id\":2,\"event\":\"released\",\"key\":\"" + key +
+                     R"(","token":9,"heldBy":"user:x","owner":null,"leaseExpiresAt":null,)"
+                     R"("at":5,"scope":"lease","kind":"handle","mode":"exclusive"})");
+  EXPECT_EQ(out.substr(7), event_json(e, 2));
+}
+
 // A reader that knows only the events: each key's holds by token, and its waiters.
 struct Mirror {
   std::map<std::string, std::map<std::uint64_t, Millis>> holds;  // key -> token -> lease end
