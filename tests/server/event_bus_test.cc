@@ -272,6 +272,51 @@ TEST_F(BusTest, EventsWaitForTheLog) {
   EXPECT_EQ(w.names(), (std::vector<std::string>{"acquired"}));
 }
 
+TEST_F(BusTest, WhileNobodyCouldComeBackOnlyTheBatchIsKept) {
+  EventBus bus(policy, clock, BusOptions{300, 60'000});
+  Seen watch;
+  watch.resumes = false;  // as LOCK.WATCH
+  bus.watch(watch, owner, "");
+  for (int i = 0; i < 260; ++i) take("k" + std::to_string(i));
+  ASSERT_EQ(watch.events.size(), 260u);
+  // A window of 300 would still hold the first event; with only watches open it was not kept.
+  Seen early;
+  EXPECT_EQ(bus.watch(early, owner, "", watch.events[0].id), EventBus::Start::kReset);
+  // A stream watches now: from here on the window keeps its 300, those it holds included.
+  for (int i = 0; i < 30; ++i) take("m" + std::to_string(i));
+  Seen back;
+  EXPECT_EQ(bus.watch(back, owner, "", watch.events[5].id), EventBus::Start::kResumed);
+  ASSERT_EQ(back.events.size(), 260u - 6 + 30);
+  EXPECT_EQ(back.events.front().key, "k6");
+  EXPECT_EQ(back.events.back().key, "m29");
+}
+
+TEST(EventWindowTest, GrowsWithWhatItHoldsAndResetsToForget) {
+  EventWindow<int> w(4);
+  auto ids = [&w] {
+    std::vector<int> v;
+    for (std::size_t i = 0; i < w.size(); ++i) v.push_back(w[i]);
+    return v;
+  };
+  for (int i = 1; i <= 6; ++i) w.push() = i;  // wrapped: the oldest slot took 5 and 6
+  EXPECT_EQ(ids(), (std::vector<int>{3, 4, 5, 6}));
+  w.grow(6);
+  EXPECT_EQ(ids(), (std::vector<int>{3, 4, 5, 6}));
+  for (int i = 7; i <= 9; ++i) w.push() = i;
+  EXPECT_EQ(ids(), (std::vector<int>{4, 5, 6, 7, 8, 9}));
+  w.grow(2);  // never shrinks
+  EXPECT_EQ(w.capacity(), 6u);
+  w.reset(2);
+  EXPECT_TRUE(w.empty());
+  for (int i = 10; i <= 12; ++i) w.push() = i;
+  EXPECT_EQ(ids(), (std::vector<int>{11, 12}));
+  w.reset(3);
+  w.push() = 13;
+  w.grow(5);  // not full: nothing to unwrap
+  for (int i = 14; i <= 18; ++i) w.push() = i;
+  EXPECT_EQ(ids(), (std::vector<int>{14, 15, 16, 17, 18}));
+}
+
 TEST(WatchPrefix, IsEmptyOrAKey) {
   EXPECT_FALSE(check_prefix("").has_value());
   EXPECT_FALSE(check_prefix("jobs:").has_value());

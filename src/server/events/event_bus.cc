@@ -52,6 +52,9 @@ void EventBus::activate() {
   // Whatever happened while events were off was not recorded: nobody who saw only what came
   // before can resume.
   resumable_from_ = last_id_ + 1;
+  // Until a reader that can come back watches, the window holds the batch being told only.
+  window_.reset(std::min(kMostUntold, options_.window));
+  untold_ = 0;
   service_.set_event_sink(this);  // a single server is ready at once (on_events_ready)
 }
 
@@ -59,7 +62,10 @@ EventBus::Start EventBus::watch(Watcher& watcher, const Principal& principal, st
                                 std::optional<std::uint64_t> last_id) {
   activate();
   Entry entry{&watcher, &principal, std::move(prefix), !ready_, 0};
-  if (watcher.can_resume()) lingers_ = true;
+  if (watcher.can_resume() && !lingers_) {
+    lingers_ = true;
+    window_.grow(options_.window);  // from now on, what it may come back for is kept
+  }
   Start start = Start::kLive;
   if (last_id) {
     const std::uint64_t seen = *last_id;
@@ -136,9 +142,7 @@ void EventBus::on_events_lost() {
 
 void EventBus::on_lock_event(LockEvent&& event) {
   if (!active_) return;
-  // A batch never grows past this many events: it is told, and its memory stays small.
-  // Nor past the window, whose oldest slot the next event takes.
-  constexpr std::size_t kMostUntold = 256;
+  // A batch never grows past the window, whose oldest slot the next event takes.
   if (untold_ >= std::min(kMostUntold, window_.capacity())) {
     tell();
     if (!active_) return;  // the last watcher fell behind

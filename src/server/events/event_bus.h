@@ -8,7 +8,9 @@
 //     after that switches them off again; if none could (LOCK.WATCH), they go off at once.
 //  2. Each event gets the next id, is written as JSON once, and is kept in a window of the
 //     last `window` events for readers that come back with the id they saw last
-//     (Last-Event-ID).
+//     (Last-Event-ID). Until such a reader (a stream) watches, nobody could come back: the
+//     window then keeps only the batch not yet told, and the lock path writes its events
+//     into a few slots that stay in the cache rather than cycling through thousands.
 //  3. Every watcher whose prefix the key starts with, and whose principal may read the key
 //     (LockService::may_read), is told. A watcher has its own bounded buffer: one that falls
 //     behind calls unwatch() and dropped() (a metric) and closes, after telling its reader to
@@ -157,6 +159,9 @@ class EventBus final : public LockEventSink {
     bool waits_for_ready = false;  // began before events flowed: on_ready() is due
     std::uint64_t from_id = 0;     // told the events after this id only
   };
+
+  // A batch never grows past this many events: it is told, and its memory stays small.
+  static constexpr std::size_t kMostUntold = 256;
 
   bool sees(const Entry& e, const Published& p) const;
   void activate();
