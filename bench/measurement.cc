@@ -149,6 +149,12 @@ Measurement measure_on_this_thread(Target& target, const std::string& workload,
     const double server_cpu0 = server_cpu();
     const std::int64_t start = now_ns();
     run_until(loop, start + static_cast<std::int64_t>(shape.duration_s * kNsPerSec));
+    if (shape.until_one_op_s > 0) {
+      const std::int64_t give_up =
+          now_ns() + static_cast<std::int64_t>(shape.until_one_op_s * kNsPerSec);
+      while (rec.ops == 0 && now_ns() < give_up && !interrupted())
+        loop.run_once(std::min(give_up, now_ns() + 10 * kNsPerMs));
+    }
     rec.recording = false;
     const std::int64_t end = now_ns();
     m.client_cpu_s = self_cpu_seconds() - client_cpu0;

@@ -162,6 +162,11 @@ struct MeasureShape {
   double duration_s = 5;
   std::int64_t client_poll_us = 0;  // the client loop's poll window (EventLoop::set_idle_poll_us)
   bool library_client = false;      // the library shape (EventLoop::set_library_shape)
+  // When above 0, the window goes on past duration_s until an operation completed, for up to
+  // this many seconds more: a check that only asks whether operations complete (--smoke) must
+  // not depend on how busy the host is (a target that syncs its disk may complete none in a
+  // short window on a loaded machine).
+  double until_one_op_s = 0;
 };
 
 // Runs steps 1-5 on a thread of its own, started for this window. Never throws: failures are

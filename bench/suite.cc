@@ -257,7 +257,8 @@ SuiteResults run_suite(const SuiteOptions& o) {
   auto resp_only = [](const Target& t) {
     return t.speaks_resp() && !t.tls() && !is_semaphore_target(t.name());
   };
-  const MeasureShape base{1, 1, o.warmup_s, o.duration_s, o.client_poll_us};
+  MeasureShape base{1, 1, o.warmup_s, o.duration_s, o.client_poll_us};
+  if (o.smoke) base.until_one_op_s = 60;
   const std::chrono::milliseconds no_pause(0);
 
   // Step 2. The floor runs once per server implementation: PING does not touch persistence.
