@@ -23,8 +23,8 @@ namespace holdfast::pg {
 
 const char kRowCostMigrationSql[] = R"sql(
 -- Drawn (once is enough) before any row of holdfast_values is made: never drawn, no value was
--- ever made. The trigger below draws at every statement that may insert a value, by any node,
--- before its first row.
+-- ever made. The trigger below draws, unless someone already did, at every statement that may
+-- insert a value, by a node of any version, before its first row.
 CREATE SEQUENCE holdfast_values_made AS bigint;
 
 CREATE FUNCTION holdfast_values_made() RETURNS trigger LANGUAGE plpgsql AS $$
