@@ -344,6 +344,69 @@ TEST(GroupCommit, TheGrantsAndReleasesOfABatchRunAsOneSetStatementEach) {
   EXPECT_EQ(store.holds().doubts(), 0u);
 }
 
+// The release set frees its keys in place (each row keeps its last token and handle, and reads
+// as free), and notifies exactly the keys some node waits for, as committed after the rows were
+// updated: here a registration that commits while the set statement waits for a row.
+TEST(GroupCommit, AReleaseSetNotifiesTheKeysWaitedForAsCommittedAfterItsRowUpdates) {
+  Store store(1);
+  const Request w{"w", fresh_handle(), ""}, u{"u", fresh_handle(), ""};
+  std::map<std::string, std::uint64_t> tokens;
+  for (const Request* r : {&w, &u}) {
+    auto g = store.holds().acquire(r->grant());
+    ASSERT_TRUE(g.ok() && g->granted) << r->key;
+    tokens[r->key] = g->hold.token;
+  }
+  SqlSession listener(store.url());
+  listener.value("LISTEN holdfast_keys");
+  SqlSession row(store.url());
+
+  HeldLane lane(store);
+  const auto deadline = std::chrono::steady_clock::now() + kEventually;
+  std::vector<std::optional<Result<std::vector<std::string>>>> releases(2);
+  std::thread release_w([&] { releases[0] = store.holds().release_handle("w", w.handle); });
+  std::thread release_u([&] { releases[1] = store.holds().release_handle("u", u.handle); });
+  while (store.holds().queued() < 2 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(store.holds().queued(), 2u);
+  // The release set starts (its snapshot taken) and waits for w's row, which the test holds.
+  row.value("BEGIN");
+  row.value("SELECT key FROM holdfast_holds WHERE key = 'w' FOR UPDATE");
+  lane.open();
+  SqlSession observer(store.url());
+  bool waiting = false;
+  while (!waiting && std::chrono::steady_clock::now() < deadline) {
+    waiting = observer.value(
+                  "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = "
+                  "'Lock' AND query LIKE '%hf_release_handle_set%'") != "0";
+    if (!waiting) std::this_thread::sleep_for(2ms);
+  }
+  ASSERT_TRUE(waiting) << "the release set never waited for w's row";
+  observer.value("INSERT INTO holdfast_waits (key, node_id, generation) VALUES ('w', 1, 1)");
+  row.value("COMMIT");
+  release_w.join();
+  release_u.join();
+
+  EXPECT_EQ(store.holds().set_statements(), 1u);
+  ASSERT_TRUE(releases[0] && releases[0]->ok() && releases[1] && releases[1]->ok());
+  EXPECT_EQ(**releases[0], std::vector<std::string>{"w"});
+  EXPECT_EQ(**releases[1], std::vector<std::string>{"u"});
+  const auto payload = listener.next_notification(kEventuallyMs);
+  ASSERT_TRUE(payload.has_value()) << "the release set did not notify the registered waiter";
+  EXPECT_EQ(*payload, "w");
+  EXPECT_FALSE(listener.next_notification(200).has_value()) << "u has no waiter";
+  // Freed in place: the rows keep their tokens and handles and read as free.
+  EXPECT_EQ(sql_value(store.url(),
+                      "SELECT string_agg(key || ':' || token || ':' || handle, ',' ORDER BY key) "
+                      "FROM holdfast_holds WHERE key IN ('u', 'w') AND lease_expires_at <= "
+                      "holdfast_now_ms()"),
+            "u:" + std::to_string(tokens["u"]) + ":" + u.handle +
+                ",w:" + std::to_string(tokens["w"]) + ":" + w.handle);
+  // A freed row's handle holds nothing: releasing it again frees nothing.
+  auto again = store.holds().release_handle("w", w.handle);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());
+}
+
 // Calls that no thread waits for (the node's try-acquires and releases) queue like the others;
 // a job that the batcher spawns leads their batch, and each gets its answer from it, in the
 // batch with a caller that waits.

@@ -229,7 +229,7 @@ TEST(ScaleOut, NodesThatStartTogetherMigrateTheSchemaOnce) {
   std::vector<std::unique_ptr<ServerProcess>> nodes;
   for (auto& f : starting) nodes.push_back(f.get());
   // Each migration recorded once, by whichever node took the migration lock first.
-  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "9");
+  EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_schema_versions"), "10");
   EXPECT_EQ(sql_value(url, "SELECT count(*) FROM holdfast_nodes"), "3");
   auto hold = nodes[0]->client().call({"LOCK.TRY", "k", "TTL", "1000"});
   EXPECT_TRUE(nodes[2]->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
@@ -261,8 +261,30 @@ TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   EXPECT_NE(r.err.find("newer than this holdfast knows"), std::string::npos) << r.err;
 }
 
+// What schema version 10 changed (the type check's trigger, the waiters of many keys), put
+// back as version 9 had it.
+void back_to_version_9(const std::string& url) {
+  sql_value(url,
+            "CREATE OR REPLACE FUNCTION holdfast_holds_not_a_value() RETURNS trigger LANGUAGE "
+            "plpgsql AS $$ BEGIN PERFORM holdfast_claim_key(NEW.key); IF EXISTS (SELECT 1 FROM "
+            "holdfast_values v WHERE v.key = NEW.key AND (v.expires_at IS NULL OR v.expires_at > "
+            "holdfast_now_ms())) THEN RAISE EXCEPTION 'WRONGTYPE Operation against a key holding "
+            "the wrong kind of value' USING ERRCODE = 'HF001'; END IF; RETURN NEW; END $$");
+  sql_value(url, "DROP TRIGGER holdfast_holds_not_a_value ON holdfast_holds");
+  sql_value(url,
+            "CREATE TRIGGER holdfast_holds_not_a_value BEFORE INSERT ON holdfast_holds FOR EACH "
+            "ROW EXECUTE FUNCTION holdfast_holds_not_a_value()");
+  sql_value(url, "DROP TRIGGER holdfast_values_made ON holdfast_values");
+  sql_value(url,
+            "DROP FUNCTION holdfast_values_made(), holdfast_keys_waited(text[]), "
+            "holdfast_hold_needs_look(text)");
+  sql_value(url, "DROP SEQUENCE holdfast_values_made");
+  sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 9");
+}
+
 // What schema version 9 added (typed values), taken away again.
 void back_to_version_8(const std::string& url) {
+  back_to_version_9(url);
   sql_value(url, "DROP TRIGGER holdfast_holds_not_a_value ON holdfast_holds");
   sql_value(url,
             "DROP FUNCTION holdfast_holds_not_a_value(), holdfast_value_delete(text), "
@@ -341,7 +363,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionOne) {
   sql_value(url, "ALTER TABLE holdfast_holds DROP COLUMN lock_delay_ms");
   sql_value(url, "DELETE FROM holdfast_schema_versions WHERE version > 1");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "10");
   auto c = node.client();
   auto hold = c.call({"LOCK.TRY", "up:1", "TTL", "60000"});
   ASSERT_FALSE(hold.is_null()) << hold.debug();
@@ -361,7 +383,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionThreeAndKeepsItsHolds) {
   }
   back_to_version_3(url);  // a database a version-3 node left, with a live hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "10");
   auto c = node.client();
   auto s = c.call({"LOCK.STATUS", "kept"});
   EXPECT_EQ(s.number("token"), token) << s.debug();
@@ -384,7 +406,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFourAndKeepsItsHolds) {
   }
   back_to_version_4(url);  // a database a version-4 node left, with live holds in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "10");
   auto c = node.client();
   // The holds of before are released by their handles, as before; then a group takes both.
   EXPECT_TRUE(c.call({"LOCK.TRYALL", "TTL", "1000", "KEY", "v4:x", "KEY", "v4:s"}).is_null());
@@ -405,7 +427,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionFiveAndKeepsItsMembers) {
   }
   back_to_version_5(url);  // a database a version-5 node left, with a shared hold in it
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "10");
   auto c = node.client();
   auto delayed =
       c.call({"LOCK.TRY", "v5:s", "TTL", "60000", "MODE", "SHARED", "LOCKDELAY", "1000"});
@@ -424,7 +446,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionSevenAndKeepsItsSessionHolds) {
   ASSERT_FALSE(kept.is_null() || kept.is_error()) << kept.debug();
   back_to_version_7(url);  // the database as a version-7 node leaves it, its session hold in it
   ServerProcess node({"--store", url, "--session-grace-ms", "1500"});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "10");
   // The node that was there heartbeats on (its heartbeat now keeps its contact too): its
   // session hold is not freed by the new node's sweeps.
   std::this_thread::sleep_for(std::chrono::milliseconds(3000));
@@ -443,7 +465,7 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionEightAndKeepsItsHolds) {
   // The store's own schema (the URL's search_path), not every test's.
   ASSERT_EQ(sql_value(url, "SELECT to_regclass('holdfast_values') IS NULL"), "t");
   ServerProcess node({"--store", url});
-  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "9");
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "10");
   auto c = node.client();
   // The hold of before is still the key's, and a typed command on it is refused as Redis would.
   auto wrong = c.call({"ZADD", "v6:x", "1", "a"});
@@ -452,6 +474,97 @@ TEST(ScaleOut, ANodeUpgradesASchemaAtVersionEightAndKeepsItsHolds) {
   EXPECT_EQ(c.call({"TYPE", "v6:z"}).str, "zset");
   EXPECT_EQ(sql_value(url, "SELECT type FROM holdfast_values WHERE key = 'v6:z'"), "2");
   EXPECT_EQ(c.call({"LOCK.RELEASE", "v6:x", handle}).number("released"), 1);
+}
+
+TEST(ScaleOut, ANodeUpgradesASchemaAtVersionNineAndKeepsItsHoldsAndValues) {
+  const std::string url = fresh_store_url(postgres_url());
+  std::string handle;
+  {
+    ServerProcess first({"--store", url});
+    auto c = first.client();
+    handle = c.call({"LOCK.TRY", "v9:x", "TTL", "600000"}).text("handle");
+    ASSERT_EQ(c.call({"ZADD", "v9:z", "1", "a"}).integer, 1);
+  }
+  back_to_version_9(url);  // a database a version-9 node left, with a hold and a value in it
+  ServerProcess node({"--store", url});
+  EXPECT_EQ(sql_value(url, "SELECT max(version) FROM holdfast_schema_versions"), "10");
+  auto c = node.client();
+  EXPECT_EQ(c.call({"LOCK.TRY", "v9:z", "TTL", "1000"}).error_code(), "WRONGTYPE");
+  EXPECT_TRUE(c.call({"LOCK.TRY", "v9:x", "TTL", "1000"}).is_null());
+  EXPECT_EQ(c.call({"LOCK.RELEASE", "v9:x", handle}).number("released"), 1);
+  auto again = c.call({"LOCK.TRY", "v9:x", "TTL", "60000"});
+  ASSERT_FALSE(again.is_null() || again.is_error()) << again.debug();
+}
+
+// A node of version 9 keeps running beside the upgraded ones: its statements, as it sends them,
+// still obey the rules of the schema. Its first value, in a database that never had one, keeps
+// locks off its key (for its grants and the new nodes'); a release it makes notifies the nodes
+// waiting for the key.
+TEST(ScaleOut, StatementsOfAVersionNineNodeKeepTheRulesAfterVersionTen) {
+  const std::string url = fresh_store_url(postgres_url());
+  ServerProcess node({"--store", url});
+  auto c = node.client();
+  // Version 9's grant: its INSERT ... ON CONFLICT, of a key holding a value, and of a free one.
+  const auto grant = [&](const std::string& key) {
+    return sql_value(
+        url,
+        "INSERT INTO holdfast_holds AS h (key, handle, token, held_by, owner, holder_id, "
+        "acquired_at, lease_expires_at, scope, kind, node_id, session_id, lock_delay_ms) "
+        "SELECT '" +
+            key +
+            "', 'old-handle', nextval('holdfast_tokens'), 'user:old', NULL, NULL, "
+            "holdfast_now_ms(), holdfast_now_ms() + 60000, 0, 0, NULL, NULL, 0 "
+            "ON CONFLICT (key) DO UPDATE SET handle = EXCLUDED.handle, token = "
+            "nextval('holdfast_tokens'), held_by = EXCLUDED.held_by, lease_expires_at = "
+            "EXCLUDED.lease_expires_at WHERE h.lease_expires_at + h.lock_delay_ms <= "
+            "EXCLUDED.acquired_at RETURNING h.key");
+  };
+  const auto refused = [&](const std::string& key) {
+    try {
+      grant(key);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what()).find("WRONGTYPE") != std::string::npos;
+    }
+    return false;
+  };
+  // A free row left on the key first, so the old grant takes over a row, as it mostly does.
+  ASSERT_EQ(grant("old:z"), "old:z");
+  ASSERT_EQ(sql_value(url,
+                      "UPDATE holdfast_holds SET lease_expires_at = 0 WHERE key = 'old:z' "
+                      "RETURNING key"),
+            "old:z");
+  ASSERT_EQ(sql_value(url, "SELECT pg_sequence_last_value('holdfast_values_made') IS NULL"), "t")
+      << "no value was ever made here";
+  // Version 9's value write, the database's first value: its claim, then its INSERT.
+  SqlSession old_node(url);
+  old_node.value("BEGIN");
+  old_node.value("SELECT holdfast_claim_key('old:z')");
+  old_node.value(
+      "INSERT INTO holdfast_values AS v (key, type, expires_at, data) VALUES ('old:z', 2, NULL, "
+      "'\\x00') ON CONFLICT (key) DO UPDATE SET type = EXCLUDED.type, data = EXCLUDED.data");
+  old_node.value("COMMIT");
+  EXPECT_TRUE(refused("old:z")) << "a lock row landed on a key holding a value";
+  EXPECT_EQ(c.call({"LOCK.TRY", "old:z", "TTL", "1000"}).error_code(), "WRONGTYPE");
+  EXPECT_FALSE(refused("old:x"));
+  EXPECT_TRUE(c.call({"LOCK.TRY", "old:x", "TTL", "1000"}).is_null());
+  // Version 9's release by key and handle: holdfast_key_waited() per freed key, as before.
+  SqlSession listener(url);
+  listener.value("LISTEN holdfast_keys");
+  listener.value(
+      "INSERT INTO holdfast_waits (key, node_id, generation) SELECT 'old:x', min(id), "
+      "1 FROM holdfast_nodes");
+  EXPECT_EQ(sql_value(url,
+                      "WITH freed AS (UPDATE holdfast_holds h SET lease_expires_at = "
+                      "holdfast_now_ms(), handle = NULL WHERE h.key = 'old:x' AND h.handle = "
+                      "'old-handle' RETURNING h.key) SELECT freed.key || ':' || "
+                      "holdfast_key_waited(freed.key), CASE WHEN holdfast_key_waited(freed.key) "
+                      "THEN pg_notify('holdfast_keys', freed.key) END FROM freed"),
+            "old:x:true");
+  const auto payload = listener.next_notification(kEventuallyMs);
+  ASSERT_TRUE(payload.has_value());
+  EXPECT_EQ(*payload, "old:x");
+  auto mine = c.call({"LOCK.TRY", "old:x", "TTL", "60000"});
+  ASSERT_FALSE(mine.is_null() || mine.is_error()) << mine.debug();
 }
 
 TEST_F(ThreeNodes, SigtermAnswersABlockedAcquireWithUnavailableBeforeItCloses) {

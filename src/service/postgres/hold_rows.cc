@@ -144,9 +144,8 @@ UPDATE holdfast_holds h
 // Frees the live or session rows matching `where` (hold_sql.h, free_rows) and notifies each
 // key that some node waits for.
 std::string free_and_notify_sql(const std::string& where, bool vanished = false) {
-  return kWithNow + ",\n" + free_rows(where, vanished) + R"sql(
-SELECT freed.key, )sql" +
-         kNotifyFreed + " FROM freed";
+  return kWithNow + ",\n" + free_rows(where, vanished) + ",\n" + sql::kWaitedFreed +
+         "\nSELECT freed.key, " + kNotifyFreed + " FROM freed, waited";
 }
 
 // A row free (lock-delay over) for longer than $1 ms.

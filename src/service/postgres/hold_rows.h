@@ -17,15 +17,16 @@
 //    transaction when some node has registered waiters for the key (holdfast_waits), so those
 //    waiters hear of it when (and only if) it commits. A node registers a key BEFORE its first
 //    waiter's first attempt. The freeing statement looks for registrations AFTER it updated
-//    (and so locked) the key's row, with a fresh snapshot: holdfast_key_waited() is a VOLATILE
-//    plpgsql function, which under READ COMMITTED takes a new snapshot per query. Then either
-//    the registration committed before that look (and is seen: notify), or after it, and so
-//    the waiter's first attempt came after the row update: it waits on the row lock and sees
-//    the key freed, or finds it free. (An EXISTS sub-select in the statement itself would use
-//    the snapshot from the statement's START: a release that waited for the row lock, held
-//    by that very first attempt failing, would miss a registration that committed meanwhile,
-//    and the waiter would hear of the free key only at its periodic re-check.) NOTIFY takes
-//    a cluster-wide lock at commit, so releases nobody waits for skip it.
+//    (and so locked) the key's row, with a fresh snapshot: holdfast_keys_waited() (once per
+//    statement, for every key it freed; holdfast_key_waited() for one key in the functions) is
+//    a VOLATILE plpgsql function, which under READ COMMITTED takes a new snapshot per query.
+//    Then either the registration committed before that look (and is seen: notify), or after
+//    it, and so the waiter's first attempt came after the row update: it waits on the row lock
+//    and sees the key freed, or finds it free. (An EXISTS sub-select in the statement itself would
+//    use the snapshot from the statement's START: a release that waited for the row lock, held by
+//    that very first attempt failing, would miss a registration that committed meanwhile, and the
+//    waiter would hear of the free key only at its periodic re-check.) NOTIFY takes a cluster-wide
+//    lock at commit, so releases nobody waits for skip it.
 //
 // Tokens come from the one sequence holdfast_tokens. Per key they must strictly increase, so a
 // grant draws its token only while it holds the key's row lock: in ON CONFLICT DO UPDATE SET

@@ -83,11 +83,10 @@ alone AS MATERIALIZED (
              "(h.key, h.handle) IN (SELECT r.key, r.handle FROM req r WHERE r.i NOT IN "
              "(SELECT a.i FROM alone a))",
              /*vanished=*/false) +
-         R"sql(
-SELECT r.i, a.i IS NOT NULL, freed.key,
-       CASE WHEN freed.key IS NOT NULL THEN )sql" +
-         sql::kNotifyFreed + R"sql( END
-  FROM req r LEFT JOIN alone a ON a.i = r.i LEFT JOIN freed ON freed.key = r.key
+         ",\n" + sql::kWaitedFreed + R"sql(
+SELECT r.i, a.i IS NOT NULL, freed.key, )sql" +
+         sql::kNotifyFreed + R"sql(
+  FROM req r CROSS JOIN waited LEFT JOIN alone a ON a.i = r.i LEFT JOIN freed ON freed.key = r.key
  ORDER BY r.i)sql";
 }
 

@@ -43,7 +43,7 @@ std::string free_rows(const std::string& where, bool vanished) {
   return in_key_order(where) + R"sql(,
 freed AS (UPDATE holdfast_holds h
              SET lease_expires_at = LEAST(coalesce(h.lease_expires_at, now.ms), now.ms),
-                 handle = NULL, scope = 0, node_id = NULL, session_id = NULL)sql" +
+                 scope = 0, node_id = NULL, session_id = NULL)sql" +
          std::string(vanished ? "" : ", lock_delay_ms = 0") + R"sql(
             FROM now WHERE h.key IN (SELECT l.key FROM locked l) AND )sql" +
          where + " RETURNING h.key)";

@@ -42,18 +42,27 @@ std::string grant_upsert(const std::string& select, bool retake);
 std::string in_key_order(const std::string& where);
 
 // The CTEs `locked` and `freed`: frees the live or session rows matching `where` (over holds h
-// and now) and answers their keys. The row stays, with its last token, as a free key whose lease
-// ended now: the next grant of the key is then always an update of this row, so its token is
-// drawn after it locked the row, i.e. after this hold's token (see hold_rows.h, "Tokens"). A
-// release clears the hold's lock-delay; the end of a session (`vanished`) keeps it, so the key
-// stays closed that long from now. The rows are locked in key order first (in_key_order), as a
-// multi-key grant locks its keys.
+// and now) and answers their keys. The row stays, with its last token and handle, as a free key
+// whose lease ended now: the next grant of the key is then always an update of this row, so its
+// token is drawn after it locked the row, i.e. after this hold's token (see hold_rows.h,
+// "Tokens"). Keeping the handle (every statement that looks a handle up asks for a live lease)
+// changes no indexed column of a lease hold's row, so PostgreSQL rewrites it in place (a HOT
+// update: no index entry, less WAL). A release clears the hold's lock-delay; the end of a session
+// (`vanished`) keeps it, so the key stays closed that long from now. The rows are locked in key
+// order first (in_key_order), as a multi-key grant locks its keys.
 std::string free_rows(const std::string& where, bool vanished);
 
-// Of a freed key (`freed.key`): a notification to the nodes waiting for it, if any.
-// holdfast_key_waited() reads holdfast_waits with a fresh snapshot, after the key's row was
-// updated (hold_rows.h says why).
+// The CTE `waited` (after free_rows): of the freed keys, those some node waits for, as one
+// array `waited.keys`. holdfast_keys_waited() reads holdfast_waits with a fresh snapshot, once
+// per statement, after every row of `freed` was updated: the ARRAY reads `freed` to its end
+// first (hold_rows.h says why the snapshot matters).
+inline constexpr char kWaitedFreed[] =
+    "waited AS MATERIALIZED (SELECT holdfast_keys_waited(ARRAY(SELECT f.key FROM freed f)) AS "
+    "keys)";
+
+// Of a freed key (`freed.key`, with `waited` in the FROM list): a notification to the nodes
+// waiting for it, if any.
 inline constexpr char kNotifyFreed[] =
-    "CASE WHEN holdfast_key_waited(freed.key) THEN pg_notify('holdfast_keys', freed.key) END";
+    "CASE WHEN freed.key = ANY (waited.keys) THEN pg_notify('holdfast_keys', freed.key) END";
 
 }  // namespace holdfast::pg::sql

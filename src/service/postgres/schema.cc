@@ -365,6 +365,8 @@ END $$;
     Migration{8, "nodes.contact_since and holdfast_session_lapsed(): the session-liveness rule",
               kLivenessMigrationSql},
     Migration{9, "typed values: holdfast_values, a key is a lock or a value", kValuesMigrationSql},
+    Migration{10, "cheaper rows: the type check only where values were made, waiters per statement",
+              kRowCostMigrationSql},
 };
 
 }  // namespace

@@ -29,6 +29,10 @@
 // Version 9 adds typed values: holdfast_values, one row per key holding a counter, sorted set,
 // hash or list, and the rule that a key is a lock or a value (its SQL, and why, in
 // schema_values.cc).
+// Version 10 costs the database less per lock row, with the same rules: the type check's
+// trigger takes the claim in its WHEN condition and runs only where a value was ever made (the
+// sequence holdfast_values_made), and holdfast_keys_waited() answers a whole statement's freed
+// keys at once (schema_row_cost.cc, with the argument for it).
 // Times are bigint milliseconds since the Unix epoch by the database's clock.
 // docs/scale-out.md describes them for operators.
 #pragma once
@@ -54,7 +58,8 @@ extern const char kMemberDelayMigrationSql[];
 extern const char kEventsMigrationSql[];  // version 7, schema_events.cc
 // The SQL of migration 8 (schema_liveness.cc): the session-liveness rule.
 extern const char kLivenessMigrationSql[];
-extern const char kValuesMigrationSql[];  // version 9, schema_values.cc
+extern const char kValuesMigrationSql[];   // version 9, schema_values.cc
+extern const char kRowCostMigrationSql[];  // version 10, schema_row_cost.cc
 
 // The newest schema version this binary knows.
 int latest_schema_version();
