@@ -81,9 +81,13 @@ void TestPostgres::start(const std::vector<std::string>& settings) {
     }
   }
   if (url_.empty()) throw std::runtime_error("PostgreSQL did not start: " + errors);
+  watch_ = std::make_unique<DeathWatch>(
+      shell_command({project_script("stop-postgres.sh"), dir_ + "/pg"}) + "; " +
+      shell_command({"rm", "-rf", dir_}));
 }
 
 TestPostgres::~TestPostgres() {
+  watch_.reset();
   if (!url_.empty()) run({project_script("stop-postgres.sh"), dir_ + "/pg"});
   std::error_code ignored;
   std::filesystem::remove_all(dir_, ignored);

@@ -1,13 +1,15 @@
 // PostgreSQL for tests that run Holdfast nodes over it (scale-out mode).
 //
 // TestPostgres starts a throw-away server through scripts/start-postgres.sh in a fresh /tmp
-// folder on a free loopback port, and stops and deletes it when destroyed. With PostgresTls it
+// folder on a free loopback port, and stops and deletes it when destroyed, or when the test
+// process is killed (a DeathWatch: pg_ctl detaches the server from the test). With PostgresTls it
 // serves TLS only (ssl = on, and a pg_hba.conf that refuses TCP clients without it).
 // fresh_store_url() gives each test its own schema in that server, so tests never see each other's
 // locks, tokens or rule sets: the URL selects the schema with options=-csearch_path, and the node
 // creates its tables there.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +48,8 @@ class TestPostgres {
   std::string url_;
   int port_ = 0;
   std::vector<std::string> settings_;  // -c settings of start-postgres.sh, kept for start_again
+  // Stops the server and removes its folder if the test process is killed before ~TestPostgres.
+  std::unique_ptr<DeathWatch> watch_;
 };
 
 // Creates a new, empty schema in the database at `base_url` and returns a URL that makes it

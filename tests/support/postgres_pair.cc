@@ -62,6 +62,19 @@ PostgresPair::PostgresPair(bool synchronous) : synchronous_(synchronous) {
   if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   root_ = pattern;
   ::chmod(root_.c_str(), 0755);  // the servers run as 'postgres' when we are root
+  // A server may be frozen (SIGSTOP) when the test dies: its processes (the postmaster's
+  // children, by /proc) go on first, then it stops at once.
+  std::string script;
+  for (int server : {0, 1}) {
+    const std::string data = dir(server) + "/data";
+    script += "p=$(head -n 1 " + shell_quote(data + "/postmaster.pid") +
+              " 2>/dev/null) && { kill -CONT $p $(awk -v p=\"$p\" '$4 == p { print $1 }' "
+              "/proc/[0-9]*/stat 2>/dev/null); " +
+              shell_command(as_postgres({server_bin("pg_ctl"), "-D", data, "-m", "immediate", "-w",
+                                         "-t", "60", "stop"})) +
+              " >/dev/null 2>&1; }; ";
+  }
+  watch_ = std::make_unique<DeathWatch>(script + shell_command({"rm", "-rf", root_}));
   std::string errors;
   for (int attempt = 0; attempt < 3 && ports_[0] == 0; ++attempt) {
     const int port = free_port();
@@ -94,6 +107,7 @@ PostgresPair::PostgresPair(bool synchronous) : synchronous_(synchronous) {
 }
 
 PostgresPair::~PostgresPair() {
+  watch_.reset();
   for (int server : {0, 1}) {
     if (processes(server).empty()) continue;
     signal(server, SIGCONT);

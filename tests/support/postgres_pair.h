@@ -6,13 +6,17 @@
 // primary as the new primary's synchronous standby.
 //
 // Servers are numbered 0 and 1; server 0 starts as the primary. Scripts: start-postgres.sh,
-// start-postgres-standby.sh, stop-postgres.sh; the servers' folders are removed at the end.
+// start-postgres-standby.sh, stop-postgres.sh; the servers' folders are removed at the end,
+// also when the test process is killed (a DeathWatch).
 #pragma once
 
 #include <sys/types.h>
 
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "support/process.h"
 
 namespace holdfast::testing {
 
@@ -60,6 +64,9 @@ class PostgresPair {
 
   bool synchronous_;
   std::string root_;
+  // Stops both servers (stopped ones first let go on) and removes root_ if the test process is
+  // killed before ~PostgresPair.
+  std::unique_ptr<DeathWatch> watch_;
   int ports_[2] = {0, 0};
   int primary_ = 0;
 };

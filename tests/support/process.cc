@@ -47,7 +47,8 @@ std::string read_all(int fd) {
 // that thread (PR_SET_PDEATHSIG), so with the process: a test binary that is killed (a
 // timeout, a SIGPIPE) leaves none of the servers started here running. (The signal follows the
 // thread that forked, and tests start servers from threads of their own, std::async ones
-// included. A PostgreSQL of the tests is not among them: pg_ctl detaches it.) `in_child` runs
+// included. A PostgreSQL of the tests is not among them: pg_ctl detaches it, so it leaves a
+// DeathWatch instead.) `in_child` runs
 // in the child, after fork: only what is safe there, and it ends in exec or _exit.
 pid_t fork_for_test(const std::function<void()>& in_child) {
   struct Request {
@@ -240,6 +241,57 @@ int Child::wait() {
   waitpid(pid_, &status, 0);
   pid_ = -1;
   return decode_status(status);
+}
+
+std::string shell_quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string shell_command(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
+  return out;
+}
+
+DeathWatch::DeathWatch(const std::string& script) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+  // The shell's `read` (nothing is ever written) returns once the last writer is gone: this
+  // process's end, closed by the kernel however the process ends (children it forks hold it
+  // only until they exec: O_CLOEXEC).
+  const std::string command = "while read -r _; do :; done; " + script;
+  // A plain fork, not fork_for_test(): that child would die with the test, before its turn.
+  // Between fork and exec only async-signal-safe calls.
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error("fork failed");
+  }
+  if (pid == 0) {
+    ::setsid();
+    ::dup2(fds[0], STDIN_FILENO);  // the copy is not close-on-exec
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[0]);
+  pid_ = pid;
+  fd_ = fds[1];
+}
+
+DeathWatch::~DeathWatch() {
+  ::kill(pid_, SIGKILL);  // before the pipe ends, so the script never runs
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  ::close(fd_);
 }
 
 TempDir::TempDir() {

@@ -49,6 +49,29 @@ class Child {
   std::string buffer_;
 };
 
+// Runs a shell script once this test process is gone, however it ended (a SIGKILL, a ctest
+// timeout, a crash), unless the watch was destroyed first. For servers that outlive a killed
+// test because they detach themselves (PostgreSQL, which pg_ctl starts in a session of its
+// own): the script stops them and removes their folders. The watcher is a `sh` in a session of
+// its own (a kill of the test's process group spares it) that waits for the end of a pipe whose
+// only writer is this process.
+// `text` as one word of a shell command (in single quotes).
+std::string shell_quote(const std::string& text);
+// argv as one shell command line.
+std::string shell_command(const std::vector<std::string>& argv);
+
+class DeathWatch {
+ public:
+  explicit DeathWatch(const std::string& script);  // throws std::runtime_error
+  ~DeathWatch();                                   // the script does not run
+  DeathWatch(const DeathWatch&) = delete;
+  DeathWatch& operator=(const DeathWatch&) = delete;
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;  // the pipe's only writer
+};
+
 // A fresh empty directory under /tmp, removed with its contents by the destructor.
 class TempDir {
  public:

@@ -1,0 +1,89 @@
+// A test process that is killed (a ctest timeout, a crash) must not leave its PostgreSQL
+// servers running: pg_ctl starts them in a session of their own, out of reach of the signals
+// that end the test's own children. TestPostgres and PostgresPair leave a DeathWatch behind
+// them (support/process.h). Checked from outside: a child run of this binary starts a server
+// and a pair (one of them frozen) and is killed with SIGKILL; every process of those servers
+// must then go, and their ports must refuse connections.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "support/loopback.h"
+#include "support/postgres.h"
+#include "support/postgres_pair.h"
+#include "support/process.h"
+
+namespace holdfast::testing {
+namespace {
+
+constexpr char kChildEnv[] = "HOLDFAST_DEATH_WATCH_CHILD";
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0 || errno != ESRCH; }
+
+bool refuses(int port) {
+  const int fd = tcp_connect(port);
+  if (fd < 0) return true;
+  ::close(fd);
+  return false;
+}
+
+// Runs only as the child of the test below (it skips otherwise): starts the servers, says
+// where they are, and waits to be killed.
+TEST(DeathWatchChild, StartsServersAndWaitsToBeKilled) {
+  if (std::getenv(kChildEnv) == nullptr) GTEST_SKIP() << "the child of DeathWatch.*";
+  TestPostgres single;
+  PostgresPair pair;
+  const std::string url = single.url();
+  const int single_port = std::stoi(url.substr(url.rfind(':') + 1));
+  std::vector<pid_t> pids = pair.processes(0);
+  for (pid_t p : pair.processes(1)) pids.push_back(p);
+  pair.freeze_primary();  // a frozen server must go too
+  std::cout << "ready " << single_port << " " << pair.port(0) << " " << pair.port(1);
+  for (pid_t p : pids) std::cout << " " << p;
+  std::cout << std::endl;
+  for (;;) ::pause();
+}
+
+TEST(DeathWatch, TheServersOfAKilledTestStop) {
+  Child child = Child::start({"/proc/self/exe", "--gtest_filter=DeathWatchChild.*"}, false,
+                             {std::string(kChildEnv) + "=1"});
+  std::string line;
+  // A pair takes a base backup: long on a busy machine, still far under any limit.
+  while (child.read_line(&line, 4 * kEventuallyMs) && !line.starts_with("ready ")) {
+  }
+  ASSERT_TRUE(line.starts_with("ready ")) << "the child did not start its servers: " << line;
+  std::istringstream in(line.substr(6));
+  std::vector<int> ports(3);
+  in >> ports[0] >> ports[1] >> ports[2];
+  std::vector<pid_t> pids;
+  for (pid_t p; in >> p;) pids.push_back(p);
+  ASSERT_GE(pids.size(), 2u);
+  for (int port : {ports[0], ports[2]}) EXPECT_FALSE(refuses(port)) << port << " not serving";
+  for (pid_t p : pids) ASSERT_TRUE(alive(p)) << p;
+
+  child.signal(SIGKILL);
+  child.wait();
+
+  const auto until = std::chrono::steady_clock::now() + kEventually;
+  auto gone = [&] {
+    for (pid_t p : pids)
+      if (alive(p)) return false;
+    for (int port : ports)
+      if (!refuses(port)) return false;
+    return true;
+  };
+  while (!gone() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (pid_t p : pids) EXPECT_FALSE(alive(p)) << "process " << p << " of the pair still runs";
+  for (int port : ports) EXPECT_TRUE(refuses(port)) << "port " << port << " still serves";
+}
+
+}  // namespace
+}  // namespace holdfast::testing
