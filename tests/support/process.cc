@@ -48,8 +48,8 @@ std::string read_all(int fd) {
 // timeout, a SIGPIPE) leaves none of the servers started here running. (The signal follows the
 // thread that forked, and tests start servers from threads of their own, std::async ones
 // included. A PostgreSQL of the tests is not among them: pg_ctl detaches it, so it leaves a
-// DeathWatch instead.) `in_child` runs
-// in the child, after fork: only what is safe there, and it ends in exec or _exit.
+// DeathWatch instead.) `in_child` runs in the child, after fork: only what is safe there, and
+// it ends in exec or _exit.
 pid_t fork_for_test(const std::function<void()>& in_child) {
   struct Request {
     const std::function<void()>* in_child;
