@@ -14,22 +14,10 @@
 #include <vector>
 
 #include "cli/help_model.h"
+#include "core/text.h"
 
 namespace holdfast::cli {
 namespace {
-
-// 'text' for the shell: single quotes, and a quote inside as '\''.
-std::string shell_quoted(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 

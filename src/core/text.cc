@@ -113,6 +113,18 @@ void append_json_quoted(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
+std::string shell_quoted(std::string_view text) {
+  std::string out = "'";
+  for (char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 std::string percent_decode(std::string_view text, bool plus_is_space) {
   std::string out;
   out.reserve(text.size());

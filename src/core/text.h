@@ -27,6 +27,9 @@ int hex_digit(char c);
 // Appends `text` as a JSON string, quotes included ('"', '\\' and control bytes escaped).
 void append_json_quoted(std::string& out, std::string_view text);
 
+// `text` as one word for a POSIX shell: in single quotes, a quote inside written '\''.
+std::string shell_quoted(std::string_view text);
+
 // URL percent-decoding as in a query string: "%41" is 'A' and '+' is a space (in a path
 // segment, plus_is_space false, '+' is itself); a '%' not followed by two hex digits stays as
 // it is.

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "core/text.h"
 #include "support/postgres.h"
 #include "support/process.h"
 #include "support/wall_time.h"
@@ -67,7 +68,7 @@ PostgresPair::PostgresPair(bool synchronous) : synchronous_(synchronous) {
   std::string script;
   for (int server : {0, 1}) {
     const std::string data = dir(server) + "/data";
-    script += "p=$(head -n 1 " + shell_quote(data + "/postmaster.pid") +
+    script += "p=$(head -n 1 " + shell_quoted(data + "/postmaster.pid") +
               " 2>/dev/null) && { kill -CONT $p $(awk -v p=\"$p\" '$4 == p { print $1 }' "
               "/proc/[0-9]*/stat 2>/dev/null); " +
               shell_command(as_postgres({server_bin("pg_ctl"), "-D", data, "-m", "immediate", "-w",

@@ -1,5 +1,7 @@
 #include "support/process.h"
 
+#include "core/text.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -243,21 +245,9 @@ int Child::wait() {
   return decode_status(status);
 }
 
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
 std::string shell_command(const std::vector<std::string>& argv) {
   std::string out;
-  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quote(a);
+  for (const auto& a : argv) out += (out.empty() ? "" : " ") + shell_quoted(a);
   return out;
 }
 

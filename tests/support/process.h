@@ -55,9 +55,7 @@ class Child {
 // own): the script stops them and removes their folders. The watcher is a `sh` in a session of
 // its own (a kill of the test's process group spares it) that waits for the end of a pipe whose
 // only writer is this process.
-// `text` as one word of a shell command (in single quotes).
-std::string shell_quote(const std::string& text);
-// argv as one shell command line.
+// argv as one shell command line (each word quoted by core/text.h's shell_quoted).
 std::string shell_command(const std::vector<std::string>& argv);
 
 class DeathWatch {
