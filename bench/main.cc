@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   app.add_option(
          "--workloads", workloads,
          "Comma list of floor,pairs,pipeline,hotkey,kinds,sleeping,library,idle,tls,watchers,"
-         "publish,memory,restart or their letters f,a,c,b,i,g,m,h,j,k,l,d,e (or all)")
+         "publish,handoff,memory,restart or their letters f,a,c,b,i,g,m,h,j,k,l,n,d,e (or all)")
       ->capture_default_str();
   app.add_option("--connections", connections, "Connection counts of (a), (c) and (f)")
       ->capture_default_str();
@@ -125,6 +125,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--subscribers", o.subscribers, "Subscribers of (l)")->capture_default_str();
   app.add_option("--publish-depth", o.publish_depth, "PUBLISHes in flight in (l)")
+      ->capture_default_str();
+  app.add_option("--handoffs", o.handoffs, "Hand-offs of (n) per target and path, one at a time")
       ->capture_default_str();
   app.add_option("--think-us", o.think_us, "Pause after each critical section in (b), µs")
       ->capture_default_str();
@@ -219,6 +221,7 @@ int main(int argc, char** argv) {
     o.watchers = 2;
     o.watch_connections = 2;
     o.subscribers = 4;
+    o.handoffs = 5;
     o.memory_holds = 2000;
     o.restart_holds = 2000;
     o.restart_fsync = "always";

@@ -67,6 +67,8 @@ std::string check_options(const SuiteOptions& o) {
     return range("--subscribers", "connections", "1", std::to_string(kMaxConnections));
   if (o.publish_depth < 1 || o.publish_depth > kMaxDepth)
     return range("--publish-depth", "messages in flight", "1", std::to_string(kMaxDepth));
+  if (o.handoffs < 1 || o.handoffs > 100'000)
+    return range("--handoffs", "hand-offs", "1", "100000");
   if (o.think_us < 0 || o.think_us > 10'000'000)
     return range("--think-us", "microseconds", "0", "10000000");
   if (o.memory_holds < 1 || o.memory_holds > 100'000'000)

@@ -232,7 +232,10 @@ class Writer {
     for (const auto& t : r_.targets) {
       if (t.name.rfind(kScaleOutTarget, 0) == 0) nodes.push_back(t.name);
     }
-    if (nodes.empty()) return;
+    const bool measured = std::any_of(
+        r_.measurements.begin(), r_.measurements.end(),
+        [](const Measurement& m) { return m.workload == "pairs" || m.workload == "hotkey"; });
+    if (nodes.empty() || !measured) return;
     out << "## Scale-out: Holdfast nodes over one PostgreSQL\n\n"
         << "Each holdfast-pgN is N `holdfast serve --store postgresql://…` nodes over one "
            "PostgreSQL (default settings, synchronous commit), the client's connections spread "
@@ -597,6 +600,7 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
                     "pairs", "one pair, try queued to release answered");
   kinds_table(out, results);
   fanout_tables(out, results);
+  handoff_table(out, results.handoffs);
   idle_table(out, results);
   tls_table(out, results);
   w.scaleout_table(out);

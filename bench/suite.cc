@@ -136,8 +136,8 @@ std::vector<std::string> run_target_names(const SuiteOptions& o) {
 
 const std::vector<std::string>& all_workload_names() {
   static const std::vector<std::string> names = {
-      "floor", "pairs", "pipeline", "hotkey",  "kinds",  "sleeping", "library",
-      "idle",  "tls",   "watchers", "publish", "memory", "restart"};
+      "floor", "pairs", "pipeline", "hotkey",  "kinds",   "sleeping", "library",
+      "idle",  "tls",   "watchers", "publish", "handoff", "memory",   "restart"};
   return names;
 }
 
@@ -145,7 +145,7 @@ std::string workload_name(const std::string& n) {
   static const std::map<std::string, std::string> letters = {
       {"a", "pairs"},    {"b", "hotkey"},   {"c", "pipeline"}, {"d", "memory"}, {"e", "restart"},
       {"f", "floor"},    {"g", "sleeping"}, {"h", "idle"},     {"i", "kinds"},  {"j", "tls"},
-      {"k", "watchers"}, {"l", "publish"},  {"m", "library"}};
+      {"k", "watchers"}, {"l", "publish"},  {"m", "library"},  {"n", "handoff"}};
   if (auto it = letters.find(n); it != letters.end()) return it->second;
   return contains(all_workload_names(), n) ? n : "";
 }
@@ -165,7 +165,7 @@ SuiteResults run_suite(const SuiteOptions& o) {
   std::vector<std::unique_ptr<Target>> running;
   const bool streaming = wants("floor") || wants("pairs") || wants("pipeline") || wants("hotkey") ||
                          wants("kinds") || wants("sleeping") || wants("library") || wants("idle") ||
-                         wants("tls") || wants("watchers") || wants("publish");
+                         wants("tls") || wants("watchers") || wants("publish") || wants("handoff");
   for (const std::string& name : run_target_names(o)) {
     TargetInfo info{name, "", ""};
     auto target = make_target(name, o);
@@ -409,6 +409,34 @@ SuiteResults run_suite(const SuiteOptions& o) {
     }
   }
 
+  if (wants("handoff")) {
+    say("(n) hand-off latency: a waiter blocked on a key, from the holder's release to its "
+        "grant, one at a time");
+    auto report = [&](HandoffResult r) {
+      if (!r.failure.empty())
+        std::fprintf(stderr, "  %-16s handoff %-18s FAILED: %s\n", r.target.c_str(), r.path.c_str(),
+                     r.failure.c_str());
+      else
+        std::fprintf(stderr, "  %-16s handoff %-18s p50 %9.1f us  p99 %9.1f us\n", r.target.c_str(),
+                     r.path.c_str(), r.quantile(0.5), r.quantile(0.99));
+      results.handoffs.push_back(std::move(r));
+    };
+    for (auto& t : running) {
+      if (interrupted()) break;
+      const std::string name = t->name();
+      if (name == "postgres") {
+        report(advisory_handoffs(t->sql_conninfo(), o.handoffs, name));
+      } else if (name == "holdfast-always" || name == "holdfast-never") {
+        report(resp_handoffs(t->resp_port(), t->resp_port(), o.handoffs, name, "one server"));
+      } else if (holdfast_pg_nodes(name) > 0) {
+        const std::vector<std::uint16_t> ports = t->resp_ports();
+        report(resp_handoffs(ports[0], ports[0], o.handoffs, name, "one node"));
+        if (ports.size() > 1)
+          report(resp_handoffs(ports[0], ports[1], o.handoffs, name, "node 1 → node 2"));
+      }
+    }
+  }
+
   // The efficiency goals compare the embedded server (its commands and the Redis idiom) with
   // Redis, each durability with its own.
   auto efficiency_target = [](const Target& t) {
@@ -585,12 +613,14 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
         : w == "tls"      ? selected({"holdfast-never-tls", "redis-tls"})
         : w == "watchers" ? any_holdfast
         : w == "publish"  ? any_resp
+        : w == "handoff"  ? any_holdfast || selected({"postgres", kScaleOutTarget})
         : (w == "sleeping" || w == "library" || w == "idle") ? efficiency
         : (w == "floor" || w == "pipeline")                  ? any_resp
         : w == "memory"                                      ? any_resp
                                                              : !r.options.targets.empty();
     const bool ran = (w == "memory" && !r.memory.empty()) || (w == "idle" && !r.idle.empty()) ||
                      (w == "publish" && !r.publish.empty()) ||
+                     (w == "handoff" && !r.handoffs.empty()) ||
                      (w == "restart" && !r.restarts.empty()) ||
                      std::any_of(r.measurements.begin(), r.measurements.end(),
                                  [&](const Measurement& m) { return m.workload == w; });
@@ -633,6 +663,12 @@ std::vector<std::string> smoke_problems(const SuiteResults& r) {
       problems.push_back("publish on " + x.target + ": " + x.failure);
     else if (x.delivered == 0)
       problems.push_back("publish on " + x.target + ": nothing delivered");
+  }
+  for (const auto& x : r.handoffs) {
+    if (!x.failure.empty())
+      problems.push_back("handoff on " + x.target + " (" + x.path + "): " + x.failure);
+    else if (x.us.empty())
+      problems.push_back("handoff on " + x.target + " (" + x.path + "): none measured");
   }
   for (const auto& x : r.restarts) {
     // Whether holds survive is the durability work's contract, reported in the restart table;

@@ -18,6 +18,7 @@
 
 #include "capacity.h"
 #include "fanout.h"
+#include "handoff.h"
 #include "idle.h"
 #include "measurement.h"
 
@@ -50,6 +51,8 @@ struct SuiteOptions {
   // (l) PUBLISH to `subscribers` subscribers, `publish_depth` in flight.
   int subscribers = 100;
   int publish_depth = 16;
+  // (n) hand-offs measured per target and path, one at a time.
+  int handoffs = 100;
   std::int64_t think_us = 1000;
   std::int64_t client_poll_us = 100;     // the load generator's poll window, every target alike
   std::int64_t backoff_min_us = 1000;    // (b) retry loops: first back-off ...
@@ -90,7 +93,8 @@ struct SuiteResults {
   std::vector<MemoryResult> memory;
   std::vector<RestartResult> restarts;
   std::vector<IdleResult> idle;
-  std::vector<PublishResult> publish;  // (k)
+  std::vector<PublishResult> publish;   // (k)
+  std::vector<HandoffResult> handoffs;  // (n)
   double wall_seconds = 0;
   bool interrupted = false;
 };

@@ -47,6 +47,15 @@ class Target {
   // The RESP port on 127.0.0.1, for connections the harness opens itself (watchers and
   // subscribers of bench/fanout.h); 0 when there is none.
   virtual std::uint16_t resp_port() const { return 0; }
+  // Every RESP port of the service, one per node of a scale-out target (its first is the one
+  // resp_port() would give); none when it does not speak RESP.
+  virtual std::vector<std::uint16_t> resp_ports() const {
+    if (resp_port() == 0) return {};
+    return {resp_port()};
+  }
+  // libpq connection string of the PostgreSQL that is the service itself (advisory locks);
+  // "" for every other target.
+  virtual std::string sql_conninfo() const { return ""; }
   // Its HTTP API's port (Holdfast's /v1/events and /metrics); 0: none.
   virtual std::uint16_t http_port() const { return 0; }
   // Its connections speak TLS: it takes part in the tls workload (j) only, beside the same

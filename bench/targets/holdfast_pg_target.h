@@ -33,6 +33,7 @@ class HoldfastPgTarget final : public Target {
   std::unique_ptr<LockClient> connect(EventLoop& loop) override;
   bool supports_blocking_acquire() const override { return true; }
   bool speaks_resp() const override { return true; }
+  std::vector<std::uint16_t> resp_ports() const override { return ports_; }
 
  private:
   std::filesystem::path binary_;

@@ -163,6 +163,7 @@ class PostgresTarget final : public Target {
   void start(const std::filesystem::path& dir) override { server_.start(dir / "pg"); }
   void stop() override { server_.stop(); }
   pid_t server_pid() const override { return server_.pid(); }
+  std::string sql_conninfo() const override { return server_.conninfo(); }
 
   std::unique_ptr<LockClient> connect(EventLoop& loop) override {
     return std::make_unique<PgLockClient>(loop, open_connection());

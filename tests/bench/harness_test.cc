@@ -785,5 +785,24 @@ TEST(Options, EveryCountAndDurationMustBeOneThatCanRun) {
       << "windows of 0.1 s run";
 }
 
+TEST(Handoff, QuantilesAreOfTheSortedLatenciesAndTheTableSaysWhatFailed) {
+  HandoffResult r{"holdfast-pg2", "node 1 → node 2", {500, 100, 300, 200, 400}, ""};
+  EXPECT_EQ(r.quantile(0.5), 300);
+  EXPECT_EQ(r.quantile(0.99), 500);
+  EXPECT_EQ(r.quantile(0.2), 100);
+  EXPECT_EQ(HandoffResult{}.quantile(0.5), 0);
+  std::ostringstream table;
+  handoff_table(table, {r, HandoffResult{"postgres", "session → session", {}, "cannot connect"}});
+  EXPECT_NE(table.str().find("| holdfast-pg2 | node 1 → node 2 | 5 | 300 | 500 | 500 |"),
+            std::string::npos)
+      << table.str();
+  EXPECT_NE(table.str().find("| postgres | session → session | failed: cannot connect |"),
+            std::string::npos)
+      << table.str();
+  std::ostringstream none;
+  handoff_table(none, {});
+  EXPECT_EQ(none.str(), "");
+}
+
 }  // namespace
 }  // namespace holdfast::bench
