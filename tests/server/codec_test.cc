@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace holdfast::resp {
 namespace {
 
@@ -88,6 +90,27 @@ TEST(ReplyWriter, BulkStringsOfEverySizeAreFramedAlike) {
     ReplyWriter w(out, 3);
     w.bulk(body);
     EXPECT_EQ(out, "?$" + std::to_string(n) + "\r\n" + body + "\r\n") << n;
+  }
+}
+
+TEST(ReplyWriter, MapEntriesOfEverySizeAreFramedAsTheirElements) {
+  // Short entries are assembled in one piece, long ones element by element: the bytes agree.
+  for (std::size_t n : {0u, 1u, 100u, 200u, 230u, 256u, 257u, 5000u}) {
+    const std::string name(n % 7 + 1, 'n'), value(n, 'v');
+    for (int proto : {2, 3}) {
+      std::string out = "?";
+      ReplyWriter w(out, proto);
+      w.field(value.empty() ? name : value, std::numeric_limits<std::int64_t>::min());
+      w.field(name, value);
+      w.null_field(value.empty() ? name : value);
+      const std::string first = value.empty() ? name : value;
+      const auto bulk = [](const std::string& s) {
+        return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
+      };
+      EXPECT_EQ(out, "?" + bulk(first) + ":-9223372036854775808\r\n" + bulk(name) + bulk(value) +
+                         bulk(first) + (proto >= 3 ? "_\r\n" : "$-1\r\n"))
+          << n << " " << proto;
+    }
   }
 }
 

@@ -104,6 +104,68 @@ ParseStatus RequestParser::parse_inline(std::string_view data, std::size_t* cons
   return ParseStatus::kComplete;
 }
 
+namespace {
+
+// Writes `type`, `n` and CRLF at p; returns the end. At most 23 bytes.
+char* put_header(char* p, char type, std::int64_t n) {
+  *p++ = type;
+  p = std::to_chars(p, p + 20, n).ptr;
+  *p++ = '\r';
+  *p++ = '\n';
+  return p;
+}
+
+// A bulk string at p: at most s.size() + 25 bytes.
+char* put_bulk(char* p, std::string_view s) {
+  p = put_header(p, '$', static_cast<std::int64_t>(s.size()));
+  std::memcpy(p, s.data(), s.size());
+  p += s.size();
+  *p++ = '\r';
+  *p++ = '\n';
+  return p;
+}
+
+char* put_null(char* p, int proto) {
+  const std::string_view null = proto >= 3 ? std::string_view("_\r\n", 3) : "$-1\r\n";
+  std::memcpy(p, null.data(), null.size());
+  return p + null.size();
+}
+
+}  // namespace
+
+void ReplyWriter::field(std::string_view name, std::string_view value) {
+  if (name.size() + value.size() > kShort) {
+    bulk(name);
+    bulk(value);
+    return;
+  }
+  char buf[kShort + 2 * 25];
+  char* p = put_bulk(put_bulk(buf, name), value);
+  out_.append(buf, static_cast<std::size_t>(p - buf));
+}
+
+void ReplyWriter::field(std::string_view name, std::int64_t value) {
+  if (name.size() > kShort) {
+    bulk(name);
+    integer(value);
+    return;
+  }
+  char buf[kShort + 25 + 23];
+  char* p = put_header(put_bulk(buf, name), ':', value);
+  out_.append(buf, static_cast<std::size_t>(p - buf));
+}
+
+void ReplyWriter::null_field(std::string_view name) {
+  if (name.size() > kShort) {
+    bulk(name);
+    null();
+    return;
+  }
+  char buf[kShort + 25 + 5];
+  char* p = put_null(put_bulk(buf, name), proto_);
+  out_.append(buf, static_cast<std::size_t>(p - buf));
+}
+
 void ReplyWriter::header(char type, std::int64_t n) {
   char buf[24];
   buf[0] = type;
@@ -129,6 +191,11 @@ void ReplyWriter::error_line(std::string_view line) {
 void ReplyWriter::integer(std::int64_t v) { header(':', v); }
 
 void ReplyWriter::bulk(std::string_view s) {
+  if (s.size() <= kShort) {
+    char buf[kShort + 25];
+    out_.append(buf, static_cast<std::size_t>(put_bulk(buf, s) - buf));
+    return;
+  }
   header('$', static_cast<std::int64_t>(s.size()));
   out_.append(s);
   out_.append("\r\n", 2);

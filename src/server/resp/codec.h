@@ -66,21 +66,15 @@ class ReplyWriter {
   void push(std::size_t n);     // RESP3 >n | RESP2 *n (pub/sub, lock events)
   // Text meant for people (INFO, CLIENT LIST): RESP3 =len\r\ntxt:... | RESP2 a bulk string.
   void verbatim(std::string_view text);
-  // Shorthands for map entries.
-  void field(std::string_view name, std::string_view value) {
-    bulk(name);
-    bulk(value);
-  }
-  void field(std::string_view name, std::int64_t value) {
-    bulk(name);
-    integer(value);
-  }
-  void null_field(std::string_view name) {
-    bulk(name);
-    null();
-  }
+  // Shorthands for map entries. An entry whose text is short (most are: names, handles, keys)
+  // is assembled on the stack and appended once: a hold's map has a dozen of them.
+  void field(std::string_view name, std::string_view value);
+  void field(std::string_view name, std::int64_t value);
+  void null_field(std::string_view name);
 
  private:
+  // What a short element may hold in the stack buffer of one append.
+  static constexpr std::size_t kShort = 256;
   void header(char type, std::int64_t n);
   std::string& out_;
   int proto_;
