@@ -579,12 +579,23 @@ Status HoldRows::settle() {
       d = doubts_.front();
     }
     // Releasing the handle withdraws a grant that committed (its caller was told it did not)
-    // and completes a release; both are no-ops when there is nothing to do.
+    // and completes a release; both are no-ops when there is nothing to do. The grant's
+    // transaction may still be running: a commit waiting for a synchronous standby is not yet
+    // seen by others, and the connection that sent it was closed, not cancelled. It holds the
+    // key's claim (every grant takes it) until it ends, so the release takes the claim first,
+    // in the same transaction: it runs once that grant is seen or gone.
     auto freed = d.kind == Doubt::kHandle ? [&]() -> Result<std::vector<std::string>> {
-      auto rows = pool_.run("hf_release_handle", Params().text(d.key).text(d.handle));
-      if (!rows.ok()) return std::move(rows).error();
+      static const std::string kClaim = "hf_claim_key", kRelease = "hf_release_handle";
+      const Params claim = Params().text(d.key);
+      const Params release = Params().text(d.key).text(d.handle);
+      auto results = pool_.run_batch({{&kClaim, &claim}, {&kRelease, &release}});
+      if (!results.ok()) return std::move(results).error();
+      if (results->size() != 2 || !(*results)[0].succeeded() || !(*results)[1].succeeded())
+        return Error(ErrorCode::kUnavailable, "the release of handle " + d.handle + " on " + d.key +
+                                                  " failed (see the log)");
+      const Rows& rows = (*results)[1];
       std::vector<std::string> keys;
-      for (int r = 0; r < rows->size(); ++r) keys.emplace_back(rows->text(r, 0));
+      for (int r = 0; r < rows.size(); ++r) keys.emplace_back(rows.text(r, 0));
       return keys;
     }()
         : end_session_now(d.node, d.session);

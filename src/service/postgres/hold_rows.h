@@ -60,7 +60,9 @@
 // with outcome=unknown. Before this node runs any other statement (so before it answers
 // anything about that key again), it settles every such write from the database:
 //  - a grant (its handle was fresh) is withdrawn by releasing its handle: if it committed, no
-//    hold is left that nobody knows the handle of;
+//    hold is left that nobody knows the handle of. The release takes the key's claim first, in
+//    the same transaction: a grant still running (a commit waiting for a synchronous standby,
+//    unseen by others, on a connection the node closed) holds it until it ends;
 //  - a release by handle is done again: its caller meant the key to be free;
 //  - the end of a connection's session holds (whatever made it fail) is done again, so they
 //    do not outlive the connection.
