@@ -590,9 +590,13 @@ Status HoldRows::settle() {
       const Params release = Params().text(d.key).text(d.handle);
       auto results = pool_.run_batch({{&kClaim, &claim}, {&kRelease, &release}});
       if (!results.ok()) return std::move(results).error();
-      if (results->size() != 2 || !(*results)[0].succeeded() || !(*results)[1].succeeded())
-        return Error(ErrorCode::kUnavailable, "the release of handle " + d.handle + " on " + d.key +
-                                                  " failed (see the log)");
+      if (results->size() != 2 || !(*results)[0].succeeded() || !(*results)[1].succeeded()) {
+        // Every caller gets this message until it is settled: it names no key and no handle.
+        spdlog::warn("withdrawing the grant of handle {}... on {} failed", d.handle.substr(0, 8),
+                     d.key);
+        return Error(ErrorCode::kUnavailable,
+                     "withdrawing a grant of unknown outcome failed (see the server's log)");
+      }
       const Rows& rows = (*results)[1];
       std::vector<std::string> keys;
       for (int r = 0; r < rows.size(); ++r) keys.emplace_back(rows.text(r, 0));
