@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <thread>
@@ -98,58 +99,47 @@ double HandoffResult::quantile(double q) const {
 HandoffResult resp_handoffs(std::uint16_t holder_port, std::uint16_t waiter_port, int count,
                             std::string target, std::string path) {
   HandoffResult out{std::move(target), std::move(path), {}, {}};
-  RespConn holder(holder_port), waiter(waiter_port);
-  if (!holder.connected() || !waiter.connected()) {
-    out.failure = "cannot connect";
+  auto fail = [&](std::string why) {
+    out.failure = std::move(why);
     return out;
-  }
+  };
+  RespConn holder(holder_port), waiter(waiter_port);
+  if (!holder.connected() || !waiter.connected()) return fail("cannot connect");
   auto ask = [](RespConn& c) {
     return c.send({"LOCK.ACQUIRE", kKey, "TTL", kTtlMs, "TIMEOUT", kWaitMs});
   };
   for (int i = 0; i < count; ++i) {
     std::optional<std::string> held;
     if (ask(holder)) held = holder.text("handle");
-    if (!held || held->empty()) {
-      out.failure = "the holder was not granted the key: " + holder.last();
-      return out;
-    }
-    if (!ask(waiter)) {
-      out.failure = "the waiter's request was not sent";
-      return out;
-    }
+    if (!held || held->empty()) return fail("the holder was not granted the key: " + holder.last());
+    if (!ask(waiter)) return fail("the waiter's request was not sent");
     settle();
     const std::int64_t released_at = now_ns();
-    if (!holder.send({"LOCK.RELEASE", kKey, *held})) {
-      out.failure = "the release was not sent";
-      return out;
-    }
+    if (!holder.send({"LOCK.RELEASE", kKey, *held})) return fail("the release was not sent");
     const std::optional<std::string> granted = waiter.text("handle");
     const std::int64_t granted_at = now_ns();
-    if (!granted || granted->empty()) {
-      out.failure = "the waiter was not granted the key: " + waiter.last();
-      return out;
-    }
-    if (!holder.yes("released")) {
-      out.failure = "the holder's release was not answered released: " + holder.last();
-      return out;
-    }
+    if (!granted || granted->empty())
+      return fail("the waiter was not granted the key: " + waiter.last());
+    if (!holder.yes("released"))
+      return fail("the holder's release was not answered released: " + holder.last());
     out.us.push_back(static_cast<double>(granted_at - released_at) / 1000.0);
-    if (!waiter.send({"LOCK.RELEASE", kKey, *granted}) || !waiter.yes("released")) {
-      out.failure = "the waiter's release failed: " + waiter.last();
-      return out;
-    }
+    if (!waiter.send({"LOCK.RELEASE", kKey, *granted}) || !waiter.yes("released"))
+      return fail("the waiter's release failed: " + waiter.last());
   }
   return out;
 }
 
 HandoffResult advisory_handoffs(const std::string& conninfo, int count, std::string target) {
   HandoffResult out{std::move(target), "session → session", {}, {}};
-  PGconn* holder = PQconnectdb(conninfo.c_str());
-  PGconn* waiter = PQconnectdb(conninfo.c_str());
+  struct Finish {
+    void operator()(PGconn* c) const { PQfinish(c); }
+  };
+  using Conn = std::unique_ptr<PGconn, Finish>;
+  const Conn holder_conn(PQconnectdb(conninfo.c_str())), waiter_conn(PQconnectdb(conninfo.c_str()));
+  PGconn* holder = holder_conn.get();
+  PGconn* waiter = waiter_conn.get();
   auto fail = [&](std::string why, PGconn* c) {
     out.failure = std::move(why) + (c ? std::string(": ") + PQerrorMessage(c) : "");
-    PQfinish(holder);
-    PQfinish(waiter);
     return out;
   };
   if (PQstatus(holder) != CONNECTION_OK) return fail("cannot connect", holder);
@@ -180,8 +170,6 @@ HandoffResult advisory_handoffs(const std::string& conninfo, int count, std::str
     out.us.push_back(static_cast<double>(granted_at - released_at) / 1000.0);
     if (!PQsendQuery(waiter, unlock) || !result_ok(waiter)) return fail("waiter's unlock", waiter);
   }
-  PQfinish(holder);
-  PQfinish(waiter);
   return out;
 }
 
