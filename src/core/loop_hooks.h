@@ -21,7 +21,7 @@ class LoopHooks {
   // The loop is about to sleep with changes to commit: how long it should wait first for more
   // to join them (0: commit now). A store that commits on the loop answers more than 0 only
   // while the clients its last commit answered are likely still to come back (of `clients`,
-  // the connections open); one that writes lazily on the loop (fsync never), until its oldest
+  // the connections open that may send a request: Server::request_senders()); one that writes lazily on the loop (fsync never), until its oldest
   // change is due (wal_store.h).
   virtual std::chrono::microseconds commit_wait(std::size_t /*clients*/) { return {}; }
 

@@ -73,6 +73,13 @@ class Server {
   std::size_t connection_count() const {
     return (hub_ ? hub_->live.size() : 0) + (http_hub_ ? http_hub_->live.size() : 0);
   }
+  // The connections open that may send a request: not those that only listen (a subscriber, a
+  // watch, an event stream) or are closing. A commit on the loop waits for no more clients
+  // than this (LoopHooks::commit_wait): one that never comes would hold every commit back.
+  std::size_t request_senders() const {
+    return connection_count() - (hub_ ? hub_->listening : 0) -
+           (http_hub_ ? http_hub_->streaming : 0);
+  }
 
  private:
   Status check_open_mode() const;

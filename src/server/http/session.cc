@@ -308,6 +308,7 @@ void Session::start_stream() {
   tcp().expires_never();
   EventStream::Socket& socket = *this;
   stream_events_ = std::make_unique<EventStream>(hub_.io, *hub_.events, socket, hub_.event_backlog);
+  ++hub_.streaming;
   const Response& head = exchange_.response();
   stream_events_->start(head, *head.stream, exchange_.principal());
 }
@@ -370,7 +371,10 @@ void Session::shutdown() {
 void Session::close() {
   if (closed_) return;
   closed_ = true;
-  if (stream_events_) stream_events_->end();
+  if (stream_events_) {
+    stream_events_->end();
+    --hub_.streaming;
+  }
   exchange_.end();
   hub_.live.erase(id_);
   if (tls_counted_ && hub_.env.metrics != nullptr) hub_.env.metrics->tls_closed();

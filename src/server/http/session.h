@@ -47,6 +47,8 @@ struct HttpHub {
   std::size_t body_limit = 1024 * 1024;
   events::EventBus* events = nullptr;           // GET /v1/events; null: the route answers 503
   std::size_t event_backlog = 4 * 1024 * 1024;  // an event stream's unsent bytes, at most
+  // Of `live`, those that stream events: they send no further request (Server::request_senders).
+  std::size_t streaming = 0;
 };
 
 class Session final : public std::enable_shared_from_this<Session>,

@@ -229,10 +229,21 @@ void Connection::process() {
   // Rewind an empty buffer, but not under a read in flight: that read fills the buffer from the
   // offset it was started at, and on_read() counts its bytes from in_end_.
   if (in_begin_ == in_end_ && !reading_) in_begin_ = in_end_ = 0;
+  note_listening(closing_ || pipeline_.subscriptions().count() > 0);
   // Wake-ups first: a release hands its key to the next waiter, whose grant is on the critical
   // path of a hot key; this connection's own reply can follow it.
   hub_.loop.after_event();
   flush();
+}
+
+void Connection::note_listening(bool listens) {
+  if (listens == listens_) return;
+  listens_ = listens;
+  if (listens) {
+    ++hub_.listening;
+  } else {
+    --hub_.listening;
+  }
 }
 
 void Connection::post_process() {
@@ -382,6 +393,7 @@ void Connection::write_rest() {
 void Connection::fell_behind(bool at_once) {
   if (closed_ || cut_off_) return;
   closing_ = true;
+  note_listening(true);
   if (at_once) {
     kill();
     return;
@@ -429,6 +441,7 @@ void Connection::close() {
   push_batch_.cancel();
   pipeline_.end();
   hub_.live.erase(id_);
+  note_listening(false);
   boost::system::error_code ignored;
   if (tls_ && tls_->engine.established()) {
     // close_notify, so that the client reads the end of the session rather than a cut

@@ -78,6 +78,9 @@ struct ConnectionHub {
   // The input buffer holds at most one maximal command (limits.max_frame_bytes) and this much
   // more; when it is full of commands that cannot run yet, reading pauses.
   std::size_t input_slack = 64 * 1024;
+  // Of `live`, those that only listen (subscribed or watching) or are closing: they send no
+  // request that changes a lock (Server::request_senders).
+  std::size_t listening = 0;
 };
 
 class Connection final : public std::enable_shared_from_this<Connection>,
@@ -113,6 +116,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void fell_behind(bool at_once) override;
   // After fell_behind(): closes the connection once 10 s pass with nothing written.
   void watch_progress(std::uint64_t written_before);
+  // Counts this connection in ConnectionHub::listening while it only listens or is closing.
+  void note_listening(bool listens);
 
   struct Tls;
 
@@ -158,6 +163,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   bool flush_scheduled_ = false;
   bool process_posted_ = false;
   bool closing_ = false;  // finish writing, then close
+  bool listens_ = false;  // counted in ConnectionHub::listening
   bool closed_ = false;
 };
 
