@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -71,8 +72,8 @@ int open_stream(std::uint16_t port) {
   return fd;
 }
 
-// The server's holdfast_events_total, from GET /metrics.
-std::int64_t events_total(std::uint16_t port) {
+// A counter of the server's, from GET /metrics.
+std::int64_t metric(std::uint16_t port, const std::string& counter) {
   if (port == 0) throw std::runtime_error("the target has no HTTP port for its metrics");
   const int fd = connect_loopback(port, 5000);
   if (fd < 0) throw std::runtime_error("connect: " + std::string(std::strerror(errno)));
@@ -82,30 +83,61 @@ std::int64_t events_total(std::uint16_t port) {
   while (sent && recv_some(fd, got, 5000)) {
   }
   ::close(fd);
-  const std::string name = "\nholdfast_events_total ";
+  const std::string name = "\n" + counter + " ";
   const std::size_t at = got.find(name);
-  if (at == std::string::npos) throw std::runtime_error("no holdfast_events_total in /metrics");
+  if (at == std::string::npos) throw std::runtime_error("no " + counter + " in /metrics");
   return std::stoll(got.substr(at + name.size(), 24));
 }
 
+constexpr char kEventsMade[] = "holdfast_events_total";
+constexpr char kDropped[] = "holdfast_event_watchers_dropped_total";
+
 }  // namespace
 
-Watchers::Watchers(const Target& target, int count, bool streams) : http_port_(target.http_port()) {
-  events_at_start_ = events_total(http_port_);
+Watchers::Watchers(const Target& target, int count, Readers kind, double open_after_s)
+    : http_port_(target.http_port()), resp_port_(target.resp_port()), kind_(kind) {
+  if (http_port_ == 0) throw std::runtime_error("the target has no HTTP port for its metrics");
+  events_at_start_ = metric(http_port_, kEventsMade);
+  dropped_at_start_ = metric(http_port_, kDropped);
   wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  try {
-    for (int i = 0; i < count; ++i)
-      fds_.push_back(streams ? open_stream(http_port_)
-                             : open_with(target.resp_port(), command({"LOCK.WATCH"})));
-  } catch (...) {
-    for (int fd : fds_) ::close(fd);
-    ::close(wake_fd_);
-    throw;
+  if (count == 0) return;
+  if (open_after_s <= 0) {
+    try {
+      open(count);
+    } catch (...) {
+      for (int fd : fds_) ::close(fd);
+      ::close(wake_fd_);
+      throw;
+    }
+    thread_ = std::thread([this] { run(); });
+    return;
   }
-  if (!fds_.empty()) thread_ = std::thread([this] { run(); });
+  open_done_ = false;
+  thread_ = std::thread([this, count, open_after_s] {
+    if (sleep_for(open_after_s)) {
+      try {
+        open(count);
+      } catch (const std::exception& e) {
+        open_error_ = e.what();
+      }
+    }
+    open_done_ = true;
+    run();
+  });
 }
 
-std::int64_t Watchers::events_made() const { return events_total(http_port_) - events_at_start_; }
+void Watchers::open(int count) {
+  for (int i = 0; i < count; ++i)
+    fds_.push_back(kind_ == Readers::kStreams ? open_stream(http_port_)
+                                              : open_with(resp_port_, command({"LOCK.WATCH"})));
+}
+
+std::int64_t Watchers::events_made() const {
+  if (open_done_ && !open_error_.empty()) throw std::runtime_error(open_error_);
+  return metric(http_port_, kEventsMade) - events_at_start_;
+}
+
+std::int64_t Watchers::dropped() const { return metric(http_port_, kDropped) - dropped_at_start_; }
 
 Watchers::~Watchers() {
   stop_ = true;
@@ -116,7 +148,20 @@ Watchers::~Watchers() {
   ::close(wake_fd_);
 }
 
+bool Watchers::sleep_for(double seconds) {
+  pollfd wake{wake_fd_, POLLIN, 0};
+  const std::int64_t until = now_ns() + static_cast<std::int64_t>(seconds * kNsPerSec);
+  for (std::int64_t left = until - now_ns(); left > 0 && !stop_; left = until - now_ns())
+    (void)::poll(&wake, 1, static_cast<int>(std::min<std::int64_t>(left / kNsPerMs + 1, 1000)));
+  return !stop_;
+}
+
 void Watchers::run() {
+  if (kind_ == Readers::kStalled) {
+    while (sleep_for(3600)) {
+    }  // reads nothing, until destroyed
+    return;
+  }
   std::vector<pollfd> polls;
   for (int fd : fds_) polls.push_back({fd, POLLIN, 0});
   polls.push_back({wake_fd_, POLLIN, 0});

@@ -25,15 +25,24 @@
 
 namespace holdfast::bench {
 
-// `count` lock-event readers of `target` that read everything that comes, on a thread of their
-// own, until destroyed: RESP connections that sent LOCK.WATCH, or HTTP connections that sent
-// `GET /v1/events` (`streams`). It also reads the server's holdfast_events_total when it starts,
-// so that events_made() tells how many events the server made meanwhile (with count 0 too: the
-// path with nobody watching). Throws std::runtime_error when a connection, its request or the
-// metrics fail.
+// The lock-event readers of (k).
+enum class Readers {
+  kWatches,  // LOCK.WATCH connections that read everything that comes
+  kStreams,  // `GET /v1/events` connections that read everything that comes
+  kStalled,  // LOCK.WATCH connections that never read a byte after the confirmation
+};
+
+// `count` lock-event readers of `target`, on a thread of their own, until destroyed. It also
+// reads the server's holdfast_events_total and holdfast_event_watchers_dropped_total when it
+// starts, so that events_made() and dropped() tell what the server did meanwhile (with count 0
+// too: the path with nobody watching). `open_after_s`: the connections open that long after
+// this starts (a window's warm-up, so that the window sees a reader's whole life), else at once.
+// Throws std::runtime_error when a connection, its request or the metrics fail (a connection
+// opened later: from events_made()).
 class Watchers {
  public:
-  Watchers(const Target& target, int count, bool streams = false);
+  Watchers(const Target& target, int count, Readers kind = Readers::kWatches,
+           double open_after_s = 0);
   ~Watchers();
   Watchers(const Watchers&) = delete;
   Watchers& operator=(const Watchers&) = delete;
@@ -41,13 +50,22 @@ class Watchers {
   std::uint64_t bytes() const { return bytes_; }
   // Events the server made since this began.
   std::int64_t events_made() const;
+  // Watchers the server cut off for falling behind since this began.
+  std::int64_t dropped() const;
 
  private:
+  void open(int count);
   void run();
+  // Until stop_: false when the destructor woke it.
+  bool sleep_for(double seconds);
 
   std::uint16_t http_port_;
-  std::int64_t events_at_start_ = 0;
+  std::uint16_t resp_port_;
+  Readers kind_;
+  std::int64_t events_at_start_ = 0, dropped_at_start_ = 0;
   std::vector<int> fds_;
+  std::string open_error_;  // set by the thread before it ends; read after open_done_
+  std::atomic<bool> open_done_{true};
   int wake_fd_ = -1;
   std::atomic<std::uint64_t> bytes_{0};
   std::atomic<bool> stop_{false};

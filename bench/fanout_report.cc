@@ -27,14 +27,17 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
   const std::string n = std::to_string(o.watchers);
   out << "## (k) What lock-event watchers cost the lock path\n\n"
       << "Pairs as in (a) at " << o.watch_connections << " connections: with no watcher, with 1 "
-      << "and with " << n << " `LOCK.WATCH` connections that read every event, in the same "
-      << "rounds; then " << n << " `LOCK.WATCH` connections beside " << n << " `GET /v1/events` "
+      << "and with " << n << " `LOCK.WATCH` connections that read every event, and with 1 that "
+      << "never reads (it opens as its window's warm-up ends, so the window holds its whole life), "
+      << "in the same rounds; then " << n << " `LOCK.WATCH` connections beside " << n
+      << " `GET /v1/events` "
       << "streams, in rounds of their own (a stream keeps events on for a minute after it "
       << "closes, so it cannot share rounds with the windows without a watcher). A thread of the "
       << "client reads the watchers; its CPU is the client's. \"events made\" is the server's "
       << "`holdfast_events_total` over the windows and their warm-ups: 0 means the lock path made "
       << "no event at all. \"÷ base\" divides pairs/s by the row the ratio names, window by window "
-      << "for \"per round\". Goal: with " << n << " watchers at least 0.9 of the pairs without.\n\n"
+      << "for \"per round\". Goals: with " << n << " watchers at least 0.9 of the pairs without; "
+      << "with the one that never reads, at least 0.9 too, and the server cuts it off.\n\n"
       << "| target | readers | pairs/s | p99 µs | cli CPU | srv CPU | srv µs/pair | events made | "
          "÷ base | per round |\n"
       << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
@@ -50,6 +53,7 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
         {"0 watchers", "none", nullptr, ""},
         {"1 watchers", "1 LOCK.WATCH", none, "none"},
         {n + " watchers", n + " LOCK.WATCH", none, "none"},
+        {"1 stalled", "1 LOCK.WATCH that never reads", none, "none"},
         {n + " watchers, again", n + " LOCK.WATCH (stream rounds)", nullptr, ""},
         {n + " streams", n + " /v1/events", again, n + " LOCK.WATCH"}};
     for (const Row& row : rows) {
@@ -73,6 +77,13 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
           << (ratio ? fmt_ratio(ratio) + " " + row.base_label : "–") << " | "
           << (row.base != nullptr ? range_text(rounds) : "") << " |\n";
     }
+  }
+  out << "\n";
+  for (const std::string target : {"holdfast-never", "holdfast-always"}) {
+    const Measurement* m = find(r, target, "1 stalled");
+    if (m == nullptr || m->failed || m->watchers_dropped < 0) continue;
+    out << "On " << target << " the server cut off the watcher that never reads in "
+        << m->watchers_dropped << " of " << m->rounds << " windows.\n";
   }
   out << "\n";
 }

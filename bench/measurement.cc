@@ -68,6 +68,9 @@ void accumulate(Measurement& total, const Measurement& round) {
   total.server_cpu_s += round.server_cpu_s;
   if (round.events_made >= 0)
     total.events_made = std::max<std::int64_t>(total.events_made, 0) + round.events_made;
+  if (round.watchers_dropped >= 0)
+    total.watchers_dropped =
+        std::max<std::int64_t>(total.watchers_dropped, 0) + round.watchers_dropped;
   total.latency.merge(round.latency);
   total.writer_ops += round.writer_ops;
   total.writer_latency.merge(round.writer_latency);

@@ -134,6 +134,9 @@ struct Measurement {
   // (k): lock events the server made over the windows and their warm-ups (its
   // holdfast_events_total); -1: not counted.
   std::int64_t events_made = -1;
+  // (k): lock-event watchers the server cut off for falling behind over the windows (its
+  // holdfast_event_watchers_dropped_total); -1: not counted.
+  std::int64_t watchers_dropped = -1;
   struct Window {
     double ops_per_sec = 0;
     std::int64_t p99_ns = 0;

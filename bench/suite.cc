@@ -224,7 +224,10 @@ SuiteResults run_suite(const SuiteOptions& o) {
           leg_shape.library_client = slot.leg->library_client;
           window =
               measure(*slot.target, slot.leg->workload, leg_shape, slot.leg->factory(*slot.target));
-          if (beside) window.events_made = beside->events_made();
+          if (beside) {
+            window.events_made = beside->events_made();
+            window.watchers_dropped = beside->dropped();
+          }
         } catch (const std::exception& e) {
           window.workload = slot.leg->workload;
           window.target = slot.target->name();
@@ -354,14 +357,15 @@ SuiteResults run_suite(const SuiteOptions& o) {
   if (wants("watchers")) {
     say("(k) pairs as in (a) at " + std::to_string(o.watch_connections) + " connections, with no " +
         "lock-event watcher, with 1 and with " + std::to_string(o.watchers) +
-        " LOCK.WATCH connections, in the same rounds; then " + std::to_string(o.watchers) +
+        " LOCK.WATCH connections, and with 1 that never reads, in the same rounds; then " +
+        std::to_string(o.watchers) +
         " LOCK.WATCH connections beside as many GET /v1/events streams");
     auto embedded = [](const Target& t) {
       return t.name() == "holdfast-always" || t.name() == "holdfast-never";
     };
     const int watchers = o.watchers;
-    auto reading = [](int count, bool streams) {
-      return [count, streams](Target& t) { return std::make_unique<Watchers>(t, count, streams); };
+    auto reading = [](int count, Readers kind, double open_after_s = 0) {
+      return [=](Target& t) { return std::make_unique<Watchers>(t, count, kind, open_after_s); };
     };
     auto pairs_of = [&](const Target&) { return pairs; };
     MeasureShape s = base;
@@ -369,18 +373,23 @@ SuiteResults run_suite(const SuiteOptions& o) {
     // Nobody watching, one and many watches, in the same rounds. A LOCK.WATCH cannot resume,
     // so once the last one closes the server makes no event (events.md): the windows without
     // a watcher measure the lock path with events off, which the events counter confirms.
-    std::vector<Leg> legs{{"watchers", embedded, pairs_of, "0 watchers", reading(0, false)}};
+    std::vector<Leg> legs{
+        {"watchers", embedded, pairs_of, "0 watchers", reading(0, Readers::kWatches)}};
     if (watchers != 1)
-      legs.push_back({"watchers", embedded, pairs_of, "1 watchers", reading(1, false)});
+      legs.push_back({"watchers", embedded, pairs_of, "1 watchers", reading(1, Readers::kWatches)});
     legs.push_back({"watchers", embedded, pairs_of, std::to_string(watchers) + " watchers",
-                    reading(watchers, false)});
+                    reading(watchers, Readers::kWatches)});
+    // A watch that never reads opens as its window's warm-up ends, so the window holds its
+    // whole life: the server fills it, cuts it off, and goes on without events.
+    legs.push_back({"watchers", embedded, pairs_of, "1 stalled",
+                    reading(1, Readers::kStalled, o.warmup_s / o.rounds)});
     figures_of(legs, s, no_pause);
     // Streams keep events on for a minute after they close (a page that reconnects resumes),
     // so they run after the windows without a watcher, beside the same number of watches.
     figures_of({{"watchers", embedded, pairs_of, std::to_string(watchers) + " watchers, again",
-                 reading(watchers, false)},
+                 reading(watchers, Readers::kWatches)},
                 {"watchers", embedded, pairs_of, std::to_string(watchers) + " streams",
-                 reading(watchers, true)}},
+                 reading(watchers, Readers::kStreams)}},
                s, no_pause);
   }
   if (wants("publish")) {
