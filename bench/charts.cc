@@ -2,6 +2,7 @@
 #include "charts.h"
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -43,10 +44,24 @@ std::string color_of(const std::string& target) {
 
 }  // namespace
 
+namespace {
+
+// The workloads the charts draw.
+constexpr std::array<const char*, 3> kCharted{"pairs", "floor", "pipeline"};
+
+}  // namespace
+
+bool has_chart_figures(const SuiteResults& results) {
+  for (const auto& m : results.measurements)
+    for (const char* workload : kCharted)
+      if (!m.failed && m.workload == workload) return true;
+  return false;
+}
+
 std::string draw_charts(const SuiteResults& results, const std::filesystem::path& throughput_png,
                         const std::filesystem::path& p99_png) {
   std::vector<Series> series;
-  for (const char* workload : {"pairs", "floor", "pipeline"}) {
+  for (const char* workload : kCharted) {
     for (const TargetInfo& info : results.targets) {
       const std::string& target = info.name;
       Series s{workload, target, {}};

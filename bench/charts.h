@@ -11,7 +11,10 @@
 
 namespace holdfast::bench {
 
-// Returns "" on success, else why the charts are missing.
+// Whether the run has a figure the charts draw (pairs, the floor or pipelined acquires).
+bool has_chart_figures(const SuiteResults& results);
+
+// Returns "" on success, else why the charts are missing (none to draw included).
 std::string draw_charts(const SuiteResults& results, const std::filesystem::path& throughput_png,
                         const std::filesystem::path& p99_png);
 

@@ -553,12 +553,16 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
   files.markdown = out_dir / (date + ".md");
   files.throughput_chart = out_dir / (date + "-throughput.png");
   files.p99_chart = out_dir / (date + "-p99.png");
-  files.chart_error = draw_charts(results, files.throughput_chart, files.p99_chart);
+  files.charted = has_chart_figures(results);
+  if (files.charted)
+    files.chart_error = draw_charts(results, files.throughput_chart, files.p99_chart);
 
   const Writer w(results);
   std::ostringstream out;
   w.header(out, date);
-  if (files.chart_error.empty()) {
+  if (!files.charted) {
+    out << "No charts: they draw (a), the floor and (c), and none of them ran.\n\n";
+  } else if (files.chart_error.empty()) {
     out << "![throughput](" << files.throughput_chart.filename().string() << ")\n"
         << "![p99 latency](" << files.p99_chart.filename().string() << ")\n\n";
   } else {

@@ -15,6 +15,9 @@ struct ReportFiles {
   std::filesystem::path markdown;
   std::filesystem::path throughput_chart;
   std::filesystem::path p99_chart;
+  // The run had figures to chart (has_chart_figures); without them no chart is drawn and that
+  // is no error.
+  bool charted = false;
   std::string chart_error;  // non-empty: the charts could not be drawn (gnuplot missing, ...)
 };
 

@@ -508,6 +508,24 @@ std::string report_markdown(const SuiteResults& r) {
   return text.str();
 }
 
+TEST(Report, ARunWithNothingToChartDrawsNoChartAndCallsThatNoError) {
+  SuiteResults r;
+  r.options.hot_connections = 64;
+  r.options.workloads = {"hotkey"};
+  r.options.targets = {"holdfast-never"};
+  r.measurements = {figure("hotkey", "holdfast-never", 64, 13'500)};
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hb-nochart-" + std::to_string(getpid()));
+  const ReportFiles files = write_report(r, dir, "t");
+  EXPECT_FALSE(files.charted);
+  EXPECT_EQ(files.chart_error, "");
+  EXPECT_FALSE(std::filesystem::exists(files.throughput_chart));
+  // A run with pairs has something to draw.
+  r.measurements.push_back(figure("pairs", "holdfast-never", 64, 100'000));
+  EXPECT_TRUE(write_report(r, dir, "t").charted);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Report, PutsTheHotKeyInSectionsPerRoundTrip) {
   SuiteResults r;
   r.options.connections = {1, 64};
