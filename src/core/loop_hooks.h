@@ -21,8 +21,8 @@ class LoopHooks {
   // The loop is about to sleep with changes to commit: how long it should wait first for more
   // to join them (0: commit now). A store that commits on the loop answers more than 0 only
   // while the clients its last commit answered are likely still to come back (of `clients`,
-  // the connections open that may send a request: Server::request_senders()); one that writes lazily on the loop (fsync never), until its oldest
-  // change is due (wal_store.h).
+  // the connections that sent requests lately: server/active_clients.h); one that writes lazily on
+  // the loop (fsync never), until its oldest change is due (wal_store.h).
   virtual std::chrono::microseconds commit_wait(std::size_t /*clients*/) { return {}; }
 
   // The loop finished a round of work and has more: a store that leaves submitted changes for

@@ -82,10 +82,6 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
       {"holdfast_renewals_total", "counter", "Leases renewed.", static_cast<double>(c.renewals)},
       {"holdfast_connections", "gauge", "Open client connections (RESP and HTTP).",
        static_cast<double>(gauges.connections)},
-      {"holdfast_listening_connections", "gauge",
-       "Of those, connections that only listen (subscribers, lock-event watches and streams) or "
-       "are closing: a commit on the event loop waits for no request from them.",
-       static_cast<double>(gauges.listening)},
       {"holdfast_loop_poll_seconds_total", "counter",
        "Time the event loop spent polling for work instead of sleeping (idlePollUs).",
        gauges.loop_poll_seconds},

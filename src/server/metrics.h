@@ -35,7 +35,6 @@ class Metrics {
 
   struct Gauges {
     std::size_t connections = 0;
-    std::size_t listening = 0;  // of those, the ones Server::request_senders() leaves out
     double loop_poll_seconds = 0;
   };
   std::string render(const ServiceStats& stats, const Gauges& gauges) const;

@@ -66,9 +66,8 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
   }
   view_.metrics = [this] {
     const double polled_seconds = static_cast<double>(idle_poll_.polled_total()) / 1e6;
-    std::string out = metrics_.render(
-        service_->stats(), Metrics::Gauges{connection_count(),
-                                           connection_count() - request_senders(), polled_seconds});
+    std::string out =
+        metrics_.render(service_->stats(), Metrics::Gauges{connection_count(), polled_seconds});
     append_fanout_metrics(out, events_->stats(), pubsub_.stats());
     return out;
   };
@@ -195,6 +194,8 @@ Status Server::start(LockService& service, LoopHooks* hooks) {
                                   &last_session_,
                                   {}});
   http_hub_->events = &*events_;
+  hub_->active = &active_;
+  http_hub_->active = &active_;
   std::signal(SIGPIPE, SIG_IGN);
   if (auto st = load_tls(); !st.ok()) return st;
   if (auto st = check_open_mode(); !st.ok()) return st;
@@ -404,11 +405,11 @@ void Server::run_loop() {
         run_round(io_) > 0) {  // loop_round.h: a bounded round, not io_.poll()
       // Reads the clock only when a spell of polling has something to account for.
       if (idle_poll_.idle()) idle_poll_.found_work(now_us());
-      hooks_->end_of_round(request_senders());
+      hooks_->end_of_round(active_.count());
       continue;
     }
     if (io_.stopped()) break;
-    if (const auto wait = hooks_->commit_wait(request_senders()); wait.count() > 0) {
+    if (const auto wait = hooks_->commit_wait(active_.count()); wait.count() > 0) {
       const auto until = std::chrono::steady_clock::now() + wait;
       if (wait <= kPolledCommitWait) {
         // The clients the last commit answered are coming back, within microseconds (store.h,

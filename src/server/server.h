@@ -32,6 +32,7 @@
 #include "core/idle_poll.h"
 #include "core/loop_hooks.h"
 #include "script/engine.h"
+#include "server/active_clients.h"
 #include "server/config.h"
 #include "server/events/event_bus.h"
 #include "server/http/session.h"
@@ -73,13 +74,6 @@ class Server {
   std::size_t connection_count() const {
     return (hub_ ? hub_->live.size() : 0) + (http_hub_ ? http_hub_->live.size() : 0);
   }
-  // The connections open that may send a request: not those that only listen (a subscriber, a
-  // watch, an event stream) or are closing. A commit on the loop waits for no more clients
-  // than this (LoopHooks::commit_wait): one that never comes would hold every commit back.
-  std::size_t request_senders() const {
-    return connection_count() - (hub_ ? hub_->listening : 0) -
-           (http_hub_ ? http_hub_->streaming : 0);
-  }
 
  private:
   Status check_open_mode() const;
@@ -118,6 +112,8 @@ class Server {
   http::ServerView view_;
   http::cors::Policy cors_;
   SessionId last_session_ = 0;
+  // The connections that sent requests lately: the most clients a commit on the loop waits for.
+  ActiveClients active_;
   std::optional<resp::ConnectionHub> hub_;
   std::optional<http::HttpHub> http_hub_;
   std::optional<boost::asio::ip::tcp::acceptor> tcp_;

@@ -436,49 +436,6 @@ TEST_F(Events, LockWatchPushesInResp3AndOnlyWatchesInResp2) {
   EXPECT_EQ(w2.call({"LOCK.WATCH", "SOMETHING"}).error_code(), "INVALID_ARGUMENT");
 }
 
-TEST_F(Events, ConnectionsThatOnlyListenAreCountedApart) {
-  // A commit on the loop waits for no request from a subscriber, a watch or a stream
-  // (docs/configuration.md, "Idle polling"): /metrics counts them apart from the others.
-  auto listening = [&] {
-    const std::string text = metrics();
-    const std::string name = "\nholdfast_listening_connections ";
-    const std::size_t at = text.find(name);
-    if (at == std::string::npos) return -1;
-    return std::stoi(text.substr(at + name.size()));
-  };
-  // A connection the client closed leaves once the server has read its end.
-  auto settles_at = [&](int want) {
-    const auto deadline = std::chrono::steady_clock::now() + kEventually;
-    int now = listening();
-    while (now != want && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      now = listening();
-    }
-    return now;
-  };
-  EXPECT_EQ(listening(), 0);
-  RespClient subscriber = server.client();
-  subscriber.call({"SUBSCRIBE", "news"});
-  EXPECT_EQ(listening(), 1);  // counted before the confirmation leaves
-  auto watch = std::make_unique<RespClient>(server.client());
-  watch->call({"LOCK.WATCH"});
-  EXPECT_EQ(listening(), 2);
-  {
-    SseClient s = stream();
-    EXPECT_EQ(settles_at(3), 3);
-  }
-  EXPECT_EQ(settles_at(2), 2);
-  // No longer subscribed to anything: it may send requests again.
-  subscriber.call({"UNSUBSCRIBE"});
-  EXPECT_EQ(listening(), 1);
-  EXPECT_EQ(subscriber.call({"PING"}).str, "PONG");
-  watch.reset();
-  EXPECT_EQ(settles_at(0), 0);
-  // Connections that send requests are not counted.
-  c.call({"PING"});
-  EXPECT_EQ(listening(), 0);
-}
-
 TEST_F(Events, AWatcherThatNeverReadsIsResetClosedAndCounted) {
   // A reader with a small receive buffer that never reads, beside one that does.
   SseClient reader = stream();

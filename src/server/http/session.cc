@@ -152,6 +152,7 @@ void Session::on_read(const boost::system::error_code& ec) {
 }
 
 void Session::handle() {
+  if (hub_.active != nullptr) hub_.active->sent(active_stamp_);
   const auto& req = parser_->get();
   keep_alive_ = req.keep_alive();
   head_ = req.method() == bhttp::verb::head;
@@ -308,7 +309,6 @@ void Session::start_stream() {
   tcp().expires_never();
   EventStream::Socket& socket = *this;
   stream_events_ = std::make_unique<EventStream>(hub_.io, *hub_.events, socket, hub_.event_backlog);
-  ++hub_.streaming;
   const Response& head = exchange_.response();
   stream_events_->start(head, *head.stream, exchange_.principal());
 }
@@ -371,10 +371,7 @@ void Session::shutdown() {
 void Session::close() {
   if (closed_) return;
   closed_ = true;
-  if (stream_events_) {
-    stream_events_->end();
-    --hub_.streaming;
-  }
+  if (stream_events_) stream_events_->end();
   exchange_.end();
   hub_.live.erase(id_);
   if (tls_counted_ && hub_.env.metrics != nullptr) hub_.env.metrics->tls_closed();

@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "server/active_clients.h"
 #include "server/events/event_bus.h"
 #include "server/http/event_stream.h"
 #include "server/http/exchange.h"
@@ -47,8 +48,8 @@ struct HttpHub {
   std::size_t body_limit = 1024 * 1024;
   events::EventBus* events = nullptr;           // GET /v1/events; null: the route answers 503
   std::size_t event_backlog = 4 * 1024 * 1024;  // an event stream's unsent bytes, at most
-  // Of `live`, those that stream events: they send no further request (Server::request_senders).
-  std::size_t streaming = 0;
+  // Counts the connections that send requests (the server's; null: not counted).
+  ActiveClients* active = nullptr;
 };
 
 class Session final : public std::enable_shared_from_this<Session>,
@@ -99,6 +100,7 @@ class Session final : public std::enable_shared_from_this<Session>,
   std::shared_ptr<Session> self_;               // set while a call is in flight
   std::unique_ptr<EventStream> stream_events_;  // after GET /v1/events
   bool keep_alive_ = true;
+  ActiveClients::Stamp active_stamp_;
   bool head_ = false;  // the request is HEAD: the response leaves without its body
   bool ready_scheduled_ = false;
   bool closed_ = false;

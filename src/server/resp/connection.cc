@@ -204,6 +204,7 @@ void Connection::process() {
   process_posted_ = false;
   if (closed_) return;
   pipeline_.drain();  // the rest of a transaction a waiting call had stopped
+  bool ran = false;
   while (pipeline_.ready() && !closing_ && !congested() && in_begin_ < in_end_) {
     std::size_t consumed = 0;
     std::string_view pending(in_.get() + in_begin_, in_end_ - in_begin_);
@@ -224,26 +225,17 @@ void Connection::process() {
     // The arguments point into in_, which nothing moves before the next read().
     in_begin_ += consumed;
     if (parser_.args().empty()) continue;
+    ran = true;
     if (pipeline_.run(parser_.args()) == Flow::kClose) closing_ = true;
   }
+  if (ran && hub_.active != nullptr) hub_.active->sent(active_stamp_);
   // Rewind an empty buffer, but not under a read in flight: that read fills the buffer from the
   // offset it was started at, and on_read() counts its bytes from in_end_.
   if (in_begin_ == in_end_ && !reading_) in_begin_ = in_end_ = 0;
-  note_listening(closing_ || pipeline_.subscriptions().count() > 0);
   // Wake-ups first: a release hands its key to the next waiter, whose grant is on the critical
   // path of a hot key; this connection's own reply can follow it.
   hub_.loop.after_event();
   flush();
-}
-
-void Connection::note_listening(bool listens) {
-  if (listens == listens_) return;
-  listens_ = listens;
-  if (listens) {
-    ++hub_.listening;
-  } else {
-    --hub_.listening;
-  }
 }
 
 void Connection::post_process() {
@@ -393,7 +385,6 @@ void Connection::write_rest() {
 void Connection::fell_behind(bool at_once) {
   if (closed_ || cut_off_) return;
   closing_ = true;
-  note_listening(true);
   if (at_once) {
     kill();
     return;
@@ -441,7 +432,6 @@ void Connection::close() {
   push_batch_.cancel();
   pipeline_.end();
   hub_.live.erase(id_);
-  note_listening(false);
   boost::system::error_code ignored;
   if (tls_ && tls_->engine.established()) {
     // close_notify, so that the client reads the end of the session rather than a cut

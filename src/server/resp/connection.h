@@ -31,6 +31,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/active_clients.h"
 #include "server/events/push_batch.h"
 #include "server/loop_driver.h"
 #include "server/metrics.h"
@@ -78,9 +79,8 @@ struct ConnectionHub {
   // The input buffer holds at most one maximal command (limits.max_frame_bytes) and this much
   // more; when it is full of commands that cannot run yet, reading pauses.
   std::size_t input_slack = 64 * 1024;
-  // Of `live`, those that only listen (subscribed or watching) or are closing: they send no
-  // request that changes a lock (Server::request_senders).
-  std::size_t listening = 0;
+  // Counts the connections that send requests (the server's; null: not counted).
+  ActiveClients* active = nullptr;
 };
 
 class Connection final : public std::enable_shared_from_this<Connection>,
@@ -116,8 +116,6 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void fell_behind(bool at_once) override;
   // After fell_behind(): closes the connection once 10 s pass with nothing written.
   void watch_progress(std::uint64_t written_before);
-  // Counts this connection in ConnectionHub::listening while it only listens or is closing.
-  void note_listening(bool listens);
 
   struct Tls;
 
@@ -163,7 +161,7 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   bool flush_scheduled_ = false;
   bool process_posted_ = false;
   bool closing_ = false;  // finish writing, then close
-  bool listens_ = false;  // counted in ConnectionHub::listening
+  ActiveClients::Stamp active_stamp_;
   bool closed_ = false;
 };
 
