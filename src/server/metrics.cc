@@ -82,6 +82,10 @@ std::string Metrics::render(const ServiceStats& stats, const Gauges& gauges) con
       {"holdfast_renewals_total", "counter", "Leases renewed.", static_cast<double>(c.renewals)},
       {"holdfast_connections", "gauge", "Open client connections (RESP and HTTP).",
        static_cast<double>(gauges.connections)},
+      {"holdfast_active_connections", "gauge",
+       "Connections that sent requests lately (the count the commit on the event loop uses; "
+       "idle, subscribed and watching connections drop out of it).",
+       static_cast<double>(gauges.active)},
       {"holdfast_loop_poll_seconds_total", "counter",
        "Time the event loop spent polling for work instead of sleeping (idlePollUs).",
        gauges.loop_poll_seconds},

@@ -35,6 +35,7 @@ class Metrics {
 
   struct Gauges {
     std::size_t connections = 0;
+    std::size_t active = 0;  // of those (about), the ones that sent requests lately
     double loop_poll_seconds = 0;
   };
   std::string render(const ServiceStats& stats, const Gauges& gauges) const;

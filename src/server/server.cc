@@ -66,8 +66,8 @@ Server::Server(const ServerConfig& config, const Clock& clock, const Authenticat
   }
   view_.metrics = [this] {
     const double polled_seconds = static_cast<double>(idle_poll_.polled_total()) / 1e6;
-    std::string out =
-        metrics_.render(service_->stats(), Metrics::Gauges{connection_count(), polled_seconds});
+    std::string out = metrics_.render(
+        service_->stats(), Metrics::Gauges{connection_count(), active_.count(), polled_seconds});
     append_fanout_metrics(out, events_->stats(), pubsub_.stats());
     return out;
   };

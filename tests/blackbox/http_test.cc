@@ -557,6 +557,27 @@ TEST_F(HttpApi, MetricsParseAndTheirCountersMove) {
   EXPECT_EQ(after["holdfast_command_duration_seconds_bucket{command=\"LOCK.TRY\",le=\"+Inf\"}"], 2);
 }
 
+TEST_F(HttpApi, ActiveConnectionsLeaveOutTheIdleOnes) {
+  // Twenty connections that send nothing, beside one that sends: the idle ones are open but not
+  // active (with --fsync always a commit waits for no more clients than are active).
+  std::vector<RespClient> idle;
+  for (int i = 0; i < 20; ++i) idle.push_back(server.client());
+  auto busy = server.client();
+  for (int i = 0; i < 300; ++i) busy.call({"PING"});
+  std::string error;
+  auto m = parse_prometheus(curl("GET", "/metrics").raw, &error);
+  ASSERT_EQ(error, "");
+  EXPECT_GE(m["holdfast_connections"], 21);
+  EXPECT_LE(m["holdfast_active_connections"], 3);  // the busy one, and this test's HTTP calls
+  EXPECT_GE(m["holdfast_active_connections"], 1);
+  // Now all of them take turns: every one of them is active.
+  for (int round = 0; round < 20; ++round)
+    for (auto& c : idle) c.call({"PING"});
+  m = parse_prometheus(curl("GET", "/metrics").raw, &error);
+  ASSERT_EQ(error, "");
+  EXPECT_GE(m["holdfast_active_connections"], 20);
+}
+
 TEST_F(HttpApi, MetricsCountGrantsByMode) {
   std::string error;
   auto before = parse_prometheus(curl("GET", "/metrics").raw, &error);
