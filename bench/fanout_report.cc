@@ -30,8 +30,8 @@ void watchers_table(std::ostream& out, const SuiteResults& r) {
       << "and with " << n << " `LOCK.WATCH` connections that read every event, and with 1 that "
       << "never reads (it opens as its window's warm-up ends, so the window holds its whole life), "
       << "in the same rounds; then " << n << " `LOCK.WATCH` connections beside " << n
-      << " `GET /v1/events` "
-      << "streams, in rounds of their own (a stream keeps events on for a minute after it "
+      << " `GET /v1/events` streams, in rounds of their own (a stream keeps events on for a minute "
+         "after it "
       << "closes, so it cannot share rounds with the windows without a watcher). A thread of the "
       << "client reads the watchers; its CPU is the client's. \"events made\" is the server's "
       << "`holdfast_events_total` over the windows and their warm-ups: 0 means the lock path made "

@@ -168,12 +168,7 @@ void ReplyWriter::null_field(std::string_view name) {
 
 void ReplyWriter::header(char type, std::int64_t n) {
   char buf[24];
-  buf[0] = type;
-  auto [ptr, ec] = std::to_chars(buf + 1, buf + sizeof(buf) - 2, n);
-  (void)ec;
-  *ptr++ = '\r';
-  *ptr++ = '\n';
-  out_.append(buf, static_cast<std::size_t>(ptr - buf));
+  out_.append(buf, static_cast<std::size_t>(put_header(buf, type, n) - buf));
 }
 
 void ReplyWriter::simple(std::string_view s) {
@@ -202,11 +197,8 @@ void ReplyWriter::bulk(std::string_view s) {
 }
 
 void ReplyWriter::null() {
-  if (proto_ >= 3) {
-    out_.append("_\r\n", 3);
-  } else {
-    out_.append("$-1\r\n", 5);
-  }
+  char buf[5];
+  out_.append(buf, static_cast<std::size_t>(put_null(buf, proto_) - buf));
 }
 
 void ReplyWriter::null_array() {
