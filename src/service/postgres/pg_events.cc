@@ -61,7 +61,7 @@ Status PgEvents::start() {
   // row the triggers.
   auto anyone = pool_.run("hf_ev_watching", Params().number(node_id_).text("false"));
   if (!anyone.ok()) return std::move(anyone).error();
-  cluster_watching_ = anyone->boolean(0, 0);
+  set_cluster_watching(anyone->boolean(0, 0));
   return ok_status();
 }
 
@@ -108,7 +108,7 @@ void PgEvents::register_and_seed(bool watching, std::uint64_t generation) {
     return;
   }
   registered_ = watching;
-  cluster_watching_ = anyone->boolean(0, 0);
+  set_cluster_watching(anyone->boolean(0, 0));
   if (!watching) return;
   // The triggers are on: every change that commits from now on is told.
   hooks_.on_loop([this, generation] {
@@ -203,7 +203,7 @@ void PgEvents::notified(const std::string& payload) {
     return;
   }
   if (const auto* w = std::get_if<WatchingPayload>(&*parsed)) {
-    cluster_watching_ = w->watching;
+    set_cluster_watching(w->watching);
     return;
   }
   hooks_.on_loop([this, change = std::move(std::get<ChangePayload>(*parsed))]() mutable {
@@ -303,32 +303,81 @@ void PgEvents::checked(const std::string& key, std::uint64_t token, bool present
 
 ToldWaiter::ToldWaiter(PgEvents& events, const LockEvent& who, std::vector<std::string> keys,
                        Millis timeout_ms)
-    : events_(events), who_(who), keys_(std::move(keys)), since_(std::chrono::steady_clock::now()) {
-  if (!events_.cluster_watching()) return;
-  told_ = true;
+    : events_(events),
+      who_(who),
+      keys_(std::move(keys)),
+      since_(std::chrono::steady_clock::now()),
+      timeout_ms_(timeout_ms) {
   who_.waiter = events_.next_waiter_id();
+  events_.enlist(*this);
+}
+
+ToldWaiter::~ToldWaiter() { events_.discharge(*this); }
+
+std::vector<LockEvent> ToldWaiter::queued_events() const {
+  std::vector<LockEvent> out;
   for (const std::string& key : keys_) {
     LockEvent e = who_;
     e.kind = LockEventKind::kQueued;
     e.key = key;
-    e.timeout_ms = timeout_ms;
-    events_.tell_waiter(std::move(e));
+    e.timeout_ms = timeout_ms_;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void PgEvents::enlist(ToldWaiter& waiter) {
+  {
+    std::lock_guard lock(waiters_mu_);
+    live_waiters_.insert(&waiter);
+    // Read under the lock: set_cluster_watching() sets the flag before it takes the lock, so a
+    // waiter it does not find here sees the flag set.
+    if (!cluster_watching_) return;
+    waiter.told_ = ToldWaiter::Told::kYes;
+  }
+  for (LockEvent& e : waiter.queued_events()) tell_waiter(std::move(e));
+}
+
+void PgEvents::discharge(ToldWaiter& waiter) {
+  {
+    std::unique_lock lock(waiters_mu_);
+    live_waiters_.erase(&waiter);
+    waiters_cv_.wait(lock, [&] { return waiter.told_ != ToldWaiter::Told::kTelling; });
+    if (waiter.told_ == ToldWaiter::Told::kNo) return;
+  }
+  const Millis waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::steady_clock::now() - waiter.since_)
+                            .count();
+  for (const std::string& key : waiter.keys_) {
+    LockEvent e = waiter.who_;
+    e.kind = LockEventKind::kDequeued;
+    e.key = key;
+    e.reason = waiter.reason_;
+    e.waited_ms = waited;
+    tell_waiter(std::move(e));
   }
 }
 
-ToldWaiter::~ToldWaiter() {
-  if (!told_) return;
-  const Millis waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::steady_clock::now() - since_)
-                            .count();
-  for (const std::string& key : keys_) {
-    LockEvent e = who_;
-    e.kind = LockEventKind::kDequeued;
-    e.key = key;
-    e.reason = reason_;
-    e.waited_ms = waited;
-    events_.tell_waiter(std::move(e));
+void PgEvents::set_cluster_watching(bool watching) {
+  const bool was = cluster_watching_.exchange(watching);
+  if (!watching || was) return;
+  std::vector<ToldWaiter*> late;
+  {
+    std::lock_guard lock(waiters_mu_);
+    for (ToldWaiter* w : live_waiters_) {
+      if (w->told_ != ToldWaiter::Told::kNo) continue;
+      w->told_ = ToldWaiter::Told::kTelling;  // its `dequeued` waits for this `queued`
+      late.push_back(w);
+    }
   }
+  if (late.empty()) return;
+  for (ToldWaiter* w : late)
+    for (LockEvent& e : w->queued_events()) tell_waiter(std::move(e));
+  {
+    std::lock_guard lock(waiters_mu_);
+    for (ToldWaiter* w : late) w->told_ = ToldWaiter::Told::kYes;
+  }
+  waiters_cv_.notify_all();
 }
 
 void PgEvents::tell_waiter(LockEvent event) {

@@ -17,10 +17,13 @@
 //  4. A node's waiters (queued, dequeued) live on that node only; while anyone in the cluster
 //     watches (holdfast_watchers has a row: the {"watching"} message and the node's own
 //     registration say so), each one is sent on the events channel too, so every node tells it.
+//     A node hears of the first reader elsewhere a moment after it registered: the waiters it
+//     has then are told `queued` as it hears, so none that is still waiting goes untold.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -37,6 +40,8 @@
 #include "service/postgres/pg_pool.h"
 
 namespace holdfast::pg {
+
+class ToldWaiter;
 
 class PgEvents {
  public:
@@ -69,13 +74,14 @@ class PgEvents {
   // The LISTEN thread: a payload of channel().
   void notified(const std::string& payload);
 
-  // Executor threads: a waiter of this node came or went (queued, dequeued); ToldWaiter decides
-  // whether to tell.
+  // Executor threads: a waiter of this node came (tells `queued` if the cluster watches, or
+  // later, when this node hears that it does) or goes (tells `dequeued` if `queued` was told).
+  void enlist(ToldWaiter& waiter);
+  void discharge(ToldWaiter& waiter);
   std::uint64_t next_waiter_id() {
     return (static_cast<std::uint64_t>(node_id_) << 32) | ++waiters_;
   }
   bool cluster_watching() const { return cluster_watching_; }
-  void tell_waiter(LockEvent event);
 
  private:
   struct Known {
@@ -93,6 +99,10 @@ class PgEvents {
   void restart_mirror();
   void checked(const std::string& key, std::uint64_t token, bool present,
                std::optional<Millis> lease, Millis db_now);
+  // Whether anyone in the cluster watches, as this node just heard; the first time it does, the
+  // waiters already queued here are told.
+  void set_cluster_watching(bool watching);
+  void tell_waiter(LockEvent event);
 
   PgPool& pool_;
   const std::int64_t node_id_;
@@ -101,6 +111,10 @@ class PgEvents {
   std::atomic<bool> cluster_watching_{false};
   std::atomic<bool> registered_{false};  // this node's row is in holdfast_watchers
   std::atomic<std::uint32_t> waiters_{0};
+  // This node's waiters (executor threads); a waiter does not go while its `queued` is sent.
+  std::mutex waiters_mu_;
+  std::condition_variable waiters_cv_;
+  std::set<ToldWaiter*> live_waiters_;
 
   // The loop thread's.
   LockEventSink* sink_ = nullptr;
@@ -113,8 +127,9 @@ class PgEvents {
 };
 
 // A blocked call of this node as a waiter of its keys (one for a single acquire or assign, each
-// of a multi-key request's): `queued` when made, `dequeued` with its reason when it goes, both
-// only while anyone in the cluster watches (and the second only after the first).
+// of a multi-key request's): `queued` when made (or when this node hears that someone watches),
+// `dequeued` with its reason when it goes, both only while anyone in the cluster watches (and the
+// second only after the first).
 class ToldWaiter {
  public:
   // `who`: the waiter's principal, owner, holder id, mode, permits and take.
@@ -127,12 +142,18 @@ class ToldWaiter {
   void ends(DequeueReason reason) { reason_ = reason; }
 
  private:
+  friend class PgEvents;
+  enum class Told { kNo, kTelling, kYes };
+
+  std::vector<LockEvent> queued_events() const;
+
   PgEvents& events_;
   LockEvent who_;
   std::vector<std::string> keys_;
   std::chrono::steady_clock::time_point since_;
+  Millis timeout_ms_;
   DequeueReason reason_ = DequeueReason::kCancelled;
-  bool told_ = false;
+  Told told_ = Told::kNo;  // under PgEvents::waiters_mu_
 };
 
 }  // namespace holdfast::pg
