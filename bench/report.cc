@@ -239,8 +239,10 @@ class Writer {
     out << "## Scale-out: Holdfast nodes over one PostgreSQL\n\n"
         << "Each holdfast-pgN is N `holdfast serve --store postgresql://…` nodes over one "
            "PostgreSQL (default settings, synchronous commit), the client's connections spread "
-           "round-robin over the nodes; `postgres` is pg_try_advisory_lock / pg_advisory_unlock "
-           "on its own PostgreSQL. Every process shares this machine's cores. Ratio: holdfast-pgN "
+           "round-robin over the nodes; `postgres` is PostgreSQL's advisory locks on its own "
+           "PostgreSQL: pg_try_advisory_lock for pairs, a blocking pg_advisory_lock for the hot "
+           "key, pg_advisory_unlock. Every process shares this machine's cores. Ratio: "
+           "holdfast-pgN "
            "÷ postgres at the same connection count.\n\n"
         << "| workload | conns | target | ops/s | p99 µs | srv CPU | ÷ postgres ops |\n"
         << "|---|---:|---|---:|---:|---:|---:|\n";
@@ -582,7 +584,8 @@ ReportFiles write_report(const SuiteResults& results, const std::filesystem::pat
           : ms(results.options.backoff_min_us) + "→" + ms(results.options.backoff_max_us);
   const std::string hotkey_latency =
       "the wait for the lock, first attempt to grant (Holdfast: LOCK.ACQUIRE waits in the "
-      "server's FIFO; peers: try, back off " +
+      "server's FIFO; PostgreSQL: pg_advisory_lock waits in the server's lock queue; the other "
+      "peers: try, back off " +
       backoff + " with jitter); fairness is Jain's index over per-connection counts (1 = even)";
   w.streaming_table(out, "floor", "(f) Loopback floor: PING + PING", "pairs",
                     "one PING+PING pair, first sent to second answered");

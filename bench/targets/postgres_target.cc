@@ -7,15 +7,18 @@
 //      operation in flight per connection anyway);
 //   2. PQflush; if the socket is full, EPOLLOUT finishes the job;
 //   3. on EPOLLIN, PQconsumeInput, then PQgetResult while it would not block: the row ("t" or
-//      "f") is remembered and the operation is answered when libpq returns the NULL that ends
+//      "f"; any row for a blocking pg_advisory_lock, whose lock_timeout running out is SQLSTATE
+//      55P03) is remembered and the operation is answered when libpq returns the NULL that ends
 //      the query (only then may the next query be sent).
 #include "postgres_target.h"
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <charconv>
 #include <deque>
 #include <stdexcept>
+#include <string_view>
 
 #include "postgres_server.h"
 
@@ -37,10 +40,15 @@ class PgLockClient final : public LockClient, private IoHandler, private Flushab
   }
 
   void try_acquire(std::uint64_t lock, std::uint32_t, std::uint64_t tag) override {
-    queue({OpKind::kTryAcquire, lock, tag});
+    queue({OpKind::kTryAcquire, lock, tag, 0});
+  }
+  // The session waits in the server's lock queue, for up to timeout_ms (its lock_timeout).
+  void acquire(std::uint64_t lock, std::uint32_t, std::uint32_t timeout_ms,
+               std::uint64_t tag) override {
+    queue({OpKind::kAcquire, lock, tag, std::max<std::uint32_t>(timeout_ms, 1)});  // 0: no limit
   }
   void release(std::uint64_t lock, std::string_view, std::uint64_t tag) override {
-    queue({OpKind::kRelease, lock, tag});
+    queue({OpKind::kRelease, lock, tag, 0});
   }
   std::size_t in_flight() const override { return pending_.size(); }
   bool healthy() const override { return fd_ >= 0; }
@@ -50,6 +58,7 @@ class PgLockClient final : public LockClient, private IoHandler, private Flushab
     OpKind kind;
     std::uint64_t lock;
     std::uint64_t tag;
+    std::uint32_t timeout_ms;  // kAcquire
   };
 
   void queue(Pending p) {
@@ -65,12 +74,15 @@ class PgLockClient final : public LockClient, private IoHandler, private Flushab
     if (fd_ < 0) return;
     if (!active_ && !pending_.empty()) {
       const Pending& p = pending_.front();
-      char buf[24];
-      auto end = std::to_chars(buf, buf + sizeof buf - 1, static_cast<std::int64_t>(p.lock)).ptr;
-      *end = '\0';
-      const char* values[1] = {buf};
-      const char* statement = p.kind == OpKind::kTryAcquire ? "try_lock" : "unlock";
-      if (PQsendQueryPrepared(conn_, statement, 1, values, nullptr, nullptr, 0) != 1) {
+      char lock[24], timeout[24];
+      *std::to_chars(lock, lock + sizeof lock - 1, static_cast<std::int64_t>(p.lock)).ptr = '\0';
+      *std::to_chars(timeout, timeout + sizeof timeout - 1, p.timeout_ms).ptr = '\0';
+      const char* values[2] = {lock, timeout};
+      const char* statement = p.kind == OpKind::kTryAcquire ? "try_lock"
+                              : p.kind == OpKind::kAcquire  ? "lock"
+                                                            : "unlock";
+      const int params = p.kind == OpKind::kAcquire ? 2 : 1;
+      if (PQsendQueryPrepared(conn_, statement, params, values, nullptr, nullptr, 0) != 1) {
         fail(PQerrorMessage(conn_));
         return;
       }
@@ -100,7 +112,13 @@ class PgLockClient final : public LockClient, private IoHandler, private Flushab
         continue;
       }
       if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {
-        result_ = PQgetvalue(res, 0, 0)[0] == 't' ? Result::kTrue : Result::kFalse;
+        // pg_advisory_lock returns void: its row is the grant.
+        const bool granted = pending_.front().kind == OpKind::kAcquire ||
+                             PQgetvalue(res, 0, PQnfields(res) - 1)[0] == 't';
+        result_ = granted ? Result::kTrue : Result::kFalse;
+      } else if (const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+                 state != nullptr && std::string_view(state) == "55P03") {
+        result_ = Result::kTimeout;  // lock_not_available: lock_timeout ran out
       } else {
         result_ = Result::kError;
         error_ = PQresultErrorMessage(res);
@@ -117,7 +135,9 @@ class PgLockClient final : public LockClient, private IoHandler, private Flushab
     OpReply reply{p.kind, OpStatus::kError, p.tag, {}, {}};
     if (result_ == Result::kError || result_ == Result::kNone) {
       reply.detail = result_ == Result::kNone ? std::string_view("no result row") : error_;
-    } else if (p.kind == OpKind::kTryAcquire) {
+    } else if (result_ == Result::kTimeout) {
+      reply.status = p.kind == OpKind::kAcquire ? OpStatus::kTimeout : OpStatus::kError;
+    } else if (p.kind != OpKind::kRelease) {
       reply.status = result_ == Result::kTrue ? OpStatus::kGranted : OpStatus::kBusy;
     } else {
       reply.status = result_ == Result::kTrue ? OpStatus::kReleased : OpStatus::kNotHeld;
@@ -137,7 +157,7 @@ class PgLockClient final : public LockClient, private IoHandler, private Flushab
     }
   }
 
-  enum class Result : std::uint8_t { kNone, kTrue, kFalse, kError };
+  enum class Result : std::uint8_t { kNone, kTrue, kFalse, kTimeout, kError };
 
   EventLoop& loop_;
   PGconn* conn_;
@@ -157,13 +177,15 @@ class PostgresTarget final : public Target {
   std::string name() const override { return "postgres"; }
   std::string description() const override {
     return "PostgreSQL " + server_.version() +
-           "; pg_try_advisory_lock / pg_advisory_unlock, prepared";
+           "; pg_try_advisory_lock or a blocking pg_advisory_lock (its lock_timeout the "
+           "acquire's timeout) / pg_advisory_unlock, prepared";
   }
 
   void start(const std::filesystem::path& dir) override { server_.start(dir / "pg"); }
   void stop() override { server_.stop(); }
   pid_t server_pid() const override { return server_.pid(); }
   std::string sql_conninfo() const override { return server_.conninfo(); }
+  bool supports_blocking_acquire() const override { return true; }
 
   std::unique_ptr<LockClient> connect(EventLoop& loop) override {
     return std::make_unique<PgLockClient>(loop, open_connection());
@@ -178,12 +200,15 @@ class PostgresTarget final : public Target {
       throw std::runtime_error("cannot connect to PostgreSQL: " + err);
     }
     prepare(conn, "try_lock", "SELECT pg_try_advisory_lock($1::bigint)");
+    // The target list runs in order: the timeout is set before the wait begins.
+    prepare(conn, "lock",
+            "SELECT set_config('lock_timeout', $2::text, false), pg_advisory_lock($1::bigint)");
     prepare(conn, "unlock", "SELECT pg_advisory_unlock($1::bigint)");
     return conn;
   }
 
   static void prepare(PGconn* conn, const char* name, const char* sql) {
-    PGresult* res = PQprepare(conn, name, sql, 1, nullptr);
+    PGresult* res = PQprepare(conn, name, sql, 0, nullptr);
     const bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
     PQclear(res);
     if (!ok) {
