@@ -242,8 +242,7 @@ class Writer {
            "round-robin over the nodes; `postgres` is PostgreSQL's advisory locks on its own "
            "PostgreSQL: pg_try_advisory_lock for pairs, a blocking pg_advisory_lock for the hot "
            "key, pg_advisory_unlock. Every process shares this machine's cores. Ratio: "
-           "holdfast-pgN "
-           "÷ postgres at the same connection count.\n\n"
+           "holdfast-pgN ÷ postgres at the same connection count.\n\n"
         << "| workload | conns | target | ops/s | p99 µs | srv CPU | ÷ postgres ops |\n"
         << "|---|---:|---|---:|---:|---:|---:|\n";
     for (const char* workload : {"pairs", "hotkey"}) {

@@ -81,7 +81,6 @@ class PgEvents {
   std::uint64_t next_waiter_id() {
     return (static_cast<std::uint64_t>(node_id_) << 32) | ++waiters_;
   }
-  bool cluster_watching() const { return cluster_watching_; }
 
  private:
   struct Known {
