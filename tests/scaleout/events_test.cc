@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "cluster.h"
@@ -96,26 +97,36 @@ TEST_F(EventsAcrossNodes, AnotherNodesWaiterIsQueuedAndDequeued) {
   EXPECT_EQ(dequeued.data.at("waiter"), queued.data.at("waiter"));
 }
 
-TEST_F(EventsAcrossNodes, AWaiterQueuedBeforeAnyoneWatchedIsToldWhenAReaderComes) {
+TEST_F(EventsAcrossNodes, WaitersQueuedBeforeAnyoneWatchedAreToldWhenAReaderComes) {
+  // Two keys whose names need quoting in an array's text: "w and w\.
+  const std::vector<std::string> keys = {"w\"1", "w\\2"};
   RespClient holder = cluster.node(0).client();
-  ASSERT_FALSE(holder.call({"LOCK.TRY", "w", "TTL", "60000"}).is_null());
-  auto waiter = std::make_unique<RespClient>(cluster.node(1).client());
-  waiter->send({"LOCK.ACQUIRE", "w", "TTL", "1000", "TIMEOUT", "60000"});
+  std::vector<std::unique_ptr<RespClient>> waiters;
   RespClient status = cluster.node(1).client();
-  const auto deadline = std::chrono::steady_clock::now() + kEventually;
-  while (status.call({"LOCK.STATUS", "w"}).number("waiters") < 1 &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_EQ(status.call({"LOCK.STATUS", "w"}).number("waiters"), 1);
-  ASSERT_FALSE(triggers_on(cluster));  // nobody watched while it queued
+  for (const std::string& key : keys) {
+    ASSERT_FALSE(holder.call({"LOCK.TRY", key, "TTL", "60000"}).is_null());
+    waiters.push_back(std::make_unique<RespClient>(cluster.node(1).client()));
+    waiters.back()->send({"LOCK.ACQUIRE", key, "TTL", "1000", "TIMEOUT", "60000"});
+    const auto deadline = std::chrono::steady_clock::now() + kEventually;
+    while (status.call({"LOCK.STATUS", key}).number("waiters") < 1 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(status.call({"LOCK.STATUS", key}).number("waiters"), 1);
+  }
+  ASSERT_FALSE(triggers_on(cluster));  // nobody watched while they queued
   SseClient stream = SseClient::open(cluster.node(0).http_port(), "/v1/events?prefix=w");
   ASSERT_EQ(stream.status(), 200);
-  const Ev queued = next_event(stream);
-  EXPECT_EQ(queued.kind, "queued");
-  EXPECT_EQ(queued.key, "w");
-  waiter.reset();
+  std::set<std::string> queued_keys;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const Ev queued = next_event(stream);
+    EXPECT_EQ(queued.kind, "queued");
+    queued_keys.insert(queued.key);
+  }
+  EXPECT_EQ(queued_keys, std::set<std::string>(keys.begin(), keys.end()));
+  waiters[0].reset();
   const Ev dequeued = next_event(stream);
   EXPECT_EQ(dequeued.kind, "dequeued");
+  EXPECT_EQ(dequeued.key, keys[0]);
   EXPECT_EQ(dequeued.data.at("reason").as_string(), "cancelled");
 }
 

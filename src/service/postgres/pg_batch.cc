@@ -133,24 +133,6 @@ std::size_t CommitBatcher::queued() const {
   return n;
 }
 
-namespace {
-
-// The text of a PostgreSQL array of the values (NULL for none): {"a",NULL,"b\\"c"}.
-void append_element(std::string& out, const std::optional<std::string>& v) {
-  if (!v) {
-    out += "NULL";
-    return;
-  }
-  out += '"';
-  for (char c : *v) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  out += '"';
-}
-
-}  // namespace
-
 std::vector<CommitBatcher::Outcome> CommitBatcher::send(const std::vector<Op*>& batch) {
   const std::size_t n = batch.size();
   std::vector<Outcome> out;
@@ -209,7 +191,7 @@ std::vector<CommitBatcher::Outcome> CommitBatcher::send(const std::vector<Op*>& 
         std::string text = "{";
         for (std::size_t j = 0; j < mine.size(); ++j) {
           if (j > 0) text += ',';
-          append_element(text, batch[mine[j]]->params->values()[p]);
+          append_array_element(text, batch[mine[j]]->params->values()[p]);
         }
         arrays.text(text + "}");
       }

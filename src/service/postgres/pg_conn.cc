@@ -9,6 +9,28 @@
 
 namespace holdfast::pg {
 
+void append_array_element(std::string& out, const std::optional<std::string>& value) {
+  if (!value) {
+    out += "NULL";
+    return;
+  }
+  out += '"';
+  for (char c : *value) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  out += '"';
+}
+
+Params& Params::text_array(const std::vector<std::string>& values) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    append_array_element(out, values[i]);
+  }
+  return text(out + "}");
+}
+
 Params& Params::text(std::string_view value) {
   values_.emplace_back(std::string(value));
   return *this;

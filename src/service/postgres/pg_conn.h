@@ -50,6 +50,9 @@ namespace holdfast::pg {
 // as WRONGTYPE (ErrorCode::kWrongType) rather than UNAVAILABLE.
 inline constexpr std::string_view kWrongTypeSqlState = "HF001";
 
+// Appends one element of a PostgreSQL array's text form (NULL for none): {"a",NULL,"b\\"c"}.
+void append_array_element(std::string& out, const std::optional<std::string>& value);
+
 // Text-format parameters for one statement, $1 first. Values are copied, so the caller's
 // strings may go away before the statement runs.
 class Params {
@@ -59,6 +62,8 @@ class Params {
   Params& number(std::int64_t value);
   Params& maybe_number(const std::optional<std::int64_t>& value);  // NULL when none
   Params& null();
+  // A text[] parameter: {"a","b"}.
+  Params& text_array(const std::vector<std::string>& values);
 
   int size() const { return static_cast<int>(values_.size()); }
   const std::vector<std::optional<std::string>>& values() const { return values_; }

@@ -33,6 +33,8 @@ std::vector<Statement> PgEvents::statements() {
               "WHERE c.oid = 'holdfast_holds'::regclass"),
       // $1 channel, $2 payload
       {"hf_ev_notify", "SELECT pg_notify($1, $2)"},
+      // $1 channel, $2 payloads, sent in their order (a function scan of the array)
+      {"hf_ev_notify_all", "SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p"},
       // $1 key, $2 token
       reading("hf_ev_lease",
               "SELECT now_ms, present, lease FROM holdfast_hold_lease($1, $2::bigint)"),
@@ -371,8 +373,17 @@ void PgEvents::set_cluster_watching(bool watching) {
     }
   }
   if (late.empty()) return;
-  for (ToldWaiter* w : late)
-    for (LockEvent& e : w->queued_events()) tell_waiter(std::move(e));
+  // One statement for all of them: this thread may be the one that hears notifications.
+  std::vector<std::string> payloads;
+  const Millis at = wall_now();
+  for (ToldWaiter* w : late) {
+    for (LockEvent& e : w->queued_events()) {
+      e.at = at;
+      payloads.push_back(waiter_payload(e));
+    }
+  }
+  auto sent = pool_.run("hf_ev_notify_all", Params().text(channel_).text_array(payloads));
+  if (!sent.ok()) spdlog::warn("lock events: telling waiters: {}", sent.error().message);
   {
     std::lock_guard lock(waiters_mu_);
     for (ToldWaiter* w : late) w->told_ = ToldWaiter::Told::kYes;
