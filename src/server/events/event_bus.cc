@@ -119,11 +119,25 @@ void EventBus::on_events_ready() {
   if (!active_ || ready_) return;
   ready_ = true;
   telling_ = true;
+  // Told already, to nobody who waited: the window's events but the untold batch. On a node over
+  // PostgreSQL, another node's change may arrive before this node's own ready.
+  const std::size_t told = window_.size() - untold_;
   for (std::size_t i = 0; i < watchers_.size(); ++i) {
     Entry& e = watchers_[i];
     if (e.watcher == nullptr || !e.waits_for_ready) continue;
     e.waits_for_ready = false;
     e.watcher->on_ready();
+    const bool kept = told == 0 || window_.front().id <= e.from_id + 1;
+    if (!kept) {
+      watchers_[i].watcher->on_reset(last_id_);  // more came meanwhile than the window keeps
+      continue;
+    }
+    for (std::size_t j = 0; j < told && watchers_[i].watcher != nullptr; ++j) {
+      const Published& p = window_[j];
+      if (p.id <= watchers_[i].from_id || !sees(watchers_[i], p)) continue;
+      ++stats_.sent;
+      watchers_[i].watcher->on_event(p);
+    }
   }
   telling_ = false;
   compact();
@@ -183,7 +197,8 @@ void EventBus::tell() {
   // By index: a watcher told here may start another watch (it never does today, but a push
   // into watchers_ must not invalidate the loop).
   for (std::size_t i = 0; i < watchers_.size(); ++i) {
-    if (watchers_[i].watcher == nullptr) continue;
+    // A watcher waiting for events to flow hears what it missed when they do.
+    if (watchers_[i].watcher == nullptr || watchers_[i].waits_for_ready) continue;
     const Entry& e = watchers_[i];
     if (e.from_id < first && e.prefix.empty() && service_.may_read_all(*e.principal)) {
       stats_.sent += n;

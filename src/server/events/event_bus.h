@@ -156,8 +156,9 @@ class EventBus final : public LockEventSink {
     Watcher* watcher = nullptr;  // null: unwatched while events were being told
     const Principal* principal = nullptr;
     std::string prefix;
-    bool waits_for_ready = false;  // began before events flowed: on_ready() is due
-    std::uint64_t from_id = 0;     // told the events after this id only
+    bool waits_for_ready =
+        false;  // began before events flowed: on_ready() is due, then what it missed
+    std::uint64_t from_id = 0;  // told the events after this id only
   };
 
   // A batch never grows past this many events: it is told, and its memory stays small.

@@ -337,7 +337,7 @@ void PgEvents::enlist(ToldWaiter& waiter) {
     if (!cluster_watching_) return;
     waiter.told_ = ToldWaiter::Told::kYes;
   }
-  for (LockEvent& e : waiter.queued_events()) tell_waiter(std::move(e));
+  tell_waiters(waiter.queued_events());
 }
 
 void PgEvents::discharge(ToldWaiter& waiter) {
@@ -350,14 +350,16 @@ void PgEvents::discharge(ToldWaiter& waiter) {
   const Millis waited = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::steady_clock::now() - waiter.since_)
                             .count();
+  std::vector<LockEvent> dequeued;
   for (const std::string& key : waiter.keys_) {
     LockEvent e = waiter.who_;
     e.kind = LockEventKind::kDequeued;
     e.key = key;
     e.reason = waiter.reason_;
     e.waited_ms = waited;
-    tell_waiter(std::move(e));
+    dequeued.push_back(std::move(e));
   }
+  tell_waiters(std::move(dequeued));
 }
 
 void PgEvents::set_cluster_watching(bool watching) {
@@ -374,16 +376,10 @@ void PgEvents::set_cluster_watching(bool watching) {
   }
   if (late.empty()) return;
   // One statement for all of them: this thread may be the one that hears notifications.
-  std::vector<std::string> payloads;
-  const Millis at = wall_now();
-  for (ToldWaiter* w : late) {
-    for (LockEvent& e : w->queued_events()) {
-      e.at = at;
-      payloads.push_back(waiter_payload(e));
-    }
-  }
-  auto sent = pool_.run("hf_ev_notify_all", Params().text(channel_).text_array(payloads));
-  if (!sent.ok()) spdlog::warn("lock events: telling waiters: {}", sent.error().message);
+  std::vector<LockEvent> queued;
+  for (ToldWaiter* w : late)
+    for (LockEvent& e : w->queued_events()) queued.push_back(std::move(e));
+  tell_waiters(std::move(queued));
   {
     std::lock_guard lock(waiters_mu_);
     for (ToldWaiter* w : late) w->told_ = ToldWaiter::Told::kYes;
@@ -391,10 +387,16 @@ void PgEvents::set_cluster_watching(bool watching) {
   waiters_cv_.notify_all();
 }
 
-void PgEvents::tell_waiter(LockEvent event) {
-  event.at = wall_now();
-  auto sent = pool_.run("hf_ev_notify", Params().text(channel_).text(waiter_payload(event)));
-  if (!sent.ok()) spdlog::warn("lock events: telling a waiter: {}", sent.error().message);
+void PgEvents::tell_waiters(std::vector<LockEvent> events) {
+  const Millis at = wall_now();
+  std::vector<std::string> payloads;
+  payloads.reserve(events.size());
+  for (LockEvent& e : events) {
+    e.at = at;
+    payloads.push_back(waiter_payload(e));
+  }
+  auto sent = pool_.run("hf_ev_notify_all", Params().text(channel_).text_array(payloads));
+  if (!sent.ok()) spdlog::warn("lock events: telling waiters: {}", sent.error().message);
 }
 
 }  // namespace holdfast::pg

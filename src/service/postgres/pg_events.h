@@ -101,7 +101,8 @@ class PgEvents {
   // Whether anyone in the cluster watches, as this node just heard; the first time it does, the
   // waiters already queued here are told.
   void set_cluster_watching(bool watching);
-  void tell_waiter(LockEvent event);
+  // Sends the events of this node's waiters on the events channel, in one statement, in order.
+  void tell_waiters(std::vector<LockEvent> events);
 
   PgPool& pool_;
   const std::int64_t node_id_;
