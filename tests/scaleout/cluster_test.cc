@@ -248,6 +248,33 @@ TEST(ScaleOut, ANodeRefusesToStartWhenTheDatabaseIsUnreachable) {
   EXPECT_EQ(r.out.find("holdfast ready"), std::string::npos);
 }
 
+// A node that starts while the database is slow for longer than a statement's deadline (here a
+// table its statements read is locked) waits, as its migration does, instead of failing: on a
+// busy machine preparing its statements can take that long.
+TEST(ScaleOut, ANodeStartsWhenItsStatementsWaitLongerThanTheDeadline) {
+  const std::string url = fresh_store_url(postgres_url());
+  { ServerProcess first({"--store", url}); }
+  SqlSession locker(url);
+  locker.value("BEGIN");
+  locker.value("LOCK TABLE holdfast_holds IN ACCESS EXCLUSIVE MODE");
+  auto starting = std::async(std::launch::async, [&] {
+    return std::make_unique<ServerProcess>(
+        std::vector<std::string>{"--store", url, "--statement-deadline-ms", "300"});
+  });
+  // The node's set-up waits for the lock; it must go on waiting past its deadline.
+  const std::string waiting =
+      "SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+      "WHERE NOT l.granted AND c.relname = 'holdfast_holds'";
+  const auto give_up = std::chrono::steady_clock::now() + kEventually;
+  while (sql_value(url, waiting) == "0" && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_NE(sql_value(url, waiting), "0") << "the node never waited for the lock";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // over three deadlines
+  locker.value("COMMIT");
+  std::unique_ptr<ServerProcess> node = starting.get();  // throws if the start failed
+  EXPECT_FALSE(node->client().call({"LOCK.TRY", "k", "TTL", "1000"}).is_null());
+}
+
 TEST(ScaleOut, ANodeRefusesASchemaNewerThanItKnows) {
   const std::string url = fresh_store_url(postgres_url());
   { ServerProcess first({"--store", url}); }

@@ -85,6 +85,11 @@ Status PgBackend::claim_data_dir() {
   return ok_status();
 }
 
+// What one round trip may take while a node starts (the migration, preparing its statements):
+// nothing is served yet, so a database slow for a moment (a busy machine, another node's
+// migration, a lock on a table) delays the start instead of failing it.
+constexpr Millis kStartRoundTripMs = 60'000;
+
 Status PgBackend::start() {
   if (auto st = claim_data_dir(); !st.ok()) return st;
   pg::Primary::Options where;
@@ -98,7 +103,7 @@ Status PgBackend::start() {
     auto conn = primary_->connect();
     if (!conn.ok()) return std::move(conn).error();
     // Nodes that start together queue on the migration's advisory lock: give it time.
-    (*conn)->set_default_timeout(std::max<Millis>(60'000, options_.statement_deadline_ms));
+    (*conn)->set_default_timeout(std::max(kStartRoundTripMs, options_.statement_deadline_ms));
     if (auto st = pg::migrate(**conn); !st.ok()) return st;
   }
   // The server's own limit (hold_rows.h, "Tokens"), and, from PostgreSQL 14, a check that
@@ -120,7 +125,8 @@ Status PgBackend::start() {
   statements.push_back(pg::replication_statement());
   for (auto& s : pg::ValueRows::statements()) statements.push_back(std::move(s));
   for (auto& s : pg::PgEvents::statements()) statements.push_back(std::move(s));
-  auto pool = pg::PgPool::open(*primary_, options_.pool_size, setup, std::move(statements));
+  auto pool = pg::PgPool::open(*primary_, options_.pool_size, setup, std::move(statements),
+                               kStartRoundTripMs);
   if (!pool.ok()) return std::move(pool).error();
   pool_ = std::move(*pool);
   holds_ = std::make_unique<pg::HoldRows>(*pool_);
@@ -129,7 +135,8 @@ Status PgBackend::start() {
   cluster_ = std::make_unique<pg::ClusterRows>(*pool_);
   holds_->on_freed([this](const std::vector<std::string>& keys) { keys_freed(keys); });
   // Heartbeats have a connection of their own (pg_heartbeat.h).
-  auto beat_pool = pg::PgPool::open(*primary_, 1, setup, pg::ClusterRows::statements());
+  auto beat_pool =
+      pg::PgPool::open(*primary_, 1, setup, pg::ClusterRows::statements(), kStartRoundTripMs);
   if (!beat_pool.ok()) return std::move(beat_pool).error();
   heartbeat_pool_ = std::move(*beat_pool);
   heartbeat_rows_ = std::make_unique<pg::ClusterRows>(*heartbeat_pool_);

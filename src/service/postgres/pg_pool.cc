@@ -11,12 +11,13 @@ PgPool::PgPool(Primary& primary, std::string session_setup, std::vector<Statemen
 
 Result<std::unique_ptr<PgPool>> PgPool::open(Primary& primary, std::size_t size,
                                              std::string session_setup,
-                                             std::vector<Statement> statements) {
+                                             std::vector<Statement> statements,
+                                             Millis open_round_trip_ms) {
   std::unique_ptr<PgPool> pool(
       new PgPool(primary, std::move(session_setup), std::move(statements)));
   size = std::max<std::size_t>(size, 1);
   for (std::size_t i = 0; i < size; ++i) {
-    auto conn = pool->connect_slot();
+    auto conn = pool->connect_slot(open_round_trip_ms);
     if (!conn.ok()) return std::move(conn).error();
     pool->pids_.push_back((*conn)->backend_pid());
     pool->conns_.push_back(std::move(*conn));
@@ -33,15 +34,16 @@ const Statement* PgPool::find(const std::string& name) const {
   return nullptr;
 }
 
-Result<std::unique_ptr<PgConn>> PgPool::connect_slot() {
+Result<std::unique_ptr<PgConn>> PgPool::connect_slot(Millis round_trip_ms) {
   auto conn = primary_.connect();
   if (!conn.ok()) return conn;
-  const Deadline by = primary_.deadline((*conn)->epoch);
+  const Millis ms = std::max(round_trip_ms, primary_.deadline_ms());
   if (!session_setup_.empty()) {
-    if (auto r = (*conn)->exec(session_setup_, by); !r.ok()) return std::move(r).error();
+    if (auto r = (*conn)->exec(session_setup_, primary_.deadline((*conn)->epoch, ms)); !r.ok())
+      return std::move(r).error();
   }
   for (const Statement& s : statements_) {
-    if (auto st = (*conn)->prepare(s.name, s.sql, primary_.deadline((*conn)->epoch)); !st.ok())
+    if (auto st = (*conn)->prepare(s.name, s.sql, primary_.deadline((*conn)->epoch, ms)); !st.ok())
       return std::move(st).error();
   }
   return conn;

@@ -54,9 +54,14 @@ inline Statement reading(std::string name, std::string sql) {
 class PgPool {
  public:
   // `session_setup` runs on every new connection first (e.g. SET statement_timeout = ...).
+  // While opening, each round trip may take up to `open_round_trip_ms` (at least the
+  // primary's deadline): nothing is served yet, and a database slow for a moment (a busy
+  // machine, a lock on a table) must not stop a node from starting. Connections made later
+  // have the deadline.
   static Result<std::unique_ptr<PgPool>> open(Primary& primary, std::size_t size,
                                               std::string session_setup,
-                                              std::vector<Statement> statements);
+                                              std::vector<Statement> statements,
+                                              Millis open_round_trip_ms = 0);
   PgPool(const PgPool&) = delete;
   PgPool& operator=(const PgPool&) = delete;
 
@@ -110,7 +115,9 @@ class PgPool {
 
  private:
   PgPool(Primary& primary, std::string session_setup, std::vector<Statement> statements);
-  Result<std::unique_ptr<PgConn>> connect_slot();
+  // A connection with the session set up and every statement prepared; each round trip waits
+  // up to `round_trip_ms`, or the primary's deadline when that is longer.
+  Result<std::unique_ptr<PgConn>> connect_slot(Millis round_trip_ms = 0);
   std::size_t take();
   // A slot's connection, replaced if it is not fit for use (point 3); an error (and the slot
   // given back) when that fails.

@@ -145,8 +145,8 @@ void Primary::stop_watching() {
     if (t.joinable()) t.join();
 }
 
-Deadline Primary::deadline(std::uint64_t epoch) const {
-  Deadline d = Deadline::in(options_.deadline_ms);
+Deadline Primary::deadline(std::uint64_t epoch, Millis ms) const {
+  Deadline d = Deadline::in(ms);
   d.epoch = &epoch_;
   d.epoch_seen = epoch;
   return d;

@@ -78,7 +78,9 @@ class Primary {
   std::uint64_t epoch() const { return epoch_.load(); }
   // A round trip's deadline on a connection of `epoch`: deadline_ms from now, ended early when
   // the epoch moves on.
-  Deadline deadline(std::uint64_t epoch) const;
+  Deadline deadline(std::uint64_t epoch) const { return deadline(epoch, options_.deadline_ms); }
+  // The same, `ms` from now.
+  Deadline deadline(std::uint64_t epoch, Millis ms) const;
   // A connection of `epoch` found the primary gone: the epoch moves on (once for that epoch)
   // and the watchers look again at once.
   void lost(std::uint64_t epoch, const std::string& why);
