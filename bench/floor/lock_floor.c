@@ -218,7 +218,7 @@ static void send_watcher(int fd, const char* data, size_t len) {
     drop(fd);
     return;
   }
-  c->backlog = realloc(c->backlog, kBacklogMax);
+  if (c->backlog == NULL) c->backlog = malloc(kBacklogMax);
   memcpy(c->backlog + c->backlog_len, data + sent, len - sent);
   c->backlog_len += len - sent;
 }
@@ -359,8 +359,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   ep = epoll_create1(0);
-  const int resp_fd = listen_on(resp_addr), http_fd = http_addr ? listen_on(http_addr) : -2;
-  if (resp_fd < 0 || http_fd == -1) {
+  const int resp_fd = listen_on(resp_addr);
+  const int http_fd = http_addr ? listen_on(http_addr) : -1;  // -1 matches no socket
+  if (resp_fd < 0 || (http_addr && http_fd < 0)) {
     perror("listen");
     return 1;
   }

@@ -156,8 +156,8 @@ class EventBus final : public LockEventSink {
     Watcher* watcher = nullptr;  // null: unwatched while events were being told
     const Principal* principal = nullptr;
     std::string prefix;
-    bool waits_for_ready =
-        false;  // began before events flowed: on_ready() is due, then what it missed
+    // Began before events flowed: on_ready() is due, then the events it missed.
+    bool waits_for_ready = false;
     std::uint64_t from_id = 0;  // told the events after this id only
   };
 
