@@ -5,7 +5,7 @@
 // from an open-addressing table: no leases, no log, no rules, no metrics beyond two counters, no
 // sessions. Lock events for LOCK.WATCH and GET /v1/events carry only the fields the contract
 // requires, are written once per batch for every watcher alike, and leave in one send per
-// watcher every 2 ms or 64 KiB, as Holdfast's do. One thread, level-triggered epoll, one recv
+// watcher every 10 ms or 256 KiB, as Holdfast's do. One thread, level-triggered epoll, one recv
 // and one send per readable socket, a blocking wait: no polling.
 //
 // holdfast-bench starts it in Holdfast's place: `holdfast-bench --holdfast holdfast-lock-floor
@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { kSlots = 1 << 16, kMaxFd = 1 << 16, kBatchBytes = 64 * 1024, kBacklogMax = 4 << 20 };
-static const int64_t kBatchNs = 2 * 1000 * 1000;
+enum { kSlots = 1 << 16, kMaxFd = 1 << 16, kBatchBytes = 256 * 1024, kBacklogMax = 4 << 20 };
+static const int64_t kBatchNs = 10 * 1000 * 1000;
 static const char kAlphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 struct slot {

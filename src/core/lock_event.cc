@@ -57,13 +57,6 @@ class Cursor {
     raw(text.substr(run));
     *at_++ = '"';
   }
-  void quoted_or_null(std::string_view text) {
-    if (text.empty()) {
-      raw("null");
-    } else {
-      quoted(text);
-    }
-  }
 
  private:
   char* at_;
@@ -88,8 +81,10 @@ void write_event(Cursor& c, const LockEvent& e, std::uint64_t id) {
   }
   c.raw(",\"heldBy\":");
   c.quoted(e.held_by);
-  c.raw(",\"owner\":");
-  c.quoted_or_null(e.owner);
+  if (!e.owner.empty()) {
+    c.raw(",\"owner\":");
+    c.quoted(e.owner);
+  }
   c.raw(",\"leaseExpiresAt\":");
   if (e.lease_expires_at == kNever) {
     c.raw("null");
@@ -100,23 +95,30 @@ void write_event(Cursor& c, const LockEvent& e, std::uint64_t id) {
   c.digits(e.at);
   const bool waiter = e.kind == LockEventKind::kQueued || e.kind == LockEventKind::kDequeued;
   if (!waiter) {
-    if (e.acquired_at != 0) {
+    if (e.acquired_at != 0 && e.acquired_at != e.at) {
       c.raw(",\"acquiredAt\":");
       c.digits(e.acquired_at);
     }
-    c.raw(",\"scope\":\"");
-    c.raw(scope_name(e.scope));
-    c.raw("\",\"kind\":\"");
-    c.raw(kind_name(e.hold_kind));
-    c.raw("\"");
+    if (e.scope != Scope::kLease) {
+      c.raw(",\"scope\":\"");
+      c.raw(scope_name(e.scope));
+      c.raw("\"");
+    }
+    if (e.hold_kind != HoldKind::kHandle) {
+      c.raw(",\"kind\":\"");
+      c.raw(kind_name(e.hold_kind));
+      c.raw("\"");
+    }
   }
   if (!e.holder_id.empty()) {
     c.raw(",\"holder\":");
     c.quoted(e.holder_id);
   }
-  c.raw(",\"mode\":\"");
-  c.raw(mode_name(e.mode));
-  c.raw("\"");
+  if (e.mode != LockMode::kExclusive) {
+    c.raw(",\"mode\":\"");
+    c.raw(mode_name(e.mode));
+    c.raw("\"");
+  }
   if (e.mode == LockMode::kSemaphore) {
     c.raw(",\"permits\":");
     c.digits(std::int64_t{e.permits});

@@ -50,7 +50,7 @@ struct LockEvent {
   std::string key;
   std::uint64_t token = 0;           // 0: none (a waiter has no token): null on the wire
   std::string held_by;               // the hold's principal, or the waiter's
-  std::string owner;                 // empty: none (null)
+  std::string owner;                 // empty: none (left out on the wire)
   std::string holder_id;             // assigned holds and assign waiters; empty: left out
   Millis acquired_at = 0;            // holds; 0: left out
   Millis lease_expires_at = kNever;  // kNever: null (no lease end, or a waiter)
@@ -81,8 +81,11 @@ class LockEventSink {
 };
 
 // The event as the one JSON object of its `data:` line (docs/events.md has the fields), with
-// `id` and `event` first. Keys, principals, owners and holder ids are valid UTF-8 (the policy
-// checked them), so the JSON is too.
+// `id` and `event` first. `key`, `token`, `heldBy`, `leaseExpiresAt` and `at` are always there;
+// the others only when they say something: a field at its default value (no owner, `acquiredAt`
+// equal to `at`, scope `lease`, kind `handle`, mode `exclusive`) is left out, which makes the
+// common event some 40 % shorter for every reader it goes to. Keys, principals, owners and holder
+// ids are valid UTF-8 (the policy checked them), so the JSON is too.
 std::string event_json(const LockEvent& event, std::uint64_t id);
 // The same, appended to `out` (whose memory a caller may reuse).
 void append_event_json(std::string& out, const LockEvent& event, std::uint64_t id);

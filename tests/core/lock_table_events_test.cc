@@ -182,7 +182,7 @@ TEST_F(EventsTest, AMultiKeyGrantTellsEachKey) {
   EXPECT_EQ(seen.events[1].key, "b");
 }
 
-TEST(EventJson, HasTheContractsFieldsAndNulls) {
+TEST(EventJson, HasTheContractsFieldsAndNullsAndLeavesDefaultsOut) {
   LockEvent q;
   q.kind = K::kQueued;
   q.key = "a\"b";
@@ -192,8 +192,7 @@ TEST(EventJson, HasTheContractsFieldsAndNulls) {
   q.at = 1234;
   EXPECT_EQ(event_json(q, 42),
             R"({"id":42,"event":"queued","key":"a\"b","token":null,"heldBy":"user:x",)"
-            R"("owner":null,"leaseExpiresAt":null,"at":1234,"mode":"exclusive","waiter":7,)"
-            R"("timeoutMs":100})");
+            R"("leaseExpiresAt":null,"at":1234,"waiter":7,"timeoutMs":100})");
   LockEvent g;
   g.kind = K::kAssigned;
   g.key = "turn";
@@ -206,8 +205,22 @@ TEST(EventJson, HasTheContractsFieldsAndNulls) {
   g.at = 1000;
   EXPECT_EQ(event_json(g, 43),
             R"({"id":43,"event":"assigned","key":"turn","token":3,"heldBy":"user:x",)"
-            R"("owner":null,"leaseExpiresAt":5000,"at":1000,"acquiredAt":1000,"scope":"lease",)"
-            R"("kind":"assigned","holder":"white","mode":"exclusive"})");
+            R"("leaseExpiresAt":5000,"at":1000,"kind":"assigned","holder":"white"})");
+  // A hold's own acquiredAt, scope and mode when they are not the defaults.
+  LockEvent r;
+  r.kind = K::kReleased;
+  r.key = "k";
+  r.token = 4;
+  r.held_by = "user:x";
+  r.owner = "o";
+  r.scope = Scope::kSession;
+  r.mode = LockMode::kShared;
+  r.acquired_at = 900;
+  r.at = 1000;
+  EXPECT_EQ(
+      event_json(r, 44),
+      R"({"id":44,"event":"released","key":"k","token":4,"heldBy":"user:x","owner":"o",)"
+      R"("leaseExpiresAt":null,"at":1000,"acquiredAt":900,"scope":"session","mode":"shared"})");
   for (std::size_t i = 0; i < kLockEventKinds; ++i) {
     LockEventKind k;
     ASSERT_TRUE(parse_event_kind(event_name(static_cast<LockEventKind>(i)), k));
@@ -250,8 +263,7 @@ TEST(EventJson, AStringThatCouldOutgrowTheStackBufferIsWrittenInPlace) {
   std::string key;
   for (int i = 0; i < 1024; ++i) key += "\\\"";
   EXPECT_EQ(out, "before;{\"id\":2,\"event\":\"released\",\"key\":\"" + key +
-                     R"(","token":9,"heldBy":"user:x","owner":null,"leaseExpiresAt":null,)"
-                     R"("at":5,"scope":"lease","kind":"handle","mode":"exclusive"})");
+                     R"(","token":9,"heldBy":"user:x","leaseExpiresAt":null,"at":5})");
   EXPECT_EQ(out.substr(7), event_json(e, 2));
 }
 

@@ -21,8 +21,8 @@ namespace holdfast::events {
 
 class PushBatch {
  public:
-  static constexpr std::chrono::milliseconds kDelay{2};
-  static constexpr std::size_t kBytes = 64 * 1024;
+  static constexpr std::chrono::milliseconds kDelay{10};
+  static constexpr std::size_t kBytes = 256 * 1024;
 
   explicit PushBatch(boost::asio::io_context& io) : io_(io) {}
   PushBatch(const PushBatch&) = delete;

@@ -43,7 +43,8 @@ export class LockState {
     if (set.size > ENDED_KEPT) set.delete(set.values().next().value);
   }
 
-  // A hold as GET /v1/locks lists it (ISO times) or as an event tells it (epoch ms).
+  // A hold as GET /v1/locks lists it (ISO times) or as an event tells it (epoch ms; an event
+  // leaves out the fields at their defaults, and `acquiredAt` when it is the event's `at`).
   static hold(h) {
     const ms = (t) => (t === null || t === undefined ? null : typeof t === "number" ? t : Date.parse(t));
     return {
@@ -51,10 +52,10 @@ export class LockState {
       heldBy: h.heldBy,
       owner: h.owner ?? null,
       holder: h.holder ?? null,
-      acquiredAt: ms(h.acquiredAt),
+      acquiredAt: ms(h.acquiredAt ?? h.at),
       leaseExpiresAt: ms(h.leaseExpiresAt),
-      scope: h.scope,
-      kind: h.kind,
+      scope: h.scope ?? "lease",
+      kind: h.kind ?? "handle",
       mode: h.mode ?? "exclusive",
       permits: h.permits ?? 0,
       take: h.take ?? 0,
@@ -106,7 +107,7 @@ export class LockState {
         const e = this.entry(key);
         if (!e.waiters.some((w) => w.waiter === ev.waiter))
           e.waiters.push({ waiter: ev.waiter, heldBy: ev.heldBy, owner: ev.owner ?? null,
-                           holder: ev.holder ?? null, mode: ev.mode, take: ev.take ?? 0,
+                           holder: ev.holder ?? null, mode: ev.mode ?? "exclusive", take: ev.take ?? 0,
                            since: ev.at, timeoutMs: ev.timeoutMs ?? null });
         break;
       }
