@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
@@ -434,6 +435,54 @@ TEST_F(Events, LockWatchPushesInResp3AndOnlyWatchesInResp2) {
   EXPECT_EQ(w2.call({"LOCK.UNWATCH"}).debug(), "[\"lock.unwatch\" \"\" :0]");
   EXPECT_TRUE(w2.call({"GET", "x"}).is_null());
   EXPECT_EQ(w2.call({"LOCK.WATCH", "SOMETHING"}).error_code(), "INVALID_ARGUMENT");
+}
+
+// A watcher of every key sends its events from the block it shares with the others; what the
+// connection writes itself must still come in the order it was made.
+TEST_F(Events, AWatcherOfEveryKeyGetsItsEventsAndRepliesInOrder) {
+  RespClient w2 = server.client();
+  EXPECT_EQ(w2.call({"LOCK.WATCH"}).debug(), "[\"lock.watch\" \"\" :1]");
+  RespClient other = server.client();
+  other.call({"HELLO", "3"});
+  EXPECT_EQ(other.call({"LOCK.WATCH"}).debug(), ">[\"lock.watch\" \"\" :1]");
+  auto key_of = [](const RespValue& v) {
+    return std::string(json::parse(v.items.at(2).str).at("key").as_string());
+  };
+  // On one server a grant's event is told before the loop reads anything else, so a PING sent
+  // once the grant is answered finds the event still waiting in its batch, and must follow it.
+  // On a node over PostgreSQL the event comes back from the database after the reply: the PING
+  // waits until the other watcher has it (the same batch tells both).
+  const bool over_postgres = std::getenv("HOLDFAST_TEST_STORE_URL") != nullptr;
+  for (int round = 0; round < 3; ++round) {
+    const std::string key = "order:" + std::to_string(round);
+    try_lock(key);
+    if (over_postgres) {
+      EXPECT_EQ(key_of(other.read()), key);
+    }
+    w2.send({"PING", "after-" + key});
+    auto event = w2.read();
+    ASSERT_EQ(event.items.size(), 3u) << event.debug();
+    EXPECT_EQ(event.items[0].str, "lock.event");
+    EXPECT_EQ(key_of(event), key);
+    EXPECT_EQ(w2.read().debug(), "[\"pong\" \"after-" + key + "\"]");
+    if (!over_postgres) {
+      EXPECT_EQ(key_of(other.read()), key);
+    }
+    // RESP3: the watcher takes a lock itself; its reply and the push of its grant both come.
+    other.send({"LOCK.TRY", key + ":own", "TTL", "60000"});
+    bool replied = false, pushed = false;
+    while (!replied || !pushed) {
+      auto v = other.read();
+      if (v.type == RespValue::Type::kPush) {
+        EXPECT_EQ(key_of(v), key + ":own");
+        pushed = true;
+      } else {
+        EXPECT_FALSE(v.is_null()) << v.debug();
+        replied = true;
+      }
+    }
+    EXPECT_EQ(key_of(w2.read()), key + ":own");  // the RESP2 watcher sees that grant too
+  }
 }
 
 TEST_F(Events, AWatcherThatNeverReadsIsResetClosedAndCounted) {

@@ -48,7 +48,9 @@ struct Seen final : Watcher {
   void on_event(const Published& e) override { events.push_back(e); }
   void on_events(const Batch& b) override {
     ++batches;
-    text += b.text(Batch::kSse, [](std::string& out, const Published& e) { out += e.key + ";"; });
+    text += b.text(Batch::kSse, [](std::string& out, const Published& e) {
+               out += e.key + ";";
+             }).view();
     Watcher::on_events(b);
   }
   bool can_resume() const override { return resumes; }
@@ -216,6 +218,50 @@ TEST_F(BusTest, ABatchIsToldOnceItsWorkIsDoneAndSharedByWhoSeesAll) {
   EXPECT_EQ(all.text, "jobs:1;other;next;");
   ASSERT_EQ(late.events.size(), 1u);
   EXPECT_EQ(late.events[0].key, "next");
+}
+
+// A watcher that keeps what it was told, as a connection keeps its events until it sends them.
+struct Holder final : Watcher {
+  std::vector<SharedText> held;
+  void on_event(const Published&) override {}
+  void on_events(const Batch& b) override {
+    held.push_back(
+        b.text(Batch::kResp2, [](std::string& out, const Published& e) { out += e.key + ";"; }));
+  }
+  bool can_resume() const override { return false; }
+  void on_reset(std::uint64_t) override {}
+};
+
+TEST_F(BusTest, WatchersHoldRangesOfOneBlockThatFollowEachOtherAndAFreeBlockIsWrittenAgain) {
+  BusOptions o;
+  o.later = [] {};
+  EventBus bus(policy, clock, o);
+  Holder a, b;
+  bus.watch(a, owner, "");
+  bus.watch(b, owner, "");
+  take("k1");
+  bus.tell();
+  take("k2");
+  bus.tell();
+  ASSERT_EQ(a.held.size(), 2u);
+  ASSERT_EQ(b.held.size(), 2u);
+  EXPECT_EQ(a.held[0].block, b.held[0].block);  // the bytes exist once for both
+  EXPECT_EQ(a.held[0].view(), "k1;");
+  // While held, the next batch is written after it in the same block.
+  EXPECT_EQ(a.held[1].block, a.held[0].block);
+  EXPECT_EQ(a.held[1].begin, a.held[0].end);
+  EXPECT_EQ(a.held[1].view(), "k2;");
+  EXPECT_EQ(a.held[0].view(), "k1;");  // the block grew; the range still reads the same
+  // Nobody holds any of it: the block is written again from its start.
+  const std::string* block = a.held[0].block.get();
+  a.held.clear();
+  b.held.clear();
+  take("k3");
+  bus.tell();
+  ASSERT_EQ(a.held.size(), 1u);
+  EXPECT_EQ(a.held[0].block.get(), block);
+  EXPECT_EQ(a.held[0].begin, 0u);
+  EXPECT_EQ(a.held[0].view(), "k3;");
 }
 
 TEST_F(BusTest, WithOnlyWatchersThatCannotResumeEventsStopWithTheLast) {

@@ -15,13 +15,21 @@ std::optional<Error> check_prefix(std::string_view prefix) {
   return err;
 }
 
-const std::string& Batch::text(Format format, Render render) const {
-  std::string& t = texts_[format];
-  if (!made_[format]) {
-    made_[format] = true;
-    t.clear();
-    for (const Published* e : events_) render(t, *e);
+const SharedText& Batch::text(Format format, Render render) const {
+  SharedText& t = texts_[format];
+  if (made_[format]) return t;
+  made_[format] = true;
+  t = {};  // the batch's own hold on the block goes, so use_count() counts the watchers'
+  std::shared_ptr<std::string>& block = blocks_[format];
+  if (block && block.use_count() == 1) {
+    block->clear();  // nobody holds any of it: written again from its start, memory kept
+  } else if (!block || block->size() >= kBlockBytes) {
+    block = std::make_shared<std::string>();
+    block->reserve(kBlockBytes);
   }
+  const std::size_t begin = block->size();
+  for (const Published* e : events_) render(*block, *e);
+  t = {block, begin, block->size()};
   return t;
 }
 

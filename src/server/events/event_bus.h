@@ -18,9 +18,10 @@
 //  4. Events are told in batches: those made in one piece of the loop's work wait until it is
 //     done (BusOptions::later), then each watcher that sees every key (no prefix, and a
 //     principal that may read all: LockService::may_read_all, asked once per batch) gets the
-//     whole batch, whose bytes are written once per format (Batch) and shared by all of them;
-//     the others are told event by event. So ten watchers cost ten copies of a batch, not ten
-//     rounds of per-event work.
+//     whole batch, whose bytes are written once per format (Batch) into a block shared by all
+//     of them: a LOCK.WATCH connection that keeps up sends its range of the block itself, so
+//     ten watchers cost one writing of a batch and ten sends, not ten rounds of per-event work
+//     or ten copies. The others are told event by event.
 //
 // Ids: a number that only grows. They start at the server's start time in milliseconds times
 // 1000, so that they keep growing across a restart unless the server made more than a thousand
@@ -32,8 +33,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -59,6 +62,19 @@ struct Published {
   mutable std::string frames[2];
 };
 
+// Bytes of a block that several readers share: [begin, end) of *block. Appending to the block
+// later moves its memory but not these offsets, so a holder reads it through view() when it
+// sends, and the block lives as long as anyone holds it.
+struct SharedText {
+  std::shared_ptr<const std::string> block;
+  std::size_t begin = 0, end = 0;
+
+  std::size_t size() const { return end - begin; }
+  std::string_view view() const {
+    return block ? std::string_view(*block).substr(begin, end - begin) : std::string_view();
+  }
+};
+
 // The events of one batch, in id order, for the watchers that see them all.
 class Batch {
  public:
@@ -68,13 +84,20 @@ class Batch {
   using Render = void (*)(std::string& out, const Published& event);
 
   const std::vector<const Published*>& events() const { return events_; }
-  // Every event of the batch in `format`, written by `render` for the first watcher that asks.
-  const std::string& text(Format format, Render render) const;
+  // Every event of the batch in `format`, written by `render` for the first watcher that asks,
+  // at the end of the format's block: batch after batch, the watchers that keep up hold ranges
+  // of one block that follow each other, and send them from it without a copy of their own.
+  const SharedText& text(Format format, Render render) const;
 
  private:
   friend class EventBus;
+  // A block stops growing here once a watcher still holds part of it; one that nobody holds
+  // is emptied and written again from its start.
+  static constexpr std::size_t kBlockBytes = 1 << 20;
+
   std::vector<const Published*> events_;
-  mutable std::string texts_[kFormats];
+  mutable std::shared_ptr<std::string> blocks_[kFormats];
+  mutable SharedText texts_[kFormats];
   mutable bool made_[kFormats] = {};
 };
 

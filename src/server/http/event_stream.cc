@@ -119,7 +119,7 @@ void EventStream::on_event(const events::Published& event) {
 // Written once per batch for every stream that sees all of it.
 void EventStream::on_events(const events::Batch& batch) {
   if (ended_ || closing_ || !opened_ || behind()) return;
-  queue(batch.text(events::Batch::kSse, &append_sse_event));
+  queue(batch.text(events::Batch::kSse, &append_sse_event).view());
   batch_more();
 }
 

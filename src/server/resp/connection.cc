@@ -1,6 +1,7 @@
 #include "server/resp/connection.h"
 
 #include <algorithm>
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -257,7 +258,7 @@ void Connection::replies_ready() {
 // follow).
 void Connection::pushes_ready() {
   if (flush_scheduled_ || closed_) return;
-  const bool full = push_batch_.add(pipeline_.output().size(), [this] {
+  const bool full = push_batch_.add(pipeline_.output().size() + shared_.size(), [this] {
     return [self = shared_from_this()] {
       self->replies_ready();
       self->hub_.loop.after_event();  // a timer's turn: the loop sends what is ready
@@ -277,6 +278,17 @@ void Connection::keep_alive(bool calls_in_flight) {
   }
 }
 
+bool Connection::share(const events::SharedText& frames) {
+  if (closed_ || tls_) return false;  // TLS: the engine copies every byte it encrypts anyway
+  if (!shared_.block) {
+    shared_ = frames;
+    return true;
+  }
+  if (shared_.block != frames.block || shared_.end != frames.begin) return false;
+  shared_.end = frames.end;  // the next batch of the same block: one range
+  return true;
+}
+
 void Connection::flush() {
   flush_scheduled_ = false;
   if (closed_ || write_in_flight_) return;
@@ -285,6 +297,10 @@ void Connection::flush() {
     return;
   }
   std::string& out = pipeline_.output();
+  if (shared_.block) {
+    flush_shared(out);
+    return;
+  }
   if (out.empty()) {
     if (closing_ && !pipeline_.in_flight()) close();
     return;
@@ -313,6 +329,34 @@ void Connection::flush() {
   if (!ec) out.erase(0, n);
   writing_.swap(out);
   write_rest();
+}
+
+// The flush of a watcher's shared events and, after them, the connection's own output: one
+// write of both; what the socket does not take is copied and leaves as flush()'s rest does.
+void Connection::flush_shared(std::string& out) {
+  const std::string_view shared = shared_.view();
+  const std::array<boost::asio::const_buffer, 2> both = {boost::asio::buffer(shared),
+                                                         boost::asio::buffer(out)};
+  boost::system::error_code ec;
+  const std::size_t n = socket_.write_some(both, ec);
+  if (ec && ec != boost::asio::error::would_block && ec != boost::asio::error::try_again) {
+    close();
+    return;
+  }
+  const bool was_congested = congested();
+  const std::size_t sent = ec ? 0 : n;
+  written_ += sent;
+  if (sent < shared.size()) writing_.assign(shared.substr(sent));
+  writing_.append(out, sent > shared.size() ? sent - shared.size() : 0);
+  shared_ = {};
+  out.clear();
+  if (!writing_.empty()) {
+    write_rest();
+  } else if (closing_ && !pipeline_.in_flight()) {
+    close();
+  } else if (was_congested && pipeline_.ready() && in_begin_ < in_end_) {
+    post_process();  // as flush() does once the output drained
+  }
 }
 
 // A TLS connection's flush: the replies become records with one SSL_write, which leave as the
@@ -383,6 +427,7 @@ void Connection::write_rest() {
 // off, so the written bytes do not stay. Either from the loop: this runs inside another
 // connection's PUBLISH, or the bus's telling of an event.
 void Connection::fell_behind(bool at_once) {
+  shared_ = {};  // not being written yet: dropped, as the pipeline's output is
   if (closed_ || cut_off_) return;
   closing_ = true;
   if (at_once) {
@@ -410,7 +455,7 @@ void Connection::note_buffers() {
   ConnectionState& state = pipeline_.state();
   state.input_buffered = in_end_ - in_begin_;
   state.input_free = in_cap_ - in_end_;
-  state.output_buffered = pipeline_.output().size() + writing_.size();
+  state.output_buffered = pipeline_.output().size() + unsent_bytes();
 }
 
 void Connection::kill() {
@@ -428,6 +473,7 @@ void Connection::shutdown() {
 void Connection::close() {
   if (closed_) return;
   closed_ = true;
+  shared_ = {};
   if (cut_off_) cut_off_->cancel();
   push_batch_.cancel();
   pipeline_.end();

@@ -112,7 +112,8 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   void pushes_ready() override;
   void resume() override;
   void keep_alive(bool calls_in_flight) override;
-  std::size_t unsent_bytes() const override { return writing_.size(); }
+  std::size_t unsent_bytes() const override { return writing_.size() + shared_.size(); }
+  bool share(const events::SharedText& frames) override;
   void fell_behind(bool at_once) override;
   // After fell_behind(): closes the connection once 10 s pass with nothing written.
   void watch_progress(std::uint64_t written_before);
@@ -131,12 +132,13 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   // Decrypts what the engine holds into the input buffer, runs it, reads on.
   void decrypt_and_process();
   void flush_tls();
+  void flush_shared(std::string& out);
   void write_rest();
   void process();
   void post_process();
   void close();
   bool congested() const {
-    return pipeline_.output().size() + writing_.size() > hub_.max_pending_output;
+    return pipeline_.output().size() + unsent_bytes() > hub_.max_pending_output;
   }
   std::size_t max_input() const { return hub_.limits.max_frame_bytes + hub_.input_slack; }
 
@@ -151,6 +153,9 @@ class Connection final : public std::enable_shared_from_this<Connection>,
   std::unique_ptr<char[]> in_;
   std::size_t in_cap_ = 0, in_begin_ = 0, in_end_ = 0;
   std::string writing_;
+  // Lock events shared with other watchers (share()): they leave after writing_ and before
+  // the pipeline's output.
+  events::SharedText shared_;
   std::unique_ptr<Tls> tls_;                          // TLS listeners only
   std::shared_ptr<Connection> self_;                  // set while calls are in flight
   std::optional<boost::asio::steady_timer> cut_off_;  // a listener fell behind: watch it

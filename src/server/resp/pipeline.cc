@@ -65,6 +65,17 @@ void Pipeline::push_frame(std::string_view frame, bool can_wait) {
   }
 }
 
+void Pipeline::push_shared(const events::SharedText& frames) {
+  // Shared only when nothing of the connection's own would have to go first: output() is
+  // empty, and in RESP2 no reply is held back behind a call in flight.
+  const bool first = out_.empty() && (state_.proto >= 3 || !runner_.in_flight());
+  if (!first || !events_.share(frames)) {
+    push_frame(frames.view(), /*can_wait=*/true);
+    return;
+  }
+  events_.pushes_ready();
+}
+
 void Pipeline::fell_behind(std::string_view last) {
   // What is not being written yet goes: the last frame follows what is.
   out_.assign(last);

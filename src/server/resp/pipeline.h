@@ -44,6 +44,13 @@ class Pipeline final : private CallRunner::Host, private Subscriptions::Output {
     virtual void keep_alive(bool calls_in_flight) = 0;
     // Bytes the connection took from output() and has not sent yet.
     virtual std::size_t unsent_bytes() const { return 0; }
+    // Lock events shared with other watchers, to be sent after what the connection is writing
+    // and before output() (which is empty when this is called): true when the connection keeps
+    // them so; false to have them copied into output() instead.
+    virtual bool share(const events::SharedText& frames) {
+      (void)frames;
+      return false;
+    }
     // A subscriber or watcher fell behind (subscriptions.h); output() now holds only its last
     // frame, if any. Read nothing more and close: at once (a subscriber past its limit, as
     // Redis does), or once output() is sent (a watcher's last frame), but soon if the peer
@@ -106,6 +113,7 @@ class Pipeline final : private CallRunner::Host, private Subscriptions::Output {
   // Subscriptions::Output.
   int protocol() const override { return state_.proto; }
   void push_frame(std::string_view frame, bool can_wait) override;
+  void push_shared(const events::SharedText& frames) override;
   std::size_t backlog() const override {
     return out_.size() + (held_.size() - held_begin_) + events_.unsent_bytes();
   }

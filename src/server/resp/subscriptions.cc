@@ -150,7 +150,7 @@ bool Subscriptions::watch_behind() {
 void Subscriptions::on_events(const events::Batch& batch) {
   if (watch_behind()) return;
   // Written once per batch and protocol version, for every watcher that sees all of it.
-  const std::string& frames =
+  const events::SharedText& frames =
       proto() >= 3
           ? batch.text(
                 events::Batch::kResp3,
@@ -158,7 +158,7 @@ void Subscriptions::on_events(const events::Batch& batch) {
           : batch.text(events::Batch::kResp2, [](std::string& out, const events::Published& e) {
               append_event_frame(out, 2, e);
             });
-  out_.push_frame(frames, /*can_wait=*/true);
+  out_.push_shared(frames);
 }
 
 void Subscriptions::on_event(const events::Published& event) {

@@ -47,6 +47,9 @@ class Subscriptions final : public pubsub::Subscriber, public events::Watcher {
     // A push frame: out of band in RESP3, in order in RESP2. `can_wait`: it may be sent a
     // moment later with others (a lock event), rather than at the end of this loop round.
     virtual void push_frame(std::string_view frame, bool can_wait = false) = 0;
+    // Push frames that may wait (lock events), as bytes shared with other watchers: sent from
+    // there when nothing of the connection's own is in front of them, else copied.
+    virtual void push_shared(const events::SharedText& frames) { push_frame(frames.view(), true); }
     // Bytes written for the connection and not sent yet.
     virtual std::size_t backlog() const = 0;
     // The listener fell behind: what is not being written yet is dropped, `last` (may be
