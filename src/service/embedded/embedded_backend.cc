@@ -502,12 +502,15 @@ void EmbeddedBackend::dispatch() {
 void EmbeddedBackend::set_event_sink(LockEventSink* sink) {
   events_ = sink;
   table_.set_events(sink != nullptr ? this : nullptr);
-  if (sink == nullptr) pending_events_.clear();
+  if (sink == nullptr) {
+    pending_events_.clear();
+    ++events_dropped_;
+  }
   if (sink != nullptr) sink->on_events_ready();
 }
 
 void EmbeddedBackend::on_lock_event(LockEvent&& event) {
-  event.at = now();
+  event.at = last_now_;  // the instant of the change that told it
   pending_events_.push_back(PendingEvent{last_sequence_, std::move(event)});
 }
 
@@ -516,9 +519,10 @@ void EmbeddedBackend::release_events() {
   // The sink may stop listening while it is told (set_event_sink(nullptr) empties the queue).
   while (events_ != nullptr && !pending_events_.empty() &&
          pending_events_.front().sequence <= durable) {
-    LockEvent event = std::move(pending_events_.front().event);
-    pending_events_.pop_front();
-    events_->on_lock_event(std::move(event));
+    // Told from its place in the queue (no copy), popped unless the sink emptied the queue.
+    const std::uint64_t dropped = events_dropped_;
+    events_->on_lock_event(std::move(pending_events_.front().event));
+    if (events_dropped_ == dropped) pending_events_.pop_front();
   }
 }
 

@@ -132,8 +132,13 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   void finish_when_durable(Completion& done, Result<Answer>&& result);
   // complete(), without its copy of the result.
   void complete_with(Completion& done, Result<Answer>&& result);
-  // The clock, or the instant atomically() stopped it at.
-  Millis now() const { return frozen_now_ ? *frozen_now_ : clock_.now_ms(); }
+  // The clock, or the instant atomically() stopped it at. Every change of the table is made at
+  // an instant read here, so a lock event takes its `at` from the last one (no clock read of
+  // its own).
+  Millis now() const {
+    last_now_ = frozen_now_ ? *frozen_now_ : clock_.now_ms();
+    return last_now_;
+  }
   // Finishes `done` with `result` and says the call took effect.
   Issued answer(Completion& done, Result<Answer>&& result) {
     complete_with(done, std::move(result));
@@ -187,6 +192,8 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   };
   LockEventSink* events_ = nullptr;  // null: nobody watches
   std::deque<PendingEvent> pending_events_;
+  std::uint64_t events_dropped_ = 0;  // times set_event_sink(nullptr) emptied pending_events_
+  mutable Millis last_now_ = 0;       // now()'s last answer
 };
 
 }  // namespace holdfast
