@@ -47,10 +47,7 @@ class Pipeline final : private CallRunner::Host, private Subscriptions::Output {
     // Lock events shared with other watchers, to be sent after what the connection is writing
     // and before output() (which is empty when this is called): true when the connection keeps
     // them so; false to have them copied into output() instead.
-    virtual bool share(const events::SharedText& frames) {
-      (void)frames;
-      return false;
-    }
+    virtual bool share(const events::SharedText&) { return false; }
     // A subscriber or watcher fell behind (subscriptions.h); output() now holds only its last
     // frame, if any. Read nothing more and close: at once (a subscriber past its limit, as
     // Redis does), or once output() is sent (a watcher's last frame), but soon if the peer

@@ -49,7 +49,7 @@ class Subscriptions final : public pubsub::Subscriber, public events::Watcher {
     virtual void push_frame(std::string_view frame, bool can_wait = false) = 0;
     // Push frames that may wait (lock events), as bytes shared with other watchers: sent from
     // there when nothing of the connection's own is in front of them, else copied.
-    virtual void push_shared(const events::SharedText& frames) { push_frame(frames.view(), true); }
+    virtual void push_shared(const events::SharedText& frames) = 0;
     // Bytes written for the connection and not sent yet.
     virtual std::size_t backlog() const = 0;
     // The listener fell behind: what is not being written yet is dropped, `last` (may be
