@@ -62,14 +62,13 @@ class Cursor {
   char* at_;
 };
 
-// What the names, punctuation, numbers and fixed words of an event take at most: every field
-// present, with its longest word and 20-character numbers, comes to 426 bytes.
+// What the names, punctuation, numbers and fixed words of an event's body take at most: every
+// field present, with its longest word and 20-character numbers, comes to under 426 bytes.
 constexpr std::size_t kFixedBound = 512;
 
-void write_event(Cursor& c, const LockEvent& e, std::uint64_t id) {
-  c.raw("{\"id\":");
-  c.digits(id);
-  c.raw(",\"event\":\"");
+// Everything after `{"id":N,`.
+void write_body(Cursor& c, const LockEventView& e) {
+  c.raw("\"event\":\"");
   c.raw(kNames[static_cast<std::size_t>(e.kind)]);
   c.raw("\",\"key\":");
   c.quoted(e.key);
@@ -172,13 +171,15 @@ std::string_view dequeue_reason_name(DequeueReason reason) {
   return "";
 }
 
-std::string event_json(const LockEvent& e, std::uint64_t id) {
+std::string event_json(const LockEventView& e, std::uint64_t id) {
+  std::string body;
+  append_event_body(body, e);
   std::string out;
-  append_event_json(out, e, id);
+  append_event_json(out, id, body);
   return out;
 }
 
-void append_event_json(std::string& out, const LockEvent& e, std::uint64_t id) {
+void append_event_body(std::string& out, const LockEventView& e) {
   const std::size_t bound = kFixedBound + Cursor::quoted_bound(e.key) +
                             Cursor::quoted_bound(e.held_by) + Cursor::quoted_bound(e.owner) +
                             Cursor::quoted_bound(e.holder_id);
@@ -186,15 +187,25 @@ void append_event_json(std::string& out, const LockEvent& e, std::uint64_t id) {
   if (bound <= kStack) {  // nearly always: written on the stack, then appended once
     char buf[kStack];
     Cursor c(buf);
-    write_event(c, e, id);
+    write_body(c, e);
     out.append(buf, static_cast<std::size_t>(c.end() - buf));
     return;
   }
   const std::size_t before = out.size();
   out.resize(before + bound);
   Cursor c(out.data() + before);
-  write_event(c, e, id);
+  write_body(c, e);
   out.resize(static_cast<std::size_t>(c.end() - out.data()));
+}
+
+void append_event_json(std::string& out, std::uint64_t id, std::string_view body) {
+  char head[32];
+  Cursor c(head);
+  c.raw("{\"id\":");
+  c.digits(id);
+  c.raw(",");
+  out.append(head, static_cast<std::size_t>(c.end() - head));
+  out.append(body);
 }
 
 }  // namespace holdfast

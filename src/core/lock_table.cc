@@ -17,9 +17,9 @@ LockTable::LockTable(ChangeSink* sink) : sink_(sink) {}
 
 LockTable::~LockTable() = default;
 
-void LockTable::emit(const Change& change) {
+void LockTable::emit(const Change& change, const Slot* slot) {
   if (sink_ != nullptr) sink_->on_change(change);
-  if (events_ != nullptr) describe(change);
+  if (events_ != nullptr) describe(change, slot);
 }
 
 LockTable::Interned* LockTable::intern(std::string_view held_by) {
@@ -407,7 +407,7 @@ ReleaseOutcome LockTable::force_release(std::string_view key, Millis now) {
     return ReleaseOutcome{true};
   }
   if (slot == nullptr || !slot->second.held()) return ReleaseOutcome{false};
-  emit(Released{slot->first, slot->second.token});
+  emit(Released{slot->first, slot->second.token}, slot);
   ++counters_.releases;
   free_key(slot, now);
   return ReleaseOutcome{true};
@@ -423,7 +423,7 @@ RenewOutcome LockTable::extend(std::string_view key, Millis lease_expires_at, Mi
       m->lease_expires_at = lease_expires_at;
       member_ends_.set(m.get(), lease_expires_at);
       ++counters_.renewals;
-      emit(Renewed{slot->first, m->token, lease_expires_at});
+      emit(Renewed{slot->first, m->token, lease_expires_at}, slot);
     }
     return RenewOutcome{true, lease_expires_at};
   }
@@ -432,7 +432,7 @@ RenewOutcome LockTable::extend(std::string_view key, Millis lease_expires_at, Mi
   e.lease_expires_at = lease_expires_at;
   lease_ends_.set(slot, lease_expires_at);
   ++counters_.renewals;
-  emit(Renewed{slot->first, e.token, lease_expires_at});
+  emit(Renewed{slot->first, e.token, lease_expires_at}, slot);
   return RenewOutcome{true, lease_expires_at};
 }
 
@@ -447,7 +447,7 @@ Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view han
     m->lease_expires_at = now + ttl_ms;
     member_ends_.set(m, m->lease_expires_at);
     ++counters_.renewals;
-    emit(Renewed{slot->first, m->token, m->lease_expires_at});
+    emit(Renewed{slot->first, m->token, m->lease_expires_at}, slot);
     return RenewOutcome{true, m->lease_expires_at};
   }
   auto parsed = Handle::parse(handle);
@@ -459,7 +459,7 @@ Result<RenewOutcome> LockTable::renew(std::string_view key, std::string_view han
   e.lease_expires_at = now + ttl_ms;
   lease_ends_.set(slot, e.lease_expires_at);
   ++counters_.renewals;
-  emit(Renewed{slot->first, e.token, e.lease_expires_at});
+  emit(Renewed{slot->first, e.token, e.lease_expires_at}, slot);
   return RenewOutcome{true, e.lease_expires_at};
 }
 
@@ -480,7 +480,7 @@ Result<ReleaseOutcome> LockTable::release(std::string_view key, std::string_view
       !parsed || !(slot->second.handle == *parsed)) {
     return ReleaseOutcome{false};
   }
-  emit(Released{slot->first, slot->second.token});
+  emit(Released{slot->first, slot->second.token}, slot);
   ++counters_.releases;
   free_key(slot, now);
   return ReleaseOutcome{true};
@@ -581,7 +581,7 @@ Result<AcquireOutcome> LockTable::assign(const AssignRequest& r, Millis now) {
       lease_ends_.set(slot, lease_end);
     }
     ++counters_.renewals;
-    emit(Renewed{slot->first, e.token, lease_end});
+    emit(Renewed{slot->first, e.token, lease_end}, slot);
     out.kind = AcquireOutcome::Kind::kGranted;
     out.hold = view(*slot, /*with_handle=*/false);
     return out;
@@ -635,7 +635,7 @@ Result<ReleaseOutcome> LockTable::unassign(std::string_view key,
     return not_holder(key, "the key is held by a handle hold; release it with its handle");
   if (holder_id && slot->second.holder_id() != *holder_id)
     return not_holder(key, "the key is assigned to another holder");
-  emit(Released{slot->first, slot->second.token});
+  emit(Released{slot->first, slot->second.token}, slot);
   ++counters_.releases;
   free_key(slot, now);
   return ReleaseOutcome{true};
@@ -734,7 +734,7 @@ void LockTable::end_session(SessionId session, Millis now) {
     close_after_end(slot, std::min(e.lease_expires_at, now), e.lock_delay(), e.token,
                     e.held_by->first, false, now);
     slot->second.scope = Scope::kLease;  // keeps drop_hold away from the erased index
-    emit(Released{slot->first, slot->second.token});
+    emit(Released{slot->first, slot->second.token}, slot);
     ++counters_.releases;
     free_key(slot, now);
   }

@@ -269,7 +269,9 @@ class LockTable {
   void time_out(Waiter* waiter, Millis now);
   Interned* intern(std::string_view held_by);
   void unintern(Interned* held_by);
-  void emit(const Change& change);
+  // `slot`: the key the change is about, when the caller has it (its lock event then needs no
+  // lookup).
+  void emit(const Change& change, const Slot* slot = nullptr);
   // Shared and semaphore holds (lock_table_groups.cc).
   Result<AcquireOutcome> acquire_shared(const AcquireRequest& request, Millis now);
   // INVALID_ARGUMENT when a request of `mode` (and semaphore `permits`) cannot use the key as it
@@ -323,10 +325,10 @@ class LockTable {
   void lift_due_delays(Millis now);
   void for_each_durable_delay(const std::function<void(const HoldView&)>& fn) const;
   // Lock events (lock_table_events.cc), made only while events_ is set.
-  void describe(const Change& change);
-  LockEvent hold_event(LockEventKind kind, const Slot& slot) const;
-  LockEvent member_event(LockEventKind kind, const Slot& slot, const Member& m) const;
-  void report(LockEvent&& event) { events_->on_lock_event(std::move(event)); }
+  void describe(const Change& change, const Slot* given);
+  LockEventView hold_event(LockEventKind kind, const Slot& slot) const;
+  void report_member(LockEventKind kind, const Slot& slot, const Member& m);
+  void report(const LockEventView& event) { events_->on_lock_event(event); }
   void report_waiter(const Waiter& w, LockEventKind kind, DequeueReason reason, Millis now);
   // Whether grants are open at `now`; the first call at or after the end of a quarantine
   // opens them and hands every free key with waiters on.

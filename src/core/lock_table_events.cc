@@ -4,15 +4,17 @@
 //
 // A change names a hold by key and token; the hold is still in place when the change is
 // reported (a release is reported before the hold is dropped, a grant or renewal after it was
-// made), so the event reads its principal, owner and lease from there.
+// made), so the event reads its principal, owner and lease from there: it is a view
+// (LockEventView) of the hold in place, told before anything moves it.
 #include "core/lock_table.h"
 #include "core/lock_table_entry.h"
 
 namespace holdfast {
 namespace {
 
-LockEvent from_hold(LockEventKind kind, const HoldState& h) {
-  LockEvent e;
+// Views into `h`, which must stay in place while the event is told.
+LockEventView from_hold(LockEventKind kind, const HoldState& h) {
+  LockEventView e;
   e.kind = kind;
   e.key = h.key;
   e.token = h.token;
@@ -31,10 +33,10 @@ LockEvent from_hold(LockEventKind kind, const HoldState& h) {
 
 }  // namespace
 
-// An exclusive hold's event, read in place (no HoldState in between: every string once).
-LockEvent LockTable::hold_event(LockEventKind kind, const Slot& slot) const {
+// An exclusive hold's event, read in place (no HoldState in between, no string copied).
+LockEventView LockTable::hold_event(LockEventKind kind, const Slot& slot) const {
   const Entry& en = slot.second;
-  LockEvent e;
+  LockEventView e;
   e.kind = kind;
   e.key = slot.first;
   e.token = en.token;
@@ -48,11 +50,12 @@ LockEvent LockTable::hold_event(LockEventKind kind, const Slot& slot) const {
   return e;
 }
 
-LockEvent LockTable::member_event(LockEventKind kind, const Slot& slot, const Member& m) const {
-  return from_hold(kind, member_view(slot, m, /*with_handle=*/false));
+void LockTable::report_member(LockEventKind kind, const Slot& slot, const Member& m) {
+  const HoldState h = member_view(slot, m, /*with_handle=*/false);
+  report(from_hold(kind, h));
 }
 
-void LockTable::describe(const Change& change) {
+void LockTable::describe(const Change& change, const Slot* given) {
   if (const auto* granted = std::get_if<Granted>(&change)) {
     const HoldState& h = granted->hold;
     LockEventKind kind = LockEventKind::kAcquired;
@@ -78,9 +81,12 @@ void LockTable::describe(const Change& change) {
   } else {
     return;  // rule sets and the horizon are not lock events
   }
-  auto it = keys_.find(absl_view(key));
-  if (it == keys_.end()) return;
-  const Slot& slot = *it;
+  if (given == nullptr) {
+    auto it = keys_.find(absl_view(key));
+    if (it == keys_.end()) return;
+    given = &*it;
+  }
+  const Slot& slot = *given;
   const Entry& e = slot.second;
   if (e.held() && e.token == token) {
     const LockEventKind kind = !released                       ? LockEventKind::kRenewed
@@ -92,18 +98,18 @@ void LockTable::describe(const Change& change) {
   if (e.group() == nullptr) return;
   for (const auto& m : e.group()->members) {
     if (m->token != token) continue;
-    report(member_event(released ? LockEventKind::kReleased : LockEventKind::kRenewed, slot, *m));
+    report_member(released ? LockEventKind::kReleased : LockEventKind::kRenewed, slot, *m);
     return;
   }
 }
 
 void LockTable::report_waiter(const Waiter& w, LockEventKind kind, DequeueReason reason,
                               Millis now) {
-  LockEvent e;
+  LockEventView e;
   e.kind = kind;
   e.key = w.slot->first;
   e.held_by = w.held_by;
-  e.owner = w.owner.value_or(std::string());
+  if (w.owner) e.owner = *w.owner;
   e.holder_id = w.holder_id;
   e.mode = w.mode;
   if (w.mode == LockMode::kSemaphore) {
@@ -118,7 +124,7 @@ void LockTable::report_waiter(const Waiter& w, LockEventKind kind, DequeueReason
     const Millis queued_at = w.deadline - w.timeout_ms;
     e.waited_ms = now > queued_at ? now - queued_at : 0;
   }
-  report(std::move(e));
+  report(e);
 }
 
 }  // namespace holdfast

@@ -148,7 +148,7 @@ void LockTable::drop_member(Member* m) {
 
 void LockTable::release_member(Member* m, Millis now) {
   Slot* slot = m->slot;
-  emit(Released{slot->first, m->token});
+  emit(Released{slot->first, m->token}, slot);
   ++counters_.releases;
   drop_member(m);
   hand_off(slot, now);
@@ -157,7 +157,7 @@ void LockTable::release_member(Member* m, Millis now) {
 void LockTable::release_group(Slot* slot, Millis now) {
   while (slot->second.group() != nullptr) {
     Member* m = slot->second.group()->members.front().get();
-    emit(Released{slot->first, m->token});
+    emit(Released{slot->first, m->token}, slot);
     ++counters_.releases;
     drop_member(m);
   }
@@ -196,7 +196,7 @@ void LockTable::expire_due_members(Slot* slot, Millis now) {
     }
     ++counters_.expiries;
     const Member& m = **due;
-    if (events_ != nullptr) report(member_event(LockEventKind::kExpired, *slot, m));
+    if (events_ != nullptr) report_member(LockEventKind::kExpired, *slot, m);
     close_after_end(slot, m.lease_expires_at, m.lock_delay_ms, m.token, m.held_by,
                     /*durable=*/m.session == 0, now);
     drop_member(due->get());
@@ -249,7 +249,7 @@ Result<AcquireOutcome> LockTable::acquire_shared(const AcquireRequest& r, Millis
       if (r.mode == LockMode::kSemaphore &&
           e.group()->used - m->take + as_waiter.take > e.group()->permits)
         break;
-      emit(Released{slot->first, m->token});
+      emit(Released{slot->first, m->token}, slot);
       drop_member(m.get());
       out.kind = AcquireOutcome::Kind::kGranted;
       out.hold = grant_member(slot, as_waiter, now + r.ttl_ms, now);

@@ -59,15 +59,15 @@ void LockTable::end_multi(MultiHold* g, bool expired) {
     Entry& e = slot->second;
     bool dropped = false;
     if (e.multi() == g) {
-      if (!expired) emit(Released{slot->first, e.token});
+      if (!expired) emit(Released{slot->first, e.token}, slot);
       if (expired && events_ != nullptr) report(hold_event(LockEventKind::kExpired, *slot));
       drop_hold(slot);
       dropped = true;
     } else if (e.group() != nullptr) {
       for (auto& m : e.group()->members) {
         if (m->multi != g) continue;
-        if (!expired) emit(Released{slot->first, m->token});
-        if (expired && events_ != nullptr) report(member_event(LockEventKind::kExpired, *slot, *m));
+        if (!expired) emit(Released{slot->first, m->token}, slot);
+        if (expired && events_ != nullptr) report_member(LockEventKind::kExpired, *slot, *m);
         drop_member(m.get());
         dropped = true;
         break;
@@ -96,14 +96,14 @@ void LockTable::renew_multi(MultiHold* g, Millis lease_expires_at) {
     if (e.multi() == g) {
       e.lease_expires_at = lease_expires_at;
       lease_ends_.set(slot, lease_expires_at);
-      emit(Renewed{slot->first, e.token, lease_expires_at});
+      emit(Renewed{slot->first, e.token, lease_expires_at}, slot);
       ++counters_.renewals;
     } else if (e.group() != nullptr) {
       for (auto& m : e.group()->members) {
         if (m->multi != g) continue;
         m->lease_expires_at = lease_expires_at;
         member_ends_.set(m.get(), lease_expires_at);
-        emit(Renewed{slot->first, m->token, lease_expires_at});
+        emit(Renewed{slot->first, m->token, lease_expires_at}, slot);
         ++counters_.renewals;
       }
     }

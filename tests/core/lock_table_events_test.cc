@@ -14,7 +14,7 @@ namespace {
 
 class RecordingEvents : public LockEventSink {
  public:
-  void on_lock_event(LockEvent&& e) override { events.push_back(std::move(e)); }
+  void on_lock_event(const LockEventView& e) override { events.emplace_back(e); }
   std::vector<LockEvent> events;
   std::vector<LockEventKind> kinds() const {
     std::vector<LockEventKind> k;
@@ -259,12 +259,15 @@ TEST(EventJson, AStringThatCouldOutgrowTheStackBufferIsWrittenInPlace) {
   e.held_by = "user:x";
   e.at = 5;
   std::string out = "before;";
-  append_event_json(out, e, 2);
+  append_event_body(out, e);
   std::string key;
   for (int i = 0; i < 1024; ++i) key += "\\\"";
-  EXPECT_EQ(out, "before;{\"id\":2,\"event\":\"released\",\"key\":\"" + key +
+  EXPECT_EQ(out, "before;\"event\":\"released\",\"key\":\"" + key +
                      R"(","token":9,"heldBy":"user:x","leaseExpiresAt":null,"at":5})");
-  EXPECT_EQ(out.substr(7), event_json(e, 2));
+  std::string json = "[";
+  append_event_json(json, 2, out.substr(7));
+  EXPECT_EQ(json, "[" + event_json(e, 2));
+  EXPECT_EQ(json, "[{\"id\":2," + out.substr(7));
 }
 
 // A reader that knows only the events: each key's holds by token, and its waiters.

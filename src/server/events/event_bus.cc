@@ -162,7 +162,14 @@ void EventBus::on_events_lost() {
   compact();
 }
 
-void EventBus::on_lock_event(LockEvent&& event) {
+void EventBus::on_lock_event(const LockEventView& event) {
+  if (!active_) return;
+  body_.clear();
+  append_event_body(body_, event);
+  on_written_event({event.kind, event.key, body_});
+}
+
+void EventBus::on_written_event(const WrittenEvent& event) {
   if (!active_) return;
   // A batch never grows past the window, whose oldest slot the next event takes.
   if (untold_ >= std::min(kMostUntold, window_.capacity())) {
@@ -173,7 +180,7 @@ void EventBus::on_lock_event(LockEvent&& event) {
   p.id = ++last_id_;
   p.kind = event.kind;
   p.json.clear();
-  append_event_json(p.json, event, p.id);
+  append_event_json(p.json, p.id, event.body);
   p.frames[0].clear();  // a slot's frames are those of the event it held
   p.frames[1].clear();
   p.key.assign(event.key);

@@ -6,11 +6,12 @@
 //     they stay on for `linger_ms` if a watcher that can resume watched (a stream, whose
 //     reader comes back with Last-Event-ID: a page that reconnects), and the first event
 //     after that switches them off again; if none could (LOCK.WATCH), they go off at once.
-//  2. Each event gets the next id, is written as JSON once, and is kept in a window of the
-//     last `window` events for readers that come back with the id they saw last
-//     (Last-Event-ID). Until such a reader (a stream) watches, nobody could come back: the
-//     window then keeps only the batch not yet told, and the lock path writes its events
-//     into a few slots that stay in the cache rather than cycling through thousands.
+//  2. Each event gets the next id, is written as JSON once (a single server's arrive written
+//     but for the id: on_written_event), and is kept in a window of the last `window` events
+//     for readers that come back with the id they saw last (Last-Event-ID). Until such a
+//     reader (a stream) watches, nobody could come back: the window then keeps only the batch
+//     not yet told, and the lock path writes its events into a few slots that stay in the
+//     cache rather than cycling through thousands.
 //  3. Every watcher whose prefix the key starts with, and whose principal may read the key
 //     (LockService::may_read), is told. A watcher has its own bounded buffer: one that falls
 //     behind calls unwatch() and dropped() (a metric) and closes, after telling its reader to
@@ -170,7 +171,8 @@ class EventBus final : public LockEventSink {
   // Tells the watchers the events made since the last batch (BusOptions::later).
   void tell();
 
-  void on_lock_event(LockEvent&& event) override;
+  void on_lock_event(const LockEventView& event) override;
+  void on_written_event(const WrittenEvent& event) override;
   void on_events_lost() override;
   void on_events_ready() override;
 
@@ -205,6 +207,7 @@ class EventBus final : public LockEventSink {
   EventWindow<Published> window_;
   std::size_t untold_ = 0;  // the newest events of window_, not yet told
   Batch batch_;             // reused: its buffers keep their capacity
+  std::string body_;        // on_lock_event's, reused
   std::vector<Entry> watchers_;
   bool telling_ = false;  // inside the loop over watchers_: unwatch() only marks
   BusStats stats_;

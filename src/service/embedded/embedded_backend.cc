@@ -509,20 +509,21 @@ void EmbeddedBackend::set_event_sink(LockEventSink* sink) {
   if (sink != nullptr) sink->on_events_ready();
 }
 
-void EmbeddedBackend::on_lock_event(LockEvent&& event) {
-  event.at = last_now_;  // the instant of the change that told it
-  pending_events_.push_back(PendingEvent{last_sequence_, std::move(event)});
+void EmbeddedBackend::on_lock_event(const LockEventView& event) {
+  LockEventView e = event;
+  e.at = last_now_;  // the instant of the change that told it
+  pending_events_.push(last_sequence_, e);
 }
 
 void EmbeddedBackend::release_events() {
   const std::uint64_t durable = store_.durable_sequence();
   // The sink may stop listening while it is told (set_event_sink(nullptr) empties the queue).
   while (events_ != nullptr && !pending_events_.empty() &&
-         pending_events_.front().sequence <= durable) {
+         pending_events_.front_sequence() <= durable) {
     // Told from its place in the queue (no copy), popped unless the sink emptied the queue.
     const std::uint64_t dropped = events_dropped_;
-    events_->on_lock_event(std::move(pending_events_.front().event));
-    if (events_dropped_ == dropped) pending_events_.pop_front();
+    events_->on_written_event(pending_events_.front());
+    if (events_dropped_ == dropped) pending_events_.pop();
   }
 }
 

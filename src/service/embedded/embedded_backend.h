@@ -33,7 +33,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -43,6 +42,7 @@
 #include "core/lock_table.h"
 #include "core/values/value_store.h"
 #include "service/backend.h"
+#include "service/embedded/event_queue.h"
 #include "service/embedded/reply_queue.h"
 #include "store/store.h"
 
@@ -123,7 +123,7 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
     }
     last_sequence_ = store_.append(change);
   }
-  void on_lock_event(LockEvent&& event) override;
+  void on_lock_event(const LockEventView& event) override;
   // Hands the events the log made durable to the sink, oldest first.
   void release_events();
   // Finishes `done` once the log is durable up to everything appended so far.
@@ -186,12 +186,8 @@ class EmbeddedBackend final : public LockBackend, private ChangeSink, private Lo
   ReplyQueue replies_;
   std::unordered_map<WaiterId, Waiting> waiting_;
   std::unordered_multimap<SessionId, WaiterId> waiting_by_session_;
-  struct PendingEvent {
-    std::uint64_t sequence = 0;  // the log appended so far when it happened
-    LockEvent event;
-  };
   LockEventSink* events_ = nullptr;  // null: nobody watches
-  std::deque<PendingEvent> pending_events_;
+  EventQueue pending_events_;
   std::uint64_t events_dropped_ = 0;  // times set_event_sink(nullptr) emptied pending_events_
   mutable Millis last_now_ = 0;       // now()'s last answer
 };

@@ -182,8 +182,8 @@ void PgEvents::forget(const std::string& key, std::uint64_t token) {
   if (it->second.empty()) known_.erase(it);
 }
 
-void PgEvents::emit(LockEvent event) {
-  if (sink_ != nullptr) sink_->on_lock_event(std::move(event));
+void PgEvents::emit(const LockEvent& event) {
+  if (sink_ != nullptr) sink_->on_lock_event(event);
 }
 
 void PgEvents::expire_if_known(const std::string& key, std::uint64_t token) {
@@ -195,7 +195,7 @@ void PgEvents::expire_if_known(const std::string& key, std::uint64_t token) {
   e.kind = LockEventKind::kExpired;
   e.at = e.lease_expires_at;
   forget(key, token);
-  emit(std::move(e));
+  emit(e);
 }
 
 void PgEvents::notified(const std::string& payload) {
@@ -241,7 +241,7 @@ void PgEvents::deliver(ChangePayload change) {
     default:
       break;
   }
-  emit(std::move(e));
+  emit(e);
 }
 
 std::optional<Millis> PgEvents::next_deadline() const {

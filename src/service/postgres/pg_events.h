@@ -87,7 +87,7 @@ class PgEvents {
     LockEvent hold;  // as its grant or last renewal told it
   };
   void deliver(ChangePayload change);
-  void emit(LockEvent event);
+  void emit(const LockEvent& event);
   void remember(const LockEvent& hold);
   void forget(const std::string& key, std::uint64_t token);
   void expire_if_known(const std::string& key, std::uint64_t token);
