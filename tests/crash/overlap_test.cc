@@ -35,12 +35,6 @@ constexpr int kKeys = 3;
 constexpr int kWorkers = 12;
 constexpr std::int64_t kTtlMs = 400;
 
-std::int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 // Sections are timed in microseconds: a holder that releases at once and the next grant's
 // reply often fall in the same millisecond, and at that grain their order would be lost.
 std::int64_t steady_us() {
@@ -48,6 +42,8 @@ std::int64_t steady_us() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+std::int64_t steady_ms() { return steady_us() / 1000; }
 
 struct Section {
   std::int64_t sent = 0;   // the request left (µs)

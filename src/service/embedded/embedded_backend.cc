@@ -502,11 +502,12 @@ void EmbeddedBackend::dispatch() {
 void EmbeddedBackend::set_event_sink(LockEventSink* sink) {
   events_ = sink;
   table_.set_events(sink != nullptr ? this : nullptr);
-  if (sink == nullptr) {
+  if (sink != nullptr) {
+    sink->on_events_ready();
+  } else {
     pending_events_.clear();
     ++events_dropped_;
   }
-  if (sink != nullptr) sink->on_events_ready();
 }
 
 void EmbeddedBackend::on_lock_event(const LockEventView& event) {
